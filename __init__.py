@@ -1,0 +1,1 @@
+"""geir: a graph compiler for Ascend-style NPUs, built on xDSL."""

@@ -1,0 +1,1539 @@
+"""The graph dialect: tensor-level operators with ONNX / GE semantics.
+
+Every op is declared by a short class: its operand names (`x`, `w`, `b?` - a
+trailing `?` marks an optional trailing operand), its attributes with their
+kinds and ONNX defaults, and a shape function. The `graph_op` decorator turns
+that into an xDSL operation with
+
+* one property per attribute (printed in the attribute dictionary),
+* named accessors for the operands,
+* a verifier that checks operand counts, attribute values and that the declared
+  result types equal the inferred ones (so a wrong IR is a clear error), and
+* a custom form `graph.conv %x, %w {...} : (tensor<..>, tensor<..>) -> tensor<..>`.
+
+Operand counts are kept in one variadic operand list: ONNX optional inputs are
+trailing, and the importer materialises any optional input that is missing in
+the middle, so position alone says which operand is which and the generic form
+stays plain MLIR.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import ConstantLike, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from geir.dialects.types import (
+    array_from_dense,
+    i1,
+    is_float,
+    tensor,
+    to_dtype,
+    to_element_type,
+)
+
+
+class ShapeError(ValueError):
+    """An op's operands and attributes do not define a valid result."""
+
+
+# ---------------------------------------------------------------------------
+# Attribute kinds: how a Python value maps to an MLIR attribute and back.
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttrKind:
+    default: Any = None
+    optional: bool = False
+    constr: ClassVar[type[Attribute]] = Attribute
+
+    def to_attr(self, value: Any) -> Attribute:
+        raise NotImplementedError
+
+    def to_py(self, attr: Attribute) -> Any:
+        raise NotImplementedError
+
+
+class Ints(AttrKind):
+    constr = DenseArrayBase
+
+    def to_attr(self, value):
+        return DenseArrayBase.from_list(i64, [int(v) for v in value])
+
+    def to_py(self, attr):
+        return tuple(attr.get_values())
+
+
+class Int(AttrKind):
+    constr = IntegerAttr
+
+    def to_attr(self, value):
+        return IntegerAttr(int(value), i64)
+
+    def to_py(self, attr):
+        return attr.value.data
+
+
+class Float(AttrKind):
+    constr = FloatAttr
+
+    def to_attr(self, value):
+        return FloatAttr(float(value), f32)
+
+    def to_py(self, attr):
+        return attr.value.data
+
+
+class Str(AttrKind):
+    constr = StringAttr
+
+    def to_attr(self, value):
+        return StringAttr(value)
+
+    def to_py(self, attr):
+        return attr.data
+
+
+class ElemType(AttrKind):
+    """An element type (Cast's `to`); the Python value is a numpy dtype."""
+
+    constr = TypeAttribute
+
+    def to_attr(self, value):
+        return value if isinstance(value, Attribute) else to_element_type(value)
+
+    def to_py(self, attr):
+        return to_dtype(attr)
+
+
+class Dense(AttrKind):
+    """A small dense elements attribute (ConstantOfShape's `value`)."""
+
+    constr = DenseIntOrFPElementsAttr
+
+    def to_attr(self, value):
+        from geir.dialects.types import dense_from_array
+
+        return dense_from_array(np.asarray(value))
+
+    def to_py(self, attr):
+        return array_from_dense(attr)
+
+
+# ---------------------------------------------------------------------------
+# The op base class and the decorator that declares an op from its table.
+# ---------------------------------------------------------------------------
+
+
+class GraphOp(IRDLOperation):
+    """Base of all graph ops with positional operands and inferred results."""
+
+    OPERANDS: ClassVar[tuple[str, ...]] = ()
+    VARIADIC: ClassVar[bool] = False  # all operands are one list (concat, sum, ...)
+    ATTRS: ClassVar[dict[str, AttrKind]] = {}
+    NUM_RESULTS: ClassVar[int | None] = 1  # None: variadic (split)
+
+    inputs = var_operand_def(TensorType)
+
+    # -- construction -------------------------------------------------------
+
+    @classmethod
+    def build_op(
+        cls,
+        inputs: Sequence[SSAValue | Operation],
+        result_types: Sequence[Attribute] | None = None,
+        **attrs: Any,
+    ):
+        """Build from Python attribute values; results are inferred if not given."""
+        values = [SSAValue.get(v) for v in inputs]
+        props = cls.attrs_to_props(attrs)
+        if result_types is None:
+            py = cls.props_to_py(props)
+            types = [v.type for v in values]
+            consts = [constant_value_of(v) for v in values]
+            result_types = cls.infer(types, py, consts)
+            if result_types is None:
+                raise ShapeError(f"{cls.name}: cannot infer the result type; give it explicitly")
+        op = cls.create(operands=values, result_types=list(result_types), properties=props)
+        return op
+
+    @classmethod
+    def attrs_to_props(cls, attrs: dict[str, Any]) -> dict[str, Attribute]:
+        unknown = set(attrs) - set(cls.ATTRS)
+        if unknown:
+            raise ValueError(f"{cls.name}: unknown attributes {sorted(unknown)}")
+        props: dict[str, Attribute] = {}
+        for key, kind in cls.ATTRS.items():
+            value = attrs.get(key, kind.default)
+            if value is None:
+                if not kind.optional:
+                    raise ValueError(f"{cls.name}: attribute '{key}' is required")
+                continue
+            props[key] = value if isinstance(value, Attribute) and not isinstance(kind, ElemType) else kind.to_attr(value)
+        return props
+
+    @classmethod
+    def props_to_py(cls, props: dict[str, Attribute]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, kind in cls.ATTRS.items():
+            attr = props.get(key)
+            out[key] = kind.default if attr is None else kind.to_py(attr)
+        return out
+
+    # -- access -------------------------------------------------------------
+
+    def attrs(self) -> dict[str, Any]:
+        """The op's attributes as Python values (ints, tuples, floats, str, dtype)."""
+        return self.props_to_py(self.properties)
+
+    @classmethod
+    def arity(cls) -> tuple[int, int | None]:
+        if cls.VARIADIC:
+            return (1, None)
+        required = sum(1 for n in cls.OPERANDS if not n.endswith("?"))
+        return (required, len(cls.OPERANDS))
+
+    # -- shape inference and verification ----------------------------------
+
+    @classmethod
+    def infer(
+        cls, types: list[TensorType], attrs: dict[str, Any], consts: list[np.ndarray | None]
+    ) -> list[TensorType] | None:
+        """Result types from operand types, attributes and constant operands.
+
+        Returns None when the result depends on a non-constant operand value."""
+        raise NotImplementedError
+
+    def verify_(self) -> None:
+        lo, hi = self.arity()
+        n = len(self.inputs)
+        if n < lo or (hi is not None and n > hi):
+            want = f"{lo}" if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
+            raise VerifyException(f"'{self.name}' expects {want} operands, got {n}")
+        if self.NUM_RESULTS is not None and len(self.results) != self.NUM_RESULTS:
+            raise VerifyException(
+                f"'{self.name}' expects {self.NUM_RESULTS} result(s), got {len(self.results)}"
+            )
+        for key, kind in self.ATTRS.items():
+            attr = self.properties.get(key)
+            if attr is None:
+                if not kind.optional and kind.default is None:
+                    raise VerifyException(f"'{self.name}' requires attribute '{key}'")
+            elif not isinstance(attr, kind.constr):
+                raise VerifyException(f"'{self.name}' attribute '{key}' must be {kind.constr.name}, got {attr}")
+        extra = set(self.properties) - set(self.ATTRS)
+        if extra:
+            raise VerifyException(f"'{self.name}' has unknown attributes {sorted(extra)}")
+        types = [v.type for v in self.inputs]
+        consts = [constant_value_of(v) for v in self.inputs]
+        try:
+            inferred = self.infer(types, self.attrs(), consts)
+        except ShapeError as e:
+            raise VerifyException(f"'{self.name}': {e}") from None
+        if inferred is None:
+            return
+        declared = [r.type for r in self.results]
+        if len(inferred) != len(declared):
+            raise VerifyException(
+                f"'{self.name}' infers {len(inferred)} results but declares {len(declared)}"
+            )
+        for i, (want, got) in enumerate(zip(inferred, declared)):
+            if want != got:
+                raise VerifyException(
+                    f"'{self.name}' result #{i} has type {got}, but the operands imply {want}"
+                )
+
+    # -- custom syntax ------------------------------------------------------
+
+    def print(self, printer: Printer) -> None:
+        if self.inputs:
+            printer.print_string(" ")
+            printer.print_list(self.inputs, printer.print_operand)
+        if self.properties:
+            printer.print_string(" ")
+            printer.print_attr_dict(self.properties)
+        if self.attributes:
+            printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" : ")
+        printer.print_function_type([v.type for v in self.inputs], [r.type for r in self.results])
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        pos = parser.pos
+        operands = parser.parse_optional_undelimited_comma_separated_list(
+            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand
+        ) or []
+        props = parser.parse_optional_attr_dict()
+        attributes = {}
+        if parser.parse_optional_keyword("attributes"):
+            attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ftype = parser.parse_function_type()
+        values = parser.resolve_operands(operands, ftype.inputs.data, pos)
+        return cls.create(
+            operands=values,
+            result_types=list(ftype.outputs.data),
+            properties=props,
+            attributes=attributes,
+        )
+
+
+_SETTINGS = ("OPERANDS", "VARIADIC", "ATTRS", "NUM_RESULTS", "FLOAT_ONLY", "RESULT_BOOL")
+
+
+def graph_op(cls: type[GraphOp]) -> type[GraphOp]:
+    """Declare an op: add a property per attribute kind, operand accessors,
+    result definitions and the Pure trait, then make it an IRDL op."""
+    # IRDL accepts class-level settings only as annotated ClassVar constants.
+    for klass in cls.__mro__:
+        if issubclass(klass, GraphOp):
+            notes = dict(klass.__dict__.get("__annotations__", {}))
+            notes.update({key: ClassVar[Any] for key in _SETTINGS if key in klass.__dict__})
+            klass.__annotations__ = notes
+    for key, kind in cls.ATTRS.items():
+        if kind.optional or kind.default is not None:
+            setattr(cls, key, opt_prop_def(kind.constr))
+        else:
+            setattr(cls, key, prop_def(kind.constr))
+    if cls.NUM_RESULTS is None:
+        cls.outputs = var_result_def(TensorType)
+    else:
+        cls.output = result_def(TensorType)
+    if "traits" not in cls.__dict__:
+        cls.traits = traits_def(Pure())
+    for index, raw in enumerate(cls.OPERANDS):
+        name = raw.rstrip("?")
+        if name in cls.ATTRS:
+            raise TypeError(f"{cls.__name__}: operand '{name}' clashes with an attribute")
+
+        def getter(self, index=index):
+            return self.inputs[index] if index < len(self.inputs) else None
+
+        setattr(cls, name, property(getter))
+    return irdl_op_definition(cls)
+
+
+# ---------------------------------------------------------------------------
+# Shape helpers.
+# ---------------------------------------------------------------------------
+
+
+def constant_value_of(value: SSAValue) -> np.ndarray | None:
+    """The array of a value defined by graph.constant, else None."""
+    owner = value.owner
+    if isinstance(owner, ConstantOp):
+        return owner.array_or_none()
+    return None
+
+
+def _elt(t: TensorType) -> Attribute:
+    return t.element_type
+
+
+def _shape(t: TensorType) -> tuple[int, ...]:
+    return tuple(t.get_shape())
+
+
+def _norm_axis(axis: int, rank: int, what: str = "axis") -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise ShapeError(f"{what} {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(rank):
+        dims = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0}
+        dims.discard(1)
+        if len(dims) > 1:
+            raise ShapeError(f"shapes {' and '.join(str(list(s)) for s in shapes)} do not broadcast")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def _same_elt(types: Sequence[TensorType], what: str = "operands") -> Attribute:
+    elts = {t.element_type for t in types}
+    if len(elts) != 1:
+        raise ShapeError(f"{what} must have one element type, got {', '.join(map(str, elts))}")
+    return elts.pop()
+
+
+def _require_float(t: TensorType, what: str = "operand") -> None:
+    if not is_float(t.element_type):
+        raise ShapeError(f"{what} must have a floating-point element type, got {t.element_type}")
+
+
+def _const_ints(consts, index: int) -> tuple[int, ...] | None:
+    c = consts[index] if index < len(consts) else None
+    return None if c is None else tuple(int(v) for v in np.asarray(c).reshape(-1))
+
+
+def _spatial(attrs, key, n, default):
+    v = attrs.get(key)
+    if v is None:
+        return (default,) * n
+    if len(v) != n:
+        raise ShapeError(f"'{key}' needs {n} values for {n} spatial dims, got {len(v)}")
+    return tuple(v)
+
+
+def _pads(attrs, n):
+    p = attrs.get("pads")
+    if p is None:
+        return (0,) * n, (0,) * n
+    if len(p) != 2 * n:
+        raise ShapeError(f"'pads' needs {2 * n} values for {n} spatial dims, got {len(p)}")
+    if any(v < 0 for v in p):
+        raise ShapeError(f"'pads' must not be negative, got {list(p)}")
+    return tuple(p[:n]), tuple(p[n:])
+
+
+def pool_output_shape(in_spatial, kernel, pads_b, pads_e, strides, dilations, ceil):
+    out = []
+    for size, k, pb, pe, s, d in zip(in_spatial, kernel, pads_b, pads_e, strides, dilations):
+        if k < 1 or s < 1 or d < 1:
+            raise ShapeError("kernel, strides and dilations must be positive")
+        span = d * (k - 1) + 1
+        num = size + pb + pe - span
+        if num < 0:
+            raise ShapeError(f"window of extent {span} exceeds padded input of size {size + pb + pe}")
+        o = (-(-num // s) if ceil else num // s) + 1
+        if ceil and (o - 1) * s >= size + pb:
+            o -= 1  # the last window would start in the end padding
+        out.append(o)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------
+# Op categories.
+# ---------------------------------------------------------------------------
+
+
+class _Unary(GraphOp):
+    OPERANDS = ("x",)
+    FLOAT_ONLY: ClassVar[bool] = True
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        if cls.FLOAT_ONLY:
+            _require_float(types[0])
+        return [types[0]]
+
+
+class _Binary(GraphOp):
+    """Binary op with multidirectional (numpy) broadcasting."""
+
+    OPERANDS = ("lhs", "rhs")
+    RESULT_BOOL: ClassVar[bool] = False
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        elt = _same_elt(types)
+        shape = broadcast_shapes(_shape(types[0]), _shape(types[1]))
+        return [tensor(shape, i1 if cls.RESULT_BOOL else elt)]
+
+
+class _Variadic(GraphOp):
+    VARIADIC = True
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        elt = _same_elt(types)
+        return [tensor(broadcast_shapes(*map(_shape, types)), elt)]
+
+
+class _Reduce(GraphOp):
+    OPERANDS = ("x",)
+    ATTRS = {"axes": Ints(optional=True), "keepdims": Int(1), "noop_with_empty_axes": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        shape = _shape(types[0])
+        axes = attrs["axes"]
+        if not axes:
+            if attrs["noop_with_empty_axes"]:
+                return [types[0]]
+            axes = tuple(range(len(shape)))
+        norm = {_norm_axis(a, len(shape), "reduction axis") for a in axes}
+        if len(norm) != len(axes):
+            raise ShapeError(f"repeated reduction axes {list(axes)}")
+        keep = attrs["keepdims"]
+        out = [1 if i in norm else d for i, d in enumerate(shape) if keep or i not in norm]
+        return [tensor(out, _elt(types[0]))]
+
+
+def _unary(name: str, doc: str, float_only: bool = True, **attrs: AttrKind):
+    cls = type(
+        _camel(name) + "Op",
+        (_Unary,),
+        {"name": f"graph.{name}", "__doc__": doc, "ATTRS": attrs, "FLOAT_ONLY": float_only,
+         "__module__": __name__},
+    )
+    return graph_op(cls)
+
+
+def _binary(name: str, doc: str, result_bool: bool = False, **attrs: AttrKind):
+    cls = type(
+        _camel(name) + "Op",
+        (_Binary,),
+        {"name": f"graph.{name}", "__doc__": doc, "RESULT_BOOL": result_bool, "ATTRS": attrs,
+         "__module__": __name__},
+    )
+    return graph_op(cls)
+
+
+def _variadic(name: str, doc: str):
+    cls = type(_camel(name) + "Op", (_Variadic,), {"name": f"graph.{name}", "__doc__": doc, "__module__": __name__})
+    return graph_op(cls)
+
+
+def _reduce(name: str, doc: str):
+    cls = type(_camel(name) + "Op", (_Reduce,), {"name": f"graph.{name}", "__doc__": doc, "__module__": __name__})
+    return graph_op(cls)
+
+
+def _camel(name: str) -> str:
+    return "".join(p.capitalize() for p in name.split("_"))
+
+
+# Elementwise unary ops (ONNX semantics, result type = operand type).
+ReluOp = _unary("relu", "max(x, 0)", float_only=False)
+SigmoidOp = _unary("sigmoid", "1 / (1 + exp(-x))")
+TanhOp = _unary("tanh", "Hyperbolic tangent.")
+ErfOp = _unary("erf", "Gauss error function.")
+ExpOp = _unary("exp", "Exponential.")
+LogOp = _unary("log", "Natural logarithm.")
+SqrtOp = _unary("sqrt", "Square root.")
+ReciprocalOp = _unary("reciprocal", "1 / x")
+NegOp = _unary("neg", "-x", float_only=False)
+AbsOp = _unary("abs", "|x|", float_only=False)
+SignOp = _unary("sign", "sign(x)", float_only=False)
+FloorOp = _unary("floor", "Round down.")
+CeilOp = _unary("ceil", "Round up.")
+RoundOp = _unary("round", "Round half to even.")
+SinOp = _unary("sin", "Sine.")
+CosOp = _unary("cos", "Cosine.")
+SoftplusOp = _unary("softplus", "log(1 + exp(x))")
+SoftsignOp = _unary("softsign", "x / (1 + |x|)")
+IdentityOp = _unary("identity", "The operand itself.", float_only=False)
+LeakyReluOp = _unary("leaky_relu", "x if x >= 0 else alpha * x", alpha=Float(0.01))
+EluOp = _unary("elu", "x if x >= 0 else alpha * (exp(x) - 1)", alpha=Float(1.0))
+SeluOp = _unary(
+    "selu", "Scaled ELU.", alpha=Float(1.67326319217681884765625), gamma=Float(1.05070102214813232421875)
+)
+CeluOp = _unary("celu", "Continuously differentiable ELU.", alpha=Float(1.0))
+HardSigmoidOp = _unary("hard_sigmoid", "max(0, min(1, alpha * x + beta))", alpha=Float(0.2), beta=Float(0.5))
+HardSwishOp = _unary("hard_swish", "x * hard_sigmoid(x) with alpha 1/6, beta 0.5")
+GeluOp = _unary("gelu", "Gaussian error linear unit (exact or tanh approximation).", approximate=Str("none"))
+ShrinkOp = _unary("shrink", "Soft/hard shrinkage.", float_only=False, bias=Float(0.0), lambd=Float(0.5))
+MishOp = _unary("mish", "x * tanh(softplus(x))")
+ThresholdedReluOp = _unary("thresholded_relu", "x if x > alpha else 0", alpha=Float(1.0))
+
+
+@graph_op
+class LogicalNotOp(GraphOp):
+    """Logical negation of a boolean tensor."""
+
+    name = "graph.logical_not"
+    OPERANDS = ("x",)
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        if types[0].element_type != i1:
+            raise ShapeError("operand must be a tensor of i1")
+        return [types[0]]
+
+
+# Binary ops with broadcasting.
+AddOp = _binary("add", "lhs + rhs")
+SubOp = _binary("sub", "lhs - rhs")
+MulOp = _binary("mul", "lhs * rhs")
+DivOp = _binary("div", "lhs / rhs (integer division truncates)")
+ModOp = _binary("mod", "Remainder (attribute fmod selects C fmod semantics).", fmod=Int(0))
+EqualOp = _binary("equal", "lhs == rhs", result_bool=True)
+LessOp = _binary("less", "lhs < rhs", result_bool=True)
+GreaterOp = _binary("greater", "lhs > rhs", result_bool=True)
+LessOrEqualOp = _binary("less_or_equal", "lhs <= rhs", result_bool=True)
+GreaterOrEqualOp = _binary("greater_or_equal", "lhs >= rhs", result_bool=True)
+LogicalAndOp = _binary("logical_and", "Boolean and.", result_bool=True)
+LogicalOrOp = _binary("logical_or", "Boolean or.", result_bool=True)
+LogicalXorOp = _binary("logical_xor", "Boolean xor.", result_bool=True)
+
+
+@graph_op
+class PowOp(GraphOp):
+    """lhs ** rhs; the result has the base's element type (ONNX Pow)."""
+
+    name = "graph.pow"
+    OPERANDS = ("lhs", "rhs")
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        return [tensor(broadcast_shapes(_shape(types[0]), _shape(types[1])), _elt(types[0]))]
+
+
+@graph_op
+class PReluOp(GraphOp):
+    """x if x >= 0 else slope * x; slope broadcasts to x (unidirectionally)."""
+
+    name = "graph.prelu"
+    OPERANDS = ("x", "slope")
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        _same_elt(types)
+        x = _shape(types[0])
+        if broadcast_shapes(x, _shape(types[1])) != x:
+            raise ShapeError(f"slope {list(_shape(types[1]))} does not broadcast to {list(x)}")
+        return [types[0]]
+
+
+SumOp = _variadic("sum", "Elementwise sum of all operands, with broadcasting.")
+MeanOp = _variadic("mean", "Elementwise mean of all operands, with broadcasting.")
+MaxOp = _variadic("max", "Elementwise maximum of all operands, with broadcasting.")
+MinOp = _variadic("min", "Elementwise minimum of all operands, with broadcasting.")
+
+
+@graph_op
+class WhereOp(GraphOp):
+    """cond ? x : y with broadcasting."""
+
+    name = "graph.where"
+    OPERANDS = ("cond", "x", "y")
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        if types[0].element_type != i1:
+            raise ShapeError("condition must be a tensor of i1")
+        elt = _same_elt(types[1:], "the two branches")
+        return [tensor(broadcast_shapes(*map(_shape, types)), elt)]
+
+
+@graph_op
+class ClipOp(GraphOp):
+    """min(max(x, min), max); bounds are optional scalar operands."""
+
+    name = "graph.clip"
+    OPERANDS = ("x", "min?", "max?")
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        _same_elt(types)
+        for t in types[1:]:
+            if math.prod(_shape(t)) != 1:
+                raise ShapeError(f"clip bounds must be scalars, got {t}")
+        return [types[0]]
+
+
+@graph_op
+class CastOp(GraphOp):
+    """Element type conversion."""
+
+    name = "graph.cast"
+    OPERANDS = ("x",)
+    ATTRS = {"to": ElemType()}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        return [tensor(_shape(types[0]), to_element_type(attrs["to"]))]
+
+
+@graph_op
+class DropoutOp(GraphOp):
+    """Dropout at inference: the identity (ratio and training_mode are ignored)."""
+
+    name = "graph.dropout"
+    OPERANDS = ("x", "ratio?", "training_mode?")
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        if consts[2:] and consts[2] is not None and bool(np.asarray(consts[2]).reshape(-1)[0]):
+            raise ShapeError("training_mode dropout is not supported at inference")
+        return [types[0]]
+
+
+# ---------------------------------------------------------------------------
+# Convolution, matrix products, normalisation.
+# ---------------------------------------------------------------------------
+
+_CONV_ATTRS = {
+    "pads": Ints(optional=True),
+    "strides": Ints(optional=True),
+    "dilations": Ints(optional=True),
+    "group": Int(1),
+}
+
+
+def _check_bias(types, index, channels):
+    if len(types) > index and _shape(types[index]) != (channels,):
+        raise ShapeError(f"bias must have shape [{channels}], got {list(_shape(types[index]))}")
+
+
+@graph_op
+class ConvOp(GraphOp):
+    """N-d convolution (ONNX Conv): x [N, C, *S], w [M, C/group, *K], b [M]."""
+
+    name = "graph.conv"
+    OPERANDS = ("x", "w", "b?")
+    ATTRS = _CONV_ATTRS
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        elt = _same_elt(types)
+        x, w = _shape(types[0]), _shape(types[1])
+        if len(x) < 3 or len(w) != len(x):
+            raise ShapeError(f"input {list(x)} and weight {list(w)} must both have rank >= 3 and equal rank")
+        n = len(x) - 2
+        g = attrs["group"]
+        if g < 1 or x[1] % g or w[0] % g:
+            raise ShapeError(f"group {g} must divide the {x[1]} input and {w[0]} output channels")
+        if w[1] * g != x[1]:
+            raise ShapeError(f"weight expects {w[1] * g} input channels (group {g}), input has {x[1]}")
+        _check_bias(types, 2, w[0])
+        pb, pe = _pads(attrs, n)
+        spatial = pool_output_shape(
+            x[2:], w[2:], pb, pe, _spatial(attrs, "strides", n, 1), _spatial(attrs, "dilations", n, 1), False
+        )
+        return [tensor((x[0], w[0], *spatial), elt)]
+
+
+@graph_op
+class ConvTransposeOp(GraphOp):
+    """N-d transposed convolution: x [N, C, *S], w [C, M/group, *K], b [M]."""
+
+    name = "graph.conv_transpose"
+    OPERANDS = ("x", "w", "b?")
+    ATTRS = {**_CONV_ATTRS, "output_padding": Ints(optional=True)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        elt = _same_elt(types)
+        x, w = _shape(types[0]), _shape(types[1])
+        if len(x) < 3 or len(w) != len(x):
+            raise ShapeError(f"input {list(x)} and weight {list(w)} must both have rank >= 3 and equal rank")
+        n = len(x) - 2
+        g = attrs["group"]
+        if w[0] != x[1] or x[1] % g:
+            raise ShapeError(f"weight {list(w)} does not match {x[1]} input channels with group {g}")
+        m = w[1] * g
+        _check_bias(types, 2, m)
+        pb, pe = _pads(attrs, n)
+        s = _spatial(attrs, "strides", n, 1)
+        d = _spatial(attrs, "dilations", n, 1)
+        op = _spatial(attrs, "output_padding", n, 0)
+        spatial = tuple(
+            s[i] * (x[2 + i] - 1) + op[i] + (w[2 + i] - 1) * d[i] + 1 - pb[i] - pe[i] for i in range(n)
+        )
+        if any(v < 1 for v in spatial):
+            raise ShapeError(f"output spatial shape {list(spatial)} is empty")
+        return [tensor((x[0], m, *spatial), elt)]
+
+
+def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    if not a or not b:
+        raise ShapeError("matmul operands must have rank >= 1")
+    a2 = (1, *a) if len(a) == 1 else tuple(a)
+    b2 = (*b, 1) if len(b) == 1 else tuple(b)
+    if a2[-1] != b2[-2]:
+        raise ShapeError(f"contraction dims differ: {list(a)} x {list(b)}")
+    batch = broadcast_shapes(a2[:-2], b2[:-2])
+    out = (*batch, a2[-2], b2[-1])
+    if len(a) == 1:
+        out = out[:-2] + out[-1:]
+    if len(b) == 1:
+        out = out[:-1]
+    return out
+
+
+@graph_op
+class MatMulOp(GraphOp):
+    """Matrix product with numpy semantics (batched, broadcast, 1-D promotion)."""
+
+    name = "graph.matmul"
+    OPERANDS = ("lhs", "rhs")
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        elt = _same_elt(types)
+        return [tensor(matmul_shape(_shape(types[0]), _shape(types[1])), elt)]
+
+
+@graph_op
+class GemmOp(GraphOp):
+    """alpha * op(a) @ op(b) + beta * c, op = optional transpose (ONNX Gemm)."""
+
+    name = "graph.gemm"
+    OPERANDS = ("a", "b", "c?")
+    ATTRS = {"alpha": Float(1.0), "beta": Float(1.0), "trans_a": Int(0), "trans_b": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        elt = _same_elt(types)
+        a, b = _shape(types[0]), _shape(types[1])
+        if len(a) != 2 or len(b) != 2:
+            raise ShapeError(f"operands must be matrices, got {list(a)} and {list(b)}")
+        m, k = (a[1], a[0]) if attrs["trans_a"] else a
+        k2, n = (b[1], b[0]) if attrs["trans_b"] else b
+        if k != k2:
+            raise ShapeError(f"contraction dims differ: {k} and {k2}")
+        if len(types) > 2 and broadcast_shapes(_shape(types[2]), (m, n)) != (m, n):
+            raise ShapeError(f"c {list(_shape(types[2]))} does not broadcast to [{m}, {n}]")
+        return [tensor((m, n), elt)]
+
+
+@graph_op
+class BatchNormOp(GraphOp):
+    """Inference batch normalisation over axis 1."""
+
+    name = "graph.batch_norm"
+    OPERANDS = ("x", "scale", "bias", "mean", "var")
+    ATTRS = {"epsilon": Float(1e-5)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        elt = _same_elt(types)
+        x = _shape(types[0])
+        if len(x) < 2:
+            raise ShapeError("input must have rank >= 2")
+        for t in types[1:]:
+            if _shape(t) != (x[1],):
+                raise ShapeError(f"parameters must have shape [{x[1]}], got {list(_shape(t))}")
+        return [tensor(x, elt)]
+
+
+@graph_op
+class InstanceNormOp(GraphOp):
+    """Instance normalisation over the spatial dims."""
+
+    name = "graph.instance_norm"
+    OPERANDS = ("x", "scale", "bias")
+    ATTRS = {"epsilon": Float(1e-5)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        elt = _same_elt(types)
+        x = _shape(types[0])
+        if len(x) < 3:
+            raise ShapeError("input must have rank >= 3")
+        for t in types[1:]:
+            if _shape(t) != (x[1],):
+                raise ShapeError(f"parameters must have shape [{x[1]}], got {list(_shape(t))}")
+        return [types[0]]
+
+
+@graph_op
+class LayerNormOp(GraphOp):
+    """Layer normalisation over the dims from `axis` on; scale/bias broadcast to them."""
+
+    name = "graph.layer_norm"
+    OPERANDS = ("x", "scale", "bias?")
+    ATTRS = {"axis": Int(-1), "epsilon": Float(1e-5)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        elt = _same_elt(types)
+        x = _shape(types[0])
+        axis = _norm_axis(attrs["axis"], len(x))
+        norm = x[axis:]
+        for t in types[1:]:
+            if broadcast_shapes(_shape(t), norm) != norm:
+                raise ShapeError(f"parameter {list(_shape(t))} does not broadcast to {list(norm)}")
+        return [types[0]]
+
+
+class _AxisOp(GraphOp):
+    OPERANDS = ("x",)
+    ATTRS = {"axis": Int(-1)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        _require_float(types[0])
+        _norm_axis(attrs["axis"], len(_shape(types[0])))
+        return [types[0]]
+
+
+@graph_op
+class SoftmaxOp(_AxisOp):
+    """Softmax along one axis (ONNX opset-13 semantics)."""
+
+    name = "graph.softmax"
+
+
+@graph_op
+class LogSoftmaxOp(_AxisOp):
+    """Log-softmax along one axis (ONNX opset-13 semantics)."""
+
+    name = "graph.log_softmax"
+
+
+@graph_op
+class LrnOp(GraphOp):
+    """Local response normalisation across channels."""
+
+    name = "graph.lrn"
+    OPERANDS = ("x",)
+    ATTRS = {"size": Int(), "alpha": Float(1e-4), "beta": Float(0.75), "bias": Float(1.0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        _require_float(types[0])
+        if attrs["size"] < 1:
+            raise ShapeError("size must be positive")
+        return [types[0]]
+
+
+# ---------------------------------------------------------------------------
+# Pooling.
+# ---------------------------------------------------------------------------
+
+
+class _Pool(GraphOp):
+    OPERANDS = ("x",)
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = _shape(types[0])
+        if len(x) < 3:
+            raise ShapeError(f"input must have rank >= 3, got {list(x)}")
+        n = len(x) - 2
+        k = attrs["kernel_shape"]
+        if len(k) != n:
+            raise ShapeError(f"'kernel_shape' needs {n} values, got {len(k)}")
+        pb, pe = _pads(attrs, n)
+        spatial = pool_output_shape(
+            x[2:], k, pb, pe, _spatial(attrs, "strides", n, 1), _spatial(attrs, "dilations", n, 1), bool(attrs["ceil_mode"])
+        )
+        return [tensor((*x[:2], *spatial), _elt(types[0]))]
+
+
+@graph_op
+class MaxPoolOp(_Pool):
+    """N-d max pooling."""
+
+    name = "graph.max_pool"
+    ATTRS = {
+        "kernel_shape": Ints(),
+        "pads": Ints(optional=True),
+        "strides": Ints(optional=True),
+        "dilations": Ints(optional=True),
+        "ceil_mode": Int(0),
+    }
+
+
+@graph_op
+class AvgPoolOp(_Pool):
+    """N-d average pooling."""
+
+    name = "graph.avg_pool"
+    ATTRS = {
+        "kernel_shape": Ints(),
+        "pads": Ints(optional=True),
+        "strides": Ints(optional=True),
+        "dilations": Ints(optional=True),
+        "ceil_mode": Int(0),
+        "count_include_pad": Int(0),
+    }
+
+
+class _GlobalPool(GraphOp):
+    OPERANDS = ("x",)
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = _shape(types[0])
+        if len(x) < 3:
+            raise ShapeError(f"input must have rank >= 3, got {list(x)}")
+        return [tensor((*x[:2], *([1] * (len(x) - 2))), _elt(types[0]))]
+
+
+@graph_op
+class GlobalAvgPoolOp(_GlobalPool):
+    """Mean over all spatial dims."""
+
+    name = "graph.global_avg_pool"
+
+
+@graph_op
+class GlobalMaxPoolOp(_GlobalPool):
+    """Maximum over all spatial dims."""
+
+    name = "graph.global_max_pool"
+
+
+# ---------------------------------------------------------------------------
+# Reductions.
+# ---------------------------------------------------------------------------
+
+ReduceSumOp = _reduce("reduce_sum", "Sum over axes.")
+ReduceMeanOp = _reduce("reduce_mean", "Mean over axes.")
+ReduceMaxOp = _reduce("reduce_max", "Maximum over axes.")
+ReduceMinOp = _reduce("reduce_min", "Minimum over axes.")
+ReduceProdOp = _reduce("reduce_prod", "Product over axes.")
+ReduceL1Op = _reduce("reduce_l1", "Sum of absolute values over axes.")
+ReduceL2Op = _reduce("reduce_l2", "Euclidean norm over axes.")
+ReduceSumSquareOp = _reduce("reduce_sum_square", "Sum of squares over axes.")
+ReduceLogSumOp = _reduce("reduce_log_sum", "log(sum) over axes.")
+ReduceLogSumExpOp = _reduce("reduce_log_sum_exp", "log(sum(exp)) over axes.")
+
+
+class _ArgReduce(GraphOp):
+    OPERANDS = ("x",)
+    ATTRS = {"axis": Int(0), "keepdims": Int(1), "select_last_index": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = _shape(types[0])
+        a = _norm_axis(attrs["axis"], len(x))
+        out = [1 if i == a else d for i, d in enumerate(x) if attrs["keepdims"] or i != a]
+        return [tensor(out, i64)]
+
+
+@graph_op
+class ArgMaxOp(_ArgReduce):
+    """Index of the maximum along an axis (i64)."""
+
+    name = "graph.arg_max"
+
+
+@graph_op
+class ArgMinOp(_ArgReduce):
+    """Index of the minimum along an axis (i64)."""
+
+    name = "graph.arg_min"
+
+
+# ---------------------------------------------------------------------------
+# Data movement and shape manipulation.
+# ---------------------------------------------------------------------------
+
+
+@graph_op
+class ConcatOp(GraphOp):
+    """Concatenation along an axis."""
+
+    name = "graph.concat"
+    VARIADIC = True
+    ATTRS = {"axis": Int()}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        elt = _same_elt(types)
+        shapes = [_shape(t) for t in types]
+        rank = len(shapes[0])
+        if any(len(s) != rank for s in shapes):
+            raise ShapeError("operands must have equal rank")
+        a = _norm_axis(attrs["axis"], rank)
+        for s in shapes[1:]:
+            if s[:a] != shapes[0][:a] or s[a + 1 :] != shapes[0][a + 1 :]:
+                raise ShapeError(f"shapes {list(shapes[0])} and {list(s)} differ outside axis {a}")
+        out = list(shapes[0])
+        out[a] = sum(s[a] for s in shapes)
+        return [tensor(out, elt)]
+
+
+@graph_op
+class SplitOp(GraphOp):
+    """Split along an axis into parts given by `split` (an operand) or equal parts."""
+
+    name = "graph.split"
+    OPERANDS = ("x", "split?")
+    ATTRS = {"axis": Int(0), "num_outputs": Int(optional=True)}
+    NUM_RESULTS = None
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = _shape(types[0])
+        a = _norm_axis(attrs["axis"], len(x))
+        sizes = _const_ints(consts, 1)
+        if len(types) > 1 and sizes is None:
+            return None
+        if sizes is None:
+            n = attrs["num_outputs"]
+            if n is None:
+                return None  # equal parts, one per declared result: checked by verify_
+            chunk = -(-x[a] // n)
+            sizes = tuple(min(chunk, x[a] - i * chunk) for i in range(n))
+        if sum(sizes) != x[a] or any(s < 0 for s in sizes):
+            raise ShapeError(f"split sizes {list(sizes)} do not add up to dim {x[a]}")
+        return [tensor([*x[:a], s, *x[a + 1 :]], _elt(types[0])) for s in sizes]
+
+    def verify_(self) -> None:
+        super().verify_()
+        if len(self.inputs) == 1 and self.attrs()["num_outputs"] is None:
+            x = _shape(self.inputs[0].type)
+            a = _norm_axis(self.attrs()["axis"], len(x))
+            n = len(self.results)
+            if n == 0 or x[a] % n:
+                raise VerifyException(f"'{self.name}' cannot split dim {x[a]} into {n} equal parts")
+            want = tensor([*x[:a], x[a] // n, *x[a + 1 :]], _elt(self.inputs[0].type))
+            if any(r.type != want for r in self.results):
+                raise VerifyException(f"'{self.name}' results must all be {want}")
+
+
+@graph_op
+class SliceOp(GraphOp):
+    """ONNX Slice: starts/ends/axes/steps are i64 operands (usually constants)."""
+
+    name = "graph.slice"
+    OPERANDS = ("data", "starts", "ends", "axes?", "steps?")
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = list(_shape(types[0]))
+        starts, ends = _const_ints(consts, 1), _const_ints(consts, 2)
+        axes = _const_ints(consts, 3) if len(types) > 3 else tuple(range(len(starts or ())))
+        steps = _const_ints(consts, 4) if len(types) > 4 else (1,) * len(starts or ())
+        if starts is None or ends is None or axes is None or steps is None:
+            return None
+        if not len(starts) == len(ends) == len(axes) == len(steps):
+            raise ShapeError("starts, ends, axes and steps must have equal length")
+        for s, e, a, st in zip(starts, ends, axes, steps):
+            a = _norm_axis(a, len(x))
+            if st == 0:
+                raise ShapeError("slice step must not be 0")
+            x[a] = len(range(x[a])[slice(s, e, st)])
+        return [tensor(x, _elt(types[0]))]
+
+
+@graph_op
+class GatherOp(GraphOp):
+    """Gather slices of `data` along an axis at integer `indices`."""
+
+    name = "graph.gather"
+    OPERANDS = ("data", "indices")
+    ATTRS = {"axis": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = _shape(types[0])
+        a = _norm_axis(attrs["axis"], len(x))
+        if is_float(types[1].element_type):
+            raise ShapeError("indices must be integers")
+        return [tensor((*x[:a], *_shape(types[1]), *x[a + 1 :]), _elt(types[0]))]
+
+
+@graph_op
+class GatherElementsOp(GraphOp):
+    """Gather single elements along an axis; the result has the indices' shape."""
+
+    name = "graph.gather_elements"
+    OPERANDS = ("data", "indices")
+    ATTRS = {"axis": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x, idx = _shape(types[0]), _shape(types[1])
+        _norm_axis(attrs["axis"], len(x))
+        if len(idx) != len(x):
+            raise ShapeError("indices must have the rank of data")
+        return [tensor(idx, _elt(types[0]))]
+
+
+def reshape_target(in_shape: Sequence[int], target: Sequence[int], allowzero: bool) -> tuple[int, ...]:
+    out = [in_shape[i] if (d == 0 and not allowzero) else d for i, d in enumerate(target)]
+    if out.count(-1) > 1:
+        raise ShapeError(f"shape {list(target)} has more than one -1")
+    total = math.prod(in_shape)
+    if -1 in out:
+        rest = math.prod(d for d in out if d != -1)
+        if rest == 0 or total % rest:
+            raise ShapeError(f"cannot reshape {list(in_shape)} to {list(target)}")
+        out[out.index(-1)] = total // rest
+    if math.prod(out) != total or any(d < 0 for d in out):
+        raise ShapeError(f"cannot reshape {list(in_shape)} ({total} elements) to {list(target)}")
+    return tuple(out)
+
+
+@graph_op
+class ReshapeOp(GraphOp):
+    """Reshape to the shape given by an i64 operand (0 copies, -1 infers)."""
+
+    name = "graph.reshape"
+    OPERANDS = ("data", "shape")
+    ATTRS = {"allowzero": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        target = _const_ints(consts, 1)
+        if target is None:
+            return None
+        return [tensor(reshape_target(_shape(types[0]), target, bool(attrs["allowzero"])), _elt(types[0]))]
+
+    def verify_(self) -> None:
+        super().verify_()
+        if math.prod(_shape(self.inputs[0].type)) != math.prod(_shape(self.output.type)):
+            raise VerifyException(f"'{self.name}' changes the element count")
+
+
+@graph_op
+class FlattenOp(GraphOp):
+    """Flatten to 2-D at `axis`."""
+
+    name = "graph.flatten"
+    OPERANDS = ("x",)
+    ATTRS = {"axis": Int(1)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = _shape(types[0])
+        a = attrs["axis"]
+        if not -len(x) <= a <= len(x):
+            raise ShapeError(f"axis {a} out of range for rank {len(x)}")
+        a = a + len(x) if a < 0 else a
+        return [tensor((math.prod(x[:a]), math.prod(x[a:])), _elt(types[0]))]
+
+
+@graph_op
+class SqueezeOp(GraphOp):
+    """Remove size-1 dims (all of them if `axes` is absent)."""
+
+    name = "graph.squeeze"
+    OPERANDS = ("x",)
+    ATTRS = {"axes": Ints(optional=True)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = _shape(types[0])
+        axes = attrs["axes"]
+        if axes is None:
+            drop = {i for i, d in enumerate(x) if d == 1}
+        else:
+            drop = {_norm_axis(a, len(x)) for a in axes}
+            if any(x[i] != 1 for i in drop):
+                raise ShapeError(f"cannot squeeze non-unit dims {sorted(drop)} of {list(x)}")
+        return [tensor([d for i, d in enumerate(x) if i not in drop], _elt(types[0]))]
+
+
+@graph_op
+class UnsqueezeOp(GraphOp):
+    """Insert size-1 dims at `axes` (positions in the result)."""
+
+    name = "graph.unsqueeze"
+    OPERANDS = ("x",)
+    ATTRS = {"axes": Ints()}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = list(_shape(types[0]))
+        rank = len(x) + len(attrs["axes"])
+        axes = sorted(_norm_axis(a, rank) for a in attrs["axes"])
+        if len(set(axes)) != len(axes):
+            raise ShapeError(f"repeated axes {list(attrs['axes'])}")
+        for a in axes:
+            x.insert(a, 1)
+        return [tensor(x, _elt(types[0]))]
+
+
+@graph_op
+class TransposeOp(GraphOp):
+    """Permute dims (reverse them if `perm` is absent)."""
+
+    name = "graph.transpose"
+    OPERANDS = ("x",)
+    ATTRS = {"perm": Ints(optional=True)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = _shape(types[0])
+        perm = attrs["perm"] or tuple(reversed(range(len(x))))
+        if sorted(perm) != list(range(len(x))):
+            raise ShapeError(f"perm {list(perm)} is not a permutation of {len(x)} dims")
+        return [tensor([x[p] for p in perm], _elt(types[0]))]
+
+
+@graph_op
+class ExpandOp(GraphOp):
+    """Broadcast to a shape given by an i64 operand (bidirectional)."""
+
+    name = "graph.expand"
+    OPERANDS = ("x", "shape")
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        target = _const_ints(consts, 1)
+        if target is None:
+            return None
+        return [tensor(broadcast_shapes(_shape(types[0]), target), _elt(types[0]))]
+
+
+@graph_op
+class TileOp(GraphOp):
+    """Repeat the input along each dim."""
+
+    name = "graph.tile"
+    OPERANDS = ("x", "repeats")
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        reps = _const_ints(consts, 1)
+        if reps is None:
+            return None
+        x = _shape(types[0])
+        if len(reps) != len(x):
+            raise ShapeError(f"repeats {list(reps)} must have one value per dim of {list(x)}")
+        return [tensor([d * r for d, r in zip(x, reps)], _elt(types[0]))]
+
+
+@graph_op
+class PadOp(GraphOp):
+    """Pad with begin/end amounts per dim (operand `pads`), mode constant/reflect/edge/wrap."""
+
+    name = "graph.pad"
+    OPERANDS = ("x", "pads", "constant_value?", "axes?")
+    ATTRS = {"mode": Str("constant")}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        if attrs["mode"] not in ("constant", "reflect", "edge", "wrap"):
+            raise ShapeError(f"unknown pad mode '{attrs['mode']}'")
+        pads = _const_ints(consts, 1)
+        x = list(_shape(types[0]))
+        axes = _const_ints(consts, 3) if len(types) > 3 else tuple(range(len(x)))
+        if pads is None or axes is None:
+            return None
+        if len(pads) != 2 * len(axes):
+            raise ShapeError(f"pads {list(pads)} need two values per axis")
+        for i, a in enumerate(axes):
+            a = _norm_axis(a, len(x))
+            x[a] += pads[i] + pads[i + len(axes)]
+            if x[a] < 0:
+                raise ShapeError("negative padded size")
+        return [tensor(x, _elt(types[0]))]
+
+
+@graph_op
+class ShapeOp(GraphOp):
+    """The input's shape as an i64 vector (dims start..end)."""
+
+    name = "graph.shape"
+    OPERANDS = ("x",)
+    ATTRS = {"start": Int(0), "end": Int(optional=True)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        r = len(_shape(types[0]))
+        n = len(range(r)[slice(attrs["start"], attrs["end"])])
+        return [tensor([n], i64)]
+
+
+@graph_op
+class SizeOp(GraphOp):
+    """The input's element count as an i64 scalar."""
+
+    name = "graph.size"
+    OPERANDS = ("x",)
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        return [tensor([], i64)]
+
+
+@graph_op
+class ConstantOfShapeOp(GraphOp):
+    """A tensor of the shape given by an i64 operand, filled with `value`."""
+
+    name = "graph.constant_of_shape"
+    OPERANDS = ("shape",)
+    ATTRS = {"value": Dense(optional=True)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        v = attrs["value"]
+        elt = _elt_of_array(v) if v is not None else f32
+        shape = _const_ints(consts, 0)
+        return None if shape is None else [tensor(shape, elt)]
+
+
+def _elt_of_array(a: np.ndarray) -> Attribute:
+    return to_element_type(a.dtype)
+
+
+@graph_op
+class RangeOp(GraphOp):
+    """start, start + delta, ... below limit (scalar operands)."""
+
+    name = "graph.range"
+    OPERANDS = ("start", "limit", "delta")
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        elt = _same_elt(types)
+        if any(c is None for c in consts):
+            return None
+        s, l, d = (np.asarray(c).reshape(-1)[0] for c in consts)
+        if d == 0:
+            raise ShapeError("delta must not be 0")
+        return [tensor([max(int(np.ceil((l - s) / d)), 0)], elt)]
+
+
+@graph_op
+class DepthToSpaceOp(GraphOp):
+    """Rearrange channel blocks into spatial blocks (DCR or CRD)."""
+
+    name = "graph.depth_to_space"
+    OPERANDS = ("x",)
+    ATTRS = {"blocksize": Int(), "mode": Str("DCR")}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        n, c, h, w = _rank4(types[0])
+        b = attrs["blocksize"]
+        if b < 1 or c % (b * b):
+            raise ShapeError(f"channels {c} not divisible by blocksize^2 = {b * b}")
+        return [tensor((n, c // (b * b), h * b, w * b), _elt(types[0]))]
+
+
+@graph_op
+class SpaceToDepthOp(GraphOp):
+    """Rearrange spatial blocks into channels."""
+
+    name = "graph.space_to_depth"
+    OPERANDS = ("x",)
+    ATTRS = {"blocksize": Int()}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        n, c, h, w = _rank4(types[0])
+        b = attrs["blocksize"]
+        if b < 1 or h % b or w % b:
+            raise ShapeError(f"spatial dims {h}x{w} not divisible by blocksize {b}")
+        return [tensor((n, c * b * b, h // b, w // b), _elt(types[0]))]
+
+
+def _rank4(t: TensorType) -> tuple[int, int, int, int]:
+    s = _shape(t)
+    if len(s) != 4:
+        raise ShapeError(f"input must have rank 4, got {list(s)}")
+    return s  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------
+# Constants: the weights of the model.
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A constant tensor. The value is a dense attribute whose bytes are the
+    array (a numpy view, never a list); large ones print as dense_resource blobs.
+
+        %w = graph.constant dense<...> : tensor<64x3x7x7xf32>
+    """
+
+    name = "graph.constant"
+    value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure(), ConstantLike())
+
+    @staticmethod
+    def from_array(array: np.ndarray) -> ConstantOp:
+        from geir.dialects.types import dense_from_array
+
+        attr = dense_from_array(array)
+        return ConstantOp.create(properties={"value": attr}, result_types=[attr.get_type()])
+
+    def array_or_none(self) -> np.ndarray | None:
+        if isinstance(self.value, DenseIntOrFPElementsAttr):
+            return array_from_dense(self.value)
+        return None
+
+    def array(self) -> np.ndarray:
+        a = self.array_or_none()
+        if a is None:
+            raise ValueError(
+                f"constant {self.value.resource_handle.data!r} has no data (an elided or missing resource blob)"
+            )
+        return a
+
+    def verify_(self) -> None:
+        if self.value.get_type() != self.output.type:
+            raise VerifyException(
+                f"'graph.constant' value type {self.value.get_type()} differs from result type {self.output.type}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        from geir.ir.text import print_constant_value
+
+        printer.print_string(" ")
+        print_constant_value(printer, self.value, self.output.name_hint)
+        if self.attributes:
+            printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" : ")
+        printer.print_attribute(self.output.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        # The value carries its type: `dense<...> : tensor<...>`.
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
+            parser.raise_error("graph.constant expects a dense or dense_resource value")
+        attributes = {}
+        if parser.parse_optional_keyword("attributes"):
+            attributes = parser.parse_optional_attr_dict()
+        return cls.create(properties={"value": value}, result_types=[value.get_type()], attributes=attributes)
+
+
+# ---------------------------------------------------------------------------
+# The dialect.
+# ---------------------------------------------------------------------------
+
+
+def _all_ops() -> list[type[Operation]]:
+    ops: list[type[Operation]] = []
+    for value in list(globals().values()):
+        if (
+            isinstance(value, type)
+            and issubclass(value, IRDLOperation)
+            and getattr(value, "name", "").startswith("graph.")
+            and value.__module__ == __name__
+            and value not in ops
+        ):
+            ops.append(value)
+    return ops
+
+
+OPS: dict[str, type[Operation]] = {}
+
+Graph = Dialect("graph", [], [])
+
+
+def _finish() -> None:
+    global Graph
+    ops = _all_ops()
+    OPS.update({op.name: op for op in ops})
+    Graph = Dialect("graph", ops, [])
+
+
+_finish()

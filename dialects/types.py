@@ -1,0 +1,101 @@
+"""Element types and tensor types shared by geir's dialects.
+
+One table maps MLIR element types to numpy dtypes; everything that moves data
+between the IR and numpy (import, constants, the interpreter) goes through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    Signedness,
+    TensorType,
+)
+from xdsl.ir import Attribute
+
+i1 = IntegerType(1)
+_ELEMENT_TO_DTYPE: list[tuple[Attribute, np.dtype]] = [
+    (Float32Type(), np.dtype(np.float32)),
+    (Float16Type(), np.dtype(np.float16)),
+    (Float64Type(), np.dtype(np.float64)),
+    (IntegerType(64), np.dtype(np.int64)),
+    (IntegerType(32), np.dtype(np.int32)),
+    (IntegerType(16), np.dtype(np.int16)),
+    (IntegerType(8), np.dtype(np.int8)),
+    (IntegerType(8, Signedness.UNSIGNED), np.dtype(np.uint8)),
+    (IntegerType(16, Signedness.UNSIGNED), np.dtype(np.uint16)),
+    (IntegerType(32, Signedness.UNSIGNED), np.dtype(np.uint32)),
+    (IntegerType(64, Signedness.UNSIGNED), np.dtype(np.uint64)),
+    (i1, np.dtype(np.bool_)),
+]
+_BY_ELEMENT = {e: d for e, d in _ELEMENT_TO_DTYPE}
+_BY_DTYPE = {d: e for e, d in _ELEMENT_TO_DTYPE}
+
+
+class UnsupportedTypeError(ValueError):
+    pass
+
+
+def to_dtype(element_type: Attribute) -> np.dtype:
+    try:
+        return _BY_ELEMENT[element_type]
+    except KeyError:
+        raise UnsupportedTypeError(f"element type {element_type} is not supported") from None
+
+
+def to_element_type(dtype: np.dtype | type) -> Attribute:
+    try:
+        return _BY_DTYPE[np.dtype(dtype)]
+    except KeyError:
+        raise UnsupportedTypeError(f"numpy dtype {np.dtype(dtype)} is not supported") from None
+
+
+def is_float(element_type: Attribute) -> bool:
+    return isinstance(element_type, Float16Type | Float32Type | Float64Type)
+
+
+def tensor(shape: Sequence[int], element_type: Attribute) -> TensorType:
+    return TensorType(element_type, list(shape))
+
+
+def tensor_of(array: np.ndarray) -> TensorType:
+    return TensorType(to_element_type(array.dtype), list(array.shape))
+
+
+def shape_of(t: Attribute) -> tuple[int, ...]:
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+def nbytes_of(t: TensorType) -> int:
+    return int(np.prod(t.get_shape(), dtype=np.int64)) * to_dtype(t.element_type).itemsize
+
+
+def dense_from_array(array: np.ndarray) -> DenseIntOrFPElementsAttr:
+    """A dense attribute holding the array's bytes (one copy, never a Python list)."""
+    array = np.ascontiguousarray(array)
+    if array.dtype == np.bool_:
+        # MLIR stores i1 one byte per element, like numpy's bool.
+        pass
+    return DenseIntOrFPElementsAttr(tensor_of(array), BytesAttr(array.tobytes()))
+
+
+def array_from_dense(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """A read-only numpy view of a dense attribute's bytes."""
+    t = attr.get_type()
+    dtype = to_dtype(t.element_type)
+    shape = tuple(t.get_shape())
+    data = attr.data.data
+    count = int(np.prod(shape, dtype=np.int64))
+    flat = np.frombuffer(data, dtype=dtype)
+    if flat.size == 1 and count != 1:  # splat
+        return np.broadcast_to(flat, shape)
+    return flat.reshape(shape)

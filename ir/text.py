@@ -1,0 +1,219 @@
+"""MLIR text in and out, with weights as resource blobs.
+
+Constants keep their bytes in dense attributes in memory. In text, small ones
+are literals (`dense<[1, 2]>`), large ones `dense_resource<name>` with the
+bytes in the file's `{-# dialect_resources: {builtin: {...}} #-}` section in
+MLIR's blob encoding ("0x" + 4-byte little-endian alignment + data), so a
+printed module parses back to the same bits. With `elide=True` large
+constants print as `dense_resource<__elided__>` and no blobs are written
+(MLIR's convention for dumps).
+
+xDSL keeps parsed blobs in a process-wide store on the builtin dialect; we
+move them into the constants right after parsing and leave the store empty,
+so nothing leaks between modules.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    ModuleOp,
+)
+from xdsl.ir import Attribute
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+from geir.dialects.types import array_from_dense, to_dtype
+
+LITERAL_LIMIT = 16
+"""Constants with more elements than this print as resource blobs."""
+
+ELIDED = "__elided__"
+
+
+def make_context() -> Context:
+    """A context with every dialect geir reads and writes."""
+    from xdsl.dialects.arith import Arith
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.dialects.func import Func
+    from xdsl.dialects.memref import MemRef
+    from xdsl.dialects.scf import Scf
+
+    from geir.dialects.graph import Graph
+
+    ctx = Context(allow_unregistered=False)
+    for d in (Builtin, Func, Arith, Scf, MemRef, Graph):
+        ctx.load_dialect(d)
+    for name, factory in _extra_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def _extra_dialects():
+    """Dialects registered lazily (they may import the runtime)."""
+    extra = {}
+    try:
+        from geir.dialects.ascend import Ascend  # noqa: F401
+
+        extra["ascend"] = lambda: Ascend
+    except ImportError:
+        pass
+    return extra
+
+
+# ---------------------------------------------------------------------------
+# Printing
+# ---------------------------------------------------------------------------
+
+
+class _ResourceCollector:
+    def __init__(self, elide: bool):
+        self.elide = elide
+        self.blobs: dict[str, str] = {}
+        self.names: set[str] = set()
+
+    def add(self, hint: str | None, attr: DenseIntOrFPElementsAttr) -> str:
+        if self.elide:
+            return ELIDED
+        base = re.sub(r"[^A-Za-z0-9_]", "_", hint or "cst") or "cst"
+        if not (base[0].isalpha() or base[0] == "_"):
+            base = "_" + base
+        name, n = base, 0
+        while name in self.names:
+            n += 1
+            name = f"{base}_{n}"
+        self.names.add(name)
+        self.blobs[name] = encode_blob(attr)
+        return name
+
+
+def encode_blob(attr: DenseIntOrFPElementsAttr) -> str:
+    itemsize = to_dtype(attr.get_type().element_type).itemsize
+    return "0x" + max(itemsize, 1).to_bytes(4, "little").hex().upper() + attr.data.data.hex().upper()
+
+
+def decode_blob(blob: str) -> bytes:
+    # 8 hex digits of alignment, then the data.
+    return bytes.fromhex(blob[10:])
+
+
+def print_constant_value(printer: Printer, value: Attribute, hint: str | None = None) -> None:
+    """Print a graph.constant value: literal, resource handle or hex."""
+    if isinstance(value, DenseResourceAttr):
+        printer.print_string(f"dense_resource<{value.resource_handle.data}>")
+        return
+    assert isinstance(value, DenseIntOrFPElementsAttr)
+    count = len(value)
+    if count <= LITERAL_LIMIT:
+        value.print_without_type(printer)
+        return
+    if _is_splat(value):
+        first = array_from_dense(value).reshape(-1)[0].item()
+        printer.print_string("dense<")
+        value._print_one_elem(first, printer)  # noqa: SLF001 - xDSL's element printer
+        printer.print_string(">")
+        return
+    collector: _ResourceCollector | None = getattr(printer, "_geir_resources", None)
+    if collector is None:
+        printer.print_string(f'dense<"0x{value.data.data.hex().upper()}">')
+        return
+    printer.print_string(f"dense_resource<{collector.add(hint, value)}>")
+
+
+def _is_splat(value: DenseIntOrFPElementsAttr) -> bool:
+    a = array_from_dense(value).reshape(-1)
+    return bool(a.size) and bool(np.all(a.view(np.uint8).reshape(a.size, -1) == a[:1].view(np.uint8)))
+
+
+def print_module(
+    module: ModuleOp,
+    stream: io.TextIOBase | None = None,
+    *,
+    elide: bool = False,
+    debuginfo: bool = True,
+    generic: bool = False,
+) -> str | None:
+    """Print a module with its resource section; returns the text if no stream."""
+    out = io.StringIO() if stream is None else stream
+    printer = Printer(stream=out, print_debuginfo=debuginfo, print_generic_format=generic)
+    collector = _ResourceCollector(elide)
+    printer._geir_resources = collector  # type: ignore[attr-defined]
+    body = io.StringIO()
+    printer.stream = body
+    printer.print_op(module)
+    text = body.getvalue()
+    if debuginfo:
+        # Unknown locations carry nothing; MLIR prints them, we keep dumps readable.
+        text = text.replace(" loc(unknown)", "")
+    out.write(text)
+    _print_resources(out, collector.blobs)
+    out.write("\n")
+    return out.getvalue() if stream is None else None
+
+
+def _print_resources(out, blobs: dict[str, str]) -> None:
+    if not blobs:
+        return
+    out.write("\n\n{-#\n  dialect_resources: {\n    builtin: {\n")
+    items = list(blobs.items())
+    for i, (key, blob) in enumerate(items):
+        sep = "," if i + 1 < len(items) else ""
+        out.write(f'      {key}: "{blob}"{sep}\n')
+    out.write("    }\n  }\n#-}")
+
+
+# ---------------------------------------------------------------------------
+# Parsing
+# ---------------------------------------------------------------------------
+
+
+def parse_module(text: str, ctx: Context | None = None, name: str = "<input>") -> ModuleOp:
+    """Parse MLIR text; resource blobs become the constants' bytes."""
+    ctx = ctx or make_context()
+    store = _blob_store(ctx)
+    store.clear()
+    try:
+        module = Parser(ctx, text, name).parse_module()
+        _resolve_resources(module, store)
+    finally:
+        store.clear()
+    return module
+
+
+def _blob_store(ctx: Context) -> dict[str, str]:
+    interface = ctx.get_dialect("builtin").get_interface(OpAsmDialectInterface)
+    assert interface is not None
+    return interface._blob_storage  # noqa: SLF001 - xDSL keeps no other handle
+
+
+def _resolve_resources(module: ModuleOp, store: dict[str, str]) -> None:
+    from geir.dialects.graph import ConstantOp
+
+    for op in _walk_constants(module.walk(), ConstantOp):
+        value = op.value
+        if not isinstance(value, DenseResourceAttr):
+            continue
+        blob = store.get(value.resource_handle.data)
+        if not blob:
+            continue  # elided: stays a handle; using its data is an error
+        data = decode_blob(blob)
+        t = value.get_type()
+        want = int(np.prod(t.get_shape(), dtype=np.int64)) * to_dtype(t.element_type).itemsize
+        if len(data) != want:
+            raise ValueError(
+                f"resource '{value.resource_handle.data}' holds {len(data)} bytes, {t} needs {want}"
+            )
+        op.properties["value"] = DenseIntOrFPElementsAttr(t, BytesAttr(data))
+
+
+def _walk_constants(ops: Iterable, cls):
+    return (op for op in ops if isinstance(op, cls))

@@ -1,0 +1,948 @@
+"""NumPy reference semantics of every graph-dialect op.
+
+One function per op of the ``graph`` dialect, named after the op (snake_case of
+the ONNX operator).  Positional parameters are the op's operands (NumPy arrays,
+optional ones default to ``None``); keyword-only parameters are the op's
+attributes, using the ONNX attribute names in snake_case.  Attributes arrive
+resolved by the importer (``auto_pad`` already turned into explicit ``pads``,
+defaults filled in), but every function still carries the ONNX defaults.
+
+Semantics follow ONNX (as implemented by onnxruntime) and results keep ONNX
+dtypes: float32 stays float32, integer ops stay integer, comparisons give bool.
+Multi-result ops return a tuple.  Results may be views of their inputs
+(reshape, transpose, slice, ...); no kernel ever writes into an operand.
+
+Both the reference interpreter and the constant folder call these functions,
+through the ``KERNELS`` registry at the end of the module.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import reduce as _reduce
+from typing import Callable, Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+# Several ops are named like Python builtins (sum, max, min, abs, round, pow,
+# range, slice); keep private handles on the builtins before they are shadowed.
+_range, _slice, _max, _min, _abs = range, slice, max, min, abs
+
+_quiet = np.errstate(all="ignore")  # ONNX yields inf/nan silently, so do we
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+
+def _norm_axis(axis: int, rank: int) -> int:
+    if not -rank <= axis < _max(rank, 1):
+        raise ValueError(f"axis {axis} out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def _norm_axes(axes, rank: int) -> tuple[int, ...]:
+    return tuple(_norm_axis(int(a), rank) for a in axes)
+
+
+def _ints(v) -> list[int]:
+    """Small attribute/shape vector (list, tuple or int64 array) -> list of int."""
+    return [int(e) for e in np.asarray(v).reshape(-1)]
+
+
+def _scalar(v):
+    """A 0-d view of a scalar operand given as a 0-d or 1-element array."""
+    return np.asarray(v).reshape(())
+
+
+def _spatial_attrs(nd, kernel, pads, strides, dilations):
+    pads = _ints(pads) if pads is not None else [0] * (2 * nd)
+    strides = _ints(strides) if strides is not None else [1] * nd
+    dilations = _ints(dilations) if dilations is not None else [1] * nd
+    if len(pads) != 2 * nd or len(strides) != nd or len(dilations) != nd:
+        raise ValueError("pads/strides/dilations do not match the spatial rank")
+    return _ints(kernel), pads[:nd], pads[nd:], strides, dilations
+
+
+def _pad_spatial(x: np.ndarray, begin, end, value) -> np.ndarray:
+    """Pad the spatial axes (2..) of an N x C x ... tensor with a constant."""
+    if not any(begin) and not any(end):
+        return x
+    shape = x.shape[:2] + tuple(n + b + e for n, b, e in zip(x.shape[2:], begin, end))
+    out = np.full(shape, value, dtype=x.dtype)
+    out[(_slice(None), _slice(None)) + tuple(_slice(b, b + n) for b, n in zip(begin, x.shape[2:]))] = x
+    return out
+
+
+def _windows(xp: np.ndarray, kernel, strides, dilations, out_shape) -> np.ndarray:
+    """Read-only view (N, C, *kernel, *out) of the sliding windows of padded xp."""
+    sp = xp.strides[2:]
+    return as_strided(
+        xp,
+        shape=xp.shape[:2] + tuple(kernel) + tuple(out_shape),
+        strides=xp.strides[:2]
+        + tuple(s * d for s, d in zip(sp, dilations))
+        + tuple(s * st for s, st in zip(sp, strides)),
+        writeable=False,
+    )
+
+
+def _window_slices(kernel):
+    """Index tuples selecting one kernel offset of a _windows view."""
+    head = (_slice(None), _slice(None))
+    return [head + off for off in np.ndindex(*kernel)]
+
+
+# ---------------------------------------------------------------------------
+# Elementwise unary
+# ---------------------------------------------------------------------------
+
+# W. J. Cody-style Chebyshev expansion of erfc (Numerical Recipes 3rd ed.,
+# Erf::erfccheb); relative error ~1e-14 in float64 for z >= 0.
+_ERFC_COF = np.array([
+    -1.3026537197817094, 6.4196979235649026e-1, 1.9476473204185836e-2,
+    -9.561514786808631e-3, -9.46595344482036e-4, 3.66839497852761e-4,
+    4.2523324806907e-5, -2.0278578112534e-5, -1.624290004647e-6,
+    1.303655835580e-6, 1.5626441722e-8, -8.5238095915e-8, 6.529054439e-9,
+    5.059343495e-9, -9.91364156e-10, -2.27365122e-10, 9.6467911e-11,
+    2.394038e-12, -6.886027e-12, 8.94487e-13, 3.13092e-13, -1.12708e-13,
+    3.81e-16, 7.106e-15, -1.523e-15, -9.4e-17, 1.21e-16, -2.8e-17,
+])
+# Maclaurin series of erf(x)/x in x^2, used for |x| < 0.5 where 1 - erfc(x)
+# would lose relative precision.
+_ERF_TAYLOR = np.array(
+    [2.0 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in _range(14)]
+)
+
+
+def _erfc_pos(z: np.ndarray) -> np.ndarray:
+    t = 2.0 / (2.0 + z)
+    ty = 4.0 * t - 2.0
+    d = np.zeros_like(z)
+    dd = np.zeros_like(z)
+    for c in _ERFC_COF[:0:-1]:
+        d, dd = ty * d - dd + c, d
+    return t * np.exp(-z * z + 0.5 * (_ERFC_COF[0] + ty * d) - dd)
+
+
+def _erf_f64(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    z = np.abs(x)
+    out = np.empty_like(x)
+    small = z < 0.5
+    xs = x[small]
+    x2 = xs * xs
+    acc = np.full_like(xs, _ERF_TAYLOR[-1])
+    for c in _ERF_TAYLOR[-2::-1]:
+        acc = acc * x2 + c
+    out[small] = xs * acc
+    big = ~small
+    out[big] = np.copysign(1.0 - _erfc_pos(z[big]), x[big])
+    return out
+
+
+def relu(x):
+    return np.maximum(x, 0)
+
+
+def sigmoid(x):
+    e = np.exp(-np.abs(x))  # never overflows
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def tanh(x):
+    return np.tanh(x)
+
+
+def erf(x):
+    return _erf_f64(x).astype(x.dtype, copy=False)
+
+
+@_quiet
+def exp(x):
+    return np.exp(x)
+
+
+@_quiet
+def log(x):
+    return np.log(x)
+
+
+@_quiet
+def sqrt(x):
+    return np.sqrt(x)
+
+
+@_quiet
+def reciprocal(x):
+    return np.reciprocal(x)
+
+
+def neg(x):
+    return np.negative(x)
+
+
+def abs(x):  # noqa: A001 - op name
+    return np.abs(x)
+
+
+def logical_not(x):
+    return np.logical_not(x)
+
+
+def sign(x):
+    return np.sign(x)
+
+
+def floor(x):
+    return np.floor(x)
+
+
+def ceil(x):
+    return np.ceil(x)
+
+
+def round(x):  # noqa: A001 - op name; ONNX rounds half to even, like NumPy
+    return np.round(x)
+
+
+def sin(x):
+    return np.sin(x)
+
+
+def cos(x):
+    return np.cos(x)
+
+
+def softplus(x):
+    return np.logaddexp(0, x)
+
+
+def softsign(x):
+    return x / (1 + np.abs(x))
+
+
+def identity(x):
+    return x
+
+
+def leaky_relu(x, *, alpha=0.01):
+    return np.where(x >= 0, x, x * alpha)
+
+
+@_quiet
+def elu(x, *, alpha=1.0):
+    return np.where(x > 0, x, alpha * np.expm1(x))
+
+
+@_quiet
+def selu(x, *, alpha=1.67326319217681884765625, gamma=1.05070102214813232421875):
+    return gamma * np.where(x > 0, x, alpha * np.expm1(x))
+
+
+def hard_sigmoid(x, *, alpha=0.2, beta=0.5):
+    return np.clip(x * alpha + beta, 0, 1)
+
+
+def hard_swish(x):
+    return x * np.clip(x * (1 / 6) + 0.5, 0, 1)
+
+
+def gelu(x, *, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)))
+    xd = np.asarray(x, dtype=np.float64)
+    return (0.5 * xd * (1 + _erf_f64(xd * (1 / math.sqrt(2))))).astype(x.dtype, copy=False)
+
+
+def shrink(x, *, bias=0.0, lambd=0.5):
+    return np.where(x < -lambd, x + bias, np.where(x > lambd, x - bias, 0)).astype(x.dtype, copy=False)
+
+
+@_quiet
+def celu(x, *, alpha=1.0):
+    return np.maximum(x, 0) + np.minimum(0, alpha * np.expm1(x / alpha))
+
+
+def mish(x):
+    return x * np.tanh(np.logaddexp(0, x))
+
+
+def thresholded_relu(x, *, alpha=1.0):
+    return np.where(x > alpha, x, 0).astype(x.dtype, copy=False)
+
+
+# ---------------------------------------------------------------------------
+# Elementwise binary (NumPy broadcasting == ONNX multidirectional broadcasting)
+# ---------------------------------------------------------------------------
+
+
+def add(a, b):
+    return np.add(a, b)
+
+
+def sub(a, b):
+    return np.subtract(a, b)
+
+
+def mul(a, b):
+    return np.multiply(a, b)
+
+
+@_quiet
+def div(a, b):
+    if np.issubdtype(a.dtype, np.integer):
+        # ONNX (C++) integer division truncates toward zero; NumPy floors.
+        q = np.floor_divide(a, b)
+        fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+        return (q + fix).astype(a.dtype, copy=False)
+    return np.divide(a, b)
+
+
+@_quiet
+def pow(a, b):  # noqa: A001 - op name
+    # The result has the base's dtype whatever the exponent's dtype.
+    if np.issubdtype(a.dtype, np.floating):
+        return np.power(a, b.astype(a.dtype, copy=False))
+    if np.issubdtype(b.dtype, np.integer) and not np.any(b < 0):
+        return np.power(a, b.astype(a.dtype, copy=False))
+    return np.power(a.astype(np.float64), b.astype(np.float64)).astype(a.dtype)
+
+
+@_quiet
+def mod(a, b, *, fmod=0):
+    # fmod=0: sign of the divisor (Python/NumPy %); fmod=1: sign of the dividend.
+    return np.fmod(a, b) if fmod else np.mod(a, b)
+
+
+def equal(a, b):
+    return np.equal(a, b)
+
+
+def less(a, b):
+    return np.less(a, b)
+
+
+def greater(a, b):
+    return np.greater(a, b)
+
+
+def less_or_equal(a, b):
+    return np.less_equal(a, b)
+
+
+def greater_or_equal(a, b):
+    return np.greater_equal(a, b)
+
+
+def logical_and(a, b):
+    return np.logical_and(a, b)
+
+
+def logical_or(a, b):
+    return np.logical_or(a, b)
+
+
+def logical_xor(a, b):
+    return np.logical_xor(a, b)
+
+
+def prelu(x, slope):
+    return np.where(x < 0, x * slope, x)
+
+
+# ---------------------------------------------------------------------------
+# Variadic, selection, casting
+# ---------------------------------------------------------------------------
+
+
+def sum(*xs):  # noqa: A001 - op name
+    return _reduce(np.add, xs) if len(xs) > 1 else xs[0]
+
+
+def mean(*xs):
+    return (sum(*xs) / len(xs)).astype(xs[0].dtype, copy=False)
+
+
+def max(*xs):  # noqa: A001 - op name
+    return _reduce(np.maximum, xs) if len(xs) > 1 else xs[0]
+
+
+def min(*xs):  # noqa: A001 - op name
+    return _reduce(np.minimum, xs) if len(xs) > 1 else xs[0]
+
+
+def where(cond, x, y):
+    return np.where(cond, x, y)
+
+
+def clip(x, min=None, max=None):  # noqa: A002 - ONNX operand names
+    # Apply min then max, so min > max gives max everywhere (as ONNX).
+    if min is not None and np.size(min):
+        x = np.maximum(x, _scalar(min))
+    if max is not None and np.size(max):
+        x = np.minimum(x, _scalar(max))
+    return x
+
+
+def cast(x, *, to, saturate=1):
+    return np.asarray(x).astype(to)
+
+
+# ---------------------------------------------------------------------------
+# Convolution
+# ---------------------------------------------------------------------------
+
+
+def conv(x, w, b=None, *, pads=None, strides=None, dilations=None, group=1, kernel_shape=None):
+    nd = x.ndim - 2
+    kernel, pb, pe, st, dl = _spatial_attrs(nd, w.shape[2:], pads, strides, dilations)
+    n, c = x.shape[:2]
+    m = w.shape[0]
+    out_sp = [
+        (i + b0 + e0 - d * (k - 1) - 1) // s + 1
+        for i, b0, e0, d, k, s in zip(x.shape[2:], pb, pe, dl, kernel, st)
+    ]
+    win = _windows(_pad_spatial(x, pb, pe, 0), kernel, st, dl, out_sp)
+    ksize, length = math.prod(kernel), math.prod(out_sp)
+
+    if group > 1 and group == c and w.shape[1] == 1:
+        # Depthwise: accumulate one multiply per kernel offset instead of a
+        # batched matmul of (mult x K) @ (K x L) per channel (much faster).
+        mult = m // c
+        wr = w.reshape(c, mult, ksize)
+        y = None
+        for kidx, idx in enumerate(_window_slices(kernel)):
+            term = win[idx][:, :, None] * wr[:, :, kidx].reshape((c, mult) + (1,) * nd)
+            y = term if y is None else np.add(y, term, out=y)
+        y = y.reshape((n, m) + tuple(out_sp))
+    else:
+        # im2col: the reshape copies the strided window view into columns.
+        cols = win.reshape(n, group, (c // group) * ksize, length)
+        wm = w.reshape(group, m // group, (c // group) * ksize)
+        y = np.matmul(wm, cols).reshape((n, m) + tuple(out_sp))
+    if b is not None:
+        y += b.reshape((m,) + (1,) * nd)
+    return y
+
+
+def conv_transpose(
+    x,
+    w,
+    b=None,
+    *,
+    pads=None,
+    strides=None,
+    dilations=None,
+    group=1,
+    output_padding=None,
+    kernel_shape=None,
+    output_shape=None,
+):
+    nd = x.ndim - 2
+    kernel, pb, pe, st, dl = _spatial_attrs(nd, w.shape[2:], pads, strides, dilations)
+    outpad = _ints(output_padding) if output_padding is not None else [0] * nd
+    n, c = x.shape[:2]
+    in_sp = x.shape[2:]
+    mg = w.shape[1]
+    m = mg * group
+    # Un-cropped output extent: every input position scatters a full
+    # (dilated) kernel footprint; output_padding extends the end.
+    full = [s * (i - 1) + d * (k - 1) + 1 + op for i, s, d, k, op in zip(in_sp, st, dl, kernel, outpad)]
+    if output_shape is not None:
+        # Pads derived from output_shape (onnxruntime puts the odd extra at the end).
+        target = _ints(output_shape)[-nd:]
+        total = [_max(0, f - t) for f, t in zip(full, target)]
+        pb, pe = [t // 2 for t in total], [t - t // 2 for t in total]
+
+    # cols[n, o, k..., i...] = sum_c w[c, o, k...] * x[n, c, i...], per group.
+    cg = c // group
+    wm = w.reshape(group, cg, mg * math.prod(kernel)).transpose(0, 2, 1)
+    cols = np.matmul(wm, x.reshape(n, group, cg, -1)).reshape((n, m) + tuple(kernel) + tuple(in_sp))
+
+    y = np.zeros((n, m) + tuple(full), dtype=np.result_type(x, w))
+    for off in np.ndindex(*kernel):
+        dst = tuple(_slice(o * d, o * d + s * (i - 1) + 1, s) for o, d, s, i in zip(off, dl, st, in_sp))
+        y[(_slice(None), _slice(None)) + dst] += cols[(_slice(None), _slice(None)) + off]
+    y = y[(_slice(None), _slice(None)) + tuple(_slice(b0, f - e0) for b0, e0, f in zip(pb, pe, full))]
+    if b is not None:
+        y = y + b.reshape((m,) + (1,) * nd)
+    return y
+
+
+# ---------------------------------------------------------------------------
+# Pooling
+# ---------------------------------------------------------------------------
+
+
+def _pool_geometry(in_sp, kernel, pb, pe, st, dl, ceil_mode):
+    """Output spatial shape and the extra end padding ceil_mode windows need."""
+    out, extra = [], []
+    for i, k, b0, e0, s, d in zip(in_sp, kernel, pb, pe, st, dl):
+        span = i + b0 + e0 - d * (k - 1) - 1
+        o = (-(-span // s) if ceil_mode else span // s) + 1
+        # ONNX/onnxruntime: with ceil_mode a window that would start in the end
+        # padding (or beyond) is dropped.
+        if ceil_mode and (o - 1) * s >= i + b0:
+            o -= 1
+        out.append(o)
+        extra.append(_max(0, (o - 1) * s + d * (k - 1) + 1 - (i + b0 + e0)))
+    return out, extra
+
+
+def max_pool(
+    x,
+    *,
+    kernel_shape,
+    pads=None,
+    strides=None,
+    dilations=None,
+    ceil_mode=0,
+    storage_order=0,
+):
+    nd = x.ndim - 2
+    kernel, pb, pe, st, dl = _spatial_attrs(nd, kernel_shape, pads, strides, dilations)
+    out_sp, extra = _pool_geometry(x.shape[2:], kernel, pb, pe, st, dl, ceil_mode)
+    lowest = -np.inf if np.issubdtype(x.dtype, np.floating) else np.iinfo(x.dtype).min
+    xp = _pad_spatial(x, pb, [e + x0 for e, x0 in zip(pe, extra)], lowest)
+    win = _windows(xp, kernel, st, dl, out_sp)
+    idx = _window_slices(kernel)
+    y = win[idx[0]].copy()
+    for i in idx[1:]:
+        np.maximum(y, win[i], out=y)
+    return y
+
+
+def avg_pool(
+    x,
+    *,
+    kernel_shape,
+    pads=None,
+    strides=None,
+    dilations=None,
+    ceil_mode=0,
+    count_include_pad=0,
+):
+    nd = x.ndim - 2
+    kernel, pb, pe, st, dl = _spatial_attrs(nd, kernel_shape, pads, strides, dilations)
+    in_sp = x.shape[2:]
+    out_sp, extra = _pool_geometry(in_sp, kernel, pb, pe, st, dl, ceil_mode)
+    tail = [e + x0 for e, x0 in zip(pe, extra)]
+    win = _windows(_pad_spatial(x, pb, tail, 0), kernel, st, dl, out_sp)
+    idx = _window_slices(kernel)
+    y = win[idx[0]].copy()
+    for i in idx[1:]:
+        np.add(y, win[i], out=y)
+
+    # Divisor per output position: the window elements that lie in the input
+    # (count_include_pad=0) or in the explicitly padded input
+    # (count_include_pad=1); the extra ceil_mode padding is never counted.
+    ones = np.ones((1, 1) + tuple(in_sp), dtype=x.dtype)
+    if count_include_pad:
+        ones = _pad_spatial(ones, pb, pe, 1)
+        mask = _pad_spatial(ones, [0] * nd, extra, 0)
+    else:
+        mask = _pad_spatial(ones, pb, tail, 0)
+    mwin = _windows(mask, kernel, st, dl, out_sp)
+    cnt = mwin[idx[0]].copy()
+    for i in idx[1:]:
+        np.add(cnt, mwin[i], out=cnt)
+    y /= cnt
+    return y
+
+
+def global_avg_pool(x):
+    return x.mean(axis=tuple(_range(2, x.ndim)), keepdims=True)
+
+
+def global_max_pool(x):
+    return x.max(axis=tuple(_range(2, x.ndim)), keepdims=True)
+
+
+# ---------------------------------------------------------------------------
+# Normalisation and softmax
+# ---------------------------------------------------------------------------
+
+
+def _per_channel(v, ndim):
+    return v.reshape((-1,) + (1,) * (ndim - 2))
+
+
+def batch_norm(x, scale, bias, mean, var, *, epsilon=1e-5, momentum=0.9, training_mode=0):
+    # Inference mode: fold into one multiply-add.
+    a = scale / np.sqrt(var + epsilon)
+    return x * _per_channel(a, x.ndim) + _per_channel(bias - mean * a, x.ndim)
+
+
+def instance_norm(x, scale, bias, *, epsilon=1e-5):
+    axes = tuple(_range(2, x.ndim))
+    mu = x.mean(axis=axes, keepdims=True)
+    d = x - mu
+    var = (d * d).mean(axis=axes, keepdims=True)
+    return d / np.sqrt(var + epsilon) * _per_channel(scale, x.ndim) + _per_channel(bias, x.ndim)
+
+
+def layer_norm(x, scale, bias=None, *, axis=-1, epsilon=1e-5, stash_type=1):
+    axes = tuple(_range(_norm_axis(axis, x.ndim), x.ndim))
+    mu = x.mean(axis=axes, keepdims=True)
+    d = x - mu
+    var = (d * d).mean(axis=axes, keepdims=True)
+    y = d / np.sqrt(var + epsilon) * scale
+    return y + bias if bias is not None else y
+
+
+def lrn(x, *, size, alpha=1e-4, beta=0.75, bias=1.0):
+    # Window over channels c - floor((size-1)/2) .. c + ceil((size-1)/2).
+    c = x.shape[1]
+    lo = (size - 1) // 2
+    sq = x * x
+    pad = [(0, 0)] * x.ndim
+    pad[1] = (lo, size - 1 - lo)
+    sqp = np.pad(sq, pad)
+    acc = sqp[:, 0:c].copy()
+    for j in _range(1, size):
+        acc += sqp[:, j : j + c]
+    return x / (bias + (alpha / size) * acc) ** beta
+
+
+@_quiet
+def softmax(x, *, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@_quiet
+def log_softmax(x, *, axis=-1):
+    s = x - x.max(axis=axis, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
+
+
+# ---------------------------------------------------------------------------
+# Matrix products
+# ---------------------------------------------------------------------------
+
+
+def matmul(a, b):
+    return np.matmul(a, b)
+
+
+def gemm(a, b, c=None, *, alpha=1.0, beta=1.0, trans_a=0, trans_b=0):
+    y = np.matmul(a.T if trans_a else a, b.T if trans_b else b)
+    if alpha != 1.0:
+        y *= alpha
+    if c is not None and beta != 0.0:
+        y = y + (c if beta == 1.0 else beta * c)
+    return y
+
+
+# ---------------------------------------------------------------------------
+# Reductions
+# ---------------------------------------------------------------------------
+
+
+def _reduce_axes(x, axes, noop_with_empty_axes):
+    """None means all axes; () means all axes unless noop_with_empty_axes."""
+    if axes is None or len(axes) == 0:
+        return None if not noop_with_empty_axes or axes is None else ()
+    return _norm_axes(axes, x.ndim)
+
+
+def _reduction(fn):
+    def kernel(x, *, axes=None, keepdims=1, noop_with_empty_axes=0):
+        ax = _reduce_axes(x, axes, noop_with_empty_axes)
+        if ax == ():
+            return x
+        return np.asarray(fn(x, ax, bool(keepdims))).astype(x.dtype, copy=False)
+
+    kernel.__name__ = fn.__name__.lstrip("_")
+    kernel.__qualname__ = kernel.__name__
+    kernel.__doc__ = fn.__doc__
+    return kernel
+
+
+@_reduction
+def _reduce_sum(x, ax, kd):
+    return np.sum(x, axis=ax, keepdims=kd)
+
+
+@_reduction
+def _reduce_mean(x, ax, kd):
+    return np.mean(x, axis=ax, keepdims=kd)
+
+
+@_reduction
+def _reduce_max(x, ax, kd):
+    return np.max(x, axis=ax, keepdims=kd)
+
+
+@_reduction
+def _reduce_min(x, ax, kd):
+    return np.min(x, axis=ax, keepdims=kd)
+
+
+@_reduction
+def _reduce_prod(x, ax, kd):
+    return np.prod(x, axis=ax, keepdims=kd)
+
+
+@_reduction
+def _reduce_l1(x, ax, kd):
+    return np.sum(np.abs(x), axis=ax, keepdims=kd)
+
+
+@_reduction
+def _reduce_l2(x, ax, kd):
+    return np.sqrt(np.sum(x * x, axis=ax, keepdims=kd))
+
+
+@_reduction
+def _reduce_sum_square(x, ax, kd):
+    return np.sum(x * x, axis=ax, keepdims=kd)
+
+
+@_reduction
+def _reduce_log_sum(x, ax, kd):
+    with _quiet:
+        return np.log(np.sum(x, axis=ax, keepdims=kd))
+
+
+@_reduction
+def _reduce_log_sum_exp(x, ax, kd):
+    with _quiet:
+        m = np.max(x, axis=ax, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)
+        y = np.log(np.sum(np.exp(x - m), axis=ax, keepdims=True)) + m
+    return y if kd else np.squeeze(y, axis=ax)
+
+
+reduce_sum = _reduce_sum
+reduce_mean = _reduce_mean
+reduce_max = _reduce_max
+reduce_min = _reduce_min
+reduce_prod = _reduce_prod
+reduce_l1 = _reduce_l1
+reduce_l2 = _reduce_l2
+reduce_sum_square = _reduce_sum_square
+reduce_log_sum = _reduce_log_sum
+reduce_log_sum_exp = _reduce_log_sum_exp
+
+
+def _arg(fn, x, axis, keepdims, select_last_index):
+    axis = _norm_axis(axis, x.ndim)
+    if select_last_index:
+        i = x.shape[axis] - 1 - fn(np.flip(x, axis=axis), axis=axis)
+    else:
+        i = fn(x, axis=axis)
+    i = np.asarray(i, dtype=np.int64)
+    return np.expand_dims(i, axis) if keepdims else i
+
+
+def arg_max(x, *, axis=0, keepdims=1, select_last_index=0):
+    return _arg(np.argmax, x, axis, keepdims, select_last_index)
+
+
+def arg_min(x, *, axis=0, keepdims=1, select_last_index=0):
+    return _arg(np.argmin, x, axis, keepdims, select_last_index)
+
+
+# ---------------------------------------------------------------------------
+# Data movement
+# ---------------------------------------------------------------------------
+
+
+def concat(*xs, axis):
+    return np.concatenate(xs, axis=axis)
+
+
+def split(x, split=None, *, axis=0, num_outputs=None):
+    axis = _norm_axis(axis, x.ndim)
+    dim = x.shape[axis]
+    if split is not None and np.size(split):
+        sizes = _ints(split)
+    elif num_outputs:
+        # ONNX 18: chunks of ceil(dim / n); the last one takes the remainder.
+        chunk = -(-dim // num_outputs)
+        sizes = [chunk] * (num_outputs - 1) + [dim - chunk * (num_outputs - 1)]
+    else:
+        raise ValueError("split needs a 'split' operand or num_outputs")
+    if _builtin_sum(sizes) != dim or any(s < 0 for s in sizes):
+        raise ValueError(f"split sizes {sizes} do not cover dimension {dim}")
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
+
+
+def _builtin_sum(v):
+    t = 0
+    for e in v:
+        t += e
+    return t
+
+
+def slice(data, starts, ends, axes=None, steps=None):  # noqa: A001 - op name
+    starts, ends = _ints(starts), _ints(ends)
+    axes = _norm_axes(_ints(axes), data.ndim) if axes is not None else tuple(_range(len(starts)))
+    steps = _ints(steps) if steps is not None else [1] * len(starts)
+    idx = [_slice(None)] * data.ndim
+    for ax, s, e, st in zip(axes, starts, ends, steps):
+        dim = data.shape[ax]
+        if st == 0:
+            raise ValueError("slice step cannot be 0")
+        s = s + dim if s < 0 else s
+        e = e + dim if e < 0 else e
+        # Clamp like ONNX; INT64_MIN/MAX sentinels fall out of the clamping.
+        if st > 0:
+            s, e = _min(_max(s, 0), dim), _min(_max(e, 0), dim)
+        else:
+            s, e = _min(_max(s, 0), dim - 1), _min(_max(e, -1), dim - 1)
+        idx[ax] = _slice(s, None if e < 0 else e, st)
+    return data[tuple(idx)]
+
+
+def gather(data, indices, *, axis=0):
+    return np.take(data, indices, axis=_norm_axis(axis, data.ndim))
+
+
+def gather_elements(data, indices, *, axis=0):
+    axis = _norm_axis(axis, data.ndim)
+    indices = np.where(indices < 0, indices + data.shape[axis], indices)
+    return np.take_along_axis(data, indices, axis=axis)
+
+
+def reshape(data, shape, *, allowzero=0):
+    shape = _ints(shape)
+    if not allowzero:
+        shape = [data.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    return data.reshape(shape)
+
+
+def flatten(x, *, axis=1):
+    axis = axis + x.ndim if axis < 0 else axis
+    return x.reshape(math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
+
+
+def squeeze(x, *, axes=None):
+    if axes is None or len(axes) == 0:
+        return np.squeeze(x)
+    return np.squeeze(x, axis=_norm_axes(axes, x.ndim))
+
+
+def unsqueeze(x, *, axes):
+    return np.expand_dims(x, _norm_axes(axes, x.ndim + len(axes)))
+
+
+def transpose(x, *, perm=None):
+    return np.transpose(x, None if perm is None else _ints(perm))
+
+
+def expand(x, shape):
+    out = np.broadcast_shapes(x.shape, tuple(_ints(shape)))
+    return np.broadcast_to(x, out).copy()
+
+
+def tile(x, repeats):
+    return np.tile(x, tuple(_ints(repeats)))
+
+
+def pad(x, pads, constant_value=None, axes=None, *, mode="constant"):
+    pads = _ints(pads)
+    axes = _norm_axes(_ints(axes), x.ndim) if axes is not None else tuple(_range(x.ndim))
+    k = len(axes)
+    if len(pads) != 2 * k:
+        raise ValueError("pads must have 2 entries per padded axis")
+    width = [[0, 0] for _ in _range(x.ndim)]
+    for j, ax in enumerate(axes):
+        width[ax] = [pads[j], pads[j + k]]
+    # Negative pads crop.
+    crop = tuple(_slice(-_min(b, 0), x.shape[i] + _min(e, 0)) for i, (b, e) in enumerate(width))
+    x = x[crop]
+    width = [(_max(b, 0), _max(e, 0)) for b, e in width]
+    if mode == "constant":
+        cv = 0 if constant_value is None or not np.size(constant_value) else _scalar(constant_value)
+        return np.pad(x, width, mode="constant", constant_values=cv)
+    if mode in ("reflect", "edge", "wrap"):
+        return np.pad(x, width, mode=mode)
+    raise ValueError(f"unsupported pad mode {mode!r}")
+
+
+def shape(x, *, start=0, end=None):
+    return np.array(x.shape[start:end], dtype=np.int64)
+
+
+def size(x):
+    return np.array(x.size, dtype=np.int64)
+
+
+def constant_of_shape(shape, *, value=None):
+    dims = tuple(_ints(shape))
+    if value is None:
+        return np.zeros(dims, dtype=np.float32)
+    value = np.asarray(value)
+    return np.full(dims, value.reshape(-1)[0], dtype=value.dtype)
+
+
+def range(start, limit, delta):  # noqa: A001 - op name
+    start, limit, delta = _scalar(start), _scalar(limit), _scalar(delta)
+    dtype = start.dtype
+    if np.issubdtype(dtype, np.integer):
+        s, l, d = int(start), int(limit), int(delta)
+        n = _max(-(-(l - s) // d), 0)
+    else:
+        n = _max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
+    return (start + np.arange(n, dtype=dtype) * delta).astype(dtype, copy=False)
+
+
+def depth_to_space(x, *, blocksize, mode="DCR"):
+    n, c, h, w = x.shape
+    b = blocksize
+    if mode == "DCR":
+        t = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    else:
+        t = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return t.reshape(n, c // (b * b), h * b, w * b)
+
+
+def space_to_depth(x, *, blocksize):
+    n, c, h, w = x.shape
+    b = blocksize
+    t = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+    return t.reshape(n, c * b * b, h // b, w // b)
+
+
+def dropout(x, ratio=None, training_mode=None, *, seed=None):
+    return x
+
+
+# ---------------------------------------------------------------------------
+# Registry
+# ---------------------------------------------------------------------------
+
+KERNELS: dict[str, Callable] = {
+    f.__name__: f
+    for f in (
+        # unary
+        relu, sigmoid, tanh, erf, exp, log, sqrt, reciprocal, neg, abs,
+        logical_not, sign, floor, ceil, round, sin, cos, softplus, softsign,
+        identity, leaky_relu, elu, selu, hard_sigmoid, hard_swish, gelu,
+        shrink, celu, mish, thresholded_relu,
+        # binary
+        add, sub, mul, div, pow, mod, equal, less, greater, less_or_equal,
+        greater_or_equal, logical_and, logical_or, logical_xor, prelu,
+        # variadic / selection / cast
+        sum, mean, max, min, where, clip, cast,
+        # convolution, pooling, normalisation
+        conv, conv_transpose, max_pool, avg_pool, global_avg_pool,
+        global_max_pool, batch_norm, instance_norm, layer_norm, lrn, softmax,
+        log_softmax,
+        # matrix products
+        matmul, gemm,
+        # reductions
+        reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod,
+        reduce_l1, reduce_l2, reduce_sum_square, reduce_log_sum,
+        reduce_log_sum_exp, arg_max, arg_min,
+        # data movement
+        concat, split, slice, gather, gather_elements, reshape, flatten,
+        squeeze, unsqueeze, transpose, expand, tile, pad, shape, size,
+        constant_of_shape, range, depth_to_space, space_to_depth, dropout,
+    )
+}
