@@ -1,0 +1,13 @@
+"""The errors geir reports to users: one clear message, never a traceback."""
+
+
+class GeirError(Exception):
+    """Base of every error a geir tool turns into `tool: error: message`, exit 1."""
+
+
+class OnnxImportError(GeirError):
+    """The ONNX model cannot be imported (unsupported op, bad file, shape mismatch)."""
+
+
+class InterpreterError(GeirError):
+    """A program cannot be executed (missing input, wrong input shape, no data)."""
