@@ -1,0 +1,647 @@
+"""Import an ONNX model into the graph dialect.
+
+The model becomes one `func.func @main` whose arguments are the graph inputs
+and whose results are the graph outputs (each named by an `onnx.name` argument
+or result attribute). Initializers become `graph.constant`s holding the
+tensor's bytes, every op is located at its node name, and result types come
+from the dialect's own shape inference, checked against onnx's.
+
+Opsets 7 to 21 are supported: attributes that later opsets turned into inputs
+(Slice starts, Pad pads, Clip bounds, Split sizes, reduction and squeeze axes)
+are normalised here to the newest form, so the dialect sees one semantics.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from geir.dialects import graph as g
+from geir.dialects.types import UnsupportedTypeError, tensor, to_element_type
+from geir.errors import OnnxImportError
+from geir.ir.locations import name_loc
+
+MIN_OPSET, MAX_OPSET = 7, 21
+NAME_ATTR = "onnx.name"
+
+
+# ---------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------
+
+
+def load_model(model: onnx.ModelProto | str | Path | bytes) -> onnx.ModelProto:
+    """An onnx.ModelProto from a proto, a path (external data beside it) or bytes."""
+    if isinstance(model, onnx.ModelProto):
+        return model
+    try:
+        if isinstance(model, bytes):
+            return onnx.load_model_from_string(model)
+        path = Path(model)
+        if not path.is_file():
+            raise OnnxImportError(f"no such file: {path}")
+        proto = onnx.load(str(path), load_external_data=False)
+        if not proto.graph.node and not proto.graph.output:
+            raise OnnxImportError(f"{path} is not an ONNX model (no graph)")
+        onnx.external_data_helper.load_external_data_for_model(proto, str(path.parent))
+        return proto
+    except OnnxImportError:
+        raise
+    except Exception as e:  # protobuf's DecodeError and friends
+        raise OnnxImportError(f"{model} is not a valid ONNX model: {e}") from None
+
+
+def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: bool = True) -> ModuleOp:
+    """Import an ONNX model into a module holding `func.func @main`."""
+    proto = load_model(model)
+    opset = _default_opset(proto)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
+    except Exception as e:
+        raise OnnxImportError(f"onnx shape inference failed: {e}") from None
+    _check_supported(proto.graph, opset)
+    importer = _Importer(opset, _value_types(inferred.graph), check_shapes)
+    return importer.run(proto.graph)
+
+
+def _default_opset(proto: onnx.ModelProto) -> int:
+    for imp in proto.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            if not MIN_OPSET <= imp.version <= MAX_OPSET:
+                raise OnnxImportError(
+                    f"opset {imp.version} is not supported (geir imports opsets {MIN_OPSET} to {MAX_OPSET})"
+                )
+            return imp.version
+    raise OnnxImportError("the model imports no default-domain opset")
+
+
+def _check_supported(graph: onnx.GraphProto, opset: int) -> None:
+    bad = [
+        f"node '{n.name or n.output[0]}' ({n.op_type}, opset {opset}{', domain ' + n.domain if n.domain else ''})"
+        for n in graph.node
+        if n.op_type not in CONVERTERS or n.domain not in ("", "ai.onnx")
+    ]
+    if bad:
+        more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+        raise OnnxImportError(f"unsupported ONNX operator: {'; '.join(bad[:3])}{more}")
+
+
+def _value_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
+    types = {}
+    for vi in [*graph.input, *graph.value_info, *graph.output]:
+        if vi.type.HasField("tensor_type"):
+            types[vi.name] = vi.type
+    return types
+
+
+def onnx_tensor_type(tp: onnx.TypeProto, what: str) -> TensorType:
+    tt = tp.tensor_type
+    dims = []
+    for d in tt.shape.dim:
+        if not d.HasField("dim_value"):
+            sym = d.dim_param or "?"
+            raise OnnxImportError(f"{what} has a dynamic dimension '{sym}'; geir needs static shapes")
+        dims.append(d.dim_value)
+    return tensor(dims, _element_type(tt.elem_type, what))
+
+
+def _element_type(elem_type: int, what: str):
+    try:
+        return to_element_type(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
+    except (UnsupportedTypeError, KeyError, TypeError):
+        name = onnx.TensorProto.DataType.Name(elem_type)
+        raise OnnxImportError(f"{what} has unsupported element type {name}") from None
+
+
+# ---------------------------------------------------------------------------
+# The importer
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Importer:
+    opset: int
+    onnx_types: dict[str, onnx.TypeProto]
+    check_shapes: bool
+    values: dict[str, SSAValue] = field(default_factory=dict)
+    block: Block | None = None
+    node: onnx.NodeProto | None = None
+    used: set[str] = field(default_factory=set)  # names some node or the graph reads
+
+    def run(self, graph: onnx.GraphProto) -> ModuleOp:
+        inits = {t.name: t for t in graph.initializer}
+        self.used = {n for node in graph.node for n in node.input} | {o.name for o in graph.output}
+        inputs = [i for i in graph.input if i.name not in inits]
+        arg_types = [onnx_tensor_type(i.type, f"graph input '{i.name}'") for i in inputs]
+        self.block = Block(arg_types=arg_types)
+        for i, arg in zip(inputs, self.block.args):
+            arg.name_hint = _hint(i.name)
+            self.values[i.name] = arg
+        for name, t in inits.items():
+            self.values[name] = self.constant(_tensor_array(t), name, loc=name)
+        for node in graph.node:
+            self.node = node
+            self.convert(node)
+        outs = []
+        for o in graph.output:
+            if o.name not in self.values:
+                raise OnnxImportError(f"graph output '{o.name}' is not produced by any node")
+            outs.append(self.values[o.name])
+        self.block.add_op(func.ReturnOp(*outs))
+        fn = func.FuncOp(
+            "main",
+            ([a.type for a in self.block.args], [v.type for v in outs]),
+            Region(self.block),
+            arg_attrs=_name_attrs(i.name for i in inputs),
+            res_attrs=_name_attrs(o.name for o in graph.output),
+        )
+        return ModuleOp([fn])
+
+    # -- helpers used by converters ----------------------------------------
+
+    @property
+    def where(self) -> str:
+        n = self.node
+        return f"node '{n.name or n.output[0]}' ({n.op_type}, opset {self.opset})"
+
+    def error(self, msg: str) -> OnnxImportError:
+        return OnnxImportError(f"{self.where}: {msg}")
+
+    def add(self, op: Operation, loc: str | None = None) -> Operation:
+        op.location = name_loc(loc if loc is not None else _node_name(self.node))
+        self.block.add_op(op)
+        return op
+
+    def constant(self, array: np.ndarray, hint: str | None = None, loc: str | None = None) -> SSAValue:
+        op = g.ConstantOp.from_array(np.asarray(array))
+        if hint:
+            op.output.name_hint = _hint(hint)
+        self.add(op, loc)
+        return op.output
+
+    def const_value(self, value: SSAValue | None) -> np.ndarray | None:
+        return None if value is None else g.constant_value_of(value)
+
+    def require_const(self, value: SSAValue | None, what: str) -> np.ndarray:
+        c = self.const_value(value)
+        if c is None:
+            raise self.error(f"{what} must be a constant")
+        return c
+
+    def build(self, cls: type[g.GraphOp], inputs: list[SSAValue], n_results: int = 1, **attrs: Any) -> list[SSAValue]:
+        """Create an op; result types from the dialect, checked against onnx's."""
+        node = self.node
+        names = list(node.output[:n_results]) if node is not None else []
+        onnx_types = [self._onnx_type(n) for n in names]
+        try:
+            props = cls.attrs_to_props(attrs)
+            py = cls.props_to_py(props)
+            types = cls.infer([v.type for v in inputs], py, [g.constant_value_of(v) for v in inputs])
+        except (g.ShapeError, ValueError) as e:
+            raise self.error(str(e)) from None
+        if types is None:
+            if any(t is None for t in onnx_types) or len(onnx_types) != n_results:
+                raise self.error("the result shape depends on values geir cannot fold; no static shape")
+            types = onnx_types
+        elif self.check_shapes:
+            for name, mine, theirs in zip(names, types, onnx_types):
+                if theirs is not None and theirs != mine:
+                    raise self.error(f"output '{name}': geir infers {mine}, onnx infers {theirs}")
+        op = cls.create(operands=inputs, result_types=list(types), properties=props)
+        self.add(op)
+        return list(op.results)
+
+    def _onnx_type(self, name: str) -> TensorType | None:
+        tp = self.onnx_types.get(name)
+        if tp is None:
+            return None
+        try:
+            return onnx_tensor_type(tp, f"value '{name}'")
+        except OnnxImportError:
+            return None
+
+    def convert(self, node: onnx.NodeProto) -> None:
+        inputs = [self.values[n] if n else None for n in node.input]
+        for n, v in zip(node.input, inputs):
+            if n and v is None:
+                raise self.error(f"input '{n}' is not defined")
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        results = CONVERTERS[node.op_type](self, inputs, attrs)
+        for name, value in zip(node.output, results):
+            if name:
+                if value.name_hint is None:
+                    value.name_hint = _hint(name)
+                self.values[name] = value
+        used_extra = [n for n in node.output[len(results) :] if n in self.used]
+        if used_extra:
+            raise self.error(f"optional output(s) {used_extra} are not supported")
+
+
+def _tensor_array(t: onnx.TensorProto) -> np.ndarray:
+    try:
+        return numpy_helper.to_array(t)
+    except Exception as e:
+        raise OnnxImportError(f"initializer '{t.name}' cannot be read: {e}") from None
+
+
+def _node_name(node: onnx.NodeProto | None) -> str:
+    if node is None:
+        return "?"
+    return node.name or f"{node.op_type}:{node.output[0]}"
+
+
+_HINT_BAD = re.compile(r"[^A-Za-z0-9_$.-]")
+
+
+def _hint(name: str) -> str | None:
+    h = _HINT_BAD.sub("_", name)
+    if not h or h[0].isdigit():
+        h = "v" + h
+    return h
+
+
+def _name_attrs(names) -> ArrayAttr[DictionaryAttr]:
+    return ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
+
+
+# ---------------------------------------------------------------------------
+# Converters: one per ONNX op type.
+# ---------------------------------------------------------------------------
+
+Converter = Callable[[_Importer, list, dict], list[SSAValue]]
+CONVERTERS: dict[str, Converter] = {}
+
+
+def converts(*op_types: str):
+    def register(fn: Converter) -> Converter:
+        for t in op_types:
+            CONVERTERS[t] = fn
+        return fn
+
+    return register
+
+
+def _simple(op_type: str, cls: type[g.GraphOp], attr_map: dict[str, str] | None = None, max_inputs: int | None = None):
+    """An ONNX op that maps 1:1, attributes renamed by attr_map (ONNX -> graph)."""
+    attr_map = attr_map or {}
+
+    def convert(im: _Importer, ins, attrs):
+        kwargs = {}
+        for key, value in attrs.items():
+            if key not in attr_map:
+                raise im.error(f"attribute '{key}' is not supported")
+            if attr_map[key]:
+                kwargs[attr_map[key]] = _decode(value)
+        inputs = ins[:max_inputs] if max_inputs is not None else ins
+        _no_gaps(im, inputs)
+        return im.build(cls, inputs, **kwargs)
+
+    CONVERTERS[op_type] = convert
+
+
+def _decode(v):
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def _no_gaps(im: _Importer, inputs: list) -> None:
+    while inputs and inputs[-1] is None:
+        inputs.pop()
+    if any(v is None for v in inputs):
+        raise im.error("an optional input is missing in the middle; not supported for this op")
+
+
+for _t, _c in [
+    ("Relu", g.ReluOp), ("Sigmoid", g.SigmoidOp), ("Tanh", g.TanhOp), ("Erf", g.ErfOp), ("Exp", g.ExpOp),
+    ("Log", g.LogOp), ("Sqrt", g.SqrtOp), ("Reciprocal", g.ReciprocalOp), ("Neg", g.NegOp), ("Abs", g.AbsOp),
+    ("Sign", g.SignOp), ("Floor", g.FloorOp), ("Ceil", g.CeilOp), ("Round", g.RoundOp), ("Sin", g.SinOp),
+    ("Cos", g.CosOp), ("Softplus", g.SoftplusOp), ("Softsign", g.SoftsignOp), ("Identity", g.IdentityOp),
+    ("HardSwish", g.HardSwishOp), ("Mish", g.MishOp), ("Not", g.LogicalNotOp),
+    ("Add", g.AddOp), ("Sub", g.SubOp), ("Mul", g.MulOp), ("Div", g.DivOp), ("Pow", g.PowOp),
+    ("Equal", g.EqualOp), ("Less", g.LessOp), ("Greater", g.GreaterOp), ("LessOrEqual", g.LessOrEqualOp),
+    ("GreaterOrEqual", g.GreaterOrEqualOp), ("And", g.LogicalAndOp), ("Or", g.LogicalOrOp),
+    ("Xor", g.LogicalXorOp), ("PRelu", g.PReluOp), ("Where", g.WhereOp), ("MatMul", g.MatMulOp),
+    ("Sum", g.SumOp), ("Mean", g.MeanOp), ("Max", g.MaxOp), ("Min", g.MinOp), ("Size", g.SizeOp),
+    ("GlobalAveragePool", g.GlobalAvgPoolOp), ("GlobalMaxPool", g.GlobalMaxPoolOp), ("Range", g.RangeOp),
+    ("GatherElements", g.GatherElementsOp), ("Expand", g.ExpandOp), ("Tile", g.TileOp),
+]:
+    _simple(_t, _c)
+
+_simple("LeakyRelu", g.LeakyReluOp, {"alpha": "alpha"})
+_simple("Elu", g.EluOp, {"alpha": "alpha"})
+_simple("Celu", g.CeluOp, {"alpha": "alpha"})
+_simple("ThresholdedRelu", g.ThresholdedReluOp, {"alpha": "alpha"})
+_simple("Selu", g.SeluOp, {"alpha": "alpha", "gamma": "gamma"})
+_simple("HardSigmoid", g.HardSigmoidOp, {"alpha": "alpha", "beta": "beta"})
+_simple("Gelu", g.GeluOp, {"approximate": "approximate"})
+_simple("Shrink", g.ShrinkOp, {"bias": "bias", "lambd": "lambd"})
+_simple("Mod", g.ModOp, {"fmod": "fmod"})
+_simple("LRN", g.LrnOp, {"size": "size", "alpha": "alpha", "beta": "beta", "bias": "bias"})
+_simple("InstanceNormalization", g.InstanceNormOp, {"epsilon": "epsilon"})
+_simple("Gather", g.GatherOp, {"axis": "axis"})
+_simple("Transpose", g.TransposeOp, {"perm": "perm"})
+_simple("Concat", g.ConcatOp, {"axis": "axis"})
+_simple("Flatten", g.FlattenOp, {"axis": "axis"})
+_simple("DepthToSpace", g.DepthToSpaceOp, {"blocksize": "blocksize", "mode": "mode"})
+_simple("SpaceToDepth", g.SpaceToDepthOp, {"blocksize": "blocksize"})
+_simple("Shape", g.ShapeOp, {"start": "start", "end": "end"})
+_simple("ArgMax", g.ArgMaxOp, {"axis": "axis", "keepdims": "keepdims", "select_last_index": "select_last_index"})
+_simple("ArgMin", g.ArgMinOp, {"axis": "axis", "keepdims": "keepdims", "select_last_index": "select_last_index"})
+_simple("Gemm", g.GemmOp, {"alpha": "alpha", "beta": "beta", "transA": "trans_a", "transB": "trans_b", "broadcast": None})
+
+
+@converts("Constant")
+def _constant(im: _Importer, ins, attrs):
+    if len(attrs) != 1:
+        raise im.error("expects exactly one value attribute")
+    (key, v), = attrs.items()
+    if key == "value":
+        array = numpy_helper.to_array(v)
+    elif key == "value_float":
+        array = np.array(v, np.float32)
+    elif key == "value_floats":
+        array = np.array(v, np.float32)
+    elif key == "value_int":
+        array = np.array(v, np.int64)
+    elif key == "value_ints":
+        array = np.array(v, np.int64)
+    else:
+        raise im.error(f"constant attribute '{key}' is not supported")
+    return [im.constant(array)]
+
+
+@converts("ConstantOfShape")
+def _constant_of_shape(im: _Importer, ins, attrs):
+    value = numpy_helper.to_array(attrs["value"]).reshape(1) if "value" in attrs else np.zeros(1, np.float32)
+    return im.build(g.ConstantOfShapeOp, ins, value=value)
+
+
+@converts("Cast")
+def _cast(im: _Importer, ins, attrs):
+    to = _element_type(attrs["to"], im.where)
+    return im.build(g.CastOp, ins, to=to)
+
+
+@converts("Dropout")
+def _dropout(im: _Importer, ins, attrs):
+    # Inference: the identity; the mask output is rejected by convert().
+    return im.build(g.DropoutOp, [ins[0]])
+
+
+@converts("Clip")
+def _clip(im: _Importer, ins, attrs):
+    x = ins[0]
+    lo, hi = (ins + [None, None])[1:3]
+    if im.opset < 11:
+        dt = np.float32
+        lo = im.constant(np.array(attrs.get("min", -np.inf), dt)) if "min" in attrs else None
+        hi = im.constant(np.array(attrs.get("max", np.inf), dt)) if "max" in attrs else None
+    if lo is None and hi is not None:
+        lo = im.constant(_extreme(x, low=True))
+    return im.build(g.ClipOp, [v for v in (x, lo, hi) if v is not None])
+
+
+def _extreme(x: SSAValue, low: bool) -> np.ndarray:
+    from geir.dialects.types import to_dtype
+
+    dt = to_dtype(x.type.element_type)
+    if np.issubdtype(dt, np.floating):
+        return np.array(-np.inf if low else np.inf, dt)
+    info = np.iinfo(dt)
+    return np.array(info.min if low else info.max, dt)
+
+
+def _spatial_attrs(im: _Importer, attrs, x: SSAValue, kernel: tuple[int, ...], transposed=False) -> dict:
+    """strides/dilations/pads with auto_pad resolved to explicit pads."""
+    n = len(kernel)
+    strides = tuple(attrs.get("strides", [1] * n))
+    dilations = tuple(attrs.get("dilations", [1] * n))
+    pads = tuple(attrs.get("pads", [0] * (2 * n)))
+    auto = _decode(attrs.get("auto_pad", "NOTSET"))
+    if auto in ("SAME_UPPER", "SAME_LOWER") and not transposed:
+        spatial = x.type.get_shape()[2:]
+        begin, end = [], []
+        for size, k, s, d in zip(spatial, kernel, strides, dilations):
+            out = -(-size // s)
+            total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+            small, big = total // 2, total - total // 2
+            begin.append(small if auto == "SAME_UPPER" else big)
+            end.append(big if auto == "SAME_UPPER" else small)
+        pads = (*begin, *end)
+    elif auto == "VALID":
+        pads = (0,) * (2 * n)
+    elif auto not in ("NOTSET", "SAME_UPPER", "SAME_LOWER"):
+        raise im.error(f"auto_pad '{auto}' is not supported")
+    return {"strides": strides, "dilations": dilations, "pads": pads}
+
+
+@converts("Conv")
+def _conv(im: _Importer, ins, attrs):
+    _no_gaps(im, ins)
+    kernel = tuple(ins[1].type.get_shape()[2:])
+    if "kernel_shape" in attrs and tuple(attrs["kernel_shape"]) != kernel:
+        raise im.error(f"kernel_shape {attrs['kernel_shape']} differs from the weight's {list(kernel)}")
+    return im.build(g.ConvOp, ins, group=attrs.get("group", 1), **_spatial_attrs(im, attrs, ins[0], kernel))
+
+
+@converts("ConvTranspose")
+def _conv_transpose(im: _Importer, ins, attrs):
+    _no_gaps(im, ins)
+    x, w = ins[0], ins[1]
+    kernel = tuple(w.type.get_shape()[2:])
+    n = len(kernel)
+    sp = _spatial_attrs(im, attrs, x, kernel, transposed=True)
+    out_pad = tuple(attrs.get("output_padding", [0] * n))
+    auto = _decode(attrs.get("auto_pad", "NOTSET"))
+    if "output_shape" in attrs or auto in ("SAME_UPPER", "SAME_LOWER"):
+        in_sp = x.type.get_shape()[2:]
+        target = list(attrs["output_shape"])[-n:] if "output_shape" in attrs else [s * st for s, st in zip(in_sp, sp["strides"])]
+        begin, end = [], []
+        for i in range(n):
+            total = sp["strides"][i] * (in_sp[i] - 1) + out_pad[i] + (kernel[i] - 1) * sp["dilations"][i] + 1 - target[i]
+            if total < 0:
+                raise im.error(f"output_shape {target} is larger than the convolution can produce")
+            small, big = total // 2, total - total // 2
+            lower = auto == "SAME_LOWER"
+            begin.append(big if lower else small)
+            end.append(small if lower else big)
+        sp["pads"] = (*begin, *end)
+    return im.build(g.ConvTransposeOp, ins, group=attrs.get("group", 1), output_padding=out_pad, **sp)
+
+
+def _pool(cls):
+    def convert(im: _Importer, ins, attrs):
+        kernel = tuple(attrs["kernel_shape"])
+        extra = {"ceil_mode": attrs.get("ceil_mode", 0)}
+        if cls is g.AvgPoolOp:
+            extra["count_include_pad"] = attrs.get("count_include_pad", 0)
+        if attrs.get("storage_order", 0):
+            raise im.error("storage_order 1 is not supported")
+        return im.build(cls, [ins[0]], kernel_shape=kernel, **_spatial_attrs(im, attrs, ins[0], kernel), **extra)
+
+    return convert
+
+
+CONVERTERS["MaxPool"] = _pool(g.MaxPoolOp)
+CONVERTERS["AveragePool"] = _pool(g.AvgPoolOp)
+
+
+@converts("BatchNormalization")
+def _batch_norm(im: _Importer, ins, attrs):
+    if attrs.get("training_mode", 0):
+        raise im.error("training_mode is not supported")
+    return im.build(g.BatchNormOp, ins[:5], epsilon=attrs.get("epsilon", 1e-5))
+
+
+@converts("LayerNormalization")
+def _layer_norm(im: _Importer, ins, attrs):
+    if attrs.get("stash_type", 1) != 1:
+        raise im.error("stash_type other than float32 is not supported")
+    inputs = [v for v in ins if v is not None]
+    return im.build(g.LayerNormOp, inputs, axis=attrs.get("axis", -1), epsilon=attrs.get("epsilon", 1e-5))
+
+
+def _softmax(cls):
+    def convert(im: _Importer, ins, attrs):
+        x = ins[0]
+        shape = x.type.get_shape()
+        rank = len(shape)
+        if im.opset >= 13:
+            return im.build(cls, [x], axis=attrs.get("axis", -1))
+        # Before opset 13 the input is coerced to 2-D at `axis` (default 1).
+        axis = attrs.get("axis", 1) % max(rank, 1)
+        if axis == rank - 1:
+            return im.build(cls, [x], axis=-1)
+        flat = (math.prod(shape[:axis]), math.prod(shape[axis:]))
+        two_d = _reshape(im, x, flat)
+        y = cls.build_op([two_d], axis=1)
+        im.add(y)
+        return [_reshape(im, y.results[0], shape)]
+
+    return convert
+
+
+def _reshape(im: _Importer, x: SSAValue, shape) -> SSAValue:
+    target = im.constant(np.array(shape, np.int64))
+    op = g.ReshapeOp.build_op([x, target])
+    im.add(op)
+    return op.output
+
+
+CONVERTERS["Softmax"] = _softmax(g.SoftmaxOp)
+CONVERTERS["LogSoftmax"] = _softmax(g.LogSoftmaxOp)
+
+
+_REDUCTIONS = {
+    "ReduceSum": g.ReduceSumOp, "ReduceMean": g.ReduceMeanOp, "ReduceMax": g.ReduceMaxOp,
+    "ReduceMin": g.ReduceMinOp, "ReduceProd": g.ReduceProdOp, "ReduceL1": g.ReduceL1Op,
+    "ReduceL2": g.ReduceL2Op, "ReduceSumSquare": g.ReduceSumSquareOp, "ReduceLogSum": g.ReduceLogSumOp,
+    "ReduceLogSumExp": g.ReduceLogSumExpOp,
+}
+
+
+def _reduction(cls):
+    def convert(im: _Importer, ins, attrs):
+        axes = attrs.get("axes")
+        if len(ins) > 1 and ins[1] is not None:
+            axes = [int(a) for a in im.require_const(ins[1], "axes")]
+        noop = attrs.get("noop_with_empty_axes", 0)
+        return im.build(cls, [ins[0]], axes=tuple(axes) if axes else None, keepdims=attrs.get("keepdims", 1),
+                        noop_with_empty_axes=noop)
+
+    return convert
+
+
+for _t, _c in _REDUCTIONS.items():
+    CONVERTERS[_t] = _reduction(_c)
+
+
+def _axes(im: _Importer, ins, attrs) -> tuple[int, ...] | None:
+    if len(ins) > 1 and ins[1] is not None:
+        return tuple(int(a) for a in im.require_const(ins[1], "axes"))
+    return tuple(attrs["axes"]) if "axes" in attrs else None
+
+
+@converts("Squeeze")
+def _squeeze(im: _Importer, ins, attrs):
+    return im.build(g.SqueezeOp, [ins[0]], axes=_axes(im, ins, attrs))
+
+
+@converts("Unsqueeze")
+def _unsqueeze(im: _Importer, ins, attrs):
+    axes = _axes(im, ins, attrs)
+    if axes is None:
+        raise im.error("axes are required")
+    return im.build(g.UnsqueezeOp, [ins[0]], axes=axes)
+
+
+@converts("Reshape")
+def _reshape_op(im: _Importer, ins, attrs):
+    return im.build(g.ReshapeOp, ins[:2], allowzero=attrs.get("allowzero", 0))
+
+
+@converts("Split")
+def _split(im: _Importer, ins, attrs):
+    x = ins[0]
+    n = len(im.node.output)
+    axis = attrs.get("axis", 0)
+    dim = x.type.get_shape()[axis]
+    if len(ins) > 1 and ins[1] is not None:
+        sizes = im.require_const(ins[1], "split")
+    elif "split" in attrs:
+        sizes = np.array(attrs["split"], np.int64)
+    else:
+        parts = attrs.get("num_outputs", n)
+        chunk = -(-dim // parts)
+        sizes = np.array([min(chunk, dim - i * chunk) for i in range(parts)], np.int64)
+    split = im.constant(np.asarray(sizes, np.int64))
+    return im.build(g.SplitOp, [x, split], n_results=len(sizes), axis=axis)
+
+
+@converts("Slice")
+def _slice(im: _Importer, ins, attrs):
+    if im.opset < 10:
+        starts, ends = attrs["starts"], attrs["ends"]
+        axes = attrs.get("axes", list(range(len(starts))))
+        ins = [ins[0], *(im.constant(np.array(v, np.int64)) for v in (starts, ends, axes))]
+    else:
+        ins = list(ins)
+        if len(ins) > 4 and ins[4] is not None and ins[3] is None:
+            n = len(im.require_const(ins[1], "starts"))
+            ins[3] = im.constant(np.arange(n, dtype=np.int64))
+        _no_gaps(im, ins)
+    return im.build(g.SliceOp, ins)
+
+
+@converts("Pad")
+def _pad(im: _Importer, ins, attrs):
+    mode = _decode(attrs.get("mode", "constant"))
+    x = ins[0]
+    if im.opset < 11:
+        pads = im.constant(np.array(attrs["pads"], np.int64))
+        from geir.dialects.types import to_dtype
+
+        value = im.constant(np.array(attrs.get("value", 0.0), to_dtype(x.type.element_type)))
+        ins = [x, pads, value]
+    else:
+        ins = list(ins)
+        if len(ins) > 3 and ins[3] is not None and ins[2] is None:
+            from geir.dialects.types import to_dtype
+
+            ins[2] = im.constant(np.array(0, to_dtype(x.type.element_type)))
+        _no_gaps(im, ins)
+    return im.build(g.PadOp, ins, mode=mode)
+
+
+# Ops handled by name only, for clear errors on what is deliberately missing.
+UNSUPPORTED_HINT = {"Resize", "Upsample", "Loop", "If", "Scan", "NonZero", "TopK"}

@@ -1,0 +1,167 @@
+"""The reference interpreter: runs graph-dialect programs with numpy.
+
+Built on xDSL's interpreter framework: every graph op dispatches to its numpy
+kernel in `runtime.kernels` with the op's attributes as keyword arguments;
+func.func / func.return come from xDSL's own implementations. The values are
+numpy arrays, checked against the declared result types so that a kernel
+that disagrees with the dialect's shape inference is an error, not a wrong
+number further down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import Operation
+
+from geir.dialects import graph as g
+from geir.dialects.types import to_dtype
+from geir.errors import InterpreterError
+from geir.ir.locations import describe
+from geir.runtime.kernels import KERNELS
+
+NAME_ATTR = "onnx.name"
+
+
+def _kernel_impl(op_type: type[g.GraphOp]) -> Callable:
+    kernel = KERNELS[op_type.name.removeprefix("graph.")]
+
+    @impl(op_type)
+    def run(self, interpreter: Interpreter, op: g.GraphOp, args: tuple[Any, ...]):
+        kwargs = {k: v for k, v in op.attrs().items() if v is not None}
+        try:
+            out = kernel(*args, **kwargs)
+        except Exception as e:  # a numpy error inside a kernel
+            raise InterpreterError(f"{describe(op)} failed: {type(e).__name__}: {e}") from e
+        outs = out if isinstance(out, tuple) else (out,)
+        return tuple(_conform(op, i, o) for i, o in enumerate(outs))
+
+    return run
+
+
+def _conform(op: Operation, index: int, value: np.ndarray) -> np.ndarray:
+    t = op.results[index].type
+    assert isinstance(t, TensorType)
+    value = np.asarray(value)
+    shape = tuple(t.get_shape())
+    if value.shape != shape:
+        raise InterpreterError(
+            f"{describe(op)} produced shape {list(value.shape)} for result #{index}, type says {list(shape)}"
+        )
+    dtype = to_dtype(t.element_type)
+    return value if value.dtype == dtype else value.astype(dtype)
+
+
+def _build_graph_functions() -> type[InterpreterFunctions]:
+    body: dict[str, Any] = {}
+    for name, op_type in g.OPS.items():
+        if op_type is g.ConstantOp:
+            continue
+        body["run_" + name.removeprefix("graph.")] = _kernel_impl(op_type)
+
+    @impl(g.ConstantOp)
+    def run_constant(self, interpreter, op: g.ConstantOp, args):
+        try:
+            return (op.array(),)
+        except ValueError as e:
+            raise InterpreterError(f"{describe(op)}: {e}") from None
+
+    body["run_constant"] = run_constant
+    return register_impls(type("GraphFunctions", (InterpreterFunctions,), body))
+
+
+GraphFunctions = _build_graph_functions()
+
+
+def make_interpreter(module: ModuleOp, listeners: tuple = ()) -> Interpreter:
+    interpreter = Interpreter(module, listeners=listeners)
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(GraphFunctions())
+    return interpreter
+
+
+# ---------------------------------------------------------------------------
+# Named inputs and outputs
+# ---------------------------------------------------------------------------
+
+
+def main_function(module: ModuleOp) -> func.FuncOp:
+    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    for f in funcs:
+        if f.sym_name.data == "main":
+            return f
+    if len(funcs) == 1:
+        return funcs[0]
+    raise InterpreterError("the module has no func.func @main to run")
+
+
+def _names(attrs, count: int, prefix: str) -> list[str]:
+    names = []
+    for i in range(count):
+        name = None
+        if attrs is not None and i < len(attrs.data):
+            a = attrs.data[i].data.get(NAME_ATTR)
+            if isinstance(a, StringAttr):
+                name = a.data
+        names.append(name or f"{prefix}{i}")
+    return names
+
+
+def input_specs(module: ModuleOp) -> list[tuple[str, tuple[int, ...], np.dtype]]:
+    """(name, shape, dtype) of each graph input, in order."""
+    f = main_function(module)
+    types = f.function_type.inputs.data
+    names = _names(f.arg_attrs, len(types), "input")
+    return [(n, tuple(t.get_shape()), to_dtype(t.element_type)) for n, t in zip(names, types)]
+
+
+def output_names(module: ModuleOp) -> list[str]:
+    f = main_function(module)
+    return _names(f.res_attrs, len(f.function_type.outputs.data), "output")
+
+
+def random_inputs(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded random data for every input (floats ~N(0,1), ints small, bools fair)."""
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for name, shape, dtype in input_specs(module):
+        if np.issubdtype(dtype, np.floating):
+            feeds[name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype == np.bool_:
+            feeds[name] = rng.random(shape) < 0.5
+        else:
+            feeds[name] = rng.integers(0, 4, shape).astype(dtype)
+    return feeds
+
+
+def run_module(
+    module: ModuleOp, feeds: Mapping[str, np.ndarray], listeners: tuple = ()
+) -> dict[str, np.ndarray]:
+    """Run `main` on named inputs; returns the outputs by name."""
+    specs = input_specs(module)
+    missing = [n for n, _, _ in specs if n not in feeds]
+    if missing:
+        raise InterpreterError(f"missing input(s): {', '.join(missing)}")
+    unknown = set(feeds) - {n for n, _, _ in specs}
+    if unknown:
+        raise InterpreterError(f"unknown input(s): {', '.join(sorted(unknown))}; inputs are {[n for n, _, _ in specs]}")
+    args = []
+    for name, shape, dtype in specs:
+        value = np.asarray(feeds[name])
+        if value.shape != shape:
+            raise InterpreterError(f"input '{name}' has shape {list(value.shape)}, the model expects {list(shape)}")
+        if value.dtype != dtype:
+            if not np.can_cast(value.dtype, dtype, "same_kind"):
+                raise InterpreterError(f"input '{name}' has dtype {value.dtype}, the model expects {dtype}")
+            value = value.astype(dtype)
+        args.append(value)
+    f = main_function(module)
+    interpreter = make_interpreter(module, listeners)
+    results = interpreter.call_op(f.sym_name.data, tuple(args))
+    return dict(zip(output_names(module), (np.asarray(r) for r in results)))
