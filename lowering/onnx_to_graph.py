@@ -6,7 +6,9 @@ or result attribute). Initializers become `graph.constant`s holding the
 tensor's bytes, every op is located at its node name, and result types come
 from the dialect's own shape inference, checked against onnx's.
 
-Opsets 7 to 21 are supported: attributes that later opsets turned into inputs
+Opsets 6 to 21 are supported (6 for the PyTorch-converted test models; its
+legacy `broadcast`/`axis` binary-op attributes are rewritten to numpy
+broadcasting): attributes that later opsets turned into inputs
 (Slice starts, Pad pads, Clip bounds, Split sizes, reduction and squeeze axes)
 are normalised here to the newest form, so the dialect sees one semantics.
 """
@@ -32,7 +34,7 @@ from geir.dialects.types import UnsupportedTypeError, tensor, to_element_type
 from geir.errors import OnnxImportError
 from geir.ir.locations import name_loc
 
-MIN_OPSET, MAX_OPSET = 7, 21
+MIN_OPSET, MAX_OPSET = 6, 21
 NAME_ATTR = "onnx.name"
 
 
@@ -327,15 +329,38 @@ for _t, _c in [
     ("Sign", g.SignOp), ("Floor", g.FloorOp), ("Ceil", g.CeilOp), ("Round", g.RoundOp), ("Sin", g.SinOp),
     ("Cos", g.CosOp), ("Softplus", g.SoftplusOp), ("Softsign", g.SoftsignOp), ("Identity", g.IdentityOp),
     ("HardSwish", g.HardSwishOp), ("Mish", g.MishOp), ("Not", g.LogicalNotOp),
-    ("Add", g.AddOp), ("Sub", g.SubOp), ("Mul", g.MulOp), ("Div", g.DivOp), ("Pow", g.PowOp),
-    ("Equal", g.EqualOp), ("Less", g.LessOp), ("Greater", g.GreaterOp), ("LessOrEqual", g.LessOrEqualOp),
-    ("GreaterOrEqual", g.GreaterOrEqualOp), ("And", g.LogicalAndOp), ("Or", g.LogicalOrOp),
-    ("Xor", g.LogicalXorOp), ("PRelu", g.PReluOp), ("Where", g.WhereOp), ("MatMul", g.MatMulOp),
+    ("Where", g.WhereOp), ("MatMul", g.MatMulOp),
     ("Sum", g.SumOp), ("Mean", g.MeanOp), ("Max", g.MaxOp), ("Min", g.MinOp), ("Size", g.SizeOp),
     ("GlobalAveragePool", g.GlobalAvgPoolOp), ("GlobalMaxPool", g.GlobalMaxPoolOp), ("Range", g.RangeOp),
     ("GatherElements", g.GatherElementsOp), ("Expand", g.ExpandOp), ("Tile", g.TileOp),
 ]:
     _simple(_t, _c)
+
+def _binary(cls):
+    def convert(im: _Importer, ins, attrs):
+        lhs, rhs = ins
+        if attrs.get("broadcast", 0):
+            # Opset < 7: rhs is aligned with lhs starting at `axis` (default: trailing).
+            lr, rr = len(lhs.type.get_shape()), len(rhs.type.get_shape())
+            axis = attrs.get("axis", lr - rr) % max(lr, 1)
+            trailing = lr - axis - rr
+            if trailing > 0:
+                rhs = _reshape(im, rhs, (*rhs.type.get_shape(), *([1] * trailing)))
+        unknown = set(attrs) - {"broadcast", "axis"}
+        if unknown:
+            raise im.error(f"attribute(s) {sorted(unknown)} are not supported")
+        return im.build(cls, [lhs, rhs])
+
+    return convert
+
+
+for _t, _c in [
+    ("Add", g.AddOp), ("Sub", g.SubOp), ("Mul", g.MulOp), ("Div", g.DivOp), ("Pow", g.PowOp),
+    ("Equal", g.EqualOp), ("Less", g.LessOp), ("Greater", g.GreaterOp), ("LessOrEqual", g.LessOrEqualOp),
+    ("GreaterOrEqual", g.GreaterOrEqualOp), ("And", g.LogicalAndOp), ("Or", g.LogicalOrOp),
+    ("Xor", g.LogicalXorOp),
+]:
+    CONVERTERS[_t] = _binary(_c)
 
 _simple("LeakyRelu", g.LeakyReluOp, {"alpha": "alpha"})
 _simple("Elu", g.EluOp, {"alpha": "alpha"})
@@ -358,6 +383,16 @@ _simple("Shape", g.ShapeOp, {"start": "start", "end": "end"})
 _simple("ArgMax", g.ArgMaxOp, {"axis": "axis", "keepdims": "keepdims", "select_last_index": "select_last_index"})
 _simple("ArgMin", g.ArgMinOp, {"axis": "axis", "keepdims": "keepdims", "select_last_index": "select_last_index"})
 _simple("Gemm", g.GemmOp, {"alpha": "alpha", "beta": "beta", "transA": "trans_a", "transB": "trans_b", "broadcast": None})
+
+
+@converts("PRelu")
+def _prelu(im: _Importer, ins, attrs):
+    x, slope = ins
+    xs, ss = x.type.get_shape(), slope.type.get_shape()
+    if im.opset < 7 and len(ss) == 1 and len(xs) > 2 and ss[0] == xs[1] != xs[-1]:
+        # Opset 6 broadcasts a 1-D slope along the channel axis.
+        slope = _reshape(im, slope, (ss[0], *([1] * (len(xs) - 2))))
+    return im.build(g.PReluOp, [x, slope])
 
 
 @converts("Constant")
@@ -498,8 +533,10 @@ CONVERTERS["AveragePool"] = _pool(g.AvgPoolOp)
 
 @converts("BatchNormalization")
 def _batch_norm(im: _Importer, ins, attrs):
-    if attrs.get("training_mode", 0):
-        raise im.error("training_mode is not supported")
+    if attrs.get("training_mode", 0) or not attrs.get("is_test", 1):
+        raise im.error("training mode is not supported")
+    if not attrs.get("spatial", 1):
+        raise im.error("spatial=0 (per-activation statistics) is not supported")
     return im.build(g.BatchNormOp, ins[:5], epsilon=attrs.get("epsilon", 1e-5))
 
 
