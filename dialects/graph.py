@@ -41,8 +41,10 @@ from xdsl.ir import Attribute, Dialect, Operation, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
+    lazy_traits_def,
     opt_prop_def,
     prop_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -50,7 +52,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import ConstantLike, HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from geir.dialects.types import (
@@ -1503,6 +1505,121 @@ class ConstantOp(IRDLOperation):
         if parser.parse_optional_keyword("attributes"):
             attributes = parser.parse_optional_attr_dict()
         return cls.create(properties={"value": value}, result_types=[value.get_type()], attributes=attributes)
+
+
+# ---------------------------------------------------------------------------
+# Fusion: the unit that becomes one kernel.
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates a graph.fusion body with the fused kernel's results."""
+
+    name = "graph.yield"
+    values = var_operand_def(TensorType)
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(FusionOp), Pure()))
+
+    def __init__(self, *values: SSAValue | Operation):
+        super().__init__(operands=[list(values)])
+
+    def print(self, printer: Printer) -> None:
+        if self.values:
+            printer.print_string(" ")
+            printer.print_list(self.values, printer.print_operand)
+            printer.print_string(" : ")
+            printer.print_list([v.type for v in self.values], printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> YieldOp:
+        operands = parser.parse_optional_undelimited_comma_separated_list(
+            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand
+        ) or []
+        types = []
+        if operands:
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        return cls(*parser.resolve_operands(operands, types, parser.pos))
+
+
+FUSION_KINDS = ("cube", "vector", "cube+vector", "data")
+"""cube: only cube work (conv/matmul); vector: elementwise, reductions, pooling;
+cube+vector: a cube op with vector epilogue/prologue; data: pure data movement."""
+
+
+@irdl_op_definition
+class FusionOp(IRDLOperation):
+    """A group of graph ops that becomes one kernel.
+
+    Isolated from above: the body's block arguments are the explicit operands,
+    graph.yield gives the results. The location is a fused location listing
+    every original node.
+
+        %r = graph.fusion "cube+vector" (%x, %w) : (tensor<..>, tensor<..>) -> tensor<..> {
+        ^bb0(%a: tensor<..>, %b: tensor<..>):
+          %c = graph.conv %a, %b {...} : ...
+          %y = graph.relu %c : ...
+          graph.yield %y : tensor<..>
+        }
+    """
+
+    name = "graph.fusion"
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    kind = prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), Pure())
+
+    def yield_op(self) -> YieldOp:
+        last = self.body.block.last_op
+        assert isinstance(last, YieldOp)
+        return last
+
+    def inner_ops(self) -> list[Operation]:
+        return [op for op in self.body.block.ops if not isinstance(op, YieldOp)]
+
+    def verify_(self) -> None:
+        if self.kind.data not in FUSION_KINDS:
+            raise VerifyException(f"'graph.fusion' kind must be one of {', '.join(FUSION_KINDS)}, got '{self.kind.data}'")
+        block = self.body.block
+        if [a.type for a in block.args] != [v.type for v in self.inputs]:
+            raise VerifyException("'graph.fusion' block arguments must match its operand types")
+        last = block.last_op
+        if not isinstance(last, YieldOp):
+            raise VerifyException("'graph.fusion' body must end with graph.yield")
+        if [v.type for v in last.values] != [r.type for r in self.outputs]:
+            raise VerifyException("'graph.fusion' yielded types must match its result types")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f' "{self.kind.data}" ')
+        printer.print_operands(self.inputs)
+        extra = {k: v for k, v in self.properties.items() if k != "kind"}
+        if extra or self.attributes:
+            printer.print_op_attributes({**extra, **self.attributes}, print_keyword=True)
+        printer.print_string(" : ")
+        printer.print_function_type([v.type for v in self.inputs], [r.type for r in self.outputs])
+        printer.print_string(" ")
+        printer.print_region(self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FusionOp:
+        kind = parser.parse_str_literal()
+        pos = parser.pos
+        operands = parser.parse_op_args_list()
+        attributes = {}
+        if parser.parse_optional_keyword("attributes"):
+            attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ftype = parser.parse_function_type()
+        values = parser.resolve_operands(operands, ftype.inputs.data, pos)
+        body = parser.parse_region()
+        return cls.create(
+            operands=values,
+            result_types=list(ftype.outputs.data),
+            properties={"kind": StringAttr(kind)},
+            attributes=attributes,
+            regions=[body],
+        )
 
 
 # ---------------------------------------------------------------------------

@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
-from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    ReturnedValues,
+    impl,
+    impl_terminator,
+    register_impls,
+)
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Operation
 
@@ -61,7 +68,7 @@ def _conform(op: Operation, index: int, value: np.ndarray) -> np.ndarray:
 def _build_graph_functions() -> type[InterpreterFunctions]:
     body: dict[str, Any] = {}
     for name, op_type in g.OPS.items():
-        if op_type is g.ConstantOp:
+        if not issubclass(op_type, g.GraphOp):
             continue
         body["run_" + name.removeprefix("graph.")] = _kernel_impl(op_type)
 
@@ -73,6 +80,17 @@ def _build_graph_functions() -> type[InterpreterFunctions]:
             raise InterpreterError(f"{describe(op)}: {e}") from None
 
     body["run_constant"] = run_constant
+
+    @impl(g.FusionOp)
+    def run_fusion(self, interpreter, op: g.FusionOp, args):
+        return interpreter.run_ssacfg_region(op.body, args, "graph.fusion")
+
+    @impl_terminator(g.YieldOp)
+    def run_yield(self, interpreter, op: g.YieldOp, args):
+        return ReturnedValues(args), ()
+
+    body["run_fusion"] = run_fusion
+    body["run_yield"] = run_yield
     return register_impls(type("GraphFunctions", (InterpreterFunctions,), body))
 
 
