@@ -507,9 +507,10 @@ def _conv_transpose(im: _Importer, ins, attrs):
             if total < 0:
                 raise im.error(f"output_shape {target} is larger than the convolution can produce")
             small, big = total // 2, total - total // 2
-            lower = auto == "SAME_LOWER"
-            begin.append(big if lower else small)
-            end.append(small if lower else big)
+            # ONNX: SAME_UPPER puts the odd element at the end, otherwise at the start.
+            upper = auto == "SAME_UPPER"
+            begin.append(small if upper else big)
+            end.append(big if upper else small)
         sp["pads"] = (*begin, *end)
     return im.build(g.ConvTransposeOp, ins, group=attrs.get("group", 1), output_padding=out_pad, **sp)
 

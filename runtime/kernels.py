@@ -18,18 +18,28 @@ through the ``KERNELS`` registry at the end of the module.
 
 from __future__ import annotations
 
+import functools
 import math
 from functools import reduce as _reduce
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 # Several ops are named like Python builtins (sum, max, min, abs, round, pow,
 # range, slice); keep private handles on the builtins before they are shadowed.
-_range, _slice, _max, _min, _abs = range, slice, max, min, abs
+_range, _slice, _max, _min = range, slice, max, min
 
-_quiet = np.errstate(all="ignore")  # ONNX yields inf/nan silently, so do we
+
+def _quiet(fn):
+    """Silence NumPy floating-point warnings: ONNX yields inf/nan silently."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
 # ---------------------------------------------------------------------------
@@ -452,10 +462,11 @@ def conv_transpose(
     # (dilated) kernel footprint; output_padding extends the end.
     full = [s * (i - 1) + d * (k - 1) + 1 + op for i, s, d, k, op in zip(in_sp, st, dl, kernel, outpad)]
     if output_shape is not None:
-        # Pads derived from output_shape (onnxruntime puts the odd extra at the end).
+        # Pads derived from output_shape; the odd extra goes at the beginning
+        # (ONNX rule for auto_pad NOTSET, as onnxruntime does).
         target = _ints(output_shape)[-nd:]
         total = [_max(0, f - t) for f, t in zip(full, target)]
-        pb, pe = [t // 2 for t in total], [t - t // 2 for t in total]
+        pb, pe = [t - t // 2 for t in total], [t // 2 for t in total]
 
     # cols[n, o, k..., i...] = sum_c w[c, o, k...] * x[n, c, i...], per group.
     cg = c // group
@@ -643,90 +654,43 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=1.0, trans_a=0, trans_b=0):
 
 
 def _reduce_axes(x, axes, noop_with_empty_axes):
-    """None means all axes; () means all axes unless noop_with_empty_axes."""
+    """None or () means all axes, or no reduction at all (ONNX: the result is
+    the input) when noop_with_empty_axes is set."""
     if axes is None or len(axes) == 0:
-        return None if not noop_with_empty_axes or axes is None else ()
+        return () if noop_with_empty_axes else None
     return _norm_axes(axes, x.ndim)
 
 
-def _reduction(fn):
+def _reduction(name, fn):
     def kernel(x, *, axes=None, keepdims=1, noop_with_empty_axes=0):
         ax = _reduce_axes(x, axes, noop_with_empty_axes)
         if ax == ():
             return x
-        return np.asarray(fn(x, ax, bool(keepdims))).astype(x.dtype, copy=False)
+        with np.errstate(all="ignore"):
+            y = fn(x, ax, bool(keepdims))
+        return np.asarray(y).astype(x.dtype, copy=False)
 
-    kernel.__name__ = fn.__name__.lstrip("_")
-    kernel.__qualname__ = kernel.__name__
-    kernel.__doc__ = fn.__doc__
+    kernel.__name__ = kernel.__qualname__ = name
     return kernel
 
 
-@_reduction
-def _reduce_sum(x, ax, kd):
-    return np.sum(x, axis=ax, keepdims=kd)
-
-
-@_reduction
-def _reduce_mean(x, ax, kd):
-    return np.mean(x, axis=ax, keepdims=kd)
-
-
-@_reduction
-def _reduce_max(x, ax, kd):
-    return np.max(x, axis=ax, keepdims=kd)
-
-
-@_reduction
-def _reduce_min(x, ax, kd):
-    return np.min(x, axis=ax, keepdims=kd)
-
-
-@_reduction
-def _reduce_prod(x, ax, kd):
-    return np.prod(x, axis=ax, keepdims=kd)
-
-
-@_reduction
-def _reduce_l1(x, ax, kd):
-    return np.sum(np.abs(x), axis=ax, keepdims=kd)
-
-
-@_reduction
-def _reduce_l2(x, ax, kd):
-    return np.sqrt(np.sum(x * x, axis=ax, keepdims=kd))
-
-
-@_reduction
-def _reduce_sum_square(x, ax, kd):
-    return np.sum(x * x, axis=ax, keepdims=kd)
-
-
-@_reduction
-def _reduce_log_sum(x, ax, kd):
-    with _quiet:
-        return np.log(np.sum(x, axis=ax, keepdims=kd))
-
-
-@_reduction
-def _reduce_log_sum_exp(x, ax, kd):
-    with _quiet:
-        m = np.max(x, axis=ax, keepdims=True)
-        m = np.where(np.isfinite(m), m, 0)
-        y = np.log(np.sum(np.exp(x - m), axis=ax, keepdims=True)) + m
+def _log_sum_exp(x, ax, kd):
+    m = np.max(x, axis=ax, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)  # all -inf (or inf) slices: no shift
+    y = np.log(np.sum(np.exp(x - m), axis=ax, keepdims=True)) + m
     return y if kd else np.squeeze(y, axis=ax)
 
 
-reduce_sum = _reduce_sum
-reduce_mean = _reduce_mean
-reduce_max = _reduce_max
-reduce_min = _reduce_min
-reduce_prod = _reduce_prod
-reduce_l1 = _reduce_l1
-reduce_l2 = _reduce_l2
-reduce_sum_square = _reduce_sum_square
-reduce_log_sum = _reduce_log_sum
-reduce_log_sum_exp = _reduce_log_sum_exp
+reduce_sum = _reduction("reduce_sum", lambda x, ax, kd: np.sum(x, axis=ax, keepdims=kd))
+reduce_mean = _reduction("reduce_mean", lambda x, ax, kd: np.mean(x, axis=ax, keepdims=kd))
+reduce_max = _reduction("reduce_max", lambda x, ax, kd: np.max(x, axis=ax, keepdims=kd))
+reduce_min = _reduction("reduce_min", lambda x, ax, kd: np.min(x, axis=ax, keepdims=kd))
+reduce_prod = _reduction("reduce_prod", lambda x, ax, kd: np.prod(x, axis=ax, keepdims=kd))
+reduce_l1 = _reduction("reduce_l1", lambda x, ax, kd: np.sum(np.abs(x), axis=ax, keepdims=kd))
+reduce_l2 = _reduction("reduce_l2", lambda x, ax, kd: np.sqrt(np.sum(x * x, axis=ax, keepdims=kd)))
+reduce_sum_square = _reduction("reduce_sum_square", lambda x, ax, kd: np.sum(x * x, axis=ax, keepdims=kd))
+reduce_log_sum = _reduction("reduce_log_sum", lambda x, ax, kd: np.log(np.sum(x, axis=ax, keepdims=kd)))
+reduce_log_sum_exp = _reduction("reduce_log_sum_exp", _log_sum_exp)
 
 
 def _arg(fn, x, axis, keepdims, select_last_index):
@@ -767,16 +731,9 @@ def split(x, split=None, *, axis=0, num_outputs=None):
         sizes = [chunk] * (num_outputs - 1) + [dim - chunk * (num_outputs - 1)]
     else:
         raise ValueError("split needs a 'split' operand or num_outputs")
-    if _builtin_sum(sizes) != dim or any(s < 0 for s in sizes):
+    if int(np.sum(sizes)) != dim or any(s < 0 for s in sizes):
         raise ValueError(f"split sizes {sizes} do not cover dimension {dim}")
     return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
-
-
-def _builtin_sum(v):
-    t = 0
-    for e in v:
-        t += e
-    return t
 
 
 def slice(data, starts, ends, axes=None, steps=None):  # noqa: A001 - op name
@@ -917,8 +874,19 @@ def dropout(x, ratio=None, training_mode=None, *, seed=None):
 # Registry
 # ---------------------------------------------------------------------------
 
+def _as_array(fn):
+    # NumPy ufuncs return scalars, not 0-d arrays, for 0-d operands; every
+    # kernel must return ndarrays (or a tuple of them).
+    @functools.wraps(fn)
+    def kernel(*args, **kwargs):
+        r = fn(*args, **kwargs)
+        return r if isinstance(r, (np.ndarray, tuple)) else np.asarray(r)
+
+    return kernel
+
+
 KERNELS: dict[str, Callable] = {
-    f.__name__: f
+    f.__name__: _as_array(f)
     for f in (
         # unary
         relu, sigmoid, tanh, erf, exp, log, sqrt, reciprocal, neg, abs,
@@ -946,3 +914,4 @@ KERNELS: dict[str, Callable] = {
         constant_of_shape, range, depth_to_space, space_to_depth, dropout,
     )
 }
+globals().update(KERNELS)  # module attributes are the array-returning kernels
