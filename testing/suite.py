@@ -1,0 +1,84 @@
+"""The model suite every numeric test and benchmark runs on.
+
+* the `light` models shipped in the onnx package, their ConstantOfShape weights
+  replaced by seeded random arrays (tools.models.randomize_light_weights);
+* the backend test cases in `pytorch-converted`, `pytorch-operator` and
+  `simple`, with their shipped inputs and expected outputs.
+
+Tolerances are the foundation issue's: fp32 rtol 1e-4, atol 1e-5.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+RTOL, ATOL = 1e-4, 1e-5
+DATA = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+LIGHT_MODELS = (
+    "light_bvlc_alexnet", "light_densenet121", "light_inception_v1", "light_inception_v2",
+    "light_resnet50", "light_shufflenet", "light_squeezenet", "light_vgg19", "light_zfnet512",
+)
+BACKEND_SETS = ("pytorch-converted", "pytorch-operator", "simple")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    model_path: str
+
+    @property
+    def data_dir(self) -> str:
+        return os.path.join(os.path.dirname(self.model_path), "test_data_set_0")
+
+    def model(self) -> onnx.ModelProto:
+        return onnx.load(self.model_path)
+
+    def inputs(self) -> list[np.ndarray]:
+        return [_tensor(f) for f in sorted(glob.glob(os.path.join(self.data_dir, "input_*.pb")))]
+
+    def outputs(self) -> list[np.ndarray]:
+        return [_tensor(f) for f in sorted(glob.glob(os.path.join(self.data_dir, "output_*.pb")))]
+
+
+def _tensor(path: str) -> np.ndarray:
+    return numpy_helper.to_array(onnx.load_tensor(path))
+
+
+def backend_cases() -> list[Case]:
+    cases = []
+    for s in BACKEND_SETS:
+        for d in sorted(glob.glob(os.path.join(DATA, s, "*"))):
+            if os.path.isfile(os.path.join(d, "model.onnx")):
+                cases.append(Case(f"{s}/{os.path.basename(d)}", os.path.join(d, "model.onnx")))
+    return cases
+
+
+@cache
+def light_model(name: str, seed: int = 0) -> onnx.ModelProto:
+    from geir.tools.models import load_light_model
+
+    return load_light_model(name, seed)
+
+
+def ort_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """onnxruntime's outputs, single-threaded, basic optimisations only."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 3
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def assert_close(actual: np.ndarray, expected: np.ndarray, what: str = "", rtol=RTOL, atol=ATOL) -> None:
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
