@@ -35,6 +35,7 @@ from geir.errors import OnnxImportError
 from geir.ir.locations import name_loc
 
 MIN_OPSET, MAX_OPSET = 6, 21
+_KNOWN_LIMIT = 4096  # largest result (elements) evaluated at import for shape inference
 NAME_ATTR = "onnx.name"
 
 
@@ -140,6 +141,7 @@ class _Importer:
     block: Block | None = None
     node: onnx.NodeProto | None = None
     used: set[str] = field(default_factory=set)  # names some node or the graph reads
+    known: dict[SSAValue, np.ndarray] = field(default_factory=dict)  # values known at import
 
     def run(self, graph: onnx.GraphProto) -> ModuleOp:
         inits = {t.name: t for t in graph.initializer}
@@ -193,7 +195,31 @@ class _Importer:
         return op.output
 
     def const_value(self, value: SSAValue | None) -> np.ndarray | None:
-        return None if value is None else g.constant_value_of(value)
+        """The value if it is known at import time (a constant or shape arithmetic)."""
+        if value is None:
+            return None
+        known = self.known.get(value)
+        return known if known is not None else g.constant_value_of(value)
+
+    def _evaluate(self, op: g.GraphOp) -> None:
+        """Record small results computable now: TorchScript exports compute reshape
+        and slice parameters with Shape/Gather/Concat on static shapes, and the
+        dialect needs those values to infer result types. The ops stay in the IR
+        (graph-fold-shapes removes them)."""
+        if isinstance(op, g.ShapeOp):
+            dims = op.inputs[0].type.get_shape()
+            a = op.attrs()
+            self.known[op.output] = np.array(dims[slice(a["start"], a["end"])], np.int64)
+            return
+        if len(op.results) != 1 or math.prod(op.results[0].type.get_shape()) > _KNOWN_LIMIT:
+            return
+        args = [self.const_value(v) for v in op.inputs]
+        if any(a is None for a in args):
+            return
+        from geir.runtime.kernels import KERNELS
+
+        kwargs = {k: v for k, v in op.attrs().items() if v is not None}
+        self.known[op.output] = np.asarray(KERNELS[op.name.removeprefix("graph.")](*args, **kwargs))
 
     def require_const(self, value: SSAValue | None, what: str) -> np.ndarray:
         c = self.const_value(value)
@@ -209,7 +235,7 @@ class _Importer:
         try:
             props = cls.attrs_to_props(attrs)
             py = cls.props_to_py(props)
-            types = cls.infer([v.type for v in inputs], py, [g.constant_value_of(v) for v in inputs])
+            types = cls.infer([v.type for v in inputs], py, [self.const_value(v) for v in inputs])
         except (g.ShapeError, ValueError) as e:
             raise self.error(str(e)) from None
         if types is None:
@@ -222,12 +248,13 @@ class _Importer:
                     raise self.error(f"output '{name}': geir infers {mine}, onnx infers {theirs}")
         op = cls.create(operands=inputs, result_types=list(types), properties=props)
         self.add(op)
+        self._evaluate(op)
         return list(op.results)
 
     def _onnx_type(self, name: str) -> TensorType | None:
         tp = self.onnx_types.get(name)
-        if tp is None:
-            return None
+        if tp is None or not tp.tensor_type.HasField("shape"):
+            return None  # onnx could not infer this one
         try:
             return onnx_tensor_type(tp, f"value '{name}'")
         except OnnxImportError:

@@ -68,3 +68,15 @@ def test_suite_accounting():
     for name, reason in sorted(LEFT_OUT.items()):
         print(f"  left out {name}: unsupported {reason}")
     assert ran >= 124
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_torchscript_transformer_matches_onnxruntime(layers):
+    from geir.testing.transformer import transformer_onnx
+
+    model = transformer_onnx(layers)
+    module = import_model(model)
+    module.verify()
+    feeds = random_inputs(module, seed=2)
+    ours = run_module(module, feeds)
+    assert_close(ours["y"], ort_run(model, feeds)[0], f"transformer x{layers}")
