@@ -1,0 +1,95 @@
+"""Compile-time scaling: import + verify + print for synthetic graphs and the light models.
+
+Prints seconds per op for each graph and the ratio of the largest to the
+smallest per-op time across the synthetic sizes (near-linear growth keeps it
+below 2). Everything is measured in this one run, side by side.
+
+    python bench/compile_time.py [--sizes 1000,10000,50000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import time
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from geir.ir.text import parse_module, print_module
+from geir.lowering.onnx_to_graph import import_model
+from geir.testing.suite import LIGHT_MODELS, light_model
+
+C = 8  # channels of the synthetic network: weights stay small, op count is what grows
+
+
+def synthetic_model(n_ops: int, seed: int = 0) -> onnx.ModelProto:
+    """A residual CNN of about n_ops nodes: blocks of Conv, Add(bias), Relu, Mul(scale), Add(skip)."""
+    rng = np.random.default_rng(seed)
+    nodes, inits = [], []
+    x = "x"
+    for b in range(max(n_ops // 5, 1)):
+        w, bias, scale = f"w{b}", f"b{b}", f"s{b}"
+        inits += [
+            numpy_helper.from_array(rng.standard_normal((C, C, 1, 1)).astype(np.float32) * 0.3, w),
+            numpy_helper.from_array(rng.standard_normal((1, C, 1, 1)).astype(np.float32) * 0.1, bias),
+            numpy_helper.from_array(rng.uniform(0.5, 1.5, (1, C, 1, 1)).astype(np.float32), scale),
+        ]
+        nodes += [
+            helper.make_node("Conv", [x, w], [f"c{b}"], name=f"blk{b}/conv"),
+            helper.make_node("Add", [f"c{b}", bias], [f"a{b}"], name=f"blk{b}/bias"),
+            helper.make_node("Relu", [f"a{b}"], [f"r{b}"], name=f"blk{b}/relu"),
+            helper.make_node("Mul", [f"r{b}", scale], [f"m{b}"], name=f"blk{b}/scale"),
+            helper.make_node("Add", [f"m{b}", x], [f"y{b}"], name=f"blk{b}/skip"),
+        ]
+        x = f"y{b}"
+    graph = helper.make_graph(
+        nodes,
+        "synthetic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, 8, 8])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, C, 8, 8])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def measure(model: onnx.ModelProto) -> tuple[int, dict[str, float]]:
+    t0 = time.perf_counter()
+    module = import_model(model)
+    t1 = time.perf_counter()
+    module.verify()
+    t2 = time.perf_counter()
+    text = print_module(module)
+    t3 = time.perf_counter()
+    parse_module(text)
+    t4 = time.perf_counter()
+    n = sum(1 for _ in module.walk()) - 2  # minus module and func
+    return n, {"import": t1 - t0, "verify": t2 - t1, "print": t3 - t2, "parse": t4 - t3}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,10000,50000")
+    args = ap.parse_args(argv)
+    rows = []
+    for size in [int(s) for s in args.sizes.split(",")]:
+        rows.append((f"synthetic-{size}", *measure(synthetic_model(size)), True))
+    for name in LIGHT_MODELS:
+        rows.append((name, *measure(light_model(name)), False))
+
+    print(f"{'graph':<22}{'ops':>7}{'import s':>10}{'verify s':>10}{'print s':>9}{'parse s':>9}"
+          f"{'imp+ver+print us/op':>22}{'all us/op':>11}")
+    per_op = []
+    for name, n, t, synthetic in rows:
+        core = (t["import"] + t["verify"] + t["print"]) / n * 1e6
+        total = sum(t.values()) / n * 1e6
+        if synthetic:
+            per_op.append(core)
+        print(f"{name:<22}{n:>7}{t['import']:>10.3f}{t['verify']:>10.3f}{t['print']:>9.3f}{t['parse']:>9.3f}"
+              f"{core:>22.1f}{total:>11.1f}")
+    print(f"\nlargest / smallest per-op time (import+verify+print, synthetic): {max(per_op) / min(per_op):.2f}")
+
+
+if __name__ == "__main__":
+    main()
