@@ -80,6 +80,11 @@ class AttrKind:
     optional: bool = False
     constr: ClassVar[type[Attribute]] = Attribute
 
+    describe: ClassVar[str] = "an attribute"
+
+    def accepts(self, attr: Attribute) -> bool:
+        return isinstance(attr, self.constr)
+
     def to_attr(self, value: Any) -> Attribute:
         raise NotImplementedError
 
@@ -89,6 +94,10 @@ class AttrKind:
 
 class Ints(AttrKind):
     constr = DenseArrayBase
+    describe = "an array<i64: ...>"
+
+    def accepts(self, attr):
+        return isinstance(attr, DenseArrayBase) and attr.elt_type == i64
 
     def to_attr(self, value):
         return DenseArrayBase.from_list(i64, [int(v) for v in value])
@@ -99,6 +108,10 @@ class Ints(AttrKind):
 
 class Int(AttrKind):
     constr = IntegerAttr
+    describe = "an i64 integer"
+
+    def accepts(self, attr):
+        return isinstance(attr, IntegerAttr) and attr.type == i64
 
     def to_attr(self, value):
         return IntegerAttr(int(value), i64)
@@ -109,6 +122,7 @@ class Int(AttrKind):
 
 class Float(AttrKind):
     constr = FloatAttr
+    describe = "a float"
 
     def to_attr(self, value):
         return FloatAttr(float(value), f32)
@@ -119,6 +133,7 @@ class Float(AttrKind):
 
 class Str(AttrKind):
     constr = StringAttr
+    describe = "a string"
 
     def to_attr(self, value):
         return StringAttr(value)
@@ -131,6 +146,7 @@ class ElemType(AttrKind):
     """An element type (Cast's `to`); the Python value is a numpy dtype."""
 
     constr = TypeAttribute
+    describe = "an element type"
 
     def to_attr(self, value):
         return value if isinstance(value, Attribute) else to_element_type(value)
@@ -143,6 +159,7 @@ class Dense(AttrKind):
     """A small dense elements attribute (ConstantOfShape's `value`)."""
 
     constr = DenseIntOrFPElementsAttr
+    describe = "a dense elements attribute"
 
     def to_attr(self, value):
         from geir.dialects.types import dense_from_array
@@ -166,7 +183,7 @@ class GraphOp(IRDLOperation):
     ATTRS: ClassVar[dict[str, AttrKind]] = {}
     NUM_RESULTS: ClassVar[int | None] = 1  # None: variadic (split)
 
-    inputs = var_operand_def(TensorType)
+    inputs = var_operand_def()  # tensors; checked by verify_ with a clear message
 
     # -- construction -------------------------------------------------------
 
@@ -242,7 +259,13 @@ class GraphOp(IRDLOperation):
         n = len(self.inputs)
         if n < lo or (hi is not None and n > hi):
             want = f"{lo}" if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
-            raise VerifyException(f"'{self.name}' expects {want} operands, got {n}")
+            raise VerifyException(f"'{self.name}' expects {want} operand{'s' if want != '1' else ''}, got {n}")
+        for i, v in enumerate(self.inputs):
+            if not isinstance(v.type, TensorType):
+                raise VerifyException(f"'{self.name}' operand #{i} must be a tensor, got {v.type}")
+        for i, r in enumerate(self.results):
+            if not isinstance(r.type, TensorType):
+                raise VerifyException(f"'{self.name}' result #{i} must be a tensor, got {r.type}")
         if self.NUM_RESULTS is not None and len(self.results) != self.NUM_RESULTS:
             raise VerifyException(
                 f"'{self.name}' expects {self.NUM_RESULTS} result(s), got {len(self.results)}"
@@ -252,8 +275,8 @@ class GraphOp(IRDLOperation):
             if attr is None:
                 if not kind.optional and kind.default is None:
                     raise VerifyException(f"'{self.name}' requires attribute '{key}'")
-            elif not isinstance(attr, kind.constr):
-                raise VerifyException(f"'{self.name}' attribute '{key}' must be {kind.constr.name}, got {attr}")
+            elif not kind.accepts(attr):
+                raise VerifyException(f"'{self.name}' attribute '{key}' must be {kind.describe}, got {attr}")
         extra = set(self.properties) - set(self.ATTRS)
         if extra:
             raise VerifyException(f"'{self.name}' has unknown attributes {sorted(extra)}")
@@ -323,15 +346,14 @@ def graph_op(cls: type[GraphOp]) -> type[GraphOp]:
             notes = dict(klass.__dict__.get("__annotations__", {}))
             notes.update({key: ClassVar[Any] for key in _SETTINGS if key in klass.__dict__})
             klass.__annotations__ = notes
-    for key, kind in cls.ATTRS.items():
-        if kind.optional or kind.default is not None:
-            setattr(cls, key, opt_prop_def(kind.constr))
-        else:
-            setattr(cls, key, prop_def(kind.constr))
+    for key in cls.ATTRS:
+        # Kinds and presence are checked by GraphOp.verify_, whose messages name
+        # the attribute; IRDL's generic ones do not.
+        setattr(cls, key, opt_prop_def(Attribute))
     if cls.NUM_RESULTS is None:
-        cls.outputs = var_result_def(TensorType)
+        cls.outputs = var_result_def()  # tensors; checked by verify_
     else:
-        cls.output = result_def(TensorType)
+        cls.output = result_def()
     if "traits" not in cls.__dict__:
         cls.traits = traits_def(Pure())
     for index, raw in enumerate(cls.OPERANDS):
@@ -386,10 +408,10 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
 
 
 def _same_elt(types: Sequence[TensorType], what: str = "operands") -> Attribute:
-    elts = {t.element_type for t in types}
+    elts = list(dict.fromkeys(t.element_type for t in types))
     if len(elts) != 1:
         raise ShapeError(f"{what} must have one element type, got {', '.join(map(str, elts))}")
-    return elts.pop()
+    return elts[0]
 
 
 def _require_float(t: TensorType, what: str = "operand") -> None:
@@ -1498,9 +1520,10 @@ class ConstantOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
         # The value carries its type: `dense<...> : tensor<...>`.
+        start = parser.pos
         value = parser.parse_attribute()
         if not isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
-            parser.raise_error("graph.constant expects a dense or dense_resource value")
+            parser.raise_error("graph.constant expects a dense or dense_resource value", start, start + 1)
         attributes = {}
         if parser.parse_optional_keyword("attributes"):
             attributes = parser.parse_optional_attr_dict()

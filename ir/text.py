@@ -199,7 +199,7 @@ def _resolve_resources(module: ModuleOp, store: dict[str, str]) -> None:
     from geir.dialects.graph import ConstantOp
 
     for op in _walk_constants(module.walk(), ConstantOp):
-        value = op.value
+        value = op.properties.get("value")  # not verified yet: may be missing
         if not isinstance(value, DenseResourceAttr):
             continue
         blob = store.get(value.resource_handle.data)

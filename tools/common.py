@@ -1,0 +1,248 @@
+"""Plumbing shared by geir's command-line tools.
+
+* Input and output: a path or `-` (stdin / stdout).
+* Printing options shared by the tools that write MLIR (`--elide-resources`,
+  `--no-debuginfo`, `--generic`).
+* `verify`: a verifier whose failure is one short message naming the op, its
+  location and the rule it breaks (xDSL's own report prints the whole module).
+* `run_tool`: every user error becomes `PROG: error: <message>` on stderr and
+  exit code 1, without a traceback unless `--debug` is given. Anything else is
+  a bug in geir: `PROG: internal error: ...`, exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import (
+    DiagnosticException,
+    MultipleSpansParseError,
+    ParseError,
+    VerifyException,
+)
+
+from geir.errors import GeirError
+from geir.ir.locations import describe
+
+STDIO = "-"
+MAX_OP_LINE = 200
+"""Characters of an op's printed line shown in a verifier error."""
+
+
+# ---------------------------------------------------------------------------
+# Input and output
+# ---------------------------------------------------------------------------
+
+
+def input_name(path: str | None) -> str:
+    return "<stdin>" if path in (None, STDIO) else path
+
+
+def read_text(path: str | None) -> str:
+    """The text of a file, or of stdin for `-`."""
+    if path in (None, STDIO):
+        return sys.stdin.read()
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def read_bytes(path: str | None) -> bytes:
+    if path in (None, STDIO):
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def write_text(text: str, path: str | None) -> None:
+    """Write to a file, or to stdout for `-`."""
+    if path in (None, STDIO):
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def add_output_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--output", default=STDIO, metavar="FILE", help="output file (default: stdout)")
+
+
+def add_print_args(parser: argparse.ArgumentParser) -> None:
+    """The options of `geir.ir.text.print_module`."""
+    group = parser.add_argument_group("printing")
+    group.add_argument(
+        "--elide-resources", action="store_true", help="print large constants as dense_resource<__elided__>"
+    )
+    group.add_argument("--no-debuginfo", action="store_true", help="do not print locations")
+    group.add_argument("--generic", action="store_true", help="print ops in the generic form")
+
+
+def print_options(args: argparse.Namespace) -> dict:
+    """Keyword arguments for `print_module` from the options of `add_print_args`."""
+    return {"elide": args.elide_resources, "debuginfo": not args.no_debuginfo, "generic": args.generic}
+
+
+def add_debug_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--debug", action="store_true", help="show a Python traceback on errors")
+
+
+# ---------------------------------------------------------------------------
+# Parsing and verification
+# ---------------------------------------------------------------------------
+
+
+def parse_mlir(text: str, name: str, ctx=None, *, verify_it: bool = True) -> ModuleOp:
+    """Parse MLIR text and verify it; errors are ParseError or GeirError."""
+    from geir.ir.text import parse_module
+
+    try:
+        module = parse_module(text, ctx, name)
+    except ValueError as e:  # e.g. a resource blob that does not fit its type
+        raise GeirError(f"{name}: {e}") from e
+    if verify_it:
+        verify(module)
+    return module
+
+
+def import_onnx(source) -> ModuleOp:
+    """The verified graph-dialect module of an ONNX model: a ModelProto, a file
+    or `-` (stdin)."""
+    from geir.lowering.onnx_to_graph import import_model
+
+    if source in (None, STDIO):
+        source = read_bytes(source)
+    elif isinstance(source, str):
+        open(source, "rb").close()  # a missing file is "cannot open", whatever the importer says
+    module = import_model(source)
+    verify(module)
+    return module
+
+
+def load_module(path: str | None) -> ModuleOp:
+    """A verified module from a `.onnx` file (imported) or MLIR text."""
+    if path not in (None, STDIO) and path.endswith(".onnx"):
+        return import_onnx(path)
+    return parse_mlir(read_text(path), input_name(path))
+
+
+def verify(module: Operation, after: str | None = None) -> None:
+    """Verify `module`; on failure raise GeirError naming the failing op.
+
+    `after` names the pass that produced the IR, for the message."""
+    context = f"pass '{after}' produced invalid IR: " if after else ""
+    # Each op's own verifier first, innermost ops first (xDSL's order): its
+    # error can then name the op without xDSL printing the whole module.
+    for op in module.walk(region_first=True):
+        try:
+            op.verify_()
+        except VerifyException as e:
+            raise GeirError(context + op_error(op, str(e))) from e
+    # Structural rules (terminators, parents); their messages name the op.
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise GeirError(context + str(e)) from e
+
+
+def op_error(op: Operation, message: str) -> str:
+    """`'graph.add' at "node": <message>` and the op's printed line."""
+    prefix = f"'{op.name}'"
+    if message.startswith(prefix):
+        message = message[len(prefix) :].lstrip(":").lstrip()
+    return f"{describe(op)}: {message}\n  note: see current operation: {op_line(op)}"
+
+
+def op_line(op: Operation) -> str:
+    """The first line of the op printed on its own, in the generic form (like MLIR:
+    a custom printer may rely on what the verifier just found broken)."""
+    out = io.StringIO()
+    Printer(stream=out, print_debuginfo=False, print_generic_format=True).print_op(op)
+    line = out.getvalue().strip().splitlines()[0] if out.getvalue().strip() else op.name
+    return line if len(line) <= MAX_OP_LINE else line[: MAX_OP_LINE - 3] + "..."
+
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+
+
+def error_message(exc: BaseException) -> str | None:
+    """The user-facing message of an input error, or None for a bug."""
+    if isinstance(exc, ParseError):
+        return parse_error_message(exc)
+    if isinstance(exc, GeirError):
+        return str(exc)
+    if isinstance(exc, DiagnosticException):
+        # xDSL attaches a print of the whole module as notes: leave it out.
+        return str(exc)
+    if isinstance(exc, FileNotFoundError | IsADirectoryError | PermissionError | NotADirectoryError):
+        return f"cannot open '{exc.filename}': {exc.strerror}"
+    if _is_onnx_decode_error(exc):
+        return f"not a valid ONNX model: {exc}".rstrip(": ")
+    if isinstance(exc, UnicodeDecodeError):
+        return f"input is not UTF-8 text: {exc}"
+    return None
+
+
+def parse_error_message(exc: ParseError) -> str:
+    """`file:line:col: message`, then the source line with a caret under the error."""
+    context = exc.span.print_with_context().rstrip("\n").split("\n")[1:]
+    text = f"{exc.span.get_location()}: {exc.msg}" + "".join(f"\n  {line}".rstrip() for line in context)
+    if isinstance(exc, MultipleSpansParseError):  # the spans it refers to
+        text += "\n" + str(exc)[len(exc.span.print_with_context(exc.msg)) :].rstrip()
+    return text.rstrip()
+
+
+def _is_onnx_decode_error(exc: BaseException) -> bool:
+    try:
+        from google.protobuf.message import DecodeError
+    except ImportError:  # pragma: no cover - protobuf comes with onnx
+        return False
+    if isinstance(exc, DecodeError):
+        return True
+    try:
+        from onnx.checker import ValidationError
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, ValidationError)
+
+
+def report_error(prog: str, exc: BaseException) -> int:
+    """Print the error the way the tools do and return the exit code."""
+    sys.stdout.flush()  # keep stdout and stderr in order when they share a pipe
+    message = error_message(exc)
+    if message is None:
+        print(
+            f"{prog}: internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)",
+            file=sys.stderr,
+        )
+        return 2
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return 1
+
+
+def wants_debug(argv: Sequence[str] | None) -> bool:
+    return "--debug" in (sys.argv[1:] if argv is None else argv)
+
+
+def run_tool(main_fn: Callable[[], int | None], prog: str, argv: Sequence[str] | None = None) -> int:
+    """Run a tool's body; turn errors into one message and an exit code."""
+    debug = wants_debug(argv)
+    try:
+        return main_fn() or 0
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # e.g. `geir-opt ... | head`: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
+    except Exception as e:
+        if debug:
+            raise
+        return report_error(prog, e)

@@ -1,0 +1,201 @@
+"""geir-run: execute a model in the interpreter and summarise the run.
+
+    geir-run                                  # light_resnet50 with random weights
+    geir-run model.onnx --input x=x.npy --output out.npz
+    geir-run model.mlir --seed 3
+
+Inputs not given with `--input` get seeded random data of the right shape and type.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+import time
+import zipfile
+from collections.abc import Sequence
+
+import numpy as np
+
+from geir.errors import GeirError
+from geir.tools import common
+
+PROG = "geir-run"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="Run a model in geir's interpreter.")
+    p.add_argument(
+        "model",
+        nargs="?",
+        help="a .onnx or .mlir file, `-` for MLIR on stdin (default: the onnx package's "
+        "light_resnet50 with seeded random weights)",
+    )
+    p.add_argument(
+        "--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input's value (repeatable)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of random inputs and default weights (default: 0)")
+    p.add_argument("--output", metavar="FILE.npz", help="save the outputs")
+    common.add_debug_arg(p)
+    return p
+
+
+# ---------------------------------------------------------------------------
+# Model and inputs
+# ---------------------------------------------------------------------------
+
+
+def load(path: str | None, seed: int):
+    """(module, description) of the model to run."""
+    if path is None:
+        from geir.tools.models import DEFAULT_MODEL, load_light_model
+
+        model = load_light_model(DEFAULT_MODEL, seed)
+        return common.import_onnx(model), f"{DEFAULT_MODEL} (onnx package, random weights, seed {seed})"
+    return common.load_module(path), common.input_name(path)
+
+
+def make_feeds(specs, given: list[str], seed: int) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Feeds for every input: from `NAME=FILE.npy` or seeded random; and where each came from."""
+    wanted = {name: (tuple(shape), np.dtype(dtype)) for name, shape, dtype in specs}
+    feeds, origin = {}, {}
+    for item in given:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise GeirError(f"--input expects NAME=FILE.npy, got '{item}'")
+        if name not in wanted:
+            raise GeirError(f"the model has no input '{name}' (inputs: {', '.join(wanted) or 'none'})")
+        array = _load_npy(path)
+        shape, dtype = wanted[name]
+        if array.shape != shape or array.dtype != dtype:
+            raise GeirError(
+                f"input '{name}': {path} holds {_shape(array.shape)} {array.dtype}, "
+                f"the model expects {_shape(shape)} {dtype}"
+            )
+        feeds[name], origin[name] = array, path
+    rng = np.random.default_rng(seed)
+    for name, (shape, dtype) in wanted.items():
+        if name not in feeds:
+            feeds[name], origin[name] = random_array(rng, shape, dtype), f"random (seed {seed})"
+    return feeds, origin
+
+
+def _load_npy(path: str) -> np.ndarray:
+    try:
+        return np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as e:
+        if isinstance(e, FileNotFoundError | IsADirectoryError | PermissionError):
+            raise
+        raise GeirError(f"cannot read '{path}' as a .npy array: {e}") from e
+
+
+def random_array(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(0, 10, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+# ---------------------------------------------------------------------------
+# Summary
+# ---------------------------------------------------------------------------
+
+
+def op_counts(module) -> list[tuple[str, int]]:
+    """(op name, count) of every op but the module, most frequent first."""
+    counts = collections.Counter(op.name for op in module.walk() if op is not module)
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def table(rows: list[Sequence[str]], right: Sequence[int] = (), indent: str = "  ") -> list[str]:
+    """Rows as aligned columns; columns listed in `right` are right-aligned."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))] if rows else []
+    out = []
+    for r in rows:
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        out.append((indent + "  ".join(cells)).rstrip())
+    return out
+
+
+def summary(description, module, origin, feeds, outputs, times) -> str:
+    counts = op_counts(module)
+    lines = [f"model: {description}", "", f"ops ({sum(n for _, n in counts)}):"]
+    lines += table([(name, str(n)) for name, n in counts], right=(1,))
+    lines += ["", "inputs:"]
+    lines += table([(name, _shape(a.shape), str(a.dtype), origin[name]) for name, a in feeds.items()])
+    lines += ["", "outputs:"]
+    rows = [("name", "shape", "dtype", "min", "max", "mean")]
+    rows += [(name, _shape(a.shape), str(a.dtype), *_stats(a)) for name, a in outputs.items()]
+    lines += table(rows, right=(3, 4, 5))
+    bad = {name: int(a.size - np.isfinite(a).sum()) for name, a in outputs.items() if _is_float(a)}
+    lines += [f"  warning: {name} has {n} non-finite values" for name, n in bad.items() if n]
+    lines += ["", "time:"]
+    lines += table([(step, f"{t:.3f} s") for step, t in times.items()], right=(1,))
+    return "\n".join(lines) + "\n"
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "x".join(map(str, shape)) if len(shape) else "scalar"
+
+
+def _is_float(a: np.ndarray) -> bool:
+    return np.issubdtype(a.dtype, np.floating)
+
+
+def _stats(a: np.ndarray) -> tuple[str, str, str]:
+    if a.size == 0:
+        return ("-", "-", "-")
+    v = a.astype(np.float64)
+    finite = v[np.isfinite(v)] if _is_float(a) else v.reshape(-1)
+    if finite.size == 0:
+        return ("nan", "nan", "nan")
+    return tuple(f"{x:.6g}" for x in (finite.min(), finite.max(), finite.mean()))
+
+
+# ---------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    from geir.runtime.interpreter import input_specs, run_module
+
+    import geir.lowering.onnx_to_graph  # noqa: F401 - keep Python's imports out of the timings
+    import geir.tools.models  # noqa: F401
+
+    start = time.perf_counter()
+    module, description = load(args.model, args.seed)
+    import_time = time.perf_counter() - start
+    feeds, origin = make_feeds(input_specs(module), args.input, args.seed)
+    start = time.perf_counter()
+    outputs = run_module(module, feeds)
+    run_time = time.perf_counter() - start
+    if args.output:
+        save_npz(args.output, outputs)
+    times = {"import" if _is_onnx(args.model) else "parse": import_time, "interpret": run_time}
+    common.write_text(summary(description, module, origin, feeds, outputs, times), common.STDIO)
+    return 0
+
+
+def save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
+    """Like np.savez, for any array names (np.savez reserves `file`) and exactly this path."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        for name, a in arrays.items():
+            with z.open(name + ".npy", "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, np.asanyarray(a), allow_pickle=False)
+
+
+def _is_onnx(path: str | None) -> bool:
+    return path is None or os.path.splitext(path)[1] == ".onnx"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return common.run_tool(lambda: _main(argv), PROG, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
