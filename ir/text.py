@@ -198,7 +198,14 @@ def _blob_store(ctx: Context) -> dict[str, str]:
 def _resolve_resources(module: ModuleOp, store: dict[str, str]) -> None:
     from geir.dialects.graph import ConstantOp
 
-    for op in _walk_constants(module.walk(), ConstantOp):
+    kinds: tuple[type, ...] = (ConstantOp,)
+    try:
+        from geir.dialects.ascend import ConstantOp as AscendConstantOp
+
+        kinds = (ConstantOp, AscendConstantOp)
+    except ImportError:
+        pass
+    for op in _walk_constants(module.walk(), kinds):
         value = op.properties.get("value")  # not verified yet: may be missing
         if not isinstance(value, DenseResourceAttr):
             continue

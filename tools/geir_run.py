@@ -170,9 +170,13 @@ def _main(argv: Sequence[str] | None) -> int:
     start = time.perf_counter()
     module, description = load(args.model, args.seed)
     import_time = time.perf_counter() - start
-    feeds, origin = make_feeds(input_specs(module), args.input, args.seed)
+    from geir.runtime.ascend_interpreter import ascend_input_specs, is_ascend_module, run_ascend_module
+
+    ascend = is_ascend_module(module)  # hardware-level IR runs on the ascend interpreter
+    specs = ascend_input_specs(module) if ascend else input_specs(module)
+    feeds, origin = make_feeds(specs, args.input, args.seed)
     start = time.perf_counter()
-    outputs = run_module(module, feeds)
+    outputs = run_ascend_module(module, feeds) if ascend else run_module(module, feeds)
     run_time = time.perf_counter() - start
     if args.output:
         save_npz(args.output, outputs)

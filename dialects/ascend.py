@@ -1,0 +1,1498 @@
+"""The ascend dialect: buffers, DMA, cube, vector and sync of the Da Vinci core.
+
+Hardware level, buffer semantics. Data lives in builtin memrefs whose memory
+space is `#ascend.space<gm|l1|l0a|l0b|l0c|ub>`; every op says which unit runs
+it (its pipe) and what it moves, so the interpreter can execute it with numpy
+and a simulator can time it from the IR alone. docs/ascend.md is the reference.
+
+* Host program: a `func.func` taking the gm buffers. It creates streams and
+  events (`ascend.stream`, `ascend.event`), launches kernels on streams
+  (`ascend.launch`) and orders streams with `ascend.event_record/wait`.
+  Weights are `ascend.constant` buffers in gm, workspace buffers
+  `ascend.alloc` in gm.
+* Kernels: `ascend.kernel` symbols with a core type (cube, vector, mix) and a
+  block dim; the body runs once per block (`ascend.block_idx`) and is made of
+  `ascend.alloc` (on-chip buffers, with a planned byte `offset`),
+  `memref.subview` tiles, `scf.for` loops, `ascend.copy` (DMA; the engine
+  follows from the spaces), `ascend.mmad` (cube), `ascend.v*` (vector, on ub)
+  and `ascend.set_flag / wait_flag / pipe_barrier` between pipes.
+* Cube buffers (l1, l0a, l0b, l0c) hold logical 2-D tiles whose last two dims
+  are whole 16x16 fractals; the physical fractal (NZ) arrangement is implied
+  and never spelled out. ub buffers are row-major, every row on a 32-byte block.
+
+Ops take their sources first and the destination last (`ascend.copy %src,
+%dst`, `ascend.vadd %a, %b, %dst`, `ascend.mmad %a, %b, %c`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import ClassVar
+
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    DictionaryAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    SymbolNameConstraint,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.dialects.utils import EnumAttribute, parse_func_op_like, print_func_op_like
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    CallableOpInterface,
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    Pure,
+    SymbolOpInterface,
+    SymbolTable,
+    SymbolUserOpInterface,
+)
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from geir.dialects.types import UnsupportedTypeError, is_float, to_dtype
+from geir.ir.locations import describe
+from geir.runtime.device import DMA_ENGINES
+
+# ---------------------------------------------------------------------------
+# Hardware vocabulary.
+# ---------------------------------------------------------------------------
+
+SPACES = ("gm", "l1", "l0a", "l0b", "l0c", "ub")
+CUBE_SPACES = frozenset({"l1", "l0a", "l0b", "l0c"})
+VECTOR_SPACES = frozenset({"ub"})
+ON_CHIP = CUBE_SPACES | VECTOR_SPACES
+
+PIPES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
+CORE_TYPES = ("cube", "vector", "mix")
+CORE_PIPES = {
+    "cube": frozenset({"S", "M", "MTE1", "MTE2", "FIX"}),
+    "vector": frozenset({"S", "V", "MTE2", "MTE3"}),
+    "mix": frozenset(PIPES),
+}
+"""The pipes of each core type (910B: AIC has no V/MTE3, AIV no M/MTE1/FIX)."""
+
+COPY_PIPES = DMA_ENGINES
+"""(src space, dst space) -> pipe of every DMA path (runtime/device.py). The
+dialect accepts every path of the table; a device without a path (e.g. l1->ub
+on the 910B) rejects it when the program runs."""
+
+BLOCK_BYTES = 32
+"""ub/l1 rows start on 32-byte blocks (DMA bursts and vector repeats)."""
+OFFSET_ALIGN = {"gm": 512, "l1": 32, "ub": 32, "l0a": 512, "l0b": 512, "l0c": 512}
+"""Byte alignment of a planned `offset` per space (GE workspace: 512 B)."""
+FRACTAL = 16
+"""Rows (and, but for 1-byte types, columns) of one cube fractal."""
+L0_BYTES = 512
+"""One fractal: an l0 buffer is a whole number of them."""
+FLAG_IDS = 8
+"""Event ids 0..7 of set_flag / wait_flag per core."""
+
+
+def fractal_c0(element_type: Attribute) -> int:
+    """Columns of a fractal: 32 for 1-byte types, else 16 (GE's C0)."""
+    return 32 if to_dtype(element_type).itemsize == 1 else 16
+
+
+# ---------------------------------------------------------------------------
+# Attributes and types.
+# ---------------------------------------------------------------------------
+
+
+class Space(StrEnum):
+    GM = "gm"
+    L1 = "l1"
+    L0A = "l0a"
+    L0B = "l0b"
+    L0C = "l0c"
+    UB = "ub"
+
+
+@irdl_attr_definition
+class SpaceAttr(EnumAttribute[Space]):
+    """`#ascend.space<ub>`: the memory space of a memref."""
+
+    name = "ascend.space"
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data.value}>")
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Space:
+        with parser.in_angle_brackets():
+            return parser.parse_str_enum(Space)
+
+
+@irdl_attr_definition
+class StreamType(ParametrizedAttribute, TypeAttribute):
+    """`!ascend.stream`: an in-order queue of kernel launches."""
+
+    name = "ascend.stream"
+
+
+@irdl_attr_definition
+class EventType(ParametrizedAttribute, TypeAttribute):
+    """`!ascend.event`: recorded on one stream, waited for on another."""
+
+    name = "ascend.event"
+
+
+def space(name: str) -> SpaceAttr:
+    return SpaceAttr(Space(name))
+
+
+def memref_type(
+    shape: Sequence[int], element_type: Attribute, space_name: str, layout: Attribute | None = None
+) -> MemRefType:
+    """`memref<shape x elt, [layout,] #ascend.space<space_name>>`."""
+    return MemRefType(element_type, list(shape), layout or NoneAttr(), space(space_name))
+
+
+def space_of(t: Attribute) -> str | None:
+    """The ascend memory space of a memref type, else None."""
+    if isinstance(t, MemRefType) and isinstance(t.memory_space, SpaceAttr):
+        return t.memory_space.data.value
+    return None
+
+
+def nbytes_of(t: MemRefType) -> int:
+    return math.prod(t.get_shape()) * to_dtype(t.element_type).itemsize
+
+
+def subview(
+    source: SSAValue | Operation,
+    offsets: Sequence[SSAValue | int],
+    sizes: Sequence[int],
+    strides: Sequence[int] | None = None,
+    *,
+    reduce_rank: bool = False,
+) -> memref.SubviewOp:
+    """A `memref.subview` tile of `source` at (SSA or constant) offsets with
+    static sizes; the result type (strided layout, same space) is inferred."""
+    source = SSAValue.get(source)
+    strides = list(strides) if strides is not None else [1] * len(sizes)
+    t = source.type
+    assert isinstance(t, MemRefType)
+    result = memref.SubviewOp.infer_result_type(t, list(offsets), list(sizes), strides, reduce_rank=reduce_rank)
+    return memref.SubviewOp.get(source, list(offsets), list(sizes), strides, result)
+
+
+# ---------------------------------------------------------------------------
+# Shared checks.
+# ---------------------------------------------------------------------------
+
+
+def _fail(op: Operation, message: str):
+    raise VerifyException(f"'{op.name}' {message}")
+
+
+def enclosing_kernel(op: Operation) -> KernelOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, KernelOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def _kernel_of(op: Operation) -> KernelOp:
+    kernel = enclosing_kernel(op)
+    if kernel is None:
+        _fail(op, "must be inside an ascend.kernel")
+    return kernel
+
+
+def _needs_units(op: Operation, spaces: Iterable[str], pipes: Iterable[str] = ()) -> None:
+    """The enclosing kernel's core type must have the buffers and pipes used."""
+    kernel = _kernel_of(op)
+    core = kernel.core_type.data
+    if core not in CORE_TYPES:
+        return  # the kernel reports it
+    have = CORE_PIPES[core]
+    for s in spaces:
+        if (s in CUBE_SPACES and core == "vector") or (s in VECTOR_SPACES and core == "cube"):
+            _fail(op, f"uses {s}, which a {core} kernel (@{kernel.sym_name.data}) does not have")
+    for p in pipes:
+        if p not in have:
+            _fail(op, f"uses pipe {p}, which a {core} kernel (@{kernel.sym_name.data}) does not have; "
+                      f"its pipes are {', '.join(q for q in PIPES if q in have)}")
+
+
+def _memref(op: Operation, value: SSAValue, what: str, spaces: Iterable[str] | None = None) -> tuple[str, MemRefType]:
+    t = value.type
+    if not isinstance(t, MemRefType):
+        _fail(op, f"{what} must be a memref, got {t}")
+    s = space_of(t)
+    if s is None:
+        _fail(op, f"{what} {t} needs an #ascend.space<...> memory space")
+    spaces = tuple(spaces) if spaces is not None else None
+    if spaces is not None and s not in spaces:
+        _fail(op, f"{what} must be in {' or '.join(spaces)}, got {s}")
+    if any(d < 0 for d in t.get_shape()):
+        _fail(op, f"{what} {t} must have a static shape")
+    try:
+        to_dtype(t.element_type)
+    except UnsupportedTypeError as e:
+        _fail(op, f"{what}: {e}")
+    return s, t
+
+
+def _check_rows(op: Operation, t: MemRefType, what: str) -> None:
+    """ub/l1 operands: innermost dim contiguous, every row on a 32-byte block."""
+    strides = t.get_strides()
+    if strides is None:
+        _fail(op, f"{what} {t} must have a strided layout")
+    shape = t.get_shape()
+    item = to_dtype(t.element_type).itemsize
+    _check_inner(op, t, what)
+    for d, (size, stride) in enumerate(zip(shape[:-1], strides[:-1])):
+        if size > 1 and stride is not None and (stride * item) % BLOCK_BYTES:
+            _fail(op, f"{what} {t}: rows must start on {BLOCK_BYTES}-byte blocks, but dim {d} "
+                      f"steps {stride * item} bytes")
+
+
+def _check_fractal(op: Operation, t: MemRefType, what: str) -> None:
+    """l0 operands: the last two dims are whole fractals."""
+    shape = t.get_shape()
+    if len(shape) < 2:
+        _fail(op, f"{what} {t} must have at least 2 dimensions (fractal tiles)")
+    if shape[-2] % FRACTAL or shape[-1] % FRACTAL:
+        _fail(op, f"{what} {t}: the last two dims must be multiples of {FRACTAL} (whole fractals)")
+
+
+def _check_inner(op: Operation, t: MemRefType, what: str) -> None:
+    strides = t.get_strides()
+    shape = t.get_shape()
+    if strides is None or (shape and shape[-1] > 1 and strides[-1] not in (1, None)):
+        _fail(op, f"{what} {t} must be contiguous in its innermost dimension (DMA moves rows)")
+
+
+def _check_operand(op: Operation, t: MemRefType, s: str, what: str) -> None:
+    """DMA operands: gm rows contiguous, ub/l1 rows on blocks, l0 whole fractals."""
+    if s in ("ub", "l1"):
+        _check_rows(op, t, what)
+    elif s in ("l0a", "l0b", "l0c"):
+        _check_fractal(op, t, what)
+    else:
+        _check_inner(op, t, what)
+
+
+def _int(attr: Attribute | None) -> int | None:
+    return None if attr is None else attr.value.data  # type: ignore[union-attr]
+
+
+def _str(attr: Attribute | None) -> str | None:
+    return None if attr is None else attr.data  # type: ignore[union-attr]
+
+
+def _split_props(cls: type[IRDLOperation], attrs: dict[str, Attribute]) -> tuple[dict, dict]:
+    names = set(cls.get_irdl_definition().properties)
+    return ({k: v for k, v in attrs.items() if k in names}, {k: v for k, v in attrs.items() if k not in names})
+
+
+def _print_attr_dict(printer: Printer, op: Operation, skip: Iterable[str] = ()) -> None:
+    printer.print_op_attributes({**op.properties, **op.attributes}, reserved_attr_names=tuple(skip))
+
+
+# ---------------------------------------------------------------------------
+# Buffers.
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """A buffer in one memory space. On chip (inside a kernel) it is per block;
+    in gm (in the host program) it is a workspace buffer. `offset` (bytes from
+    the start of the space, or of the workspace for gm) is written by memory
+    planning; without it the buffer gets its own slot.
+
+        %b = ascend.alloc {offset = 0 : i64} : memref<16x256xf16, #ascend.space<ub>>
+
+    Rules: static shape, identity layout; ub/l1: the innermost dim is a whole
+    number of 32-byte blocks; l0a/l0b/l0c: the last two dims are whole 16x16
+    fractals (so the size is a multiple of 512 B); offsets aligned as
+    `OFFSET_ALIGN`. A kernel plans all or none of the buffers of one space.
+    """
+
+    name = "ascend.alloc"
+    offset = opt_prop_def(IntegerAttr)
+    memref = result_def(MemRefType)
+
+    @classmethod
+    def get(cls, t: MemRefType, offset: int | None = None) -> AllocOp:
+        props = {} if offset is None else {"offset": IntegerAttr(offset, i64)}
+        return cls.create(result_types=[t], properties=props)
+
+    @property
+    def space(self) -> str:
+        return space_of(self.memref.type) or ""
+
+    @property
+    def nbytes(self) -> int:
+        return nbytes_of(self.memref.type)
+
+    def verify_(self) -> None:
+        t = self.memref.type
+        s = space_of(t)
+        if s is None:
+            _fail(self, f"result {t} needs an #ascend.space<...> memory space")
+        if any(d < 0 for d in t.get_shape()):
+            _fail(self, f"result {t} must have a static shape")
+        if not isinstance(t.layout, NoneAttr):
+            _fail(self, f"result {t} must have the identity layout (take tiles with memref.subview)")
+        try:
+            item = to_dtype(t.element_type).itemsize
+        except UnsupportedTypeError as e:
+            _fail(self, str(e))
+        shape = t.get_shape()
+        if s == "gm":
+            if enclosing_kernel(self) is not None:
+                _fail(self, "of a gm buffer belongs in the host program, not in a kernel")
+        else:
+            _needs_units(self, [s])
+        if s in ("ub", "l1"):
+            inner = (shape[-1] if shape else 1) * item
+            if inner % BLOCK_BYTES:
+                _fail(self, f"{t}: the innermost dim is {inner} bytes, not a multiple of the "
+                            f"{BLOCK_BYTES}-byte block of {s}")
+        elif s in ("l0a", "l0b", "l0c"):
+            _check_fractal(self, t, "result")
+            if self.nbytes % L0_BYTES:
+                _fail(self, f"{t} is {self.nbytes} bytes, not a multiple of {L0_BYTES}")
+        off = _int(self.offset)
+        if off is not None:
+            if off < 0 or off % OFFSET_ALIGN[s]:
+                _fail(self, f"offset {off} must be a non-negative multiple of {OFFSET_ALIGN[s]} in {s}")
+
+    def print(self, printer: Printer) -> None:
+        _print_attr_dict(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.memref.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AllocOp:
+        props, attrs = _split_props(cls, parser.parse_optional_attr_dict())
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        return cls.create(result_types=[t], properties=props, attributes=attrs)
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A weight in gm: the result is a read-only gm memref of the value's shape
+    and element type. Large values print as dense_resource blobs.
+
+        %w = ascend.constant dense<...> : tensor<64x64xf16>
+    """
+
+    name = "ascend.constant"
+    value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
+    memref = result_def(MemRefType)
+    traits = traits_def(Pure())
+
+    @classmethod
+    def from_array(cls, array) -> ConstantOp:
+        from geir.dialects.types import dense_from_array
+
+        attr = dense_from_array(array)
+        return cls.create(properties={"value": attr}, result_types=[cls.memref_type_of(attr)])
+
+    @staticmethod
+    def memref_type_of(value: Attribute) -> MemRefType:
+        t = value.get_type()  # type: ignore[attr-defined]
+        return memref_type(t.get_shape(), t.element_type, "gm")
+
+    def array(self):
+        from geir.dialects.types import array_from_dense
+
+        if not isinstance(self.value, DenseIntOrFPElementsAttr):
+            raise ValueError(f"constant {self.value.resource_handle.data!r} has no data (an elided or missing blob)")
+        return array_from_dense(self.value)
+
+    def verify_(self) -> None:
+        want = self.memref_type_of(self.value)
+        if self.memref.type != want:
+            _fail(self, f"result type {self.memref.type} must be {want} (the value's shape and type in gm)")
+        if enclosing_kernel(self) is not None:
+            _fail(self, "belongs in the host program, not in a kernel")
+
+    def print(self, printer: Printer) -> None:
+        from geir.ir.text import print_constant_value
+
+        printer.print_string(" ")
+        print_constant_value(printer, self.value, self.memref.name_hint)
+        if self.attributes:
+            printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.get_type())
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        value = parser.parse_attribute()  # `dense<...> : tensor<...>`
+        if not isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr) or not isinstance(
+            value.get_type(), TensorType
+        ):
+            parser.raise_error("ascend.constant expects a dense or dense_resource value of tensor type")
+        attributes = {}
+        if parser.parse_optional_keyword("attributes"):
+            attributes = parser.parse_optional_attr_dict()
+        return cls.create(
+            properties={"value": value}, result_types=[cls.memref_type_of(value)], attributes=attributes
+        )
+
+
+# ---------------------------------------------------------------------------
+# Host program: streams, events, launches.
+# ---------------------------------------------------------------------------
+
+
+def _check_host(op: Operation) -> None:
+    if enclosing_kernel(op) is not None:
+        _fail(op, "belongs in the host program, not in a kernel")
+
+
+class _IdOp(IRDLOperation):
+    """`%s = ascend.stream 0`: a numbered handle created by the host."""
+
+    RESULT: ClassVar[type[TypeAttribute]]
+
+    def verify_(self) -> None:
+        _check_host(self)
+        if _int(self.properties["id"]) < 0:
+            _fail(self, "id must be >= 0")
+
+    @classmethod
+    def get(cls, ident: int):
+        return cls.create(result_types=[cls.RESULT()], properties={"id": IntegerAttr(ident, i64)})
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {_int(self.properties['id'])}")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        ident = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        attrs = parser.parse_optional_attr_dict()
+        return cls.create(result_types=[cls.RESULT()], properties={"id": IntegerAttr(ident, i64)}, attributes=attrs)
+
+
+@irdl_op_definition
+class StreamOp(_IdOp):
+    """Creates stream `id`. Launches on one stream run in order.
+
+        %s = ascend.stream 0
+    """
+
+    name = "ascend.stream"
+    RESULT: ClassVar = StreamType
+    id = prop_def(IntegerAttr)
+    stream = result_def(StreamType)
+
+
+@irdl_op_definition
+class EventOp(_IdOp):
+    """Creates event `id`, to be recorded on one stream and waited for on another.
+
+        %e = ascend.event 0
+    """
+
+    name = "ascend.event"
+    RESULT: ClassVar = EventType
+    id = prop_def(IntegerAttr)
+    event = result_def(EventType)
+
+
+class _EventStreamOp(IRDLOperation):
+    def verify_(self) -> None:
+        _check_host(self)
+
+    @classmethod
+    def get(cls, event: SSAValue | Operation, stream: SSAValue | Operation):
+        return cls.create(operands=[SSAValue.get(event), SSAValue.get(stream)])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.operands[0])
+        printer.print_string(" on ")
+        printer.print_operand(self.operands[1])
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        event = parser.resolve_operand(parser.parse_unresolved_operand(), EventType())
+        parser.parse_keyword("on")
+        stream = parser.resolve_operand(parser.parse_unresolved_operand(), StreamType())
+        attrs = parser.parse_optional_attr_dict()
+        return cls.create(operands=[event, stream], attributes=attrs)
+
+
+@irdl_op_definition
+class EventRecordOp(_EventStreamOp):
+    """Records `event` on `stream` once the work queued before it is done.
+
+        ascend.event_record %e on %s0
+    """
+
+    name = "ascend.event_record"
+    event = operand_def(EventType)
+    stream = operand_def(StreamType)
+
+
+@irdl_op_definition
+class EventWaitOp(_EventStreamOp):
+    """Work queued on `stream` after this waits until `event` is recorded.
+
+        ascend.event_wait %e on %s1
+    """
+
+    name = "ascend.event_wait"
+    event = operand_def(EventType)
+    stream = operand_def(StreamType)
+
+
+class LaunchSymbolUser(SymbolUserOpInterface):
+    def verify(self, op: Operation) -> None:
+        assert isinstance(op, LaunchOp)
+        kernel = SymbolTable.lookup_symbol(op, op.kernel)
+        if kernel is None:
+            _fail(op, f"launches {op.kernel}, which is not defined")
+        if not isinstance(kernel, KernelOp):
+            _fail(op, f"launches {op.kernel}, which is not an ascend.kernel")
+        want = list(kernel.function_type.inputs.data)
+        got = [a.type for a in op.args]
+        if want != got:
+            _fail(op, f"passes ({', '.join(map(str, got))}) to @{kernel.sym_name.data}, "
+                      f"which takes ({', '.join(map(str, want))})")
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Queues kernel @kernel on a stream; it runs `block_dim` blocks (the
+    kernel's attribute) on as many AI cores as there are.
+
+        ascend.launch @add on %s(%x, %y, %z) : (memref<...>, memref<...>, memref<...>)
+    """
+
+    name = "ascend.launch"
+    kernel = prop_def(SymbolRefAttr)
+    stream = operand_def(StreamType)
+    args = var_operand_def()
+    traits = traits_def(LaunchSymbolUser())
+
+    @classmethod
+    def get(cls, kernel: str, stream: SSAValue | Operation, args: Sequence[SSAValue | Operation]) -> LaunchOp:
+        return cls.create(
+            operands=[SSAValue.get(stream), *(SSAValue.get(a) for a in args)],
+            properties={"kernel": SymbolRefAttr(kernel)},
+        )
+
+    def kernel_op(self) -> KernelOp:
+        kernel = SymbolTable.lookup_symbol(self, self.kernel)
+        assert isinstance(kernel, KernelOp)
+        return kernel
+
+    def verify_(self) -> None:
+        _check_host(self)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.kernel)
+        printer.print_string(" on ")
+        printer.print_operand(self.stream)
+        printer.print_string("(")
+        printer.print_list(self.args, printer.print_operand)
+        printer.print_string(")")
+        _print_attr_dict(printer, self, skip=("kernel",))
+        printer.print_string(" : (")
+        printer.print_list([a.type for a in self.args], printer.print_attribute)
+        printer.print_string(")")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaunchOp:
+        kernel = parser.parse_attribute()
+        if not isinstance(kernel, SymbolRefAttr):
+            parser.raise_error("ascend.launch expects a kernel symbol (@name)")
+        parser.parse_keyword("on")
+        stream = parser.resolve_operand(parser.parse_unresolved_operand(), StreamType())
+        pos = parser.pos
+        args = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
+        props, attrs = _split_props(cls, parser.parse_optional_attr_dict())
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+        values = parser.resolve_operands(args, types, pos)
+        return cls.create(operands=[stream, *values], properties={"kernel": kernel, **props}, attributes=attrs)
+
+
+# ---------------------------------------------------------------------------
+# Kernels.
+# ---------------------------------------------------------------------------
+
+
+class KernelCallable(CallableOpInterface):
+    @classmethod
+    def get_callable_region(cls, op: Operation) -> Region:
+        assert isinstance(op, KernelOp)
+        return op.body
+
+    @classmethod
+    def get_argument_types(cls, op: Operation) -> tuple[Attribute, ...]:
+        assert isinstance(op, KernelOp)
+        return op.function_type.inputs.data
+
+    @classmethod
+    def get_result_types(cls, op: Operation) -> tuple[Attribute, ...]:
+        return ()
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A device kernel: its body runs once per block 0..block_dim-1 on an AI
+    core of `core_type` (cube: AIC with l1/l0 and pipes MTE1/MTE2/M/FIX;
+    vector: AIV with ub and MTE2/V/MTE3; mix: both). Arguments are gm memrefs
+    and scalars.
+
+        ascend.kernel @add(%x: memref<...>, %z: memref<...>) attributes {block_dim = 4 : i64, core_type = "vector"} {
+          %i = ascend.block_idx
+          ...
+          ascend.return
+        }
+
+    The verifier checks, per kernel, that every wait_flag has a set_flag of the
+    same (src, dst, id) before it in program order.
+    """
+
+    name = "ascend.kernel"
+    body = region_def("single_block")
+    sym_name = prop_def(SymbolNameConstraint())
+    function_type = prop_def(FunctionType)
+    core_type = prop_def(StringAttr)
+    block_dim = prop_def(IntegerAttr)
+    arg_attrs = opt_prop_def(ArrayAttr[DictionaryAttr])
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface(), KernelCallable(), HasParent(ModuleOp))
+
+    _RESERVED: ClassVar = ("sym_name", "function_type", "arg_attrs")
+
+    @classmethod
+    def get(cls, name: str, arg_types: Sequence[Attribute], core_type: str, block_dim: int) -> KernelOp:
+        """An empty kernel (a body block with the arguments, no terminator yet)."""
+        return cls.create(
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists(list(arg_types), []),
+                "core_type": StringAttr(core_type),
+                "block_dim": IntegerAttr(block_dim, i64),
+            },
+            regions=[Region(Block(arg_types=list(arg_types)))],
+        )
+
+    @property
+    def block_count(self) -> int:
+        return _int(self.block_dim)
+
+    def verify_(self) -> None:
+        core = self.core_type.data
+        if core not in CORE_TYPES:
+            _fail(self, f"core_type must be one of {', '.join(CORE_TYPES)}, got '{core}'")
+        if _int(self.block_dim) < 1:
+            _fail(self, f"block_dim must be >= 1, got {_int(self.block_dim)}")
+        if self.function_type.outputs.data:
+            _fail(self, "returns nothing: kernels write their results to gm buffers")
+        block = self.body.block
+        if tuple(block.arg_types) != self.function_type.inputs.data:
+            _fail(self, "entry block arguments must match the function type")
+        for i, t in enumerate(block.arg_types):
+            if isinstance(t, MemRefType) and space_of(t) != "gm":
+                _fail(self, f"argument #{i} {t} must be a gm memref (kernels receive gm buffers)")
+        if not isinstance(block.last_op, ReturnOp):
+            _fail(self, "body must end with ascend.return")
+        self._verify_body()
+
+    def _verify_body(self) -> None:
+        """One walk: set/wait pairing and all-or-none memory plans per space."""
+        sets: set[tuple[str, str, int]] = set()
+        planned: dict[str, tuple[bool, AllocOp]] = {}
+        for op in self.body.walk():
+            if isinstance(op, SetFlagOp):
+                sets.add(op.key)
+            elif isinstance(op, WaitFlagOp) and op.key not in sets:
+                src, dst, ident = op.key
+                _fail(self, f"@{self.sym_name.data}: {describe(op)} {src} -> {dst} id {ident} has no "
+                            f"ascend.set_flag {src} -> {dst} id {ident} before it in the kernel")
+            elif isinstance(op, AllocOp):
+                has = op.offset is not None
+                seen = planned.setdefault(op.space, (has, op))
+                if seen[0] != has:
+                    _fail(self, f"@{self.sym_name.data}: some {op.space} buffers have an offset and some "
+                                f"do not; memory planning sets all of them")
+
+    def print(self, printer: Printer) -> None:
+        attrs = {k: v for k, v in sorted(self.properties.items()) if k not in self._RESERVED}
+        print_func_op_like(
+            printer,
+            self.sym_name,
+            self.function_type,
+            self.body,
+            {**attrs, **self.attributes},
+            arg_attrs=self.arg_attrs,
+            reserved_attr_names=self._RESERVED,
+            print_empty_outputs=False,
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name, inputs, outputs, region, extra, arg_attrs, _res = parse_func_op_like(
+            parser, reserved_attr_names=cls._RESERVED
+        )
+        if outputs:
+            parser.raise_error("ascend.kernel returns nothing")
+        props, attrs = _split_props(cls, dict(extra.data) if extra is not None else {})
+        props.update({"sym_name": StringAttr(name), "function_type": FunctionType.from_lists(inputs, [])})
+        if arg_attrs is not None:
+            props["arg_attrs"] = arg_attrs
+        return cls.create(properties=props, attributes=attrs, regions=[region])
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    """Ends a kernel body."""
+
+    name = "ascend.return"
+    traits = traits_def(IsTerminator(), HasParent(KernelOp))
+    assembly_format = "attr-dict"
+
+
+class _BlockValueOp(IRDLOperation):
+    def verify_(self) -> None:
+        _kernel_of(self)
+
+    @classmethod
+    def get(cls):
+        return cls.create(result_types=[IndexType()])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        return cls.create(result_types=[IndexType()], attributes=parser.parse_optional_attr_dict())
+
+
+@irdl_op_definition
+class BlockIdxOp(_BlockValueOp):
+    """The index of the block running the kernel, 0..block_dim-1.
+
+        %i = ascend.block_idx
+    """
+
+    name = "ascend.block_idx"
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+
+
+@irdl_op_definition
+class BlockNumOp(_BlockValueOp):
+    """The kernel's block_dim, as an index.
+
+        %n = ascend.block_num
+    """
+
+    name = "ascend.block_num"
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+
+
+# ---------------------------------------------------------------------------
+# DMA.
+# ---------------------------------------------------------------------------
+
+LAYOUTS = ("nd2nz", "nz2nd")
+
+
+def nz_shape(shape: Sequence[int], element_type: Attribute) -> tuple[int, ...]:
+    """FRACTAL_NZ storage shape of an ND [..., M, N] matrix: [..., N1, M1, 16, C0]
+    (zero-padded to whole fractals)."""
+    c0 = fractal_c0(element_type)
+    *batch, m, n = shape
+    return (*batch, -(-n // c0), -(-m // FRACTAL), FRACTAL, c0)
+
+
+@irdl_op_definition
+class CopyOp(IRDLOperation):
+    """A DMA from `src` to `dst`. The engine (pipe) follows from the spaces:
+
+        gm -> ub, gm -> l1 (and gm -> l0a/l0b where a chip has it)   MTE2
+        l1 -> l0a, l1 -> l0b (l1 -> ub)                               MTE1
+        l0c -> gm, l0c -> l1 (l0c -> ub)                              FIX
+        ub -> gm (ub -> l1, l1 -> gm)                                 MTE3
+
+    Shapes and element types match, except:
+    * `transpose` (MTE1 only, 2-D): dst is src transposed (LoadData transpose);
+    * FIX may convert the element type (f32 -> f16, i32 -> i32) and apply `relu`;
+    * `layout = "nd2nz"`: src [.., M, N] is stored as FRACTAL_NZ [.., N1, M1, 16, C0]
+      in dst (zero-padded); `"nz2nd"`: the reverse (cropped to dst).
+
+        ascend.copy %x_gm, %x_ub : memref<16x256xf16, strided<[256, 1], offset: ?>, #ascend.space<gm>>
+                                   to memref<16x256xf16, #ascend.space<ub>>
+
+    Cube buffers are physically fractal: a plain gm -> l1 copy of an ND tile is
+    the engine's ND2NZ, an l0c -> gm copy its NZ2ND (`physical_transform`).
+    """
+
+    name = "ascend.copy"
+    src = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    transpose = opt_prop_def(UnitAttr)
+    relu = opt_prop_def(UnitAttr)
+    layout = opt_prop_def(StringAttr)
+
+    @classmethod
+    def get(
+        cls,
+        src: SSAValue | Operation,
+        dst: SSAValue | Operation,
+        *,
+        transpose: bool = False,
+        relu: bool = False,
+        layout: str | None = None,
+    ) -> CopyOp:
+        props: dict[str, Attribute] = {}
+        if transpose:
+            props["transpose"] = UnitAttr()
+        if relu:
+            props["relu"] = UnitAttr()
+        if layout is not None:
+            props["layout"] = StringAttr(layout)
+        return cls.create(operands=[SSAValue.get(src), SSAValue.get(dst)], properties=props)
+
+    # -- what a simulator needs ---------------------------------------------
+
+    @property
+    def src_space(self) -> str:
+        return space_of(self.src.type) or ""
+
+    @property
+    def dst_space(self) -> str:
+        return space_of(self.dst.type) or ""
+
+    @property
+    def pipe(self) -> str:
+        return COPY_PIPES[self.src_space, self.dst_space]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes moved: the larger of the two sides (they differ when FIX
+        converts the type or a layout change pads)."""
+        return max(nbytes_of(self.src.type), nbytes_of(self.dst.type))
+
+    @property
+    def physical_transform(self) -> str | None:
+        """The format change the engine performs ("nd2nz", "nz2nd" or None),
+        given that cube buffers are fractal in hardware."""
+        s, d = self.src_space, self.dst_space
+        layout = _str(self.layout)
+        src_nz = s in CUBE_SPACES or layout == "nz2nd"
+        dst_nz = d in CUBE_SPACES or layout == "nd2nz"
+        if src_nz == dst_nz:
+            return None
+        return "nd2nz" if dst_nz else "nz2nd"
+
+    def verify_(self) -> None:
+        s, st = _memref(self, self.src, "source")
+        d, dt = _memref(self, self.dst, "destination")
+        if (s, d) not in COPY_PIPES:
+            paths = ", ".join(f"{a}->{b}" for a, b in COPY_PIPES)
+            _fail(self, f"has no DMA path {s} -> {d}; paths: {paths}")
+        pipe = COPY_PIPES[s, d]
+        _needs_units(self, [x for x in (s, d) if x != "gm"], [pipe])
+        layout = _str(self.layout)
+        if layout is not None and layout not in LAYOUTS:
+            _fail(self, f"layout must be one of {', '.join(LAYOUTS)}, got '{layout}'")
+        if self.transpose is not None and pipe != "MTE1":
+            _fail(self, f"transpose is done by MTE1 (l1 -> l0a/l0b), not by {pipe} ({s} -> {d})")
+        if self.relu is not None and pipe != "FIX":
+            _fail(self, f"relu is done by the FIX pipe (from l0c), not by {pipe} ({s} -> {d})")
+        if self.transpose is not None and layout is not None:
+            _fail(self, "cannot both transpose and change the layout")
+        # element types
+        se, de = st.element_type, dt.element_type
+        if se != de:
+            allowed = pipe == "FIX" and (
+                (is_float(se) and is_float(de)) or (isinstance(se, IntegerType) and isinstance(de, IntegerType))
+            )
+            if not allowed:
+                _fail(self, f"copies {se} to {de}; only the FIX pipe (from l0c) converts element types")
+        # shapes
+        ss, ds = tuple(st.get_shape()), tuple(dt.get_shape())
+        if self.transpose is not None:
+            if len(ss) != 2 or ds != ss[::-1]:
+                _fail(self, f"with transpose needs a 2-D source and the transposed destination, got {list(ss)} -> {list(ds)}")
+        elif layout == "nd2nz":
+            if len(ss) < 2 or ds != nz_shape(ss, de):
+                _fail(self, f"nd2nz of {list(ss)} needs a destination of shape {list(nz_shape(ss, de)) if len(ss) >= 2 else '[.., N1, M1, 16, C0]'}, got {list(ds)}")
+        elif layout == "nz2nd":
+            if len(ds) < 2 or ss != nz_shape(ds, se):
+                _fail(self, f"nz2nd to {list(ds)} needs a source of shape {list(nz_shape(ds, se)) if len(ds) >= 2 else '[.., N1, M1, 16, C0]'}, got {list(ss)}")
+        elif ss != ds:
+            _fail(self, f"source shape {list(ss)} and destination shape {list(ds)} differ")
+        _check_operand(self, st, s, "source")
+        _check_operand(self, dt, d, "destination")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands, printer.print_operand)
+        _print_attr_dict(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.src.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.dst.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CopyOp:
+        pos = parser.pos
+        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        props, attrs = _split_props(cls, parser.parse_optional_attr_dict())
+        parser.parse_punctuation(":")
+        src_t = parser.parse_type()
+        parser.parse_keyword("to")
+        dst_t = parser.parse_type()
+        values = parser.resolve_operands(operands, [src_t, dst_t], pos)
+        return cls.create(operands=values, properties=props, attributes=attrs)
+
+
+# ---------------------------------------------------------------------------
+# Cube.
+# ---------------------------------------------------------------------------
+
+MMAD_TYPES = {("f16", "f32"), ("f32", "f32"), ("i8", "i32")}
+"""(input element type, accumulator element type) of the cube."""
+
+
+def _short(elt: Attribute) -> str:
+    return str(elt).replace("si", "i")
+
+
+@irdl_op_definition
+class MmadOp(IRDLOperation):
+    """Cube matrix multiply on fractal tiles: c = a x b (`init`) or c += a x b.
+
+        ascend.mmad %a, %b, %c {init} : memref<MxKxf16, l0a>, memref<KxNxf16, l0b>, memref<MxNxf32, l0c>
+
+    a [M, K] in l0a, b [K, N] in l0b, c [M, N] in l0c; f16 x f16 -> f32,
+    f32 x f32 -> f32 or i8 x i8 -> i32; M and N multiples of 16, K of 16 (32
+    for i8). Tiles are logical row-major matrices; the fractal layout is implied.
+    """
+
+    name = "ascend.mmad"
+    a = operand_def(MemRefType)
+    b = operand_def(MemRefType)
+    c = operand_def(MemRefType)
+    init = opt_prop_def(UnitAttr)
+
+    PIPE: ClassVar[str] = "M"
+
+    @property
+    def pipe(self) -> str:
+        return self.PIPE
+
+    @classmethod
+    def get(cls, a, b, c, *, init: bool = False) -> MmadOp:
+        props = {"init": UnitAttr()} if init else {}
+        return cls.create(operands=[SSAValue.get(a), SSAValue.get(b), SSAValue.get(c)], properties=props)
+
+    @property
+    def mkn(self) -> tuple[int, int, int]:
+        m, k = self.a.type.get_shape()
+        return m, k, self.b.type.get_shape()[1]
+
+    @property
+    def dtype(self) -> str:
+        """Input element type name (f16, f32, i8), for the cost model."""
+        return _short(self.a.type.element_type)
+
+    def verify_(self) -> None:
+        _, at = _memref(self, self.a, "a", ["l0a"])
+        _, bt = _memref(self, self.b, "b", ["l0b"])
+        _, ct = _memref(self, self.c, "c", ["l0c"])
+        _needs_units(self, ["l0a"], ["M"])
+        shapes = [tuple(t.get_shape()) for t in (at, bt, ct)]
+        if any(len(s) != 2 for s in shapes):
+            _fail(self, f"operands must be 2-D, got {', '.join(str(list(s)) for s in shapes)}")
+        (m, k), (k2, n), (m2, n2) = shapes
+        if k != k2 or m != m2 or n != n2:
+            _fail(self, f"shapes do not chain: a {[m, k]} x b {[k2, n]} -> c {[m2, n2]}")
+        ae, be, ce = (_short(t.element_type) for t in (at, bt, ct))
+        if ae != be or (ae, ce) not in MMAD_TYPES:
+            kinds = ", ".join(f"{i} x {i} -> {o}" for i, o in sorted(MMAD_TYPES))
+            _fail(self, f"computes {ae} x {be} -> {ce}; the cube does {kinds}")
+        fk = 32 if ae == "i8" else FRACTAL
+        if m % FRACTAL or n % FRACTAL or k % fk:
+            _fail(self, f"M={m}, K={k}, N={n}: M and N must be multiples of {FRACTAL} and K of {fk}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands, printer.print_operand)
+        _print_attr_dict(printer, self)
+        printer.print_string(" : ")
+        printer.print_list([v.type for v in self.operands], printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MmadOp:
+        pos = parser.pos
+        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        props, attrs = _split_props(cls, parser.parse_optional_attr_dict())
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        values = parser.resolve_operands(operands, types, pos)
+        return cls.create(operands=values, properties=props, attributes=attrs)
+
+
+# ---------------------------------------------------------------------------
+# Vector ops on ub.
+# ---------------------------------------------------------------------------
+
+REDUCE_KINDS = ("sum", "max", "min")
+COMPARE_MODES = ("eq", "ne", "lt", "le", "gt", "ge")
+ROUND_MODES = ("rint", "round", "floor", "ceil", "trunc")
+
+
+class VectorOp(IRDLOperation):
+    """Base of the vector ops: sources first, the destination last; memref
+    operands in ub, scalars (arith values) of the element type.
+
+        ascend.vadd %a, %b, %c : memref<16x256xf16, #ascend.space<ub>>
+        ascend.vadds %a, %s, %c : memref<16x256xf16, #ascend.space<ub>>, f16, memref<16x256xf16, #ascend.space<ub>>
+
+    (one type when all operands have it). `cost_kind` is the cost model's
+    vector op kind (binary, unary, reduce, ...).
+    """
+
+    PIPE: ClassVar[str] = "V"
+    COST_KIND: ClassVar[str] = "unary"
+    FLOAT_ONLY: ClassVar[bool] = False
+    SCALARS: ClassVar[tuple[int, ...]] = ()
+    """Positions of scalar operands."""
+
+    @classmethod
+    def get(cls, *operands: SSAValue | Operation, **props: Attribute):
+        return cls.create(operands=[SSAValue.get(v) for v in operands], properties=props)
+
+    @property
+    def pipe(self) -> str:
+        return self.PIPE
+
+    @property
+    def cost_kind(self) -> str:
+        """The cost model's vector op kind (binary, unary, reduce, ...)."""
+        return self.COST_KIND
+
+    @property
+    def dst(self) -> SSAValue:
+        return self.operands[-1]
+
+    @property
+    def srcs(self) -> tuple[SSAValue, ...]:
+        return tuple(self.operands[:-1])
+
+    @property
+    def vectors(self) -> list[SSAValue]:
+        return [v for i, v in enumerate(self.operands) if i not in self.SCALARS]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the largest vector operand (what the cost model prices)."""
+        return max(nbytes_of(v.type) for v in self.vectors)
+
+    @property
+    def dtype(self) -> str:
+        """Element type of the widest vector operand."""
+        widest = max(self.vectors, key=lambda v: to_dtype(v.type.element_type).itemsize)
+        return _short(widest.type.element_type)
+
+    def verify_(self) -> None:
+        types = []
+        for i, v in enumerate(self.operands):
+            if i in self.SCALARS:
+                continue
+            _, t = _memref(self, v, f"operand #{i}", ["ub"])
+            _check_rows(self, t, f"operand #{i}")
+            types.append(t)
+        _needs_units(self, ["ub"], ["V"])
+        dst = self.dst.type
+        for i in self.SCALARS:
+            st = self.operands[i].type
+            if st != dst.element_type:
+                _fail(self, f"scalar operand #{i} has type {st}, the vectors {dst.element_type}")
+        if self.FLOAT_ONLY and not is_float(dst.element_type):
+            _fail(self, f"needs a floating-point element type, got {dst.element_type}")
+        self.check(types)
+
+    def check(self, types: list[MemRefType]) -> None:
+        """Elementwise default: every vector operand has dst's shape and type."""
+        dst = types[-1]
+        for i, t in enumerate(types[:-1]):
+            if t.get_shape() != dst.get_shape() or t.element_type != dst.element_type:
+                _fail(self, f"source {t} must have the destination's shape and type {dst}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands, printer.print_operand)
+        _print_attr_dict(printer, self)
+        printer.print_string(" : ")
+        types = [v.type for v in self.operands]
+        if all(t == types[0] for t in types):
+            printer.print_attribute(types[0])
+        else:
+            printer.print_list(types, printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        pos = parser.pos
+        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        props, attrs = _split_props(cls, parser.parse_optional_attr_dict())
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        if len(types) == 1:
+            types = types * len(operands)
+        values = parser.resolve_operands(operands, types, pos)
+        return cls.create(operands=values, properties=props, attributes=attrs)
+
+
+def _vector_op(name: str, doc: str, operands: Sequence[str], *, cost: str, float_only: bool = False,
+               base: type[VectorOp] = VectorOp, **body) -> type[VectorOp]:
+    """Declare a vector op: one operand per name (`*name` marks a scalar)."""
+    ns: dict = {"name": f"ascend.{name}", "__doc__": doc, "__module__": __name__,
+                "COST_KIND": cost, "FLOAT_ONLY": float_only,
+                "SCALARS": tuple(i for i, o in enumerate(operands) if o.startswith("*"))}
+    notes = {"COST_KIND": ClassVar[str], "FLOAT_ONLY": ClassVar[bool], "SCALARS": ClassVar[tuple]}
+    for o in operands:
+        ns[o.lstrip("*")] = operand_def() if o.startswith("*") else operand_def(MemRefType)
+    ns.update(body)
+    ns["__annotations__"] = notes
+    return irdl_op_definition(type(name.capitalize() + "Op", (base,), ns))
+
+
+_UNARY = ("src", "dst")
+_BINARY = ("lhs", "rhs", "dst")
+_WITH_SCALAR = ("src", "*scalar", "dst")
+
+UNARY_OPS = {
+    # name: (doc, float only, graph kernel)
+    "vexp": ("exp(x)", True, "exp"),
+    "vlog": ("Natural logarithm.", True, "log"),
+    "vsqrt": ("Square root.", True, "sqrt"),
+    "vrsqrt": ("1 / sqrt(x)", True, None),
+    "vrec": ("1 / x", True, "reciprocal"),
+    "vabs": ("|x|", False, "abs"),
+    "vneg": ("-x", False, "neg"),
+    "vrelu": ("max(x, 0)", False, "relu"),
+    "vtanh": ("Hyperbolic tangent.", True, "tanh"),
+    "vsigmoid": ("1 / (1 + exp(-x))", True, "sigmoid"),
+    "verf": ("Gauss error function.", True, "erf"),
+    "vsin": ("Sine.", True, "sin"),
+    "vcos": ("Cosine.", True, "cos"),
+    "vfloor": ("Round down (stays float).", True, "floor"),
+    "vceil": ("Round up (stays float).", True, "ceil"),
+    "vround": ("Round half to even (stays float).", True, "round"),
+    "vsign": ("sign(x)", False, "sign"),
+    "vnot": ("Logical not (i1) / bitwise not (integers).", False, None),
+}
+BINARY_OPS = {
+    "vadd": ("a + b", "add"),
+    "vsub": ("a - b", "sub"),
+    "vmul": ("a * b", "mul"),
+    "vdiv": ("a / b (integers truncate)", "div"),
+    "vmax": ("max(a, b)", "max"),
+    "vmin": ("min(a, b)", "min"),
+    "vand": ("Logical and (i1) / bitwise and.", None),
+    "vor": ("Logical or (i1) / bitwise or.", None),
+}
+SCALAR_OPS = {
+    "vadds": "x + s",
+    "vmuls": "x * s",
+    "vmaxs": "max(x, s)",
+    "vmins": "min(x, s)",
+    "vlrelu": "x if x >= 0 else s * x (leaky relu)",
+}
+
+VECTOR_OPS: dict[str, type[VectorOp]] = {}
+for _n, (_doc, _float, _k) in UNARY_OPS.items():
+    VECTOR_OPS[_n] = _vector_op(_n, _doc, _UNARY, cost="unary", float_only=_float)
+for _n, (_doc, _k) in BINARY_OPS.items():
+    VECTOR_OPS[_n] = _vector_op(_n, _doc, _BINARY, cost="binary")
+for _n, _doc in SCALAR_OPS.items():
+    VECTOR_OPS[_n] = _vector_op(_n, _doc, _WITH_SCALAR, cost="unary")
+
+
+class _DupBase(VectorOp):
+    def check(self, types):
+        pass
+
+
+class _CompareBase(VectorOp):
+    def check(self, types):
+        lhs, rhs, dst = types
+        if lhs != rhs and (lhs.get_shape() != rhs.get_shape() or lhs.element_type != rhs.element_type):
+            _fail(self, f"compares {lhs} with {rhs}; they need one shape and type")
+        if dst.get_shape() != lhs.get_shape() or dst.element_type != IntegerType(1):
+            _fail(self, f"destination must be an i1 mask of shape {list(lhs.get_shape())}, got {dst}")
+        mode = _str(self.properties.get("mode"))
+        if mode not in COMPARE_MODES:
+            _fail(self, f"mode must be one of {', '.join(COMPARE_MODES)}, got {mode!r}")
+
+
+class _SelectBase(VectorOp):
+    def check(self, types):
+        mask, lhs, rhs, dst = types
+        if mask.element_type != IntegerType(1) or mask.get_shape() != dst.get_shape():
+            _fail(self, f"mask must be i1 of the destination's shape, got {mask}")
+        VectorOp.check(self, [lhs, rhs, dst])
+
+
+class _CastBase(VectorOp):
+
+    def check(self, types):
+        src, dst = types
+        if src.get_shape() != dst.get_shape():
+            _fail(self, f"source {list(src.get_shape())} and destination {list(dst.get_shape())} shapes differ")
+        mode = _str(self.properties.get("round"))
+        if mode is not None:
+            if mode not in ROUND_MODES:
+                _fail(self, f"round must be one of {', '.join(ROUND_MODES)}, got '{mode}'")
+            if not (is_float(src.element_type) and isinstance(dst.element_type, IntegerType)):
+                _fail(self, "round applies to float -> integer casts only")
+
+
+class _ReduceBase(VectorOp):
+    def reduce_axes(self) -> tuple[int, ...]:
+        rank = len(self.src.type.get_shape())
+        axes = self.properties.get("axes")
+        raw = tuple(axes.get_values()) if axes is not None else (-1,)
+        return tuple(sorted({a % rank for a in raw})) if rank else ()
+
+    def check(self, types):
+        src, dst = types
+        shape = src.get_shape()
+        kind = _str(self.properties.get("kind"))
+        if kind not in REDUCE_KINDS:
+            _fail(self, f"kind must be one of {', '.join(REDUCE_KINDS)}, got {kind!r}")
+        axes = self.properties.get("axes")
+        raw = tuple(axes.get_values()) if axes is not None else (-1,)
+        if not shape or any(not -len(shape) <= a < len(shape) for a in raw):
+            _fail(self, f"axes {list(raw)} out of range for rank {len(shape)}")
+        red = self.reduce_axes()
+        want = tuple(1 if i in red else d for i, d in enumerate(shape))
+        if tuple(dst.get_shape()) != want or dst.element_type != src.element_type:
+            _fail(self, f"reducing {list(shape)} over {list(red)} gives {list(want)} {src.element_type} "
+                        f"(dims kept as 1), got {dst}")
+
+
+class _BroadcastBase(VectorOp):
+    def check(self, types):
+        src, dst = types
+        ss, ds = src.get_shape(), dst.get_shape()
+        if len(ss) != len(ds) or any(a not in (1, b) for a, b in zip(ss, ds)) or src.element_type != dst.element_type:
+            _fail(self, f"cannot broadcast {src} to {dst}: same rank and type, dims 1 or equal")
+
+
+class _TransposeBase(VectorOp):
+    def permutation(self) -> tuple[int, ...]:
+        rank = len(self.src.type.get_shape())
+        perm = self.properties.get("perm")
+        if perm is not None:
+            return tuple(perm.get_values())
+        return (*range(rank - 2), rank - 1, rank - 2) if rank >= 2 else tuple(range(rank))
+
+    def check(self, types):
+        src, dst = types
+        ss = src.get_shape()
+        perm = self.permutation()
+        if sorted(perm) != list(range(len(ss))):
+            _fail(self, f"perm {list(perm)} is not a permutation of {len(ss)} dims")
+        want = tuple(ss[p] for p in perm)
+        if tuple(dst.get_shape()) != want or dst.element_type != src.element_type:
+            _fail(self, f"transposing {list(ss)} by {list(perm)} gives {list(want)}, got {dst}")
+
+
+VdupOp = _vector_op("vdup", "Fills dst with a scalar.", ("*scalar", "dst"), cost="dup", base=_DupBase)
+VcopyOp = _vector_op("vcopy", "ub -> ub copy on the vector pipe.", _UNARY, cost="copy")
+VcmpOp = _vector_op("vcmp", "i1 mask of `lhs <mode> rhs` (mode: eq, ne, lt, le, gt, ge).",
+                    _BINARY, cost="compare", base=_CompareBase, mode=prop_def(StringAttr))
+VselectOp = _vector_op("vselect", "mask ? lhs : rhs", ("mask", "lhs", "rhs", "dst"), cost="select",
+                       base=_SelectBase)
+VcastOp = _vector_op("vcast", "Element type conversion; `round` (float -> int): rint, round, floor, ceil, "
+                     "trunc (default trunc, as ONNX Cast).", _UNARY, cost="cast", base=_CastBase,
+                     round=opt_prop_def(StringAttr))
+VreduceOp = _vector_op("vreduce", "sum / max / min over `axes` (default: the last), keeping them as 1.",
+                       _UNARY, cost="reduce", base=_ReduceBase, kind=prop_def(StringAttr),
+                       axes=opt_prop_def(DenseArrayBase))
+VbrcbOp = _vector_op("vbrcb", "Broadcast: src dims of 1 repeat to dst's (same rank).", _UNARY,
+                     cost="broadcast", base=_BroadcastBase)
+VtransposeOp = _vector_op("vtranspose", "Permutes dims (`perm`, default: swap the last two).", _UNARY,
+                          cost="transpose", base=_TransposeBase, perm=opt_prop_def(DenseArrayBase))
+VECTOR_OPS.update(vdup=VdupOp, vcopy=VcopyOp, vcmp=VcmpOp, vselect=VselectOp, vcast=VcastOp,
+                  vreduce=VreduceOp, vbrcb=VbrcbOp, vtranspose=VtransposeOp)
+globals().update({cls.__name__: cls for cls in VECTOR_OPS.values()})  # VaddOp, VexpOp, ...
+
+
+# ---------------------------------------------------------------------------
+# Pipe synchronisation inside a kernel.
+# ---------------------------------------------------------------------------
+
+
+class _FlagOp(IRDLOperation):
+    """`ascend.set_flag MTE2 -> V id 0`."""
+
+    @classmethod
+    def get(cls, src: str, dst: str, ident: int = 0):
+        return cls.create(properties={"src": StringAttr(src), "dst": StringAttr(dst), "id": IntegerAttr(ident, i64)})
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.src.data, self.dst.data, _int(self.id))
+
+    def verify_(self) -> None:
+        src, dst, ident = self.key
+        for p in (src, dst):
+            if p not in PIPES:
+                _fail(self, f"unknown pipe '{p}'; pipes: {', '.join(PIPES)}")
+        if src == dst:
+            _fail(self, f"needs two different pipes, got {src} -> {dst} (use ascend.pipe_barrier {src})")
+        if not 0 <= ident < FLAG_IDS:
+            _fail(self, f"event id {ident} must be in 0..{FLAG_IDS - 1}")
+        _needs_units(self, [], [src, dst])
+
+    def print(self, printer: Printer) -> None:
+        src, dst, ident = self.key
+        printer.print_string(f" {src} -> {dst} id {ident}")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        src = parser.parse_identifier()
+        parser.parse_punctuation("->")
+        dst = parser.parse_identifier()
+        parser.parse_keyword("id")
+        ident = parser.parse_integer(allow_boolean=False)
+        attrs = parser.parse_optional_attr_dict()
+        op = cls.get(src, dst, ident)
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class SetFlagOp(_FlagOp):
+    """Pipe `src` signals pipe `dst` (flag `id`, 0-7) once its queued work is done.
+
+        ascend.set_flag MTE2 -> V id 0
+    """
+
+    name = "ascend.set_flag"
+    src = prop_def(StringAttr)
+    dst = prop_def(StringAttr)
+    id = prop_def(IntegerAttr)
+
+
+@irdl_op_definition
+class WaitFlagOp(_FlagOp):
+    """Pipe `dst` waits for the matching set_flag of pipe `src`.
+
+        ascend.wait_flag MTE2 -> V id 0
+    """
+
+    name = "ascend.wait_flag"
+    src = prop_def(StringAttr)
+    dst = prop_def(StringAttr)
+    id = prop_def(IntegerAttr)
+
+
+@irdl_op_definition
+class PipeBarrierOp(IRDLOperation):
+    """Later work of `pipe` waits until its earlier work is done (`ALL`: every pipe).
+
+        ascend.pipe_barrier V
+    """
+
+    name = "ascend.pipe_barrier"
+    pipe = prop_def(StringAttr)
+
+    @classmethod
+    def get(cls, pipe: str) -> PipeBarrierOp:
+        return cls.create(properties={"pipe": StringAttr(pipe)})
+
+    def verify_(self) -> None:
+        p = self.pipe.data
+        if p not in (*PIPES, "ALL"):
+            _fail(self, f"unknown pipe '{p}'; pipes: {', '.join(PIPES)}, ALL")
+        _needs_units(self, [], [] if p == "ALL" else [p])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.pipe.data}")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PipeBarrierOp:
+        op = cls.get(parser.parse_identifier())
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+
+# ---------------------------------------------------------------------------
+# The dialect.
+# ---------------------------------------------------------------------------
+
+ATTRIBUTES = [SpaceAttr, StreamType, EventType]
+
+
+def _all_ops() -> list[type[Operation]]:
+    ops: list[type[Operation]] = []
+    for value in list(globals().values()):
+        if (
+            isinstance(value, type)
+            and issubclass(value, IRDLOperation)
+            and getattr(value, "name", "").startswith("ascend.")
+            and value not in ops
+        ):
+            ops.append(value)
+    ops.extend(op for op in VECTOR_OPS.values() if op not in ops)
+    return ops
+
+
+OPS: dict[str, type[Operation]] = {op.name: op for op in _all_ops()}
+Ascend = Dialect("ascend", list(OPS.values()), ATTRIBUTES)

@@ -1,0 +1,811 @@
+"""The ascend interpreter: runs ascend programs with numpy on real buffers.
+
+Built on xDSL's interpreter: func, arith and scf run on xDSL's own
+implementations; memrefs and ascend ops run here. Decisions:
+
+* A memref value is a numpy array; a `memref.subview` is a numpy *view*, so a
+  tile aliases its buffer exactly as on the device. (xDSL's memref
+  implementations use ShapedArray and are not registered.)
+* Each block of a launch gets its own on-chip memory: one byte buffer per
+  space (l1, l0a, l0b, l0c, ub), sized as the device's, filled with 0xFF
+  (NaN for floats) so a missing copy or a wrong tile shows as a wrong number.
+  `ascend.alloc {offset}` is a view at that byte offset - two live buffers
+  planned to overlap really clobber each other; an alloc without an offset
+  gets its own slot (bumped, aligned). gm buffers are the host arguments, the
+  workspace argument (planned gm allocs are views into it) and constants
+  (read-only: writing a weight is an error).
+* Kernels run block after block (block_idx 0..block_dim-1), launches in host
+  program order; flags and events are checked (a wait with no set before it
+  would deadlock, a kernel must end with no flag left set), alignment of tiles
+  is checked at run time (ub tiles start on 32-byte blocks, cube tiles on whole
+  fractals), as is the device having each DMA path.
+* Every executed ascend op can be reported as a `TraceEvent` (pipe, bytes,
+  shape, kernel, block, launch, stream) to a list or callback: the hook a
+  simulator times from.
+
+Host arguments (`func.func @main`): inputs carry `{onnx.name = ...}`, outputs
+`{onnx.name = ..., ascend.output}` (written by the kernels), the workspace
+`{ascend.workspace}`; memrefs the host returns are outputs too, named by their
+result attributes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+)
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    ReturnedValues,
+    impl,
+    impl_callable,
+    impl_terminator,
+    register_impls,
+)
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.interpreters.builtin import scalar_attr
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.scf import ScfFunctions
+from xdsl.ir import Operation
+
+from geir.dialects import ascend as a
+from geir.dialects.types import to_dtype
+from geir.errors import InterpreterError
+from geir.ir.locations import describe
+from geir.runtime.device import CostModel, DeviceSpec, load_device
+from geir.runtime.kernels import KERNELS
+
+NAME_ATTR = "onnx.name"
+OUTPUT_ATTR = "ascend.output"
+WORKSPACE_ATTR = "ascend.workspace"
+POISON = 0xFF
+"""Byte pattern of memory nobody wrote: NaN for f16/f32, -1 for integers."""
+
+
+# ---------------------------------------------------------------------------
+# Trace events: what a simulator needs to time a run.
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One executed op. `pipe` is the unit (MTE1/MTE2/MTE3/FIX/M/V/S inside a
+    kernel; "host" for launches and events). `detail` holds op specifics:
+    copy {src, dst, transform}, mmad {m, k, n, init}, vector {kind}, flags
+    {src, dst, id}, barrier {pipe}, launch {core_type, block_dim}, event {event}."""
+
+    op: Operation
+    pipe: str
+    kernel: str | None
+    block: int | None
+    launch: int | None
+    stream: int | None
+    nbytes: int = 0
+    shape: tuple[int, ...] = ()
+    dtype: str = ""
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+
+# ---------------------------------------------------------------------------
+# Run state.
+# ---------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Stream:
+    id: int
+
+
+@dataclass(eq=False)
+class Event:
+    id: int
+    recorded: int = 0
+
+
+@dataclass
+class _Block:
+    """On-chip state of one block of one launch."""
+
+    kernel: str
+    index: int
+    count: int
+    launch: int | None
+    stream: int | None
+    spaces: dict[str, np.ndarray] = field(default_factory=dict)
+    next_free: dict[str, int] = field(default_factory=dict)
+    slots: dict[Operation, np.ndarray] = field(default_factory=dict)
+    flags: Counter = field(default_factory=Counter)
+
+
+@dataclass
+class _Run:
+    device: DeviceSpec
+    trace: Callable[[TraceEvent], None] | None = None
+    workspace: np.ndarray | None = None  # uint8
+    block: _Block | None = None
+    launches: int = 0
+    checked_paths: set = field(default_factory=set)
+
+    def space(self, name: str) -> np.ndarray:
+        block = self.block
+        assert block is not None
+        buf = block.spaces.get(name)
+        if buf is None:
+            buf = block.spaces[name] = np.full(self.device.buffer_bytes[name], POISON, np.uint8)
+        return buf
+
+
+def _run(interpreter: Interpreter) -> _Run:
+    return interpreter.get_data(AscendFunctions, "run", lambda: _Run(load_device()))
+
+
+def _block(interpreter: Interpreter, op: Operation) -> _Block:
+    block = _run(interpreter).block
+    if block is None:
+        raise InterpreterError(f"{describe(op)} runs outside a kernel launch")
+    return block
+
+
+def _where(interpreter: Interpreter, op: Operation) -> str:
+    block = _run(interpreter).block
+    return describe(op) + (f" in @{block.kernel} block {block.index}" if block else "")
+
+
+def _emit(interpreter: Interpreter, op: Operation, pipe: str, stream: int | None = None, **kw) -> None:
+    run = _run(interpreter)
+    if run.trace is None:
+        return
+    b = run.block
+    run.trace(TraceEvent(op, pipe, b.kernel if b else None, b.index if b else None,
+                         b.launch if b else None, b.stream if b else stream, **kw))
+
+
+def _value(v: Any) -> Any:
+    """A Python number from an interpreter scalar (IntegerAttr / FloatAttr / numpy)."""
+    if isinstance(v, IntegerAttr | FloatAttr):
+        return v.value.data
+    return v
+
+
+def _poison(shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
+    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    return np.full(n, POISON, np.uint8).view(dtype).reshape(tuple(shape))
+
+
+def _view(buf: np.ndarray, offset: int, t: MemRefType) -> np.ndarray:
+    dtype = to_dtype(t.element_type)
+    shape = tuple(t.get_shape())
+    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    return buf[offset : offset + n].view(dtype).reshape(shape)
+
+
+def _address(x: np.ndarray) -> int:
+    return x.__array_interface__["data"][0]
+
+
+def _write(interpreter: Interpreter, op: Operation, dst: np.ndarray, value: np.ndarray) -> None:
+    try:
+        np.copyto(dst, value, casting="unsafe")
+    except ValueError as e:
+        raise InterpreterError(f"{_where(interpreter, op)}: cannot write its destination: {e}") from None
+
+
+def _dtype_name(t: MemRefType) -> str:
+    return a._short(t.element_type)
+
+
+# ---------------------------------------------------------------------------
+# memref on numpy (views).
+# ---------------------------------------------------------------------------
+
+
+@register_impls
+class NumpyMemRefFunctions(InterpreterFunctions):
+    """memref.subview / collapse_shape / expand_shape / cast as numpy views,
+    memref.load / store as scalar accesses (the S pipe)."""
+
+    @impl(memref.SubviewOp)
+    def run_subview(self, interpreter: Interpreter, op: memref.SubviewOp, args):
+        src, *dyn = args
+        dyn = [int(_value(v)) for v in dyn]
+        values = iter(dyn)
+
+        def fill(static):
+            return [next(values) if s == DYNAMIC_INDEX else s for s in static.get_values()]
+
+        offsets, sizes, strides = fill(op.static_offsets), fill(op.static_sizes), fill(op.static_strides)
+        if not (len(offsets) == len(sizes) == len(strides) == src.ndim):
+            raise InterpreterError(f"{_where(interpreter, op)}: offsets/sizes/strides do not match rank {src.ndim}")
+        index = []
+        for d, (o, s, st) in enumerate(zip(offsets, sizes, strides)):
+            if o < 0 or s < 0 or st < 1 or (s and o + (s - 1) * st >= src.shape[d]):
+                raise InterpreterError(
+                    f"{_where(interpreter, op)}: tile [{', '.join(map(str, offsets))}] of size "
+                    f"[{', '.join(map(str, sizes))}] is out of bounds of {list(src.shape)} (dim {d})"
+                )
+            index.append(slice(o, o + (s - 1) * st + 1 if s else o, st))
+        view = src[tuple(index)]
+        t = op.result.type
+        shape = tuple(t.get_shape())
+        if view.shape != shape:
+            view = self._reduce_rank(interpreter, op, view, shape)
+        self._check_tile(interpreter, op, view, offsets, sizes)
+        self._check_strides(interpreter, op, view, t)
+        return (view,)
+
+    @staticmethod
+    def _reduce_rank(interpreter, op, view: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        keep, j = [], 0
+        for d, size in enumerate(view.shape):
+            if j < len(shape) and size == shape[j]:
+                keep.append(d)
+                j += 1
+            elif size != 1:
+                break
+        if j != len(shape):
+            raise InterpreterError(f"{_where(interpreter, op)}: a {list(view.shape)} tile cannot have type shape {list(shape)}")
+        drop = tuple(d for d in range(view.ndim) if d not in keep)
+        return view.squeeze(axis=drop)
+
+    @staticmethod
+    def _check_tile(interpreter, op, view: np.ndarray, offsets, sizes) -> None:
+        """Tiles of ub start on a 32-byte block, tiles of cube buffers on whole fractals."""
+        s = a.space_of(op.source.type)
+        if s not in a.ON_CHIP or view.size == 0:
+            return
+        if s in a.CUBE_SPACES and len(offsets) >= 2:
+            if any(x % a.FRACTAL for x in (*offsets[-2:], *sizes[-2:])):
+                raise InterpreterError(
+                    f"{_where(interpreter, op)}: a {s} tile at [{', '.join(map(str, offsets))}] of size "
+                    f"[{', '.join(map(str, sizes))}] is not made of whole {a.FRACTAL}x{a.FRACTAL} fractals"
+                )
+            return
+        run = _run(interpreter)
+        if run.block is not None and s in run.block.spaces:
+            rel = _address(view) - _address(run.block.spaces[s])
+            if rel % a.BLOCK_BYTES:
+                raise InterpreterError(
+                    f"{_where(interpreter, op)}: the {s} tile starts at byte {rel}, not on a "
+                    f"{a.BLOCK_BYTES}-byte block"
+                )
+
+    @staticmethod
+    def _check_strides(interpreter, op, view: np.ndarray, t: MemRefType) -> None:
+        want = t.get_strides()
+        if want is None:
+            return
+        got = tuple(s // view.itemsize for s in view.strides)
+        for d, (w, g, n) in enumerate(zip(want, got, view.shape)):
+            if w is not None and n > 1 and w != g:
+                raise InterpreterError(
+                    f"{_where(interpreter, op)}: the result type says strides {list(want)}, the tile has {list(got)}"
+                )
+
+    def _reshape(self, interpreter, op, args):
+        shape = tuple(op.result.type.get_shape())
+        try:
+            return (np.reshape(args[0], shape, copy=False),)
+        except ValueError:
+            raise InterpreterError(
+                f"{_where(interpreter, op)}: a {list(args[0].shape)} view with strides "
+                f"{list(args[0].strides)} cannot be reshaped to {list(shape)} without a copy"
+            ) from None
+
+    @impl(memref.CollapseShapeOp)
+    def run_collapse_shape(self, interpreter, op, args):
+        return self._reshape(interpreter, op, args)
+
+    @impl(memref.ExpandShapeOp)
+    def run_expand_shape(self, interpreter, op, args):
+        return self._reshape(interpreter, op, args)
+
+    @impl(memref.CastOp)
+    def run_cast(self, interpreter, op, args):
+        return (args[0],)
+
+    @impl(memref.LoadOp)
+    def run_load(self, interpreter, op: memref.LoadOp, args):
+        arr, *idx = args
+        value = arr[tuple(int(_value(i)) for i in idx)]
+        _emit(interpreter, op, "S", nbytes=arr.itemsize, dtype=_dtype_name(op.memref.type))
+        return (scalar_attr(value.item(), op.res.type, interpreter.index_bitwidth),)
+
+    @impl(memref.StoreOp)
+    def run_store(self, interpreter, op: memref.StoreOp, args):
+        value, arr, *idx = args
+        try:
+            arr[tuple(int(_value(i)) for i in idx)] = _value(value)
+        except ValueError as e:
+            raise InterpreterError(f"{_where(interpreter, op)}: {e}") from None
+        _emit(interpreter, op, "S", nbytes=arr.itemsize, dtype=_dtype_name(op.memref.type))
+        return ()
+
+
+@register_impls
+class IndexArithFunctions(InterpreterFunctions):
+    """arith ops that tiling index math uses and xDSL's interpreter lacks."""
+
+    @staticmethod
+    def _int2(interpreter, op, args, fn):
+        lhs, rhs = (int(_value(v)) for v in args)
+        return (scalar_attr(fn(lhs, rhs), op.result.type, interpreter.index_bitwidth),)
+
+    @impl(arith.MinSIOp)
+    def run_minsi(self, interpreter, op, args):
+        return self._int2(interpreter, op, args, min)
+
+    @impl(arith.MaxSIOp)
+    def run_maxsi(self, interpreter, op, args):
+        return self._int2(interpreter, op, args, max)
+
+    @impl(arith.MinUIOp)
+    def run_minui(self, interpreter, op, args):
+        return self._int2(interpreter, op, args, min)
+
+    @impl(arith.MaxUIOp)
+    def run_maxui(self, interpreter, op, args):
+        return self._int2(interpreter, op, args, max)
+
+    @impl(arith.CeilDivSIOp)
+    def run_ceildivsi(self, interpreter, op, args):
+        return self._int2(interpreter, op, args, lambda x, y: -(-x // y))
+
+    @impl(arith.CeilDivUIOp)
+    def run_ceildivui(self, interpreter, op, args):
+        return self._int2(interpreter, op, args, lambda x, y: -(-x // y))
+
+    @impl(arith.DivUIOp)
+    def run_divui(self, interpreter, op, args):
+        return self._int2(interpreter, op, args, lambda x, y: x // y)
+
+    @impl(arith.RemUIOp)
+    def run_remui(self, interpreter, op, args):
+        return self._int2(interpreter, op, args, lambda x, y: x % y)
+
+    @impl(arith.DivfOp)
+    def run_divf(self, interpreter, op, args):
+        lhs, rhs = (float(_value(v)) for v in args)
+        with np.errstate(all="ignore"):
+            q = float(np.float64(lhs) / np.float64(rhs))
+        return (FloatAttr(q, op.result.type),)
+
+
+# ---------------------------------------------------------------------------
+# Vector semantics (numpy, in the element type).
+# ---------------------------------------------------------------------------
+
+
+def _logic(bool_fn, int_fn):
+    return lambda *xs: bool_fn(*xs) if xs[0].dtype == np.bool_ else int_fn(*xs)
+
+
+def _rsqrt(x):
+    return KERNELS["reciprocal"](KERNELS["sqrt"](x))
+
+
+_UNARY: dict[str, Callable] = {
+    name: KERNELS[kernel] for name, (_doc, _f, kernel) in a.UNARY_OPS.items() if kernel is not None
+}
+_UNARY.update(vrsqrt=_rsqrt, vnot=_logic(np.logical_not, np.invert), vcopy=lambda x: x)
+_BINARY: dict[str, Callable] = {
+    name: KERNELS[kernel] for name, (_doc, kernel) in a.BINARY_OPS.items() if kernel is not None
+}
+_BINARY.update(vand=_logic(np.logical_and, np.bitwise_and), vor=_logic(np.logical_or, np.bitwise_or))
+_SCALAR: dict[str, Callable] = {
+    "vadds": np.add,
+    "vmuls": np.multiply,
+    "vmaxs": np.maximum,
+    "vmins": np.minimum,
+    "vlrelu": lambda x, s: np.where(x >= 0, x, x * s),
+}
+_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+            "gt": np.greater, "ge": np.greater_equal}
+_REDUCE = {"sum": np.add.reduce, "max": np.maximum.reduce, "min": np.minimum.reduce}
+_ROUND = {"rint": np.rint, "round": lambda x: np.trunc(x + np.copysign(0.5, x)),
+          "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc}
+
+
+def _vector_result(op: a.VectorOp, args: tuple) -> np.ndarray:
+    """The value written to dst (before the cast to dst's element type)."""
+    short = op.name.removeprefix("ascend.")
+    *srcs, dst = args
+    if short in _UNARY:
+        return _UNARY[short](srcs[0])
+    if short in _BINARY:
+        return _BINARY[short](srcs[0], srcs[1])
+    if short in _SCALAR:
+        x = srcs[0]
+        return _SCALAR[short](x, np.asarray(_value(srcs[1]), dtype=x.dtype))
+    if isinstance(op, a.VdupOp):
+        return np.asarray(_value(srcs[0]), dtype=dst.dtype)
+    if isinstance(op, a.VcmpOp):
+        return _COMPARE[op.mode.data](srcs[0], srcs[1])
+    if isinstance(op, a.VselectOp):
+        return np.where(srcs[0], srcs[1], srcs[2])
+    if isinstance(op, a.VcastOp):
+        x = srcs[0]
+        if np.issubdtype(x.dtype, np.floating) and np.issubdtype(dst.dtype, np.integer):
+            x = _ROUND[op.round.data if op.round is not None else "trunc"](x)
+        return x
+    if isinstance(op, a.VreduceOp):
+        return _REDUCE[op.kind.data](srcs[0], axis=op.reduce_axes(), keepdims=True)
+    if isinstance(op, a.VbrcbOp):
+        return np.broadcast_to(srcs[0], dst.shape)
+    if isinstance(op, a.VtransposeOp):
+        return np.transpose(srcs[0], op.permutation())
+    raise InterpreterError(f"{describe(op)} has no implementation")
+
+
+def _nd_to_nz(x: np.ndarray, c0: int) -> np.ndarray:
+    *batch, m, n = x.shape
+    m1, n1 = -(-m // a.FRACTAL), -(-n // c0)
+    padded = np.zeros((*batch, m1 * a.FRACTAL, n1 * c0), x.dtype)
+    padded[..., :m, :n] = x
+    r = padded.reshape(*batch, m1, a.FRACTAL, n1, c0)
+    k = len(batch)
+    return r.transpose(*range(k), k + 2, k, k + 1, k + 3)
+
+
+def _nz_to_nd(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    *batch, n1, m1, m0, c0 = x.shape
+    k = len(batch)
+    r = x.transpose(*range(k), k + 1, k + 2, k, k + 3).reshape(*batch, m1 * m0, n1 * c0)
+    return r[..., : shape[-2], : shape[-1]]
+
+
+# ---------------------------------------------------------------------------
+# The ascend ops.
+# ---------------------------------------------------------------------------
+
+
+def _vector_impl(op_type: type[a.VectorOp]):
+    @impl(op_type)
+    def run(self, interpreter: Interpreter, op: a.VectorOp, args):
+        with np.errstate(all="ignore"):
+            value = _vector_result(op, args)
+        _write(interpreter, op, args[-1], value)
+        _emit(interpreter, op, "V", nbytes=op.nbytes, shape=tuple(op.dst.type.get_shape()),
+              dtype=op.dtype, detail={"kind": op.cost_kind})
+        return ()
+
+    return run
+
+
+def _build_ascend_functions() -> type[InterpreterFunctions]:
+    body: dict[str, Any] = {}
+
+    # -- buffers ------------------------------------------------------------
+
+    @impl(a.AllocOp)
+    def run_alloc(self, interpreter: Interpreter, op: a.AllocOp, args):
+        run = _run(interpreter)
+        t = op.memref.type
+        s = op.space
+        offset = a._int(op.offset)
+        if s == "gm":
+            if offset is None:
+                return (_poison(t.get_shape(), to_dtype(t.element_type)),)
+            ws = run.workspace
+            if ws is None:
+                raise InterpreterError(f"{describe(op)} has a workspace offset, but the host has no "
+                                       f"{{{WORKSPACE_ATTR}}} argument")
+            if offset + op.nbytes > ws.size:
+                raise InterpreterError(f"{describe(op)}: [{offset}, {offset + op.nbytes}) is outside the "
+                                       f"{ws.size}-byte workspace")
+            return (_view(ws, offset, t),)
+        block = _block(interpreter, op)
+        if offset is None:
+            slot = block.slots.get(op)
+            if slot is not None:
+                return (slot,)
+            align = a.OFFSET_ALIGN[s]
+            offset = -(-block.next_free.get(s, 0) // align) * align
+            block.next_free[s] = offset + op.nbytes
+        cap = run.device.buffer_bytes[s]
+        if offset + op.nbytes > cap:
+            raise InterpreterError(f"{_where(interpreter, op)}: {s} bytes [{offset}, {offset + op.nbytes}) exceed "
+                                   f"the {cap}-byte {s} of {run.device.name}")
+        view = _view(run.space(s), offset, t)
+        if op.offset is None:
+            block.slots[op] = view
+        return (view,)
+
+    @impl(a.ConstantOp)
+    def run_constant(self, interpreter, op: a.ConstantOp, args):
+        try:
+            return (op.array(),)
+        except ValueError as e:
+            raise InterpreterError(f"{describe(op)}: {e}") from None
+
+    # -- host ---------------------------------------------------------------
+
+    @impl(a.StreamOp)
+    def run_stream(self, interpreter, op: a.StreamOp, args):
+        return (Stream(a._int(op.id)),)
+
+    @impl(a.EventOp)
+    def run_event(self, interpreter, op: a.EventOp, args):
+        return (Event(a._int(op.id)),)
+
+    @impl(a.EventRecordOp)
+    def run_event_record(self, interpreter, op, args):
+        event, stream = args
+        event.recorded += 1
+        _emit(interpreter, op, "host", stream.id, detail={"event": event.id})
+        return ()
+
+    @impl(a.EventWaitOp)
+    def run_event_wait(self, interpreter, op, args):
+        event, stream = args
+        if not event.recorded:
+            raise InterpreterError(f"{describe(op)}: stream {stream.id} waits for event {event.id}, which no "
+                                   f"stream has recorded before (it would wait forever)")
+        _emit(interpreter, op, "host", stream.id, detail={"event": event.id})
+        return ()
+
+    def launch(interpreter: Interpreter, kernel: a.KernelOp, args: tuple, stream: Stream | None, op: Operation):
+        run = _run(interpreter)
+        index = run.launches
+        run.launches += 1
+        name = kernel.sym_name.data
+        count = kernel.block_count
+        if run.trace is not None:
+            run.trace(TraceEvent(op, "host", name, None, index, stream.id if stream else None,
+                                 detail={"core_type": kernel.core_type.data, "block_dim": count}))
+        outer = run.block
+        try:
+            for b in range(count):
+                run.block = _Block(name, b, count, index, stream.id if stream else None)
+                interpreter.run_ssacfg_region(kernel.body, args, f"@{name}[{b}]")
+                left = {k: n for k, n in run.block.flags.items() if n}
+                if left:
+                    flags = ", ".join(f"{s} -> {d} id {i}" for s, d, i in left)
+                    raise InterpreterError(f"@{name} block {b} ended with flags set but never waited for: {flags}")
+        finally:
+            run.block = outer
+        return ()
+
+    @impl(a.LaunchOp)
+    def run_launch(self, interpreter, op: a.LaunchOp, args):
+        if _run(interpreter).block is not None:
+            raise InterpreterError(f"{describe(op)}: kernels cannot launch kernels")
+        return launch(interpreter, op.kernel_op(), tuple(args[1:]), args[0], op)
+
+    @impl_callable(a.KernelOp)
+    def call_kernel(self, interpreter, op: a.KernelOp, args):
+        return launch(interpreter, op, tuple(args), None, op)
+
+    @impl_terminator(a.ReturnOp)
+    def run_return(self, interpreter, op, args):
+        return ReturnedValues(()), ()
+
+    @impl(a.BlockIdxOp)
+    def run_block_idx(self, interpreter, op, args):
+        return (scalar_attr(_block(interpreter, op).index, IndexType(), interpreter.index_bitwidth),)
+
+    @impl(a.BlockNumOp)
+    def run_block_num(self, interpreter, op, args):
+        return (scalar_attr(_block(interpreter, op).count, IndexType(), interpreter.index_bitwidth),)
+
+    # -- DMA and cube -------------------------------------------------------
+
+    @impl(a.CopyOp)
+    def run_copy(self, interpreter, op: a.CopyOp, args):
+        src, dst = args
+        run = _run(interpreter)
+        path = (op.src_space, op.dst_space)
+        if path not in run.checked_paths:
+            try:
+                CostModel(run.device).dma_engine(*path)
+            except ValueError as e:
+                raise InterpreterError(f"{_where(interpreter, op)}: {e}") from None
+            run.checked_paths.add(path)
+        data = src
+        if op.transpose is not None:
+            data = np.swapaxes(data, -1, -2)
+        layout = a._str(op.layout)
+        if layout == "nd2nz":
+            data = _nd_to_nz(data, a.fractal_c0(op.dst.type.element_type))
+        elif layout == "nz2nd":
+            data = _nz_to_nd(data, dst.shape)
+        if op.relu is not None:
+            data = np.maximum(data, 0)
+        _write(interpreter, op, dst, data)
+        _emit(interpreter, op, op.pipe, nbytes=op.nbytes, shape=tuple(dst.shape), dtype=_dtype_name(op.dst.type),
+              detail={"src": path[0], "dst": path[1], "transform": op.physical_transform})
+        return ()
+
+    @impl(a.MmadOp)
+    def run_mmad(self, interpreter, op: a.MmadOp, args):
+        x, y, c = args
+        acc = c.dtype
+        product = np.matmul(x.astype(acc), y.astype(acc))
+        _write(interpreter, op, c, product if op.init is not None else c + product)
+        m, k, n = op.mkn
+        _emit(interpreter, op, "M", nbytes=x.nbytes + y.nbytes, shape=(m, k, n), dtype=op.dtype,
+              detail={"m": m, "k": k, "n": n, "init": op.init is not None})
+        return ()
+
+    # -- sync ---------------------------------------------------------------
+
+    @impl(a.SetFlagOp)
+    def run_set_flag(self, interpreter, op: a.SetFlagOp, args):
+        _block(interpreter, op).flags[op.key] += 1
+        src, dst, ident = op.key
+        _emit(interpreter, op, src, detail={"src": src, "dst": dst, "id": ident})
+        return ()
+
+    @impl(a.WaitFlagOp)
+    def run_wait_flag(self, interpreter, op: a.WaitFlagOp, args):
+        block = _block(interpreter, op)
+        src, dst, ident = op.key
+        if not block.flags[op.key]:
+            raise InterpreterError(f"{_where(interpreter, op)}: {dst} waits for flag {src} -> {dst} id {ident}, "
+                                   f"which is not set (the pipes would deadlock)")
+        block.flags[op.key] -= 1
+        _emit(interpreter, op, dst, detail={"src": src, "dst": dst, "id": ident})
+        return ()
+
+    @impl(a.PipeBarrierOp)
+    def run_pipe_barrier(self, interpreter, op: a.PipeBarrierOp, args):
+        _emit(interpreter, op, op.pipe.data, detail={"pipe": op.pipe.data})
+        return ()
+
+    body.update({k: v for k, v in locals().items() if k.startswith(("run_", "call_"))})
+    for name, op_type in a.VECTOR_OPS.items():
+        body["run_" + name] = _vector_impl(op_type)
+    return register_impls(type("AscendFunctions", (InterpreterFunctions,), body))
+
+
+AscendFunctions = _build_ascend_functions()
+
+
+# ---------------------------------------------------------------------------
+# Running a host program on named buffers.
+# ---------------------------------------------------------------------------
+
+
+def make_ascend_interpreter(module: ModuleOp, listeners: tuple = ()) -> Interpreter:
+    """func, arith and scf from xDSL; memref on numpy views; the ascend ops."""
+    interpreter = Interpreter(module, listeners=listeners)
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(ArithFunctions())
+    interpreter.register_implementations(IndexArithFunctions(), override=True)
+    interpreter.register_implementations(ScfFunctions())
+    interpreter.register_implementations(NumpyMemRefFunctions())
+    interpreter.register_implementations(AscendFunctions())
+    return interpreter
+
+
+@dataclass(frozen=True)
+class HostArg:
+    """One argument of the host function: role is input, output or workspace."""
+
+    index: int
+    name: str
+    role: str
+    type: MemRefType
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.type.get_shape())
+
+    @property
+    def dtype(self) -> np.dtype:
+        return to_dtype(self.type.element_type)
+
+
+def host_function(module: ModuleOp) -> func.FuncOp:
+    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    for f in funcs:
+        if f.sym_name.data == "main":
+            return f
+    if len(funcs) == 1:
+        return funcs[0]
+    raise InterpreterError("the module has no func.func @main to run")
+
+
+def host_args(module: ModuleOp) -> list[HostArg]:
+    """The host function's arguments with their names and roles."""
+    f = host_function(module)
+    attrs = f.arg_attrs.data if f.arg_attrs is not None else ()
+    out, counts = [], Counter()
+    for i, t in enumerate(f.function_type.inputs.data):
+        d = attrs[i].data if i < len(attrs) else {}
+        if not isinstance(t, MemRefType) or a.space_of(t) != "gm":
+            raise InterpreterError(f"host argument #{i} has type {t}; host arguments are gm memrefs")
+        role = "workspace" if isinstance(d.get(WORKSPACE_ATTR), UnitAttr) else (
+            "output" if isinstance(d.get(OUTPUT_ATTR), UnitAttr) else "input")
+        name = d.get(NAME_ATTR)
+        name = name.data if isinstance(name, StringAttr) else f"{role}{counts[role]}"
+        counts[role] += 1
+        out.append(HostArg(i, name, role, t))
+    if counts["workspace"] > 1:
+        raise InterpreterError("the host function has more than one workspace argument")
+    return out
+
+
+def ascend_input_specs(module: ModuleOp) -> list[tuple[str, tuple[int, ...], np.dtype]]:
+    """(name, shape, dtype) of each input, like runtime.interpreter.input_specs."""
+    return [(h.name, h.shape, h.dtype) for h in host_args(module) if h.role == "input"]
+
+
+def ascend_output_names(module: ModuleOp) -> list[str]:
+    names = [h.name for h in host_args(module) if h.role == "output"]
+    f = host_function(module)
+    res = f.res_attrs.data if f.res_attrs is not None else ()
+    for i in range(len(f.function_type.outputs.data)):
+        n = res[i].data.get(NAME_ATTR) if i < len(res) else None
+        names.append(n.data if isinstance(n, StringAttr) else f"result{i}")
+    return names
+
+
+def is_ascend_module(module: ModuleOp) -> bool:
+    return any(isinstance(op, a.KernelOp) for op in module.ops)
+
+
+def run_ascend_module(
+    module: ModuleOp,
+    feeds: Mapping[str, np.ndarray],
+    *,
+    device: str | DeviceSpec = "ascend910b",
+    trace: list | Callable[[TraceEvent], None] | None = None,
+    listeners: tuple = (),
+) -> dict[str, np.ndarray]:
+    """Run the host function on named inputs; returns the outputs by name.
+
+    `trace`: a list to append a TraceEvent per executed ascend op to, or a
+    callback. `device`: whose buffer sizes and DMA paths apply."""
+    spec = load_device(device) if isinstance(device, str) else device
+    hargs = host_args(module)
+    inputs = [h for h in hargs if h.role == "input"]
+    names = [h.name for h in inputs]
+    missing = [n for n in names if n not in feeds]
+    if missing:
+        raise InterpreterError(f"missing input(s): {', '.join(missing)}")
+    unknown = set(feeds) - set(names)
+    if unknown:
+        raise InterpreterError(f"unknown input(s): {', '.join(sorted(unknown))}; inputs are {names}")
+    values: list[np.ndarray] = []
+    workspace = None
+    for h in hargs:
+        if h.role == "input":
+            v = np.asarray(feeds[h.name])
+            if v.shape != h.shape:
+                raise InterpreterError(f"input '{h.name}' has shape {list(v.shape)}, the program expects {list(h.shape)}")
+            if v.dtype != h.dtype and not np.can_cast(v.dtype, h.dtype, "same_kind"):
+                raise InterpreterError(f"input '{h.name}' has dtype {v.dtype}, the program expects {h.dtype}")
+            values.append(np.array(v, dtype=h.dtype, order="C", copy=True))
+        elif h.role == "output":
+            values.append(_poison(h.shape, h.dtype))
+        else:
+            n = int(np.prod(h.shape, dtype=np.int64)) * h.dtype.itemsize
+            workspace = np.full(n, POISON, np.uint8)
+            values.append(_view(workspace, 0, h.type))
+    sink = trace.append if isinstance(trace, list) else trace
+    interpreter = make_ascend_interpreter(module, listeners)
+    interpreter.set_data(AscendFunctions, "run", _Run(spec, sink, workspace))
+    f = host_function(module)
+    results = interpreter.call_op(f.sym_name.data, tuple(values))
+    outputs = [np.array(values[h.index]) for h in hargs if h.role == "output"]
+    outputs += [np.array(r) for r in results]
+    return dict(zip(ascend_output_names(module), outputs))

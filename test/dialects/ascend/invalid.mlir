@@ -1,0 +1,439 @@
+// Every verifier error of the ascend dialect, one case per chunk.
+// RUN: not geir-opt %s --split-input-file 2>&1 | filecheck %s
+
+// --- buffers ---------------------------------------------------------------
+
+// CHECK: error: 'ascend.alloc': result memref<16x32xf32> needs an #ascend.space<...> memory space
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %a = ascend.alloc : memref<16x32xf32>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.alloc': result memref<?x32xf32, #ascend.space<ub>> must have a static shape
+ascend.kernel @k(%n: index) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %a = "ascend.alloc"() : () -> memref<?x32xf32, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.alloc': result memref<16x32xf32, strided<[64, 1]>, #ascend.space<ub>> must have the identity layout
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %a = ascend.alloc : memref<16x32xf32, strided<[64, 1]>, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.alloc': memref<16x10xf16, #ascend.space<ub>>: the innermost dim is 20 bytes, not a multiple of the 32-byte block of ub
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %a = ascend.alloc : memref<16x10xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.alloc': result memref<16x8xf16, #ascend.space<l0a>>: the last two dims must be multiples of 16 (whole fractals)
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %a = ascend.alloc : memref<16x8xf16, #ascend.space<l0a>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.alloc': offset 16 must be a non-negative multiple of 32 in ub
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %a = ascend.alloc {offset = 16 : i64} : memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.alloc': offset 256 must be a non-negative multiple of 512 in l0c
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %a = ascend.alloc {offset = 256 : i64} : memref<16x16xf32, #ascend.space<l0c>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.alloc': uses l1, which a vector kernel (@k) does not have
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %a = ascend.alloc : memref<16x16xf16, #ascend.space<l1>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.alloc': uses ub, which a cube kernel (@k) does not have
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %a = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.alloc': must be inside an ascend.kernel
+func.func @f() {
+  %a = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  func.return
+}
+
+// -----
+// CHECK: error: 'ascend.alloc': of a gm buffer belongs in the host program, not in a kernel
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %a = ascend.alloc : memref<16x16xf16, #ascend.space<gm>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.constant': result type memref<2xf32> must be memref<2xf32, #ascend.space<gm>>
+func.func @f() {
+  %w = "ascend.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> memref<2xf32>
+  func.return
+}
+
+// --- host --------------------------------------------------------------------
+
+// -----
+// CHECK: error: 'ascend.stream': belongs in the host program, not in a kernel
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %s = ascend.stream 0
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.launch': launches @nope, which is not defined
+func.func @f() {
+  %s = ascend.stream 0
+  ascend.launch @nope on %s() : ()
+  func.return
+}
+
+// -----
+// CHECK: error: 'ascend.launch': launches @f, which is not an ascend.kernel
+func.func @f() {
+  %s = ascend.stream 0
+  ascend.launch @f on %s() : ()
+  func.return
+}
+
+// -----
+// CHECK: error: 'ascend.launch': passes (memref<16xf32, #ascend.space<gm>>) to @k, which takes (memref<32xf32, #ascend.space<gm>>)
+ascend.kernel @k(%x: memref<32xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  ascend.return
+}
+func.func @f(%x: memref<16xf32, #ascend.space<gm>>) {
+  %s = ascend.stream 0
+  ascend.launch @k on %s(%x) : (memref<16xf32, #ascend.space<gm>>)
+  func.return
+}
+
+// -----
+// CHECK: error: 'ascend.kernel': core_type must be one of cube, vector, mix, got 'tensor'
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "tensor"} {
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.kernel': block_dim must be >= 1, got 0
+ascend.kernel @k() attributes {block_dim = 0 : i64, core_type = "vector"} {
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.kernel': argument #0 memref<16x16xf16, #ascend.space<ub>> must be a gm memref (kernels receive gm buffers)
+ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<ub>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.kernel': @k: 'ascend.wait_flag' MTE2 -> V id 0 has no ascend.set_flag MTE2 -> V id 0 before it in the kernel
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  ascend.set_flag MTE2 -> V id 1
+  ascend.wait_flag MTE2 -> V id 0
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.kernel': @k: some ub buffers have an offset and some do not; memory planning sets all of them
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %a = ascend.alloc {offset = 0 : i64} : memref<16x16xf16, #ascend.space<ub>>
+  %b = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.block_idx': must be inside an ascend.kernel
+func.func @f() {
+  %i = ascend.block_idx
+  func.return
+}
+
+// --- DMA ---------------------------------------------------------------------
+
+// -----
+// CHECK: error: 'ascend.copy': has no DMA path gm -> l0c; paths:
+ascend.kernel @k(%x: memref<16x16xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %c = ascend.alloc : memref<16x16xf32, #ascend.space<l0c>>
+  ascend.copy %x, %c : memref<16x16xf32, #ascend.space<gm>> to memref<16x16xf32, #ascend.space<l0c>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': source shape [16, 32] and destination shape [16, 16] differ
+ascend.kernel @k(%x: memref<16x32xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  ascend.copy %x, %u : memref<16x32xf16, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': copies f32 to f16; only the FIX pipe (from l0c) converts element types
+ascend.kernel @k(%x: memref<16x16xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  ascend.copy %x, %u : memref<16x16xf32, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': transpose is done by MTE1 (l1 -> l0a/l0b), not by MTE2 (gm -> ub)
+ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  ascend.copy %x, %u {transpose} : memref<16x16xf16, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': relu is done by the FIX pipe (from l0c), not by MTE3 (ub -> gm)
+ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  ascend.copy %u, %x {relu} : memref<16x16xf16, #ascend.space<ub>> to memref<16x16xf16, #ascend.space<gm>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': layout must be one of nd2nz, nz2nd, got 'nchw'
+ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  ascend.copy %x, %u {layout = "nchw"} : memref<16x16xf16, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': nz2nd to [32, 32] needs a source of shape [2, 2, 16, 16], got [4, 16, 16]
+ascend.kernel @k(%x: memref<4x16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %l = ascend.alloc : memref<32x32xf16, #ascend.space<l1>>
+  ascend.copy %x, %l {layout = "nz2nd"} : memref<4x16x16xf16, #ascend.space<gm>> to memref<32x32xf16, #ascend.space<l1>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': with transpose needs a 2-D source and the transposed destination, got [32, 16] -> [32, 16]
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %l = ascend.alloc : memref<32x16xf16, #ascend.space<l1>>
+  %b = ascend.alloc : memref<32x16xf16, #ascend.space<l0b>>
+  ascend.copy %l, %b {transpose} : memref<32x16xf16, #ascend.space<l1>> to memref<32x16xf16, #ascend.space<l0b>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': destination memref<4x8x8xf16, #ascend.space<ub>>: rows must start on 32-byte blocks, but dim 1 steps 16 bytes
+ascend.kernel @k(%x: memref<4x8x8xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<4x64xf16, #ascend.space<ub>>
+  %v = memref.expand_shape %u [[0], [1, 2]] output_shape [4, 8, 8] : memref<4x64xf16, #ascend.space<ub>> into memref<4x8x8xf16, #ascend.space<ub>>
+  ascend.copy %x, %v : memref<4x8x8xf16, #ascend.space<gm>> to memref<4x8x8xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': source memref<16x16xf16, strided<[32, 2]>, #ascend.space<gm>> must be contiguous in its innermost dimension (DMA moves rows)
+ascend.kernel @k(%x: memref<16x32xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  %t = memref.subview %x[0, 0] [16, 16] [1, 2] : memref<16x32xf16, #ascend.space<gm>> to memref<16x16xf16, strided<[32, 2]>, #ascend.space<gm>>
+  ascend.copy %t, %u : memref<16x16xf16, strided<[32, 2]>, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': uses pipe MTE3, which a cube kernel (@k) does not have
+ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %l = ascend.alloc : memref<16x16xf16, #ascend.space<l1>>
+  ascend.copy %l, %x : memref<16x16xf16, #ascend.space<l1>> to memref<16x16xf16, #ascend.space<gm>>
+  ascend.return
+}
+
+// --- cube --------------------------------------------------------------------
+
+// -----
+// CHECK: error: 'ascend.mmad': a must be in l0a, got l0b
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %a = ascend.alloc : memref<16x16xf16, #ascend.space<l0b>>
+  %b = ascend.alloc : memref<16x16xf16, #ascend.space<l0b>>
+  %c = ascend.alloc : memref<16x16xf32, #ascend.space<l0c>>
+  ascend.mmad %a, %b, %c : memref<16x16xf16, #ascend.space<l0b>>, memref<16x16xf16, #ascend.space<l0b>>, memref<16x16xf32, #ascend.space<l0c>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.mmad': shapes do not chain: a [16, 32] x b [16, 16] -> c [16, 16]
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %a = ascend.alloc : memref<16x32xf16, #ascend.space<l0a>>
+  %b = ascend.alloc : memref<16x16xf16, #ascend.space<l0b>>
+  %c = ascend.alloc : memref<16x16xf32, #ascend.space<l0c>>
+  ascend.mmad %a, %b, %c : memref<16x32xf16, #ascend.space<l0a>>, memref<16x16xf16, #ascend.space<l0b>>, memref<16x16xf32, #ascend.space<l0c>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.mmad': computes f16 x f16 -> f16; the cube does f16 x f16 -> f32, f32 x f32 -> f32, i8 x i8 -> i32
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %a = ascend.alloc : memref<16x16xf16, #ascend.space<l0a>>
+  %b = ascend.alloc : memref<16x16xf16, #ascend.space<l0b>>
+  %c = ascend.alloc : memref<16x16xf16, #ascend.space<l0c>>
+  ascend.mmad %a, %b, %c : memref<16x16xf16, #ascend.space<l0a>>, memref<16x16xf16, #ascend.space<l0b>>, memref<16x16xf16, #ascend.space<l0c>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.mmad': M=32, K=16, N=32: M and N must be multiples of 16 and K of 32
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %a = ascend.alloc : memref<32x16xi8, #ascend.space<l0a>>
+  %b = ascend.alloc : memref<16x32xi8, #ascend.space<l0b>>
+  %c = ascend.alloc : memref<32x32xi32, #ascend.space<l0c>>
+  ascend.mmad %a, %b, %c : memref<32x16xi8, #ascend.space<l0a>>, memref<16x32xi8, #ascend.space<l0b>>, memref<32x32xi32, #ascend.space<l0c>>
+  ascend.return
+}
+
+// --- vector ------------------------------------------------------------------
+
+// -----
+// CHECK: error: 'ascend.vadd': operand #2 must be in ub, got gm
+ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  ascend.vadd %u, %u, %x : memref<16x16xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<gm>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.vadd': source memref<16x32xf16, #ascend.space<ub>> must have the destination's shape and type memref<16x16xf16, #ascend.space<ub>>
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  %v = ascend.alloc : memref<16x32xf16, #ascend.space<ub>>
+  ascend.vadd %v, %u, %u : memref<16x32xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.vexp': needs a floating-point element type, got i32
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x8xi32, #ascend.space<ub>>
+  ascend.vexp %u, %u : memref<16x8xi32, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.vadds': scalar operand #1 has type f32, the vectors f16
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  %s = arith.constant 1.0 : f32
+  ascend.vadds %u, %s, %u : memref<16x16xf16, #ascend.space<ub>>, f32, memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.vcmp': destination must be an i1 mask of shape [16, 16], got memref<16x16xf16, #ascend.space<ub>>
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  ascend.vcmp %u, %u, %u {mode = "lt"} : memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.vcmp': mode must be one of eq, ne, lt, le, gt, ge, got 'less'
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  %m = ascend.alloc : memref<16x32xi1, #ascend.space<ub>>
+  %n = memref.subview %m[0, 0] [16, 16] [1, 1] : memref<16x32xi1, #ascend.space<ub>> to memref<16x16xi1, strided<[32, 1]>, #ascend.space<ub>>
+  ascend.vcmp %u, %u, %n {mode = "less"} : memref<16x16xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<ub>>, memref<16x16xi1, strided<[32, 1]>, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.vreduce': reducing [16, 16] over [1] gives [16, 1] f16 (dims kept as 1), got memref<16x16xf16, #ascend.space<ub>>
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  ascend.vreduce %u, %u {kind = "sum"} : memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.vreduce': kind must be one of sum, max, min, got 'mean'
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  ascend.vreduce %u, %u {kind = "mean"} : memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.vbrcb': cannot broadcast memref<16x32xf16, #ascend.space<ub>> to memref<16x16xf16, #ascend.space<ub>>
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  %v = ascend.alloc : memref<16x32xf16, #ascend.space<ub>>
+  ascend.vbrcb %v, %u : memref<16x32xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.vtranspose': transposing [16, 32] by [1, 0] gives [32, 16], got memref<16x32xf16, #ascend.space<ub>>
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %v = ascend.alloc : memref<16x32xf16, #ascend.space<ub>>
+  ascend.vtranspose %v, %v : memref<16x32xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.vcast': round applies to float -> integer casts only
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf32, #ascend.space<ub>>
+  %v = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  ascend.vcast %u, %v {round = "floor"} : memref<16x16xf32, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<ub>>
+  ascend.return
+}
+
+// --- sync --------------------------------------------------------------------
+
+// -----
+// CHECK: error: 'ascend.set_flag': unknown pipe 'MTE4'; pipes: S, V, M, MTE1, MTE2, MTE3, FIX
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  ascend.set_flag MTE4 -> V id 0
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.set_flag': needs two different pipes, got V -> V (use ascend.pipe_barrier V)
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  ascend.set_flag V -> V id 0
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.wait_flag': event id 8 must be in 0..7
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  ascend.wait_flag MTE2 -> V id 8
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.set_flag': uses pipe V, which a cube kernel (@k) does not have; its pipes are S, M, MTE1, MTE2, FIX
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  ascend.set_flag MTE2 -> V id 0
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.set_flag': must be inside an ascend.kernel
+func.func @f() {
+  ascend.set_flag MTE2 -> V id 0
+  func.return
+}
+
+// -----
+// CHECK: error: 'ascend.pipe_barrier': unknown pipe 'X'; pipes: S, V, M, MTE1, MTE2, MTE3, FIX, ALL
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  ascend.pipe_barrier X
+  ascend.return
+}

@@ -1,0 +1,521 @@
+"""The ascend interpreter runs ascend programs on real buffers.
+
+The hand-written programs of test/dialects/ascend (a tiled vector add, a cube
+matmul) give exact results; breaking them (a wrong tile index, a missing copy,
+overlapping buffers, a missing flag) gives a wrong number or a clear error.
+Each vector op is checked against numpy, the DMA transforms against an
+independent FRACTAL_NZ reference, and a kernel built with the Python builders
+runs like a parsed one.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    f16,
+)
+from xdsl.ir import Block, Region
+from xdsl.utils.exceptions import VerifyException
+
+from geir.dialects import ascend as a
+from geir.errors import InterpreterError
+from geir.ir.text import parse_module, print_module
+from geir.runtime.ascend_interpreter import (
+    ascend_input_specs,
+    ascend_output_names,
+    run_ascend_module,
+)
+from geir.runtime.kernels import KERNELS
+
+PROGRAMS = Path(__file__).resolve().parents[1] / "dialects" / "ascend"
+RNG = np.random.default_rng(0)
+
+
+def load(name: str) -> str:
+    return (PROGRAMS / name).read_text()
+
+
+def run(text: str, feeds, **kw):
+    module = parse_module(text)
+    module.verify()
+    return run_ascend_module(module, feeds, **kw)
+
+
+def edit(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+# ---------------------------------------------------------------------------
+# The hand-written programs.
+# ---------------------------------------------------------------------------
+
+X = RNG.standard_normal((64, 256)).astype(np.float16)
+Y = RNG.standard_normal((64, 256)).astype(np.float16)
+ADD = load("vector_add.mlir")
+MATMUL = load("matmul.mlir")
+
+
+def test_vector_add_is_exact():
+    out = run(ADD, {"x": X, "y": Y})
+    assert list(out) == ["z"]
+    assert out["z"].dtype == np.float16
+    np.testing.assert_array_equal(out["z"], X + Y)
+
+
+def test_vector_add_names():
+    module = parse_module(ADD)
+    assert ascend_input_specs(module) == [("x", (64, 256), np.float16), ("y", (64, 256), np.float16)]
+    assert ascend_output_names(module) == ["z"]
+
+
+def test_matmul_is_exact():
+    # Small integers: every product and sum is exact in f32.
+    a_ = RNG.integers(-4, 5, (32, 32)).astype(np.float16)
+    b_ = RNG.integers(-4, 5, (32, 32)).astype(np.float16)
+    out = run(MATMUL, {"a": a_, "b": b_})
+    np.testing.assert_array_equal(out["c"], a_.astype(np.float32) @ b_.astype(np.float32))
+
+
+def test_matmul_random_floats():
+    a_ = RNG.standard_normal((32, 32)).astype(np.float16)
+    b_ = RNG.standard_normal((32, 32)).astype(np.float16)
+    out = run(MATMUL, {"a": a_, "b": b_})
+    np.testing.assert_allclose(out["c"], a_.astype(np.float32) @ b_.astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
+# -- the buffers are real: breaking the program breaks the numbers ----------
+
+
+def test_wrong_tile_index_is_a_wrong_number():
+    # Every block uses tile rows of block 0: the rows of block 1 stay unwritten.
+    bad = edit(ADD, "%row = arith.addi %base, %i : index", "%row = arith.addi %c0, %i : index")
+    z = run(bad, {"x": X, "y": Y})["z"]
+    np.testing.assert_array_equal(z[:32], (X + Y)[:32])
+    assert np.isnan(z[32:]).all()
+
+
+def test_wrong_output_tile_is_a_wrong_number():
+    bad = edit(ADD, "%zt = memref.subview %z[%row, 0]", "%zt = memref.subview %z[%i, 0]")
+    z = run(bad, {"x": X, "y": Y})["z"]
+    assert not np.array_equal(z, X + Y)
+    assert np.isnan(z[32:]).all()  # nobody wrote them
+    np.testing.assert_array_equal(z[:32], (X + Y)[32:])  # block 1 wrote last
+
+
+def test_missing_copy_is_a_wrong_number():
+    bad = edit(ADD, "    ascend.copy %yt, %yu : !tile to !ub\n", "")
+    z = run(bad, {"x": X, "y": Y})["z"]
+    assert np.isnan(z).all()  # x + never-written ub
+
+
+def test_missing_cube_copy_is_a_wrong_number():
+    bad = edit(MATMUL, "  ascend.copy %ak1, %a0 : memref<32x16xf16, strided<[32, 1], offset: 16>, #ascend.space<l1>> to !l0a\n", "")
+    a_ = RNG.integers(-4, 5, (32, 32)).astype(np.float16)
+    b_ = RNG.integers(-4, 5, (32, 32)).astype(np.float16)
+    c = run(bad, {"a": a_, "b": b_})["c"]
+    af, bf = a_.astype(np.float32), b_.astype(np.float32)
+    # The second step multiplied the stale first K tile of a.
+    np.testing.assert_array_equal(c, af[:, :16] @ bf[:16] + af[:, :16] @ bf[16:])
+
+
+def test_overlapping_buffers_clobber_each_other():
+    bad = edit(ADD, "%yu = ascend.alloc {offset = 8192 : i64}", "%yu = ascend.alloc {offset = 0 : i64}")
+    z = run(bad, {"x": X, "y": Y})["z"]
+    np.testing.assert_array_equal(z, Y + Y)  # y's copy overwrote x in ub
+
+
+def test_out_of_bounds_tile_is_an_error():
+    bad = edit(ADD, "core_type = \"vector\", block_dim = 2", "core_type = \"vector\", block_dim = 3")
+    with pytest.raises(InterpreterError, match=r"out of bounds of \[64, 256\]"):
+        run(bad, {"x": X, "y": Y})
+
+
+# -- flags -------------------------------------------------------------------
+
+
+def test_wait_without_set_fails_the_verifier():
+    bad = edit(ADD, "    ascend.set_flag MTE2 -> V id 0\n", "")
+    with pytest.raises(VerifyException, match="wait_flag' MTE2 -> V id 0 has no ascend.set_flag"):
+        parse_module(bad).verify()
+
+
+def test_flag_never_set_again_deadlocks():
+    # The first iteration consumes the flag set before the loop; the second waits forever.
+    bad = edit(ADD, "    ascend.set_flag MTE3 -> MTE2 id 0\n  }", "  }")
+    with pytest.raises(InterpreterError, match="MTE2 waits for flag MTE3 -> MTE2 id 0, which is not set"):
+        run(bad, {"x": X, "y": Y})
+
+
+def test_flag_left_set_is_an_error():
+    bad = edit(ADD, "  ascend.wait_flag MTE3 -> MTE2 id 0\n  // CHECK: ascend.return", "  // CHECK: ascend.return")
+    with pytest.raises(InterpreterError, match="ended with flags set but never waited for: MTE3 -> MTE2 id 0"):
+        run(bad, {"x": X, "y": Y})
+
+
+# -- trace -------------------------------------------------------------------
+
+
+def test_trace_records_pipes_bytes_and_blocks():
+    trace = []
+    run(ADD, {"x": X, "y": Y}, trace=trace)
+    launch, *ops = trace
+    assert launch.name == "ascend.launch" and launch.detail == {"core_type": "vector", "block_dim": 2}
+    copies_in = [e for e in ops if e.name == "ascend.copy" and e.pipe == "MTE2"]
+    copies_out = [e for e in ops if e.name == "ascend.copy" and e.pipe == "MTE3"]
+    adds = [e for e in ops if e.name == "ascend.vadd"]
+    assert len(copies_in) == 8 and len(copies_out) == 4 and len(adds) == 4
+    assert {e.nbytes for e in copies_in + copies_out + adds} == {16 * 256 * 2}
+    assert adds[0].detail == {"kind": "binary"} and adds[0].dtype == "f16" and adds[0].shape == (16, 256)
+    assert [e.block for e in adds] == [0, 0, 1, 1]
+    assert {(e.kernel, e.launch, e.stream) for e in ops} == {("add", 0, 0)}
+    assert copies_in[0].detail == {"src": "gm", "dst": "ub", "transform": None}
+
+
+def test_trace_callback_and_cube_pipes():
+    seen = []
+    run(MATMUL, {"a": np.ones((32, 32), np.float16), "b": np.ones((32, 32), np.float16)}, trace=seen.append)
+    pipes = [(e.name, e.pipe) for e in seen if e.name in ("ascend.copy", "ascend.mmad")]
+    assert pipes == [("ascend.copy", "MTE2")] * 2 + [("ascend.copy", "MTE1")] * 2 + [("ascend.mmad", "M")] + [
+        ("ascend.copy", "MTE1")
+    ] * 2 + [("ascend.mmad", "M"), ("ascend.copy", "FIX")]
+    mmads = [e for e in seen if e.name == "ascend.mmad"]
+    assert [e.detail for e in mmads] == [{"m": 32, "k": 16, "n": 32, "init": True}, {"m": 32, "k": 16, "n": 32, "init": False}]
+    fix = seen[-1]
+    assert fix.detail == {"src": "l0c", "dst": "gm", "transform": "nz2nd"} and fix.nbytes == 32 * 32 * 4
+
+
+# ---------------------------------------------------------------------------
+# Vector ops against numpy.
+# ---------------------------------------------------------------------------
+
+VECTOR = """
+!gm = memref<16x32xf32, #ascend.space<gm>>
+!ub = memref<16x32xf32, #ascend.space<ub>>
+!out = memref<{out}, #ascend.space<gm>>
+!uout = memref<{out}, #ascend.space<ub>>
+ascend.kernel @k(%x: !gm, %y: !gm, %z: !out) attributes {{block_dim = 1 : i64, core_type = "vector"}} {{
+  %a = ascend.alloc : !ub
+  %b = ascend.alloc : !ub
+  %c = ascend.alloc : !uout
+  %m = ascend.alloc : memref<16x32xi1, #ascend.space<ub>>
+  %k = ascend.alloc : memref<16x32xi32, #ascend.space<ub>>
+  %r = ascend.alloc : memref<16x8xf32, #ascend.space<ub>>
+  %r1 = memref.subview %r[0, 0] [16, 1] [1, 1] : memref<16x8xf32, #ascend.space<ub>> to memref<16x1xf32, strided<[8, 1]>, #ascend.space<ub>>
+  %s = arith.constant 0.5 : f32
+  ascend.copy %x, %a : !gm to !ub
+  ascend.copy %y, %b : !gm to !ub
+  ascend.set_flag MTE2 -> V id 0
+  ascend.wait_flag MTE2 -> V id 0
+  {body}
+  ascend.set_flag V -> MTE3 id 0
+  ascend.wait_flag V -> MTE3 id 0
+  ascend.copy %c, %z : !uout to !out
+  ascend.return
+}}
+func.func @main(%x: !gm {{onnx.name = "x"}}, %y: !gm {{onnx.name = "y"}}, %z: !out {{onnx.name = "z", ascend.output}}) {{
+  %st = ascend.stream 0
+  ascend.launch @k on %st(%x, %y, %z) : (!gm, !gm, !out)
+  func.return
+}}
+"""
+
+VX = RNG.uniform(0.1, 2.0, (16, 32)).astype(np.float32) * RNG.choice([-1, 1], (16, 32)).astype(np.float32)
+VY = RNG.standard_normal((16, 32)).astype(np.float32)
+POS = np.abs(VX)
+
+UNARY = {
+    "vexp": (VX, np.exp), "vlog": (POS, np.log), "vsqrt": (POS, np.sqrt),
+    "vrsqrt": (POS, lambda x: 1 / np.sqrt(x)), "vrec": (VX, lambda x: 1 / x), "vabs": (VX, np.abs),
+    "vneg": (VX, np.negative), "vrelu": (VX, lambda x: np.maximum(x, 0)), "vtanh": (VX, np.tanh),
+    "vsigmoid": (VX, KERNELS["sigmoid"]), "verf": (VX, KERNELS["erf"]), "vsin": (VX, np.sin),
+    "vcos": (VX, np.cos), "vfloor": (VX, np.floor), "vceil": (VX, np.ceil), "vround": (VX * 3, np.round),
+    "vsign": (VX, np.sign), "vcopy": (VX, lambda x: x),
+}
+BINARY = {"vadd": np.add, "vsub": np.subtract, "vmul": np.multiply, "vdiv": np.divide,
+          "vmax": np.maximum, "vmin": np.minimum}
+SCALAR = {"vadds": lambda x: x + 0.5, "vmuls": lambda x: x * 0.5, "vmaxs": lambda x: np.maximum(x, 0.5),
+          "vmins": lambda x: np.minimum(x, 0.5), "vlrelu": lambda x: np.where(x >= 0, x, 0.5 * x)}
+
+
+def run_vector(body: str, x=VX, y=VY, out="16x32xf32"):
+    return run(VECTOR.format(body=body, out=out), {"x": x, "y": y})["z"]
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary(name):
+    x, ref = UNARY[name]
+    np.testing.assert_allclose(run_vector(f"ascend.{name} %a, %c : !ub", x=x), ref(x), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary(name):
+    np.testing.assert_array_equal(run_vector(f"ascend.{name} %a, %b, %c : !ub"), BINARY[name](VX, VY))
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR))
+def test_with_scalar(name):
+    np.testing.assert_array_equal(run_vector(f"ascend.{name} %a, %s, %c : !ub, f32, !ub"), SCALAR[name](VX))
+
+
+def test_dup():
+    np.testing.assert_array_equal(run_vector("ascend.vdup %s, %c : f32, !ub"), np.full((16, 32), 0.5, np.float32))
+
+
+@pytest.mark.parametrize("mode,fn", [("lt", np.less), ("ge", np.greater_equal), ("eq", np.equal)])
+def test_compare_select_and_logic(mode, fn):
+    body = f"""ascend.vcmp %a, %b, %m {{mode = "{mode}"}} : !ub, !ub, memref<16x32xi1, #ascend.space<ub>>
+  ascend.vnot %m, %m : memref<16x32xi1, #ascend.space<ub>>
+  ascend.vor %m, %m, %m : memref<16x32xi1, #ascend.space<ub>>
+  ascend.vselect %m, %a, %b, %c : memref<16x32xi1, #ascend.space<ub>>, !ub, !ub, !ub"""
+    y = np.where(RNG.random((16, 32)) < 0.3, VX, VY)
+    np.testing.assert_array_equal(run_vector(body, y=y), np.where(~fn(VX, y), VX, y))
+
+
+@pytest.mark.parametrize("kind,fn", [("sum", np.sum), ("max", np.max), ("min", np.min)])
+def test_reduce_and_broadcast(kind, fn):
+    body = f"""ascend.vreduce %a, %r1 {{kind = "{kind}", axes = array<i64: 1>}} : !ub, memref<16x1xf32, strided<[8, 1]>, #ascend.space<ub>>
+  ascend.vbrcb %r1, %c : memref<16x1xf32, strided<[8, 1]>, #ascend.space<ub>>, !ub"""
+    want = np.broadcast_to(fn(VX, axis=1, keepdims=True), (16, 32))
+    np.testing.assert_allclose(run_vector(body), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode,fn", [(None, np.trunc), ("floor", np.floor), ("rint", np.rint)])
+def test_cast(mode, fn):
+    attr = f' {{round = "{mode}"}}' if mode else ""
+    body = f"""ascend.vcast %a, %k{attr} : !ub, memref<16x32xi32, #ascend.space<ub>>
+  ascend.vcast %k, %c : memref<16x32xi32, #ascend.space<ub>>, !ub"""
+    np.testing.assert_array_equal(run_vector(body, x=VX * 4), fn(VX * 4))
+
+
+def test_transpose():
+    got = run_vector("ascend.vtranspose %a, %c : !ub, !uout", out="32x16xf32")
+    np.testing.assert_array_equal(got, VX.T)
+
+
+def test_unaligned_ub_tile_is_an_error():
+    body = """%t = memref.subview %a[0, 4] [16, 8] [1, 1] : !ub to memref<16x8xf32, strided<[32, 1], offset: 4>, #ascend.space<ub>>
+  ascend.vcopy %t, %t : memref<16x8xf32, strided<[32, 1], offset: 4>, #ascend.space<ub>>"""
+    with pytest.raises(InterpreterError, match="the ub tile starts at byte 16, not on a 32-byte block"):
+        run_vector(body)
+
+
+# ---------------------------------------------------------------------------
+# DMA transforms on the cube path, against an independent NZ reference.
+# ---------------------------------------------------------------------------
+
+CUBE = """
+!nz = memref<2x2x16x16xf16, #ascend.space<gm>>
+!nd = memref<32x32xf16, #ascend.space<gm>>
+!l1 = memref<32x32xf16, #ascend.space<l1>>
+ascend.kernel @k(%a: !nz, %b: !nd, %c: !nd, %d: memref<2x2x16x16xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %a1 = ascend.alloc : !l1
+  %b1 = ascend.alloc : !l1
+  %a0 = ascend.alloc : memref<32x32xf16, #ascend.space<l0a>>
+  %b0 = ascend.alloc : memref<32x32xf16, #ascend.space<l0b>>
+  %c0 = ascend.alloc : memref<32x32xf32, #ascend.space<l0c>>
+  ascend.copy %a, %a1 {layout = "nz2nd"} : !nz to !l1
+  ascend.copy %b, %b1 : !nd to !l1
+  ascend.set_flag MTE2 -> MTE1 id 0
+  ascend.wait_flag MTE2 -> MTE1 id 0
+  ascend.copy %a1, %a0 : !l1 to memref<32x32xf16, #ascend.space<l0a>>
+  ascend.copy %b1, %b0 {transpose} : !l1 to memref<32x32xf16, #ascend.space<l0b>>
+  ascend.set_flag MTE1 -> M id 0
+  ascend.wait_flag MTE1 -> M id 0
+  ascend.mmad %a0, %b0, %c0 {init} : memref<32x32xf16, #ascend.space<l0a>>, memref<32x32xf16, #ascend.space<l0b>>, memref<32x32xf32, #ascend.space<l0c>>
+  ascend.set_flag M -> FIX id 0
+  ascend.wait_flag M -> FIX id 0
+  ascend.copy %c0, %c {relu} : memref<32x32xf32, #ascend.space<l0c>> to !nd
+  ascend.copy %c0, %d {layout = "nd2nz"} : memref<32x32xf32, #ascend.space<l0c>> to memref<2x2x16x16xf32, #ascend.space<gm>>
+  ascend.return
+}
+func.func @main(%a: !nz {onnx.name = "a"}, %b: !nd {onnx.name = "b"}, %c: !nd {onnx.name = "c", ascend.output},
+                %d: memref<2x2x16x16xf32, #ascend.space<gm>> {onnx.name = "d", ascend.output}) {
+  %s = ascend.stream 0
+  ascend.launch @k on %s(%a, %b, %c, %d) : (!nz, !nd, !nd, memref<2x2x16x16xf32, #ascend.space<gm>>)
+  func.return
+}
+"""
+
+
+def nz_of(m: np.ndarray) -> np.ndarray:
+    """FRACTAL_NZ [N1, M1, 16, 16] of an [M, N] matrix, element by element."""
+    rows, cols = m.shape
+    out = np.zeros((cols // 16, rows // 16, 16, 16), m.dtype)
+    for i in range(rows):
+        for j in range(cols):
+            out[j // 16, i // 16, i % 16, j % 16] = m[i, j]
+    return out
+
+
+def test_fractal_layouts_transpose_relu_and_fix_cast():
+    a_ = RNG.integers(-4, 5, (32, 32)).astype(np.float16)
+    b_ = RNG.integers(-4, 5, (32, 32)).astype(np.float16)
+    out = run(CUBE, {"a": nz_of(a_), "b": b_})
+    product = a_.astype(np.float32) @ b_.astype(np.float32).T
+    np.testing.assert_array_equal(out["c"], np.maximum(product, 0).astype(np.float16))
+    np.testing.assert_array_equal(out["d"], nz_of(product))
+
+
+def test_cube_tile_off_the_fractal_grid_is_an_error():
+    bad = edit(MATMUL, "%ak1 = memref.subview %a1[0, 16] [32, 16] [1, 1] : !l1 to memref<32x16xf16, strided<[32, 1], offset: 16>",
+               "%ak1 = memref.subview %a1[0, 8] [32, 16] [1, 1] : !l1 to memref<32x16xf16, strided<[32, 1], offset: 8>")
+    bad = bad.replace("memref<32x16xf16, strided<[32, 1], offset: 16>", "memref<32x16xf16, strided<[32, 1], offset: 8>")
+    with pytest.raises(InterpreterError, match="not made of whole 16x16 fractals"):
+        run(bad, {"a": np.ones((32, 32), np.float16), "b": np.ones((32, 32), np.float16)})
+
+
+# ---------------------------------------------------------------------------
+# Host programs: streams, events, workspace, constants; device limits.
+# ---------------------------------------------------------------------------
+
+HOST = """
+!gm = memref<16x32xf32, #ascend.space<gm>>
+!ub = memref<16x32xf32, #ascend.space<ub>>
+ascend.kernel @add(%x: !gm, %y: !gm, %z: !gm) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %a = ascend.alloc {offset = 0 : i64} : !ub
+  %b = ascend.alloc {offset = 2048 : i64} : !ub
+  ascend.copy %x, %a : !gm to !ub
+  ascend.copy %y, %b : !gm to !ub
+  ascend.set_flag MTE2 -> V id 0
+  ascend.wait_flag MTE2 -> V id 0
+  ascend.vadd %a, %b, %a : !ub
+  ascend.set_flag V -> MTE3 id 0
+  ascend.wait_flag V -> MTE3 id 0
+  ascend.copy %a, %z : !ub to !gm
+  ascend.return
+}
+func.func @main(%x: !gm {onnx.name = "x"}, %z: !gm {onnx.name = "z", ascend.output},
+                %ws: memref<4096xi8, #ascend.space<gm>> {ascend.workspace}) {
+  %w = ascend.constant dense<2.500000e-01> : tensor<16x32xf32>
+  %t = ascend.alloc {offset = 2048 : i64} : !gm
+  %s0 = ascend.stream 0
+  %s1 = ascend.stream 1
+  %e = ascend.event 0
+  ascend.launch @add on %s0(%x, %w, %t) : (!gm, !gm, !gm)
+  ascend.event_record %e on %s0
+  ascend.event_wait %e on %s1
+  ascend.launch @add on %s1(%t, %t, %z) : (!gm, !gm, !gm)
+  func.return
+}
+"""
+
+
+def test_streams_events_workspace_and_constants():
+    x = RNG.standard_normal((16, 32)).astype(np.float32)
+    trace = []
+    out = run(HOST, {"x": x}, trace=trace)
+    np.testing.assert_array_equal(out["z"], (x + np.float32(0.25)) * 2)
+    host = [(e.name, e.stream, e.detail.get("event")) for e in trace if e.pipe == "host"]
+    assert host == [("ascend.launch", 0, None), ("ascend.event_record", 0, 0), ("ascend.event_wait", 1, 0),
+                    ("ascend.launch", 1, None)]
+    assert [e.launch for e in trace if e.name == "ascend.vadd"] == [0, 1]
+
+
+def test_event_waited_before_recorded_is_an_error():
+    bad = edit(HOST, "  ascend.event_record %e on %s0\n", "")
+    with pytest.raises(InterpreterError, match="waits for event 0, which no stream has recorded"):
+        run(bad, {"x": np.zeros((16, 32), np.float32)})
+
+
+def test_workspace_too_small_is_an_error():
+    bad = HOST.replace("4096xi8", "2048xi8")
+    with pytest.raises(InterpreterError, match=r"\[2048, 4096\) is outside the 2048-byte workspace"):
+        run(bad, {"x": np.zeros((16, 32), np.float32)})
+
+
+def test_writing_a_constant_is_an_error():
+    bad = edit(HOST, "ascend.launch @add on %s1(%t, %t, %z)", "ascend.launch @add on %s1(%t, %t, %w)")
+    with pytest.raises(InterpreterError, match="cannot write its destination"):
+        run(bad, {"x": np.zeros((16, 32), np.float32)})
+
+
+def test_buffer_beyond_the_device_is_an_error():
+    bad = edit(HOST, "%b = ascend.alloc {offset = 2048 : i64} : !ub", "%b = ascend.alloc {offset = 196608 : i64} : !ub")
+    with pytest.raises(InterpreterError, match="exceed the 196608-byte ub of ascend910b"):
+        run(bad, {"x": np.zeros((16, 32), np.float32)})
+
+
+def test_dma_path_missing_on_the_device_is_an_error():
+    text = """
+    ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "mix"} {
+      %l = ascend.alloc : memref<16x16xf16, #ascend.space<l1>>
+      %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+      ascend.copy %l, %u : memref<16x16xf16, #ascend.space<l1>> to memref<16x16xf16, #ascend.space<ub>>
+      ascend.return
+    }
+    func.func @main(%x: memref<16x16xf16, #ascend.space<gm>> {onnx.name = "x"}) {
+      %s = ascend.stream 0
+      ascend.launch @k on %s(%x) : (memref<16x16xf16, #ascend.space<gm>>)
+      func.return
+    }
+    """
+    with pytest.raises(InterpreterError, match="no DMA path l1->ub on ascend910b"):
+        run(text, {"x": np.zeros((16, 16), np.float16)})
+
+
+def test_bad_feeds():
+    with pytest.raises(InterpreterError, match="missing input"):
+        run(ADD, {"x": X})
+    with pytest.raises(InterpreterError, match="has shape"):
+        run(ADD, {"x": X[:1], "y": Y})
+
+
+# ---------------------------------------------------------------------------
+# The Python builders make the same programs.
+# ---------------------------------------------------------------------------
+
+
+def build_scale_kernel() -> ModuleOp:
+    """z = 2 * x for a 32x64 f16 tensor, one 16-row tile per block."""
+    gm = a.memref_type([32, 64], f16, "gm")
+    ub = a.memref_type([16, 64], f16, "ub")
+    kernel = a.KernelOp.get("scale", [gm, gm], "vector", 2)
+    x, z = kernel.body.block.args
+    c16 = arith.ConstantOp(IntegerAttr(16, IndexType()))
+    two = arith.ConstantOp(FloatAttr(2.0, f16))
+    block = a.BlockIdxOp.get()
+    row = arith.MuliOp(block, c16)
+    buf = a.AllocOp.get(ub, offset=0)
+    xt = a.subview(x, [row.result, 0], [16, 64])
+    zt = a.subview(z, [row.result, 0], [16, 64])
+    kernel.body.block.add_ops([
+        c16, two, block, row, buf, xt, zt,
+        a.CopyOp.get(xt, buf),
+        a.SetFlagOp.get("MTE2", "V", 0), a.WaitFlagOp.get("MTE2", "V", 0),
+        a.VmulsOp.get(buf, two, buf),
+        a.SetFlagOp.get("V", "MTE3", 0), a.WaitFlagOp.get("V", "MTE3", 0),
+        a.CopyOp.get(buf, zt),
+        a.ReturnOp(),
+    ])
+    host = func.FuncOp("main", ([gm, gm], []), Region(Block(arg_types=[gm, gm])))
+    host.arg_attrs = ArrayAttr([
+        DictionaryAttr({"onnx.name": StringAttr("x")}),
+        DictionaryAttr({"onnx.name": StringAttr("z"), "ascend.output": UnitAttr()}),
+    ])
+    stream = a.StreamOp.get(0)
+    hx, hz = host.body.block.args
+    host.body.block.add_ops([stream, a.LaunchOp.get("scale", stream, [hx, hz]), func.ReturnOp()])
+    return ModuleOp([kernel, host])
+
+
+def test_builders():
+    module = build_scale_kernel()
+    module.verify()
+    x = RNG.standard_normal((32, 64)).astype(np.float16)
+    np.testing.assert_array_equal(run_ascend_module(module, {"x": x})["z"], x * np.float16(2))
+    # and the printed program parses back to the same text
+    text = print_module(module)
+    assert print_module(parse_module(text)) == text
+    copy = next(op for op in module.walk() if isinstance(op, a.CopyOp))
+    assert (copy.pipe, copy.nbytes, copy.src_space, copy.dst_space) == ("MTE2", 2048, "gm", "ub")
