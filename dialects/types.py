@@ -81,10 +81,10 @@ def nbytes_of(t: TensorType) -> int:
 
 def dense_from_array(array: np.ndarray) -> DenseIntOrFPElementsAttr:
     """A dense attribute holding the array's bytes (one copy, never a Python list)."""
-    array = np.ascontiguousarray(array)
-    if array.dtype == np.bool_:
-        # MLIR stores i1 one byte per element, like numpy's bool.
-        pass
+    # Not np.ascontiguousarray: it turns a 0-d array into a 1-d one.
+    array = np.asarray(array)
+    if not array.flags.c_contiguous:
+        array = array.copy(order="C")
     return DenseIntOrFPElementsAttr(tensor_of(array), BytesAttr(array.tobytes()))
 
 

@@ -113,6 +113,15 @@ def print_constant_value(printer: Printer, value: Attribute, hint: str | None = 
         return
     assert isinstance(value, DenseIntOrFPElementsAttr)
     count = len(value)
+    array = array_from_dense(value)
+    if array.dtype.kind == "f" and count and not np.isfinite(array).all():
+        # xDSL reads `dense<0xFF800000>` as an integer, not as float bits: print the bytes.
+        if count > LITERAL_LIMIT and getattr(printer, "_geir_resources", None) is not None:
+            printer.print_string(f"dense_resource<{printer._geir_resources.add(hint, value)}>")
+            return
+        data = array.reshape(-1)[:1].tobytes() if _is_splat(value) else value.data.data
+        printer.print_string(f'dense<"0x{data.hex().upper()}">')
+        return
     if count <= LITERAL_LIMIT:
         value.print_without_type(printer)
         return

@@ -149,6 +149,8 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     feeds = {}
     for name, shape, dtype in input_specs(module):
+        if any(d < 0 for d in shape):
+            raise InterpreterError(f"input '{name}' has a dynamic shape {list(shape)}; give its value explicitly")
         if np.issubdtype(dtype, np.floating):
             feeds[name] = rng.standard_normal(shape).astype(dtype)
         elif dtype == np.bool_:

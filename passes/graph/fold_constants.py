@@ -1,0 +1,123 @@
+"""graph-fold-constants: evaluate ops whose operands are all constants.
+
+The op runs through its reference kernel (`runtime.kernels.KERNELS`, the same
+numerics as the interpreter), and its results become graph.constant ops at the
+op's location (a result whose elements are all equal is stored as one
+element, a splat). One forward walk suffices: operands are defined before their
+users, so a folded result is a constant by the time its users are visited and
+whole chains (Shape -> Gather -> Concat -> Reshape target) fold in one sweep.
+
+Results larger than `max-bytes` (per result, from the declared type, checked
+before anything runs) are left alone, so ConstantOfShape or Expand to a huge
+shape is never materialised. Constants that only fed a folded op are erased.
+
+`fold_constants(module, max_bytes, source)` is the machinery other passes call:
+`source(op)` may give the values of an op whose operands are not constants
+(graph-fold-shapes answers graph.shape of a static tensor).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+
+from geir.dialects import graph as g
+from geir.dialects.types import to_dtype
+from geir.passes.graph.utils import constant, nbytes, splat, static_shape
+from geir.runtime.kernels import KERNELS
+
+DEFAULT_MAX_BYTES = 16 * 2**20
+
+Source = Callable[[Operation], "tuple[np.ndarray, ...] | None"]
+
+
+def fits(op: Operation, max_bytes: int) -> bool:
+    """Every result has a static type of at most `max_bytes`."""
+    return all(static_shape(r.type) is not None and nbytes(r.type) <= max_bytes for r in op.results)
+
+
+def is_splat(a: np.ndarray) -> bool:
+    """More than one element, all with the same bits (kept as one element)."""
+    if a.size < 2:
+        return False
+    bits = np.ascontiguousarray(a).view(np.uint8).reshape(a.size, -1)
+    return bool(np.all(bits == bits[:1]))
+
+
+def evaluate(op: Operation) -> tuple[np.ndarray, ...] | None:
+    """The results of a graph op whose operands are all constants, else None.
+
+    A kernel that fails or disagrees with the declared types leaves the op
+    alone: the interpreter will report it with the op's location."""
+    if not isinstance(op, g.GraphOp):
+        return None
+    args = [g.constant_value_of(v) for v in op.inputs]
+    if any(a is None for a in args):
+        return None
+    kernel = KERNELS[op.name.removeprefix("graph.")]
+    kwargs = {k: v for k, v in op.attrs().items() if v is not None}
+    try:
+        with np.errstate(all="ignore"):
+            out = kernel(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - an invalid op is the interpreter's to report
+        return None
+    outs = out if isinstance(out, tuple) else (out,)
+    if len(outs) != len(op.results):
+        return None
+    values = []
+    for r, v in zip(op.results, outs):
+        v = np.asarray(v)
+        if v.shape != static_shape(r.type):
+            return None
+        values.append(v.astype(to_dtype(r.type.element_type), copy=False))
+    return tuple(values)
+
+
+@dataclass
+class FoldConstantOp(RewritePattern):
+    """Replace an op by constants holding its results."""
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    source: Source | None = None
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.GraphOp) or not fits(op, self.max_bytes):
+            return
+        values = (self.source(op) if self.source else None) or evaluate(op)
+        if values is None:
+            return
+        operands = [v.owner for v in op.operands]
+        new = [
+            splat(v.reshape(-1)[0], r.type, op.location) if is_splat(v) else constant(v, op.location)
+            for v, r in zip(values, op.results)
+        ]
+        rewriter.replace(op, new, [c.output for c in new])
+        for owner in dict.fromkeys(operands):
+            if isinstance(owner, g.ConstantOp) and owner.parent is not None and not owner.output.uses:
+                rewriter.erase(owner)
+
+
+def fold_constants(module: ModuleOp, max_bytes: int = DEFAULT_MAX_BYTES, source: Source | None = None) -> bool:
+    """Fold everything that is constant, in one forward walk; True if anything changed."""
+    walker = PatternRewriteWalker(FoldConstantOp(max_bytes, source), apply_recursively=False)
+    return walker.rewrite_module(module)
+
+
+@dataclass(frozen=True)
+class FoldConstantsPass(ModulePass):
+    """Evaluate ops whose operands are all constants (results up to max-bytes)."""
+
+    name = "graph-fold-constants"
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    """Largest folded result in bytes; bigger results stay computed at run time."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fold_constants(op, self.max_bytes)

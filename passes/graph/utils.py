@@ -1,0 +1,124 @@
+"""Small helpers shared by the graph rewrites (no passes here).
+
+They encode the rules every graph pass follows: a function result is never
+forwarded to another value, a merged op carries the names of everything it
+replaced, new constants are numpy arrays at the location of what they replace.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+
+from geir.dialects import graph as g
+from geir.dialects.types import tensor_of, to_dtype
+from geir.ir.locations import fused_loc, loc_names
+
+
+def is_graph_output(value: SSAValue) -> bool:
+    """Whether the value is returned by its function (a graph output)."""
+    return any(isinstance(use.operation, func.ReturnOp) for use in value.uses)
+
+
+def can_forward(op: Operation, to: SSAValue) -> bool:
+    """Whether `op`'s only result may be replaced by the existing value `to`.
+
+    Needs the exact same type, and the result must not be a graph output:
+    forwarding would make the output alias an input or another output and drop
+    the node that produced it."""
+    return (
+        len(op.results) == 1
+        and op.results[0].type == to.type
+        and not is_graph_output(op.results[0])
+    )
+
+
+def replace_checked(op: Operation, new_ops: list[Operation], rewriter: PatternRewriter) -> bool:
+    """Replace op by `new_ops`, the last of which gives op's result; only if
+    its type is exactly op's (a rewrite never changes a value's type)."""
+    if new_ops[-1].results[0].type != op.results[0].type:
+        return False
+    rewriter.replace(op, new_ops, [new_ops[-1].results[0]])
+    return True
+
+
+def merged_loc(*ops: Operation) -> Attribute:
+    """The location of an op that replaces `ops`: all their node names, fused."""
+    names = [n for op in ops for n in loc_names(op.location)]
+    return fused_loc(names) if names else ops[0].location
+
+
+def located(op: Operation, loc: Attribute) -> Operation:
+    op.location = loc
+    return op
+
+
+def hint(value: SSAValue, suffix: str) -> str | None:
+    """A name for a value derived from `value` ("conv1_w" -> "conv1_w_folded", once)."""
+    name = value.name_hint
+    if not name or name.endswith(f"_{suffix}"):
+        return name
+    return f"{name}_{suffix}"
+
+
+def constant(array: np.ndarray, loc: Attribute, name: str | None = None) -> g.ConstantOp:
+    """A graph.constant holding the array, at `loc`, its value named `name`.
+
+    Builds the attribute itself: `dense_from_array` goes through
+    np.ascontiguousarray, which turns a 0-d array into shape [1]."""
+    array = np.asarray(array)
+    attr = DenseIntOrFPElementsAttr(tensor_of(array), BytesAttr(np.ascontiguousarray(array).tobytes()))
+    op = g.ConstantOp.create(properties={"value": attr}, result_types=[attr.get_type()])
+    op.output.name_hint = name
+    return located(op, loc)
+
+
+def splat(value: float | int, type_: TensorType, loc: Attribute) -> g.ConstantOp:
+    """A graph.constant of `type_` filled with one value, stored as a single element."""
+    one = np.asarray(value, dtype=to_dtype(type_.element_type)).reshape(1)
+    attr = DenseIntOrFPElementsAttr(type_, BytesAttr(one.tobytes()))
+    return located(g.ConstantOp.create(properties={"value": attr}, result_types=[type_]), loc)
+
+
+def static_shape(type_: Attribute) -> tuple[int, ...] | None:
+    """The shape of a ranked tensor type with no dynamic dims, else None."""
+    if not isinstance(type_, TensorType):
+        return None
+    shape = tuple(type_.get_shape())
+    return shape if all(d >= 0 for d in shape) else None
+
+
+def nbytes(type_: TensorType) -> int:
+    shape = static_shape(type_)
+    assert shape is not None
+    return math.prod(shape) * to_dtype(type_.element_type).itemsize
+
+
+def sole_user(value: SSAValue) -> Operation | None:
+    """The one op using the value (once), else None."""
+    uses = list(value.uses)
+    return uses[0].operation if len(uses) == 1 else None
+
+
+def channel_vector(array: np.ndarray, out_shape: tuple[int, ...]) -> np.ndarray | None:
+    """The per-channel (axis 1) values of a constant broadcast against `out_shape`.
+
+    None unless broadcasting the constant leaves `out_shape` unchanged and it
+    is constant along every other axis ([C,1,1], [1,C,1,1], [1], ...)."""
+    if len(out_shape) < 2 or array.ndim > len(out_shape):
+        return None
+    aligned = (1,) * (len(out_shape) - array.ndim) + array.shape
+    channels = out_shape[1]
+    if any(d != 1 for i, d in enumerate(aligned) if i != 1) or aligned[1] not in (1, channels):
+        return None
+    return np.broadcast_to(array.reshape(aligned[1]), (channels,))
+
+
+def per_channel_shape(channels: int, rank: int) -> tuple[int, ...]:
+    """[C, 1, ..., 1]: a per-channel vector broadcast over axis 1 of a rank-`rank` tensor."""
+    return (channels,) + (1,) * (rank - 2)

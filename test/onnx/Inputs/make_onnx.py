@@ -1,0 +1,102 @@
+"""Write one small ONNX model for the importer's lit tests: make_onnx.py CASE OUT.onnx"""
+
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+
+F = TensorProto.FLOAT
+
+
+def vi(name, shape, t=F):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17, value_info=()):
+    g = helper.make_graph(nodes, "test", inputs, outputs, list(inits), value_info=list(value_info))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+CASES = {
+    # Conv with auto_pad SAME_UPPER: explicit pads, odd total at the end.
+    "conv_same_upper": lambda: model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1", auto_pad="SAME_UPPER", strides=[2, 2])],
+        [vi("x", [1, 3, 8, 8])], [vi("y", [1, 4, 4, 4])],
+        [const("w", np.ones((4, 3, 4, 4), np.float32))],
+    ),
+    # Softmax before opset 13 flattens at `axis`: reshape + softmax + reshape.
+    "softmax_opset11": lambda: model(
+        [helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=1)],
+        [vi("x", [2, 3, 4])], [vi("y", [2, 3, 4])], opset=11,
+    ),
+    # Slice before opset 10 takes attributes; they become constant operands.
+    "slice_opset9": lambda: model(
+        [helper.make_node("Slice", ["x"], ["y"], name="sl", starts=[1], ends=[3], axes=[1])],
+        [vi("x", [2, 5])], [vi("y", [2, 2])], opset=9,
+    ),
+    # Clip with only `max`: the missing min is materialised (trailing optional operands).
+    "clip_max_only": lambda: model(
+        [helper.make_node("Clip", ["x", "", "hi"], ["y"], name="clip")],
+        [vi("x", [4])], [vi("y", [4])], [const("hi", np.array(6.0, np.float32))],
+    ),
+    # Opset 6 legacy broadcast: B aligned at axis 1 of A.
+    "add_legacy_broadcast": lambda: model(
+        [helper.make_node("Add", ["a", "b"], ["y"], name="add", broadcast=1, axis=1)],
+        [vi("a", [2, 3, 4]), vi("b", [3])], [vi("y", [2, 3, 4])], opset=6,
+    ),
+    # ReduceMean with axes as an input (opset 18) becomes the axes attribute.
+    "reduce_axes_input": lambda: model(
+        [helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="rm", keepdims=0)],
+        [vi("x", [2, 3, 4])], [vi("y", [2, 4])], [const("axes", np.array([1], np.int64))], opset=18,
+    ),
+    # Split into equal parts with num_outputs (opset 18): sizes become a constant operand.
+    "split_num_outputs": lambda: model(
+        [helper.make_node("Split", ["x"], ["a", "b"], name="split", axis=1, num_outputs=2)],
+        [vi("x", [2, 6])], [vi("a", [2, 3]), vi("b", [2, 3])], opset=18,
+    ),
+    # Reshape whose target comes from Shape/Gather/Concat arithmetic (TorchScript style).
+    "reshape_computed": lambda: model(
+        [
+            helper.make_node("Shape", ["x"], ["s"], name="shape"),
+            helper.make_node("Gather", ["s", "zero"], ["n"], name="gather", axis=0),
+            helper.make_node("Unsqueeze", ["n", "ax0"], ["n1"], name="unsq"),
+            helper.make_node("Concat", ["n1", "minus1"], ["target"], name="concat", axis=0),
+            helper.make_node("Reshape", ["x", "target"], ["y"], name="reshape"),
+        ],
+        [vi("x", [2, 3, 4])], [vi("y", [2, 12])],
+        [const("zero", np.array(0, np.int64)), const("ax0", np.array([0], np.int64)),
+         const("minus1", np.array([-1], np.int64))],
+    ),
+    # Rejections.
+    "dynamic_input": lambda: model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", ["N", 4])], [vi("y", ["N", 4])]
+    ),
+    "opset5": lambda: model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [4])], [vi("y", [4])], opset=5),
+    "dropout_mask_used": lambda: model(
+        [helper.make_node("Dropout", ["x"], ["y", "mask"], name="drop")],
+        [vi("x", [4])], [vi("y", [4]), vi("mask", [4], TensorProto.BOOL)], opset=12,
+    ),
+    "conv_channel_mismatch": lambda: model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_bad")],
+        [vi("x", [1, 3, 8, 8])], [vi("y", [1, 4, 8, 8])],
+        [const("w", np.ones((4, 2, 1, 1), np.float32))],
+    ),
+    "string_input": lambda: model(
+        [helper.make_node("Identity", ["x"], ["y"], name="id")],
+        [vi("x", [2], TensorProto.STRING)], [vi("y", [2], TensorProto.STRING)],
+    ),
+    "custom_domain": lambda: helper.make_model(
+        helper.make_graph([helper.make_node("Foo", ["x"], ["y"], name="foo", domain="com.acme")], "t",
+                          [vi("x", [2])], [vi("y", [2])]),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.acme", 1)],
+    ),
+}
+
+if __name__ == "__main__":
+    save(CASES[sys.argv[1]](), sys.argv[2])
