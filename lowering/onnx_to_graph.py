@@ -54,10 +54,9 @@ def load_model(model: onnx.ModelProto | str | Path | bytes) -> onnx.ModelProto:
         path = Path(model)
         if not path.is_file():
             raise OnnxImportError(f"no such file: {path}")
-        proto = onnx.load(str(path), load_external_data=False)
+        proto = onnx.load(str(path))  # external data files are read from beside the model
         if not proto.graph.node and not proto.graph.output:
             raise OnnxImportError(f"{path} is not an ONNX model (no graph)")
-        onnx.external_data_helper.load_external_data_for_model(proto, str(path.parent))
         return proto
     except OnnxImportError:
         raise
