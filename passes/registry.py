@@ -52,3 +52,27 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     for name, cls in _discovered().items():
         passes[name] = lambda cls=cls: cls
     return passes
+
+
+def build_passes(spec: str, available: dict[str, Callable[[], type[ModulePass]]] | None = None) -> tuple[ModulePass, ...]:
+    """The passes of a pipeline spec (xDSL syntax); unknown names and bad options are GeirErrors."""
+    from xdsl.utils.arg_spec import parse_pipeline
+    from xdsl.utils.exceptions import ArgSpecParseError
+
+    from geir.errors import GeirError
+
+    available = get_all_passes() if available is None else available
+    try:
+        specs = list(parse_pipeline(spec))
+    except ArgSpecParseError as e:  # a BaseException in xDSL
+        raise GeirError(str(e)) from None
+    for s in specs:
+        if s.name not in available:
+            raise GeirError(f"unknown pass '{s.name}' (see --list-passes)")
+    passes = []
+    for s in specs:
+        try:
+            passes.append(available[s.name]().from_pass_spec(s))
+        except (ValueError, TypeError) as e:
+            raise GeirError(f"invalid options for pass '{s.name}': {e}") from e
+    return tuple(passes)

@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from geir.errors import GeirError
+
 DEVICES_DIR = Path(__file__).parent / "devices"
 DEFAULT_DEVICE = "ascend910b"
 
@@ -57,11 +59,11 @@ def dtype_name(dtype: Any) -> str:
     return _DTYPE_ALIASES.get(dtype, dtype)
 
 
-class DeviceFileError(ValueError):
+class DeviceFileError(GeirError, ValueError):
     """A device file is unreadable, or a field is missing or invalid."""
 
 
-class UnknownDeviceError(ValueError):
+class UnknownDeviceError(GeirError, ValueError):
     """No device of that name in runtime/devices/."""
 
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
-from xdsl.utils.arg_spec import parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+from xdsl.utils.exceptions import DiagnosticException
 
 from geir.errors import GeirError
+from geir.passes.registry import build_passes
 from geir.tools import common
 
 PROG = "geir-opt"
@@ -60,24 +60,6 @@ def build_parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------------------
 # Passes
 # ---------------------------------------------------------------------------
-
-
-def build_passes(spec: str, available: dict[str, Callable[[], type[ModulePass]]]) -> tuple[ModulePass, ...]:
-    """The passes of a pipeline spec; unknown names and bad options are GeirErrors."""
-    try:
-        specs = list(parse_pipeline(spec))
-    except ArgSpecParseError as e:  # a BaseException in xDSL
-        raise GeirError(str(e)) from None
-    for s in specs:
-        if s.name not in available:
-            raise GeirError(f"unknown pass '{s.name}' (see --list-passes)")
-    passes = []
-    for s in specs:
-        try:
-            passes.append(available[s.name]().from_pass_spec(s))
-        except (ValueError, TypeError) as e:
-            raise GeirError(f"invalid options for pass '{s.name}': {e}") from e
-    return tuple(passes)
 
 
 def list_passes(available: dict[str, Callable[[], type[ModulePass]]]) -> str:

@@ -1,0 +1,103 @@
+"""Named compilation pipelines and their options (GE's switches).
+
+A pipeline is a list of stages; each stage is a named list of passes in
+xDSL's pipeline syntax, so `geir-opt -p '<stage passes>'` reproduces any
+stage by hand. Stage names are numbered like GE's graph dumps
+(`01_import`, `02_simplify`, ...), which is how `--dump-dir` names files.
+
+opt levels:
+  O0  import only: no simplification, no fusion, ND layout, no reuse, one stream
+  O1  + graph simplification (constant/shape folding, canonicalisation, BN folding, CSE/DCE)
+  O2  + fusion
+  O3  + layout conversion, memory reuse, several streams (the default)
+
+Passes that have not landed yet are left out of the pipeline and listed in
+`Pipeline.unavailable`, so a report says what did not run instead of
+pretending it did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from geir.errors import GeirError
+
+
+class PipelineError(GeirError):
+    pass
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    device: str = "ascend910b"
+    opt_level: int = 3
+    fusion: bool | None = None  # None: on from O2
+    max_fusion_ops: int = 32
+    layout: bool | None = None  # None: on at O3
+    memory_reuse: bool | None = None  # None: on at O3
+    memory_strategy: str = "best"
+    streams: int | None = None  # None: 1 below O3, else up to 4
+    double_buffer: bool | None = None  # None: on from O2
+    lower: bool = True  # lower to the ascend dialect
+    disable_passes: tuple[str, ...] = ()
+
+    @classmethod
+    def from_kwargs(cls, **kwargs) -> PipelineOptions:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(kwargs) - known)
+        if unknown:
+            raise PipelineError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        if "disable_passes" in kwargs:
+            kwargs["disable_passes"] = tuple(kwargs["disable_passes"])
+        opts = cls(**kwargs)
+        if opts.opt_level not in (0, 1, 2, 3):
+            raise PipelineError(f"opt_level must be 0, 1, 2 or 3, got {opts.opt_level}")
+        return opts
+
+    def on(self, flag: bool | None, from_level: int) -> bool:
+        return self.opt_level >= from_level if flag is None else flag
+
+
+@dataclass
+class Pipeline:
+    stages: list[tuple[str, list[str]]] = field(default_factory=list)
+    unavailable: list[str] = field(default_factory=list)
+
+
+def build_pipeline(opts: PipelineOptions) -> Pipeline:
+    from geir.passes.registry import get_all_passes
+
+    registered = get_all_passes()
+    unknown = [p for p in opts.disable_passes if p not in registered]
+    if unknown:
+        raise PipelineError(f"unknown pass name(s) to disable: {', '.join(unknown)} (see geir-opt --list-passes)")
+    pipeline = Pipeline()
+
+    def stage(name: str, *passes: str) -> None:
+        chosen = []
+        for spec in passes:
+            pass_name = spec.split("{", 1)[0]
+            if pass_name in opts.disable_passes:
+                continue
+            if pass_name not in registered:
+                pipeline.unavailable.append(pass_name)
+                continue
+            chosen.append(spec)
+        if chosen:
+            pipeline.stages.append((f"{len(pipeline.stages) + 2:02d}_{name}", chosen))
+
+    if opts.opt_level >= 1:
+        stage("simplify", "graph-simplify")
+    if opts.on(opts.fusion, 2):
+        stage("fuse", f"graph-fuse{{max-ops={opts.max_fusion_ops}}}")
+    if opts.on(opts.layout, 3):
+        stage("layout", "graph-layout")
+    if opts.lower:
+        db = "true" if opts.on(opts.double_buffer, 2) else "false"
+        stage("lower", f"convert-graph-to-ascend{{device={opts.device} double-buffer={db}}}")
+        streams = opts.streams if opts.streams is not None else (4 if opts.opt_level >= 3 else 1)
+        if streams > 1:
+            stage("streams", f"ascend-assign-streams{{max-streams={streams}}}", "ascend-insert-events")
+        reuse = opts.on(opts.memory_reuse, 3)
+        stage("plan_memory", f"ascend-plan-memory{{reuse={'true' if reuse else 'false'} strategy={opts.memory_strategy}}}")
+    return pipeline

@@ -1,0 +1,83 @@
+"""The Python API: input forms, options, stages, save/load."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import geir
+from geir.errors import GeirError
+from geir.runtime.interpreter import random_inputs
+from geir.testing.suite import assert_close, light_model, ort_run
+
+
+@pytest.fixture(scope="module")
+def squeezenet():
+    return light_model("light_squeezenet")
+
+
+def test_compile_and_run_matches_onnxruntime(squeezenet):
+    cm = geir.compile(squeezenet, opt_level=1, lower=False)
+    feeds = {n: np.random.default_rng(0).standard_normal(s).astype(d) for n, s, d in cm.input_specs()}
+    out = cm.run(feeds)
+    assert_close(next(iter(out.values())), ort_run(squeezenet, feeds)[0], "squeezenet")
+
+
+def test_stages_are_named_and_printable(squeezenet):
+    cm = geir.compile(squeezenet, opt_level=1, lower=False)
+    assert cm.stage_names[:2] == ["01_import", "02_simplify"]
+    assert "graph.conv" in cm.mlir("import")
+    assert "dense_resource<__elided__>" in cm.mlir("02_simplify")
+    with pytest.raises(GeirError, match="no stage 'nope'"):
+        cm.mlir("nope")
+
+
+def test_opt_level_0_imports_only(squeezenet):
+    cm = geir.compile(squeezenet, opt_level=0, lower=False)
+    assert cm.stage_names == ["01_import"]
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"fusoin": False}, "unknown option"),
+        ({"opt_level": 7}, "opt_level must be"),
+        ({"device": "gpu9000"}, "unknown device"),
+        ({"disable_passes": ["graph-nonsense"]}, "unknown pass name"),
+    ],
+)
+def test_bad_options_are_errors(squeezenet, kwargs, message):
+    with pytest.raises(GeirError, match=message):
+        geir.compile(squeezenet, **kwargs)
+
+
+def test_disable_pass_removes_it(squeezenet):
+    cm = geir.compile(squeezenet, opt_level=1, lower=False, disable_passes=["graph-simplify"])
+    assert cm.stage_names == ["01_import"]
+
+
+def test_save_load_round_trip(tmp_path, squeezenet):
+    cm = geir.compile(squeezenet, opt_level=1, lower=False)
+    path = tmp_path / "model.mlir"
+    cm.save(path)
+    loaded = geir.load(path)
+    feeds = random_inputs(cm.module, seed=3)
+    a, b = cm.run(feeds), loaded.run(feeds)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+
+
+def test_torch_module_with_example_inputs():
+    import torch  # part of the test extra
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(8 * 8 * 8, 10))
+    x = torch.randn(1, 3, 8, 8)
+    cm = geir.compile(net, example_inputs=(x,), opt_level=1, lower=False)
+    (name, _, _), = cm.input_specs()
+    out = next(iter(cm.run({name: x.numpy()}).values()))
+    np.testing.assert_allclose(out, net.eval()(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_a_module_without_example_inputs_is_an_error():
+    import torch  # part of the test extra
+    with pytest.raises(GeirError, match="example_inputs"):
+        geir.compile(torch.nn.ReLU())
