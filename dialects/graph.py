@@ -1530,6 +1530,11 @@ class ConstantOp(IRDLOperation):
         return cls.create(properties={"value": value}, result_types=[value.get_type()], attributes=attributes)
 
 
+# Op families, for passes that classify ops (fusion, layout, lowering).
+ELEMENTWISE_CLASSES: tuple[type[GraphOp], ...] = (_Unary, _Binary, _Variadic)
+REDUCE_CLASSES: tuple[type[GraphOp], ...] = (_Reduce,)
+
+
 # ---------------------------------------------------------------------------
 # Fusion: the unit that becomes one kernel.
 # ---------------------------------------------------------------------------

@@ -1,0 +1,1026 @@
+"""graph-fuse: group graph ops into `graph.fusion` kernels, priced by the device cost model.
+
+GE fuses ops so that intermediates stay on chip and fewer kernels are launched. This pass does
+the same in four steps:
+
+1. Decomposed LayerNorms (ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div, Mul gamma,
+   Add beta - what the TorchScript exporter writes) become one `graph.layer_norm`, located at
+   every node it replaces: the kernel library's LayerNorm is one pass over a row.
+2. Every op gets a role (cube, elementwise, reduce, ...). Each pattern of `PATTERNS` - a seed at
+   an anchor op (the anchor itself, or a matched attention chain) plus the roles it may absorb
+   as cube prologue, epilogue and side inputs - gives one candidate per anchor, grown greedily.
+3. Each candidate is priced with `runtime.device.CostModel`: separate kernels minus one fused
+   kernel (launches saved, intermediates that no longer go through HBM) and checked against a
+   minimal tile model (UB for the vector part, L0C for the cube accumulator). Candidates are
+   taken greedily, highest benefit first; one that lost ops to a taken group is regrown.
+4. Each group becomes a `graph.fusion` (block arguments for external operands, small constants
+   cloned in, `graph.yield` for every value used outside or tapped with `graph.keep`).
+
+Legality: no op is ever cloned (a producer with users outside the group is either left outside
+or yielded), and a group must be convex - no path may leave it and come back - which is checked
+with ancestor/descendant bitsets of the graph in which taken groups are contracted.
+docs/passes.md documents the patterns, the cost and tile models and the options.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, UnitAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import IsTerminator
+
+from geir.dialects import graph as g
+from geir.dialects.types import i1, is_float, to_dtype
+from geir.ir.locations import fused_loc, loc_names
+from geir.ir.text import LITERAL_LIMIT
+from geir.runtime.device import DEFAULT_DEVICE, CostModel, dtype_name
+
+KEEP = "graph.keep"
+"""Unit attribute: the op's results are debugging taps that no fusion may hide."""
+PATTERN_ATTR = "graph.pattern"
+"""String attribute on each graph.fusion: the pattern that formed it."""
+
+# ---------------------------------------------------------------------------
+# Roles: what an op is to a fused kernel.
+# ---------------------------------------------------------------------------
+
+
+class Role(Enum):
+    CUBE = "cube"              # conv, matmul, gemm: the cube unit
+    ELEMENTWISE = "elementwise"  # unary/binary/broadcast ops, inference batch_norm
+    REDUCE = "reduce"          # reductions over some axes (reduce_*, global pools, instance_norm)
+    SOFTMAX = "softmax"        # softmax / log_softmax: a row reduction and its epilogue
+    NORM = "norm"              # layer_norm
+    VIEW = "view"              # same bytes, other shape: reshape, squeeze, identity, dropout, ...
+    MOVE = "move"              # data movement: transpose, slice/gather by constants, concat, pad
+    CHANNEL_CONCAT = "channel-concat"  # concat of NCHW tensors along whole C0 blocks of channels
+    OPAQUE = "opaque"          # never fused: pooling windows, lrn, integer/shape arithmetic, ...
+
+
+CUBE_OPS = frozenset({"graph.conv", "graph.conv_transpose", "graph.matmul", "graph.gemm"})
+VIEW_OPS = frozenset({
+    "graph.reshape", "graph.flatten", "graph.squeeze", "graph.unsqueeze", "graph.identity",
+    "graph.dropout",
+})
+MOVE_OPS = frozenset({
+    "graph.transpose", "graph.slice", "graph.gather", "graph.pad", "graph.tile", "graph.split",
+    "graph.depth_to_space", "graph.space_to_depth",
+})
+REDUCE_OPS = frozenset({"graph.global_avg_pool", "graph.global_max_pool", "graph.instance_norm"})
+SOFTMAX_OPS = frozenset({"graph.softmax", "graph.log_softmax"})
+ELEMENTWISE_OPS = frozenset({
+    "graph.pow", "graph.prelu", "graph.where", "graph.clip", "graph.cast", "graph.logical_not",
+    "graph.batch_norm", "graph.expand",
+})
+C0 = 16
+"""Channels per NC1HWC0 block (2- and 4-byte types): a channel concat of whole blocks is free."""
+
+
+def _static(t) -> bool:
+    return isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape())
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())
+
+
+def _numel(v: SSAValue) -> int:
+    return math.prod(_shape(v))
+
+
+def _itemsize(v: SSAValue) -> int:
+    return to_dtype(v.type.element_type).itemsize
+
+
+def _nbytes(v: SSAValue) -> int:
+    return _numel(v) * _itemsize(v)
+
+
+def _constant_operands(op: Operation, start: int) -> bool:
+    return all(g.constant_value_of(v) is not None for v in op.operands[start:])
+
+
+def _trivial_transpose(op: g.TransposeOp) -> bool:
+    """A transpose that only moves size-1 dims keeps the element order: a view."""
+    x = _shape(op.inputs[0])
+    perm = op.attrs()["perm"] or tuple(reversed(range(len(x))))
+    moved = [p for p in perm if x[p] != 1]
+    return moved == sorted(moved)
+
+
+def role_of(op: Operation) -> Role:
+    """The role of an op; float (or i1) tensors of static shape only - integer ops are shape
+    arithmetic that belongs on the host, and dynamic shapes have no tile model yet."""
+    if not isinstance(op, g.GraphOp):
+        return Role.OPAQUE
+    if not all(_static(v.type) for v in (*op.operands, *op.results)):
+        return Role.OPAQUE
+    if not all(is_float(r.type.element_type) or r.type.element_type == i1 for r in op.results):
+        return Role.OPAQUE
+    name = op.name
+    if name in CUBE_OPS:
+        return Role.CUBE
+    if name in VIEW_OPS or (name == "graph.transpose" and _trivial_transpose(op)):
+        return Role.VIEW
+    if name == "graph.concat":
+        shapes = [_shape(v) for v in op.operands]
+        aligned = op.attrs()["axis"] % len(shapes[0]) == 1 and all(s[1] % C0 == 0 for s in shapes)
+        return Role.CHANNEL_CONCAT if len(shapes[0]) >= 3 and aligned else Role.MOVE
+    if name in MOVE_OPS:
+        return Role.MOVE if _constant_operands(op, 1) else Role.OPAQUE
+    if name in SOFTMAX_OPS:
+        return Role.SOFTMAX
+    if name == "graph.layer_norm":
+        return Role.NORM
+    if name in REDUCE_OPS or isinstance(op, g.REDUCE_CLASSES):
+        return Role.REDUCE
+    if name in ELEMENTWISE_OPS or isinstance(op, g.ELEMENTWISE_CLASSES):
+        return Role.ELEMENTWISE
+    return Role.OPAQUE
+
+
+def reduced_row(op: Operation) -> tuple[tuple[int, int], ...]:
+    """(axis - rank, extent) of each reduced axis: the row a kernel must hold whole."""
+    x = _shape(op.operands[0])
+    rank = len(x)
+    if op.name in SOFTMAX_OPS:
+        axes = [op.attrs()["axis"] % rank]
+    elif op.name == "graph.layer_norm":
+        axes = range(op.attrs()["axis"] % rank, rank)
+    elif op.name in REDUCE_OPS:
+        axes = range(2, rank)
+    else:
+        a = op.attrs()
+        axes = [ax % rank for ax in a["axes"]] if a["axes"] else ([] if a["noop_with_empty_axes"] else range(rank))
+    return tuple((ax - rank, x[ax]) for ax in sorted(axes))
+
+
+# ---------------------------------------------------------------------------
+# The pattern table.
+# ---------------------------------------------------------------------------
+
+R = Role
+_EW = frozenset({R.VIEW, R.ELEMENTWISE})
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """An anchored fusion pattern.
+
+    A candidate starts from `seed(planner, anchor)` (default: the anchor alone) at every op with
+    a role in `anchors` (and a name in `ops`, if given) and grows by absorbing
+    - `feed`: producers of a cube op's operands (its prologue), recursively;
+    - `epilogue`: consumers of the cube op / main ops;
+    - `side`: producers of the other operands of absorbed ops, when all their users are in.
+    """
+
+    name: str
+    anchors: frozenset[Role]
+    feed: frozenset[Role] = frozenset()
+    epilogue: frozenset[Role] = frozenset()
+    side: frozenset[Role] = frozenset()
+    ops: frozenset[str] | None = None
+    seed: Callable[[_Planner, int], list[int] | None] | None = None
+    epilogue_reads: bool = True
+    """False: epilogue ops may read only broadcast parameters (bias, scales) from outside, not a
+    whole second tensor such as a residual - that Add belongs to the LayerNorm after it."""
+
+
+def _attention_seed(plan: _Planner, anchor: int) -> list[int] | None:
+    """MatMul(Q, K^T) -> [scale Mul/Div] -> [mask Add] -> Softmax(last axis) -> MatMul(., V),
+    views allowed in between; the anchor is the second matmul."""
+    chain: list[int] = []
+    j = plan.through_views(plan.ops[anchor].operands[0], chain)
+    if j is None or plan.ops[j].name != "graph.softmax":
+        return None
+    sm = plan.ops[j]
+    if sm.attrs()["axis"] % len(_shape(sm.operands[0])) != len(_shape(sm.operands[0])) - 1:
+        return None
+    rest = _score_path(plan, sm.operands[0], anchor, 0)
+    return None if rest is None else [*chain, j, *rest, anchor]
+
+
+def _score_path(plan: _Planner, value: SSAValue, anchor: int, depth: int) -> list[int] | None:
+    """Ops from a softmax input back to the Q.K^T matmul: views, a scalar scale, a mask add."""
+    path: list[int] = []
+    j = plan.through_views(value, path)
+    if j is None or j == anchor:
+        return None
+    op = plan.ops[j]
+    if op.name == "graph.matmul" and plan.role[j] is R.CUBE:
+        return [*path, j]
+    if depth >= 3 or plan.role[j] is not R.ELEMENTWISE or op.name not in ("graph.add", "graph.mul", "graph.div"):
+        return None
+    for i in (0, 1):
+        other = op.operands[1 - i]
+        if op.name != "graph.add" and (_numel(other) != 1 or (op.name == "graph.div" and i == 1)):
+            continue
+        rest = _score_path(plan, op.operands[i], anchor, depth + 1)
+        if rest is not None:
+            return [*path, j, *rest]
+    return None
+
+
+PATTERNS: tuple[Pattern, ...] = (
+    Pattern("attention", frozenset({R.CUBE}), ops=frozenset({"graph.matmul"}), seed=_attention_seed,
+            feed=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}), epilogue=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}),
+            side=_EW),
+    Pattern("conv-epilogue", frozenset({R.CUBE}), ops=frozenset({"graph.conv", "graph.conv_transpose"}),
+            feed=frozenset({R.VIEW, R.CHANNEL_CONCAT}), epilogue=_EW, side=_EW),
+    Pattern("matmul-epilogue", frozenset({R.CUBE}), ops=frozenset({"graph.matmul", "graph.gemm"}),
+            feed=frozenset({R.VIEW, R.MOVE}), epilogue=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE, R.SOFTMAX}),
+            side=_EW, epilogue_reads=False),
+    Pattern("layernorm", frozenset({R.NORM}), epilogue=_EW, side=_EW),
+    Pattern("reduction", frozenset({R.REDUCE, R.SOFTMAX}), epilogue=frozenset({*_EW, R.REDUCE, R.SOFTMAX}),
+            side=frozenset({*_EW, R.REDUCE, R.SOFTMAX})),
+    Pattern("elementwise", frozenset({R.ELEMENTWISE}), epilogue=_EW, side=_EW),
+    Pattern("data", frozenset({R.MOVE, R.CHANNEL_CONCAT}), epilogue=frozenset({R.VIEW, R.MOVE}),
+            side=frozenset({R.VIEW, R.MOVE})),
+)
+PATTERN_NAMES = tuple(p.name for p in PATTERNS)
+
+
+def fusion_kind(roles: Sequence[Role]) -> str:
+    """cube (+ views / addressing), cube+vector, vector, or data (movement only)."""
+    kinds = set(roles)
+    if R.CUBE in kinds:
+        return "cube" if kinds <= {R.CUBE, R.VIEW, R.CHANNEL_CONCAT} else "cube+vector"
+    if kinds & {R.ELEMENTWISE, R.REDUCE, R.SOFTMAX, R.NORM}:
+        return "vector"
+    return "data"
+
+
+# ---------------------------------------------------------------------------
+# Cost and tile models.
+# ---------------------------------------------------------------------------
+
+# Vector instructions per op, as (throughput class, passes over the op's largest tensor).
+# Ops not listed: one "unary" or "binary" pass (by arity); reductions one "reduce" pass.
+_VECTOR_PASSES: dict[str, tuple[tuple[str, int], ...]] = {
+    "graph.softmax": (("reduce", 2), ("binary", 2), ("unary", 1)),
+    "graph.log_softmax": (("reduce", 2), ("binary", 2), ("unary", 2)),
+    "graph.layer_norm": (("reduce", 2), ("binary", 4), ("unary", 1)),
+    "graph.instance_norm": (("reduce", 2), ("binary", 4), ("unary", 1)),
+    "graph.batch_norm": (("binary", 2),),
+    "graph.clip": (("binary", 2),),
+    "graph.prelu": (("compare", 1), ("select", 1)),
+    "graph.where": (("select", 1),),
+    "graph.cast": (("cast", 1),),
+    "graph.expand": (("broadcast", 1),),
+    "graph.sigmoid": (("unary", 2), ("binary", 1)),
+    "graph.erf": (("unary", 1), ("binary", 4)),
+    "graph.gelu": (("unary", 2), ("binary", 5)),
+    "graph.transpose": (("transpose", 1),),
+}
+
+
+def _device_dtype(v: SSAValue, cube: bool = False) -> str:
+    name = dtype_name(to_dtype(v.type.element_type))
+    if cube:
+        return name if name in ("f16", "bf16", "f32", "i8") else "f32"
+    return {"f64": "f32", "i1": "i8", "u8": "i8", "i64": "i32", "u64": "i32", "u32": "i32",
+            "u16": "i16"}.get(name, name)
+
+
+@dataclass
+class Work:
+    """What one op asks of the device: cube MACs and vector bytes per (class, dtype)."""
+
+    macs: int = 0
+    cube_dtype: str = "f32"
+    vector: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def add_vector(self, cls: str, dtype: str, nbytes: int) -> None:
+        self.vector[cls, dtype] = self.vector.get((cls, dtype), 0) + nbytes
+
+
+def op_work(op: Operation, role: Role, standalone: bool = False) -> Work:
+    """The op's work; a view costs nothing inside a kernel and a copy on its own."""
+    w = Work()
+    if role is R.CUBE:
+        w.cube_dtype = _device_dtype(op.results[0], cube=True)
+        out = _shape(op.results[0])
+        if op.name == "graph.conv":
+            k = _shape(op.operands[1])
+            w.macs = math.prod(out) * math.prod(k[1:])
+        elif op.name == "graph.conv_transpose":
+            k = _shape(op.operands[1])
+            w.macs = math.prod(_shape(op.operands[0])) * math.prod(k[1:])
+        elif op.name == "graph.gemm":
+            a = _shape(op.operands[0])
+            w.macs = math.prod(out) * (a[0] if op.attrs()["trans_a"] else a[1])
+        else:
+            w.macs = math.prod(out) * _shape(op.operands[0])[-1]
+        return w
+    values = [*op.operands, *op.results]
+    if not values or not all(_static(v.type) for v in values):
+        return w
+    big = max(values, key=_nbytes)
+    dtype = _device_dtype(op.results[0] if op.results else big)
+    if role in (R.VIEW, R.CHANNEL_CONCAT):
+        if standalone:
+            w.add_vector("copy", dtype, _nbytes(big))
+        return w
+    passes = _VECTOR_PASSES.get(op.name)
+    if passes is None:
+        if role is R.OPAQUE:
+            passes = (("unary", 1),)  # pooling, lrn, gathers, ...: one pass, for program totals
+        elif role is R.REDUCE:
+            passes = (("reduce", 1),)
+        elif role is R.MOVE:
+            passes = (("copy", 1),)
+        elif op.name.startswith(("graph.equal", "graph.less", "graph.greater")):
+            passes = (("compare", 1),)
+        else:
+            passes = (("binary" if len(op.operands) > 1 else "unary", max(len(op.operands) - 1, 1)),)
+    for cls, n in passes:
+        w.add_vector(cls, dtype, n * _nbytes(big))
+    return w
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A candidate's price: microseconds saved, HBM bytes saved, launches saved."""
+
+    benefit_us: float
+    hbm_bytes_saved: int
+    launches_saved: int
+    fused_us: float
+
+
+class Costs:
+    """Prices kernels with the device's CostModel and checks the minimal tile model."""
+
+    VECTOR_TILE_BYTES = 16 * 1024
+    """Bytes of the largest tensor per vector core before a kernel is split over more cores."""
+
+    def __init__(self, device: str = DEFAULT_DEVICE):
+        self.model = CostModel(device)
+        spec = self.model.spec
+        self.ub = spec.buffer_bytes["ub"]
+        self.l0c = spec.buffer_bytes["l0c"]
+        self.repeat = spec.vector_repeat_bytes
+
+    def kernel_us(self, works: Sequence[Work], reads: int, writes: int, largest: int, cube_out: int) -> float:
+        spec = self.model.spec
+        macs = sum(w.macs for w in works)
+        vector: dict[tuple[str, str], int] = {}
+        for w in works:
+            for key, n in w.vector.items():
+                vector[key] = vector.get(key, 0) + n
+        if macs:
+            block_dim = max(1, min(spec.cube_cores, -(-cube_out // (C0 * C0))))
+            dtype = next(w.cube_dtype for w in works if w.macs)
+        else:
+            block_dim = max(1, min(spec.vector_cores, -(-largest // self.VECTOR_TILE_BYTES)))
+            dtype = "f32"
+        return self.model.kernel_estimate(
+            cube_macs=macs, cube_dtype=dtype, vector_bytes=vector, hbm_read_bytes=reads,
+            hbm_write_bytes=writes, block_dim=block_dim,
+        ).total_us
+
+    def fits(self, ops: Sequence[Operation], roles: Sequence[Role]) -> str | None:
+        """None if a minimal tile of the fused kernel fits on chip, else why not.
+
+        Tile model: a vector kernel processes its iteration space in tiles; every reduction in it
+        must reduce the same row (axes and extents), which is held whole, so the minimal tile is
+        one row (at least one 256-byte repeat). Each distinct tensor the vector part touches gets
+        its own single-buffered UB tile of min(its size, the minimal tile) elements, 32-byte
+        aligned, and they must fit in UB together. A cube op's fp32 accumulator tile is one
+        16x16 fractal, or 16 whole rows when a reduction in the kernel consumes its output;
+        it must fit in L0C."""
+        rows = {reduced_row(op) for op, r in zip(ops, roles) if r in (R.REDUCE, R.SOFTMAX, R.NORM)}
+        if len(rows) > 1:
+            return "reductions over different rows"
+        row = math.prod(e for _, e in next(iter(rows))) if rows else 1
+        members = set(ops)
+        alias: dict[SSAValue, SSAValue] = {}
+        for op, r in zip(ops, roles):
+            if r is R.VIEW:
+                src = op.operands[0]
+                for res in op.results:
+                    alias[res] = alias.get(src, src)
+        seen: set[SSAValue] = set()
+        ub = 0
+        for op, r in zip(ops, roles):
+            if r in (R.CUBE, R.VIEW):
+                continue
+            for v in (*op.operands, *op.results):
+                v = alias.get(v, v)
+                if v in seen:
+                    continue
+                seen.add(v)
+                item = _itemsize(v)
+                tile = min(_numel(v), max(row, -(-self.repeat // item)))
+                ub += -(-tile * item // 32) * 32
+        if ub > self.ub:
+            return f"UB: a minimal tile needs {ub} bytes, UB has {self.ub}"
+        if R.CUBE in roles:
+            upstream: dict[Operation, set[Operation]] = {}
+            for op, r in zip(ops, roles):
+                ups = set().union(*(upstream.get(v.owner, set()) for v in op.operands if v.owner in members))
+                if r is R.CUBE:
+                    ups = ups | {op}
+                upstream[op] = ups
+            for op, r in zip(ops, roles):
+                if r in (R.REDUCE, R.SOFTMAX, R.NORM) and upstream[op]:
+                    acc = C0 * -(-row // C0) * C0 * 4
+                    if acc > self.l0c:
+                        return (f"L0C: a {C0}-row accumulator tile of {row}-element rows needs {acc} bytes, "
+                                f"L0C has {self.l0c}")
+        return None
+
+
+# ---------------------------------------------------------------------------
+# The planner: candidates, growth, convexity, greedy selection.
+# ---------------------------------------------------------------------------
+
+
+def _bits(x: int) -> Iterator[int]:
+    while x:
+        low = x & -x
+        yield low.bit_length() - 1
+        x ^= low
+
+
+@dataclass
+class Candidate:
+    """A group of ops (indices into the planner's ops, in block order) and its price."""
+
+    pattern: Pattern
+    anchor: int
+    members: list[int]
+    estimate: Estimate
+    kind: str
+
+
+class _Planner:
+    """The ops of one block as a DAG (constants left out: they are sources and are cloned or
+    passed in), with transitive descendant / ancestor sets as int bitsets. Taking a group
+    contracts it: every ancestor of the group then reaches all its descendants, and so on,
+    so a later candidate that would close a cycle through it is not convex."""
+
+    def __init__(self, block: Block, patterns: Sequence[Pattern], max_ops: int, costs: Costs):
+        self.patterns = patterns
+        self.max_ops = max_ops
+        self.costs = costs
+        self.ops = [op for op in block.ops if not isinstance(op, g.ConstantOp) and not op.has_trait(IsTerminator)]
+        self.index = {op: i for i, op in enumerate(self.ops)}
+        self.role = [role_of(op) for op in self.ops]
+        n = len(self.ops)
+        self.users: list[list[int]] = [[] for _ in range(n)]
+        self.escapes = [False] * n  # used by something that is not a node (func.return, ...)
+        for i, op in enumerate(self.ops):
+            for r in op.results:
+                for use in r.uses:
+                    user = block.find_ancestor_op_in_block(use.operation)
+                    j = self.index.get(user)
+                    if j is None:
+                        self.escapes[i] = True
+                    elif j not in self.users[i]:
+                        self.users[i].append(j)
+            if KEEP in op.attributes:
+                self.escapes[i] = True
+        self.desc = [0] * n
+        for i in range(n - 1, -1, -1):
+            d = 0
+            for j in self.users[i]:
+                d |= (1 << j) | self.desc[j]
+            self.desc[i] = d
+        self.anc = [0] * n
+        for i, op in enumerate(self.ops):
+            a = 0
+            for j in self.preds(i):
+                a |= (1 << j) | self.anc[j]
+            self.anc[i] = a
+        self.taken = 0
+        self.single = [self._single_us(i) for i in range(n)]
+
+    # -- graph queries ------------------------------------------------------
+
+    def producer(self, value: SSAValue) -> int | None:
+        return self.index.get(value.owner) if isinstance(value.owner, Operation) else None
+
+    def preds(self, i: int) -> list[int]:
+        out = []
+        for v in self.ops[i].operands:
+            j = self.producer(v)
+            if j is not None and j not in out:
+                out.append(j)
+        return out
+
+    def through_views(self, value: SSAValue, path: list[int]) -> int | None:
+        """The first non-view producer above `value`; the views passed are appended to path."""
+        j = self.producer(value)
+        while j is not None and self.role[j] is R.VIEW and not self.taken >> j & 1:
+            path.append(j)
+            j = self.producer(self.ops[j].operands[0])
+        return None if j is None or self.taken >> j & 1 else j
+
+    # -- growth -------------------------------------------------------------
+
+    def build(self, pattern: Pattern, anchor: int) -> Candidate | None:
+        if self.taken >> anchor & 1 or self.role[anchor] not in pattern.anchors:
+            return None
+        if pattern.ops is not None and self.ops[anchor].name not in pattern.ops:
+            return None
+        seed = pattern.seed(self, anchor) if pattern.seed else [anchor]
+        if not seed or len(set(seed)) > self.max_ops or any(self.taken >> j & 1 for j in seed):
+            return None
+        members = sorted(set(seed))
+        mask = sum(1 << j for j in members)
+        desc = anc = 0
+        for j in members:
+            desc |= self.desc[j]
+            anc |= self.anc[j]
+        if desc & anc & ~mask or self._misfit(members):
+            return None
+        stage = {j: ("cube" if self.role[j] is R.CUBE else "main") for j in members}
+        members, mask = self._grow(pattern, members, mask, desc, anc, stage)
+        names = sum(max(1, len(loc_names(self.ops[j].location))) for j in members)
+        if names < 2:
+            return None
+        if len(members) == 1 and pattern.name != "layernorm":
+            return None  # only a recognised LayerNorm (several nodes already) stands alone
+        est = self.estimate(members)
+        if est.benefit_us < -1e-9:  # zero is fine: views tidied into a kernel, a lone LayerNorm
+            return None
+        return Candidate(pattern, anchor, members, est, fusion_kind([self.role[j] for j in members]))
+
+    def _grow(self, pattern, members, mask, desc, anc, stage):
+        changed = True
+        while changed:
+            changed = False
+            for m in list(members):
+                feeding = stage[m] in ("cube", "feed")
+                rules = pattern.feed if feeding else pattern.side
+                for j in self.preds(m):
+                    if mask >> j & 1 or self.taken >> j & 1 or self.role[j] not in rules:
+                        continue
+                    if self.escapes[j] or any(not mask >> u & 1 for u in self.users[j] if u != m):
+                        continue  # all users in, or the producer would be needed twice
+                    if self._fits_with(members, mask, desc, anc, j):
+                        members, mask, desc, anc = self._add(members, mask, desc, anc, j)
+                        stage[j] = "feed" if feeding else "main"
+                        changed = True
+                if stage[m] == "feed":
+                    continue
+                for u in self.users[m]:
+                    if mask >> u & 1 or self.taken >> u & 1 or self.role[u] not in pattern.epilogue:
+                        continue
+                    others = [x for x in self.users[m] if x != u]
+                    if self.role[u] is R.VIEW and (self.escapes[m] or any(not mask >> x & 1 for x in others)):
+                        continue  # the kernel would write the same bytes twice: leave the alias out
+                    if not pattern.epilogue_reads and self._reads_tensor(u, mask):
+                        continue
+                    if self._fits_with(members, mask, desc, anc, u):
+                        members, mask, desc, anc = self._add(members, mask, desc, anc, u)
+                        stage[u] = "main"
+                        changed = True
+        return members, mask
+
+    def _reads_tensor(self, u: int, mask: int) -> bool:
+        """Whether op u reads, from outside the group, a tensor as large as its result."""
+        op = self.ops[u]
+        size = max(_numel(r) for r in op.results)
+        for v in op.operands:
+            j = self.producer(v)
+            if (j is None or not mask >> j & 1) and not _small_constant(v) and _numel(v) >= size:
+                return True
+        return False
+
+    def _add(self, members, mask, desc, anc, j):
+        return sorted([*members, j]), mask | 1 << j, desc | self.desc[j], anc | self.anc[j]
+
+    def _fits_with(self, members, mask, desc, anc, j) -> bool:
+        if len(members) >= self.max_ops:
+            return False
+        mask |= 1 << j
+        if (desc | self.desc[j]) & (anc | self.anc[j]) & ~mask:
+            return False  # a path would leave the group and come back
+        return self._misfit(sorted([*members, j])) is None
+
+    def _misfit(self, members: list[int]) -> str | None:
+        return self.costs.fits([self.ops[j] for j in members], [self.role[j] for j in members])
+
+    def convex(self, members: list[int]) -> bool:
+        mask = desc = anc = 0
+        for j in members:
+            mask |= 1 << j
+            desc |= self.desc[j]
+            anc |= self.anc[j]
+        return not (desc & anc & ~mask)
+
+    def take(self, members: list[int]) -> None:
+        mask = desc = anc = 0
+        for j in members:
+            mask |= 1 << j
+            desc |= self.desc[j]
+            anc |= self.anc[j]
+        desc |= mask
+        anc |= mask
+        for x in _bits(anc):
+            self.desc[x] |= desc
+        for x in _bits(desc):
+            self.anc[x] |= anc
+        self.taken |= mask
+
+    # -- pricing ------------------------------------------------------------
+
+    def _single_us(self, i: int) -> float:
+        op, role = self.ops[i], self.role[i]
+        values = [*op.operands, *op.results]
+        if role is R.VIEW or not values or not all(_static(v.type) for v in values):
+            return 0.0  # a view on its own is an alias, not a kernel
+        reads = _read_bytes(op.operands)
+        writes = sum(_nbytes(r) for r in op.results)
+        largest = max(_nbytes(v) for v in (*op.operands, *op.results))
+        cube_out = _numel(op.results[0]) if role is R.CUBE else 0
+        return self.costs.kernel_us([op_work(op, role, standalone=True)], reads, writes, largest, cube_out)
+
+    def outputs(self, members: Sequence[int]) -> list[SSAValue]:
+        """Results that leave the group: used outside, returned or tapped with graph.keep."""
+        inside = {self.ops[j] for j in members}
+        out = []
+        for j in members:
+            op = self.ops[j]
+            for r in op.results:
+                if KEEP in op.attributes or any(
+                    op.parent_block().find_ancestor_op_in_block(u.operation) not in inside for u in r.uses
+                ):
+                    out.append(r)
+        return out
+
+    def inputs(self, members: Sequence[int]) -> list[SSAValue]:
+        inside = {self.ops[j] for j in members}
+        return list(dict.fromkeys(v for j in members for v in self.ops[j].operands if v.owner not in inside))
+
+    def handoff(self, members: list[int]) -> int:
+        """Bytes that cross between the cube and the vector side inside the group. Without an
+        on-chip path between L0C/L1 and UB (910B: separate AIC and AIV cores) they go through a
+        GM workspace, so fusing saves their launch but not their traffic."""
+        paths = self.costs.model.spec.dma_bytes_per_cycle
+        if ("l0c", "ub") in paths and ("ub", "l1") in paths:
+            return 0
+        inside = {self.ops[j]: j for j in members}
+        side: dict[int, bool | None] = {}  # True: cube side
+        crossing: set[SSAValue] = set()
+        for j in members:
+            op, role = self.ops[j], self.role[j]
+            sources = [inside[v.owner] for v in op.operands if v.owner in inside]
+            if role is R.VIEW:  # an alias: on the side of what it views
+                side[j] = side[sources[0]] if sources else None
+                continue
+            side[j] = role is R.CUBE
+            for v in op.operands:
+                if v.owner in inside and side[inside[v.owner]] not in (None, side[j]):
+                    crossing.add(v)
+        return sum(_nbytes(v) for v in crossing)
+
+    def estimate(self, members: list[int]) -> Estimate:
+        ops = [self.ops[j] for j in members]
+        handoff = self.handoff(members)
+        reads = _read_bytes(self.inputs(members)) + handoff
+        writes = sum(_nbytes(v) for v in self.outputs(members)) + handoff
+        works = [op_work(op, self.role[j]) for j, op in zip(members, ops)]
+        largest = max((_nbytes(v) for op in ops for v in (*op.operands, *op.results) if _static(v.type)), default=0)
+        cube_out = max((_numel(op.results[0]) for j, op in zip(members, ops) if self.role[j] is R.CUBE), default=0)
+        fused = self.costs.kernel_us(works, reads, writes, largest, cube_out)
+        separate = sum(self.single[j] for j in members)
+        traffic = sum(
+            _read_bytes(op.operands) + sum(_nbytes(r) for r in op.results)
+            for j, op in zip(members, ops) if self.role[j] is not R.VIEW
+        )
+        kernels = sum(1 for j in members if self.role[j] is not R.VIEW)
+        return Estimate(separate - fused, traffic - reads - writes, max(kernels - 1, 0), fused)
+
+    # -- selection ----------------------------------------------------------
+
+    def plan(self) -> list[Candidate]:
+        """Lazy greedy: pop the best candidate; take it if still disjoint and convex, else regrow
+        it from its anchor against what is taken now (it can only shrink) and push it back."""
+        heap: list[tuple[float, int, int, int, Candidate]] = []
+        seen: set[tuple[int, ...]] = set()
+        counter = 0
+
+        def push(c: Candidate | None) -> None:
+            nonlocal counter
+            if c is None:
+                return
+            key = tuple(c.members)
+            if key in seen:
+                return
+            seen.add(key)
+            counter += 1
+            heapq.heappush(heap, (-c.estimate.benefit_us, -len(c.members), c.anchor, counter, c))
+
+        for i in range(len(self.ops)):
+            for p in self.patterns:
+                push(self.build(p, i))
+        chosen: list[Candidate] = []
+        while heap:
+            c = heapq.heappop(heap)[-1]
+            if any(self.taken >> j & 1 for j in c.members) or not self.convex(c.members):
+                seen.discard(tuple(c.members))
+                push(self.build(c.pattern, c.anchor))
+                continue
+            self.take(c.members)
+            chosen.append(c)
+        return chosen
+
+
+# ---------------------------------------------------------------------------
+# Materialisation: a group of ops becomes a graph.fusion.
+# ---------------------------------------------------------------------------
+
+
+def _small_constant(v: SSAValue) -> bool:
+    """Shape operands, scalars, eps: cloned into a fusion body as immediates."""
+    return isinstance(v.owner, g.ConstantOp) and _numel(v) <= LITERAL_LIMIT
+
+
+def _read_bytes(values: Sequence[SSAValue]) -> int:
+    return sum(_nbytes(v) for v in dict.fromkeys(values) if not _small_constant(v))
+
+
+def build_fusion(block: Block, ops: Sequence[Operation], outputs: Sequence[SSAValue], kind: str,
+                 pattern: str) -> g.FusionOp:
+    """Move `ops` (in block order) into a new graph.fusion placed after the last of them."""
+    inside = set(ops)
+    body = Block()
+    mapping: dict[SSAValue, SSAValue] = {}
+    operands: list[SSAValue] = []
+    for op in ops:
+        for v in op.operands:
+            if v.owner in inside or v in mapping:
+                continue
+            if _small_constant(v):
+                clone = v.owner.clone()
+                body.add_op(clone)
+                mapping[v] = clone.results[0]
+            else:
+                mapping[v] = body.insert_arg(v.type, len(body.args))
+                operands.append(v)
+    fusion = g.FusionOp.create(
+        operands=operands,
+        result_types=[v.type for v in outputs],
+        properties={"kind": StringAttr(kind)},
+        attributes={PATTERN_ATTR: StringAttr(pattern)},
+        regions=[Region(body)],
+    )
+    fusion.location = fused_loc(n for op in ops for n in loc_names(op.location))
+    block.insert_op_after(fusion, ops[-1])
+    for v, res in zip(outputs, fusion.results):
+        v.replace_uses_with_if(res, lambda use: block.find_ancestor_op_in_block(use.operation) not in inside)
+        res.name_hint = v.name_hint
+    for v, inner in mapping.items():
+        v.replace_uses_with_if(inner, lambda use: use.operation in inside)
+    for op in ops:
+        op.detach()
+        body.add_op(op)
+    body.add_op(g.YieldOp(*outputs))
+    for v in mapping:
+        if isinstance(v.owner, g.ConstantOp) and not v.uses:
+            v.owner.detach()
+            v.owner.erase()
+    return fusion
+
+
+def restore_order(block: Block) -> None:
+    """Stable topological sort of a block whose ops were grouped: users of a fusion that sat
+    between its members move after it (convexity guarantees that this is possible)."""
+    ops = [op for op in block.ops if not op.has_trait(IsTerminator)]
+    pos = {op: i for i, op in enumerate(ops)}
+
+    def deps(op: Operation) -> list[Operation]:
+        return [v.owner for v in op.operands if isinstance(v.owner, Operation) and v.owner in pos]
+
+    if all(pos[d] < pos[op] for op in ops for d in deps(op)):
+        return
+    indegree = {op: len(set(deps(op))) for op in ops}
+    users: dict[Operation, list[Operation]] = {op: [] for op in ops}
+    for op in ops:
+        for d in set(deps(op)):
+            users[d].append(op)
+    ready = [(pos[op], op) for op in ops if not indegree[op]]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, op = heapq.heappop(ready)
+        order.append(op)
+        for u in users[op]:
+            indegree[u] -= 1
+            if not indegree[u]:
+                heapq.heappush(ready, (pos[u], u))
+    assert len(order) == len(ops), "graph-fuse made a cycle"
+    anchor = block.last_op if block.last_op is not None and block.last_op.has_trait(IsTerminator) else None
+    for op in order:
+        op.detach()
+        if anchor is None:
+            block.add_op(op)
+        else:
+            block.insert_op_before(op, anchor)
+
+
+# ---------------------------------------------------------------------------
+# Decomposed LayerNorm -> graph.layer_norm.
+# ---------------------------------------------------------------------------
+
+
+def _sole_user(op: Operation) -> Operation | None:
+    uses = list(op.results[0].uses) if len(op.results) == 1 else []
+    return uses[0].operation if len(uses) == 1 else None
+
+
+def _scalar_constant(v: SSAValue) -> float | None:
+    c = g.constant_value_of(v)
+    return float(np.asarray(c).reshape(-1)[0]) if c is not None and c.size == 1 else None
+
+
+def _other(op: Operation, v: SSAValue) -> SSAValue | None:
+    """The operand of a binary op that is not `v` (None if v is not an operand)."""
+    a, b = op.operands
+    return b if a is v else a if b is v else None
+
+
+def match_layer_norm(mean: g.ReduceMeanOp) -> tuple[list[Operation], dict] | None:
+    """The ops of a decomposed LayerNorm starting at its first ReduceMean, and the parts of the
+    graph.layer_norm that replaces them; None if the ops do not form one, or if a value inside
+    would be lost (another user, a function result, a graph.keep tap)."""
+    x = mean.operands[0]
+    if role_of(mean) is not R.REDUCE or not is_float(x.type.element_type):
+        return None
+    rank = len(_shape(x))
+    a = mean.attrs()
+    if not a["axes"] or not a["keepdims"]:
+        return None
+    axes = sorted(ax % rank for ax in a["axes"])
+    if axes != list(range(rank - len(axes), rank)):
+        return None
+    chain: list[Operation] = [mean]
+
+    def step(op: Operation | None, name: str) -> Operation | None:
+        if op is None or op.name != name or KEEP in chain[-1].attributes:
+            return None
+        chain.append(op)
+        return op
+
+    sub = step(_sole_user(mean), "graph.sub")
+    if sub is None or sub.operands[0] is not x or sub.operands[1] is not mean.results[0]:
+        return None
+    d = sub.results[0]
+    users = {u.operation for u in d.uses}
+    if len(users) != 2 or KEEP in sub.attributes:
+        return None
+    sq = next((u for u in users if u.name in ("graph.pow", "graph.mul") and u.operands[0] is d), None)
+    if sq is None or (sq.name == "graph.pow" and _scalar_constant(sq.operands[1]) != 2.0) or (
+            sq.name == "graph.mul" and sq.operands[1] is not d):
+        return None
+    chain.append(sq)
+    var = step(_sole_user(sq), "graph.reduce_mean")
+    if var is None or var.operands[0] is not sq.results[0] or var.attrs() != a:
+        return None
+    add = step(_sole_user(var), "graph.add")
+    eps = None if add is None else _scalar_constant(_other(add, var.results[0]))
+    sqrt = step(_sole_user(add), "graph.sqrt") if eps is not None else None
+    div = step(_sole_user(sqrt), "graph.div") if sqrt is not None else None
+    if div is None or div.operands[0] is not d or div.operands[1] is not sqrt.results[0] or div not in users:
+        return None
+    norm = _shape(x)[rank - len(axes):]
+
+    def param(op: Operation | None, name: str, prev: Operation) -> SSAValue | None:
+        if op is None or op.name != name or KEEP in prev.attributes:
+            return None
+        p = _other(op, prev.results[0])
+        if p is None or p.type.element_type != x.type.element_type or len(_shape(p)) > len(norm):
+            return None
+        try:
+            if g.broadcast_shapes(_shape(p), norm) != norm:
+                return None
+        except g.ShapeError:
+            return None
+        chain.append(op)
+        return p
+
+    last = div
+    gamma = param(_sole_user(div), "graph.mul", div)
+    if gamma is not None:
+        last = chain[-1]
+    beta = param(_sole_user(last), "graph.add", last)
+    if beta is not None:
+        last = chain[-1]
+    if last.results[0].type != x.type:
+        return None
+    return chain, {"x": x, "gamma": gamma, "beta": beta, "axis": rank - len(axes), "epsilon": eps, "norm": norm}
+
+
+class DecomposedLayerNorm(RewritePattern):
+    """Replace a decomposed LayerNorm by graph.layer_norm (same formula: within fp32 rounding)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.ReduceMeanOp, rewriter: PatternRewriter) -> None:
+        found = match_layer_norm(op)
+        if found is None:
+            return
+        chain, p = found
+        last = chain[-1]
+        new_ops: list[Operation] = []
+        gamma = p["gamma"]
+        if gamma is None:
+            ones = g.ConstantOp.from_array(np.ones(p["norm"], dtype=to_dtype(p["x"].type.element_type)))
+            ones.location = last.location
+            ones.output.name_hint = f"{last.results[0].name_hint or 'ln'}_scale"
+            new_ops.append(ones)
+            gamma = ones.output
+        inputs = [p["x"], gamma] + ([p["beta"]] if p["beta"] is not None else [])
+        ln = g.LayerNormOp.build_op(inputs, axis=p["axis"], epsilon=p["epsilon"])
+        ln.location = fused_loc(n for o in chain for n in loc_names(o.location))
+        if KEEP in last.attributes:
+            ln.attributes[KEEP] = UnitAttr()
+        new_ops.append(ln)
+        rewriter.insert(new_ops, InsertPoint.before(last))
+        rewriter.replace_all_uses_with(last.results[0], ln.output)
+        ln.output.name_hint = last.results[0].name_hint
+        constants = {v.owner for o in chain for v in o.operands if isinstance(v.owner, g.ConstantOp)}
+        for dead in reversed(chain):
+            rewriter.erase(dead)
+        for c in constants:  # the exponent 2 and eps, unless used elsewhere
+            if not c.output.uses:
+                rewriter.erase(c)
+
+
+# ---------------------------------------------------------------------------
+# The pass.
+# ---------------------------------------------------------------------------
+
+
+def modeled_us(block: Block, costs: Costs) -> float:
+    """The cost model's total kernel time of a block run op by op: each op one kernel (views
+    free), each graph.fusion one kernel priced like the candidate that formed it."""
+    planner = _Planner(block, (), 1, costs)
+    total = 0.0
+    for i, op in enumerate(planner.ops):
+        if isinstance(op, g.FusionOp):
+            inner = _Planner(op.body.block, (), 1, costs)
+            total += inner.estimate(list(range(len(inner.ops)))).fused_us
+        else:
+            total += planner.single[i]
+    return total
+
+
+def fuse_block(block: Block, patterns: Sequence[Pattern], max_ops: int, costs: Costs) -> list[g.FusionOp]:
+    planner = _Planner(block, patterns, max_ops, costs)
+    chosen = planner.plan()
+    groups = [(c, [planner.ops[j] for j in c.members], planner.outputs(c.members)) for c in chosen]
+    fusions = [build_fusion(block, ops, outs, c.kind, c.pattern.name) for c, ops, outs in groups]
+    restore_order(block)
+    return fusions
+
+
+@dataclass(frozen=True)
+class FusePass(ModulePass):
+    """Group ops into graph.fusion kernels by patterns, priced by the device cost model."""
+
+    name = "graph-fuse"
+
+    max_ops: int = 32
+    """The most ops in one fusion (GE's max_fusion_ops)."""
+    disable: tuple[str, ...] = ()
+    """Patterns not to apply: attention, conv-epilogue, matmul-epilogue, layernorm, reduction,
+    elementwise, data."""
+    device: str = DEFAULT_DEVICE
+    """The device whose cost model prices the candidates."""
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.disable) - set(PATTERN_NAMES))
+        if unknown:
+            raise ValueError(
+                f"unknown pattern(s) {', '.join(unknown)} in disable; patterns: {', '.join(PATTERN_NAMES)}"
+            )
+        if self.max_ops < 1:
+            raise ValueError(f"max-ops must be at least 1, got {self.max_ops}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        patterns = [p for p in PATTERNS if p.name not in self.disable]
+        if "layernorm" not in self.disable:
+            PatternRewriteWalker(DecomposedLayerNorm(), apply_recursively=False).rewrite_module(op)
+        costs = Costs(self.device)
+        for f in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
+            if f.body.blocks:
+                fuse_block(f.body.blocks[0], patterns, self.max_ops, costs)
