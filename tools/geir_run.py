@@ -3,8 +3,11 @@
     geir-run                                  # light_resnet50 with random weights
     geir-run model.onnx --input x=x.npy --output out.npz
     geir-run model.mlir --seed 3
+    geir-run kernel.mlir --profile --report report.json --trace trace.json   # ascend IR
 
 Inputs not given with `--input` get seeded random data of the right shape and type.
+`--profile` (ascend-level IR) also times the run on the modeled device and prints the
+report table (docs/report.md); `--report`/`--trace` write it as JSON / a Chrome trace.
 """
 
 from __future__ import annotations
@@ -38,8 +41,54 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=0, help="seed of random inputs and default weights (default: 0)")
     p.add_argument("--output", metavar="FILE.npz", help="save the outputs")
+    add_profile_args(p)
     common.add_debug_arg(p)
     return p
+
+
+# ---------------------------------------------------------------------------
+# Profiling (ascend-level IR): the simulator, the report and the trace
+# ---------------------------------------------------------------------------
+
+
+def add_profile_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("profiling (ascend-level IR)")
+    g.add_argument("--profile", action="store_true",
+                   help="time the run on the modeled device and print the report table")
+    g.add_argument("--report", metavar="FILE.json", help="write the profile report as JSON (implies --profile)")
+    g.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto trace (implies --profile)")
+    g.add_argument("--device", default=None, metavar="NAME",
+                   help="modeled device: a name (ascend910b, ascend310p) or a .json file (default: ascend910b)")
+    g.add_argument("--strict", action="store_true", help="with --profile: a pipe race is an error")
+
+
+def wants_profile(args) -> bool:
+    return bool(args.profile or args.report or args.trace)
+
+
+def device_spec(args):
+    """The --device spec (default ascend910b); a bad name or file is a user error."""
+    from geir.runtime.device import DEFAULT_DEVICE, DeviceFileError, UnknownDeviceError, load_device
+
+    try:
+        return load_device(args.device or DEFAULT_DEVICE)
+    except (UnknownDeviceError, DeviceFileError) as e:
+        raise GeirError(str(e)) from None
+
+
+def run_profiled(module, feeds, args):
+    """Run with the trace hook, simulate; write the report/trace; (outputs, report table)."""
+    from geir.runtime.report import build_report, format_report, write_report
+    from geir.runtime.simulator import profile
+    from geir.runtime.trace import write_trace
+
+    outputs, sim = profile(module, feeds, device=device_spec(args), strict=args.strict)
+    report = build_report(sim, module)
+    if args.report:
+        write_report(report, args.report)
+    if args.trace:
+        write_trace(sim, args.trace)
+    return outputs, format_report(report)
 
 
 # ---------------------------------------------------------------------------
@@ -173,15 +222,28 @@ def _main(argv: Sequence[str] | None) -> int:
     from geir.runtime.ascend_interpreter import ascend_input_specs, is_ascend_module, run_ascend_module
 
     ascend = is_ascend_module(module)  # hardware-level IR runs on the ascend interpreter
+    if (wants_profile(args) or args.device or args.strict) and not ascend:
+        raise GeirError("--profile, --report, --trace, --device and --strict need ascend-level IR "
+                        "(a module with ascend.kernel ops)")
     specs = ascend_input_specs(module) if ascend else input_specs(module)
     feeds, origin = make_feeds(specs, args.input, args.seed)
     start = time.perf_counter()
-    outputs = run_ascend_module(module, feeds) if ascend else run_module(module, feeds)
+    profile_text = None
+    if ascend and wants_profile(args):
+        outputs, profile_text = run_profiled(module, feeds, args)
+    elif ascend:
+        outputs = run_ascend_module(module, feeds, device=device_spec(args))
+    else:
+        outputs = run_module(module, feeds)
     run_time = time.perf_counter() - start
     if args.output:
         save_npz(args.output, outputs)
-    times = {"import" if _is_onnx(args.model) else "parse": import_time, "interpret": run_time}
-    common.write_text(summary(description, module, origin, feeds, outputs, times), common.STDIO)
+    step = "interpret + simulate" if profile_text is not None else "interpret"
+    times = {"import" if _is_onnx(args.model) else "parse": import_time, step: run_time}
+    text = summary(description, module, origin, feeds, outputs, times)
+    if profile_text is not None:
+        text += "\n" + profile_text
+    common.write_text(text, common.STDIO)
     return 0
 
 

@@ -1,0 +1,315 @@
+"""The profile report: what a simulated run cost, next to what it physically had to cost.
+
+``build_report(sim, module)`` turns a ``SimResult`` (runtime/simulator.py) and the ascend
+program into a JSON-ready dict with stable keys (docs/report.md documents each key, its unit
+and how it is computed); ``format_report`` prints it as a table for humans (``geir-run
+--profile``). Ratios use msprof's names (``aic_mac_ratio``, ``aiv_vec_ratio``, ...) so numbers
+can be read against a real profile.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+
+from geir.dialects import ascend as a
+from geir.runtime.ascend_interpreter import host_args, host_function
+from geir.runtime.device import CostModel
+from geir.runtime.simulator import KernelRecord, SimResult
+
+REPORT_VERSION = 1
+
+UNIT_RATIOS: Mapping[str, tuple[str, str]] = {
+    "aic_mac_ratio": ("aic", "M"),
+    "aic_mte1_ratio": ("aic", "MTE1"),
+    "aic_mte2_ratio": ("aic", "MTE2"),
+    "aic_fixpipe_ratio": ("aic", "FIX"),
+    "aic_scalar_ratio": ("aic", "S"),
+    "aiv_vec_ratio": ("aiv", "V"),
+    "aiv_mte2_ratio": ("aiv", "MTE2"),
+    "aiv_mte3_ratio": ("aiv", "MTE3"),
+    "aiv_scalar_ratio": ("aiv", "S"),
+}
+"""msprof ratio name -> (unit, pipe): busy time of the pipe on that unit / the unit's core time."""
+
+_VIEW_OPS = ("memref.subview", "memref.collapse_shape", "memref.expand_shape", "memref.cast")
+
+
+# ---------------------------------------------------------------------------
+# Pieces.
+# ---------------------------------------------------------------------------
+
+
+def _core_time(k: KernelRecord, unit: str) -> float:
+    """Microseconds x cores of one unit kind the kernel held (0 if it has none of that unit)."""
+    has = k.core_type in (("cube", "mix") if unit == "aic" else ("vector", "mix"))
+    return k.exec_us * k.cores if has else 0.0
+
+
+def unit_ratios(kernels: list[KernelRecord]) -> dict[str, float]:
+    """Each msprof ratio over the given kernels: sum of the pipe's busy time on the unit /
+    sum of (exec time x cores) of the kernels that have the unit."""
+    time = {u: sum(_core_time(k, u) for k in kernels) for u in ("aic", "aiv")}
+    busy: Counter = Counter()
+    for k in kernels:
+        busy.update(k.unit_busy_us)
+    return {name: (busy[f"{unit}.{pipe}"] / time[unit] if time[unit] > 0 else 0.0)
+            for name, (unit, pipe) in UNIT_RATIOS.items()}
+
+
+def memory_stats(module: ModuleOp) -> dict[str, int]:
+    """Device memory of the host program (bytes): inputs/outputs, constants, the workspace,
+    gm ``ascend.alloc`` intermediates, and the live-range bound from host program order."""
+    f = host_function(module)
+    io = workspace = 0
+    for h in host_args(module):
+        n = a.nbytes_of(h.type)
+        if h.role == "workspace":
+            workspace += n
+        else:
+            io += n
+    consts = allocs_total = unplanned = 0
+    planned_any = False
+    top = list(f.body.block.ops)
+    index = {op: i for i, op in enumerate(top)}
+    events: list[tuple[int, int]] = []   # (position, +bytes / -bytes)
+
+    def top_of(op: Operation) -> int:
+        while op not in index and op.parent_op() is not None:
+            op = op.parent_op()
+        return index.get(op, len(top))
+
+    for op in f.walk():
+        if isinstance(op, a.ConstantOp):
+            consts += a.nbytes_of(op.results[0].type)
+        elif isinstance(op, a.AllocOp) and op.space == "gm":
+            n = op.nbytes
+            allocs_total += n
+            if op.offset is None:
+                unplanned += n
+            else:
+                planned_any = True
+            first = last = top_of(op)
+            uses, seen = list(op.results[0].uses), set()
+            users = []
+            while uses:
+                use = uses.pop()
+                user = use.operation
+                if id(user) in seen:
+                    continue
+                seen.add(id(user))
+                users.append(top_of(user))
+                if user.name in _VIEW_OPS:
+                    uses.extend(u for r in user.results for u in r.uses)
+            if users:
+                first, last = min(users), max(users)
+            events.append((first, n))
+            events.append((last + 1, -n))
+    live = peak_live = 0
+    for _, delta in sorted(events, key=lambda e: (e[0], e[1])):
+        live += delta
+        peak_live = max(peak_live, live)
+    opaque = 0 if planned_any else workspace   # a workspace no alloc is planned into
+    return {
+        "io_bytes": io,
+        "constant_bytes": consts,
+        "workspace_bytes": workspace,
+        "intermediate_bytes": allocs_total,
+        "peak_memory_bytes": io + consts + workspace + unplanned,
+        "no_reuse_memory_bytes": io + consts + allocs_total + opaque,
+        "memory_lower_bound_bytes": io + consts + peak_live + opaque,
+    }
+
+
+def _critical_path_us(kernels: list[KernelRecord]) -> float:
+    """Longest chain of kernel lower bounds along stream order and events."""
+    best: dict[int, float] = {}
+    for k in sorted(kernels, key=lambda k: k.launch):
+        best[k.launch] = k.lower_bound_us + max((best.get(d, 0.0) for d in k.deps), default=0.0)
+    return max(best.values(), default=0.0)
+
+
+def _fusion_rate(kernels: list[KernelRecord]) -> tuple[float, int, int]:
+    """(1 - kernels / ONNX nodes they run, kernels, nodes) over distinct kernel symbols; a kernel
+    without node names counts as one node."""
+    nodes: set[str] = set()
+    symbols: dict[str, tuple[str, ...]] = {}
+    for k in kernels:
+        symbols[k.name] = k.nodes or (f"@{k.name}",)
+    for names in symbols.values():
+        nodes.update(names)
+    if not nodes:
+        return 0.0, 0, 0
+    return max(0.0, 1.0 - len(symbols) / len(nodes)), len(symbols), len(nodes)
+
+
+def _kernel_entry(k: KernelRecord) -> dict[str, Any]:
+    entry = {
+        "name": k.name,
+        "nodes": list(k.nodes),
+        "launch": k.launch,
+        "stream": k.stream,
+        "core_type": k.core_type,
+        "block_dim": k.block_dim,
+        "cores": k.cores,
+        "waves": k.waves,
+        "start_us": k.start_us,
+        "exec_start_us": k.exec_start_us,
+        "end_us": k.end_us,
+        "time_us": k.time_us,
+        "launch_us": k.launch_us,
+        "bound": k.bound,
+        "bound_pipe": k.bound_pipe,
+        "lower_bound_us": k.lower_bound_us,
+        "hbm_bytes": k.hbm_bytes,
+        "footprint_bytes": k.footprint_bytes,
+        "cube_flops": sum(k.flops.values()),
+        "pipe_busy_us": {p: k.pipe_busy_us[p] for p in a.PIPES if p in k.pipe_busy_us},
+        "fallback": k.fallback,
+        "layout_conversion": k.layout_conversion,
+    }
+    entry.update(unit_ratios([k]))
+    return entry
+
+
+# ---------------------------------------------------------------------------
+# The report.
+# ---------------------------------------------------------------------------
+
+
+def build_report(sim: SimResult, module: ModuleOp) -> dict[str, Any]:
+    """The report dict (JSON-ready; keys in docs/report.md)."""
+    cm = CostModel(sim.device)
+    kernels = sim.kernels
+    mem = memory_stats(module)
+    flops: Counter = Counter()
+    for k in kernels:
+        flops.update(k.flops)
+    cube_us = float(sum(n / cm.peak_cube_flops(dtype) * 1e6 for dtype, n in flops.items()))
+    compulsory = mem["io_bytes"] + mem["constant_bytes"]
+    hbm_us = cm.hbm_time_us(compulsory)
+    critical = _critical_path_us(kernels)
+    roofline = max(cube_us, hbm_us, critical)
+    kernel_time = sum(k.time_us for k in kernels)
+    layout_time = sum(k.time_us for k in kernels if k.layout_conversion)
+    fusion, n_kernels, n_nodes = _fusion_rate(kernels)
+    intermediates = mem["no_reuse_memory_bytes"] - compulsory
+    used = mem["peak_memory_bytes"] - compulsory
+    report: dict[str, Any] = {
+        "report_version": REPORT_VERSION,
+        "device": sim.device.name,
+        "latency_us": sim.latency_us,
+        "roofline_bound_us": roofline,
+        "roofline_ratio": sim.latency_us / roofline if roofline > 0 else None,
+        "roofline": {
+            "cube_us": cube_us,
+            "hbm_us": hbm_us,
+            "critical_path_us": critical,
+            "cube_flops": int(sum(flops.values())),
+            "compulsory_hbm_bytes": compulsory,
+        },
+        "peak_memory_bytes": mem["peak_memory_bytes"],
+        "memory_lower_bound_bytes": mem["memory_lower_bound_bytes"],
+        "no_reuse_memory_bytes": mem["no_reuse_memory_bytes"],
+        "memory": mem,
+        "memory_reuse_rate": max(0.0, 1.0 - used / intermediates) if intermediates > 0 else 0.0,
+        "fusion_rate": fusion,
+        "kernel_count": n_kernels,
+        "node_count": n_nodes,
+        "launch_count": len(kernels),
+        "layout_conversion_share": layout_time / kernel_time if kernel_time > 0 else 0.0,
+        "stream_concurrency": kernel_time / sim.latency_us if sim.latency_us > 0 else 0.0,
+        "streams": len(sim.streams),
+        **unit_ratios(kernels),
+        "pipe_busy_us": {p: sim.pipe_busy_us[p] for p in a.PIPES if p in sim.pipe_busy_us},
+        "kernels": [_kernel_entry(k) for k in kernels],
+        "fallback_kernels": sum(1 for k in kernels if k.fallback),
+        "race_count": len(sim.races),
+        "races": [
+            {"kernel": r.kernel, "launch": r.launch, "block": r.block, "first": r.first,
+             "first_pipe": r.first_pipe, "second": r.second, "second_pipe": r.second_pipe,
+             "buffer": r.buffer, "kind": r.kind, "count": r.count}
+            for r in sim.races
+        ],
+    }
+    return report
+
+
+def write_report(report: Mapping[str, Any], path: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=2)
+        f.write("\n")
+
+
+# ---------------------------------------------------------------------------
+# The table.
+# ---------------------------------------------------------------------------
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def _us(x: float) -> str:
+    return f"{x:.3f} us"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _table(rows: list[tuple[str, ...]], right: tuple[int, ...] = ()) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  " + "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                             for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
+
+
+def format_report(report: Mapping[str, Any], top: int = 10) -> str:
+    """The report as a readable table: latency beside its lower bound, memory beside its
+    bounds, the slowest kernels with their bound and ONNX nodes, the unit ratios."""
+    r, roof, mem = report, report["roofline"], report["memory"]
+    ratio = f"{r['roofline_ratio']:.1f}x the bound" if r["roofline_ratio"] is not None else "no bound"
+    lines = [f"profile on {r['device']} (modeled):"]
+    lines += _table([
+        ("latency", _us(r["latency_us"]), ratio),
+        ("roofline bound", _us(r["roofline_bound_us"]),
+         f"cube {_us(roof['cube_us'])}, hbm {_us(roof['hbm_us'])}, critical path {_us(roof['critical_path_us'])}"),
+        ("peak memory", _bytes(r["peak_memory_bytes"]),
+         f"lower bound {_bytes(r['memory_lower_bound_bytes'])}, without reuse {_bytes(r['no_reuse_memory_bytes'])}"),
+        ("memory reuse", _pct(r["memory_reuse_rate"]), f"workspace {_bytes(mem['workspace_bytes'])}"),
+        ("fusion rate", _pct(r["fusion_rate"]),
+         f"{r['kernel_count']} kernels for {r['node_count']} nodes, {r['launch_count']} launches"),
+        ("layout conversion", _pct(r["layout_conversion_share"]), "of kernel time"),
+        ("stream concurrency", f"{r['stream_concurrency']:.2f}", f"{r['streams']} streams"),
+    ], right=(1,))
+    kernels = sorted(r["kernels"], key=lambda k: -k["time_us"])
+    shown = kernels[:top]
+    total = sum(k["time_us"] for k in kernels) or 1.0
+    lines += ["", f"kernels (top {len(shown)} of {len(kernels)} by time):"]
+    rows = [("kernel", "stream", "time", "share", "bound", "blocks", "lower bound", "onnx nodes")]
+    rows += [(f"@{k['name']}", str(k["stream"]), _us(k["time_us"]), _pct(k["time_us"] / total),
+              k["bound"] + ("" if k["bound"] in ("launch",) else f" ({k['bound_pipe']})"),
+              str(k["block_dim"]), _us(k["lower_bound_us"]), ", ".join(k["nodes"]) or "-")
+             for k in shown]
+    lines += _table(rows, right=(1, 2, 3, 5, 6))
+    lines += ["", "unit ratios (busy / core time):"]
+    lines += _table([(name, f"{r[name]:.3f}") for name in UNIT_RATIOS], right=(1,))
+    if r["race_count"]:
+        lines += ["", f"races ({r['race_count']}):"]
+        lines += [f"  @{x['kernel']}: {x['first']} on {x['first_pipe']} / {x['second']} on "
+                  f"{x['second_pipe']}, {x['buffer']}, {x['kind']}" for x in r["races"]]
+    if r["fallback_kernels"]:
+        lines += ["", f"warning: {r['fallback_kernels']} kernel(s) run a reference fallback, not hardware ops"]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["REPORT_VERSION", "UNIT_RATIOS", "build_report", "format_report", "memory_stats", "unit_ratios",
+           "write_report"]

@@ -1,0 +1,891 @@
+"""The device simulator: times one functional run of an ascend program.
+
+The ascend interpreter is the source of truth for *what* executes (loop trip counts, tiles,
+which bytes each op touches); it reports one ``TraceEvent`` per executed op. The simulator
+replays those events on a model of the device to say *when* each op runs. Every duration comes
+from the one ``CostModel`` (runtime/device.py), so the compiler and the simulator agree.
+
+The model, level by level (docs/report.md lists each rule with the figure it uses):
+
+* **Pipes of one block.** Each op occupies its pipe (MTE2, MTE1, M, V, MTE3, FIX, S) for the
+  cost model's time; ops on one pipe run in program order; an op on another pipe starts as
+  soon as its pipe is free *and* the flags allow: ``wait_flag src -> dst`` holds the dst pipe
+  until the matching ``set_flag`` has executed on the src pipe (after the src pipe's earlier
+  ops); ``pipe_barrier ALL`` drains every pipe (``pipe_barrier P`` adds nothing: a pipe is in
+  order already). The scalar unit issues instructions in order, so nothing after a scalar op
+  (or a ``wait_flag`` to S) starts before it ends. Pipes run ahead wherever no flag holds them
+  back: two ops on different pipes touching overlapping bytes of one on-chip buffer (at least
+  one writing) with no flag/barrier chain ordering them are a **race** (a ``Race`` record;
+  ``strict=True`` raises). Happens-before is tracked with one vector clock per pipe.
+* **Blocks of a kernel.** Blocks run on ``min(block_dim, pool)`` cores of the kernel's type
+  (cube: AIC; vector: AIV; mix: one AIC + ``vector_per_cube`` AIV each; on a chip without the
+  cube/vector split a cube kernel's AI cores take their vector units too), in waves when there
+  are more blocks than cores (list scheduling, each block preceded by ``block_dispatch_cycles``).
+  Blocks with the same op sequence are simulated once (a representative block per distinct
+  trace; races are looked for in that block).
+* **HBM.** Inside a kernel, a DMA to or from gm runs at no more than its core's share of the
+  HBM bandwidth (``hbm_bytes_per_s`` / concurrent blocks). Between kernels: a kernel demands
+  its gm bytes / its time; when the running kernels together demand more than the bandwidth,
+  each gets a max-min fair share and progresses at share / demand of its own speed.
+* **Streams.** Per stream a FIFO of launches, event records and event waits. A launch spends
+  ``launch_overhead_us`` on its stream, then waits (FIFO) until enough cores are free, then
+  runs its blocks; a record completes when its stream reaches it; a wait holds its stream
+  until the latest record of that event before it (in host program order) has completed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter, defaultdict, deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Operation, OpResult, SSAValue
+
+from geir.dialects import ascend as a
+from geir.errors import GeirError
+from geir.ir.locations import describe, loc_names
+from geir.runtime.ascend_interpreter import TraceEvent, run_ascend_module
+from geir.runtime.device import CostModel, DeviceSpec, load_device
+
+PIPES = a.PIPES
+_PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
+_S = _PIPE_INDEX["S"]
+DMA_PIPES = ("MTE1", "MTE2", "MTE3", "FIX")
+BOUND_OF_PIPE = {"M": "cube", "V": "vector", "S": "scalar", **{p: "dma" for p in DMA_PIPES}}
+SCALAR_CYCLES = 1
+"""Cycles of one scalar memref.load/store on the S pipe (an assumption: no published figure)."""
+_MAX_ROWS = 1 << 16
+"""An access made of more rows than this is treated as its whole extent (conservative)."""
+_EPS = 1e-9
+LAYOUT_ATTR = "layout_conversion"
+"""Unit attribute of a kernel that only converts layouts (lowered from graph.trans_data); a
+kernel whose symbol contains "trans_data" counts too."""
+
+
+class SimulationError(GeirError):
+    """The run cannot be timed (a race with ``strict``, streams that never finish)."""
+
+
+# ---------------------------------------------------------------------------
+# Recording a run: trace events plus the bytes each op touches.
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Access:
+    """Bytes one op touches in one buffer: [lo, hi), or rows ``starts[i] .. starts[i] + run``
+    (absolute addresses of the run's numpy buffers; sorted) when ``starts`` is not None."""
+
+    space: str
+    root: Operation | None     # the ascend.alloc the operand is a view of
+    write: bool
+    lo: int
+    hi: int
+    starts: np.ndarray | None
+    run: int
+    rel: int                   # lo as an offset into the space (or the alloc), for messages
+
+    def overlaps(self, other: Access) -> bool:
+        if self.hi <= other.lo or other.hi <= self.lo:
+            return False
+        if self.starts is None and other.starts is None:
+            return True
+        sa, la = (self.starts, self.run) if self.starts is not None else (np.array([self.lo]), self.hi - self.lo)
+        sb, lb = (other.starts, other.run) if other.starts is not None else (np.array([other.lo]), other.hi - other.lo)
+        # For every row of b, the row of a starting last before b's row ends is the one
+        # that reaches furthest (rows of a have one length).
+        i = np.searchsorted(sa, sb + lb, "left") - 1
+        ok = i >= 0
+        return bool(np.any(sa[i[ok]] + la > sb[ok]))
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One trace event and the accesses of its op (empty for flags, host ops, or a trace
+    recorded without the listener)."""
+
+    event: TraceEvent
+    accesses: tuple[Access, ...] = ()
+
+
+_VIEW_OPS = (memref.SubviewOp, memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp)
+_REFERENCE = getattr(a, "ReferenceOp", None)   # the lowering's fallback (whole gm buffers)
+_DMA_OPS = tuple(t for t in (a.CopyOp, getattr(a, "Load3dOp", None)) if t)   # src -> dst on an MTE/FIX engine
+_ACCESSING = (*_DMA_OPS, a.MmadOp, a.VectorOp, memref.LoadOp, memref.StoreOp, *((_REFERENCE,) if _REFERENCE else ()))
+
+
+def _address(x: np.ndarray) -> int:
+    return x.__array_interface__["data"][0]
+
+
+def _rows(x: np.ndarray) -> tuple[int, int, np.ndarray | None, int]:
+    """(lo, hi, row starts or None, row length) of the bytes of a numpy view."""
+    base, item = _address(x), x.itemsize
+    dims = [(n, s) for n, s in zip(x.shape, x.strides) if n != 1]
+    lo = base + sum((n - 1) * s for n, s in dims if s < 0)
+    hi = base + sum((n - 1) * s for n, s in dims if s > 0) + item
+    run = item
+    while dims and dims[-1][1] == run:
+        run *= dims.pop()[0]
+    if not dims:
+        return lo, hi, None, run
+    if math.prod(n for n, _ in dims) > _MAX_ROWS:
+        return lo, hi, None, hi - lo
+    starts = np.array([base], np.int64)
+    for n, s in dims:
+        starts = (starts[:, None] + np.arange(n, dtype=np.int64) * s).ravel()
+    starts.sort()
+    return lo, hi, starts, run
+
+
+class Recorder(Interpreter.Listener):
+    """Both the interpreter's trace sink and an interpreter listener: the listener sees each
+    op's operand values (numpy views) just before the op reports its trace event, so every
+    recorded event carries the exact bytes it reads and writes.
+
+        rec = Recorder()
+        run_ascend_module(module, feeds, trace=rec, listeners=(rec,))
+        rec.records   # list[Recorded]
+    """
+
+    def __init__(self) -> None:
+        self.records: list[Recorded] = []
+        self._pending: tuple[Operation, tuple] | None = None
+        self._alloc_base: dict[Operation, int] = {}
+        self._roots: dict[SSAValue, Operation | None] = {}
+
+    # Interpreter.Listener
+    def will_interpret_op(self, op: Operation, args: tuple) -> None:
+        if isinstance(op, _ACCESSING):
+            self._pending = (op, args)
+
+    def did_interpret_op(self, op: Operation, results: tuple) -> None:
+        if isinstance(op, a.AllocOp) and results and isinstance(results[0], np.ndarray):
+            self._alloc_base[op] = _address(results[0])
+
+    # trace sink
+    def __call__(self, event: TraceEvent) -> None:
+        pending, self._pending = self._pending, None
+        accesses: tuple[Access, ...] = ()
+        if pending is not None and pending[0] is event.op and event.kernel is not None:
+            accesses = tuple(self._accesses(event.op, pending[1]))
+        self.records.append(Recorded(event, accesses))
+
+    def _root(self, value: SSAValue) -> Operation | None:
+        root = self._roots.get(value, False)
+        if root is False:
+            v = value
+            while isinstance(v, OpResult) and isinstance(v.op, _VIEW_OPS):
+                v = v.op.operands[0]
+            root = v.op if isinstance(v, OpResult) and isinstance(v.op, a.AllocOp) else None
+            self._roots[value] = root
+        return root
+
+    def _access(self, value: SSAValue, x: Any, write: bool, index: Sequence[int] | None = None) -> Access | None:
+        if not isinstance(x, np.ndarray):
+            return None
+        space = a.space_of(value.type) or "gm"
+        if index is not None:  # one element (scalar load/store)
+            lo = _address(x) + sum(i * s for i, s in zip(index, x.strides))
+            lo, hi, starts, run = lo, lo + x.itemsize, None, x.itemsize
+        else:
+            if x.size == 0:
+                return None
+            lo, hi, starts, run = _rows(x)
+        root = self._root(value)
+        base = self._alloc_base.get(root) if root is not None else None
+        rel = lo - base + (a._int(root.offset) or 0) if base is not None else 0
+        return Access(space, root, write, lo, hi, starts, run, rel)
+
+    def _accesses(self, op: Operation, args: tuple) -> Iterable[Access]:
+        if isinstance(op, _DMA_OPS):
+            items = [(op.src, args[0], False), (op.dst, args[1], True)]
+        elif isinstance(op, a.MmadOp):
+            items = [(op.operands[0], args[0], False), (op.operands[1], args[1], False),
+                     (op.operands[2], args[2], True)]
+        elif isinstance(op, a.VectorOp):
+            last = len(op.operands) - 1
+            items = [(v, args[i], i == last) for i, v in enumerate(op.operands) if i not in op.SCALARS]
+        elif _REFERENCE is not None and isinstance(op, _REFERENCE):
+            n = len(op.ins)
+            items = [(v, args[i], i >= n) for i, v in enumerate(op.operands)]
+        else:  # memref.load / store: one element
+            store = isinstance(op, memref.StoreOp)
+            arr, idx = (args[1], args[2:]) if store else (args[0], args[1:])
+            index = [int(getattr(getattr(i, "value", None), "data", i)) for i in idx]
+            acc = self._access(op.operands[1 if store else 0], arr, store, index)
+            return [acc] if acc is not None else []
+        out = [self._access(v, x, w) for v, x, w in items]
+        return [acc for acc in out if acc is not None]
+
+
+def record(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | DeviceSpec = "ascend910b"
+           ) -> tuple[dict[str, np.ndarray], list[Recorded]]:
+    """Run the program on the interpreter, recording every op with the bytes it touches."""
+    rec = Recorder()
+    outputs = run_ascend_module(module, feeds, device=device, trace=rec, listeners=(rec,))
+    return outputs, rec.records
+
+
+# ---------------------------------------------------------------------------
+# Results.
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Race:
+    """Two ops on different pipes of one block touch overlapping bytes of an on-chip buffer
+    (at least one writes) and no flag, barrier or pipe order makes one wait for the other."""
+
+    kernel: str
+    launch: int
+    block: int
+    first: str            # describe() of the earlier op in program order
+    first_pipe: str
+    second: str
+    second_pipe: str
+    buffer: str           # e.g. "%xu (ub bytes [0, 8192))"
+    kind: str             # "read-after-write" | "write-after-read" | "write-after-write"
+    count: int = 1        # how often the pair raced in the representative block
+
+    def __str__(self) -> str:
+        return (f"race in @{self.kernel} (launch {self.launch}, block {self.block}): {self.first} on "
+                f"{self.first_pipe} and {self.second} on {self.second_pipe} both touch {self.buffer} "
+                f"({self.kind}) with no flag ordering them")
+
+
+@dataclass(frozen=True)
+class OpSpan:
+    """One op of a simulated block: its pipe and time relative to the block start (us)."""
+
+    pipe: str
+    start_us: float
+    end_us: float
+    name: str
+    nbytes: int
+
+
+@dataclass
+class BlockSim:
+    """The timeline of one (representative) block."""
+
+    time_us: float
+    busy_us: dict[str, float]            # per pipe
+    unit_busy_us: dict[str, float]       # "aic.M", "aiv.MTE2", ... (msprof's units)
+    spans: list[OpSpan]
+    gm_bytes: int                        # bytes moved to or from gm by DMA
+    flops: dict[str, int]                # cube FLOPs (2 m k n) per dtype
+    races: list[Race]
+    reference_ops: int = 0               # ascend.reference fallbacks executed
+
+
+@dataclass
+class KernelRecord:
+    """One launch as the simulator timed it. Times are microseconds from the start of the run."""
+
+    name: str                   # the kernel symbol
+    launch: int                 # index of the launch in host program order
+    stream: int
+    nodes: tuple[str, ...]      # fused ONNX node names (the kernel's location)
+    core_type: str
+    block_dim: int
+    cores: int                  # blocks running at once (cores of the kernel's type taken)
+    cube_cores: int             # AIC taken from the pool
+    vector_cores: int           # AIV taken from the pool
+    waves: int
+    start_us: float             # the stream reached the launch
+    exec_start_us: float        # cores granted, blocks start
+    end_us: float
+    standalone_exec_us: float   # exec time without other kernels competing for HBM
+    launch_us: float            # launch overhead + waves x block dispatch
+    bound: str                  # "cube" | "vector" | "dma" | "scalar" | "launch"
+    bound_pipe: str             # the busiest pipe of the critical core (or "launch")
+    pipe_busy_us: dict[str, float]        # summed over all blocks
+    unit_busy_us: dict[str, float]        # "aic.M", ... summed over all blocks
+    critical_busy_us: dict[str, float]    # per pipe, on the core that finishes last
+    hbm_bytes: int              # gm bytes moved by the kernel's DMA (all blocks)
+    footprint_bytes: int        # distinct gm bytes the kernel touches
+    flops: dict[str, int]       # cube FLOPs per dtype
+    lower_bound_us: float       # max(cube work, vector work, footprint at full HBM bandwidth)
+    deps: tuple[int, ...]       # launches this one waits for (stream order and events)
+    fallback: bool = False      # holds an ascend.reference (not a hardware kernel)
+    layout_conversion: bool = False   # a graph.trans_data kernel (see LAYOUT_ATTR)
+    core0: list[tuple[float, BlockSim]] = field(default_factory=list, repr=False)
+
+    @property
+    def display_name(self) -> str:
+        return ", ".join(self.nodes) if self.nodes else self.name
+
+    @property
+    def time_us(self) -> float:
+        return self.end_us - self.start_us
+
+    @property
+    def exec_us(self) -> float:
+        return self.end_us - self.exec_start_us
+
+
+@dataclass(frozen=True)
+class Span:
+    """A timeline entry for the trace. ``track`` is "stream" (kernels, their launch phase,
+    event records and waits) or "pipe" (ops of the first core of each kernel)."""
+
+    track: str
+    stream: int
+    pipe: str | None
+    name: str
+    start_us: float
+    end_us: float
+    category: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SimResult:
+    device: DeviceSpec
+    latency_us: float
+    kernels: list[KernelRecord]
+    pipe_busy_us: dict[str, float]
+    races: list[Race]
+    timeline: list[Span]
+    streams: tuple[int, ...]
+
+
+# ---------------------------------------------------------------------------
+# One block: pipes, flags, races.
+# ---------------------------------------------------------------------------
+
+
+def _join(into: list[int], other: Sequence[int]) -> None:
+    for i, v in enumerate(other):
+        if v > into[i]:
+            into[i] = v
+
+
+class _BlockReplay:
+    """Replays one block's events; see the module docstring for the rules."""
+
+    def __init__(self, sim: _Sim, core_type: str, share: float | None):
+        self.cm, self.share = sim.cm, share
+        self.scalar_unit = "aiv" if core_type == "vector" else "aic"
+
+    def duration(self, ev: TraceEvent) -> float:
+        op, cm = ev.op, self.cm
+        if _is_dma(ev):  # ascend.copy, ascend.load3d: the engine of the (src, dst) path
+            src, dst = ev.detail["src"], ev.detail["dst"]
+            cycles = cm.dma_cycles(ev.nbytes, src, dst)
+            if self.share is not None and "gm" in (src, dst) and ev.nbytes > 0:
+                startup = cm.spec.dma_startup_cycles[cm.dma_engine(src, dst)]
+                cycles = max(cycles, math.ceil(ev.nbytes / self.share) + startup)
+            return cm.cycles_to_us(cycles)
+        if isinstance(op, a.MmadOp):
+            d = ev.detail
+            return cm.cycles_to_us(cm.mmad_cycles(d["m"], d["k"], d["n"], ev.dtype))
+        if ev.pipe == "V":
+            return cm.cycles_to_us(cm.vector_cycles(ev.detail.get("kind", "unary"), ev.nbytes, ev.dtype), "vector")
+        if "op" in ev.detail:  # ascend.reference: one pass over its gm data at the MTE2 rate
+            if ev.nbytes <= 0:
+                return 0.0
+            cycles = cm.dma_cycles(ev.nbytes, "gm", "ub")
+            if self.share is not None:
+                cycles = max(cycles, math.ceil(ev.nbytes / self.share) + cm.spec.dma_startup_cycles["MTE2"])
+            return cm.cycles_to_us(cycles)
+        return cm.cycles_to_us(SCALAR_CYCLES)
+
+    def unit(self, ev: TraceEvent) -> str:
+        p = ev.pipe
+        if p in ("M", "MTE1", "FIX"):
+            return "aic"
+        if p in ("V", "MTE3"):
+            return "aiv"
+        if p == "MTE2":
+            return "aiv" if ev.detail.get("dst") == "ub" else "aic"
+        return self.scalar_unit
+
+    def run(self, records: Sequence[Recorded]) -> BlockSim:
+        n = len(PIPES)
+        free = [0.0] * n
+        vc = [[0] * n for _ in range(n)]
+        issue_t, issue_vc = 0.0, [0] * n
+        flags: dict[tuple, deque] = defaultdict(deque)
+        busy, unit_busy, flops = Counter(), Counter(), Counter()
+        spans: list[OpSpan] = []
+        gm_bytes = references = 0
+        history: dict[tuple, tuple[Access, int, int, Operation]] = {}
+        races: dict[tuple, list] = {}
+        durations: dict[tuple, float] = {}
+        first = records[0].event if records else None
+        for rec in records:
+            ev = rec.event
+            op = ev.op
+            if isinstance(op, a.SetFlagOp):
+                src, dst, _ = op.key
+                s = _PIPE_INDEX[src]
+                _join(vc[s], issue_vc)
+                flags[op.key].append((max(free[s], issue_t), list(vc[s])))
+                continue
+            if isinstance(op, a.WaitFlagOp):
+                d = _PIPE_INDEX[op.key[1]]
+                queue = flags[op.key]
+                if not queue:
+                    raise SimulationError(f"{describe(op)} in @{ev.kernel} block {ev.block}: waits for a flag "
+                                          f"that was never set (the trace is not of one run)")
+                t, snap = queue.popleft()
+                free[d] = max(free[d], t)
+                _join(vc[d], snap)
+                if d == _S:
+                    issue_t = max(issue_t, free[d])
+                    issue_vc = list(vc[d])
+                continue
+            if isinstance(op, a.PipeBarrierOp):
+                if ev.detail.get("pipe", ev.pipe) == "ALL":
+                    t = max(max(free), issue_t)
+                    free = [t] * n
+                    issue_t = t
+                    allvc = [max(col) for col in zip(*vc)]
+                    vc = [list(allvc) for _ in range(n)]
+                    issue_vc = list(allvc)
+                continue
+            p = _PIPE_INDEX.get(ev.pipe)
+            if p is None:
+                continue
+            key = (op, ev.nbytes)
+            dur = durations.get(key)
+            if dur is None:
+                dur = durations[key] = self.duration(ev)
+            start = max(free[p], issue_t)
+            end = start + dur
+            free[p] = end
+            busy[ev.pipe] += dur
+            unit_busy[f"{self.unit(ev)}.{ev.pipe}"] += dur
+            mine = vc[p]
+            _join(mine, issue_vc)
+            mine[p] += 1
+            epoch = mine[p]
+            if p == _S:
+                issue_t = end
+                issue_vc = list(mine)
+            spans.append(OpSpan(ev.pipe, start, end, _op_label(ev), ev.nbytes))
+            if _is_dma(ev) and "gm" in (ev.detail["src"], ev.detail["dst"]):
+                gm_bytes += ev.nbytes
+            elif isinstance(op, a.MmadOp):
+                d = ev.detail
+                flops[ev.dtype] += 2 * d["m"] * d["k"] * d["n"]
+            elif "op" in ev.detail:
+                gm_bytes += ev.nbytes
+                references += 1
+            for acc in rec.accesses:
+                if acc.space not in a.ON_CHIP:
+                    continue
+                for (q, _w, _lo, _hi, _r), (old, qe, _qp, old_op) in history.items():
+                    if q == p or mine[q] >= qe or not (old.write or acc.write) or not old.overlaps(acc):
+                        continue
+                    kind = ("write-after-write" if old.write and acc.write else
+                            "read-after-write" if old.write else "write-after-read")
+                    rkey = (old_op, op, old.root, kind)
+                    if rkey in races:
+                        races[rkey][-1] += 1
+                    else:
+                        races[rkey] = [old_op, PIPES[q], op, ev.pipe, old, acc, kind, 1]
+                history[(p, acc.write, acc.lo, acc.hi, acc.root)] = (acc, epoch, p, op)
+        out_races = [
+            Race(first.kernel or "", first.launch or 0, first.block or 0, describe(o1), p1, describe(o2), p2,
+                 _buffer_name(acc1, acc2), kind, count)
+            for o1, p1, o2, p2, acc1, acc2, kind, count in races.values()
+        ] if first is not None else []
+        return BlockSim(max(max(free), issue_t), dict(busy), dict(unit_busy), spans, gm_bytes, dict(flops), out_races,
+                        references)
+
+
+def _is_dma(ev: TraceEvent) -> bool:
+    return ev.pipe in DMA_PIPES and "src" in ev.detail and "dst" in ev.detail
+
+
+def _op_label(ev: TraceEvent) -> str:
+    op = ev.op
+    if _is_dma(ev):
+        return f"{op.name.removeprefix('ascend.')} {ev.detail['src']}->{ev.detail['dst']}"
+    if isinstance(op, a.MmadOp):
+        d = ev.detail
+        return f"mmad {d['m']}x{d['k']}x{d['n']}"
+    if "op" in ev.detail:
+        return f"reference {ev.detail['op']}"
+    return op.name.removeprefix("ascend.")
+
+
+def _buffer_name(x: Access, y: Access) -> str:
+    """The buffer both accesses touch and the overlapping byte range (offsets in the space
+    for a planned buffer, in the buffer for an unplanned one)."""
+    root = x.root or y.root
+    hint = root.results[0].name_hint if root is not None else None
+    lo, hi = max(x.lo, y.lo), min(x.hi, y.hi)
+    rel = x.rel + (lo - x.lo)
+    return f"{'%' + hint + ' ' if hint else ''}({x.space} bytes [{rel}, {rel + hi - lo}))"
+
+
+# ---------------------------------------------------------------------------
+# Kernels, streams and the device.
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Launch:
+    index: int
+    op: Operation
+    kernel: a.KernelOp | None
+    name: str
+    stream: int
+    core_type: str
+    block_dim: int
+    blocks: dict[int, list[Recorded]] = field(default_factory=dict)
+    deps: frozenset[int] = frozenset()
+
+
+@dataclass
+class _Task:
+    kind: str                       # "launch" | "record" | "wait"
+    stream: int
+    launch: _Launch | None = None
+    event: int | None = None
+    record: _Task | None = None     # for a wait: the record it waits for
+    done_at: float | None = None    # for a record: when its stream reached it
+    arrived: float | None = None    # for a wait: when its stream reached it
+
+
+@dataclass
+class _Running:
+    rec: KernelRecord
+    phase: str                      # "launch" | "exec"
+    remaining: float                # standalone microseconds left
+    demand: float                   # bytes/us of HBM in the exec phase
+
+
+class _Sim:
+    def __init__(self, spec: DeviceSpec, strict: bool):
+        self.spec, self.cm, self.strict = spec, CostModel(spec), strict
+        self.cache: dict[tuple, BlockSim] = {}
+        self.reported: set[int] = set()
+        self.races: list[Race] = []
+
+    # -- the trace -------------------------------------------------------------------------
+
+    def parse(self, records: Sequence[Recorded]) -> tuple[list[_Launch], dict[int, list[_Task]], list[int]]:
+        launches: dict[int, _Launch] = {}
+        tasks: dict[int, list[_Task]] = defaultdict(list)
+        last_record: dict[int, _Task] = {}
+        frontier: dict[int, frozenset[int]] = defaultdict(frozenset)
+        record_deps: dict[int, frozenset[int]] = {}
+        gm: dict[int, list[Access]] = defaultdict(list)
+        for rec in records:
+            ev = rec.event
+            if ev.pipe == "host":
+                stream = ev.stream if ev.stream is not None else 0
+                if isinstance(ev.op, (a.LaunchOp, a.KernelOp)):
+                    kernel = ev.op.kernel_op() if isinstance(ev.op, a.LaunchOp) else ev.op
+                    launch = _Launch(ev.launch, ev.op, kernel, ev.kernel or "", stream,
+                                     ev.detail.get("core_type", "vector"), int(ev.detail.get("block_dim", 1)),
+                                     deps=frontier[stream])
+                    launches[ev.launch] = launch
+                    frontier[stream] = frozenset({ev.launch})
+                    tasks[stream].append(_Task("launch", stream, launch=launch))
+                elif isinstance(ev.op, a.EventRecordOp):
+                    task = _Task("record", stream, event=ev.detail.get("event"))
+                    last_record[task.event] = task
+                    record_deps[id(task)] = frontier[stream]
+                    tasks[stream].append(task)
+                elif isinstance(ev.op, a.EventWaitOp):
+                    rtask = last_record.get(ev.detail.get("event"))
+                    tasks[stream].append(_Task("wait", stream, event=ev.detail.get("event"), record=rtask))
+                    if rtask is not None:
+                        frontier[stream] = frontier[stream] | record_deps[id(rtask)]
+                continue
+            launch = launches.get(ev.launch)
+            if launch is None:
+                continue
+            launch.blocks.setdefault(ev.block or 0, []).append(rec)
+            for acc in rec.accesses:
+                if acc.space == "gm":
+                    gm[ev.launch].append(acc)
+        self.gm_accesses = gm
+        return [launches[k] for k in sorted(launches)], tasks, sorted(tasks)
+
+    # -- one kernel ------------------------------------------------------------------------
+
+    def cores(self, launch: _Launch) -> tuple[int, int, int]:
+        """(blocks at once, AIC taken, AIV taken)."""
+        spec = self.spec
+        if launch.core_type == "vector":
+            c = min(launch.block_dim, spec.vector_cores)
+            return c, 0, c
+        per = spec.vector_per_cube
+        limit = spec.cube_cores
+        takes_vector = launch.core_type == "mix" or not spec.split_cube_vector
+        if takes_vector:
+            limit = min(limit, spec.vector_cores // per)
+        c = min(launch.block_dim, limit)
+        return c, c, c * per if takes_vector else 0
+
+    def block(self, launch: _Launch, records: list[Recorded], share: float | None) -> BlockSim:
+        key = (tuple((id(r.event.op), r.event.nbytes) for r in records), share, launch.core_type)
+        sim = self.cache.get(key)
+        if sim is None:
+            sim = self.cache[key] = _BlockReplay(self, launch.core_type, share).run(records)
+        return sim
+
+    def kernel(self, launch: _Launch) -> KernelRecord:
+        spec, cm = self.spec, self.cm
+        c, cube, vec = self.cores(launch)
+        share = spec.hbm_bytes_per_s / spec.cube_clock_hz / c  # bytes per cycle per block
+        dispatch = cm.cycles_to_us(spec.block_dispatch_cycles)
+        sims = {b: self.block(launch, recs, share) for b, recs in sorted(launch.blocks.items())}
+        heap = [(0.0, core) for core in range(c)]
+        per_core: dict[int, list[tuple[float, BlockSim]]] = defaultdict(list)
+        finish = [0.0] * c
+        for b in range(launch.block_dim):
+            sim = sims.get(b) or BlockSim(0.0, {}, {}, [], 0, {}, [])
+            t, core = heapq.heappop(heap)
+            per_core[core].append((t + dispatch, sim))
+            finish[core] = t + dispatch + sim.time_us
+            heapq.heappush(heap, (finish[core], core))
+        makespan = max(finish, default=0.0)
+        waves = -(-launch.block_dim // c)
+        critical = max(range(c), key=lambda i: finish[i]) if c else 0
+        crit_busy: Counter = Counter()
+        for _, sim in per_core[critical]:
+            crit_busy.update(sim.busy_us)
+        busy: Counter = Counter()
+        unit: Counter = Counter()
+        flops: Counter = Counter()
+        gm_bytes = references = 0
+        for b in range(launch.block_dim):
+            sim = sims.get(b)
+            if sim is None:
+                continue
+            busy.update(sim.busy_us)
+            unit.update(sim.unit_busy_us)
+            flops.update(sim.flops)
+            gm_bytes += sim.gm_bytes
+            references += sim.reference_ops
+        for sim in sims.values():  # each distinct block once, over all launches
+            if id(sim) not in self.reported:
+                self.reported.add(id(sim))
+                self.races.extend(sim.races)
+        launch_us = cm.launch_overhead_us() + waves * dispatch
+        top_pipe = max(crit_busy, key=crit_busy.__getitem__, default=None)
+        top = crit_busy[top_pipe] if top_pipe else 0.0
+        bound, bound_pipe = ("launch", "launch") if launch_us >= top or top_pipe is None else (
+            BOUND_OF_PIPE[top_pipe], top_pipe)
+        footprint = _union_bytes(self.gm_accesses.get(launch.index, ())) or gm_bytes
+        lower = max(
+            busy.get("M", 0.0) / max(cube or c, 1),
+            busy.get("V", 0.0) / max(c, 1),
+            cm.hbm_time_us(footprint),
+        )
+        kernel = launch.kernel
+        nodes = tuple(dict.fromkeys(loc_names(kernel.location) if kernel is not None else ())) or tuple(
+            dict.fromkeys(loc_names(launch.op.location)))
+        fallback = references > 0 or (kernel is not None and "fallback" in kernel.attributes)
+        layout = "trans_data" in launch.name.lower() or (kernel is not None and LAYOUT_ATTR in kernel.attributes)
+        return KernelRecord(
+            name=launch.name, launch=launch.index, stream=launch.stream, nodes=nodes,
+            core_type=launch.core_type, block_dim=launch.block_dim, cores=c, cube_cores=cube,
+            vector_cores=vec, waves=waves, start_us=0.0, exec_start_us=0.0, end_us=0.0,
+            standalone_exec_us=makespan, launch_us=launch_us, bound=bound, bound_pipe=bound_pipe,
+            pipe_busy_us=dict(busy), unit_busy_us=dict(unit), critical_busy_us=dict(crit_busy),
+            hbm_bytes=gm_bytes, footprint_bytes=footprint, flops=dict(flops), lower_bound_us=lower,
+            deps=tuple(sorted(launch.deps)), fallback=fallback, layout_conversion=layout, core0=per_core[0],
+        )
+
+    # -- streams and the device --------------------------------------------------------------
+
+    def run(self, records: Sequence[Recorded]) -> SimResult:
+        launches, tasks, streams = self.parse(records)
+        recs = {l.index: self.kernel(l) for l in launches}
+        if self.races and self.strict:
+            raise SimulationError("\n".join(map(str, self.races)))
+        bw = self.spec.hbm_bytes_per_s / 1e6  # bytes per us
+        free_cube, free_vec = self.spec.cube_cores, self.spec.vector_cores
+        head = {s: 0 for s in streams}
+        busy_stream: dict[int, bool] = {s: False for s in streams}
+        core_queue: deque[KernelRecord] = deque()
+        running: list[_Running] = []
+        timeline: list[Span] = []
+        t = 0.0
+
+        def advance_streams() -> bool:
+            moved = False
+            for s in streams:
+                while not busy_stream[s] and head[s] < len(tasks[s]):
+                    task = tasks[s][head[s]]
+                    if task.kind == "record":
+                        task.done_at = t
+                        timeline.append(Span("stream", s, None, f"record event {task.event}", t, t, "event",
+                                             {"event": task.event}))
+                    elif task.kind == "wait":
+                        if task.arrived is None:
+                            task.arrived = t
+                        r = task.record
+                        if r is not None and r.done_at is None:
+                            break
+                        if t > task.arrived + _EPS:
+                            timeline.append(Span("stream", s, None, f"wait event {task.event}", task.arrived, t,
+                                                 "event", {"event": task.event}))
+                    else:
+                        rec = recs[task.launch.index]
+                        rec.start_us = t
+                        busy_stream[s] = True
+                        lo = self.cm.launch_overhead_us()
+                        if lo > 0:
+                            running.append(_Running(rec, "launch", lo, 0.0))
+                        else:
+                            core_queue.append(rec)
+                    head[s] += 1
+                    moved = True
+            return moved
+
+        def grant_cores() -> bool:
+            nonlocal free_cube, free_vec
+            moved = False
+            while core_queue:
+                rec = core_queue[0]
+                if rec.cube_cores > free_cube or rec.vector_cores > free_vec:
+                    break
+                core_queue.popleft()
+                free_cube -= rec.cube_cores
+                free_vec -= rec.vector_cores
+                rec.exec_start_us = t
+                moved = True
+                if rec.standalone_exec_us <= 0:
+                    finish(rec)
+                else:
+                    demand = rec.hbm_bytes / rec.standalone_exec_us
+                    running.append(_Running(rec, "exec", rec.standalone_exec_us, demand))
+            return moved
+
+        def finish(rec: KernelRecord) -> None:
+            nonlocal free_cube, free_vec
+            rec.end_us = t
+            free_cube += rec.cube_cores
+            free_vec += rec.vector_cores
+            busy_stream[rec.stream] = False
+
+        while True:
+            while advance_streams() | grant_cores():
+                pass
+            if not running:
+                if core_queue or any(head[s] < len(tasks[s]) for s in streams):
+                    stuck = [f"stream {s}: {tasks[s][head[s]].kind}" for s in streams if head[s] < len(tasks[s])]
+                    raise SimulationError("the streams cannot finish (" + "; ".join(stuck) + ")")
+                break
+            rates = _fair_rates([r.demand if r.phase == "exec" else 0.0 for r in running], bw)
+            dt = min(r.remaining / rate for r, rate in zip(running, rates))
+            t += dt
+            still: list[_Running] = []
+            for r, rate in zip(running, rates):
+                r.remaining -= rate * dt
+                if r.remaining > _EPS * max(1.0, t):
+                    still.append(r)
+                elif r.phase == "launch":
+                    core_queue.append(r.rec)
+                else:
+                    finish(r.rec)
+            running[:] = still
+
+        kernels = [recs[l.index] for l in launches]
+        latency = max([k.end_us for k in kernels] + [sp.end_us for sp in timeline], default=0.0)
+        timeline.extend(self.kernel_spans(kernels))
+        timeline.sort(key=lambda sp: (sp.start_us, sp.track != "stream"))
+        pipe_busy: Counter = Counter()
+        for k in kernels:
+            pipe_busy.update(k.pipe_busy_us)
+        return SimResult(self.spec, latency, kernels, dict(pipe_busy), self.races, timeline, tuple(streams))
+
+    def kernel_spans(self, kernels: Iterable[KernelRecord]) -> Iterable[Span]:
+        lo = self.cm.launch_overhead_us()
+        for k in kernels:
+            args = {"kernel": k.name, "launch": k.launch, "bound": k.bound, "block_dim": k.block_dim,
+                    "cores": k.cores, "hbm_bytes": k.hbm_bytes, "launch_us": k.launch_us,
+                    "nodes": list(k.nodes)}
+            yield Span("stream", k.stream, None, k.display_name, k.start_us, k.end_us, "kernel", args)
+            if lo > 0:
+                yield Span("stream", k.stream, None, "launch", k.start_us, k.start_us + lo, "launch", {})
+            stretch = k.exec_us / k.standalone_exec_us if k.standalone_exec_us > 0 else 1.0
+            for begin, sim in k.core0:
+                base = k.exec_start_us + begin * stretch
+                for sp in sim.spans:
+                    yield Span("pipe", k.stream, sp.pipe, sp.name, base + sp.start_us * stretch,
+                               base + sp.end_us * stretch, "op", {"bytes": sp.nbytes, "kernel": k.name})
+
+
+def _fair_rates(demands: Sequence[float], bw: float) -> list[float]:
+    """Max-min fair shares of ``bw`` among ``demands``: each rate is share / demand (1 when the
+    demand is met)."""
+    if sum(demands) <= bw:
+        return [1.0] * len(demands)
+    rates = [1.0] * len(demands)
+    order = sorted(range(len(demands)), key=demands.__getitem__)
+    left, n = bw, len(order)
+    for i, k in enumerate(order):
+        d = demands[k]
+        give = min(d, left / (n - i))
+        left -= give
+        if d > 0:
+            rates[k] = give / d
+    return rates
+
+
+def _union_bytes(accesses: Sequence[Access]) -> int:
+    """Distinct bytes covered by the accesses (one sort)."""
+    if not accesses:
+        return 0
+    starts, ends = [], []
+    for acc in accesses:
+        s = acc.starts if acc.starts is not None else np.array([acc.lo], np.int64)
+        starts.append(s)
+        ends.append(s + (acc.run if acc.starts is not None else acc.hi - acc.lo))
+    s, e = np.concatenate(starts), np.concatenate(ends)
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    reach = np.maximum.accumulate(e)
+    new = np.empty(len(s), bool)
+    new[0] = True
+    new[1:] = s[1:] >= reach[:-1]
+    first = np.flatnonzero(new)
+    seg_end = np.maximum.reduceat(e, first)
+    return int((seg_end - s[first]).sum())
+
+
+# ---------------------------------------------------------------------------
+# Entry points.
+# ---------------------------------------------------------------------------
+
+
+def simulate(records: Sequence[Recorded | TraceEvent], *, device: str | DeviceSpec = "ascend910b",
+             strict: bool = False) -> SimResult:
+    """Time a recorded run. ``records`` come from ``record`` (with the bytes each op touches:
+    races and gm footprints are found) or are plain TraceEvents (no race detection).
+    ``strict`` raises SimulationError on a race."""
+    spec = load_device(device) if isinstance(device, str) else device
+    recs = [r if isinstance(r, Recorded) else Recorded(r) for r in records]
+    return _Sim(spec, strict).run(recs)
+
+
+def profile(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | DeviceSpec = "ascend910b",
+            strict: bool = False) -> tuple[dict[str, np.ndarray], SimResult]:
+    """Run the program (outputs as ``run_ascend_module``) and time it."""
+    spec = load_device(device) if isinstance(device, str) else device
+    outputs, records = record(module, feeds, device=spec)
+    return outputs, simulate(records, device=spec, strict=strict)
+
+
+__all__ = [
+    "Access", "BlockSim", "KernelRecord", "OpSpan", "Race", "Recorded", "Recorder", "SimResult",
+    "SimulationError", "Span", "profile", "record", "simulate",
+]
