@@ -65,6 +65,39 @@ class CompiledModel:
         m = self.module
         return ascend_input_specs(m) if is_ascend_module(m) else input_specs(m)
 
+    def output_names(self) -> list[str]:
+        from geir.runtime.ascend_interpreter import ascend_output_names, is_ascend_module
+        from geir.runtime.interpreter import output_names
+
+        m = self.module
+        return ascend_output_names(m) if is_ascend_module(m) else output_names(m)
+
+    def random_inputs(self, seed: int = 0) -> dict[str, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        return {n: rng.standard_normal(s).astype(d) if np.issubdtype(d, np.floating) else rng.integers(0, 4, s).astype(d)
+                for n, s, d in self.input_specs()}
+
+    def profile(self, feeds: Mapping[str, np.ndarray] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Run on the modeled device: (outputs, report) — docs/report.md lists the keys."""
+        from geir.runtime.ascend_interpreter import is_ascend_module
+        from geir.runtime.device import load_device
+        from geir.runtime.report import build_report
+        from geir.runtime.simulator import profile
+
+        if not is_ascend_module(self.module):
+            raise GeirError("the report needs a lowered program (compile with lower=True)")
+        feeds = self.random_inputs() if feeds is None else dict(feeds)
+        outputs, sim = profile(self.module, feeds, device=load_device(self.options.device))
+        self._last_report = build_report(sim, self.module)
+        return outputs, self._last_report
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The modeled-device report of the last profile() (a run on seeded random inputs if none)."""
+        if self._last_report is None:
+            self.profile()
+        return self._last_report
+
     def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Run the final program on named inputs; returns outputs by name."""
         from geir.runtime.ascend_interpreter import is_ascend_module, run_ascend_module
@@ -76,10 +109,15 @@ class CompiledModel:
         return run_module(m, dict(feeds))
 
     def save(self, path: str | Path) -> None:
-        """Write the final program with its weights (MLIR text with resource blobs)."""
+        """Write the program: an offline model file for `.om` (runtime/om.py), else MLIR text
+        with the weights as resource blobs."""
         from geir.ir.text import print_module
+        from geir.runtime.om import save_om
 
-        Path(path).write_text(print_module(self.module))
+        if Path(path).suffix == ".om":
+            save_om(self, path)
+        else:
+            Path(path).write_text(print_module(self.module))
 
 
 def _to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProto | str | Path | bytes:
@@ -139,8 +177,12 @@ def _apply(ctx, module: ModuleOp, registry, specs: list[str]) -> None:
 
 
 def load(path: str | Path) -> CompiledModel:
-    """Load a program written by CompiledModel.save."""
+    """Load a program written by CompiledModel.save (an .om file or MLIR text)."""
     from geir.ir.text import parse_module
+    from geir.runtime.om import is_om, load_om
+
+    if is_om(path):
+        return load_om(path)
 
     module = parse_module(Path(path).read_text(), name=str(path))
     module.verify()

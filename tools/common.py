@@ -126,9 +126,14 @@ def import_onnx(source) -> ModuleOp:
 
 
 def load_module(path: str | None) -> ModuleOp:
-    """A verified module from a `.onnx` file (imported) or MLIR text."""
+    """A verified module from a `.onnx` file (imported), an `.om` offline model or MLIR text."""
     if path not in (None, STDIO) and path.endswith(".onnx"):
         return import_onnx(path)
+    if path not in (None, STDIO) and path.endswith(".om"):
+        from geir.runtime.om import load_om
+
+        open(path, "rb").close()  # a missing file is "cannot open"
+        return load_om(path).module
     return parse_mlir(read_text(path), input_name(path))
 
 

@@ -81,3 +81,23 @@ def test_a_module_without_example_inputs_is_an_error():
     import torch  # part of the test extra
     with pytest.raises(GeirError, match="example_inputs"):
         geir.compile(torch.nn.ReLU())
+
+
+def test_offline_model_round_trip(tmp_path, squeezenet):
+    cm = geir.compile(squeezenet, opt_level=2, streams=1)
+    path = tmp_path / "model.om"
+    cm.save(path)
+    loaded = geir.load(path)
+    assert loaded.options.device == "ascend910b" and loaded.options.opt_level == 2
+    feeds = cm.random_inputs(seed=4)
+    a, b = cm.run(feeds), loaded.run(feeds)
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+
+
+def test_not_an_offline_model_is_a_clear_error(tmp_path):
+    path = tmp_path / "bad.om"
+    path.write_bytes(b"PK\x03\x04 not really a zip")
+    with pytest.raises(GeirError, match="not a geir offline model"):
+        geir.load(path)

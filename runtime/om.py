@@ -1,0 +1,85 @@
+"""The offline model file (`.om`): a compiled program in one file.
+
+A zip archive (stored, not compressed: weights barely compress and a stored
+member can be read without inflating it) holding
+
+* `program.mlir`  the final program as MLIR text, weights as resource blobs,
+  the memory plan as attributes on its buffers (offsets, lifetimes,
+  `ascend.workspace_size`);
+* `manifest.json` what a loader checks before parsing: the format version, the
+  device and options it was compiled for, the stage names, and the inputs and
+  outputs (name, shape, dtype).
+
+GE's .om is the same idea: the graph, the weights and the memory plan in one
+file that the runtime loads without recompiling.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import asdict
+from pathlib import Path
+
+from geir.errors import GeirError
+
+FORMAT = "geir-om"
+VERSION = 1
+PROGRAM, MANIFEST = "program.mlir", "manifest.json"
+
+
+def is_om(path: str | Path) -> bool:
+    path = Path(path)
+    return path.suffix == ".om" or (path.is_file() and zipfile.is_zipfile(path))
+
+
+def save_om(compiled, path: str | Path) -> None:
+    """Write a CompiledModel as an offline model file."""
+    from geir.ir.text import print_module
+
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "device": compiled.options.device,
+        "options": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(compiled.options).items()},
+        "stages": compiled.stage_names,
+        "unavailable_passes": compiled.unavailable,
+        "inputs": [_spec(n, s, d) for n, s, d in compiled.input_specs()],
+        "outputs": compiled.output_names(),
+    }
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr(MANIFEST, json.dumps(manifest, indent=2))
+        z.writestr(PROGRAM, print_module(compiled.module))
+
+
+def load_om(path: str | Path):
+    """Read an offline model file back into a CompiledModel."""
+    from geir.api import CompiledModel
+    from geir.ir.text import parse_module
+    from geir.lowering.pipelines import PipelineOptions
+
+    path = Path(path)
+    if not path.is_file():
+        raise GeirError(f"no such file: {path}")
+    try:
+        with zipfile.ZipFile(path) as z:
+            manifest = json.loads(z.read(MANIFEST))
+            text = z.read(PROGRAM).decode()
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as e:
+        raise GeirError(f"{path} is not a geir offline model: {e}") from None
+    if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
+        raise GeirError(
+            f"{path}: unsupported offline model format {manifest.get('format')!r} "
+            f"version {manifest.get('version')!r} (this geir reads {FORMAT} {VERSION})"
+        )
+    module = parse_module(text, name=f"{path}:{PROGRAM}")
+    module.verify()
+    options = manifest.get("options", {})
+    options["disable_passes"] = tuple(options.get("disable_passes", ()))
+    compiled = CompiledModel(PipelineOptions(**options), {"loaded": module})
+    compiled.unavailable = list(manifest.get("unavailable_passes", []))
+    return compiled
+
+
+def _spec(name, shape, dtype) -> dict:
+    return {"name": name, "shape": list(shape), "dtype": str(dtype)}

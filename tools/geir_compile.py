@@ -1,0 +1,119 @@
+"""geir-compile: compile a model into an offline model file.
+
+    geir-compile model.onnx -o model.om --device ascend910b -O3
+    geir-compile model.onnx -o model.om -O2 --disable-pass graph-fuse --dump-dir dumps/
+    geir-compile model.onnx -o model.om --streams 1 --memory-strategy greedy-size
+
+The .om file holds the ascend program, its weights and its memory plan
+(runtime/om.py); `geir-run model.om` runs it. `--dump-dir` writes the IR after
+every stage, named by stage (01_import.mlir, 02_simplify.mlir, ...) as GE's
+DUMP_GE_GRAPH does; `--print-ir-after-change` prints a stage's IR only when it
+differs from the previous one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from geir.tools import common
+
+PROG = "geir-compile"
+
+
+def _on_off(text: str) -> bool:
+    if text in ("on", "true", "1"):
+        return True
+    if text in ("off", "false", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected on/off, got '{text}'")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="Compile an ONNX model into a geir offline model (.om).")
+    p.add_argument("model", help="the .onnx model")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.om", help="the offline model to write")
+    p.add_argument("--device", default="ascend910b", help="device name or device .json file (default: ascend910b)")
+    p.add_argument("-O", dest="opt_level", type=int, choices=range(4), default=3, metavar="{0,1,2,3}",
+                   help="optimisation level (default 3)")
+    g = p.add_argument_group("GE switches (override the -O level)")
+    g.add_argument("--fusion", type=_on_off, metavar="on|off")
+    g.add_argument("--max-fusion-ops", type=int, default=32)
+    g.add_argument("--layout", type=_on_off, metavar="on|off")
+    g.add_argument("--memory-reuse", type=_on_off, metavar="on|off")
+    g.add_argument("--memory-strategy", default="best")
+    g.add_argument("--streams", type=int, metavar="N")
+    g.add_argument("--disable-pass", action="append", default=[], metavar="NAME", help="leave a pass out (repeatable)")
+    d = p.add_argument_group("debugging")
+    d.add_argument("--dump-dir", metavar="DIR", help="write the IR after every stage into DIR")
+    d.add_argument("--dump-weights", action="store_true", help="keep weights in dumps (default: elided)")
+    d.add_argument("--print-ir-after-change", action="store_true", help="print a stage's IR when it changed")
+    common.add_debug_arg(p)
+    return p
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    import geir
+
+    args = build_parser().parse_args(argv)
+    if not os.path.isfile(args.model):
+        raise FileNotFoundError(2, "No such file or directory", args.model)
+    compiled = geir.compile(
+        args.model,
+        device=args.device,
+        opt_level=args.opt_level,
+        fusion=args.fusion,
+        max_fusion_ops=args.max_fusion_ops,
+        layout=args.layout,
+        memory_reuse=args.memory_reuse,
+        memory_strategy=args.memory_strategy,
+        streams=args.streams,
+        disable_passes=args.disable_pass,
+    )
+    if args.dump_dir or args.print_ir_after_change:
+        _dump(compiled, args)
+    compiled.save(args.output)
+    print(_summary(compiled, args.output))
+    return 0
+
+
+def _dump(compiled, args) -> None:
+    from geir.ir.text import print_module
+
+    if args.dump_dir:
+        os.makedirs(args.dump_dir, exist_ok=True)
+    previous = None
+    for name, module in compiled.stages.items():
+        text = print_module(module, elide=not args.dump_weights)
+        if args.dump_dir:
+            with open(os.path.join(args.dump_dir, f"{name}.mlir"), "w") as f:
+                f.write(text)
+        if args.print_ir_after_change and text != previous:
+            print(f"// -----// IR Dump After {name} //----- //", file=sys.stderr)
+            print(text, file=sys.stderr)
+        previous = text
+
+
+def _summary(compiled, output: str) -> str:
+    from geir.dialects import ascend as a
+
+    kernels = sum(1 for op in compiled.module.walk() if isinstance(op, a.KernelOp))
+    launches = sum(1 for op in compiled.module.walk() if isinstance(op, a.LaunchOp))
+    lines = [f"compiled for {compiled.options.device} at O{compiled.options.opt_level}: {kernels} kernels, {launches} launches"]
+    lines.append("stages:")
+    for name, seconds in compiled.compile_seconds.items():
+        lines.append(f"  {name:<16} {seconds:8.3f} s")
+    if compiled.unavailable:
+        lines.append(f"not available yet: {', '.join(sorted(set(compiled.unavailable)))}")
+    lines.append(f"wrote {output} ({os.path.getsize(output) / 2**20:.1f} MiB)")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return common.run_tool(lambda: _main(argv), PROG, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
