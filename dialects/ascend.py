@@ -867,6 +867,9 @@ class CopyOp(IRDLOperation):
     * FIX may convert the element type (f32 -> f16, i32 -> i32) and apply `relu`;
     * `layout = "nd2nz"`: src [.., M, N] is stored as FRACTAL_NZ [.., N1, M1, 16, C0]
       in dst (zero-padded); `"nz2nd"`: the reverse (cropped to dst).
+    * `pad` (edge tiles, same rank): gm -> l1/ub (MTE2) may fill a larger dst, which is
+      zero beyond src (ND2NZ / DataCopyPad padding); l0c -> gm (FIX) and ub -> gm (MTE3)
+      may write a smaller dst, the leading part of src (Fixpipe mSize/nSize, DataCopyPad).
 
         ascend.copy %x_gm, %x_ub : memref<16x256xf16, strided<[256, 1], offset: ?>, #ascend.space<gm>>
                                    to memref<16x256xf16, #ascend.space<ub>>
@@ -881,6 +884,7 @@ class CopyOp(IRDLOperation):
     transpose = opt_prop_def(UnitAttr)
     relu = opt_prop_def(UnitAttr)
     layout = opt_prop_def(StringAttr)
+    pad = opt_prop_def(UnitAttr)
 
     @classmethod
     def get(
@@ -891,12 +895,15 @@ class CopyOp(IRDLOperation):
         transpose: bool = False,
         relu: bool = False,
         layout: str | None = None,
+        pad: bool = False,
     ) -> CopyOp:
         props: dict[str, Attribute] = {}
         if transpose:
             props["transpose"] = UnitAttr()
         if relu:
             props["relu"] = UnitAttr()
+        if pad:
+            props["pad"] = UnitAttr()
         if layout is not None:
             props["layout"] = StringAttr(layout)
         return cls.create(operands=[SSAValue.get(src), SSAValue.get(dst)], properties=props)
@@ -950,6 +957,8 @@ class CopyOp(IRDLOperation):
             _fail(self, f"relu is done by the FIX pipe (from l0c), not by {pipe} ({s} -> {d})")
         if self.transpose is not None and layout is not None:
             _fail(self, "cannot both transpose and change the layout")
+        if self.pad is not None and (self.transpose is not None or layout is not None):
+            _fail(self, "pad cannot be combined with transpose or layout")
         # element types
         se, de = st.element_type, dt.element_type
         if se != de:
@@ -969,10 +978,26 @@ class CopyOp(IRDLOperation):
         elif layout == "nz2nd":
             if len(ds) < 2 or ss != nz_shape(ds, se):
                 _fail(self, f"nz2nd to {list(ds)} needs a source of shape {list(nz_shape(ds, se)) if len(ds) >= 2 else '[.., N1, M1, 16, C0]'}, got {list(ss)}")
+        elif self.pad is not None:
+            self._verify_pad(s, d, ss, ds)
         elif ss != ds:
             _fail(self, f"source shape {list(ss)} and destination shape {list(ds)} differ")
         _check_operand(self, st, s, "source")
         _check_operand(self, dt, d, "destination")
+
+    def _verify_pad(self, s: str, d: str, ss: tuple[int, ...], ds: tuple[int, ...]) -> None:
+        """`pad`: zero-fill a larger on-chip dst from gm, or write the leading part of
+        an on-chip src to a smaller gm dst (edge tiles)."""
+        if len(ss) != len(ds):
+            _fail(self, f"with pad needs equal ranks, got {list(ss)} -> {list(ds)}")
+        if s == "gm" and d in ("l1", "ub"):
+            if any(x > y for x, y in zip(ss, ds)):
+                _fail(self, f"with pad fills a destination at least as large as the source, got {list(ss)} -> {list(ds)}")
+        elif d == "gm" and s in ("l0c", "ub"):
+            if any(x < y for x, y in zip(ss, ds)):
+                _fail(self, f"with pad writes a destination no larger than the source, got {list(ss)} -> {list(ds)}")
+        else:
+            _fail(self, f"pad applies to gm -> l1/ub (zero fill) and l0c/ub -> gm (crop), not {s} -> {d}")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1080,6 +1105,155 @@ class MmadOp(IRDLOperation):
         parser.parse_punctuation(":")
         types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
         values = parser.resolve_operands(operands, types, pos)
+        return cls.create(operands=values, properties=props, attributes=attrs)
+
+
+# ---------------------------------------------------------------------------
+# Cube: img2col (load3d). Added for convolution (lowering/kernels/cube.py).
+# ---------------------------------------------------------------------------
+
+
+def _ints(attr: Attribute | None) -> tuple[int, ...]:
+    return tuple(attr.get_values()) if attr is not None else ()  # type: ignore[union-attr]
+
+
+@irdl_op_definition
+class Load3dOp(IRDLOperation):
+    """img2col on MTE1 (the Da Vinci LoadData 3D): expands the convolution windows of a
+    feature-map box in l1 into an im2col tile of l0b (or l0a), so a convolution is a
+    plain `mmad` of the weights by that tile.
+
+        ascend.load3d %fm[%ih, %iw], %col[%k, %oh, %ow] {image = array<i64: 56, 56>,
+            kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>,
+            pads = array<i64: 1, 1, 1, 1>, out = array<i64: 2, 56>, channels = 64 : i64}
+            : memref<64x4x64xf16, #ascend.space<l1>> to memref<64x112xf16, #ascend.space<l0b>>
+
+    `src` [C, Hs, Ws] (l1) holds channels 0..C-1 of the image rows ih.. and columns iw..
+    (`image` [H, W] is the whole feature map; outside it lies the zero padding `pads`
+    [top, left, bottom, right]). The tile covers the output pixels of an `out` [OHt, OWt]
+    window at (oh, ow), row-major, and the K rows k.. of the im2col matrix, where row
+    k = (c * KH + kh) * KW + kw (the weight [M, C, KH, KW] flattened). In l0b, dst [K, N]:
+    dst[i, j] = x[c, (oh + j / OWt) * SH - top + kh * DH, (ow + j % OWt) * SW - left + kw * DW]
+    with (c, kh, kw) of row k + i; in l0a, dst [N, K] is its transpose. Entries in the
+    padding, for channels >= `channels` or pixels j >= OHt * OWt are zero; any other
+    position must lie in the box (checked when the program runs).
+    """
+
+    name = "ascend.load3d"
+    src = operand_def(MemRefType)
+    ih = operand_def(IndexType)
+    iw = operand_def(IndexType)
+    dst = operand_def(MemRefType)
+    k = operand_def(IndexType)
+    oh = operand_def(IndexType)
+    ow = operand_def(IndexType)
+    image = prop_def(DenseArrayBase)
+    kernel = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)
+    out = prop_def(DenseArrayBase)
+    channels = prop_def(IntegerAttr)
+
+    PIPE: ClassVar[str] = "MTE1"
+    GEOMETRY: ClassVar[tuple[tuple[str, int, int], ...]] = (
+        # property, length, minimum value
+        ("image", 2, 1), ("kernel", 2, 1), ("strides", 2, 1), ("dilations", 2, 1), ("pads", 4, 0), ("out", 2, 1),
+    )
+
+    @classmethod
+    def get(cls, src, origin: Sequence[SSAValue], dst, start: Sequence[SSAValue], *, image: Sequence[int],
+            kernel: Sequence[int], strides: Sequence[int], dilations: Sequence[int], pads: Sequence[int],
+            out: Sequence[int], channels: int) -> Load3dOp:
+        """`origin` = (ih, iw) of src[:, 0, 0]; `start` = (k, oh, ow) of the tile."""
+        arrays = dict(image=image, kernel=kernel, strides=strides, dilations=dilations, pads=pads, out=out)
+        props: dict[str, Attribute] = {k: DenseArrayBase.from_list(i64, list(v)) for k, v in arrays.items()}
+        props["channels"] = IntegerAttr(channels, i64)
+        return cls.create(operands=[SSAValue.get(src), *map(SSAValue.get, origin), SSAValue.get(dst),
+                                    *map(SSAValue.get, start)], properties=props)
+
+    def geometry(self, name: str) -> tuple[int, ...]:
+        return _ints(self.properties.get(name))
+
+    @property
+    def pipe(self) -> str:
+        return self.PIPE
+
+    @property
+    def src_space(self) -> str:
+        return "l1"
+
+    @property
+    def dst_space(self) -> str:
+        return space_of(self.dst.type) or ""
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes written to l0 (what MTE1 moves)."""
+        return nbytes_of(self.dst.type)
+
+    def verify_(self) -> None:
+        _, st = _memref(self, self.src, "source", ["l1"])
+        d, dt = _memref(self, self.dst, "destination", ["l0a", "l0b"])
+        _needs_units(self, ["l1", d], ["MTE1"])
+        if len(st.get_shape()) != 3:
+            _fail(self, f"source {st} must be a 3-D feature-map box [C, H, W]")
+        _check_rows(self, st, "source")
+        if len(dt.get_shape()) != 2:
+            _fail(self, f"destination {dt} must be a 2-D im2col tile")
+        _check_fractal(self, dt, "destination")
+        if st.element_type != dt.element_type:
+            _fail(self, f"copies {st.element_type} to {dt.element_type}; img2col keeps the element type")
+        for name, length, least in self.GEOMETRY:
+            values = self.geometry(name)
+            if len(values) != length or any(v < least for v in values):
+                _fail(self, f"{name} must be {length} integers >= {least}, got {list(values)}")
+        channels = _int(self.channels)
+        if not 1 <= channels <= st.get_shape()[0]:
+            _fail(self, f"channels = {channels} must be in 1..{st.get_shape()[0]} (the source's channels)")
+        oht, owt = self.geometry("out")
+        pixels = dt.get_shape()[1] if d == "l0b" else dt.get_shape()[0]
+        if oht * owt > pixels:
+            _fail(self, f"out [{oht}, {owt}] has {oht * owt} pixels, more than the {pixels} of the destination")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        printer.print_string("[")
+        printer.print_list((self.ih, self.iw), printer.print_operand)
+        printer.print_string("], ")
+        printer.print_operand(self.dst)
+        printer.print_string("[")
+        printer.print_list((self.k, self.oh, self.ow), printer.print_operand)
+        printer.print_string("]")
+        order = [name for name, _, _ in self.GEOMETRY] + ["channels"]
+        props = {k: self.properties[k] for k in order if k in self.properties}
+        printer.print_op_attributes({**props, **self.attributes})
+        printer.print_string(" : ")
+        printer.print_attribute(self.src.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.dst.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Load3dOp:
+        def operand_with_indices():
+            operand = parser.parse_unresolved_operand()
+            indices = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+            return operand, indices
+
+        pos = parser.pos
+        src, origin = operand_with_indices()
+        parser.parse_punctuation(",")
+        dst, start = operand_with_indices()
+        if len(origin) != 2 or len(start) != 3:
+            parser.raise_error("ascend.load3d expects %src[%ih, %iw], %dst[%k, %oh, %ow]", pos, parser.pos)
+        props, attrs = _split_props(cls, parser.parse_optional_attr_dict())
+        parser.parse_punctuation(":")
+        src_t = parser.parse_type()
+        parser.parse_keyword("to")
+        dst_t = parser.parse_type()
+        index = IndexType()
+        values = parser.resolve_operands([src, *origin, dst, *start], [src_t, index, index, dst_t, index, index, index], pos)
         return cls.create(operands=values, properties=props, attributes=attrs)
 
 
@@ -1470,6 +1644,109 @@ class PipeBarrierOp(IRDLOperation):
     def parse(cls, parser: Parser) -> PipeBarrierOp:
         op = cls.get(parser.parse_identifier())
         op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+
+# ---------------------------------------------------------------------------
+# Reference fallback: a graph op's numpy semantics over whole gm buffers.
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ReferenceOp(IRDLOperation):
+    """Runs graph op `op` (its numpy semantics, runtime/kernels.py) on whole gm
+    buffers: the lowering's fallback for an op no kernel template handles yet.
+    Not a hardware instruction - a kernel holding one is marked `fallback`, so
+    reports can count them (the goal is none).
+
+        ascend.reference "graph.lrn" ins(%x : memref<1x8x4x4xf32, #ascend.space<gm>>)
+                                     outs(%y : memref<1x8x4x4xf32, #ascend.space<gm>>) {size = 3 : i64}
+
+    The trailing dictionary holds the graph op's attributes (checked against
+    the op's attribute kinds); ins are read, outs written, all in gm.
+    """
+
+    name = "ascend.reference"
+    args = var_operand_def(MemRefType)
+    op = prop_def(StringAttr)
+    num_inputs = prop_def(IntegerAttr)
+    attrs = prop_def(DictionaryAttr)
+
+    @classmethod
+    def get(cls, op_name: str, ins: Sequence[SSAValue], outs: Sequence[SSAValue],
+            attrs: dict[str, Attribute] | None = None) -> ReferenceOp:
+        return cls.create(operands=[*ins, *outs], properties={
+            "op": StringAttr(op_name), "num_inputs": IntegerAttr(len(ins), i64),
+            "attrs": DictionaryAttr(dict(attrs or {}))})
+
+    @property
+    def ins(self) -> tuple[SSAValue, ...]:
+        return tuple(self.args[: _int(self.num_inputs)])
+
+    @property
+    def outs(self) -> tuple[SSAValue, ...]:
+        return tuple(self.args[_int(self.num_inputs):])
+
+    @property
+    def pipe(self) -> str:
+        return "S"
+
+    def graph_op_type(self):
+        from geir.dialects import graph as g
+
+        cls = g.OPS.get(self.op.data)
+        return cls if isinstance(cls, type) and issubclass(cls, g.GraphOp) else None
+
+    def verify_(self) -> None:
+        _kernel_of(self)
+        cls = self.graph_op_type()
+        if cls is None:
+            _fail(self, f"'{self.op.data}' is not a graph op")
+        n = _int(self.num_inputs)
+        if not 0 <= n <= len(self.args) or n == len(self.args):
+            _fail(self, f"needs inputs and at least one output, got {n} of {len(self.args)} operands as inputs")
+        for i, v in enumerate(self.args):
+            _memref(self, v, f"operand #{i}", ["gm"])
+        for key, value in self.attrs.data.items():
+            kind = cls.ATTRS.get(key)
+            if kind is None:
+                _fail(self, f"'{self.op.data}' has no attribute '{key}'")
+            if not kind.accepts(value):
+                _fail(self, f"attribute '{key}' of '{self.op.data}' must be {kind.describe}, got {value}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.op.data)
+        for word, values in (("ins", self.ins), ("outs", self.outs)):
+            printer.print_string(f" {word}(")
+            printer.print_list(values, lambda v: (printer.print_operand(v), printer.print_string(" : "),
+                                                  printer.print_attribute(v.type)))
+            printer.print_string(")")
+        if self.attrs.data:
+            printer.print_string(" ")
+            printer.print_attr_dict(self.attrs.data)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReferenceOp:
+        op_name = parser.parse_str_literal()
+        groups = []
+        for word in ("ins", "outs"):
+            parser.parse_keyword(word)
+            pos = parser.pos
+
+            def one():
+                operand = parser.parse_unresolved_operand()
+                parser.parse_punctuation(":")
+                return operand, parser.parse_type()
+
+            items = parser.parse_comma_separated_list(parser.Delimiter.PAREN, one)
+            groups.append(parser.resolve_operands([o for o, _ in items], [t for _, t in items], pos))
+        attrs = parser.parse_optional_attr_dict()
+        extra = parser.parse_optional_attr_dict_with_keyword()
+        op = cls.get(op_name, groups[0], groups[1], attrs)
+        if extra is not None:
+            op.attributes.update(extra.data)
         return op
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -472,6 +473,15 @@ def _nz_to_nd(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return r[..., : shape[-2], : shape[-1]]
 
 
+def _pad_or_crop(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """`copy {pad}`: the leading part of a larger source, or a smaller source zero-extended."""
+    if all(s >= d for s, d in zip(x.shape, shape)):
+        return x[tuple(slice(0, d) for d in shape)]
+    out = np.zeros(shape, x.dtype)
+    out[tuple(slice(0, s) for s in x.shape)] = x
+    return out
+
+
 # ---------------------------------------------------------------------------
 # The ascend ops.
 # ---------------------------------------------------------------------------
@@ -629,6 +639,8 @@ def _build_ascend_functions() -> type[InterpreterFunctions]:
             data = _nz_to_nd(data, dst.shape)
         if op.relu is not None:
             data = np.maximum(data, 0)
+        if op.pad is not None and data.shape != dst.shape:
+            data = _pad_or_crop(data, dst.shape)
         _write(interpreter, op, dst, data)
         _emit(interpreter, op, op.pipe, nbytes=op.nbytes, shape=tuple(dst.shape), dtype=_dtype_name(op.dst.type),
               detail={"src": path[0], "dst": path[1], "transform": op.physical_transform})
@@ -638,7 +650,7 @@ def _build_ascend_functions() -> type[InterpreterFunctions]:
     def run_mmad(self, interpreter, op: a.MmadOp, args):
         x, y, c = args
         acc = c.dtype
-        product = np.matmul(x.astype(acc), y.astype(acc))
+        product = np.matmul(x.astype(acc, copy=False), y.astype(acc, copy=False))
         _write(interpreter, op, c, product if op.init is not None else c + product)
         m, k, n = op.mkn
         _emit(interpreter, op, "M", nbytes=x.nbytes + y.nbytes, shape=(m, k, n), dtype=op.dtype,
@@ -679,6 +691,87 @@ def _build_ascend_functions() -> type[InterpreterFunctions]:
 AscendFunctions = _build_ascend_functions()
 
 
+@register_impls
+class ReferenceFunctions(InterpreterFunctions):
+    """`ascend.reference`: the graph op's numpy kernel on whole gm buffers (the lowering's
+    fallback), with the kernels' shape check."""
+
+    @impl(a.ReferenceOp)
+    def run_reference(self, interpreter: Interpreter, op: a.ReferenceOp, args):
+        cls = op.graph_op_type()
+        n = a._int(op.num_inputs)
+        kwargs = {k: v for k, v in cls.props_to_py(dict(op.attrs.data)).items() if v is not None}
+        try:
+            out = KERNELS[op.op.data.removeprefix("graph.")](*args[:n], **kwargs)
+        except Exception as e:  # a numpy error inside a kernel
+            raise InterpreterError(f"{_where(interpreter, op)} failed: {type(e).__name__}: {e}") from e
+        outs = out if isinstance(out, tuple) else (out,)
+        dsts = args[n:]
+        if len(outs) != len(dsts):
+            raise InterpreterError(f"{_where(interpreter, op)}: {op.op.data} gives {len(outs)} results for {len(dsts)} outputs")
+        for dst, value in zip(dsts, outs):
+            value = np.asarray(value)
+            if value.shape != dst.shape:
+                raise InterpreterError(f"{_where(interpreter, op)}: {op.op.data} gives shape {list(value.shape)} "
+                                       f"for an output of shape {list(dst.shape)}")
+            _write(interpreter, op, dst, value)
+        _emit(interpreter, op, "S", nbytes=sum(x.nbytes for x in args), detail={"op": op.op.data})
+        return ()
+
+
+# ---------------------------------------------------------------------------
+# img2col (ascend.load3d), added for convolution (lowering/kernels/cube.py).
+# ---------------------------------------------------------------------------
+
+
+def _load3d_index(op: a.Load3dOp, k: int, oh: int, ow: int, rows: int, cols: int):
+    """(channel, image row, image column, valid) of each entry of a [rows K, cols pixels] tile."""
+    kh_, kw_ = op.geometry("kernel")
+    sh, sw = op.geometry("strides")
+    dh, dw = op.geometry("dilations")
+    top, left, _, _ = op.geometry("pads")
+    oht, owt = op.geometry("out")
+    kk = k + np.arange(rows)
+    c, kh, kw = kk // (kh_ * kw_), kk // kw_ % kh_, kk % kw_
+    j = np.arange(cols)
+    y = (oh + j // owt) * sh - top
+    x = (ow + j % owt) * sw - left
+    rows_ = y[None, :] + (kh * dh)[:, None]
+    cols_ = x[None, :] + (kw * dw)[:, None]
+    valid = (c < a._int(op.channels))[:, None] & (j < oht * owt)[None, :]
+    return np.broadcast_to(c[:, None], rows_.shape), rows_, cols_, valid
+
+
+@register_impls
+class Load3dFunctions(InterpreterFunctions):
+    """`ascend.load3d`: gathers the convolution windows of the l1 box into the l0 tile;
+    padding, channels past `channels` and pixels past the tile are zeros."""
+
+    @impl(a.Load3dOp)
+    def run_load3d(self, interpreter: Interpreter, op: a.Load3dOp, args):
+        fm, ih, iw, dst, k, oh, ow = args
+        ih, iw, k, oh, ow = (int(_value(v)) for v in (ih, iw, k, oh, ow))
+        to_l0b = op.dst_space == "l0b"
+        rows, cols = dst.shape if to_l0b else dst.shape[::-1]
+        c, y, x, valid = _load3d_index(op, k, oh, ow, rows, cols)
+        h, w = op.geometry("image")
+        valid = valid & (y >= 0) & (y < h) & (x >= 0) & (x < w)
+        by, bx = y - ih, x - iw
+        outside = valid & ((by < 0) | (by >= fm.shape[1]) | (bx < 0) | (bx >= fm.shape[2]))
+        if outside.any():
+            i, j = map(int, np.argwhere(outside)[0])
+            raise InterpreterError(
+                f"{_where(interpreter, op)}: im2col entry [{k + i}, pixel {j}] reads image row {int(y[i, j])}, "
+                f"column {int(x[i, j])}, outside the l1 box of rows {ih}..{ih + fm.shape[1] - 1}, "
+                f"columns {iw}..{iw + fm.shape[2] - 1}")
+        tile = np.zeros((rows, cols), fm.dtype)
+        tile[valid] = fm[c[valid], by[valid], bx[valid]]
+        _write(interpreter, op, dst, tile if to_l0b else tile.T)
+        _emit(interpreter, op, "MTE1", nbytes=op.nbytes, shape=tuple(dst.shape), dtype=_dtype_name(op.dst.type),
+              detail={"src": "l1", "dst": op.dst_space, "transform": "img2col"})
+        return ()
+
+
 # ---------------------------------------------------------------------------
 # Running a host program on named buffers.
 # ---------------------------------------------------------------------------
@@ -693,6 +786,8 @@ def make_ascend_interpreter(module: ModuleOp, listeners: tuple = ()) -> Interpre
     interpreter.register_implementations(ScfFunctions())
     interpreter.register_implementations(NumpyMemRefFunctions())
     interpreter.register_implementations(AscendFunctions())
+    interpreter.register_implementations(Load3dFunctions())
+    interpreter.register_implementations(ReferenceFunctions())
     return interpreter
 
 
@@ -805,7 +900,10 @@ def run_ascend_module(
     interpreter = make_ascend_interpreter(module, listeners)
     interpreter.set_data(AscendFunctions, "run", _Run(spec, sink, workspace))
     f = host_function(module)
-    results = interpreter.call_op(f.sym_name.data, tuple(values))
+    # Per-tile matmuls are small: BLAS threads cost more than they save (and
+    # thrash on a shared machine), so the interpreter runs them on one thread.
+    with threadpool_limits(limits=1, user_api="blas"):
+        results = interpreter.call_op(f.sym_name.data, tuple(values))
     outputs = [np.array(values[h.index]) for h in hargs if h.role == "output"]
     outputs += [np.array(r) for r in results]
     return dict(zip(ascend_output_names(module), outputs))

@@ -1,0 +1,389 @@
+"""convert-graph-to-ascend: bufferize a graph program and lower each kernel to the ascend dialect.
+
+Every `func.func` of tensors becomes a host function of gm buffers:
+
+* graph inputs are the host's input arguments and graph outputs its output arguments
+  (`{onnx.name, ascend.output}`), written in place by the kernel that produces them;
+* constants become `ascend.constant` buffers, each intermediate tensor an `ascend.alloc` in gm,
+  laid out one after the other (512-byte aligned) in the `{ascend.workspace}` argument - one
+  buffer per tensor for now; a memory-planning pass will reuse them;
+* each `graph.fusion` and each op left on its own becomes one `ascend.kernel`, built by the
+  first template of `lowering/kernels` that takes it (cube, vector, data) and launched in
+  program order on stream 0. A fusion no template takes as a whole is split into its ops;
+  an op no template takes yet becomes a kernel running `ascend.reference` (its numpy
+  semantics), marked `fallback` so reports can count them.
+
+Ops whose operands are all known at compile time (shape arithmetic, small constant
+expressions) are evaluated here and become constants, as GE folds them before building
+kernels.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, IntegerType, ModuleOp, UnitAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from geir.dialects import ascend as a
+from geir.dialects import graph as g
+from geir.dialects.types import UnsupportedTypeError, to_dtype
+from geir.ir.locations import describe, loc_names
+from geir.lowering.kernels import build_kernel
+from geir.lowering.kernels.common import KernelBuilder, KernelRequest, LoweringError, gm_type, round_up
+from geir.lowering.kernels.data import build_copy
+from geir.runtime.device import DEFAULT_DEVICE, CostModel, load_device
+from geir.runtime.kernels import KERNELS
+
+NAME_ATTR = "onnx.name"
+OUTPUT_ATTR = "ascend.output"
+WORKSPACE_ATTR = "ascend.workspace"
+FALLBACK_ATTR = "fallback"
+FOLD_LIMIT = 1 << 16
+"""Largest result (elements) evaluated at compile time; shape ops are always folded."""
+SHAPE_OPS = frozenset({"graph.shape", "graph.size"})
+CONST_OPS = frozenset({"graph.constant_of_shape", "graph.range"})
+
+
+# ---------------------------------------------------------------------------
+# The fallback kernel.
+# ---------------------------------------------------------------------------
+
+
+def reference_kernel(req: KernelRequest) -> a.KernelOp:
+    """One `ascend.reference` over whole gm buffers for a single op (`fallback` kernel)."""
+    (op,) = req.ops
+    assert isinstance(op, g.GraphOp)
+    kb = KernelBuilder(req, "vector", 1)
+    ins = [kb.inputs[req.inputs.index(v)] for v in op.operands]
+    kb.emit(a.ReferenceOp.get(op.name, ins, kb.outputs, dict(op.properties)))
+    return kb.finish(**{FALLBACK_ATTR: UnitAttr()})
+
+
+def is_fallback(kernel: a.KernelOp) -> bool:
+    return FALLBACK_ATTR in kernel.attributes
+
+
+def fallback_ops(module: ModuleOp) -> list[str]:
+    """Graph op names of the fallback kernels of a lowered module (one entry per kernel)."""
+    return [ref.op.data for k in module.ops if isinstance(k, a.KernelOp) and is_fallback(k)
+            for ref in k.walk() if isinstance(ref, a.ReferenceOp)]
+
+
+# ---------------------------------------------------------------------------
+# Lowering one function.
+# ---------------------------------------------------------------------------
+
+
+def _check_types(op: Operation) -> None:
+    for v in (*op.operands, *op.results):
+        t = v.type
+        if not hasattr(t, "get_shape"):
+            continue
+        if any(d < 0 for d in t.get_shape()):
+            raise LoweringError(f"{describe(op)}: dynamic shape {t} cannot be lowered to ascend yet "
+                                f"(kernels need static shapes)")
+        try:
+            to_dtype(t.element_type)
+        except UnsupportedTypeError:
+            raise LoweringError(f"{describe(op)}: element type {t.element_type} has no ascend "
+                                f"kernels (supported: float, integer and i1 types)") from None
+
+
+def _symbol(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", text).strip("_")[:40] or "op"
+
+
+@dataclass
+class _FunctionLowering:
+    """The state of lowering one graph function: the buffer of each value, the host body."""
+
+    pass_: ConvertGraphToAscend
+    module: ModuleOp
+    fn: func.FuncOp
+    names: set[str]
+
+    def __post_init__(self) -> None:
+        self.spec = load_device(self.pass_.device)
+        self.cost = CostModel(self.spec)
+        self.buffers: dict[SSAValue, SSAValue] = {}
+        self.known: dict[SSAValue, np.ndarray] = {}
+        self.kernels: list[a.KernelOp] = []
+        self.host_ops: list[Operation] = []
+        self.workspace_ops: list[a.AllocOp] = []
+        self.workspace_bytes = 0
+        self.count = 0
+        several = sum(isinstance(f, func.FuncOp) and not f.is_declaration for f in self.module.ops) > 1
+        self.prefix = f"{_symbol(self.fn.sym_name.data)}_" if several else ""
+
+    # -- buffers ----------------------------------------------------------------------------
+
+    def _constant(self, value: SSAValue, array: np.ndarray) -> SSAValue:
+        op = a.ConstantOp.from_array(np.asarray(array))
+        if value.name_hint:
+            op.memref.name_hint = value.name_hint
+        self.host_ops.append(op)
+        return op.memref
+
+    def buffer(self, value: SSAValue) -> SSAValue:
+        """The gm buffer of a graph value (a constant is materialised at its first use)."""
+        buf = self.buffers.get(value)
+        if buf is None:
+            array = self.known.get(value)
+            if array is None:
+                array = g.constant_value_of(value)
+            if array is None:
+                raise LoweringError(f"value {value.name_hint or ''} of type {value.type} has no buffer "
+                                    f"(an elided constant?)")
+            buf = self.buffers[value] = self._constant(value, array.reshape(value.type.get_shape()))
+        return buf
+
+    def _workspace(self, value: SSAValue) -> SSAValue:
+        t = gm_type(value)
+        offset = round_up(self.workspace_bytes, a.OFFSET_ALIGN["gm"])
+        op = a.AllocOp.get(t, offset)
+        if value.name_hint:
+            op.memref.name_hint = value.name_hint
+        self.workspace_bytes = offset + a.nbytes_of(t)
+        self.host_ops.append(op)
+        self.buffers[value] = op.memref
+        return op.memref
+
+    def result_buffer(self, value: SSAValue) -> SSAValue:
+        return self.buffers.get(value) or self._workspace(value)
+
+    # -- compile-time evaluation ------------------------------------------------------------
+
+    def _fold(self, op: Operation) -> bool:
+        """Evaluate an op whose operands are known; True if it became constants."""
+        if not isinstance(op, g.GraphOp) or isinstance(op, g.FusionOp):
+            return False
+        if any(d < 0 for v in (*op.operands, *op.results) for d in v.type.get_shape()):
+            return False
+        if op.name in SHAPE_OPS:
+            x = op.operands[0].type
+            args = [np.broadcast_to(np.zeros((), to_dtype(x.element_type)), x.get_shape())]
+        else:
+            args = []
+            for v in op.operands:
+                known = self.known.get(v)
+                if known is None:
+                    known = g.constant_value_of(v)
+                if known is None:
+                    return False
+                args.append(known)
+            size = sum(int(np.prod(r.type.get_shape())) for r in op.results)
+            if op.name not in CONST_OPS and size > FOLD_LIMIT:
+                return False
+        kwargs = {k: v for k, v in op.attrs().items() if v is not None}
+        out = KERNELS[op.name.removeprefix("graph.")](*args, **kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        for r, value in zip(op.results, outs):
+            self.known[r] = np.asarray(value, dtype=to_dtype(r.type.element_type)).reshape(r.type.get_shape())
+            dst = self.buffers.pop(r, None)
+            if dst is not None:  # a graph output: copy the constant into it
+                self._copy(op, r, dst)
+        return True
+
+    # -- kernels ----------------------------------------------------------------------------
+
+    def _name(self, op: Operation, base: str | None = None) -> str:
+        names = loc_names(op.location)
+        if base is None:
+            base = _symbol(names[0]) if names else _symbol(op.name.removeprefix("graph."))
+        name = f"{self.prefix}k{self.count}_{base}"
+        self.count += 1
+        while name in self.names:
+            name += "_"
+        self.names.add(name)
+        return name
+
+    def _request(self, op: Operation, ops: list[Operation], inputs: list[SSAValue], outputs: list[SSAValue],
+                 kind: str, base: str | None = None) -> KernelRequest:
+        return KernelRequest(
+            name=self._name(op, base), ops=ops, inputs=inputs, outputs=outputs, kind=kind, device=self.spec,
+            cost=self.cost, double_buffer=self.pass_.double_buffer, location=op.location)
+
+    def _launch(self, kernel: a.KernelOp, args: Sequence[SSAValue]) -> None:
+        self.kernels.append(kernel)
+        self.host_ops.append(a.LaunchOp.get(kernel.sym_name.data, self.stream, list(args)))
+
+    def lower_op(self, op: Operation) -> None:
+        if isinstance(op, g.ConstantOp) or self._fold(op):
+            return
+        _check_types(op)
+        if isinstance(op, g.FusionOp):
+            self.lower_fusion(op)
+            return
+        if not isinstance(op, g.GraphOp):
+            raise LoweringError(f"{describe(op)} cannot be lowered to ascend (not a graph op)")
+        inputs = list(op.operands)
+        outputs = list(op.results)
+        req = self._request(op, [op], inputs, outputs, _kind_of(op))
+        args = [self.buffer(v) for v in inputs]
+        args += [self.result_buffer(v) for v in outputs]
+        kernel = build_kernel(req) or reference_kernel(req)
+        self._launch(kernel, args)
+
+    def lower_fusion(self, fusion: g.FusionOp) -> None:
+        block = fusion.body.block
+        for arg, operand in zip(block.args, fusion.inputs):
+            self.buffers[arg] = self.buffer(operand)
+        body = fusion.inner_ops()
+        consts = [op.results[0] for op in body if isinstance(op, g.ConstantOp)]
+        ops = [op for op in body if not isinstance(op, g.ConstantOp)]
+        for op in ops:
+            _check_types(op)
+        yielded = list(fusion.yield_op().values)
+        # Each result's buffer; a yielded value computed in the body is written there in place,
+        # one that already has a buffer (a block argument, a constant, a value yielded twice)
+        # is written there by the kernel too (or copied, if the fusion is split).
+        outs = []
+        for value, result in zip(yielded, fusion.outputs):
+            placed = value in self.buffers or isinstance(value.owner, g.ConstantOp)
+            buf = self.result_buffer(result)
+            if not placed:
+                self.buffers[value] = buf
+            outs.append(buf)
+        read = [c for c in consts if c in yielded or any(u.operation in ops for u in c.uses)]
+        inputs = [*block.args, *read]
+        req = self._request(fusion, ops, inputs, yielded, fusion.kind.data)
+        kernel = build_kernel(req)
+        if kernel is not None:
+            self._launch(kernel, [self.buffer(v) for v in inputs] + outs)
+            return
+        # No template takes the fusion as a whole: one kernel per op, through gm.
+        self.count -= 1
+        self.names.discard(req.name)
+        for op in ops:
+            self.lower_op(op)
+        for value, buf in zip(yielded, outs):
+            if self.buffer(value) is not buf:
+                self._copy(fusion, value, buf)
+
+    def _copy(self, at: Operation, value: SSAValue, dst: SSAValue) -> None:
+        req = self._request(at, [], [value], [value], "data", "copy")
+        self._launch(build_copy(req), [self.buffer(value), dst])
+
+    # -- the function -----------------------------------------------------------------------
+
+    def run(self) -> func.FuncOp:
+        fn = self.fn
+        ret = fn.body.block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        arg_attrs = fn.arg_attrs.data if fn.arg_attrs is not None else ()
+        res_attrs = fn.res_attrs.data if fn.res_attrs is not None else ()
+
+        types, attrs, hints = [], [], []
+        for i, arg in enumerate(fn.body.block.args):
+            _check_value(arg, f"argument #{i} of @{fn.sym_name.data}")
+            types.append(gm_type(arg))
+            attrs.append(arg_attrs[i] if i < len(arg_attrs) else DictionaryAttr({}))
+            hints.append(arg.name_hint)
+        n_in = len(types)
+        for i, value in enumerate(ret.arguments):
+            _check_value(value, f"result #{i} of @{fn.sym_name.data}")
+            d = dict(res_attrs[i].data) if i < len(res_attrs) else {}
+            d[OUTPUT_ATTR] = UnitAttr()
+            types.append(gm_type(value))
+            attrs.append(DictionaryAttr(d))
+            hints.append(value.name_hint)
+        host = Block(arg_types=types)
+        for arg, hint in zip(host.args, hints):
+            arg.name_hint = hint
+        for arg, harg in zip(fn.body.block.args, host.args):
+            self.buffers[arg] = harg
+        # Outputs are written in place by their producer, unless the value already has a
+        # buffer (an input, a constant, another output): then a copy kernel fills them.
+        copies: list[tuple[SSAValue, SSAValue]] = []
+        for value, harg in zip(ret.arguments, host.args[n_in:]):
+            if value in self.buffers or isinstance(value.owner, g.ConstantOp):
+                copies.append((value, harg))
+            else:
+                self.buffers[value] = harg
+
+        stream = a.StreamOp.get(0)
+        stream.results[0].name_hint = "stream"
+        self.stream = stream.results[0]
+        self.host_ops.append(stream)
+        for op in list(fn.body.block.ops)[:-1]:
+            self.lower_op(op)
+        for value, harg in copies:
+            self._copy(ret, value, harg)
+
+        if self.workspace_bytes:
+            ws = host.insert_arg(a.memref_type([round_up(self.workspace_bytes, a.OFFSET_ALIGN["gm"])],
+                                               IntegerType(8), "gm"), len(host.args))
+            ws.name_hint = "workspace"
+            types.append(ws.type)
+            attrs.append(DictionaryAttr({WORKSPACE_ATTR: UnitAttr()}))
+        for op in self.host_ops:
+            host.add_op(op)
+        host.add_op(func.ReturnOp())
+        new = func.FuncOp(fn.sym_name.data, FunctionType.from_lists(types, []), Region(host))
+        new.arg_attrs = ArrayAttr(attrs)
+        new.location = fn.location
+        return new
+
+
+def _check_value(value: SSAValue, what: str) -> None:
+    t = value.type
+    if not hasattr(t, "get_shape"):
+        raise LoweringError(f"{what} has type {t}; only tensors can be lowered to ascend")
+    if any(d < 0 for d in t.get_shape()):
+        raise LoweringError(f"{what} has a dynamic shape {t}; kernels need static shapes")
+    try:
+        to_dtype(t.element_type)
+    except UnsupportedTypeError:
+        raise LoweringError(f"{what} has element type {t.element_type}, which has no ascend kernels") from None
+
+
+def _kind_of(op: Operation) -> str:
+    if op.name in ("graph.conv", "graph.conv_transpose", "graph.matmul", "graph.gemm"):
+        return "cube"
+    if op.name in ("graph.reshape", "graph.flatten", "graph.squeeze", "graph.unsqueeze", "graph.identity",
+                   "graph.dropout", "graph.transpose", "graph.slice", "graph.gather", "graph.gather_elements",
+                   "graph.pad", "graph.tile", "graph.split", "graph.concat", "graph.depth_to_space",
+                   "graph.space_to_depth", "graph.expand"):
+        return "data"
+    return "vector"
+
+
+# ---------------------------------------------------------------------------
+# The pass.
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConvertGraphToAscend(ModulePass):
+    """Bufferize each graph function into a host function of gm buffers and lower every fusion
+    and op left alone to an ascend kernel (tiled through the device's buffers), launched in
+    program order on one stream."""
+
+    name = "convert-graph-to-ascend"
+
+    device: str = DEFAULT_DEVICE
+    """The device whose buffer sizes, core counts and costs shape the kernels."""
+    double_buffer: bool = True
+    """Ping-pong the DMA buffers of the tile loops so copies overlap compute."""
+
+    def __post_init__(self) -> None:
+        load_device(self.device)  # an unknown device is an option error
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fns = [f for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration]
+        names = {k.sym_name.data for k in op.ops if isinstance(k, a.KernelOp)}
+        for fn in fns:
+            lowering = _FunctionLowering(self, op, fn, names)
+            host = lowering.run()
+            for kernel in lowering.kernels:
+                op.body.block.insert_op_before(kernel, fn)
+            op.body.block.insert_op_before(host, fn)
+            fn.detach()
+            fn.erase(safe_erase=False)

@@ -1,0 +1,556 @@
+"""Data-movement kernels: copies, transposes, slices, concat/split, pad, gather, tile.
+
+Everything here is one building block, the tiled *box transfer*: a gm source seen with some
+shape is copied to a gm destination through ub, box by box (MTE2 in, MTE3 out), with a
+`vtranspose` in between when the dims are permuted. The boxes cover the destination: whole
+inner dims, one dim cut into the largest extent that fits (with a tail box for the remainder),
+outer dims one at a time; each box is a `memref.subview` of both sides. A slice is a strided
+view of the source, concat/split write/read views at offsets along the axis, pad fills the
+border boxes with `vdup` and moves the interior, depth_to_space is a transpose of 6-d views.
+
+Views (reshape, flatten, squeeze, unsqueeze, identity, dropout) cost nothing inside a kernel:
+a kernel input or output seen through views is the gm buffer reshaped (memref.collapse_shape /
+expand_shape of a contiguous buffer). A lone view op is a flat copy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerType, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from geir.dialects import ascend as a
+from geir.dialects import graph as g
+from geir.lowering.kernels.common import (
+    KernelBuilder,
+    tile_offsets,
+    tile_pieces,
+    KernelRequest,
+    block_elems,
+    ceil_div,
+    itemsize,
+    mark,
+    round_up,
+    shape_of,
+)
+
+VIEW_OPS = frozenset({"graph.reshape", "graph.flatten", "graph.squeeze", "graph.unsqueeze",
+                      "graph.identity", "graph.dropout"})
+MIN_TILE_BYTES = 16 * 1024
+"""Smallest box worth a block of its own: below it, more blocks cost more than they save."""
+
+
+def slots_of(req: KernelRequest) -> int:
+    return 2 if req.double_buffer else 1
+
+
+def tile_budget(req: KernelRequest, total_bytes: int, slots: int, buffers: int = 1) -> int:
+    """Bytes of ub for the buffers of one slot: what fits, but no more than a share of the work
+    per vector core (so big tensors spread over the cores) and no less than MIN_TILE_BYTES."""
+    fit = req.device.buffer_bytes["ub"] // slots
+    share = round_up(ceil_div(total_bytes, req.device.vector_cores), a.BLOCK_BYTES) * buffers
+    return max(min(fit, max(share, MIN_TILE_BYTES * buffers)), 0)
+
+
+def padded_bytes(shape: Sequence[int], elt: Attribute) -> int:
+    """Bytes of a ub buffer holding `shape` (innermost dim rounded up to 32-byte blocks)."""
+    if not shape:
+        return a.BLOCK_BYTES
+    return math.prod(shape[:-1]) * round_up(max(shape[-1], 1), block_elems(elt)) * itemsize(elt)
+
+
+def ub_shape(shape: Sequence[int], elt: Attribute) -> list[int]:
+    shape = list(shape) or [1]
+    return [*shape[:-1], round_up(max(shape[-1], 1), block_elems(elt))]
+
+
+def ub_view(kb: KernelBuilder, buf: SSAValue, shape: Sequence[int]) -> SSAValue:
+    """The [shape] part of a padded ub buffer (a subview unless the padding is zero)."""
+    shape = list(shape) or [1]
+    return kb.tile(buf, [0] * len(shape), shape)
+
+
+# ---------------------------------------------------------------------------
+# The box transfer.
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Transfer:
+    """Copy `src` (gm, shape I) to `dst` (gm, shape O) through ub; `perm[j]` is the source dim
+    of destination dim j (None: the same order). Dims in `broadcast` are extent 1 in the
+    source (it is read again for every index of them: np.tile). `fill` instead of `src`: the
+    destination is set to a scalar (vdup), nothing is read."""
+
+    src: SSAValue | None
+    dst: SSAValue
+    perm: tuple[int, ...] | None = None
+    broadcast: frozenset[int] = frozenset()
+    fill: SSAValue | None = None
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return tuple(self.dst.type.get_shape())
+
+    @property
+    def elt(self) -> Attribute:
+        return self.dst.type.element_type
+
+    def in_box(self, e: Sequence[int]) -> list[int]:
+        """Source box of destination box `e` (in source order)."""
+        if self.perm is None:
+            return [1 if j in self.broadcast else x for j, x in enumerate(e)]
+        box = [1] * len(e)
+        for j, p in enumerate(self.perm):
+            box[p] = e[j]
+        return box
+
+    def bytes(self, e: Sequence[int]) -> int:
+        if self.fill is not None:
+            return padded_bytes(e, self.elt)
+        n = padded_bytes(self.in_box(e), self.elt)
+        if self.perm is not None:
+            n += padded_bytes(e, self.elt)
+        return n
+
+    def plan(self, budget: int) -> list[int]:
+        """Box extents: inner dims whole, one dim cut to fit `budget`, outer dims 1."""
+        shape = self.out_shape
+        e = [1 if j in self.broadcast else x for j, x in enumerate(shape)]
+        for j in range(len(shape)):
+            if self.bytes(e) <= budget:
+                break
+            if j in self.broadcast:
+                continue
+            e[j] = 1
+            if self.bytes(e) > budget:
+                continue
+            lo, hi = 1, shape[j]
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                e[j] = mid
+                if self.bytes(e) <= budget:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            e[j] = lo
+            break
+        return e
+
+
+def _ntiles(shape: Sequence[int], e: Sequence[int], skip: frozenset[int] = frozenset()) -> list[int]:
+    return [math.prod(c) for c, _, _ in tile_pieces(shape, e, skip)]
+
+
+class TransferKernel:
+    """Several transfers in one kernel, one after the other, each a tiled pipeline; the kernel's
+    block_dim is the most boxes any of them has (capped by the vector cores)."""
+
+    def __init__(self, req: KernelRequest, kb: KernelBuilder, transfers: list[Transfer]):
+        self.req, self.kb, self.transfers = req, kb, transfers
+        self.slots = slots_of(req)
+        total = sum(a.nbytes_of(t.dst.type) for t in transfers)
+        self.plans = []
+        for t in transfers:
+            budget = tile_budget(req, total, self.slots, 1 if t.perm is None else 2)
+            self.plans.append(t.plan(budget))
+        most = max((n for t, e in zip(transfers, self.plans) for n in _ntiles(t.out_shape, e, t.broadcast)), default=1)
+        self.block_dim = max(1, min(req.device.vector_cores, most))
+        kb.kernel.block_dim = a.IntegerAttr(self.block_dim, i64)
+
+    def emit(self) -> a.KernelOp:
+        for t, e in zip(self.transfers, self.plans):
+            with self.kb.scope("ub"):  # transfers run one after the other: they share ub
+                self._emit(t, e)
+        return self.kb.finish()
+
+    def _buffers(self, t: Transfer, e: Sequence[int], slots: int) -> list[tuple[SSAValue | None, SSAValue]]:
+        kb = self.kb
+        bufs = []
+        for s in range(slots):
+            sfx = str(s) if slots > 1 else ""
+            inb = None if t.fill is not None else kb.alloc(ub_shape(t.in_box(e), t.elt), t.elt, "ub", "in_ub" + sfx)
+            outb = inb if (t.perm is None and t.fill is None) else kb.alloc(ub_shape(e, t.elt), t.elt, "ub", "out_ub" + sfx)
+            bufs.append((inb, outb))
+        return bufs
+
+    def _emit(self, t: Transfer, e: list[int]) -> None:
+        kb = self.kb
+        shape = t.out_shape
+        pieces = tile_pieces(shape, e, t.broadcast)
+        most = max(ceil_div(math.prod(c), min(self.block_dim, math.prod(c))) for c, _, _ in pieces)
+        slots = self.slots if most > 1 else 1
+        bufs = self._buffers(t, e, slots)
+        for i, (counts, ext, cut_offset) in enumerate(pieces):
+            n = math.prod(counts)
+            per = ceil_div(n, min(self.block_dim, n))
+            state: dict[int, tuple] = {}
+
+            def offsets(tile, counts=counts, ext=ext, cut_offset=cut_offset):
+                return tile_offsets(kb, tile, counts, ext, shape, cut_offset, t.broadcast)
+
+            def load(tile, s, ext=ext, offsets=offsets):
+                off = offsets(tile)
+                state[s] = off
+                inb, _ = bufs[s]
+                if t.fill is not None:
+                    return
+                box = t.in_box(ext)
+                if t.perm is None:
+                    src_off = [0 if j in t.broadcast else o for j, o in enumerate(off)]
+                else:
+                    src_off = [0] * len(off)
+                    for j, p in enumerate(t.perm):
+                        src_off[p] = off[j]
+                kb.copy(kb.tile(t.src, src_off, box), ub_view(kb, inb, box) if box else inb)
+
+            def compute(tile, s, ext=ext):
+                inb, outb = bufs[s]
+                if t.fill is not None:
+                    kb.vec("vdup", t.fill, ub_view(kb, outb, ext))
+                else:
+                    kb.vec("vtranspose", ub_view(kb, inb, t.in_box(ext)), ub_view(kb, outb, ext),
+                           perm=DenseArrayBase.from_list(i64, list(t.perm)))
+
+            def store(tile, s, ext=ext):
+                _, outb = bufs[s]
+                src = ub_view(kb, outb, ext) if ext else outb
+                kb.copy(src, kb.tile(t.dst, state[s], ext))
+
+            needs_v = t.perm is not None or t.fill is not None
+            kb.pipeline(n, per, load, store, compute if needs_v else None, slots, last_blocks=i > 0)
+
+
+def transfer_kernel(req: KernelRequest, build) -> a.KernelOp:
+    """A kernel of box transfers: `build(kb)` views the arguments and returns the transfers."""
+    kb = KernelBuilder(req, "vector", 1)
+    transfers = [t for t in build(kb) if math.prod(t.out_shape) > 0]
+    if not transfers:
+        return mark(kb.finish(), "template", "data")
+    tk = TransferKernel(req, kb, transfers)
+    return mark(tk.emit(), "template", "data")
+
+
+def _flat(kb: KernelBuilder, value: SSAValue) -> SSAValue:
+    return kb.view(value, [max(1, math.prod(value.type.get_shape()))])
+
+
+def build_copy(req: KernelRequest) -> a.KernelOp:
+    """inputs[0] -> outputs[0] (same number of elements): a flat tiled copy."""
+    return transfer_kernel(req, lambda kb: [Transfer(_flat(kb, kb.inputs[0]), _flat(kb, kb.outputs[0]))])
+
+
+# ---------------------------------------------------------------------------
+# The ops.
+# ---------------------------------------------------------------------------
+
+
+def _const(value: SSAValue | None) -> np.ndarray | None:
+    return None if value is None else g.constant_value_of(value)
+
+
+def _collapse_perm(shape: Sequence[int], perm: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Drop size-1 dims and merge source dims that stay adjacent and in order: (source shape,
+    perm) of the smallest equivalent transpose."""
+    keep = [d for d in range(len(shape)) if shape[d] != 1]
+    out_dims = [p for p in perm if shape[p] != 1]
+    groups: list[list[int]] = []
+    for p in out_dims:
+        if groups and groups[-1][-1] + 1 == p:
+            groups[-1].append(p)
+        else:
+            groups.append([p])
+    order = sorted(range(len(groups)), key=lambda i: groups[i][0])
+    src_shape = [math.prod(shape[d] for d in groups[i]) for i in order]
+    rank_of = {gi: r for r, gi in enumerate(order)}
+    new_perm = [rank_of[i] for i in range(len(groups))]
+    del keep
+    return src_shape, new_perm
+
+
+def _transfer_transpose(kb: KernelBuilder, src: SSAValue, dst: SSAValue, perm: Sequence[int]) -> list[Transfer]:
+    shape = list(src.type.get_shape())
+    src_shape, p = _collapse_perm(shape, perm)
+    if not src_shape:
+        return [Transfer(_flat(kb, src), _flat(kb, dst))]
+    out_shape = [src_shape[i] for i in p]
+    s = kb.view(src, src_shape)
+    d = kb.view(dst, out_shape)
+    if p == sorted(p):
+        return [Transfer(s, d)]
+    return [Transfer(s, d, tuple(p))]
+
+
+def _slice_params(op: g.SliceOp) -> tuple[list[int], list[int], list[int]] | None:
+    x = shape_of(op.inputs[0])
+    starts, ends = _const(op.inputs[1]), _const(op.inputs[2])
+    axes = _const(op.inputs[3]) if len(op.inputs) > 3 else None
+    steps = _const(op.inputs[4]) if len(op.inputs) > 4 else None
+    if starts is None or ends is None or (len(op.inputs) > 3 and axes is None) or (len(op.inputs) > 4 and steps is None):
+        return None
+    out = shape_of(op.output)
+    offs, strides = [0] * len(x), [1] * len(x)
+    rank = len(x)
+    axes_l = [int(v) % rank for v in axes.reshape(-1)] if axes is not None else list(range(len(starts.reshape(-1))))
+    steps_l = [int(v) for v in steps.reshape(-1)] if steps is not None else [1] * len(axes_l)
+    for ax, s, st in zip(axes_l, starts.reshape(-1), steps_l):
+        dim = x[ax]
+        s = int(s)
+        s = s + dim if s < 0 else s
+        s = min(max(s, 0), dim) if st > 0 else min(max(s, 0), dim - 1)
+        if st <= 0:
+            return None
+        offs[ax], strides[ax] = s, st
+    if rank and strides[-1] != 1 and out[-1] > 1:
+        return None  # DMA moves rows: a strided innermost dim needs a gather
+    return offs, list(out), strides
+
+
+def _split_like(kb: KernelBuilder, whole: SSAValue, parts: list[SSAValue], axis: int, into: bool) -> list[Transfer]:
+    """concat (into=True: parts -> whole) or split (whole -> parts) along `axis`, as 2-d views
+    [outer, extent * inner]."""
+    shape = list(whole.type.get_shape())
+    outer, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1:])
+    w = kb.view(whole, [outer, shape[axis] * inner])
+    transfers, offset = [], 0
+    for part in parts:
+        n = part.type.get_shape()[axis]
+        if n:
+            pv = kb.view(part, [outer, n * inner])
+            region = kb.tile(w, [0, offset * inner], [outer, n * inner])
+            transfers.append(Transfer(pv, region) if into else Transfer(region, pv))
+        offset += n
+    return transfers
+
+
+def _pad_transfers(kb: KernelBuilder, op: g.PadOp, x: SSAValue, y: SSAValue) -> list[Transfer] | None:
+    if op.attrs()["mode"] != "constant":
+        return None
+    xs = shape_of(op.inputs[0])
+    rank = len(xs)
+    pads = _const(op.inputs[1])
+    cv = _const(op.inputs[2]) if len(op.inputs) > 2 else None
+    axes = _const(op.inputs[3]) if len(op.inputs) > 3 else None
+    if pads is None or (len(op.inputs) > 2 and cv is None) or (len(op.inputs) > 3 and axes is None):
+        return None
+    pads = [int(v) for v in pads.reshape(-1)]
+    axes_l = [int(v) % rank for v in axes.reshape(-1)] if axes is not None else list(range(rank))
+    k = len(axes_l)
+    begin, end = [0] * rank, [0] * rank
+    for j, ax in enumerate(axes_l):
+        begin[ax], end[ax] = pads[j], pads[j + k]
+    if any(v < 0 for v in (*begin, *end)):
+        return None  # cropping pads
+    elt = y.type.element_type
+    value = 0 if cv is None or cv.size == 0 else cv.reshape(-1)[0].item()
+    if elt == IntegerType(1):
+        return None
+    ys = shape_of(op.output)
+    transfers = []
+    fill = kb.scalar(value, elt)
+    for d in range(rank):
+        for lo, n in ((0, begin[d]), (begin[d] + xs[d], end[d])):
+            if n <= 0:
+                continue
+            offs = [begin[i] if i < d else 0 for i in range(rank)]
+            sizes = [xs[i] if i < d else ys[i] for i in range(rank)]
+            offs[d], sizes[d] = lo, n
+            if math.prod(sizes):
+                transfers.append(Transfer(None, kb.tile(y, offs, sizes), fill=fill))
+    if math.prod(xs):
+        transfers.append(Transfer(x, kb.tile(y, begin, list(xs))))
+    return transfers
+
+
+def _gather_kernel(req: KernelRequest, op: g.GatherOp) -> a.KernelOp | None:
+    """data [A, N, B], indices [Q] -> out [A, Q, B]: per box of (a, q, b) one index read on the
+    scalar pipe (memref.load from gm, negative indices wrapped), then a box copy."""
+    data_t, idx_t = op.inputs[0].type, op.inputs[1].type
+    ds = list(data_t.get_shape())
+    axis = op.attrs()["axis"] % len(ds)
+    A, N, B = math.prod(ds[:axis]), ds[axis], math.prod(ds[axis + 1:])
+    Q = math.prod(idx_t.get_shape())
+    if not isinstance(idx_t.element_type, IntegerType) or A * Q * B == 0:
+        return None
+    kb = KernelBuilder(req, "vector", 1)
+    data = kb.view(kb.inputs[req.inputs.index(op.inputs[0])], [A, N, B])
+    idx = _flat(kb, kb.inputs[req.inputs.index(op.inputs[1])])
+    out = kb.view(kb.outputs[0], [A, Q, B])
+    elt = data_t.element_type
+    slots = slots_of(req)
+    budget = tile_budget(req, a.nbytes_of(out.type), slots)
+    t = Transfer(data, out)
+    e = t.plan(budget)
+    if Q > 1:
+        e[0], e[1] = 1, 1
+    pieces = tile_pieces([A, Q, B], e)
+    most = max(math.prod(c) for c, _, _ in pieces)
+    kb.kernel.block_dim = a.IntegerAttr(max(1, min(req.device.vector_cores, most)), i64)
+    if most <= kb.kernel.block_count:
+        slots = 1
+    bufs = [kb.alloc(ub_shape(e, elt), elt, "ub", f"row_ub{s}" if slots > 1 else "row_ub") for s in range(slots)]
+    for i, (counts, ext, cut) in enumerate(pieces):
+        n = math.prod(counts)
+        per = ceil_div(n, min(kb.kernel.block_count, n))
+        state = {}
+
+        def offsets(tile, counts=counts, ext=ext, cut=cut):
+            return tile_offsets(kb, tile, counts, ext, [A, Q, B], cut)
+
+        def load(tile, s, ext=ext, offsets=offsets):
+            oa, oq, ob = offsets(tile)
+            raw = kb.emit(memref.LoadOp.get(idx, [kb.index(oq)])).results[0]
+            if raw.type != IndexType():
+                raw = kb.emit(arith.IndexCastOp(raw, IndexType())).result
+            neg = kb.emit(arith.CmpiOp(raw, kb.index(0), "slt")).result
+            wrapped = kb.emit(arith.AddiOp(raw, kb.index(N))).result
+            row = kb.emit(arith.SelectOp(neg, wrapped, raw)).result
+            state[s] = (oa, oq, ob)
+            kb.copy(kb.tile(data, [oa, row, ob], ext), ub_view(kb, bufs[s], ext))
+
+        def store(tile, s, ext=ext):
+            oa, oq, ob = state[s]
+            kb.copy(ub_view(kb, bufs[s], ext), kb.tile(out, [oa, oq, ob], ext))
+
+        kb.pipeline(n, per, load, store, None, slots, last_blocks=i > 0)
+    return mark(kb.finish(), "template", "gather")
+
+
+def _op_transfers(kb: KernelBuilder, req: KernelRequest, op: Operation, ins: list[SSAValue],
+                  outs: list[SSAValue]) -> list[Transfer] | None:
+    """The transfers of one data op on gm buffers `ins` / `outs` (graph operand / result order;
+    None for operands that are not read)."""
+    name = op.name
+    if name in VIEW_OPS or name == "graph.expand" and shape_of(op.inputs[0]) == shape_of(op.results[0]):
+        return [Transfer(_flat(kb, ins[0]), _flat(kb, outs[0]))]
+    if name == "graph.transpose":
+        perm = op.attrs()["perm"] or tuple(reversed(range(len(shape_of(op.inputs[0])))))
+        return _transfer_transpose(kb, ins[0], outs[0], [int(p) for p in perm])
+    if name == "graph.slice":
+        params = _slice_params(op)
+        if params is None:
+            return None
+        offs, sizes, strides = params
+        if not math.prod(sizes):
+            return []
+        return [Transfer(kb.tile(ins[0], offs, sizes, strides), outs[0])]
+    if name == "graph.concat":
+        axis = op.attrs()["axis"] % len(shape_of(op.results[0]))
+        return _split_like(kb, outs[0], ins, axis, into=True)
+    if name == "graph.split":
+        axis = op.attrs()["axis"] % len(shape_of(op.inputs[0]))
+        return _split_like(kb, ins[0], outs, axis, into=False)
+    if name == "graph.pad":
+        return _pad_transfers(kb, op, ins[0], outs[0])
+    if name in ("graph.depth_to_space", "graph.space_to_depth"):
+        n, c, h, w = shape_of(op.inputs[0])
+        b = op.attrs()["blocksize"]
+        if name == "graph.depth_to_space":
+            if op.attrs()["mode"] == "DCR":
+                view, perm = [n, b, b, c // (b * b), h, w], [0, 3, 4, 1, 5, 2]
+            else:
+                view, perm = [n, c // (b * b), b, b, h, w], [0, 1, 4, 2, 5, 3]
+        else:
+            view, perm = [n, c, h // b, b, w // b, b], [0, 3, 5, 1, 2, 4]
+        src = kb.view(ins[0], view)
+        dst = kb.view(outs[0], [view[p] for p in perm])
+        return _transfer_transpose(kb, src, dst, perm)
+    if name == "graph.tile":
+        reps = _const(op.inputs[1])
+        if reps is None:
+            return None
+        xs = shape_of(op.inputs[0])
+        reps = [int(r) for r in reps.reshape(-1)]
+        inter = [v for pair in zip(reps, xs) for v in pair]
+        src = kb.view(ins[0], [v for x in xs for v in (1, x)])
+        dst = kb.view(outs[0], inter)
+        return [Transfer(src, dst, broadcast=frozenset(range(0, len(inter), 2)))]
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Entry point.
+# ---------------------------------------------------------------------------
+
+
+DATA_OPS = frozenset({"graph.transpose", "graph.slice", "graph.concat", "graph.split", "graph.pad",
+                      "graph.depth_to_space", "graph.space_to_depth", "graph.tile", "graph.expand",
+                      "graph.gather"}) | VIEW_OPS
+
+
+def _through_views(req: KernelRequest) -> tuple[Operation | None, dict[SSAValue, SSAValue]] | None:
+    """The one non-view op of the request and, for every value, the kernel value it is a view
+    of (kernel inputs, and the move op's results); None if the ops are not views around at
+    most one op."""
+    movers = [op for op in req.ops if op.name not in VIEW_OPS]
+    if len(movers) > 1:
+        return None
+    root: dict[SSAValue, SSAValue] = {v: v for v in req.inputs}
+    for op in req.ops:
+        if op.name in VIEW_OPS:
+            src = root.get(op.operands[0])
+            if src is None:
+                return None
+            root[op.results[0]] = src
+        else:
+            for r in op.results:
+                root[r] = r
+    return (movers[0] if movers else None), root
+
+
+def try_build(req: KernelRequest) -> a.KernelOp | None:
+    if not req.ops or any(op.name not in DATA_OPS for op in req.ops):
+        return None
+    found = _through_views(req)
+    if found is None:
+        return None
+    mover, root = found
+    if any(v not in root for v in req.outputs):
+        return None
+    if mover is None:
+        # Views only: each output is a copy of the input it views.
+        if any(root[v] not in req.inputs for v in req.outputs):
+            return None
+
+        def copies(kb: KernelBuilder) -> list[Transfer]:
+            return [Transfer(_flat(kb, kb.inputs[req.inputs.index(root[v])]), _flat(kb, out))
+                    for v, out in zip(req.outputs, kb.outputs)]
+
+        return transfer_kernel(req, copies)
+    if mover.name == "graph.gather":
+        if len(req.ops) != 1 or req.inputs[:2] != list(mover.operands[:2]) and set(mover.operands) - set(req.inputs):
+            return None
+        return _gather_kernel(req, mover)
+    if mover.name == "graph.expand" and shape_of(mover.inputs[0]) != shape_of(mover.results[0]):
+        return None  # a broadcast: the vector template
+    # Every output must be one of the mover's results (through views), each result at most once.
+    roots = [root[v] for v in req.outputs]
+    if any(r not in mover.results for r in roots) or len(set(roots)) != len(roots):
+        return None
+    if any(root.get(v) not in req.inputs for v in mover.operands[:1]):
+        return None
+
+    def build(kb: KernelBuilder) -> list[Transfer] | None:
+        ins = []
+        for i, v in enumerate(mover.operands):
+            src = root.get(v)
+            ins.append(kb.view(kb.inputs[req.inputs.index(src)], shape_of(v)) if src in req.inputs and (i == 0 or mover.name in ("graph.concat",)) else None)
+        outs = []
+        for r in mover.results:
+            if r in roots:
+                outs.append(kb.view(kb.outputs[roots.index(r)], shape_of(r)))
+            else:
+                outs.append(None)
+        if any(o is None for o in outs):
+            return None  # a result nobody reads outside: not worth a special case
+        return _op_transfers(kb, req, mover, ins, outs)
+
+    kb_probe = KernelBuilder(req, "vector", 1)
+    if build(kb_probe) is None:
+        return None
+    return transfer_kernel(req, build)

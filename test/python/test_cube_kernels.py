@@ -1,0 +1,477 @@
+"""Cube kernels (lowering/kernels/cube.py) run on the ascend interpreter against the graph
+kernels' numpy semantics.
+
+Each case builds graph ops on block arguments, asks `cube.try_build` for the kernel through
+a KernelRequest, wraps it in a one-launch host function and runs it with real per-space
+buffers: a wrong tile index, a missing copy or a missing pad is a wrong number. Shapes are
+chosen off the 16-grid (edge tiles in M, N, K, channels, pixels), with batches, transposes,
+groups, strides, pads, dilations, depthwise on both units, and fused epilogues.
+
+Tolerances: fp32 runs the cube in fp32 mode and only the summation order differs from numpy
+(rtol 1e-4, atol 1e-5, the suite's); fp16 multiplies f16 x f16 into an f32 accumulator and
+rounds the result (and each epilogue step) to f16, so it is compared with the float64
+product of the same f16 inputs at rtol 1e-2, atol 1e-2 (scaled by sqrt(K) for the sum).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, ModuleOp, StringAttr, UnitAttr
+from xdsl.ir import Block, Region
+
+from geir.dialects import ascend as a
+from geir.dialects import graph as g
+from geir.dialects.types import tensor, to_element_type
+from geir.ir.locations import name_loc
+from geir.ir.text import parse_module
+from geir.lowering.kernels import cube
+from geir.lowering.kernels.common import KernelRequest, gm_type
+from geir.runtime.ascend_interpreter import run_ascend_module
+from geir.runtime.device import CostModel, load_device
+from geir.runtime.kernels import KERNELS
+
+DEVICE = load_device("ascend910b")
+COST = CostModel(DEVICE)
+RNG = np.random.default_rng(7)
+
+
+class Case:
+    """Graph ops on named inputs, lowered to one cube kernel."""
+
+    def __init__(self, dtype=np.float32):
+        self.dtype = np.dtype(dtype)
+        self.block = Block()
+        self.names: list[str] = []
+        self.feeds: dict[str, np.ndarray] = {}
+        self.values = []
+        self.ops = []
+
+    def input(self, name: str, array: np.ndarray):
+        array = np.asarray(array, self.dtype)
+        arg = self.block.insert_arg(tensor(array.shape, to_element_type(array.dtype)), len(self.block.args))
+        arg.name_hint = name
+        self.names.append(name)
+        self.feeds[name] = array
+        self.values.append(arg)
+        return arg
+
+    def constant(self, name: str, array: np.ndarray):
+        """A small constant cloned into a fusion: a kernel input whose value is known."""
+        op = g.ConstantOp.from_array(np.asarray(array, self.dtype))
+        op.results[0].name_hint = name
+        self.names.append(name)
+        self.feeds[name] = np.asarray(array, self.dtype)
+        self.values.append(op.results[0])
+        return op.results[0]
+
+    def op(self, cls, inputs, **attrs):
+        op = cls.build_op(inputs, **attrs)
+        op.location = name_loc(f"n{len(self.ops)}")
+        self.ops.append(op)
+        return op.results[0]
+
+    def request(self, outputs, double_buffer=True, kind="cube+vector") -> KernelRequest:
+        return KernelRequest(name="k0", ops=self.ops, inputs=self.values, outputs=list(outputs), kind=kind,
+                             device=DEVICE, cost=COST, double_buffer=double_buffer, location=self.ops[0].location)
+
+    def build(self, outputs, **kw):
+        req = self.request(outputs, **kw)
+        kernel = cube.try_build(req)
+        assert kernel is not None, "cube.try_build declined the request"
+        args = [gm_type(v) for v in (*self.values, *outputs)]
+        host = Block(arg_types=args)
+        stream = a.StreamOp.get(0)
+        host.add_ops([stream, a.LaunchOp.get("k0", stream, list(host.args)), func.ReturnOp()])
+        fn = func.FuncOp("main", FunctionType.from_lists(args, []), Region(host))
+        attrs = [DictionaryAttr({"onnx.name": StringAttr(n)}) for n in self.names]
+        attrs += [DictionaryAttr({"onnx.name": StringAttr(f"out{i}"), "ascend.output": UnitAttr()})
+                  for i in range(len(outputs))]
+        fn.arg_attrs = ArrayAttr(attrs)
+        module = ModuleOp([kernel, fn])
+        module.verify()
+        return module, kernel
+
+    def run(self, outputs, **kw):
+        module, kernel = self.build(outputs, **kw)
+        out = run_ascend_module(module, self.feeds)
+        return [out[f"out{i}"] for i in range(len(outputs))], kernel
+
+    def reference(self, value):
+        """The graph kernels' result for `value` (float64 for fp16 cases)."""
+        env = dict(zip(self.values, (self.feeds[n] for n in self.names)))
+        wide = self.dtype == np.float16
+        if wide:
+            env = {k: v.astype(np.float64) for k, v in env.items()}
+        for op in self.ops:
+            kwargs = {k: v for k, v in op.attrs().items() if v is not None}
+            env[op.results[0]] = KERNELS[op.name.removeprefix("graph.")](*(env[v] for v in op.operands), **kwargs)
+        return env[value]
+
+
+def check(case: Case, outputs, k: int = 1, **kw):
+    got, kernel = case.run(outputs, **kw)
+    for v, y in zip(outputs, got):
+        ref = case.reference(v)
+        assert y.shape == ref.shape
+        if case.dtype == np.float16:
+            tol = 1e-2 * max(1.0, math.sqrt(k) / 4)
+            np.testing.assert_allclose(y.astype(np.float64), ref, rtol=tol, atol=tol)
+        else:
+            np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5 * max(1.0, math.sqrt(k)))
+    return kernel
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape)
+
+
+# ---------------------------------------------------------------------------
+# img2col: the hand-written program of test/dialects/ascend/load3d.mlir.
+# ---------------------------------------------------------------------------
+
+
+def test_load3d_program_is_a_convolution():
+    text = (Path(__file__).resolve().parents[1] / "dialects" / "ascend" / "load3d.mlir").read_text()
+    module = parse_module(text)
+    module.verify()
+    x = rand(1, 3, 6, 6).astype(np.float32)
+    w = rand(16, 3, 3, 3).astype(np.float32)
+    y = run_ascend_module(module, {"x": x, "w": w.reshape(16, 27)})["y"]
+    ref = KERNELS["conv"](x, w, pads=(1, 1, 1, 1)).reshape(16, 36)
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# matmul / gemm.
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("m,k,n", [(16, 16, 16), (37, 50, 23), (64, 300, 96), (1, 512, 1000), (200, 40, 130)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_matmul(m, k, n, dtype):
+    c = Case(dtype)
+    y = c.op(g.MatMulOp, [c.input("a", rand(m, k)), c.input("b", rand(k, n))])
+    check(c, [y], k)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [
+    ((3, 20, 33), (3, 33, 17)),         # batched
+    ((2, 3, 20, 33), (33, 40)),         # batch on the left only: one tall matrix
+    ((20, 33), (4, 33, 18)),            # batch on the right only
+    ((2, 1, 17, 24), (1, 3, 24, 19)),   # broadcast batch dims
+    ((33,), (33, 20)),                  # 1-D on the left
+    ((20, 33), (33,)),                  # 1-D on the right
+])
+def test_batched_matmul(a_shape, b_shape):
+    c = Case()
+    y = c.op(g.MatMulOp, [c.input("a", rand(*a_shape)), c.input("b", rand(*b_shape))])
+    check(c, [y], a_shape[-1])
+
+
+@pytest.mark.parametrize("trans_a,trans_b", [(0, 0), (1, 0), (0, 1), (1, 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_gemm_transposes(trans_a, trans_b, dtype):
+    m, k, n = 45, 70, 38
+    c = Case(dtype)
+    a_ = c.input("a", rand(k, m) if trans_a else rand(m, k))
+    b_ = c.input("b", rand(n, k) if trans_b else rand(k, n))
+    y = c.op(g.GemmOp, [a_, b_], trans_a=trans_a, trans_b=trans_b)
+    check(c, [y], k)
+
+
+@pytest.mark.parametrize("c_shape", [(38,), (1, 38), (45, 1), (45, 38), ()])
+def test_gemm_alpha_beta_bias(c_shape):
+    c = Case()
+    a_, b_ = c.input("a", rand(45, 70)), c.input("b", rand(38, 70))
+    bias = c.input("c", rand(*c_shape)) if c_shape else c.constant("c", np.array(0.75))
+    y = c.op(g.GemmOp, [a_, b_, bias], alpha=0.5, beta=2.0, trans_b=1)
+    kernel = check(c, [y], 70)
+    assert kernel.core_type.data == "mix"
+
+
+# ---------------------------------------------------------------------------
+# Convolution.
+# ---------------------------------------------------------------------------
+
+CONVS = [
+    # x shape, w shape, attrs
+    ((1, 3, 6, 6), (16, 3, 3, 3), dict(pads=(1, 1, 1, 1))),
+    ((2, 5, 9, 11), (7, 5, 3, 2), dict(pads=(1, 0, 2, 1), strides=(2, 1))),
+    ((1, 8, 13, 10), (12, 2, 3, 3), dict(group=4, dilations=(2, 2), pads=(2, 2, 2, 2))),
+    ((1, 6, 7, 7), (6, 1, 3, 3), dict(group=6, pads=(1, 1, 1, 1))),            # depthwise
+    ((1, 4, 23, 19), (40, 4, 1, 1), {}),                                      # 1x1
+    ((1, 3, 29, 31), (20, 3, 7, 7), dict(pads=(3, 3, 3, 3), strides=(2, 2))),  # a first layer
+    ((1, 70, 5, 5), (33, 70, 3, 3), dict(pads=(1, 1, 1, 1))),                  # channels in chunks
+]
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", CONVS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_conv(x_shape, w_shape, attrs, dtype):
+    c = Case(dtype)
+    y = c.op(g.ConvOp, [c.input("x", rand(*x_shape)), c.input("w", rand(*w_shape))], **attrs)
+    check(c, [y], math.prod(w_shape[1:]))
+
+
+def test_conv_1d_with_bias():
+    c = Case()
+    y = c.op(g.ConvOp, [c.input("x", rand(2, 6, 40)), c.input("w", rand(10, 6, 5)), c.input("b", rand(10))],
+             pads=(2, 2), strides=(2,))
+    check(c, [y], 30)
+
+
+def test_conv_single_buffered():
+    c = Case()
+    y = c.op(g.ConvOp, [c.input("x", rand(1, 20, 12, 12)), c.input("w", rand(24, 20, 3, 3))], pads=(1, 1, 1, 1))
+    check(c, [y], 180, double_buffer=False)
+
+
+# ---------------------------------------------------------------------------
+# Epilogues (cube+vector fusions).
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_conv_bias_relu(dtype):
+    c = Case(dtype)
+    y = c.op(g.ConvOp, [c.input("x", rand(1, 10, 15, 15)), c.input("w", rand(24, 10, 3, 3)), c.input("b", rand(24))],
+             pads=(1, 1, 1, 1), strides=(2, 2))
+    z = c.op(g.ReluOp, [y])
+    kernel = check(c, [z], 90)
+    assert kernel.core_type.data == "mix"
+
+
+def test_conv_relu_rides_on_fix():
+    c = Case()
+    y = c.op(g.ConvOp, [c.input("x", rand(1, 10, 15, 15)), c.input("w", rand(24, 10, 3, 3))], pads=(1, 1, 1, 1))
+    z = c.op(g.ReluOp, [y])
+    kernel = check(c, [z], 90)
+    assert kernel.core_type.data == "cube"
+    assert any(isinstance(op, a.CopyOp) and op.relu is not None for op in kernel.walk())
+
+
+def test_conv_residual_sum_relu():
+    """ResNet's conv + bias, sum with the shortcut, relu."""
+    c = Case()
+    y = c.op(g.ConvOp, [c.input("x", rand(2, 16, 9, 9)), c.input("w", rand(32, 16, 1, 1)), c.input("b", rand(32))])
+    s = c.op(g.SumOp, [y, c.input("r", rand(2, 32, 9, 9))])
+    z = c.op(g.ReluOp, [s])
+    check(c, [z], 16)
+
+
+def test_conv_two_outputs_and_a_view():
+    """The conv result and relu(conv) both leave the kernel; the second through a reshape."""
+    c = Case()
+    y = c.op(g.ConvOp, [c.input("x", rand(1, 8, 10, 10)), c.input("w", rand(18, 8, 3, 3))], pads=(1, 1, 1, 1))
+    z = c.op(g.ReluOp, [y])
+    shape = c.constant("shape", np.array([1, 3, 6, 10, 10], np.int64))
+    c.feeds["shape"] = np.array([1, 3, 6, 10, 10], np.int64)
+    v = c.op(g.ReshapeOp, [z, shape])
+    check(c, [y, v], 72)
+
+
+def test_conv_channel_scale_and_batch_norm():
+    c = Case()
+    y = c.op(g.ConvOp, [c.input("x", rand(1, 6, 11, 11)), c.input("w", rand(20, 6, 3, 3))])
+    s = c.op(g.MulOp, [y, c.input("scale", rand(1, 20, 1, 1))])
+    params = [c.input(n, RNG.uniform(0.5, 1.5, 20)) for n in ("gamma", "beta", "mean", "var")]
+    z = c.op(g.BatchNormOp, [s, *params], epsilon=1e-3)
+    check(c, [z], 54)
+
+
+def test_conv_concat_prologue():
+    """SqueezeNet's fire module: the expand convs' outputs, concatenated, feed the next conv."""
+    c = Case()
+    x = c.op(g.ConcatOp, [c.input("p", rand(1, 16, 8, 8)), c.input("q", rand(1, 32, 8, 8))], axis=1)
+    y = c.op(g.ConvOp, [x, c.input("w", rand(12, 48, 3, 3)), c.input("b", rand(12))], pads=(1, 1, 1, 1))
+    z = c.op(g.ReluOp, [y])
+    check(c, [z], 432)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_matmul_bias_gelu(approximate):
+    c = Case()
+    y = c.op(g.MatMulOp, [c.input("x", rand(1, 16, 64)), c.input("w", rand(64, 256))])
+    b = c.op(g.AddOp, [c.input("b", rand(256)), y])
+    z = c.op(g.GeluOp, [b], approximate=approximate)
+    check(c, [z], 64)
+
+
+def test_matmul_erf_gelu_chain():
+    """The TorchScript exporter's GELU: x * 0.5 * (1 + erf(x / sqrt 2)), with scalar constants."""
+    c = Case()
+    y = c.op(g.MatMulOp, [c.input("x", rand(1, 16, 64)), c.input("w", rand(64, 256))])
+    x = c.op(g.AddOp, [c.input("b", rand(256)), y])
+    t = c.op(g.DivOp, [x, c.constant("sqrt2", np.array(1.4142135381698608))])
+    t = c.op(g.ErfOp, [t])
+    t = c.op(g.AddOp, [t, c.constant("one", np.array(1.0))])
+    t = c.op(g.MulOp, [x, t])
+    z = c.op(g.MulOp, [t, c.constant("half", np.array(0.5))])
+    check(c, [z], 64)
+
+
+@pytest.mark.parametrize("name,extra", [
+    ("sigmoid", {}), ("tanh", {}), ("leaky_relu", {"alpha": 0.1}), ("hard_sigmoid", {}), ("hard_swish", {}),
+])
+def test_matmul_activation(name, extra):
+    c = Case()
+    y = c.op(g.MatMulOp, [c.input("x", rand(30, 40)), c.input("w", rand(40, 50))])
+    z = c.op(g.OPS[f"graph.{name}"], [y], **extra)
+    check(c, [z], 40)
+
+
+def test_gemm_clip_and_sub_from_scalar():
+    c = Case()
+    y = c.op(g.GemmOp, [c.input("x", rand(20, 40)), c.input("w", rand(50, 40)), c.input("b", rand(50))], trans_b=1)
+    y = c.op(g.ClipOp, [y, c.constant("lo", np.array(-1.0)), c.constant("hi", np.array(2.0))])
+    z = c.op(g.SubOp, [c.constant("s", np.array(3.0)), y])
+    check(c, [z], 40)
+
+
+def test_declines_what_it_does_not_build():
+    c = Case()
+    y = c.op(g.MatMulOp, [c.input("x", rand(30, 40)), c.input("w", rand(40, 50))])
+    z = c.op(g.SoftmaxOp, [y], axis=-1)
+    assert cube.try_build(c.request([z])) is None
+    c = Case()
+    z = c.op(g.ReluOp, [c.input("x", rand(3, 4))])
+    assert cube.try_build(c.request([z], kind="vector")) is None
+
+
+# ---------------------------------------------------------------------------
+# Long K: several l1 chunks (a loop over the ping-pong pair) of several l0 steps.
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("double_buffer", [True, False])
+def test_matmul_long_k(double_buffer):
+    c = Case()
+    y = c.op(g.MatMulOp, [c.input("a", rand(70, 5000)), c.input("b", rand(5000, 90))])
+    kernel = check(c, [y], 5000, double_buffer=double_buffer)
+    l1 = [op for op in kernel.walk() if isinstance(op, a.AllocOp) and op.space == "l1"]
+    assert len(l1) == (4 if double_buffer else 2)
+
+
+def test_conv_many_channels():
+    c = Case()
+    y = c.op(g.ConvOp, [c.input("x", rand(1, 1000, 6, 6)), c.input("w", rand(40, 1000, 3, 3))], pads=(1, 1, 1, 1))
+    check(c, [y], 9000)
+
+
+def test_batched_matmul_epilogue():
+    """Sides over the batch: a bias row, a per-batch residual, a per-(batch, row) scale."""
+    c = Case()
+    y = c.op(g.MatMulOp, [c.input("a", rand(2, 3, 20, 33)), c.input("b", rand(1, 3, 33, 19))])
+    y = c.op(g.AddOp, [y, c.input("bias", rand(19))])
+    y = c.op(g.AddOp, [y, c.input("res", rand(2, 3, 20, 19))])
+    y = c.op(g.MulOp, [y, c.input("scale", rand(2, 3, 20, 1))])
+    check(c, [c.op(g.TanhOp, [y])], 33)
+
+
+def test_matmul_1d_with_activation():
+    c = Case()
+    y = c.op(g.MatMulOp, [c.input("a", rand(70)), c.input("b", rand(70, 40))])
+    check(c, [c.op(g.SigmoidOp, [y])], 70)
+
+
+# ---------------------------------------------------------------------------
+# The dialect additions on their own: load3d's semantics and errors, copy {pad}.
+# ---------------------------------------------------------------------------
+
+LOAD3D = (Path(__file__).resolve().parents[1] / "dialects" / "ascend" / "load3d.mlir").read_text()
+
+
+def test_load3d_reading_outside_its_box_is_an_error():
+    """A box of 5 rows starting at row 1 misses row 0, which the first output row needs."""
+    text = LOAD3D.replace("[1, 3, 6, 6] [1, 1, 1, 1] : !x to memref<3x6x6xf32, strided<[36, 6, 1]>",
+                          "[1, 3, 5, 6] [1, 1, 1, 1] : !x to memref<3x5x6xf32, strided<[36, 6, 1], offset: 6>")
+    text = text.replace("%x[0, 0, 0, 0]", "%x[0, 0, 1, 0]")
+    text = text.replace("ascend.copy %img, %fm {pad} : memref<3x6x6xf32, strided<[36, 6, 1]>",
+                        "ascend.copy %img, %fm {pad} : memref<3x5x6xf32, strided<[36, 6, 1], offset: 6>")
+    text = text.replace("!fm = memref<3x6x8xf32", "!fm = memref<3x5x8xf32")
+    text = text.replace("ascend.load3d %fm[%c0, %c0]", "ascend.load3d %fm[%c1, %c0]")
+    text = text.replace("%c0 = arith.constant 0 : index", "%c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index")
+    module = parse_module(text)
+    module.verify()
+    from geir.errors import InterpreterError
+
+    with pytest.raises(InterpreterError, match="reads image row 0, column .*outside the l1 box of rows 1..5"):
+        run_ascend_module(module, {"x": rand(1, 3, 6, 6).astype(np.float32), "w": rand(16, 27).astype(np.float32)})
+
+
+def test_load3d_to_l0a_is_the_transpose():
+    """The same im2col written to l0a ([pixels, K]) feeds x @ w^T."""
+    from geir.runtime.ascend_interpreter import _load3d_index
+
+    module = parse_module(LOAD3D)
+    op = next(o for o in module.walk() if isinstance(o, a.Load3dOp))
+    c, y, x, valid = _load3d_index(op, 0, 0, 0, 32, 48)
+    assert valid[:27, :36].all() and not valid[27:].any() and not valid[:, 36:].any()
+    # row k = (c * 3 + kh) * 3 + kw, column j = (oh, ow) = divmod(j, 6), pad 1
+    assert (c[10, 7], y[10, 7], x[10, 7]) == (1, 1 - 1 + 0, 1 - 1 + 1)
+
+
+def test_copy_pad_fills_and_crops():
+    from geir.runtime.ascend_interpreter import _pad_or_crop
+
+    x = np.arange(6.0).reshape(2, 3)
+    filled = _pad_or_crop(x, (4, 8))
+    assert filled.shape == (4, 8) and (filled[:2, :3] == x).all() and filled.sum() == x.sum()
+    assert (_pad_or_crop(filled, (2, 3)) == x).all()
+
+
+# ---------------------------------------------------------------------------
+# Depthwise convolution: on the vector unit when the cost model says so.
+# ---------------------------------------------------------------------------
+
+DEPTHWISE = [
+    ((1, 6, 7, 7), (3, 3), dict(pads=(1, 1, 1, 1))),
+    ((2, 20, 15, 13), (3, 3), dict(pads=(1, 1, 1, 1), strides=(2, 2))),
+    ((1, 24, 16, 16), (5, 5), dict(pads=(2, 1, 2, 3), dilations=(1, 2))),
+    ((1, 40, 28, 28), (3, 3), dict(pads=(1, 1, 1, 1))),
+    ((1, 9, 10, 30), (1, 7), dict(pads=(0, 3, 0, 3), strides=(1, 3))),
+]
+
+
+@pytest.fixture
+def vector_depthwise(monkeypatch):
+    """Small depthwise convolutions price cheaper on the cube (more cores); take the vector
+    kernel anyway."""
+    real = cube._conv_tiling
+    monkeypatch.setattr(cube, "_conv_tiling", lambda req, plan, pricer: None if cube._is_depthwise(plan)
+                        else real(req, plan, pricer))
+
+
+def test_depthwise_goes_to_the_vector_unit_when_cheaper():
+    c = Case()
+    y = c.op(g.ConvOp, [c.input("x", rand(1, 40, 28, 28)), c.input("w", rand(40, 1, 3, 3))], group=40,
+             pads=(1, 1, 1, 1))
+    assert check(c, [y], 9).attributes["template"].data == "depthwise"
+    c = Case()
+    y = c.op(g.ConvOp, [c.input("x", rand(1, 6, 7, 7)), c.input("w", rand(6, 1, 3, 3))], group=6, pads=(1, 1, 1, 1))
+    assert check(c, [y], 9).attributes["template"].data == "conv"
+
+
+@pytest.mark.parametrize("x_shape,k,attrs", DEPTHWISE)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_depthwise(x_shape, k, attrs, dtype, vector_depthwise):
+    c = Case(dtype)
+    ch = x_shape[1]
+    y = c.op(g.ConvOp, [c.input("x", rand(*x_shape)), c.input("w", rand(ch, 1, *k))], group=ch, **attrs)
+    kernel = check(c, [y], k[0] * k[1])
+    assert kernel.attributes["template"].data == "depthwise"
+    assert kernel.core_type.data == "vector"
+
+
+def test_depthwise_bias_relu6(vector_depthwise):
+    c = Case()
+    y = c.op(g.ConvOp, [c.input("x", rand(1, 20, 14, 14)), c.input("w", rand(20, 1, 3, 3)), c.input("b", rand(20))],
+             group=20, pads=(1, 1, 1, 1))
+    z = c.op(g.ClipOp, [y, c.constant("lo", np.array(0.0)), c.constant("hi", np.array(6.0))])
+    kernel = check(c, [z], 9)
+    assert kernel.attributes["template"].data == "depthwise"
