@@ -55,6 +55,7 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from geir.dialects import layout
 from geir.dialects.types import (
     array_from_dense,
     i1,
@@ -182,6 +183,7 @@ class GraphOp(IRDLOperation):
     VARIADIC: ClassVar[bool] = False  # all operands are one list (concat, sum, ...)
     ATTRS: ClassVar[dict[str, AttrKind]] = {}
     NUM_RESULTS: ClassVar[int | None] = 1  # None: variadic (split)
+    LAYOUT: ClassVar[str] = "nd"  # which format encodings it takes: dialects/layout.py
 
     inputs = var_operand_def()  # tensors; checked by verify_ with a clear message
 
@@ -199,11 +201,11 @@ class GraphOp(IRDLOperation):
         props = cls.attrs_to_props(attrs)
         if result_types is None:
             py = cls.props_to_py(props)
-            types = [v.type for v in values]
-            consts = [constant_value_of(v) for v in values]
+            types, consts = _logical_operands(values)
             result_types = cls.infer(types, py, consts)
             if result_types is None:
                 raise ShapeError(f"{cls.name}: cannot infer the result type; give it explicitly")
+            result_types = layout.result_types(cls, [v.type for v in values], py, result_types)
         op = cls.create(operands=values, result_types=list(result_types), properties=props)
         return op
 
@@ -235,6 +237,10 @@ class GraphOp(IRDLOperation):
     def attrs(self) -> dict[str, Any]:
         """The op's attributes as Python values (ints, tuples, floats, str, dtype)."""
         return self.props_to_py(self.properties)
+
+    def kernel_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of the op's numpy kernel: its attributes that are set."""
+        return {k: v for k, v in self.attrs().items() if v is not None}
 
     @classmethod
     def arity(cls) -> tuple[int, int | None]:
@@ -280,15 +286,18 @@ class GraphOp(IRDLOperation):
         extra = set(self.properties) - set(self.ATTRS)
         if extra:
             raise VerifyException(f"'{self.name}' has unknown attributes {sorted(extra)}")
-        types = [v.type for v in self.inputs]
-        consts = [constant_value_of(v) for v in self.inputs]
+        # Shapes are inferred on the logical types; the encodings are checked on their own.
+        error = layout.check_op(self)
+        if error is not None:
+            raise VerifyException(f"'{self.name}' {error}")
+        types, consts = _logical_operands(self.inputs)
         try:
             inferred = self.infer(types, self.attrs(), consts)
         except ShapeError as e:
             raise VerifyException(f"'{self.name}': {e}") from None
         if inferred is None:
             return
-        declared = [r.type for r in self.results]
+        declared = [layout.logical_type(r.type) for r in self.results]
         if len(inferred) != len(declared):
             raise VerifyException(
                 f"'{self.name}' infers {len(inferred)} results but declares {len(declared)}"
@@ -334,7 +343,7 @@ class GraphOp(IRDLOperation):
         )
 
 
-_SETTINGS = ("OPERANDS", "VARIADIC", "ATTRS", "NUM_RESULTS", "FLOAT_ONLY", "RESULT_BOOL")
+_SETTINGS = ("OPERANDS", "VARIADIC", "ATTRS", "NUM_RESULTS", "FLOAT_ONLY", "RESULT_BOOL", "LAYOUT")
 
 
 def graph_op(cls: type[GraphOp]) -> type[GraphOp]:
@@ -374,11 +383,20 @@ def graph_op(cls: type[GraphOp]) -> type[GraphOp]:
 
 
 def constant_value_of(value: SSAValue) -> np.ndarray | None:
-    """The array of a value defined by graph.constant, else None."""
+    """The array of a value defined by graph.constant, else None (for a formatted
+    constant: its storage array)."""
     owner = value.owner
     if isinstance(owner, ConstantOp):
         return owner.array_or_none()
     return None
+
+
+def _logical_operands(values: Sequence[SSAValue]) -> tuple[list[Attribute], list[np.ndarray | None]]:
+    """Logical operand types and constant values for shape inference (a formatted
+    constant's storage array is not its value: None)."""
+    types = [layout.logical_type(v.type) for v in values]
+    consts = [None if layout.is_formatted(v.type) else constant_value_of(v) for v in values]
+    return types, consts
 
 
 def _elt(t: TensorType) -> Attribute:
@@ -1530,6 +1548,67 @@ class ConstantOp(IRDLOperation):
         return cls.create(properties={"value": value}, result_types=[value.get_type()], attributes=attributes)
 
 
+# ---------------------------------------------------------------------------
+# Layout: graph.trans_data and the format rules of every op (dialects/layout.py).
+# ---------------------------------------------------------------------------
+
+
+@graph_op
+class TransDataOp(GraphOp):
+    """Convert a tensor between formats (GE's TransData): ND, NCHW, NHWC, NC1HWC0,
+    FRACTAL_Z, FRACTAL_NZ. The logical tensor is unchanged; the data is reordered, blocked
+    channels are zero-padded, and the padding is dropped on the way back.
+
+        %y = graph.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"}
+             : (tensor<1x3x8x8xf32>) -> tensor<1x1x8x8x16xf32, #graph.format<NC1HWC0, NCHW, [1, 3, 8, 8]>>
+    """
+
+    name = "graph.trans_data"
+    OPERANDS = ("x",)
+    ATTRS = {"src_format": Str(), "dst_format": Str()}
+    LAYOUT = "trans_data"
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        for key in ("src_format", "dst_format"):
+            if attrs[key] not in layout.FORMATS:
+                raise ShapeError(f"{key} '{attrs[key]}' is not a format; formats: {', '.join(layout.FORMATS)}")
+        return [types[0]]
+
+    def verify_(self) -> None:
+        super().verify_()
+        a = self.attrs()
+        error = layout.trans_data_error(self.x.type, a["src_format"], a["dst_format"])
+        if error is not None:
+            raise VerifyException(f"'{self.name}' {error}")
+        want = layout.trans_data_type(self.x.type, a["src_format"], a["dst_format"])
+        if self.output.type != want:
+            raise VerifyException(f"'{self.name}' result must be {want}, got {self.output.type}")
+
+    def kernel_kwargs(self) -> dict[str, Any]:
+        a = self.attrs()
+        t = self.x.type
+        return {**a, "origin_format": layout.trans_origin(t, a["src_format"], a["dst_format"]),
+                "shape": layout.logical_shape(t)}
+
+
+def _set_layout(kind: str, *classes: type[GraphOp]) -> None:
+    for cls in classes:
+        cls.LAYOUT = kind
+
+
+# Elementwise ops run on storage arrays; pooling, batch_norm and lrn work per channel over
+# H and W, so they keep NC1HWC0; cube ops take the fractal formats of their operands.
+_set_layout(
+    "elementwise", _Unary, _Binary, _Variadic, LogicalNotOp, PowOp, PReluOp, WhereOp, ClipOp,
+    CastOp, DropoutOp,
+)
+_set_layout("propagate", MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp, GlobalMaxPoolOp, BatchNormOp, LrnOp)
+_set_layout("concat", ConcatOp)
+_set_layout("conv", ConvOp)
+_set_layout("matmul", MatMulOp)
+_set_layout("gemm", GemmOp)
+
 # Op families, for passes that classify ops (fusion, layout, lowering).
 ELEMENTWISE_CLASSES: tuple[type[GraphOp], ...] = (_Unary, _Binary, _Variadic)
 REDUCE_CLASSES: tuple[type[GraphOp], ...] = (_Reduce,)
@@ -1678,7 +1757,7 @@ def _finish() -> None:
     global Graph
     ops = _all_ops()
     OPS.update({op.name: op for op in ops})
-    Graph = Dialect("graph", ops, [])
+    Graph = Dialect("graph", ops, [layout.FormatAttr])
 
 
 _finish()

@@ -6,6 +6,11 @@ func.func / func.return come from xDSL's own implementations. The values are
 numpy arrays, checked against the declared result types so that a kernel
 that disagrees with the dialect's shape inference is an error, not a wrong
 number further down.
+
+A value of a formatted type (`#graph.format<NC1HWC0, ...>`) is its storage
+array: graph.trans_data really reorders data, elementwise ops run on storage
+arrays (padded channels hold whatever the op makes of zeros; converting back
+drops them), every other op gets logical arrays (docs/layout.md).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Operation
 
 from geir.dialects import graph as g
+from geir.dialects import layout
 from geir.dialects.types import to_dtype
 from geir.errors import InterpreterError
 from geir.ir.locations import describe
@@ -41,19 +47,33 @@ def _kernel_impl(op_type: type[g.GraphOp]) -> Callable:
 
     @impl(op_type)
     def run(self, interpreter: Interpreter, op: g.GraphOp, args: tuple[Any, ...]):
-        kwargs = {k: v for k, v in op.attrs().items() if v is not None}
+        # Values are storage arrays. Elementwise ops and trans_data run on them directly;
+        # any other op with a format encoding gets logical arrays and its results are
+        # stored back in their formats (dialects/layout.py).
+        logical = op.LAYOUT not in ("elementwise", "trans_data") and _has_formats(op)
+        if logical:
+            args = tuple(layout.logical_array(a, v.type) for a, v in zip(args, op.operands))
         try:
-            out = kernel(*args, **kwargs)
+            out = kernel(*args, **op.kernel_kwargs())
         except Exception as e:  # a numpy error inside a kernel
             raise InterpreterError(f"{describe(op)} failed: {type(e).__name__}: {e}") from e
         outs = out if isinstance(out, tuple) else (out,)
+        if logical:
+            return tuple(
+                layout.physical_array(_conform(op, i, o, layout.logical_type(r.type)), r.type)
+                for i, (o, r) in enumerate(zip(outs, op.results))
+            )
         return tuple(_conform(op, i, o) for i, o in enumerate(outs))
 
     return run
 
 
-def _conform(op: Operation, index: int, value: np.ndarray) -> np.ndarray:
-    t = op.results[index].type
+def _has_formats(op: Operation) -> bool:
+    return any(layout.is_formatted(v.type) for v in (*op.operands, *op.results))
+
+
+def _conform(op: Operation, index: int, value: np.ndarray, t: TensorType | None = None) -> np.ndarray:
+    t = op.results[index].type if t is None else t
     assert isinstance(t, TensorType)
     value = np.asarray(value)
     shape = tuple(t.get_shape())

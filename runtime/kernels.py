@@ -871,6 +871,29 @@ def dropout(x, ratio=None, training_mode=None, *, seed=None):
 
 
 # ---------------------------------------------------------------------------
+# Layout
+# ---------------------------------------------------------------------------
+
+
+def trans_data(x, *, src_format, dst_format, origin_format=None, shape=None):
+    """Reorder `x` from `src_format` to `dst_format` (dialects/layout.py): blocked channels
+    are zero-padded, padding is dropped on the way back. `origin_format` and `shape` are
+    the logical tensor's (given by the interpreter from the types); for a plain operand
+    they default to `src_format` (if NCHW/NHWC) and `x.shape`."""
+    from geir.dialects import layout
+
+    origin = origin_format or (src_format if src_format in (layout.NCHW, layout.NHWC) else layout.ND)
+    if origin == layout.ND and x.ndim == 4 and dst_format in layout.FOUR_D:
+        origin = layout.NCHW
+    if shape is None:
+        if src_format not in (layout.ND, origin):
+            raise ValueError(f"converting from {src_format} needs the logical shape")
+        shape = x.shape
+    logical = layout.to_logical(x, src_format, origin, shape)
+    return layout.to_physical(logical, dst_format, origin)
+
+
+# ---------------------------------------------------------------------------
 # Registry
 # ---------------------------------------------------------------------------
 
@@ -912,6 +935,8 @@ KERNELS: dict[str, Callable] = {
         concat, split, slice, gather, gather_elements, reshape, flatten,
         squeeze, unsqueeze, transpose, expand, tile, pad, shape, size,
         constant_of_shape, range, depth_to_space, space_to_depth, dropout,
+        # layout
+        trans_data,
     )
 }
 globals().update(KERNELS)  # module attributes are the array-returning kernels

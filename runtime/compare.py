@@ -1,0 +1,620 @@
+"""Layer-by-layer accuracy comparison against onnxruntime (the engine of `geir-compare`).
+
+The first thing users of an NPU compiler ask when an output is wrong is *which op went
+wrong, after which pass*. `compare_model` answers it: onnxruntime runs a copy of the model
+in which every node output is a graph output (types from ONNX shape inference, no graph
+optimisation, so each tensor is exactly its node's), and every stage of geir runs on the
+same inputs with an xDSL interpreter listener that captures what each op produces:
+
+* graph level: each op's result is the ONNX tensor of its node (the location names the
+  node; output index = result index). A graph.fusion's results are the values its body
+  yields, mapped through the yielded value's defining op. Ops inside a fusion body are
+  not materialised by the fused kernel and are not compared.
+* ascend level: after each kernel launch, the gm buffers the kernel writes (found by
+  walking its body: DMA / vector / reference destinations, through views), mapped through
+  the kernel's fused location to the *last* ONNX node (topological order) whose output has
+  the buffer's shape, preferring outputs read outside the kernel.
+
+A location may name several nodes (folding, canonicalisation, fusion); the result is the
+tensor of the topologically last one whose output shape matches, so a value that stands
+for no ONNX tensor (a weight conversion, a padded copy) is simply not compared. When
+several values of a stage map to one tensor, the last executed wins (a trans_data after
+its producer, an add after the neg a rewrite inserted). Formatted values
+(`#graph.format<...>`) are converted to logical arrays first; gm buffers carry no
+encoding, so a buffer whose shape is the NC1HWC0 / FRACTAL_NZ / NHWC storage shape of the
+tensor is converted back through `dialects.layout.to_logical`.
+
+Verdicts, per tensor: EQUAL (same dtype, same bytes), CLOSE (allclose at rtol/atol),
+SIMILAR (cosine >= 0.99 and SQNR >= 30 dB), DIFFERENT otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+import onnx
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Operation, OpResult, SSAValue
+
+from geir.dialects import layout
+from geir.errors import GeirError
+from geir.ir.locations import loc_names
+
+MIN_COSINE = 0.99
+MIN_SQNR_DB = 30.0
+IMPORT_STAGE = "01_import"
+
+
+class Verdict(IntEnum):
+    """How a geir tensor compares with onnxruntime's, best first."""
+
+    EQUAL = 0
+    CLOSE = 1
+    SIMILAR = 2
+    DIFFERENT = 3
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    rtol: float = 1e-4
+    atol: float = 1e-5
+    min_cosine: float = MIN_COSINE
+    min_sqnr_db: float = MIN_SQNR_DB
+
+    def describe(self) -> str:
+        return (f"EQUAL: same bytes; CLOSE: allclose(rtol={self.rtol:g}, atol={self.atol:g}); "
+                f"SIMILAR: cosine >= {self.min_cosine:g} and SQNR >= {self.min_sqnr_db:g} dB; "
+                f"DIFFERENT: otherwise")
+
+
+@dataclass(frozen=True)
+class Metrics:
+    verdict: Verdict
+    max_abs_err: float
+    cosine: float
+    sqnr_db: float
+
+
+def compare_arrays(actual: np.ndarray, expected: np.ndarray, th: Thresholds = Thresholds()) -> Metrics:
+    """The verdict and metrics of `actual` against the reference `expected` (SQNR is the
+    reference's power over the error's, in dB: inf when they agree exactly)."""
+    x, ref = np.asarray(actual), np.asarray(expected)
+    if x.shape != ref.shape:
+        return Metrics(Verdict.DIFFERENT, math.inf, math.nan, -math.inf)
+    if x.dtype == ref.dtype and np.ascontiguousarray(x).tobytes() == np.ascontiguousarray(ref).tobytes():
+        return Metrics(Verdict.EQUAL, 0.0, 1.0, math.inf)
+    xf, rf = x.astype(np.float64, copy=False), ref.astype(np.float64, copy=False)
+    fx, fr = np.isfinite(xf), np.isfinite(rf)
+    if not np.array_equal(fx, fr) or not np.array_equal(xf[~fx], rf[~fr], equal_nan=True):
+        return Metrics(Verdict.DIFFERENT, math.inf, math.nan, -math.inf)  # NaN / inf in other places
+    xf, rf = xf[fx], rf[fr]
+    err = xf - rf
+    max_abs = float(np.max(np.abs(err))) if err.size else 0.0
+    signal, noise = float(np.dot(rf, rf)), float(np.dot(err, err))
+    nx = math.sqrt(float(np.dot(xf, xf)))
+    nr = math.sqrt(signal)
+    cosine = 1.0 if nx == nr == 0 else (float(np.dot(xf, rf)) / (nx * nr) if nx and nr else 0.0)
+    sqnr = math.inf if noise == 0 else (10 * math.log10(signal / noise) if signal else -math.inf)
+    if np.allclose(xf, rf, rtol=th.rtol, atol=th.atol):
+        verdict = Verdict.CLOSE
+    elif cosine >= th.min_cosine and sqnr >= th.min_sqnr_db:
+        verdict = Verdict.SIMILAR
+    else:
+        verdict = Verdict.DIFFERENT
+    return Metrics(verdict, max_abs, cosine, sqnr)
+
+
+# ---------------------------------------------------------------------------
+# The reference: every node output from onnxruntime.
+# ---------------------------------------------------------------------------
+
+
+def node_key(node: onnx.NodeProto) -> str:
+    """How the importer names a node in locations (lowering/onnx_to_graph.py)."""
+    return node.name or f"{node.op_type}:{node.output[0]}"
+
+
+@dataclass
+class Reference:
+    """onnxruntime's value of every node output, and the graph's structure."""
+
+    nodes: list[onnx.NodeProto]
+    values: dict[str, np.ndarray]
+    index: dict[str, list[int]] = field(default_factory=dict)  # node key -> node positions
+    consumers: dict[str, set[int]] = field(default_factory=dict)  # tensor -> consuming nodes
+    outputs: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        for i, node in enumerate(self.nodes):
+            self.index.setdefault(node_key(node), []).append(i)
+            for name in node.input:
+                self.consumers.setdefault(name, set()).add(i)
+
+    def positions(self, names: Iterable[str]) -> list[int]:
+        """Positions of the named nodes, topologically last first."""
+        return sorted({i for n in names for i in self.index.get(n, ())}, reverse=True)
+
+    def escapes(self, tensor: str, within: set[int]) -> bool:
+        """Whether a tensor is read outside a set of nodes (or is a model output)."""
+        return tensor in self.outputs or bool(self.consumers.get(tensor, set()) - within)
+
+
+def onnx_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> Reference:
+    """Run `model` in onnxruntime with every node output exposed."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise GeirError("comparing needs onnxruntime (pip install onnxruntime)") from None
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - shape inference is only a source of output types
+        inferred = model
+    g = inferred.graph
+    typed = {v.name: v for v in (*g.value_info, *g.output)}
+    known = {v.name for v in g.input} | {t.name for t in g.initializer}
+    exposed = onnx.ModelProto()
+    exposed.CopyFrom(model)
+    del exposed.graph.output[:]
+    names: list[str] = []
+    for node in model.graph.node:
+        for out in node.output:
+            if out and out not in known and out not in names:
+                names.append(out)
+                exposed.graph.output.append(typed.get(out) or onnx.helper.make_empty_tensor_value_info(out))
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 3
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    try:
+        session = ort.InferenceSession(exposed.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        arrays = session.run(names, dict(feeds))
+    except Exception as e:  # noqa: BLE001 - onnxruntime's own error, for the user
+        raise GeirError(f"onnxruntime cannot run the model: {e}") from None
+    return Reference(list(model.graph.node), dict(zip(names, (np.asarray(x) for x in arrays))),
+                     outputs=frozenset(o.name for o in model.graph.output))
+
+
+# ---------------------------------------------------------------------------
+# Results.
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One geir tensor against onnxruntime's."""
+
+    stage: str
+    tensor: str
+    node: str
+    op: str  # what produced it in geir: 'graph.add', 'graph.fusion(graph.relu)', '@k3_conv1'
+    order: int  # the ONNX node's position (topological)
+    metrics: Metrics
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.metrics.verdict
+
+
+@dataclass
+class StageResult:
+    name: str
+    level: str  # "graph" or "ascend"
+    comparisons: list[Comparison] = field(default_factory=list)
+    unmapped: int = 0  # values that stand for no ONNX tensor
+    error: str | None = None  # the stage failed to compile or run
+    seconds: float = 0.0
+
+    def counts(self) -> dict[Verdict, int]:
+        out = dict.fromkeys(Verdict, 0)
+        for c in self.comparisons:
+            out[c.verdict] += 1
+        return out
+
+    def first(self, at_least: Verdict = Verdict.DIFFERENT) -> Comparison | None:
+        return next((c for c in self.comparisons if c.verdict >= at_least), None)
+
+
+@dataclass
+class CompareReport:
+    model: str
+    stages: list[StageResult]
+    thresholds: Thresholds
+    tensors: int  # ONNX node outputs onnxruntime produced
+
+    def first_divergence(self, at_least: Verdict = Verdict.DIFFERENT) -> Comparison | None:
+        """The first stage (pipeline order) with a tensor at least this bad, and in it the
+        first such tensor in topological order: where the numbers went wrong."""
+        for stage in self.stages:
+            first = stage.first(at_least)
+            if first is not None:
+                return first
+        return None
+
+    def format(self, show: str = "all") -> str:
+        """The table (every row, or only rows worse than CLOSE), per-stage counts and the
+        first divergence."""
+        return format_report(self, show)
+
+
+# ---------------------------------------------------------------------------
+# Mapping geir values to ONNX tensors.
+# ---------------------------------------------------------------------------
+
+_STORAGES = ((layout.NC1HWC0, layout.NCHW), (layout.FRACTAL_NZ, layout.ND), (layout.NHWC, layout.NCHW))
+
+
+def _as_logical(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    """A gm buffer seen as a tensor of logical `shape`: itself, or converted from the
+    storage format whose shape it has; None if neither."""
+    if array.shape == shape:
+        return array
+    if not shape:
+        return None
+    for storage, origin in _STORAGES:
+        if storage != layout.FRACTAL_NZ and len(shape) != 4:
+            continue
+        try:
+            phys = layout.physical_shape(storage, origin, shape, layout.c0_of(array.dtype))
+        except (ValueError, TypeError):
+            continue
+        if phys == array.shape:
+            return layout.to_logical(array, storage, origin, shape)
+    return None
+
+
+class _Collector:
+    """Compares values as a stage runs and keeps the last comparison per tensor."""
+
+    def __init__(self, ref: Reference, stage: StageResult, th: Thresholds):
+        self.ref, self.stage, self.th = ref, stage, th
+        self.found: dict[str, Comparison] = {}
+
+    def add(self, tensor: str, pos: int, op: str, value: np.ndarray) -> None:
+        node = node_key(self.ref.nodes[pos])
+        self.found[tensor] = Comparison(self.stage.name, tensor, node, op, pos,
+                                        compare_arrays(value, self.ref.values[tensor], self.th))
+
+    def graph_value(self, names: list[str], index: int, value: np.ndarray, op: str, count: bool = True) -> None:
+        """A graph-level value: output `index` of the last named node with its shape.
+        (`count`: whether a value that maps to nothing counts as unmapped; not weights.)"""
+        for pos in self.ref.positions(names):
+            outs = self.ref.nodes[pos].output
+            t = outs[index] if index < len(outs) else ""
+            ref = self.ref.values.get(t)
+            if ref is not None and ref.shape == value.shape:
+                self.add(t, pos, op, value)
+                return
+        self.stage.unmapped += count
+
+    def kernel_outputs(self, names: list[str], values: Sequence[np.ndarray], op: str) -> None:
+        """The buffers a kernel wrote: the last named nodes' outputs with their shapes,
+        outputs read outside the kernel first, one tensor per buffer."""
+        positions = self.ref.positions(names)
+        within = set(positions)
+        candidates = [(t, pos) for pos in positions for t in self.ref.nodes[pos].output if t in self.ref.values]
+        ranked = ([c for c in candidates if self.ref.escapes(c[0], within)]
+                  + [c for c in candidates if not self.ref.escapes(c[0], within)])
+        taken: set[str] = set()
+        for value in values:
+            for t, pos in ranked:
+                if t in taken:
+                    continue
+                logical = _as_logical(value, self.ref.values[t].shape)
+                if logical is not None:
+                    taken.add(t)
+                    self.add(t, pos, op, logical)
+                    break
+            else:
+                self.stage.unmapped += 1
+
+    def finish(self) -> None:
+        self.stage.comparisons = sorted(self.found.values(), key=lambda c: (c.order, c.tensor))
+
+
+class GraphListener(Interpreter.Listener):
+    """Captures the results of the top-level ops of a graph function."""
+
+    def __init__(self, collector: _Collector):
+        self.c = collector
+
+    def did_interpret_op(self, op: Operation, results: tuple) -> None:
+        if not results or not isinstance(op.parent_op(), func.FuncOp):
+            return
+        if op.name == "graph.fusion":
+            for r, v, x in zip(op.results, op.yield_op().values, results):
+                if isinstance(v, OpResult):
+                    self._value(v.op, v.index, r, x, f"graph.fusion({v.op.name})")
+            return
+        for r, x in zip(op.results, results):
+            self._value(op, r.index, r, x, op.name)
+
+    def _value(self, at: Operation, index: int, r: SSAValue, x: Any, label: str) -> None:
+        if not isinstance(r.type, TensorType) or not isinstance(x, np.ndarray):
+            return
+        names = loc_names(at.location)
+        if names:
+            self.c.graph_value(names, index, layout.logical_array(x, r.type), label, at.name != "graph.constant")
+        elif at.name != "graph.constant":
+            self.c.stage.unmapped += 1
+
+
+_VIEW_OPS = (memref.SubviewOp, memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp)
+
+
+def written_args(kernel: Operation) -> list[int]:
+    """Positions of the kernel arguments its body writes (through views)."""
+    from geir.dialects import ascend as a
+
+    args = {arg: i for i, arg in enumerate(kernel.body.block.args)}
+    written: set[int] = set()
+    for op in kernel.body.walk():
+        if isinstance(op, a.CopyOp | a.Load3dOp):
+            dsts: Sequence[SSAValue] = (op.dst,)
+        elif isinstance(op, a.VectorOp):
+            dsts = (op.operands[-1],)
+        elif isinstance(op, a.ReferenceOp):
+            dsts = op.outs
+        elif isinstance(op, memref.StoreOp):
+            dsts = (op.memref,)
+        else:
+            continue
+        for v in dsts:
+            while isinstance(v, OpResult) and isinstance(v.op, _VIEW_OPS):
+                v = v.op.operands[0]
+            if v in args:
+                written.add(args[v])
+    return sorted(written)
+
+
+class AscendListener(Interpreter.Listener):
+    """After each kernel launch, compares the gm buffers the kernel wrote."""
+
+    def __init__(self, collector: _Collector):
+        self.c = collector
+        self._args: tuple = ()
+        self._written: dict[str, list[int]] = {}
+
+    def will_interpret_op(self, op: Operation, args: tuple) -> None:
+        if op.name == "ascend.launch":
+            self._args = args[1:]
+
+    def did_interpret_op(self, op: Operation, results: tuple) -> None:
+        if op.name != "ascend.launch":
+            return
+        kernel = op.kernel_op()
+        name = kernel.sym_name.data
+        if name not in self._written:
+            self._written[name] = written_args(kernel)
+        names = loc_names(kernel.location)
+        values = [self._args[i] for i in self._written[name] if isinstance(self._args[i], np.ndarray)]
+        if names:
+            self.c.kernel_outputs(names, values, f"@{name}")
+        else:
+            self.c.stage.unmapped += len(values)
+
+
+# ---------------------------------------------------------------------------
+# Running the stages.
+# ---------------------------------------------------------------------------
+
+
+def compare_stage(name: str, module: ModuleOp, feeds: Mapping[str, np.ndarray], ref: Reference,
+                  th: Thresholds = Thresholds(), *, device: str = "ascend910b",
+                  raise_errors: bool = False) -> StageResult:
+    """Run one stage's program on `feeds` and compare every value it produces."""
+    from geir.runtime.ascend_interpreter import is_ascend_module, run_ascend_module
+    from geir.runtime.interpreter import run_module
+
+    ascend = is_ascend_module(module)
+    stage = StageResult(name, "ascend" if ascend else "graph")
+    collector = _Collector(ref, stage, th)
+    t0 = time.perf_counter()
+    try:
+        if ascend:
+            run_ascend_module(module, feeds, device=device, listeners=(AscendListener(collector),))
+        else:
+            run_module(module, feeds, listeners=(GraphListener(collector),))
+    except Exception as e:
+        if raise_errors:
+            raise
+        stage.error = f"run failed: {_error_text(e)}"
+    stage.seconds = time.perf_counter() - t0
+    collector.finish()  # what ran before a failure is still compared
+    return stage
+
+
+def _error_text(e: BaseException) -> str:
+    return str(e) if isinstance(e, GeirError) else f"{type(e).__name__}: {e}"
+
+
+def compile_stages(model: onnx.ModelProto, device: str = "ascend910b", opt_level: int = 3, *,
+                   until: str | None = None, **options) -> tuple[dict[str, ModuleOp], tuple[str, str] | None]:
+    """geir.compile's stages (up to `until`), stopping at - not raising on - a stage that
+    fails: (stages, (failed stage, error) or None). Bad options and models raise."""
+    from xdsl.passes import PassPipeline
+
+    from geir.ir.text import make_context
+    from geir.lowering.onnx_to_graph import import_model
+    from geir.passes.registry import build_passes, get_all_passes
+
+    pipeline = _pipeline(device, opt_level, **options)
+    module = import_model(model)
+    module.verify()
+    stages = {IMPORT_STAGE: module.clone()}
+    ctx, registry = make_context(), get_all_passes()
+    for name, specs in pipeline.stages:
+        if until is not None and until in stages:
+            break
+        try:
+            PassPipeline(build_passes(",".join(specs), registry)).apply(ctx, module)
+            module.verify()
+        except Exception as e:  # noqa: BLE001 - reported as the stage's failure
+            return stages, (name, _error_text(e))
+        stages[name] = module.clone()
+    return stages, None
+
+
+def _pipeline(device: str, opt_level: int, **options):
+    from geir.lowering.pipelines import PipelineOptions, build_pipeline
+    from geir.runtime.device import load_device
+
+    opts = PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)
+    load_device(opts.device)  # an unknown device is an error before any work
+    return build_pipeline(opts)
+
+
+def stage_names(device: str = "ascend910b", opt_level: int = 3, **options) -> list[str]:
+    """The stages geir.compile makes with these options (without compiling)."""
+    return [IMPORT_STAGE, *(name for name, _ in _pipeline(device, opt_level, **options).stages)]
+
+
+def select_stages(names: Sequence[str], wanted: Sequence[str] | None) -> list[str]:
+    """Stages by full name (`02_simplify`) or short name (`simplify`), in pipeline order."""
+    if not wanted:
+        return list(names)
+    chosen = set()
+    for w in wanted:
+        match = [s for s in names if w in (s, s.split("_", 1)[-1])]
+        if not match:
+            raise GeirError(f"no stage '{w}'; stages are {', '.join(names)}")
+        chosen.update(match)
+    return [s for s in names if s in chosen]
+
+
+def compare_model(
+    model: Any,
+    feeds: Mapping[str, np.ndarray] | None = None,
+    stages: Sequence[str] | None = None,
+    *,
+    compiled: Mapping[str, ModuleOp] | None = None,
+    device: str = "ascend910b",
+    opt_level: int = 3,
+    rtol: float = 1e-4,
+    atol: float = 1e-5,
+    seed: int = 0,
+    raise_errors: bool = False,
+    **options,
+) -> CompareReport:
+    """Compare every stage of geir (or `stages`) with onnxruntime, tensor by tensor.
+
+    `model`: an onnx.ModelProto, a path or bytes. `feeds`: inputs by name (default: seeded
+    random). `compiled`: stage name -> module to compare instead of compiling (a
+    CompiledModel's `stages`, possibly edited). Other keywords are geir.compile options.
+    A stage that fails to compile or run is reported in its StageResult.error (later
+    stages are not compiled); `raise_errors` raises instead."""
+    proto, label = _load(model)
+    failed: tuple[str, str] | None = None
+    if compiled is None:
+        selected = select_stages(stage_names(device, opt_level, **options), stages)
+        modules, failed = compile_stages(proto, device, opt_level, until=selected[-1], **options)
+        if failed and raise_errors:
+            raise GeirError(f"stage {failed[0]} failed to compile: {failed[1]}")
+    else:
+        modules = dict(compiled)
+        selected = select_stages(list(modules), stages)
+    if feeds is None:
+        feeds = _random_feeds(next(iter(modules.values())), seed)
+    th = Thresholds(rtol, atol)
+    ref = onnx_reference(proto, feeds)
+    results = []
+    for name in selected:
+        if name in modules:
+            results.append(compare_stage(name, modules[name], feeds, ref, th, device=device,
+                                         raise_errors=raise_errors))
+        elif failed and name == failed[0]:
+            results.append(StageResult(name, "-", error=f"compile failed: {failed[1]}"))
+        else:
+            results.append(StageResult(name, "-", error="not compiled: an earlier stage failed"))
+    return CompareReport(label, results, th, len(ref.values))
+
+
+def _random_feeds(module: ModuleOp, seed: int) -> dict[str, np.ndarray]:
+    from geir.runtime.ascend_interpreter import ascend_input_specs, is_ascend_module
+    from geir.runtime.interpreter import random_inputs
+
+    if not is_ascend_module(module):
+        return random_inputs(module, seed)
+    rng = np.random.default_rng(seed)
+    return {n: rng.standard_normal(shape).astype(dtype) if np.issubdtype(dtype, np.floating)
+            else rng.integers(0, 4, shape).astype(dtype) for n, shape, dtype in ascend_input_specs(module)}
+
+
+def _load(model: Any) -> tuple[onnx.ModelProto, str]:
+    if isinstance(model, onnx.ModelProto):
+        return model, model.graph.name or "model"
+    if isinstance(model, bytes):
+        return onnx.load_from_string(model), "model"
+    return onnx.load(str(model)), str(model)
+
+
+# ---------------------------------------------------------------------------
+# The table.
+# ---------------------------------------------------------------------------
+
+
+def _num(x: float, fmt: str) -> str:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return format(x, fmt)
+
+
+def format_report(report: CompareReport, show: str = "all") -> str:
+    header = ("stage", "tensor", "ONNX node", "geir op", "verdict", "max abs err", "cosine", "SQNR dB")
+    rows = []
+    for stage in report.stages:
+        for c in stage.comparisons:
+            if show == "all" or c.verdict > Verdict.CLOSE:
+                m = c.metrics
+                rows.append((c.stage, c.tensor, c.node, c.op, c.verdict.name, _num(m.max_abs_err, ".3g"),
+                             _num(m.cosine, ".6f"), _num(m.sqnr_db, ".1f")))
+    lines = [f"model: {report.model}", f"verdicts: {report.thresholds.describe()}", ""]
+    if rows:
+        widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+        right = {5, 6, 7}
+
+        def line(r):
+            cells = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
+            return "  ".join(cells).rstrip()
+
+        lines += [line(header), line(tuple("-" * w for w in widths)), *map(line, rows), ""]
+    elif show != "all":
+        lines += ["every compared tensor is EQUAL or CLOSE", ""]
+    lines.append(f"stages ({report.tensors} ONNX tensors from onnxruntime):")
+    for stage in report.stages:
+        n = len(stage.comparisons)
+        counts = ", ".join(f"{k} {v.name}" for v, k in stage.counts().items() if k)
+        extra = f"; {stage.unmapped} values stand for no ONNX tensor" if stage.unmapped else ""
+        where = f"{stage.level}, {stage.seconds:.1f} s" if stage.level != "-" else "not run"
+        lines.append(f"  {stage.name} ({where}): {n} tensor{'' if n == 1 else 's'}"
+                     f"{': ' + counts if counts else ''}{extra}")
+        if stage.error:
+            lines.append(f"    error: {stage.error}")
+    first = report.first_divergence()
+    drift = report.first_divergence(Verdict.SIMILAR)
+    if first is not None:
+        lines.append(f"first divergence: {_where(first)}")
+    else:
+        lines.append("first divergence: none (no tensor is DIFFERENT)")
+    if drift is not None and drift is not first:
+        lines.append(f"first tensor beyond CLOSE: {_where(drift)}")
+    failed = [s.name for s in report.stages if s.error]
+    if failed:
+        lines.append(f"stages that failed: {', '.join(failed)} (compared up to the failure)")
+    return "\n".join(lines) + "\n"
+
+
+def _where(c: Comparison) -> str:
+    m = c.metrics
+    return (f"stage {c.stage}, node '{c.node}' (tensor '{c.tensor}', {c.op}): {c.verdict.name}, "
+            f"max abs err {_num(m.max_abs_err, '.3g')}, cosine {_num(m.cosine, '.6f')}, "
+            f"SQNR {_num(m.sqnr_db, '.1f')} dB")

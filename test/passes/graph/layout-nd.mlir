@@ -1,0 +1,85 @@
+// graph-layout: what must stay ND. Weights are still converted (at compile time, for free);
+// activations keep their plain layout where a blocked format is impossible or does not pay.
+// RUN: geir-opt %s -p graph-layout --split-input-file --elide-resources | filecheck %s
+// RUN: geir-opt %s -p 'graph-layout{min-channels=1}' --split-input-file --elide-resources | filecheck %s --check-prefix=COST
+
+// The first conv's 3 input channels: NC1HWC0 would pad them to 16 (5.3x the bytes). Below
+// min-channels (4) they never get a blocked format; with min-channels=1 the cost model alone
+// keeps them ND too (reading NCHW inside the conv is cheaper than a trans_data kernel).
+// CHECK-LABEL: func.func @first_conv(
+// CHECK-NEXT:    %w = graph.constant dense_resource<__elided__> : tensor<49x4x16x16xf32, #graph.format<FRACTAL_Z, NCHW, [64, 3, 7, 7]>>
+// CHECK-NEXT:    %c = graph.conv %x, %w {{.*}} : (tensor<1x3x224x224xf32>, tensor<49x4x16x16xf32, #graph.format<FRACTAL_Z, NCHW, [64, 3, 7, 7]>>) -> tensor<1x64x112x112xf32>
+// CHECK-NEXT:    %r = graph.relu %c : (tensor<1x64x112x112xf32>) -> tensor<1x64x112x112xf32>
+// COST-LABEL:  func.func @first_conv(
+// COST:          graph.conv %x, %w {{.*}} : (tensor<1x3x224x224xf32>, {{.*}}) -> tensor<1x64x112x112xf32>
+// COST-NOT:      graph.trans_data
+func.func @first_conv(%x: tensor<1x3x224x224xf32>) -> tensor<1x64x112x112xf32> {
+  %w = graph.constant dense<0.01> : tensor<64x3x7x7xf32>
+  %c = graph.conv %x, %w {pads = array<i64: 3, 3, 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>) -> tensor<1x64x112x112xf32>
+  %r = graph.relu %c : (tensor<1x64x112x112xf32>) -> tensor<1x64x112x112xf32>
+  func.return %r : tensor<1x64x112x112xf32>
+}
+
+// -----
+// A concat along C of 24 + 8 channels: the blocks of the result would straddle its operands,
+// so the concat runs on ND and the convs around it read and write ND.
+// CHECK-LABEL: func.func @unaligned_concat(
+// CHECK:         %a = graph.conv %x, %w1 : ({{.*}}) -> tensor<1x24x16x16xf32>
+// CHECK:         %b = graph.conv %x, %w2 : ({{.*}}) -> tensor<1x8x16x16xf32>
+// CHECK-NEXT:    %cat = graph.concat %a, %b {axis = 1 : i64} : (tensor<1x24x16x16xf32>, tensor<1x8x16x16xf32>) -> tensor<1x32x16x16xf32>
+// CHECK:         %c = graph.conv %cat, %w3 {{.*}} : (tensor<1x32x16x16xf32>, {{.*}}) -> tensor<1x16x16x16xf32>
+func.func @unaligned_concat(%x: tensor<1x32x16x16xf32>) -> tensor<1x16x16x16xf32> {
+  %w1 = graph.constant dense<0.01> : tensor<24x32x1x1xf32>
+  %a = graph.conv %x, %w1 : (tensor<1x32x16x16xf32>, tensor<24x32x1x1xf32>) -> tensor<1x24x16x16xf32>
+  %w2 = graph.constant dense<0.01> : tensor<8x32x1x1xf32>
+  %b = graph.conv %x, %w2 : (tensor<1x32x16x16xf32>, tensor<8x32x1x1xf32>) -> tensor<1x8x16x16xf32>
+  %cat = graph.concat %a, %b {axis = 1 : i64} : (tensor<1x24x16x16xf32>, tensor<1x8x16x16xf32>) -> tensor<1x32x16x16xf32>
+  %w3 = graph.constant dense<0.01> : tensor<16x32x3x3xf32>
+  %c = graph.conv %cat, %w3 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x32x16x16xf32>, tensor<16x32x3x3xf32>) -> tensor<1x16x16x16xf32>
+  func.return %c : tensor<1x16x16x16xf32>
+}
+
+// -----
+// A depthwise conv takes NC1HWC0 activations (its channel groups share the C0 lanes) but keeps
+// its weight ND: FRACTAL_Z is for group = 1.
+// CHECK-LABEL: func.func @depthwise(
+// CHECK:         %w2 = graph.constant dense<1.000000e-02> : tensor<32x1x3x3xf32>
+// CHECK-NEXT:    %b = graph.conv %a, %w2 {group = 32 : i64, {{.*}}} : (tensor<1x2x16x16x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 16, 16]>>, tensor<32x1x3x3xf32>) -> tensor<1x2x16x16x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 16, 16]>>
+func.func @depthwise(%x: tensor<1x32x16x16xf32>) -> tensor<1x32x16x16xf32> {
+  %w1 = graph.constant dense<0.01> : tensor<32x32x1x1xf32>
+  %a = graph.conv %x, %w1 : (tensor<1x32x16x16xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x16x16xf32>
+  %w2 = graph.constant dense<0.01> : tensor<32x1x3x3xf32>
+  %b = graph.conv %a, %w2 {group = 32 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x32x16x16xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x16x16xf32>
+  %c = graph.conv %b, %w1 : (tensor<1x32x16x16xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x16x16xf32>
+  func.return %c : tensor<1x32x16x16xf32>
+}
+
+// -----
+// No blocked format exists: a 1-D conv, an f64 conv (no cube type), integer tensors.
+// CHECK-LABEL: func.func @not_blocked(
+// CHECK-NOT:     #graph.format
+// CHECK:         func.return
+func.func @not_blocked(%x: tensor<1x16x32xf32>, %y: tensor<1x16x8x8xf64>, %i: tensor<2x16x4x4xi32>) -> (tensor<1x16x30xf32>, tensor<1x16x8x8xf64>, tensor<2x16x4x4xi32>) {
+  %w = graph.constant dense<0.01> : tensor<16x16x3xf32>
+  %c = graph.conv %x, %w : (tensor<1x16x32xf32>, tensor<16x16x3xf32>) -> tensor<1x16x30xf32>
+  %w64 = graph.constant dense<0.01> : tensor<16x16x1x1xf64>
+  %d = graph.conv %y, %w64 : (tensor<1x16x8x8xf64>, tensor<16x16x1x1xf64>) -> tensor<1x16x8x8xf64>
+  %j = graph.relu %i : (tensor<2x16x4x4xi32>) -> tensor<2x16x4x4xi32>
+  func.return %c, %d, %j : tensor<1x16x30xf32>, tensor<1x16x8x8xf64>, tensor<2x16x4x4xi32>
+}
+
+// -----
+// Small tensors between convs and an op that only runs on ND (softmax over C): a trans_data
+// kernel would cost more than the convs re-laying out 8 KB inside their own kernels.
+// CHECK-LABEL: func.func @small(
+// CHECK-NOT:     graph.trans_data
+// CHECK:         %c1 = graph.conv %x, %w {{.*}} -> tensor<1x32x8x8xf32>
+// CHECK-NEXT:    %s = graph.softmax %c1 {axis = 1 : i64} : (tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
+// CHECK-NEXT:    %c2 = graph.conv %s, %w {{.*}} : (tensor<1x32x8x8xf32>, {{.*}}) -> tensor<1x32x8x8xf32>
+func.func @small(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
+  %w = graph.constant dense<0.01> : tensor<32x32x3x3xf32>
+  %c1 = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x32x8x8xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x8x8xf32>
+  %s = graph.softmax %c1 {axis = 1 : i64} : (tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
+  %c2 = graph.conv %s, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x32x8x8xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x8x8xf32>
+  func.return %c2 : tensor<1x32x8x8xf32>
+}

@@ -1,0 +1,224 @@
+"""geir-compare's engine (runtime/compare.py): verdicts, every stage against onnxruntime,
+and a deliberately broken pass found at the op it breaks."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from xdsl.passes import ModulePass
+
+import geir
+import geir.lowering.pipelines as pipelines
+import geir.passes.registry as registry
+from geir.dialects import ascend as a
+from geir.dialects import graph as g
+from geir.errors import GeirError
+from geir.ir.locations import loc_names
+from geir.runtime.compare import Thresholds, Verdict, compare_arrays, compare_model, stage_names, written_args
+from geir.testing.suite import light_model
+from geir.testing.transformer import transformer_onnx
+
+# ---------------------------------------------------------------------------
+# Verdicts.
+# ---------------------------------------------------------------------------
+
+
+def test_verdicts_and_metrics():
+    rng = np.random.default_rng(0)
+    ref = rng.standard_normal(1000).astype(np.float32)
+    equal = compare_arrays(ref.copy(), ref)
+    assert equal.verdict is Verdict.EQUAL and equal.max_abs_err == 0 and equal.sqnr_db == math.inf
+    close = compare_arrays(ref * np.float32(1 + 1e-6), ref)
+    assert close.verdict is Verdict.CLOSE and close.cosine > 0.999999
+    similar = compare_arrays(ref + 0.01 * rng.standard_normal(1000).astype(np.float32), ref)
+    assert similar.verdict is Verdict.SIMILAR and 30 < similar.sqnr_db < 50
+    different = compare_arrays(-ref, ref)
+    assert different.verdict is Verdict.DIFFERENT and different.cosine == pytest.approx(-1)
+    assert compare_arrays(ref[:10], ref).verdict is Verdict.DIFFERENT  # shape
+    # NaN where the reference has NaN is not a difference; NaN elsewhere is.
+    nan_ref = ref.copy()
+    nan_ref[3] = np.nan
+    assert compare_arrays(nan_ref.copy(), nan_ref).verdict is Verdict.EQUAL
+    assert compare_arrays(nan_ref, ref).verdict is Verdict.DIFFERENT
+    # The thresholds decide: a looser atol makes the noisy array CLOSE.
+    loose = compare_arrays(ref + 0.01 * rng.standard_normal(1000).astype(np.float32), ref, Thresholds(atol=0.1))
+    assert loose.verdict is Verdict.CLOSE
+
+
+def test_integer_and_zero_tensors():
+    assert compare_arrays(np.arange(6), np.arange(6)).verdict is Verdict.EQUAL
+    assert compare_arrays(np.zeros(4, np.float32), np.zeros(4, np.float32)).cosine == 1.0
+    zero_vs_one = compare_arrays(np.zeros(4, np.float32), np.ones(4, np.float32))
+    assert zero_vs_one.verdict is Verdict.DIFFERENT and zero_vs_one.cosine == 0.0
+
+
+def test_storage_buffers_are_read_back_in_logical_order():
+    """gm buffers carry no format encoding: a buffer with a blocked storage shape of the
+    reference's shape is converted back to it."""
+    from geir.dialects import layout
+    from geir.runtime.compare import _as_logical
+
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 20, 5, 7)).astype(np.float32)
+    nc1hwc0 = layout.to_physical(x, layout.NC1HWC0, layout.NCHW)
+    assert nc1hwc0.shape == (1, 2, 5, 7, 16)
+    np.testing.assert_array_equal(_as_logical(nc1hwc0, x.shape), x)
+    m = rng.standard_normal((3, 40, 24)).astype(np.float32)
+    np.testing.assert_array_equal(_as_logical(layout.to_physical(m, layout.FRACTAL_NZ), m.shape), m)
+    assert _as_logical(x, x.shape) is x
+    assert _as_logical(x.reshape(20, 35), x.shape) is None  # same size, no format: not this tensor
+
+
+def test_formatted_values_are_compared_logically():
+    """After graph-layout, values stored as NC1HWC0 are converted before comparing."""
+    from geir.dialects import layout
+
+    model = light_model("light_squeezenet")
+    cm = geir.compile(model, opt_level=3, lower=False)
+    stage = next(s for s in cm.stages if s.endswith("_layout"))
+    formatted = [op for op in cm.stages[stage].walk()
+                 if any(layout.is_formatted(r.type) for r in op.results) and op.name != "graph.trans_data"]
+    assert formatted, "graph-layout chose no blocked format"
+    report = compare_model(model, compiled={stage: cm.stages[stage]})
+    (result,) = report.stages
+    assert result.error is None and result.unmapped == 0
+    assert max(c.verdict for c in result.comparisons) <= Verdict.CLOSE
+
+
+# ---------------------------------------------------------------------------
+# Every stage against onnxruntime.
+# ---------------------------------------------------------------------------
+
+
+def _assert_all_close(report, last_node: str) -> None:
+    for stage in report.stages:
+        assert stage.error is None, f"{stage.name}: {stage.error}"
+        assert stage.comparisons, f"{stage.name}: nothing compared"
+        bad = [c for c in stage.comparisons if c.verdict > Verdict.CLOSE]
+        assert not bad, f"{stage.name}: {[(c.node, c.verdict.name) for c in bad]}"
+        assert last_node in {c.node for c in stage.comparisons}, f"{stage.name}: the model output is not compared"
+    assert report.first_divergence() is None
+    assert report.first_divergence(Verdict.SIMILAR) is None
+
+
+# O2 lowers plain tensors; O3 adds layout (formatted tensors) and streams.
+OPT_LEVELS = (2, 3)
+
+
+@pytest.mark.parametrize("opt_level", OPT_LEVELS)
+def test_light_model_every_stage_is_close(opt_level):
+    model = light_model("light_squeezenet")
+    report = compare_model(model, opt_level=opt_level)
+    assert [s.name for s in report.stages] == stage_names(opt_level=opt_level)
+    _assert_all_close(report, model.graph.node[-1].name)
+    levels = {s.name.split("_", 1)[1]: s for s in report.stages}
+    assert levels["import"].level == "graph" and levels["lower"].level == "ascend"
+    # Every node output but the dropout mask, at import; fusion keeps only kernel outputs,
+    # and every one of them is still found after layout (formats converted back).
+    assert len(levels["import"].comparisons) == report.tensors - 1
+    assert len(levels["fuse"].comparisons) < len(levels["simplify"].comparisons)
+    if "layout" in levels:
+        assert len(levels["layout"].comparisons) == len(levels["fuse"].comparisons)
+    # Every buffer a kernel writes maps to an ONNX tensor; a fusion the lowering splits gives more.
+    assert levels["lower"].unmapped == 0
+    assert len(levels["lower"].comparisons) >= len(levels["fuse"].comparisons)
+
+
+@pytest.mark.parametrize("opt_level", OPT_LEVELS)
+def test_transformer_every_stage_is_close(opt_level):
+    model = transformer_onnx()
+    report = compare_model(model, opt_level=opt_level)
+    _assert_all_close(report, model.graph.node[-1].name)
+    assert {s.name.split("_", 1)[1] for s in report.stages} >= {"import", "simplify", "fuse", "lower"}
+
+
+# ---------------------------------------------------------------------------
+# A broken pass is found at the op it breaks.
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SwapSub(ModulePass):
+    """Broken on purpose: swaps the operands of the first graph.sub (x - mean becomes mean - x)."""
+
+    name = "test-swap-sub"
+
+    def apply(self, ctx, op):
+        for o in op.walk():
+            if isinstance(o, g.SubOp) and o.operands[0] is not o.operands[1]:
+                lhs, rhs = o.operands
+                o.operands = [rhs, lhs]
+                return
+
+
+def _with_pass_after(monkeypatch, stage: str, pass_cls) -> None:
+    """Register `pass_cls` and append it to `stage` of every pipeline built from now on."""
+    all_passes = registry.get_all_passes
+    monkeypatch.setattr(registry, "get_all_passes", lambda: {**all_passes(), pass_cls.name: lambda: pass_cls})
+    build = pipelines.build_pipeline
+
+    def broken(opts):
+        p = build(opts)
+        p.stages = [(n, [*specs, pass_cls.name] if n.endswith("_" + stage) else specs) for n, specs in p.stages]
+        return p
+
+    monkeypatch.setattr(pipelines, "build_pipeline", broken)
+
+
+def test_broken_pass_is_found_at_the_op_it_breaks(monkeypatch):
+    model = transformer_onnx()
+    _with_pass_after(monkeypatch, "simplify", SwapSub)
+    report = compare_model(model, opt_level=3, stages=["import", "simplify", "fuse"])
+    first = report.first_divergence()
+    assert first is not None
+    assert (first.stage, first.node, first.op) == ("02_simplify", "/0/ln1/Sub", "graph.sub")
+    assert first.metrics.cosine == pytest.approx(-1, abs=1e-6)
+    assert report.stages[0].first(Verdict.SIMILAR) is None  # the import is fine
+    text = report.format("diverging")
+    assert "first divergence: stage 02_simplify, node '/0/ln1/Sub'" in text
+    assert "01_import" not in text.split("stages (")[0]  # only diverging rows in the table
+
+
+def test_broken_kernel_is_found_at_the_ascend_level():
+    """A conv weight negated in the lowered program: the first divergent tensor is the
+    output of the kernel that reads it (the last ONNX node of its fused location)."""
+    model = light_model("light_squeezenet")
+    cm = geir.compile(model, opt_level=2)
+    stage = next(s for s in cm.stages if s.endswith("_lower"))
+    lowered = cm.stages[stage].clone()
+    host = next(op for op in lowered.ops if not isinstance(op, a.KernelOp))
+    kernels = {k.sym_name.data: k for k in lowered.ops if isinstance(k, a.KernelOp)}
+    launches = [op for op in host.walk() if isinstance(op, a.LaunchOp)]
+
+    def conv_weight(launch):
+        return next((v.owner for v in launch.operands
+                     if isinstance(v.owner, a.ConstantOp) and len(v.type.get_shape()) == 4), None)
+
+    launch = next(op for op in launches[4:] if conv_weight(op) is not None)
+    weight = conv_weight(launch)
+    negated = a.ConstantOp.from_array(-weight.array())
+    host.body.block.insert_op_before(negated, weight)
+    weight.results[0].replace_all_uses_with(negated.results[0])
+    weight.detach()
+    kernel = kernels[launch.kernel_op().sym_name.data]
+    assert written_args(kernel)  # the kernel's outputs are found by walking its body
+    expected = max(loc_names(kernel.location), key=lambda n: [x.name for x in model.graph.node].index(n))
+
+    report = compare_model(model, compiled={"01_import": cm.stages["01_import"], stage: lowered})
+    first = report.first_divergence()
+    assert first is not None and first.stage == stage
+    assert first.node == expected and first.op == "@" + kernel.sym_name.data
+    assert report.stages[0].first(Verdict.SIMILAR) is None
+
+
+def test_stage_selection_and_errors():
+    model = transformer_onnx()
+    report = compare_model(model, stages=["simplify"], opt_level=1, lower=False)
+    assert [s.name for s in report.stages] == ["02_simplify"]
+    with pytest.raises(GeirError, match="no stage 'nope'; stages are 01_import, 02_simplify"):
+        compare_model(model, stages=["nope"], opt_level=1, lower=False)
+    with pytest.raises(GeirError, match="unknown option"):
+        compare_model(model, fusoin=True)

@@ -1,0 +1,90 @@
+"""geir-compare: find the first op where geir's numbers leave onnxruntime's.
+
+    geir-compare model.onnx                          # every stage, seeded random inputs
+    geir-compare model.onnx --input x=x.npy -O 2 --stages simplify,lower
+    geir-compare model.onnx --show diverging --rtol 1e-3
+    geir-compare model.onnx --layout off --disable-pass graph-fuse      # bisect
+
+onnxruntime runs the model with every node output exposed; each stage of geir's pipeline
+runs on the same inputs and every tensor it produces is mapped back to its ONNX node and
+judged EQUAL / CLOSE / SIMILAR / DIFFERENT (runtime/compare.py says how). The table ends
+with per-stage counts and the first divergence: the first stage with a DIFFERENT tensor
+and, in it, the first such node in topological order. Divergence is a finding, not an
+error: the exit code is 0 unless the input is bad (1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from geir.tools import common
+
+PROG = "geir-compare"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG,
+                                description="Compare every stage of geir with onnxruntime, tensor by tensor.")
+    p.add_argument("model", help="an ONNX model (.onnx)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="an input's value (repeatable; others get seeded random data)")
+    p.add_argument("--seed", type=int, default=0, help="seed of random inputs (default: 0)")
+    p.add_argument("-O", dest="opt_level", type=int, choices=range(4), default=3, metavar="{0,1,2,3}",
+                   help="optimisation level, as geir-compile (default: 3)")
+    p.add_argument("--device", default="ascend910b", help="device name or device .json file (default: ascend910b)")
+    p.add_argument("--stages", metavar="A,B", help="stages to compare, e.g. simplify,lower (default: all)")
+    g = p.add_argument_group("GE switches (override the -O level, as geir-compile; to bisect)")
+    g.add_argument("--fusion", type=_on_off, metavar="on|off")
+    g.add_argument("--layout", type=_on_off, metavar="on|off")
+    g.add_argument("--memory-reuse", type=_on_off, metavar="on|off")
+    g.add_argument("--streams", type=int, metavar="N")
+    g.add_argument("--disable-pass", action="append", default=[], metavar="NAME", help="leave a pass out (repeatable)")
+    p.add_argument("--rtol", type=float, default=1e-4, help="CLOSE: relative tolerance (default: 1e-4)")
+    p.add_argument("--atol", type=float, default=1e-5, help="CLOSE: absolute tolerance (default: 1e-5)")
+    p.add_argument("--show", choices=("all", "diverging"), default="all",
+                   help="table rows: every tensor, or only those worse than CLOSE (default: all)")
+    common.add_debug_arg(p)
+    return p
+
+
+def _on_off(text: str) -> bool:
+    if text in ("on", "true", "1"):
+        return True
+    if text in ("off", "false", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected on/off, got '{text}'")
+
+
+def _names(text: str | None) -> list[str]:
+    return [s.strip() for s in (text or "").split(",") if s.strip()]
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    from geir.errors import GeirError
+    from geir.runtime.compare import compare_model, select_stages, stage_names
+    from geir.runtime.interpreter import input_specs
+    from geir.tools.geir_run import make_feeds
+
+    if args.rtol < 0 or args.atol < 0:
+        raise GeirError("--rtol and --atol must be >= 0")
+    options = {"fusion": args.fusion, "layout": args.layout, "memory_reuse": args.memory_reuse,
+               "streams": args.streams, "disable_passes": args.disable_pass}
+    stages = _names(args.stages)
+    select_stages(stage_names(args.device, args.opt_level, **options), stages)  # bad names before any work
+    module = common.import_onnx(args.model)  # the importer's errors for a bad file
+    feeds, _ = make_feeds(input_specs(module), args.input, args.seed)
+    report = compare_model(args.model, feeds, stages or None, device=args.device, opt_level=args.opt_level,
+                           rtol=args.rtol, atol=args.atol, raise_errors=args.debug, **options)
+    common.write_text(report.format(args.show), common.STDIO)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return common.run_tool(lambda: _main(argv), PROG, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
