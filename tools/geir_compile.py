@@ -1,6 +1,8 @@
 """geir-compile: compile a model into an offline model file.
 
+    geir-compile                       # the quick-start job: ResNet-50 compiled, run, profiled
     geir-compile model.onnx -o model.om --device ascend910b -O3
+    geir-compile model.onnx --run      # compile, run on the modeled device, check against onnxruntime
     geir-compile model.onnx -o model.om -O2 --disable-pass graph-fuse --dump-dir dumps/
     geir-compile model.onnx -o model.om --streams 1 --memory-strategy greedy-size
 
@@ -18,6 +20,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from geir.errors import GeirError
 from geir.tools import common
 
 PROG = "geir-compile"
@@ -33,8 +36,12 @@ def _on_off(text: str) -> bool:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Compile an ONNX model into a geir offline model (.om).")
-    p.add_argument("model", help="the .onnx model")
-    p.add_argument("-o", "--output", required=True, metavar="FILE.om", help="the offline model to write")
+    p.add_argument("model", nargs="?", help="the .onnx model (default: light ResNet-50 from the onnx package, "
+                   "seeded random weights, compiled, run and profiled: the quick-start job)")
+    p.add_argument("-o", "--output", metavar="FILE.om", help="the offline model to write")
+    p.add_argument("--run", action="store_true",
+                   help="run the compiled model on the modeled device (seeded random inputs), print the "
+                   "report table and check the outputs against onnxruntime (or geir's reference interpreter)")
     p.add_argument("--device", default="ascend910b", help="device name or device .json file (default: ascend910b)")
     p.add_argument("-O", dest="opt_level", type=int, choices=range(4), default=3, metavar="{0,1,2,3}",
                    help="optimisation level (default 3)")
@@ -58,10 +65,19 @@ def _main(argv: Sequence[str] | None) -> int:
     import geir
 
     args = build_parser().parse_args(argv)
-    if not os.path.isfile(args.model):
+    if args.model is None:
+        from geir.tools.models import DEFAULT_MODEL, load_light_model
+
+        model, args.run = load_light_model(DEFAULT_MODEL), True
+        print(f"model: {DEFAULT_MODEL} (onnx package, seeded random weights)")
+    elif not os.path.isfile(args.model):
         raise FileNotFoundError(2, "No such file or directory", args.model)
+    else:
+        model = args.model
+    if args.output is None and not args.run:
+        raise GeirError("give -o FILE.om (or --run to compile and run without writing)")
     compiled = geir.compile(
-        args.model,
+        model,
         device=args.device,
         opt_level=args.opt_level,
         fusion=args.fusion,
@@ -74,9 +90,38 @@ def _main(argv: Sequence[str] | None) -> int:
     )
     if args.dump_dir or args.print_ir_after_change:
         _dump(compiled, args)
-    compiled.save(args.output)
+    if args.output:
+        compiled.save(args.output)
     print(_summary(compiled, args.output))
+    if args.run:
+        print(_run_and_check(compiled, model))
     return 0
+
+
+def _run_and_check(compiled, model) -> str:
+    """Profile on seeded random inputs; compare the outputs with onnxruntime, or with
+    geir's reference interpreter when onnxruntime is not installed."""
+    import numpy as np
+
+    from geir.runtime.report import format_report
+
+    feeds = compiled.random_inputs(seed=0)
+    outputs, report = compiled.profile(feeds)
+    try:
+        from geir.testing.suite import ort_run
+        from geir.lowering.onnx_to_graph import load_model
+
+        reference, what = ort_run(load_model(model), feeds), "onnxruntime"
+    except ImportError:
+        from geir.runtime.interpreter import run_module
+
+        reference, what = list(run_module(compiled.stages["01_import"], feeds).values()), "geir's reference interpreter"
+    lines = ["", format_report(report), "", f"output check against {what} (rtol 1e-4, atol 1e-5):"]
+    for (name, ours), theirs in zip(outputs.items(), reference):
+        ok = ours.shape == theirs.shape and np.allclose(ours, theirs, rtol=1e-4, atol=1e-5)
+        err = float(np.max(np.abs(ours.astype(np.float64) - theirs))) if ours.shape == theirs.shape else float("nan")
+        lines.append(f"  {name}: {'OK' if ok else 'MISMATCH'} (max abs err {err:.3g})")
+    return "\n".join(lines)
 
 
 def _dump(compiled, args) -> None:
@@ -96,7 +141,7 @@ def _dump(compiled, args) -> None:
         previous = text
 
 
-def _summary(compiled, output: str) -> str:
+def _summary(compiled, output: str | None) -> str:
     from geir.dialects import ascend as a
 
     kernels = sum(1 for op in compiled.module.walk() if isinstance(op, a.KernelOp))
@@ -107,7 +152,8 @@ def _summary(compiled, output: str) -> str:
         lines.append(f"  {name:<16} {seconds:8.3f} s")
     if compiled.unavailable:
         lines.append(f"not available yet: {', '.join(sorted(set(compiled.unavailable)))}")
-    lines.append(f"wrote {output} ({os.path.getsize(output) / 2**20:.1f} MiB)")
+    if output:
+        lines.append(f"wrote {output} ({os.path.getsize(output) / 2**20:.1f} MiB)")
     return "\n".join(lines)
 
 
