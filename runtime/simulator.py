@@ -31,6 +31,10 @@ The model, level by level (docs/report.md lists each rule with the figure it use
   ``launch_overhead_us`` on its stream, then waits (FIFO) until enough cores are free, then
   runs its blocks; a record completes when its stream reaches it; a wait holds its stream
   until the latest record of that event before it (in host program order) has completed.
+* **Races between streams.** Before timing, every run is checked: two kernels on different
+  streams touching overlapping gm bytes (at least one writing) that neither stream order nor
+  events order raise ``StreamRaceError`` naming both kernels and the buffer (``stream_races``;
+  docs/streams.md).
 """
 
 from __future__ import annotations
@@ -113,6 +117,7 @@ class Recorded:
 
     event: TraceEvent
     accesses: tuple[Access, ...] = ()
+    args: tuple[tuple[str, int, int], ...] = ()   # a launch: (name, lo, hi) of its gm arguments
 
 
 _VIEW_OPS = (memref.SubviewOp, memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp)
@@ -158,6 +163,7 @@ class Recorder(Interpreter.Listener):
     def __init__(self) -> None:
         self.records: list[Recorded] = []
         self._pending: tuple[Operation, tuple] | None = None
+        self._launch_args: tuple[tuple[str, int, int], ...] = ()
         self._alloc_base: dict[Operation, int] = {}
         self._roots: dict[SSAValue, Operation | None] = {}
 
@@ -165,6 +171,8 @@ class Recorder(Interpreter.Listener):
     def will_interpret_op(self, op: Operation, args: tuple) -> None:
         if isinstance(op, _ACCESSING):
             self._pending = (op, args)
+        elif isinstance(op, a.LaunchOp):  # its buffers, to name them in stream-race messages
+            self._launch_args = _launch_args(op, args[1:])
 
     def did_interpret_op(self, op: Operation, results: tuple) -> None:
         if isinstance(op, a.AllocOp) and results and isinstance(results[0], np.ndarray):
@@ -176,6 +184,10 @@ class Recorder(Interpreter.Listener):
         accesses: tuple[Access, ...] = ()
         if pending is not None and pending[0] is event.op and event.kernel is not None:
             accesses = tuple(self._accesses(event.op, pending[1]))
+        if isinstance(event.op, a.LaunchOp) and event.pipe == "host":
+            args, self._launch_args = self._launch_args, ()
+            self.records.append(Recorded(event, accesses, args))
+            return
         self.records.append(Recorded(event, accesses))
 
     def _root(self, value: SSAValue) -> Operation | None:
@@ -706,6 +718,7 @@ class _Sim:
     # -- streams and the device --------------------------------------------------------------
 
     def run(self, records: Sequence[Recorded]) -> SimResult:
+        check_stream_races(records)
         launches, tasks, streams = self.parse(records)
         recs = {l.index: self.kernel(l) for l in launches}
         if self.races and self.strict:
@@ -863,6 +876,169 @@ def _union_bytes(accesses: Sequence[Access]) -> int:
 
 
 # ---------------------------------------------------------------------------
+# Races between kernels on different streams (multi-stream scheduling, issue 9).
+# ---------------------------------------------------------------------------
+
+
+class StreamRaceError(SimulationError):
+    """Two kernels on different streams touch overlapping gm bytes, at least one writing, and
+    neither stream order nor an event orders them."""
+
+
+@dataclass(frozen=True)
+class StreamRace:
+    first: str            # "@k1 (launch 3, stream 0)": the earlier launch in host order
+    second: str
+    kind: str             # "read-after-write" | "write-after-read" | "write-after-write"
+    buffer: str           # e.g. "%b bytes [0, 1024)"
+
+    def __str__(self) -> str:
+        return (f"race between {self.first} and {self.second}: both touch {self.buffer} ({self.kind}) "
+                f"and no event orders them; run ascend-insert-events after changing streams or buffers")
+
+
+def _launch_args(op: a.LaunchOp, arrays: Sequence[Any]) -> tuple[tuple[str, int, int], ...]:
+    out = []
+    for value, x in zip(op.args, arrays):
+        if isinstance(x, np.ndarray) and x.size:
+            lo, hi, _, _ = _rows(x)
+            out.append((value.name_hint or "?", lo, hi))
+    return tuple(out)
+
+
+def _segments(accesses: Sequence[Access]) -> tuple[np.ndarray, np.ndarray]:
+    """The bytes the accesses cover as sorted, disjoint [start, end) segments."""
+    if not accesses:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    starts, ends = [], []
+    for acc in accesses:
+        s = acc.starts if acc.starts is not None else np.array([acc.lo], np.int64)
+        starts.append(s)
+        ends.append(s + (acc.run if acc.starts is not None else acc.hi - acc.lo))
+    s, e = np.concatenate(starts), np.concatenate(ends)
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    reach = np.maximum.accumulate(e)
+    new = np.empty(len(s), bool)
+    new[0] = True
+    new[1:] = s[1:] > reach[:-1]
+    first = np.flatnonzero(new)
+    return s[first], np.maximum.reduceat(e, first)
+
+
+def _pieces(bounds: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Indices of the elementary pieces [bounds[p], bounds[p+1]) the segments cover."""
+    ps, pe = np.searchsorted(bounds, s), np.searchsorted(bounds, e)
+    n = pe - ps
+    total = int(n.sum())
+    if total == 0:
+        return np.empty(0, np.int64)
+    return np.arange(total) - np.repeat(np.cumsum(n) - n, n) + np.repeat(ps, n)
+
+
+def stream_races(records: Sequence[Recorded]) -> list[StreamRace]:
+    """The unordered conflicting pairs of kernels of a recorded run (at most one per pair).
+
+    Happens-before is stream order plus events (a wait follows the latest record of its event
+    before it in host order, as the simulator runs it), as one vector clock per stream. gm
+    bytes are cut into elementary pieces at every segment end; walking the launches in host
+    order (a serialisation of happens-before), each piece keeps its last writer and, per
+    stream, its last reader - earlier readers on a stream are ordered before the last one -
+    so each launch is checked against what it must follow in a few numpy operations."""
+    order: list[int] = []
+    stream: dict[int, int] = {}
+    vc_of: dict[int, dict[int, int]] = {}
+    name: dict[int, str] = {}
+    args: dict[int, tuple] = {}
+    gm: dict[int, tuple[list[Access], list[Access]]] = defaultdict(lambda: ([], []))
+    clock: dict[int, dict[int, int]] = defaultdict(dict)
+    recorded: dict[Any, dict[int, int]] = {}
+    for rec in records:
+        ev = rec.event
+        if ev.pipe == "host":
+            s = ev.stream if ev.stream is not None else 0
+            if isinstance(ev.op, (a.LaunchOp, a.KernelOp)):
+                mine = clock[s]
+                order.append(ev.launch)
+                stream[ev.launch], vc_of[ev.launch] = s, dict(mine)
+                name[ev.launch], args[ev.launch] = ev.kernel or "?", rec.args
+                mine[s] = mine.get(s, 0) + 1
+            elif isinstance(ev.op, a.EventRecordOp):
+                recorded[ev.detail.get("event")] = dict(clock[s])
+            elif isinstance(ev.op, a.EventWaitOp):
+                snap = recorded.get(ev.detail.get("event"), {})
+                mine = clock[s]
+                for t, n in snap.items():
+                    if n > mine.get(t, 0):
+                        mine[t] = n
+            continue
+        if ev.launch in stream:
+            for acc in rec.accesses:
+                if acc.space == "gm":
+                    gm[ev.launch][acc.write].append(acc)
+    if len(set(stream.values())) < 2:
+        return []
+    streams = sorted(set(stream.values()))
+    col = {s: k for k, s in enumerate(streams)}
+    segs = {i: tuple(_segments(gm[i][w]) for w in (False, True)) for i in order if i in gm}
+    if not segs:
+        return []
+    bounds = np.unique(np.concatenate([x for rw in segs.values() for seg in rw for x in seg]))
+    n = max(len(bounds) - 1, 0)
+    w_launch = np.full(n, -1, np.int64)
+    w_col = np.zeros(n, np.int64)
+    w_seq = np.zeros(n, np.int64)
+    r_seq = np.full((n, len(streams)), -1, np.int64)
+    on_stream: dict[int, list[int]] = defaultdict(list)   # stream column -> its launches in order
+    races: list[StreamRace] = []
+    seen: set[tuple[int, int]] = set()
+
+    def report(x: int, y: int, kind: str, piece: int) -> None:
+        if (x, y) in seen:
+            return
+        seen.add((x, y))
+        lo, hi = int(bounds[piece]), int(bounds[piece + 1])
+        where = next(((nm, alo) for nm, alo, ahi in args.get(y, ()) + args.get(x, ()) if alo <= lo < ahi), None)
+        buf = (f"%{where[0]} bytes [{lo - where[1]}, {hi - where[1]})" if where else f"gm bytes [{lo:#x}, {hi:#x})")
+        races.append(StreamRace(f"@{name[x]} (launch {x}, stream {stream[x]})",
+                                f"@{name[y]} (launch {y}, stream {stream[y]})", kind, buf))
+
+    for i in order:
+        c = col[stream[i]]
+        vc = np.array([vc_of[i].get(s, 0) for s in streams], np.int64)
+        seq = int(vc_of[i].get(stream[i], 0))
+        (rs, re_), (ws, we) = segs.get(i, ((np.empty(0, np.int64),) * 2,) * 2)
+        reads, writes = _pieces(bounds, rs, re_), _pieces(bounds, ws, we)
+        for idx, kind in ((reads, "read-after-write"), (writes, "write-after-write")):
+            if not len(idx):
+                continue
+            wl = w_launch[idx]
+            bad = (wl >= 0) & (w_col[idx] != c) & (w_seq[idx] >= vc[w_col[idx]])
+            for p in np.flatnonzero(bad)[:1]:
+                report(int(wl[p]), i, kind, int(idx[p]))
+        if len(writes):
+            r = r_seq[writes]
+            bad = (r >= vc[None, :]) & (r >= 0)
+            bad[:, c] = False
+            for p, t in zip(*np.nonzero(bad)):
+                report(on_stream[int(t)][int(r[p, t])], i, "write-after-read", int(writes[p]))
+                break
+            w_launch[writes], w_col[writes], w_seq[writes] = i, c, seq
+            r_seq[writes] = -1
+        if len(reads):
+            r_seq[reads, c] = seq
+        on_stream[c].append(i)
+    return races
+
+
+def check_stream_races(records: Sequence[Recorded]) -> None:
+    """Raise StreamRaceError naming both kernels of every race between streams."""
+    races = stream_races(records)
+    if races:
+        raise StreamRaceError("\n".join(map(str, races)))
+
+
+# ---------------------------------------------------------------------------
 # Entry points.
 # ---------------------------------------------------------------------------
 
@@ -887,5 +1063,6 @@ def profile(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | 
 
 __all__ = [
     "Access", "BlockSim", "KernelRecord", "OpSpan", "Race", "Recorded", "Recorder", "SimResult",
-    "SimulationError", "Span", "profile", "record", "simulate",
+    "SimulationError", "Span", "StreamRace", "StreamRaceError", "check_stream_races", "profile", "record",
+    "simulate", "stream_races",
 ]

@@ -1,0 +1,49 @@
+// A kernel whose buffers cannot fit its space is an error naming the kernel, the space,
+// the bytes the best plan needs and the bytes the device has.
+// RUN: not geir-opt %s --split-input-file -p ascend-plan-memory 2>&1 | filecheck %s
+// RUN: not geir-opt %s --split-input-file -p 'ascend-plan-memory{device=ascend310p}' 2>&1 | filecheck %s --check-prefix=P310
+
+!g = memref<70x256xf32, #ascend.space<gm>>
+!u = memref<70x256xf32, #ascend.space<ub>>
+
+// Three 70 KiB buffers live at once (a binary op and its result): 210 KiB > 192 KiB. The
+// 310P's ub has 256 KiB, where the kernel fits.
+// CHECK: geir-opt: error: kernel 'k3_conv1' needs 210 KiB of ub, the device has 192 KiB (215040 > 196608 bytes on ascend910b; 3 buffers, at least 210 KiB live at once): use smaller tiles
+// P310-NOT: error
+// P310: ascend.kernel @k3_conv1
+ascend.kernel @k3_conv1(%x: !g, %y: !g) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %a = ascend.alloc : !u
+  %b = ascend.alloc : !u
+  %c = ascend.alloc : !u
+  ascend.copy %x, %a : !g to !u
+  ascend.copy %y, %b : !g to !u
+  ascend.set_flag MTE2 -> V id 0
+  ascend.wait_flag MTE2 -> V id 0
+  ascend.vadd %a, %b, %c : !u
+  ascend.set_flag V -> MTE3 id 0
+  ascend.wait_flag V -> MTE3 id 0
+  ascend.copy %c, %y : !u to !g
+  ascend.return
+}
+
+// -----
+
+// The cube side: two 48 KiB l0a buffers used in one loop (so live together) need 96 KiB of
+// the 64 KiB l0a.
+// CHECK: geir-opt: error: kernel 'big_l0a' needs 96 KiB of l0a, the device has 64 KiB
+!a = memref<96x256xf16, #ascend.space<gm>>
+!l = memref<96x256xf16, #ascend.space<l0a>>
+ascend.kernel @big_l0a(%x: !a) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %p = ascend.alloc : !l
+  %q = ascend.alloc : !l
+  %b = ascend.alloc : memref<256x16xf16, #ascend.space<l0b>>
+  %c = ascend.alloc : memref<96x16xf32, #ascend.space<l0c>>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    ascend.mmad %p, %b, %c {init} : !l, memref<256x16xf16, #ascend.space<l0b>>, memref<96x16xf32, #ascend.space<l0c>>
+    ascend.mmad %q, %b, %c : !l, memref<256x16xf16, #ascend.space<l0b>>, memref<96x16xf32, #ascend.space<l0c>>
+  }
+  ascend.return
+}
