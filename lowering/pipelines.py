@@ -109,7 +109,10 @@ def build_pipeline(opts: PipelineOptions) -> Pipeline:
         stage("lower", f"convert-graph-to-ascend{{device={opts.device} double-buffer={db}}}")
         streams = opts.streams if opts.streams is not None else (4 if opts.opt_level >= 3 else 1)
         if streams > 1:
-            stage("streams", f"ascend-assign-streams{{max-streams={streams}}}", "ascend-insert-events")
+            stage("streams", f"ascend-assign-streams{{max-streams={streams} device={opts.device}}}", "ascend-insert-events")
         reuse = opts.on(opts.memory_reuse, 3)
-        stage("plan_memory", f"ascend-plan-memory{{reuse={'true' if reuse else 'false'} strategy={opts.memory_strategy}}}")
+        stage(
+            "plan_memory",
+            f"ascend-plan-memory{{reuse={'true' if reuse else 'false'} strategy={opts.memory_strategy} device={opts.device}}}",
+        )
     return pipeline
