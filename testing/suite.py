@@ -82,3 +82,29 @@ def ort_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.nda
 def assert_close(actual: np.ndarray, expected: np.ndarray, what: str = "", rtol=RTOL, atol=ATOL) -> None:
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+
+
+@cache
+def reference_run(key: str):
+    """(module, feeds, outputs) of a suite model imported and run before any pass.
+
+    `key`: a light model name, a backend case name (its shipped inputs), or
+    `transformerN` (the TorchScript block stacked N times); cached, so several
+    pipelines over one model import and run it once. Tests must not mutate the
+    module (clone it)."""
+    from geir.lowering.onnx_to_graph import import_model
+    from geir.runtime.interpreter import input_specs, random_inputs, run_module
+
+    if key.startswith("transformer"):
+        from geir.testing.transformer import transformer_onnx
+
+        module = import_model(transformer_onnx(int(key.removeprefix("transformer"))))
+        feeds = random_inputs(module, seed=1)
+    elif key in LIGHT_MODELS:
+        module = import_model(light_model(key))
+        feeds = random_inputs(module, seed=1)
+    else:
+        case = next(c for c in backend_cases() if c.name == key)
+        module = import_model(case.model_path)
+        feeds = {n: v for (n, _, _), v in zip(input_specs(module), case.inputs())}
+    return module, feeds, run_module(module, feeds)

@@ -9,7 +9,6 @@ a clone and must give the unfused outputs within the suite's tolerance.
 from __future__ import annotations
 
 import os
-from functools import cache
 
 import onnx
 import pytest
@@ -23,8 +22,8 @@ from geir.ir.text import parse_module, print_module
 from geir.lowering.onnx_to_graph import import_model
 from geir.passes.graph.fuse import KEEP, FusePass
 from geir.passes.registry import get_all_passes
-from geir.runtime.interpreter import input_specs, random_inputs, run_module
-from geir.testing.suite import LIGHT_MODELS, assert_close, backend_cases, light_model, ort_run
+from geir.runtime.interpreter import random_inputs, run_module
+from geir.testing.suite import LIGHT_MODELS, reference_run, assert_close, backend_cases, ort_run
 
 CTX = Context()
 PASSES = get_all_passes()
@@ -54,26 +53,8 @@ def node_names(module: ModuleOp) -> set[str]:
     return {n for op in module.walk() if not isinstance(op, g.ConstantOp) for n in loc_names(op.location)}
 
 
-@cache
-def reference(key: str) -> tuple[ModuleOp, dict, dict]:
-    """The imported module, its inputs and its unfused outputs."""
-    if key.startswith("transformer"):
-        from geir.testing.transformer import transformer_onnx
-
-        module = import_model(transformer_onnx(int(key.removeprefix("transformer"))))
-    elif key in LIGHT_MODELS:
-        module = import_model(light_model(key))
-    else:
-        case = next(c for c in backend_cases() if c.name == key)
-        module = import_model(case.model_path)
-        feeds = {n: v for (n, _, _), v in zip(input_specs(module), case.inputs())}
-        return module, feeds, run_module(module, feeds)
-    feeds = random_inputs(module, seed=1)
-    return module, feeds, run_module(module, feeds)
-
-
 def check_model(key: str, pipeline: tuple[str, ...]) -> ModuleOp:
-    module, feeds, expected = reference(key)
+    module, feeds, expected = reference_run(key)
     out = run_pipeline(module, pipeline)
     got = run_module(out, feeds)
     assert got.keys() == expected.keys()
@@ -118,14 +99,14 @@ def test_backend_case_numerics(case, pipeline):
 @pytest.mark.parametrize("key", [*LIGHT_MODELS, "transformer2"])
 def test_every_node_keeps_its_name(key):
     """A fused location lists every node it replaces: no model node disappears from the IR."""
-    module = reference(key)[0]
+    module = reference_run(key)[0]
     out = run_pipeline(module, ("graph-fuse",))
     assert node_names(module) <= node_names(out)
 
 
 @pytest.mark.parametrize("key", ["light_resnet50", "light_squeezenet", "transformer2"])
 def test_idempotent(key):
-    once = run_pipeline(reference(key)[0], ("graph-fuse",))
+    once = run_pipeline(reference_run(key)[0], ("graph-fuse",))
     twice = run_pipeline(once, ("graph-fuse",))
     assert print_module(once, elide=True) == print_module(twice, elide=True)
 
@@ -167,7 +148,7 @@ def test_requested_intermediates_survive_fusion():
 
 def test_keep_tap_is_yielded():
     """A value tapped with graph.keep is still produced by the kernel that fuses its op."""
-    module = reference("transformer1")[0].clone()
+    module = reference_run("transformer1")[0].clone()
     erf = next(op for op in module.walk() if isinstance(op, g.ErfOp))
     erf.attributes[KEEP] = UnitAttr()
     FusePass().apply(CTX, module)

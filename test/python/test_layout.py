@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import os
-from functools import cache
 
 import numpy as np
 import pytest
@@ -24,12 +23,11 @@ from geir.dialects import graph as g
 from geir.dialects import layout as L
 from geir.errors import GeirError
 from geir.ir.text import parse_module, print_module
-from geir.lowering.onnx_to_graph import import_model
 from geir.passes.graph.layout import LayoutPass, layout_report
 from geir.passes.registry import get_all_passes
-from geir.runtime.interpreter import input_specs, random_inputs, run_module
+from geir.runtime.interpreter import random_inputs, run_module
 from geir.runtime.kernels import KERNELS
-from geir.testing.suite import LIGHT_MODELS, assert_close, backend_cases, light_model
+from geir.testing.suite import LIGHT_MODELS, reference_run, assert_close, backend_cases
 
 CTX = Context()
 PASSES = get_all_passes()
@@ -206,26 +204,8 @@ def run_pipeline(module: ModuleOp, pipeline: tuple[str, ...]) -> ModuleOp:
     return out
 
 
-@cache
-def reference(key: str) -> tuple[ModuleOp, dict, dict]:
-    """The imported module, its inputs and its outputs before any pass."""
-    if key.startswith("transformer"):
-        from geir.testing.transformer import transformer_onnx
-
-        module = import_model(transformer_onnx(int(key.removeprefix("transformer"))))
-    elif key in LIGHT_MODELS:
-        module = import_model(light_model(key))
-    else:
-        case = next(c for c in backend_cases() if c.name == key)
-        module = import_model(case.model_path)
-        feeds = {n: v for (n, _, _), v in zip(input_specs(module), case.inputs())}
-        return module, feeds, run_module(module, feeds)
-    feeds = random_inputs(module, seed=1)
-    return module, feeds, run_module(module, feeds)
-
-
 def check_model(key: str, pipeline: tuple[str, ...]) -> ModuleOp:
-    module, feeds, expected = reference(key)
+    module, feeds, expected = reference_run(key)
     out = run_pipeline(module, pipeline)
     got = run_module(out, feeds)
     assert got.keys() == expected.keys()
@@ -276,14 +256,14 @@ def test_backend_case_numerics(case):
 
 @pytest.mark.parametrize("key", ["light_resnet50", "light_inception_v1", "light_shufflenet", "transformer1"])
 def test_idempotent(key):
-    once = run_pipeline(reference(key)[0], ("graph-simplify", "graph-fuse", "graph-layout"))
+    once = run_pipeline(reference_run(key)[0], ("graph-simplify", "graph-fuse", "graph-layout"))
     twice = run_pipeline(once, ("graph-layout",))
     assert print_module(once, elide=True) == print_module(twice, elide=True)
 
 
 def test_min_channels_and_options():
     """The first conv's 3-channel input stays ND, by rule (min-channels) and by cost."""
-    module = reference("light_resnet50")[0]
+    module = reference_run("light_resnet50")[0]
     for p in (LayoutPass(), LayoutPass(min_channels=1)):
         out = module.clone()
         p.apply(CTX, out)
