@@ -181,8 +181,7 @@ class _FunctionLowering:
             size = sum(int(np.prod(r.type.get_shape())) for r in op.results)
             if op.name not in CONST_OPS and size > FOLD_LIMIT:
                 return False
-        kwargs = {k: v for k, v in op.attrs().items() if v is not None}
-        out = KERNELS[op.name.removeprefix("graph.")](*args, **kwargs)
+        out = KERNELS[op.name.removeprefix("graph.")](*args, **op.kernel_kwargs())
         outs = out if isinstance(out, tuple) else (out,)
         for r, value in zip(op.results, outs):
             self.known[r] = np.asarray(value, dtype=to_dtype(r.type.element_type)).reshape(r.type.get_shape())

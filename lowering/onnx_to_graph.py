@@ -217,8 +217,7 @@ class _Importer:
             return
         from geir.runtime.kernels import KERNELS
 
-        kwargs = {k: v for k, v in op.attrs().items() if v is not None}
-        self.known[op.output] = np.asarray(KERNELS[op.name.removeprefix("graph.")](*args, **kwargs))
+        self.known[op.output] = np.asarray(KERNELS[op.name.removeprefix("graph.")](*args, **op.kernel_kwargs()))
 
     def require_const(self, value: SSAValue | None, what: str) -> np.ndarray:
         c = self.const_value(value)

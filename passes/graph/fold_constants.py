@@ -62,10 +62,9 @@ def evaluate(op: Operation) -> tuple[np.ndarray, ...] | None:
     if any(a is None for a in args):
         return None
     kernel = KERNELS[op.name.removeprefix("graph.")]
-    kwargs = {k: v for k, v in op.attrs().items() if v is not None}
     try:
         with np.errstate(all="ignore"):
-            out = kernel(*args, **kwargs)
+            out = kernel(*args, **op.kernel_kwargs())
     except Exception:  # noqa: BLE001 - an invalid op is the interpreter's to report
         return None
     outs = out if isinstance(out, tuple) else (out,)
