@@ -33,7 +33,6 @@ from geir.runtime.simulator import StreamRaceError, profile, record, stream_race
 from geir.testing.suite import assert_close
 
 LIT = Path(__file__).resolve().parents[1] / "passes" / "ascend"
-HAS_PLANNER = "ascend-plan-memory" in get_all_passes()
 
 
 def run_passes(module, spec: str):
@@ -262,7 +261,7 @@ def test_random_dags_run_race_free(seed):
     """Streams, events and (when the planner is there) memory reuse: no race, same outputs;
     and every event is needed: without any one of its waits the run races."""
     streams = 2 + seed % 3
-    spec = f"ascend-assign-streams{{max-streams={streams}}},ascend-insert-events" + (f",{PLAN}" if HAS_PLANNER else "")
+    spec = f"ascend-assign-streams{{max-streams={streams}}},ascend-insert-events" + f",{PLAN}"
     module, feeds, want = compile_dag(seed, spec, fuse=seed % 2 == 0)
     sim = check_dag(module, feeds, want)
     assert 1 < len(sim.streams) <= streams
@@ -275,7 +274,6 @@ def test_random_dags_run_race_free(seed):
         profile(module, feeds)
 
 
-@pytest.mark.skipif(not HAS_PLANNER, reason="ascend-plan-memory is not registered yet")
 @pytest.mark.parametrize("seed", range(12, 18))
 def test_random_dags_planned_before_streams(seed):
     """Memory planned on one stream, then streams: insert-events orders the reuse (WAR/WAW)."""
