@@ -10,7 +10,6 @@ below 2). Everything is measured in this one run, side by side.
 from __future__ import annotations
 
 import argparse
-import io
 import time
 
 import numpy as np

@@ -20,13 +20,12 @@ stays plain MLIR.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
@@ -885,7 +884,7 @@ class InstanceNormOp(GraphOp):
 
     @classmethod
     def infer(cls, types, attrs, consts):
-        elt = _same_elt(types)
+        _same_elt(types)
         x = _shape(types[0])
         if len(x) < 3:
             raise ShapeError("input must have rank >= 3")
@@ -905,7 +904,7 @@ class LayerNormOp(GraphOp):
 
     @classmethod
     def infer(cls, types, attrs, consts):
-        elt = _same_elt(types)
+        _same_elt(types)
         x = _shape(types[0])
         axis = _norm_axis(attrs["axis"], len(x))
         norm = x[axis:]
