@@ -810,13 +810,10 @@ class HostArg:
 
 
 def host_function(module: ModuleOp) -> func.FuncOp:
-    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
-    for f in funcs:
-        if f.sym_name.data == "main":
-            return f
-    if len(funcs) == 1:
-        return funcs[0]
-    raise InterpreterError("the module has no func.func @main to run")
+    """The host program: `@main` (or the only function), as at graph level."""
+    from geir.runtime.interpreter import main_function
+
+    return main_function(module)
 
 
 def host_args(module: ModuleOp) -> list[HostArg]:
