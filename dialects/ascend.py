@@ -454,14 +454,9 @@ class ConstantOp(IRDLOperation):
             _fail(self, "belongs in the host program, not in a kernel")
 
     def print(self, printer: Printer) -> None:
-        from geir.ir.text import print_constant_value
+        from geir.ir.text import print_constant_op
 
-        printer.print_string(" ")
-        print_constant_value(printer, self.value, self.memref.name_hint)
-        if self.attributes:
-            printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" : ")
-        printer.print_attribute(self.value.get_type())
+        print_constant_op(printer, self, self.value, self.memref)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:

@@ -1525,14 +1525,9 @@ class ConstantOp(IRDLOperation):
             )
 
     def print(self, printer: Printer) -> None:
-        from geir.ir.text import print_constant_value
+        from geir.ir.text import print_constant_op
 
-        printer.print_string(" ")
-        print_constant_value(printer, self.value, self.output.name_hint)
-        if self.attributes:
-            printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" : ")
-        printer.print_attribute(self.output.type)
+        print_constant_op(printer, self, self.value, self.output)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:

@@ -138,6 +138,17 @@ def print_constant_value(printer: Printer, value: Attribute, hint: str | None = 
     printer.print_string(f"dense_resource<{collector.add(hint, value)}>")
 
 
+def print_constant_op(printer: Printer, op, value: Attribute, result) -> None:
+    """The custom form shared by graph.constant and ascend.constant:
+    ` <value> [attributes {...}] : <value type>`."""
+    printer.print_string(" ")
+    print_constant_value(printer, value, result.name_hint)
+    if op.attributes:
+        printer.print_op_attributes(op.attributes, print_keyword=True)
+    printer.print_string(" : ")
+    printer.print_attribute(value.get_type())
+
+
 def _is_splat(value: DenseIntOrFPElementsAttr) -> bool:
     a = array_from_dense(value).reshape(-1)
     return bool(a.size) and bool(np.all(a.view(np.uint8).reshape(a.size, -1) == a[:1].view(np.uint8)))

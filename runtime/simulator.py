@@ -855,24 +855,9 @@ def _fair_rates(demands: Sequence[float], bw: float) -> list[float]:
 
 
 def _union_bytes(accesses: Sequence[Access]) -> int:
-    """Distinct bytes covered by the accesses (one sort)."""
-    if not accesses:
-        return 0
-    starts, ends = [], []
-    for acc in accesses:
-        s = acc.starts if acc.starts is not None else np.array([acc.lo], np.int64)
-        starts.append(s)
-        ends.append(s + (acc.run if acc.starts is not None else acc.hi - acc.lo))
-    s, e = np.concatenate(starts), np.concatenate(ends)
-    order = np.argsort(s, kind="stable")
-    s, e = s[order], e[order]
-    reach = np.maximum.accumulate(e)
-    new = np.empty(len(s), bool)
-    new[0] = True
-    new[1:] = s[1:] >= reach[:-1]
-    first = np.flatnonzero(new)
-    seg_end = np.maximum.reduceat(e, first)
-    return int((seg_end - s[first]).sum())
+    """Distinct bytes covered by the accesses."""
+    s, e = _segments(accesses)
+    return int((e - s).sum())
 
 
 # ---------------------------------------------------------------------------

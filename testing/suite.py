@@ -108,3 +108,29 @@ def reference_run(key: str):
         module = import_model(case.model_path)
         feeds = {n: v for (n, _, _), v in zip(input_specs(module), case.inputs())}
     return module, feeds, run_module(module, feeds)
+
+
+def lit_chunks(directory: str, prefix: str):
+    """(id, chunk) for every `// -----` chunk of the lit files `prefix*.mlir` in directory."""
+    for stem in sorted(os.listdir(directory)):
+        if stem.startswith(prefix) and stem.endswith(".mlir"):
+            with open(os.path.join(directory, stem)) as f:
+                for i, chunk in enumerate(f.read().split("\n// -----\n")):
+                    yield f"{stem}:{i}", chunk
+
+
+def assert_pass_keeps_numerics(chunk: str, module_pass) -> None:
+    """Run a lit chunk before and after `module_pass`: the interpreter's outputs agree."""
+    from xdsl.context import Context
+
+    from geir.ir.text import parse_module
+    from geir.runtime.interpreter import random_inputs, run_module
+
+    module = parse_module(chunk)
+    feeds = random_inputs(module, seed=3)
+    before = run_module(module, feeds)
+    module_pass.apply(Context(), module)
+    module.verify()
+    after = run_module(module, feeds)
+    for name, value in before.items():
+        assert_close(after[name], value, name)

@@ -24,9 +24,9 @@ from geir.dialects import layout as L
 from geir.ir.text import parse_module, print_module
 from geir.passes.graph.layout import LayoutPass, layout_report
 from geir.passes.registry import get_all_passes
-from geir.runtime.interpreter import random_inputs, run_module
+from geir.runtime.interpreter import run_module
 from geir.runtime.kernels import KERNELS
-from geir.testing.suite import LIGHT_MODELS, reference_run, assert_close, backend_cases
+from geir.testing.suite import LIGHT_MODELS, assert_close, assert_pass_keeps_numerics, lit_chunks, reference_run, backend_cases
 
 CTX = Context()
 PASSES = get_all_passes()
@@ -280,21 +280,6 @@ def test_min_channels_and_options():
 LIT_DIR = os.path.join(os.path.dirname(__file__), "..", "passes", "graph")
 
 
-def _lit_chunks():
-    for stem in sorted(os.listdir(LIT_DIR)):
-        if stem.startswith("layout") and stem.endswith(".mlir"):
-            with open(os.path.join(LIT_DIR, stem)) as f:
-                for i, chunk in enumerate(f.read().split("\n// -----\n")):
-                    yield pytest.param(chunk, id=f"{stem}:{i}")
-
-
-@pytest.mark.parametrize("chunk", list(_lit_chunks()))
+@pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "layout")])
 def test_lit_case_keeps_numerics(chunk):
-    module = parse_module(chunk)
-    feeds = random_inputs(module, seed=3)
-    before = run_module(module, feeds)
-    LayoutPass().apply(CTX, module)
-    module.verify()
-    after = run_module(module, feeds)
-    for name, value in before.items():
-        assert_close(after[name], value, name)
+    assert_pass_keeps_numerics(chunk, LayoutPass())
