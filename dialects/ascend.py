@@ -837,7 +837,16 @@ class BlockNumOp(_BlockValueOp):
 # DMA.
 # ---------------------------------------------------------------------------
 
-LAYOUTS = ("nd2nz", "nz2nd")
+LAYOUTS = ("nd2nz", "nz2nd", "nd2nc1hwc0", "nc1hwc02nd", "nc1hwc0")
+BLOCKED_SRC = frozenset({"nz2nd", "nc1hwc02nd", "nc1hwc0"})
+"""Layouts whose source is already blocked (fractal / NC1HWC0) in gm."""
+BLOCKED_DST = frozenset({"nd2nz", "nd2nc1hwc0", "nc1hwc0"})
+
+
+def nc1hwc0_shape(shape: Sequence[int], element_type: Attribute) -> tuple[int, ...]:
+    """NC1HWC0 slab of a channels-first tile [C, *R]: [ceil(C/C0), *R, C0]."""
+    c0 = fractal_c0(element_type)
+    return (-(-shape[0] // c0), *shape[1:], c0)
 
 
 def nz_shape(shape: Sequence[int], element_type: Attribute) -> tuple[int, ...]:
@@ -862,6 +871,12 @@ class CopyOp(IRDLOperation):
     * FIX may convert the element type (f32 -> f16, i32 -> i32) and apply `relu`;
     * `layout = "nd2nz"`: src [.., M, N] is stored as FRACTAL_NZ [.., N1, M1, 16, C0]
       in dst (zero-padded); `"nz2nd"`: the reverse (cropped to dst).
+    * `layout = "nd2nc1hwc0"`: a channels-first tile [C, *R] (an l0c [Cout, pixels] tile,
+      a ub tile, a gm [C, H, W] box) is stored as the NC1HWC0 slab [C1, *R, C0]
+      (dst[c1, .., c0] = src[c1 * C0 + c0, ..], zero past C); `"nc1hwc02nd"`: the reverse
+      (the padding lanes dropped); `"nc1hwc0"`: both sides are NC1HWC0 boxes [C1, H, W, C0]
+      already - l1's native feature-map format for `load3d` - so a plain copy (which may
+      `pad`).
     * `pad` (edge tiles, same rank): gm -> l1/ub (MTE2) may fill a larger dst, which is
       zero beyond src (ND2NZ / DataCopyPad padding); l0c -> gm (FIX) and ub -> gm (MTE3)
       may write a smaller dst, the leading part of src (Fixpipe mSize/nSize, DataCopyPad).
@@ -929,8 +944,8 @@ class CopyOp(IRDLOperation):
         given that cube buffers are fractal in hardware."""
         s, d = self.src_space, self.dst_space
         layout = _str(self.layout)
-        src_nz = s in CUBE_SPACES or layout == "nz2nd"
-        dst_nz = d in CUBE_SPACES or layout == "nd2nz"
+        src_nz = s in CUBE_SPACES or layout in BLOCKED_SRC
+        dst_nz = d in CUBE_SPACES or layout in BLOCKED_DST
         if src_nz == dst_nz:
             return None
         return "nd2nz" if dst_nz else "nz2nd"
@@ -952,8 +967,8 @@ class CopyOp(IRDLOperation):
             _fail(self, f"relu is done by the FIX pipe (from l0c), not by {pipe} ({s} -> {d})")
         if self.transpose is not None and layout is not None:
             _fail(self, "cannot both transpose and change the layout")
-        if self.pad is not None and (self.transpose is not None or layout is not None):
-            _fail(self, "pad cannot be combined with transpose or layout")
+        if self.pad is not None and (self.transpose is not None or layout in ("nd2nz", "nz2nd")):
+            _fail(self, "pad cannot be combined with transpose or a fractal (nd2nz / nz2nd) layout change")
         # element types
         se, de = st.element_type, dt.element_type
         if se != de:
@@ -973,6 +988,25 @@ class CopyOp(IRDLOperation):
         elif layout == "nz2nd":
             if len(ds) < 2 or ss != nz_shape(ds, se):
                 _fail(self, f"nz2nd to {list(ds)} needs a source of shape {list(nz_shape(ds, se)) if len(ds) >= 2 else '[.., N1, M1, 16, C0]'}, got {list(ss)}")
+        elif layout == "nd2nc1hwc0":
+            blocked = nc1hwc0_shape(ss, de) if ss else ()
+            if not ss or (ds != blocked if self.pad is None else ds[:1] + ds[-1:] != blocked[:1] + blocked[-1:]):
+                _fail(self, f"nd2nc1hwc0 of {list(ss)} needs a destination of shape "
+                            f"{list(blocked) if ss else '[C1, .., C0]'}{' (up to pad)' if self.pad else ''}, got {list(ds)}")
+            if self.pad is not None:
+                self._verify_pad(s, d, blocked, ds)
+        elif layout == "nc1hwc02nd":
+            if not ds or len(ss) != len(ds) + 1 or ss[:1] + ss[-1:] != nc1hwc0_shape(ds[:1], se):
+                _fail(self, f"nc1hwc02nd to {list(ds)} needs a source of shape "
+                            f"{list(nc1hwc0_shape(ds, se)) if ds else '[C1, .., C0]'}"
+                            f"{' (up to pad)' if self.pad else ''}, got {list(ss)}")
+            logical = (ds[0], *ss[1:-1])
+            if self.pad is not None:
+                self._verify_pad(s, d, logical, ds)
+            elif logical != ds:
+                _fail(self, f"nc1hwc02nd to {list(ds)} needs a source of shape {list(nc1hwc0_shape(ds, se))}, got {list(ss)}")
+        elif layout == "nc1hwc0" and (len(ss) != 4 or ss[-1] != fractal_c0(se) or ds[-1:] != ss[-1:]):
+            _fail(self, f"nc1hwc0 copies NC1HWC0 boxes [C1, H, W, {fractal_c0(se)}], got {list(ss)} -> {list(ds)}")
         elif self.pad is not None:
             self._verify_pad(s, d, ss, ds)
         elif ss != ds:
@@ -1132,6 +1166,10 @@ class Load3dOp(IRDLOperation):
     with (c, kh, kw) of row k + i; in l0a, dst [N, K] is its transpose. Entries in the
     padding, for channels >= `channels` or pixels j >= OHt * OWt are zero; any other
     position must lie in the box (checked when the program runs).
+
+    An NC1HWC0 box `src` [C1, Hs, Ws, C0] (the hardware's native l1 feature map) orders K
+    as (c1, kh, kw, c0), row k = ((c1 * KH + kh) * KW + kw) * C0 + c0 with channel
+    c = c1 * C0 + c0: the order of FRACTAL_Z weights, whose [Cout, K] matrix that is.
     """
 
     name = "ascend.load3d"
@@ -1191,8 +1229,11 @@ class Load3dOp(IRDLOperation):
         _, st = _memref(self, self.src, "source", ["l1"])
         d, dt = _memref(self, self.dst, "destination", ["l0a", "l0b"])
         _needs_units(self, ["l1", d], ["MTE1"])
-        if len(st.get_shape()) != 3:
-            _fail(self, f"source {st} must be a 3-D feature-map box [C, H, W]")
+        rank = len(st.get_shape())
+        if rank not in (3, 4):
+            _fail(self, f"source {st} must be a feature-map box [C, H, W] or NC1HWC0 [C1, H, W, C0]")
+        if rank == 4 and st.get_shape()[3] != fractal_c0(st.element_type):
+            _fail(self, f"source {st}: an NC1HWC0 box ends in C0 = {fractal_c0(st.element_type)}")
         _check_rows(self, st, "source")
         if len(dt.get_shape()) != 2:
             _fail(self, f"destination {dt} must be a 2-D im2col tile")
@@ -1204,8 +1245,9 @@ class Load3dOp(IRDLOperation):
             if len(values) != length or any(v < least for v in values):
                 _fail(self, f"{name} must be {length} integers >= {least}, got {list(values)}")
         channels = _int(self.channels)
-        if not 1 <= channels <= st.get_shape()[0]:
-            _fail(self, f"channels = {channels} must be in 1..{st.get_shape()[0]} (the source's channels)")
+        most = st.get_shape()[0] * (st.get_shape()[3] if rank == 4 else 1)
+        if not 1 <= channels <= most:
+            _fail(self, f"channels = {channels} must be in 1..{most} (the source's channels)")
         oht, owt = self.geometry("out")
         pixels = dt.get_shape()[1] if d == "l0b" else dt.get_shape()[0]
         if oht * owt > pixels:
@@ -1647,6 +1689,19 @@ class PipeBarrierOp(IRDLOperation):
 # ---------------------------------------------------------------------------
 
 
+def reference_extra_kwargs(op: ReferenceOp) -> dict[str, object]:
+    """Kernel arguments of an `ascend.reference` beyond its graph op's attributes, stored
+    under `extra.` keys (trans_data's origin format and logical shape)."""
+    out: dict[str, object] = {}
+    for key, attr in op.attrs.data.items():
+        if key.startswith("extra."):
+            if isinstance(attr, StringAttr):
+                out[key[6:]] = attr.data
+            elif isinstance(attr, DenseArrayBase):
+                out[key[6:]] = tuple(attr.get_values())
+    return out
+
+
 @irdl_op_definition
 class ReferenceOp(IRDLOperation):
     """Runs graph op `op` (its numpy semantics, runtime/kernels.py) on whole gm
@@ -1704,6 +1759,8 @@ class ReferenceOp(IRDLOperation):
             _memref(self, v, f"operand #{i}", ["gm"])
         for key, value in self.attrs.data.items():
             kind = cls.ATTRS.get(key)
+            if kind is None and key.startswith("extra."):
+                continue
             if kind is None:
                 _fail(self, f"'{self.op.data}' has no attribute '{key}'")
             if not kind.accepts(value):

@@ -27,12 +27,23 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, IntegerType, ModuleOp, UnitAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    FunctionType,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
+from geir.dialects import layout as L
 from geir.dialects.types import UnsupportedTypeError, to_dtype
 from geir.ir.locations import describe, loc_names
 from geir.lowering.kernels import build_kernel
@@ -62,7 +73,12 @@ def reference_kernel(req: KernelRequest) -> a.KernelOp:
     assert isinstance(op, g.GraphOp)
     kb = KernelBuilder(req, "vector", 1)
     ins = [kb.inputs[req.inputs.index(v)] for v in op.operands]
-    kb.emit(a.ReferenceOp.get(op.name, ins, kb.outputs, dict(op.properties)))
+    attrs = dict(op.properties)
+    if isinstance(op, g.TransDataOp):  # gm buffers carry no encoding: pass origin and shape
+        kw = op.kernel_kwargs()
+        attrs["extra.origin_format"] = StringAttr(kw["origin_format"])
+        attrs["extra.shape"] = DenseArrayBase.from_list(i64, list(kw["shape"]))
+    kb.emit(a.ReferenceOp.get(op.name, ins, kb.outputs, attrs))
     return kb.finish(**{FALLBACK_ATTR: UnitAttr()})
 
 
@@ -225,10 +241,44 @@ class _FunctionLowering:
         inputs = list(op.operands)
         outputs = list(op.results)
         req = self._request(op, [op], inputs, outputs, _kind_of(op))
+        kernel = build_kernel(req)
+        if kernel is None and any(L.is_formatted(v.type) for v in (*inputs, *outputs)) \
+                and not isinstance(op, g.TransDataOp):
+            self.count -= 1
+            self.names.discard(req.name)
+            self._plain_fallback(op)
+            return
         args = [self.buffer(v) for v in inputs]
         args += [self.result_buffer(v) for v in outputs]
-        kernel = build_kernel(req) or reference_kernel(req)
-        self._launch(kernel, args)
+        self._launch(kernel or reference_kernel(req), args)
+
+    def _plain_fallback(self, op: g.GraphOp) -> None:
+        """An op on formatted tensors no template takes: its numpy semantics are on logical
+        arrays, so it runs on plain copies - trans_data kernels to its operands' origin
+        formats, the fallback, and trans_data kernels back to its results' formats."""
+        plain_ins = []
+        for v in op.operands:
+            if L.is_formatted(v.type):
+                conv = g.TransDataOp.build_op([v], src_format=L.storage_of(v.type), dst_format=L.origin_of(v.type))
+                # located at the producer: its buffer is the producer's tensor (geir-compare)
+                conv.location = v.owner.location if isinstance(v.owner, Operation) else op.location
+                self.lower_op(conv)
+                v = conv.results[0]
+            plain_ins.append(v)
+        clone = type(op).create(operands=plain_ins, result_types=[L.logical_type(r.type) for r in op.results],
+                                properties=dict(op.properties), attributes=dict(op.attributes))
+        clone.location = op.location
+        for r, plain in zip(op.results, clone.results):
+            if not L.is_formatted(r.type):
+                self.buffers[plain] = self.result_buffer(r)
+        self.lower_op(clone)
+        for r, plain in zip(op.results, clone.results):
+            if L.is_formatted(r.type):
+                back = g.TransDataOp.build_op([plain], [r.type], src_format=L.origin_of(r.type),
+                                              dst_format=L.storage_of(r.type))
+                self.buffers[back.results[0]] = self.result_buffer(r)
+                back.location = op.location
+                self.lower_op(back)
 
     def lower_fusion(self, fusion: g.FusionOp) -> None:
         block = fusion.body.block

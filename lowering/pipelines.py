@@ -13,9 +13,10 @@ opt levels:
 
 Passes that have not landed yet are left out of the pipeline and listed in
 `Pipeline.unavailable`, so a report says what did not run instead of
-pretending it did. Layout conversion (graph-layout) runs at graph level only
-for now: the lowering's kernels read ND tensors, so a lowered O3 pipeline
-lists it as unavailable and `layout=True` with lowering is an error.
+pretending it did (none at the moment). graph-layout runs after fusion; the
+lowering's kernels read and write its NC1HWC0 / FRACTAL_Z / FRACTAL_NZ
+storage, and an op no formatted kernel takes runs on plain tensors between
+trans_data kernels.
 """
 
 from __future__ import annotations
@@ -93,17 +94,7 @@ def build_pipeline(opts: PipelineOptions) -> Pipeline:
     if opts.on(opts.fusion, 2):
         stage("fuse", f"graph-fuse{{max-ops={opts.max_fusion_ops}}}")
     if opts.on(opts.layout, 3):
-        if opts.lower:
-            # The kernels do not read NC1HWC0 / FRACTAL storage yet: a formatted
-            # tensor would reach them as storage-shaped buffers.
-            if opts.layout:
-                raise PipelineError(
-                    "layout=True with lowering is not supported yet: the ascend kernels read ND tensors only "
-                    "(use layout=False, or lower=False to study the graph-level layout)"
-                )
-            pipeline.unavailable.append("graph-layout (kernels do not consume storage formats yet)")
-        else:
-            stage("layout", "graph-layout")
+        stage("layout", "graph-layout")
     if opts.lower:
         db = "true" if opts.on(opts.double_buffer, 2) else "false"
         stage("lower", f"convert-graph-to-ascend{{device={opts.device} double-buffer={db}}}")

@@ -1,14 +1,18 @@
 """The ascend interpreter: runs ascend programs with numpy on real buffers.
 
 Built on xDSL's interpreter: func, arith and scf run on xDSL's own
-implementations; memrefs and ascend ops run here. Decisions:
+implementations; memrefs and ascend ops run here. Kernel bodies normally run
+as Python compiled from them once (runtime/ascend_compiled.py), which calls
+the functions here for every check that fails, so both ways give the same
+results, errors and trace. Decisions:
 
 * A memref value is a numpy array; a `memref.subview` is a numpy *view*, so a
   tile aliases its buffer exactly as on the device. (xDSL's memref
   implementations use ShapedArray and are not registered.)
 * Each block of a launch gets its own on-chip memory: one byte buffer per
   space (l1, l0a, l0b, l0c, ub), sized as the device's, filled with 0xFF
-  (NaN for floats) so a missing copy or a wrong tile shows as a wrong number.
+  (NaN for floats) so a missing copy or a wrong tile shows as a wrong number
+  (the run's one buffer per space, poisoned as far as the block's allocs reach).
   `ascend.alloc {offset}` is a view at that byte offset - two live buffers
   planned to overlap really clobber each other; an alloc without an offset
   gets its own slot (bumped, aligned). gm buffers are the host arguments, the
@@ -74,6 +78,8 @@ from geir.runtime.kernels import KERNELS
 NAME_ATTR = "onnx.name"
 OUTPUT_ATTR = "ascend.output"
 WORKSPACE_ATTR = "ascend.workspace"
+COMPILE_KERNELS = True
+"""Default of run_ascend_module(compiled=...): kernel bodies as generated Python."""
 POISON = 0xFF
 """Byte pattern of memory nobody wrote: NaN for f16/f32, -1 for integers."""
 
@@ -132,6 +138,7 @@ class _Block:
     launch: int | None
     stream: int | None
     spaces: dict[str, np.ndarray] = field(default_factory=dict)
+    poisoned: dict[str, int] = field(default_factory=dict)  # bytes [0, n) of a space are this block's
     next_free: dict[str, int] = field(default_factory=dict)
     slots: dict[Operation, np.ndarray] = field(default_factory=dict)
     flags: Counter = field(default_factory=Counter)
@@ -145,13 +152,30 @@ class _Run:
     block: _Block | None = None
     launches: int = 0
     checked_paths: set = field(default_factory=set)
+    compiled: bool = True  # kernels run as compiled Python (runtime/ascend_compiled.py)
+    kernels: dict = field(default_factory=dict)  # kernel op -> its compiled body, checked this run
+    buffers: dict[str, np.ndarray] = field(default_factory=dict)  # one byte buffer per space
+    addresses: dict[str, int] = field(default_factory=dict)  # where each of them starts
 
-    def space(self, name: str) -> np.ndarray:
+    def space(self, name: str, end: int | None = None) -> np.ndarray:
+        """The block's byte buffer of a space, poisoned (0xFF) in [0, end). One buffer per
+        space serves every block of the run: a block sees its bytes only through its allocs,
+        each of which poisons up to its end first, so each block sees fresh poisoned memory
+        without paying for a device-sized buffer a block."""
         block = self.block
         assert block is not None
         buf = block.spaces.get(name)
         if buf is None:
-            buf = block.spaces[name] = np.full(self.device.buffer_bytes[name], POISON, np.uint8)
+            buf = self.buffers.get(name)
+            if buf is None:
+                buf = self.buffers[name] = np.empty(self.device.buffer_bytes[name], np.uint8)
+                self.addresses[name] = _address(buf)
+            block.spaces[name] = buf
+        end = buf.size if end is None else min(end, buf.size)
+        done = block.poisoned.get(name, 0)
+        if end > done:
+            buf[done:end] = POISON
+            block.poisoned[name] = end
         return buf
 
 
@@ -167,7 +191,12 @@ def _block(interpreter: Interpreter, op: Operation) -> _Block:
 
 
 def _where(interpreter: Interpreter, op: Operation) -> str:
-    block = _run(interpreter).block
+    return where(_run(interpreter), op)
+
+
+def where(run: _Run, op: Operation) -> str:
+    """The op's location, and the kernel and block running it: the prefix of every run-time error."""
+    block = run.block
     return describe(op) + (f" in @{block.kernel} block {block.index}" if block else "")
 
 
@@ -204,10 +233,42 @@ def _address(x: np.ndarray) -> int:
 
 
 def _write(interpreter: Interpreter, op: Operation, dst: np.ndarray, value: np.ndarray) -> None:
+    write(_run(interpreter), op, dst, value)
+
+
+def write(run: _Run, op: Operation, dst: np.ndarray, value: np.ndarray) -> None:
+    """Stores `value` into the view `dst` in dst's element type; a read-only (constant) or
+    mismatched destination is an error naming the op."""
     try:
         np.copyto(dst, value, casting="unsafe")
     except ValueError as e:
-        raise InterpreterError(f"{_where(interpreter, op)}: cannot write its destination: {e}") from None
+        raise InterpreterError(f"{where(run, op)}: cannot write its destination: {e}") from None
+
+
+def copy_data(op: a.CopyOp, src: np.ndarray, dst_shape: tuple[int, ...]) -> np.ndarray:
+    """What `ascend.copy` writes into a destination of `dst_shape`: the source transposed,
+    re-laid out, relu'd, padded or cropped as the op says."""
+    data = src
+    if op.transpose is not None:
+        data = np.swapaxes(data, -1, -2)
+    layout = a._str(op.layout)
+    if layout == "nd2nz":
+        data = _nd_to_nz(data, a.fractal_c0(op.dst.type.element_type))
+    elif layout == "nz2nd":
+        data = _nz_to_nd(data, dst_shape)
+    elif layout == "nd2nc1hwc0":
+        c0 = dst_shape[-1]
+        padded = np.zeros((dst_shape[0] * c0, *data.shape[1:]), data.dtype)
+        padded[: data.shape[0]] = data
+        data = np.moveaxis(padded.reshape(dst_shape[0], c0, *data.shape[1:]), 1, -1)
+    elif layout == "nc1hwc02nd":
+        blocks = np.moveaxis(data, -1, 1)
+        data = blocks.reshape(-1, *blocks.shape[2:])[: dst_shape[0]]
+    if op.relu is not None:
+        data = np.maximum(data, 0)
+    if op.pad is not None and data.shape != tuple(dst_shape):
+        data = _pad_or_crop(data, dst_shape)
+    return data
 
 
 def _dtype_name(t: MemRefType) -> str:
@@ -219,6 +280,134 @@ def _dtype_name(t: MemRefType) -> str:
 # ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class SubviewSpec:
+    """A `memref.subview`'s attributes, decoded once: static offsets / sizes / strides
+    (DYNAMIC_INDEX where an operand gives the value), the result's shape and strides."""
+
+    offsets: tuple[int, ...]
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    shape: tuple[int, ...]
+    result_strides: tuple[int | None, ...] | None
+
+    @staticmethod
+    def of(op: memref.SubviewOp) -> SubviewSpec:
+        t = op.result.type
+        return SubviewSpec(op.static_offsets.get_values(), op.static_sizes.get_values(),
+                           op.static_strides.get_values(), tuple(t.get_shape()), t.get_strides())
+
+
+def subview(run: _Run, op: memref.SubviewOp, src: np.ndarray, dyn: Sequence[int],
+            spec: SubviewSpec | None = None) -> np.ndarray:
+    """The numpy view `op` takes of `src` (`dyn`: its dynamic offsets, sizes, strides as ints),
+    with the bounds, tile alignment and stride checks."""
+    spec = spec or SubviewSpec.of(op)
+    values = iter(dyn)
+
+    def fill(static):
+        return [next(values) if s == DYNAMIC_INDEX else s for s in static]
+
+    offsets, sizes, strides = fill(spec.offsets), fill(spec.sizes), fill(spec.strides)
+    if not (len(offsets) == len(sizes) == len(strides) == src.ndim):
+        raise InterpreterError(f"{where(run, op)}: offsets/sizes/strides do not match rank {src.ndim}")
+    index = []
+    for d, (o, s, st) in enumerate(zip(offsets, sizes, strides)):
+        if o < 0 or s < 0 or st < 1 or (s and o + (s - 1) * st >= src.shape[d]):
+            raise InterpreterError(
+                f"{where(run, op)}: tile [{', '.join(map(str, offsets))}] of size "
+                f"[{', '.join(map(str, sizes))}] is out of bounds of {list(src.shape)} (dim {d})"
+            )
+        index.append(slice(o, o + (s - 1) * st + 1 if s else o, st))
+    view = src[tuple(index)]
+    shape = spec.shape
+    if view.shape != shape:
+        drop = reduced_axes(view.shape, shape)
+        if drop is None:
+            raise InterpreterError(f"{where(run, op)}: a {list(view.shape)} tile cannot have type shape {list(shape)}")
+        view = view.squeeze(axis=drop)
+    _check_tile(run, op, view, offsets, sizes)
+    _check_strides(run, op, view, spec.result_strides)
+    return view
+
+
+def reduced_axes(shape: tuple[int, ...], want: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The unit axes of a `shape` tile to drop for a `want` result (rank reduction), or None."""
+    keep, j = [], 0
+    for d, size in enumerate(shape):
+        if j < len(want) and size == want[j]:
+            keep.append(d)
+            j += 1
+        elif size != 1:
+            break
+    if j != len(want):
+        return None
+    return tuple(d for d in range(len(shape)) if d not in keep)
+
+
+def tile_rule(op: memref.SubviewOp, offsets: Sequence[int | None], sizes: Sequence[int],
+              shape: tuple[int, ...], itemsize: int) -> str | None:
+    """The alignment a non-empty tile of `op` needs: "fractal" (offsets and sizes of its last
+    two dims in whole 16x16 fractals), "block" (it starts on a 32-byte block of its space) or
+    None (gm). `shape`: the tile's shape after rank reduction; an offset not known yet (None)
+    that the rule depends on gives "unknown" (the compiled path then asks at run time)."""
+    s = a.space_of(op.source.type)
+    if s not in a.ON_CHIP:
+        return None
+    # an NC1HWC0 box in l1 ([C1, H, W, C0], load3d's source) is rows of C0: block-aligned
+    box = (s == "l1" and len(offsets) == 4 and sizes[-1] == op.source.type.get_shape()[-1]
+           and shape[-1] * itemsize % a.BLOCK_BYTES == 0)
+    if box and offsets[-1] is None:
+        return "unknown"
+    box = box and offsets[-1] == 0
+    if s in a.CUBE_SPACES and len(offsets) >= 2 and not box:
+        return "fractal"
+    return "block"
+
+
+def _check_tile(run: _Run, op: memref.SubviewOp, view: np.ndarray, offsets, sizes) -> None:
+    """Tiles of ub start on a 32-byte block, tiles of cube buffers on whole fractals."""
+    if view.size == 0:
+        return
+    rule = tile_rule(op, offsets, sizes, view.shape, view.itemsize)
+    if rule == "fractal":
+        if any(x % a.FRACTAL for x in (*offsets[-2:], *sizes[-2:])):
+            s = a.space_of(op.source.type)
+            raise InterpreterError(
+                f"{where(run, op)}: a {s} tile at [{', '.join(map(str, offsets))}] of size "
+                f"[{', '.join(map(str, sizes))}] is not made of whole {a.FRACTAL}x{a.FRACTAL} fractals"
+            )
+    elif rule == "block":
+        s = a.space_of(op.source.type)
+        if run.block is not None and s in run.block.spaces:
+            rel = _address(view) - _address(run.block.spaces[s])
+            if rel % a.BLOCK_BYTES:
+                raise InterpreterError(
+                    f"{where(run, op)}: the {s} tile starts at byte {rel}, not on a {a.BLOCK_BYTES}-byte block"
+                )
+
+
+def _check_strides(run: _Run, op: memref.SubviewOp, view: np.ndarray, want: tuple[int | None, ...] | None) -> None:
+    if want is None:
+        return
+    got = tuple(s // view.itemsize for s in view.strides)
+    for d, (w, g, n) in enumerate(zip(want, got, view.shape)):
+        if w is not None and n > 1 and w != g:
+            raise InterpreterError(f"{where(run, op)}: the result type says strides {list(want)}, the tile has {list(got)}")
+
+
+def reshape(run: _Run, op: Operation, x: np.ndarray) -> np.ndarray:
+    """collapse_shape / expand_shape: a view of `x` in the result's shape, never a copy."""
+    shape = tuple(op.results[0].type.get_shape())
+    try:
+        return np.reshape(x, shape, copy=False)
+    except ValueError:
+        raise InterpreterError(
+            f"{where(run, op)}: a {list(x.shape)} view with strides {list(x.strides)} cannot be "
+            f"reshaped to {list(shape)} without a copy"
+        ) from None
+
+
 @register_impls
 class NumpyMemRefFunctions(InterpreterFunctions):
     """memref.subview / collapse_shape / expand_shape / cast as numpy views,
@@ -227,89 +416,10 @@ class NumpyMemRefFunctions(InterpreterFunctions):
     @impl(memref.SubviewOp)
     def run_subview(self, interpreter: Interpreter, op: memref.SubviewOp, args):
         src, *dyn = args
-        dyn = [int(_value(v)) for v in dyn]
-        values = iter(dyn)
-
-        def fill(static):
-            return [next(values) if s == DYNAMIC_INDEX else s for s in static.get_values()]
-
-        offsets, sizes, strides = fill(op.static_offsets), fill(op.static_sizes), fill(op.static_strides)
-        if not (len(offsets) == len(sizes) == len(strides) == src.ndim):
-            raise InterpreterError(f"{_where(interpreter, op)}: offsets/sizes/strides do not match rank {src.ndim}")
-        index = []
-        for d, (o, s, st) in enumerate(zip(offsets, sizes, strides)):
-            if o < 0 or s < 0 or st < 1 or (s and o + (s - 1) * st >= src.shape[d]):
-                raise InterpreterError(
-                    f"{_where(interpreter, op)}: tile [{', '.join(map(str, offsets))}] of size "
-                    f"[{', '.join(map(str, sizes))}] is out of bounds of {list(src.shape)} (dim {d})"
-                )
-            index.append(slice(o, o + (s - 1) * st + 1 if s else o, st))
-        view = src[tuple(index)]
-        t = op.result.type
-        shape = tuple(t.get_shape())
-        if view.shape != shape:
-            view = self._reduce_rank(interpreter, op, view, shape)
-        self._check_tile(interpreter, op, view, offsets, sizes)
-        self._check_strides(interpreter, op, view, t)
-        return (view,)
-
-    @staticmethod
-    def _reduce_rank(interpreter, op, view: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-        keep, j = [], 0
-        for d, size in enumerate(view.shape):
-            if j < len(shape) and size == shape[j]:
-                keep.append(d)
-                j += 1
-            elif size != 1:
-                break
-        if j != len(shape):
-            raise InterpreterError(f"{_where(interpreter, op)}: a {list(view.shape)} tile cannot have type shape {list(shape)}")
-        drop = tuple(d for d in range(view.ndim) if d not in keep)
-        return view.squeeze(axis=drop)
-
-    @staticmethod
-    def _check_tile(interpreter, op, view: np.ndarray, offsets, sizes) -> None:
-        """Tiles of ub start on a 32-byte block, tiles of cube buffers on whole fractals."""
-        s = a.space_of(op.source.type)
-        if s not in a.ON_CHIP or view.size == 0:
-            return
-        if s in a.CUBE_SPACES and len(offsets) >= 2:
-            if any(x % a.FRACTAL for x in (*offsets[-2:], *sizes[-2:])):
-                raise InterpreterError(
-                    f"{_where(interpreter, op)}: a {s} tile at [{', '.join(map(str, offsets))}] of size "
-                    f"[{', '.join(map(str, sizes))}] is not made of whole {a.FRACTAL}x{a.FRACTAL} fractals"
-                )
-            return
-        run = _run(interpreter)
-        if run.block is not None and s in run.block.spaces:
-            rel = _address(view) - _address(run.block.spaces[s])
-            if rel % a.BLOCK_BYTES:
-                raise InterpreterError(
-                    f"{_where(interpreter, op)}: the {s} tile starts at byte {rel}, not on a "
-                    f"{a.BLOCK_BYTES}-byte block"
-                )
-
-    @staticmethod
-    def _check_strides(interpreter, op, view: np.ndarray, t: MemRefType) -> None:
-        want = t.get_strides()
-        if want is None:
-            return
-        got = tuple(s // view.itemsize for s in view.strides)
-        for d, (w, g, n) in enumerate(zip(want, got, view.shape)):
-            if w is not None and n > 1 and w != g:
-                raise InterpreterError(
-                    f"{_where(interpreter, op)}: the result type says strides {list(want)}, the tile has {list(got)}"
-                )
+        return (subview(_run(interpreter), op, src, [int(_value(v)) for v in dyn]),)
 
     def _reshape(self, interpreter, op, args):
-        shape = tuple(op.result.type.get_shape())
-        try:
-            return (np.reshape(args[0], shape, copy=False),)
-        except ValueError:
-            raise InterpreterError(
-                f"{_where(interpreter, op)}: a {list(args[0].shape)} view with strides "
-                f"{list(args[0].strides)} cannot be reshaped to {list(shape)} without a copy"
-            ) from None
+        return (reshape(_run(interpreter), op, args[0]),)
 
     @impl(memref.CollapseShapeOp)
     def run_collapse_shape(self, interpreter, op, args):
@@ -427,33 +537,52 @@ _ROUND = {"rint": np.rint, "round": lambda x: np.trunc(x + np.copysign(0.5, x)),
 
 def _vector_result(op: a.VectorOp, args: tuple) -> np.ndarray:
     """The value written to dst (before the cast to dst's element type)."""
+    return vector_kernel(op)(args)
+
+
+def vector_kernel(op: a.VectorOp) -> Callable[[tuple], np.ndarray]:
+    """`op`'s semantics as a function of its operands (srcs..., dst) giving the value written
+    to dst (before the cast to dst's element type); the op's attributes are decoded here, once."""
     short = op.name.removeprefix("ascend.")
-    *srcs, dst = args
     if short in _UNARY:
-        return _UNARY[short](srcs[0])
+        f1 = _UNARY[short]
+        return lambda args: f1(args[0])
     if short in _BINARY:
-        return _BINARY[short](srcs[0], srcs[1])
+        f2 = _BINARY[short]
+        return lambda args: f2(args[0], args[1])
     if short in _SCALAR:
-        x = srcs[0]
-        return _SCALAR[short](x, np.asarray(_value(srcs[1]), dtype=x.dtype))
+        fs = _SCALAR[short]
+        return lambda args: fs(args[0], np.asarray(_value(args[1]), dtype=args[0].dtype))
     if isinstance(op, a.VdupOp):
-        return np.asarray(_value(srcs[0]), dtype=dst.dtype)
+        return lambda args: np.asarray(_value(args[0]), dtype=args[-1].dtype)
     if isinstance(op, a.VcmpOp):
-        return _COMPARE[op.mode.data](srcs[0], srcs[1])
+        fc = _COMPARE[op.mode.data]
+        return lambda args: fc(args[0], args[1])
     if isinstance(op, a.VselectOp):
-        return np.where(srcs[0], srcs[1], srcs[2])
+        return lambda args: np.where(args[0], args[1], args[2])
     if isinstance(op, a.VcastOp):
-        x = srcs[0]
-        if np.issubdtype(x.dtype, np.floating) and np.issubdtype(dst.dtype, np.integer):
-            x = _ROUND[op.round.data if op.round is not None else "trunc"](x)
-        return x
+        mode = op.round.data if op.round is not None else "trunc"
+
+        def cast(args):
+            x = args[0]
+            if np.issubdtype(x.dtype, np.floating) and np.issubdtype(args[-1].dtype, np.integer):
+                x = _ROUND[mode](x)
+            return x
+
+        return cast
     if isinstance(op, a.VreduceOp):
-        return _REDUCE[op.kind.data](srcs[0], axis=op.reduce_axes(), keepdims=True)
+        fr, axes = _REDUCE[op.kind.data], op.reduce_axes()
+        return lambda args: fr(args[0], axis=axes, keepdims=True)
     if isinstance(op, a.VbrcbOp):
-        return np.broadcast_to(srcs[0], dst.shape)
+        return lambda args: np.broadcast_to(args[0], args[-1].shape)
     if isinstance(op, a.VtransposeOp):
-        return np.transpose(srcs[0], op.permutation())
-    raise InterpreterError(f"{describe(op)} has no implementation")
+        perm = op.permutation()
+        return lambda args: np.transpose(args[0], perm)
+
+    def missing(args):
+        raise InterpreterError(f"{describe(op)} has no implementation")
+
+    return missing
 
 
 def _nd_to_nz(x: np.ndarray, c0: int) -> np.ndarray:
@@ -500,6 +629,58 @@ def _vector_impl(op_type: type[a.VectorOp]):
     return run
 
 
+def alloc(run: _Run, op: a.AllocOp) -> np.ndarray:
+    """The buffer `ascend.alloc` gives: a view at its planned offset into the workspace (gm) or
+    into the block's byte buffer of its space; without an offset a poisoned gm array, or an
+    on-chip slot of its own (bumped, aligned), the same for every execution in the block."""
+    t = op.memref.type
+    s = op.space
+    offset = a._int(op.offset)
+    if s == "gm":
+        if offset is None:
+            return _poison(t.get_shape(), to_dtype(t.element_type))
+        ws = run.workspace
+        if ws is None:
+            raise InterpreterError(f"{describe(op)} has a workspace offset, but the host has no "
+                                   f"{{{WORKSPACE_ATTR}}} argument")
+        if offset + op.nbytes > ws.size:
+            raise InterpreterError(f"{describe(op)}: [{offset}, {offset + op.nbytes}) is outside the "
+                                   f"{ws.size}-byte workspace")
+        return _view(ws, offset, t)
+    block = run.block
+    if offset is None:
+        slot = block.slots.get(op)
+        if slot is not None:
+            return slot
+        align = a.OFFSET_ALIGN[s]
+        offset = -(-block.next_free.get(s, 0) // align) * align
+        block.next_free[s] = offset + op.nbytes
+    cap = run.device.buffer_bytes[s]
+    if offset + op.nbytes > cap:
+        raise InterpreterError(f"{where(run, op)}: {s} bytes [{offset}, {offset + op.nbytes}) exceed "
+                               f"the {cap}-byte {s} of {run.device.name}")
+    view = _view(run.space(s, offset + op.nbytes), offset, t)
+    if op.offset is None:
+        block.slots[op] = view
+    return view
+
+
+def check_dma_path(run: _Run, op: Operation, path: tuple[str, str]) -> None:
+    """The device must have the DMA engine for src -> dst (checked once per path and run)."""
+    if path not in run.checked_paths:
+        try:
+            CostModel(run.device).dma_engine(*path)
+        except ValueError as e:
+            raise InterpreterError(f"{where(run, op)}: {e}") from None
+        run.checked_paths.add(path)
+
+
+def flag_not_set(run: _Run, op: a.WaitFlagOp) -> InterpreterError:
+    src, dst, ident = op.key
+    return InterpreterError(f"{where(run, op)}: {dst} waits for flag {src} -> {dst} id {ident}, "
+                            f"which is not set (the pipes would deadlock)")
+
+
 def _build_ascend_functions() -> type[InterpreterFunctions]:
     body: dict[str, Any] = {}
 
@@ -507,37 +688,9 @@ def _build_ascend_functions() -> type[InterpreterFunctions]:
 
     @impl(a.AllocOp)
     def run_alloc(self, interpreter: Interpreter, op: a.AllocOp, args):
-        run = _run(interpreter)
-        t = op.memref.type
-        s = op.space
-        offset = a._int(op.offset)
-        if s == "gm":
-            if offset is None:
-                return (_poison(t.get_shape(), to_dtype(t.element_type)),)
-            ws = run.workspace
-            if ws is None:
-                raise InterpreterError(f"{describe(op)} has a workspace offset, but the host has no "
-                                       f"{{{WORKSPACE_ATTR}}} argument")
-            if offset + op.nbytes > ws.size:
-                raise InterpreterError(f"{describe(op)}: [{offset}, {offset + op.nbytes}) is outside the "
-                                       f"{ws.size}-byte workspace")
-            return (_view(ws, offset, t),)
-        block = _block(interpreter, op)
-        if offset is None:
-            slot = block.slots.get(op)
-            if slot is not None:
-                return (slot,)
-            align = a.OFFSET_ALIGN[s]
-            offset = -(-block.next_free.get(s, 0) // align) * align
-            block.next_free[s] = offset + op.nbytes
-        cap = run.device.buffer_bytes[s]
-        if offset + op.nbytes > cap:
-            raise InterpreterError(f"{_where(interpreter, op)}: {s} bytes [{offset}, {offset + op.nbytes}) exceed "
-                                   f"the {cap}-byte {s} of {run.device.name}")
-        view = _view(run.space(s), offset, t)
-        if op.offset is None:
-            block.slots[op] = view
-        return (view,)
+        if op.space != "gm":
+            _block(interpreter, op)
+        return (alloc(_run(interpreter), op),)
 
     @impl(a.ConstantOp)
     def run_constant(self, interpreter, op: a.ConstantOp, args):
@@ -582,10 +735,18 @@ def _build_ascend_functions() -> type[InterpreterFunctions]:
             run.trace(TraceEvent(op, "host", name, None, index, stream.id if stream else None,
                                  detail={"core_type": kernel.core_type.data, "block_dim": count}))
         outer = run.block
+        body = None
+        if run.compiled:
+            from geir.runtime.ascend_compiled import compiled_body
+
+            body = compiled_body(interpreter, run, kernel, args)
         try:
             for b in range(count):
                 run.block = _Block(name, b, count, index, stream.id if stream else None)
-                interpreter.run_ssacfg_region(kernel.body, args, f"@{name}[{b}]")
+                if body is not None:
+                    body(interpreter, run, run.block, args)
+                else:
+                    interpreter.run_ssacfg_region(kernel.body, args, f"@{name}[{b}]")
                 left = {k: n for k, n in run.block.flags.items() if n}
                 if left:
                     flags = ", ".join(f"{s} -> {d} id {i}" for s, d, i in left)
@@ -621,27 +782,9 @@ def _build_ascend_functions() -> type[InterpreterFunctions]:
     @impl(a.CopyOp)
     def run_copy(self, interpreter, op: a.CopyOp, args):
         src, dst = args
-        run = _run(interpreter)
         path = (op.src_space, op.dst_space)
-        if path not in run.checked_paths:
-            try:
-                CostModel(run.device).dma_engine(*path)
-            except ValueError as e:
-                raise InterpreterError(f"{_where(interpreter, op)}: {e}") from None
-            run.checked_paths.add(path)
-        data = src
-        if op.transpose is not None:
-            data = np.swapaxes(data, -1, -2)
-        layout = a._str(op.layout)
-        if layout == "nd2nz":
-            data = _nd_to_nz(data, a.fractal_c0(op.dst.type.element_type))
-        elif layout == "nz2nd":
-            data = _nz_to_nd(data, dst.shape)
-        if op.relu is not None:
-            data = np.maximum(data, 0)
-        if op.pad is not None and data.shape != dst.shape:
-            data = _pad_or_crop(data, dst.shape)
-        _write(interpreter, op, dst, data)
+        check_dma_path(_run(interpreter), op, path)
+        _write(interpreter, op, dst, copy_data(op, src, dst.shape))
         _emit(interpreter, op, op.pipe, nbytes=op.nbytes, shape=tuple(dst.shape), dtype=_dtype_name(op.dst.type),
               detail={"src": path[0], "dst": path[1], "transform": op.physical_transform})
         return ()
@@ -671,8 +814,7 @@ def _build_ascend_functions() -> type[InterpreterFunctions]:
         block = _block(interpreter, op)
         src, dst, ident = op.key
         if not block.flags[op.key]:
-            raise InterpreterError(f"{_where(interpreter, op)}: {dst} waits for flag {src} -> {dst} id {ident}, "
-                                   f"which is not set (the pipes would deadlock)")
+            raise flag_not_set(_run(interpreter), op)
         block.flags[op.key] -= 1
         _emit(interpreter, op, dst, detail={"src": src, "dst": dst, "id": ident})
         return ()
@@ -701,6 +843,7 @@ class ReferenceFunctions(InterpreterFunctions):
         cls = op.graph_op_type()
         n = a._int(op.num_inputs)
         kwargs = {k: v for k, v in cls.props_to_py(dict(op.attrs.data)).items() if v is not None}
+        kwargs.update(a.reference_extra_kwargs(op))  # e.g. trans_data's origin format and shape
         try:
             out = KERNELS[op.op.data.removeprefix("graph.")](*args[:n], **kwargs)
         except Exception as e:  # a numpy error inside a kernel
@@ -724,22 +867,70 @@ class ReferenceFunctions(InterpreterFunctions):
 # ---------------------------------------------------------------------------
 
 
-def _load3d_index(op: a.Load3dOp, k: int, oh: int, ow: int, rows: int, cols: int):
-    """(channel, image row, image column, valid) of each entry of a [rows K, cols pixels] tile."""
+class Load3dOutside(Exception):
+    """An im2col entry outside the l1 box: (row i, pixel j, image row, image column)."""
+
+
+def load3d_tile(op: a.Load3dOp, fm: np.ndarray, ih: int, iw: int, k: int, oh: int, ow: int,
+                rows: int, cols: int) -> np.ndarray:
+    """The [rows K, cols pixels] im2col tile `op` gathers from the l1 box `fm` (origin ih, iw),
+    K rows from k, pixels from (oh, ow). A 3-D box [C, Hs, Ws] orders K as (c, kh, kw); a 4-D
+    NC1HWC0 box [C1, Hs, Ws, C0] as (c1, kh, kw, c0), the FRACTAL_Z order. Padding, channels
+    >= `channels` and pixels past the `out` window are zero; Load3dOutside if an entry needed
+    lies outside the box. The gather index depends only on the op and the integers, so it is
+    cached on them: a tile loop asks for the same few tiles many times."""
+    key = (op, ih, iw, k, oh, ow, rows, cols, fm.shape)
+    index = _LOAD3D_CACHE.get(key)
+    if index is None:
+        index = _LOAD3D_CACHE[key] = _load3d_index(op, fm.shape, ih, iw, k, oh, ow, rows, cols)
+        if len(_LOAD3D_CACHE) > 4096:
+            _LOAD3D_CACHE.pop(next(iter(_LOAD3D_CACHE)))
+    if isinstance(index, Load3dOutside):
+        raise index
+    valid, flat = index
+    tile = np.zeros((rows, cols), fm.dtype)
+    tile[valid] = fm.reshape(-1)[flat] if fm.flags.c_contiguous else fm[np.unravel_index(flat, fm.shape)]
+    return tile
+
+
+_LOAD3D_CACHE: dict[tuple, object] = {}
+
+
+def _load3d_index(op: a.Load3dOp, shape: tuple[int, ...], ih: int, iw: int, k: int, oh: int, ow: int,
+                  rows: int, cols: int):
+    """(valid mask, flat box index of each valid entry) of a [rows, cols] im2col tile, or the
+    Load3dOutside error the tile would raise."""
     kh_, kw_ = op.geometry("kernel")
     sh, sw = op.geometry("strides")
     dh, dw = op.geometry("dilations")
     top, left, _, _ = op.geometry("pads")
     oht, owt = op.geometry("out")
+    h, w = op.geometry("image")
     kk = k + np.arange(rows)
-    c, kh, kw = kk // (kh_ * kw_), kk // kw_ % kh_, kk % kw_
+    if len(shape) == 4:  # NC1HWC0 box: K = (c1, kh, kw, c0)
+        c0n = shape[3]
+        c1, rest, c0 = kk // (kh_ * kw_ * c0n), kk // c0n, kk % c0n
+        kh, kw = rest // kw_ % kh_, rest % kw_
+        c = c1 * c0n + c0
+    else:
+        c, kh, kw = kk // (kh_ * kw_), kk // kw_ % kh_, kk % kw_
     j = np.arange(cols)
-    y = (oh + j // owt) * sh - top
-    x = (ow + j % owt) * sw - left
-    rows_ = y[None, :] + (kh * dh)[:, None]
-    cols_ = x[None, :] + (kw * dw)[:, None]
+    y = ((oh + j // owt) * sh - top)[None, :] + (kh * dh)[:, None]
+    x = ((ow + j % owt) * sw - left)[None, :] + (kw * dw)[:, None]
     valid = (c < a._int(op.channels))[:, None] & (j < oht * owt)[None, :]
-    return np.broadcast_to(c[:, None], rows_.shape), rows_, cols_, valid
+    valid = valid & (y >= 0) & (y < h) & (x >= 0) & (x < w)
+    by, bx = y - ih, x - iw
+    outside = valid & ((by < 0) | (by >= shape[1]) | (bx < 0) | (bx >= shape[2]))
+    if outside.any():
+        i, jj = map(int, np.argwhere(outside)[0])
+        return Load3dOutside(i, jj, int(y[i, jj]), int(x[i, jj]))
+    cc = np.broadcast_to(c[:, None], y.shape)
+    if len(shape) == 4:
+        c0n = shape[3]
+        flat = np.ravel_multi_index((cc[valid] // c0n, by[valid], bx[valid], cc[valid] % c0n), shape)
+    else:
+        flat = np.ravel_multi_index((cc[valid], by[valid], bx[valid]), shape)
+    return valid, flat
 
 
 @register_impls
@@ -753,19 +944,14 @@ class Load3dFunctions(InterpreterFunctions):
         ih, iw, k, oh, ow = (int(_value(v)) for v in (ih, iw, k, oh, ow))
         to_l0b = op.dst_space == "l0b"
         rows, cols = dst.shape if to_l0b else dst.shape[::-1]
-        c, y, x, valid = _load3d_index(op, k, oh, ow, rows, cols)
-        h, w = op.geometry("image")
-        valid = valid & (y >= 0) & (y < h) & (x >= 0) & (x < w)
-        by, bx = y - ih, x - iw
-        outside = valid & ((by < 0) | (by >= fm.shape[1]) | (bx < 0) | (bx >= fm.shape[2]))
-        if outside.any():
-            i, j = map(int, np.argwhere(outside)[0])
+        try:
+            tile = load3d_tile(op, fm, ih, iw, k, oh, ow, rows, cols)
+        except Load3dOutside as e:
+            i, j, y, x = e.args
             raise InterpreterError(
-                f"{_where(interpreter, op)}: im2col entry [{k + i}, pixel {j}] reads image row {int(y[i, j])}, "
-                f"column {int(x[i, j])}, outside the l1 box of rows {ih}..{ih + fm.shape[1] - 1}, "
-                f"columns {iw}..{iw + fm.shape[2] - 1}")
-        tile = np.zeros((rows, cols), fm.dtype)
-        tile[valid] = fm[c[valid], by[valid], bx[valid]]
+                f"{_where(interpreter, op)}: im2col entry [{k + i}, pixel {j}] reads image row {y}, "
+                f"column {x}, outside the l1 box of rows {ih}..{ih + fm.shape[1] - 1}, "
+                f"columns {iw}..{iw + fm.shape[2] - 1}") from None
         _write(interpreter, op, dst, tile if to_l0b else tile.T)
         _emit(interpreter, op, "MTE1", nbytes=op.nbytes, shape=tuple(dst.shape), dtype=_dtype_name(op.dst.type),
               detail={"src": "l1", "dst": op.dst_space, "transform": "img2col"})
@@ -862,11 +1048,14 @@ def run_ascend_module(
     device: str | DeviceSpec = "ascend910b",
     trace: list | Callable[[TraceEvent], None] | None = None,
     listeners: tuple = (),
+    compiled: bool | None = None,
 ) -> dict[str, np.ndarray]:
     """Run the host function on named inputs; returns the outputs by name.
 
     `trace`: a list to append a TraceEvent per executed ascend op to, or a
-    callback. `device`: whose buffer sizes and DMA paths apply."""
+    callback. `device`: whose buffer sizes and DMA paths apply. `compiled`:
+    run kernel bodies as compiled Python (the default, COMPILE_KERNELS) or op by
+    op on xDSL's interpreter - same results, checks, errors and trace."""
     spec = load_device(device) if isinstance(device, str) else device
     hargs = host_args(module)
     inputs = [h for h in hargs if h.role == "input"]
@@ -895,7 +1084,8 @@ def run_ascend_module(
             values.append(_view(workspace, 0, h.type))
     sink = trace.append if isinstance(trace, list) else trace
     interpreter = make_ascend_interpreter(module, listeners)
-    interpreter.set_data(AscendFunctions, "run", _Run(spec, sink, workspace))
+    interpreter.set_data(AscendFunctions, "run", _Run(spec, sink, workspace,
+                                                      compiled=COMPILE_KERNELS if compiled is None else compiled))
     f = host_function(module)
     # Per-tile matmuls are small: BLAS threads cost more than they save (and
     # thrash on a shared machine), so the interpreter runs them on one thread.

@@ -1,8 +1,9 @@
 """Kernel templates of the graph -> ascend lowering.
 
 Each module exposes `try_build(req: KernelRequest) -> KernelOp | None` (None = "not mine");
-`build_kernel` asks `cube`, `vector` and `data` in that order. `common` holds the request, the
-builder and the tiling helpers; `reference` the fallback for what no template handles yet.
+`build_kernel` asks `cube`, `layout` (graph.trans_data), `vector` and `data` in that order.
+`common` holds the request, the builder and the tiling helpers; `reference` the fallback for
+what no template handles yet.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from geir.dialects import ascend as a
 from geir.lowering.kernels.common import KernelRequest
 
-BUILDERS = ("cube", "vector", "data")
+BUILDERS = ("cube", "layout", "vector", "data")
 
 
 def _builders() -> list[Callable[[KernelRequest], a.KernelOp | None]]:

@@ -43,11 +43,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import NoneAttr, StringAttr, TensorType, UnitAttr, f32
+from xdsl.dialects.builtin import StringAttr, UnitAttr, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
+from geir.dialects import layout as L
 from geir.dialects.types import is_float, to_dtype
 from geir.lowering.kernels.common import (
     KernelBuilder,
@@ -96,10 +97,12 @@ class Segment:
 @dataclass
 class Side:
     """An epilogue operand from gm, broadcast over the [B, R, C] result: which of the three
-    axes it spans (the others are 1)."""
+    axes it spans (the others are 1); `blocked` if it is stored NC1HWC0 (rows are then its
+    padded channels)."""
 
     arg: int
     spans: tuple[bool, bool, bool]
+    blocked: bool = False
 
 
 @dataclass
@@ -138,6 +141,13 @@ class Plan:
     segments: tuple[Segment, ...] = ()
     weight: int = -1
     conv: dict = field(default_factory=dict)
+    # storage formats (graph-layout): NC1HWC0 feature map / result, FRACTAL_Z weights
+    x_blocked: bool = False
+    w_fz: bool = False
+    out_blocked: bool = False
+    lhs_nz: bool = False           # FRACTAL_NZ [K1, M1, 16, C0] of the stored matrix
+    rhs_nz: bool = False
+    out_nz: bool = False
     # epilogue
     instrs: list[Instr] = field(default_factory=list)
     sides: dict[object, Side] = field(default_factory=dict)
@@ -156,7 +166,13 @@ class _Unsupported(Exception):
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
-    return tuple(v.type.get_shape())
+    """The logical shape (a formatted tensor's origin shape): what the op computes on."""
+    t = v.type
+    return tuple(L.logical_shape(t)) if L.is_formatted(t) else tuple(t.get_shape())
+
+
+def _storage(v: SSAValue) -> str:
+    return L.storage_of(v.type)
 
 
 def _one_use(v: SSAValue) -> bool:
@@ -246,6 +262,24 @@ class _Analysis:
         return plan
 
     def _matmul(self, op: Operation, elt: Attribute) -> Plan:
+        plan = self._matmul_plan(op, elt)
+        nz = [_storage(v) == L.FRACTAL_NZ for v in op.operands[:2]]
+        plan.lhs_nz, plan.rhs_nz = nz
+        plan.out_nz = _storage(op.results[0]) == L.FRACTAL_NZ
+        others = [v for v in (*op.operands[2:],) if _storage(v) != L.ND]
+        if any(_storage(v) not in (L.ND, L.FRACTAL_NZ) for v in (*op.operands, *op.results)) or others:
+            raise _Unsupported
+        if any(nz) or plan.out_nz:
+            # fractal operands are read whole-fractal at (row, col) of the stored matrix: one
+            # matrix (no batch), not reached through views
+            for flag, operand, v in ((nz[0], plan.lhs, op.operands[0]), (nz[1], plan.rhs, op.operands[1])):
+                if flag and (len(_shape(v)) != 2 or self.req.inputs[operand.arg] is not v):
+                    raise _Unsupported
+            if plan.batch != 1 or (plan.out_nz and (len(plan.out_shape) != 2 or plan.frame != plan.out_shape)):
+                raise _Unsupported
+        return plan
+
+    def _matmul_plan(self, op: Operation, elt: Attribute) -> Plan:
         out = _shape(op.results[0])
         if op.name == "graph.gemm":
             attrs = op.attrs()
@@ -321,11 +355,22 @@ class _Analysis:
         mo = w[0]
         segments = self._segments(op.operands[0], x, group)
         weight = self.resolve(op.operands[1]).arg
+        x_blocked = _storage(op.operands[0]) == L.NC1HWC0
+        w_fz = _storage(op.operands[1]) == L.FRACTAL_Z
+        out_blocked = _storage(op.results[0]) == L.NC1HWC0
+        c0 = L.c0_of(elt)
+        if (x_blocked or w_fz) and (nd != 2 or group != 1 or not w_fz):
+            raise _Unsupported  # an NC1HWC0 box needs FRACTAL_Z (K order (c1, kh, kw, c0)) weights
+        if w_fz and len(segments) > 1 and (not x_blocked or any(sg.count % c0 for sg in segments)):
+            raise _Unsupported
+        if out_blocked and group != 1:
+            raise _Unsupported
         geometry = dict(n=n, c=c, h=h, w=wd, m=mo, group=group, cg=c // group, mg=mo // group,
                         kh=kernel[0], kw=kernel[1], sh=strides[0], sw=strides[1], dh=dil[0], dw=dil[1],
                         pt=pads[0], pl=pads[1], pb=pads[2], pr=pads[3], oh=oh, ow=ow)
         plan = Plan("conv", op, elt, n, mo, oh * ow, out, out, segments=segments, weight=weight, conv=geometry,
-                    k=(c // group) * kernel[0] * kernel[1])
+                    k=(c // group) * kernel[0] * kernel[1], x_blocked=x_blocked, w_fz=w_fz,
+                    out_blocked=out_blocked)
         if len(op.operands) > 2:  # the bias: an epilogue add over the rows
             bias = op.operands[2]
             side = Side(self._input(bias), (False, True, False))
@@ -399,6 +444,8 @@ class _Analysis:
             res = op.results[0]
             if res.type.element_type != plan.elt or math.prod(_shape(res)) != numel:
                 raise _Unsupported
+            if _storage(res) != _storage(cube_out):
+                raise _Unsupported
             same_frame = _strip(_shape(res)) == canon
             self.used.add(op)
             main[res] = self._translate(op, main, same_frame)
@@ -434,7 +481,12 @@ class _Analysis:
         if v in plan.sides:
             return v
         spans = self._spans(shape or _shape(v), res_shape, same_frame)
-        plan.sides[v] = Side(self.index[v], spans)
+        blocked = _storage(v) == L.NC1HWC0
+        if blocked and (shape is not None or not spans[1] or plan.kind != "conv"):
+            raise _Unsupported  # NC1HWC0 sides span the channels (graph-layout's elementwise rule)
+        if _storage(v) not in (L.ND, L.NC1HWC0):
+            raise _Unsupported
+        plan.sides[v] = Side(self.index[v], spans, blocked)
         return v
 
     def _spans(self, side: tuple[int, ...], res: tuple[int, ...], same_frame: bool) -> tuple[bool, bool, bool]:
@@ -611,19 +663,11 @@ def _rename(ins: Instr, old: object, new: object) -> Instr:
     return Instr(ins.op, new if ins.dst is old else ins.dst, tuple(new if s is old else s for s in ins.srcs), ins.scalar)
 
 
-def _plain(v: SSAValue) -> bool:
-    """A tensor without a storage-format encoding (graph-layout's NC1HWC0 / FRACTAL_*)."""
-    t = v.type
-    return not isinstance(t, TensorType) or isinstance(t.encoding, NoneAttr)
-
-
 def plan_request(req: KernelRequest) -> Plan | None:
-    """The cube plan of a request, or None when this module does not build it (also for
-    tensors in a blocked storage format: these kernels read and write plain NCHW / ND)."""
+    """The cube plan of a request, or None when this module does not build it. Storage
+    formats: a convolution reads NC1HWC0 or NCHW feature maps, FRACTAL_Z or plain weights and
+    writes NC1HWC0 or NCHW (the analysis checks the combinations); matmuls read ND."""
     if not req.ops or not any(op.name in CUBE_OPS for op in req.ops):
-        return None
-    values = [*req.inputs, *req.outputs, *(v for op in req.ops for v in (*op.operands, *op.results))]
-    if not all(_plain(v) for v in values):
         return None
     try:
         return _Analysis(req).plan()
@@ -764,28 +808,33 @@ def _conv_tiling(req: KernelRequest, plan: Plan, pricer: _Pricer) -> Tiling | No
     best: Tiling | None = None
     best_key: tuple = ()
     images = geo["n"] * geo["group"]
+    # The l1 chunk counts channels, or C0-channel blocks with FRACTAL_Z weights (the box is
+    # then NC1HWC0 and K runs over whole blocks).
+    c0 = L.c0_of(plan.elt) if plan.w_fz else 1
+    units, unit_k = ceil_div(cg, c0), khw * c0
     for mt, (ohs, owt) in itertools.product(_choices(mg), pixel_tiles):
         npix = ohs * owt
         np_ = round_up(npix, F)
         if not _fits(req, l0c=mt * np_ * 4):
             continue
         rows, cols = _conv_box(geo, ohs, owt)
-        box = rows * row_elems(cols, plan.elt) * isz  # one channel of the l1 box
+        box = rows * (cols * c0 if plan.w_fz else row_elems(cols, plan.elt)) * isz  # one unit of the l1 box
         for kt in KT_CHOICES:
-            if kt > round_up(cg * khw, F) and kt != KT_CHOICES[0]:
+            if kt > round_up(units * unit_k, F) and kt != KT_CHOICES[0]:
                 break
             if not _fits(req, l0a=slots * mt * kt * isz, l0b=slots * kt * np_ * isz):
                 continue
-            # channels per l1 chunk: as many as fit (the box plus the weights of the chunk)
-            cc = min(cg, req.device.buffer_bytes["l1"] // (slots * (box + mt * khw * isz + 64)))
-            while cc > 0 and slots * (cc * box + mt * round_up(cc * khw, F) * isz) > req.device.buffer_bytes["l1"]:
+            # units per l1 chunk: as many as fit (the box plus the weights of the chunk)
+            cc = min(units, req.device.buffer_bytes["l1"] // (slots * (box + mt * unit_k * isz + 64)))
+            while cc > 0 and slots * (cc * box + mt * round_up(cc * unit_k, F) * isz) > req.device.buffer_bytes["l1"]:
                 cc -= 1
-            if cc < 1:
-                continue
-            kc = round_up(cc * khw, F)
-            chunks = ceil_div(cg, cc)
+            if cc < 1 or (plan.w_fz and not plan.x_blocked and cc < units):
+                continue  # an NCHW box is re-laid out to NC1HWC0 by one copy: all its channels
+            kc = round_up(cc * unit_k, F)
+            chunks = ceil_div(units, cc)
             steps = chunks * ceil_div(kc, kt)
-            mte2 = chunks * (pricer.dma(cc * rows * cols * isz, "gm", "l1") + pricer.dma(mt * cc * khw * isz, "gm", "l1"))
+            mte2 = chunks * (pricer.dma(cc * c0 * rows * cols * isz, "gm", "l1")
+                             + pricer.dma(mt * cc * unit_k * isz, "gm", "l1"))
             mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * np_ * isz, "l1", "l0b"))
             cube = steps * req.cost.mmad_cycles(mt, kt, np_, pricer.dtype)
             cycles = pricer.tile(mte2, mte1, cube, mt, npix, min(mg, mt))
@@ -992,6 +1041,8 @@ class _CubeKernel:
     def __init__(self, req: KernelRequest, plan: Plan, tiling: Tiling, slots: int, epilogue: _Epilogue | None):
         self.req, self.plan, self.t, self.slots, self.epi = req, plan, tiling, slots, epilogue
         self.elt = plan.elt
+        self.c0 = L.c0_of(plan.elt)
+        self.R = plan.rows
 
     # -- setup ----------------------------------------------------------------------------
 
@@ -1002,22 +1053,33 @@ class _CubeKernel:
         elt, slots = self.elt, self.slots
         if plan.kind == "matmul":
             lhs, rhs = plan.lhs, plan.rhs
-            self.a2 = kb.view(ins[lhs.arg], _rows2(lhs))
-            self.b2 = kb.view(ins[rhs.arg], _rows2(rhs))
+            self.a2 = ins[lhs.arg] if plan.lhs_nz else kb.view(ins[lhs.arg], _rows2(lhs))
+            self.b2 = ins[rhs.arg] if plan.rhs_nz else kb.view(ins[rhs.arg], _rows2(rhs))
             self.l1a = [kb.alloc([t.kl1, t.mt] if lhs.trans else [t.mt, t.kl1], elt, "l1", f"l1a{s}") for s in range(slots)]
             self.l1b = [kb.alloc([t.nt, t.kl1] if rhs.trans else [t.kl1, t.nt], elt, "l1", f"l1b{s}") for s in range(slots)]
         else:
             geo = plan.conv
             rows, cols = _conv_box(geo, t.ohs, t.owt)
             self.box = (rows, cols)
-            self.fm2 = [kb.view(ins[sg.arg], [geo["n"] * sg.count, geo["h"], geo["w"]]) for sg in plan.segments]
-            self.w2 = kb.view(ins[plan.weight], [geo["m"], plan.k])
+            c0 = self.c0
+            if plan.x_blocked:  # [N, C1, H, W, C0] as [N * C1, H, W, C0]
+                self.fm2 = [kb.view(ins[sg.arg], [geo["n"] * ceil_div(sg.count, c0), geo["h"], geo["w"], c0])
+                            for sg in plan.segments]
+            else:
+                self.fm2 = [kb.view(ins[sg.arg], [geo["n"] * sg.count, geo["h"], geo["w"]]) for sg in plan.segments]
+            # FRACTAL_Z [C1 * kh * kw, N1, 16, C0] is the fractal (NZ) form of the [Cout, K] matrix
+            self.w2 = ins[plan.weight] if plan.w_fz else kb.view(ins[plan.weight], [geo["m"], plan.k])
             self.l1a = [kb.alloc([t.mt, t.kl1], elt, "l1", f"l1w{s}") for s in range(slots)]
-            self.l1b = [kb.alloc([t.cc, rows, row_elems(cols, elt)], elt, "l1", f"l1fm{s}") for s in range(slots)]
+            fm_shape = [t.cc, rows, cols, c0] if plan.w_fz else [t.cc, rows, row_elems(cols, elt)]
+            self.l1b = [kb.alloc(fm_shape, elt, "l1", f"l1fm{s}") for s in range(slots)]
         self.l0a = [kb.alloc([t.mt, t.kt], elt, "l0a", f"l0a{s}") for s in range(slots)]
         self.l0b = [kb.alloc([t.kt, t.nt], elt, "l0b", f"l0b{s}") for s in range(slots)]
         self.l0c = kb.alloc([t.mt, t.nt], f32, "l0c", "l0c")
-        self.out2 = [kb.view(o, [plan.batch * plan.rows, plan.cols]) for o in outs]
+        # Outputs as [B * R, C]; NC1HWC0 ones as [B * C1, C, C0], R counting padded channels.
+        self.R = round_up(plan.rows, self.c0) if plan.out_blocked else plan.rows
+        self.out2 = [o if plan.out_nz else
+                     kb.view(o, [plan.batch * self.R // self.c0, plan.cols, self.c0] if plan.out_blocked
+                             else [plan.batch * plan.rows, plan.cols]) for o in outs]
         if self.epi:
             self._epilogue_buffers()
         for s in range(slots):
@@ -1050,9 +1112,15 @@ class _CubeKernel:
         kb, epi, t, elt, plan = self.kb, self.epi, self.t, self.elt, self.plan
         self.side2 = {}
         for v in epi.sides:
-            sb, sr, sc = plan.sides[v].spans
-            shape = [(plan.batch if sb else 1) * (plan.rows if sr else 1), plan.cols if sc else 1]
-            self.side2[v] = kb.view(kb.inputs[plan.sides[v].arg], shape)
+            side = plan.sides[v]
+            sb, sr, sc = side.spans
+            if side.blocked and sc:  # [N, C1, H, W, C0] as [B * C1, C, C0]
+                shape = [(plan.batch if sb else 1) * self.R // self.c0, plan.cols, self.c0]
+            elif side.blocked:  # [N, C1, 1, 1, C0]: padded channels in order
+                shape = [(plan.batch if sb else 1) * self.R, 1]
+            else:
+                shape = [(plan.batch if sb else 1) * (plan.rows if sr else 1), plan.cols if sc else 1]
+            self.side2[v] = kb.view(kb.inputs[side.arg], shape)
         blk = block_elems(elt)
         ecp = row_elems(self.cols_max, elt)
         er = t.er
@@ -1084,21 +1152,27 @@ class _CubeKernel:
         brow = kb.mul(bb, plan.cols if rhs.trans else plan.k)
         acc = kb.tile(self.l0c, [0, 0], [mp, np_])
 
+        def load(view: SSAValue, nz: bool, base: Index, r0: Index, c0: Index, rv: int, cv: int, dst: SSAValue) -> None:
+            """The [rv, cv] tile at (r0, c0) of a stored matrix into l1 (zero-padded to
+            fractals); a FRACTAL_NZ one arrives as its whole fractals (`nz2nd`)."""
+            rp, cp = round_up(rv, F), round_up(cv, F)
+            if nz:
+                src = kb.tile(view, [kb.divui(c0, F), kb.divui(r0, F), 0, 0], [cp // F, rp // F, F, F])
+                kb.copy(src, dst, layout=StringAttr("nz2nd"))
+            else:
+                self._load(kb.tile(view, [kb.add(base, r0), c0], [rv, cv]), dst)
+
         def chunk(k0: Index, kc: int, s: int, first: bool) -> None:
             kcp = round_up(kc, F)
             kb.wait_flag("MTE1", "MTE2", s)
             if lhs.trans:
-                src = kb.tile(self.a2, [kb.add(arow, k0), m0], [kc, mv])
-                self._load(src, kb.tile(self.l1a[s], [0, 0], [kcp, mp]))
+                load(self.a2, plan.lhs_nz, arow, k0, m0, kc, mv, kb.tile(self.l1a[s], [0, 0], [kcp, mp]))
             else:
-                src = kb.tile(self.a2, [kb.add(arow, m0), k0], [mv, kc])
-                self._load(src, kb.tile(self.l1a[s], [0, 0], [mp, kcp]))
+                load(self.a2, plan.lhs_nz, arow, m0, k0, mv, kc, kb.tile(self.l1a[s], [0, 0], [mp, kcp]))
             if rhs.trans:
-                src = kb.tile(self.b2, [kb.add(brow, n0), k0], [nv, kc])
-                self._load(src, kb.tile(self.l1b[s], [0, 0], [np_, kcp]))
+                load(self.b2, plan.rhs_nz, brow, n0, k0, nv, kc, kb.tile(self.l1b[s], [0, 0], [np_, kcp]))
             else:
-                src = kb.tile(self.b2, [kb.add(brow, k0), n0], [kc, nv])
-                self._load(src, kb.tile(self.l1b[s], [0, 0], [kcp, np_]))
+                load(self.b2, plan.rhs_nz, brow, k0, n0, kc, nv, kb.tile(self.l1b[s], [0, 0], [kcp, np_]))
             kb.sync("MTE2", "MTE1", s)
 
             def step(kk: Index, kt: int, u: int, first_step: bool) -> None:
@@ -1154,6 +1228,9 @@ class _CubeKernel:
         acc = kb.tile(self.l0c, [0, 0], [mp, np_])
         khw = geo["kh"] * geo["kw"]
         first_chunk = [True]
+        if plan.w_fz:
+            self._conv_tile_fz(n, m0, oh0, ow0, ih, iw, mv, ohs, owt, acc)
+            return
 
         for seg_i, seg in enumerate(plan.segments):
             fm2 = self.fm2[seg_i]
@@ -1194,6 +1271,61 @@ class _CubeKernel:
         col = kb.add(kb.mul(oh0, geo["ow"]), ow0)
         self._finish_tile(acc, row, col, mv, npix)
 
+    def _conv_tile_fz(self, n: Index, m0: Index, oh0: Index, ow0: Index, ih: Index, iw: Index,
+                      mv: int, ohs: int, owt: int, acc: SSAValue) -> None:
+        """A convolution tile with FRACTAL_Z weights: the l1 box is NC1HWC0 [blocks, rows,
+        cols, C0] (copied as is from an NC1HWC0 input, or re-laid out from an NCHW one by the
+        copy), K runs over (c1, kh, kw, c0) and the weights come as fractals (`nz2nd`)."""
+        kb, plan, t, c0 = self.kb, self.plan, self.t, self.c0
+        geo = plan.conv
+        rows, cols = _conv_box(geo, ohs, owt)
+        khw = geo["kh"] * geo["kw"]
+        mp, npix = round_up(mv, F), ohs * owt
+        first_chunk = [True]
+        m1 = kb.divui(m0, F)
+        for seg_i, seg in enumerate(plan.segments):
+            fm2 = self.fm2[seg_i]
+            blocks = ceil_div(seg.count, c0)
+            seg_b0 = seg.start // c0
+
+            def chunk(b0: Index, nb: int, s: int, first: bool, fm2=fm2, seg=seg, seg_b0=seg_b0) -> None:
+                first = first and first_chunk[0]
+                kc = nb * khw * c0
+                start = kb._const_of(b0)
+                channels = min(nb * c0, seg.count - start * c0) if start is not None else nb * c0
+                kb.wait_flag("MTE1", "MTE2", s)
+                box = kb.tile(self.l1b[s], [0, 0, 0, 0], [nb, rows, cols, c0])
+                if plan.x_blocked:
+                    src = kb.tile(fm2, [kb.add(kb.mul(n, blocks), b0), ih, iw, 0], [nb, rows, cols, c0])
+                    kb.copy(src, box, layout=StringAttr("nc1hwc0"))
+                else:  # all channels of an NCHW input in one box (the tiling sees to it)
+                    src = kb.tile(fm2, [kb.mul(n, seg.count), ih, iw], [seg.count, rows, cols])
+                    kb.copy(src, box, layout=StringAttr("nd2nc1hwc0"))
+                wsrc = kb.tile(self.w2, [kb.mul(kb.add(b0, seg_b0), khw), m1, 0, 0], [nb * khw, mp // F, F, c0])
+                kb.copy(wsrc, kb.tile(self.l1a[s], [0, 0], [mp, kc]), layout=StringAttr("nz2nd"))
+                kb.sync("MTE2", "MTE1", s)
+
+                def step(kk: Index, kt: int, u: int, first_step: bool) -> None:
+                    kb.wait_flag("M", "MTE1", u)
+                    a0 = kb.tile(self.l0a[u], [0, 0], [mp, kt])
+                    b0_ = kb.tile(self.l0b[u], [0, 0], [kt, round_up(npix, F)])
+                    kb.copy(kb.tile(self.l1a[s], [0, kk], [mp, kt]), a0)
+                    kb.emit(a.Load3dOp.get(
+                        box, [kb.index(ih), kb.index(iw)], b0_, [kb.index(kk), kb.index(oh0), kb.index(ow0)],
+                        image=(geo["h"], geo["w"]), kernel=(geo["kh"], geo["kw"]), strides=(geo["sh"], geo["sw"]),
+                        dilations=(geo["dh"], geo["dw"]), pads=(geo["pt"], geo["pl"], geo["pb"], geo["pr"]),
+                        out=(ohs, owt), channels=channels))
+                    self._mmad(a0, b0_, acc, u, first and first_step)
+
+                _chunks(kb, kc, t.kt, self.slots, step)
+                kb.set_flag("MTE1", "MTE2", s)
+
+            _chunks(kb, blocks, t.cc, self.slots, chunk)
+            first_chunk[0] = False
+        row = kb.add(kb.mul(n, self.R), m0)
+        col = kb.add(kb.mul(oh0, geo["ow"]), ow0)
+        self._finish_tile(acc, row, col, mv, npix)
+
     # -- shared -----------------------------------------------------------------------------
 
     def _load(self, src: SSAValue, dst: SSAValue) -> None:
@@ -1216,23 +1348,41 @@ class _CubeKernel:
         kb, plan = self.kb, self.plan
         staging = self.out2[self.epi.staging if self.epi else 0]
         kb.sync("M", "FIX", 0)
-        dst = kb.tile(staging, [row, col], [mv, nv])
         props = {"relu": UnitAttr()} if plan.fix_relu else {}
-        if tuple(acc.type.get_shape()) != (mv, nv):
-            props["pad"] = UnitAttr()
+        if plan.out_blocked:  # the FIX pipe writes the fractal rows as NC1HWC0 blocks
+            dst = self._gm_tile(staging, row, col, mv, nv, True)
+            props["layout"] = StringAttr("nd2nc1hwc0")
+            if tuple(acc.type.get_shape())[1] != nv:
+                props["pad"] = UnitAttr()
+        elif plan.out_nz:  # whole fractals, as l0c holds them (the padding lanes: don't care)
+            mp, np_ = acc.type.get_shape()
+            dst = kb.tile(staging, [kb.divui(col, F), kb.divui(row, F), 0, 0], [np_ // F, mp // F, F, F])
+            props["layout"] = StringAttr("nd2nz")
+        else:
+            dst = kb.tile(staging, [row, col], [mv, nv])
+            if tuple(acc.type.get_shape()) != (mv, nv):
+                props["pad"] = UnitAttr()
         kb.copy(acc, dst, **props)
         kb.set_flag("FIX", "M", 0)
         if not self.epi:
             return
         kb.sync("FIX", "MTE2", 0)
         er = min(self.t.er, mv)
-        b = kb.divui(row, plan.rows) if any(self.plan.sides[v].spans[0] for v in self.epi.sides) else 0
-        r0 = kb.remui(row, plan.rows) if plan.batch > 1 else row
+        b = kb.divui(row, self.R) if any(self.plan.sides[v].spans[0] for v in self.epi.sides) else 0
+        r0 = kb.remui(row, self.R) if plan.batch > 1 else row
 
         def chunk(rr: Index, erv: int, _s: int, _first: bool) -> None:
             self._epilogue_pass(kb.add(row, rr), b, kb.add(r0, rr), col, erv, nv, dst if erv == mv else None)
 
         _chunks(kb, mv, er, 1, chunk)
+
+    def _gm_tile(self, view: SSAValue, row: Index, col: Index, rows: int, cols: int, blocked: bool) -> SSAValue:
+        """The [rows, cols] tile at (row, col) of a [B * R, C] gm view, or of a [B * C1, C, C0]
+        NC1HWC0 one: its [ceil(rows / C0), cols, C0] blocks (row is a multiple of C0)."""
+        if not blocked:
+            return self.kb.tile(view, [row, col], [rows, cols])
+        c0 = self.c0
+        return self.kb.tile(view, [self.kb.divui(row, c0), col, 0], [ceil_div(rows, c0), cols, c0])
 
     def _epilogue_pass(self, grow: Index, b: Index, r: Index, col: Index, rows: int, cols: int,
                        staged: SSAValue | None, load: Callable[[], None] | None = None,
@@ -1244,10 +1394,12 @@ class _CubeKernel:
         kb, plan, epi, elt = self.kb, self.plan, self.epi, self.elt
         out_tiles: dict[int, SSAValue] = {}
 
+        blocked_out = plan.out_blocked
+
         def out_tile(i: int) -> SSAValue:
             if i not in out_tiles:
                 out_tiles[i] = staged if staged is not None and i == epi.staging else \
-                    kb.tile(self.out2[i], [grow, col], [rows, cols])
+                    self._gm_tile(self.out2[i], grow, col, rows, cols, blocked_out)
             return out_tiles[i]
 
         ecp = row_elems(cols, elt)
@@ -1256,23 +1408,28 @@ class _CubeKernel:
         def tile_of(key: object) -> SSAValue:
             return tiles[epi.where[key]]
 
-        def fill(src: SSAValue, dst: SSAValue) -> None:
-            if src.type.get_shape() == dst.type.get_shape():
-                kb.copy(src, dst)
-            else:
-                kb.copy(src, dst, pad=UnitAttr())
+        def fill(src: SSAValue, dst: SSAValue, blocked: bool = False) -> None:
+            """gm -> ub; an NC1HWC0 tile arrives as [channels, pixels] rows."""
+            props = {"layout": StringAttr("nc1hwc02nd")} if blocked else {}
+            shape = [rows, cols] if blocked else src.type.get_shape()
+            if list(shape) != list(dst.type.get_shape()):
+                props["pad"] = UnitAttr()
+            kb.copy(src, dst, **props)
 
         kb.wait_flag("MTE3", "MTE2", 0)
         if load is not None:
             load()
         elif epi.needs_raw:
-            fill(out_tile(epi.staging), tile_of(plan.result))
+            fill(out_tile(epi.staging), tile_of(plan.result), blocked_out)
         compact = {}
         for v in epi.sides:
             side = plan.sides[v]
             sb, sr, sc = side.spans
             view = self.side2[v]
-            srow = kb.add(kb.mul(b, plan.rows if sr else 1) if sb else 0, r if sr else 0)
+            srow = kb.add(kb.mul(b, (self.R if side.blocked else plan.rows) if sr else 1) if sb else 0, r if sr else 0)
+            if side.blocked and sc:
+                fill(self._gm_tile(view, srow, col, rows, cols, True), tile_of(v), True)
+                continue
             src = kb.tile(view, [srow, col if sc else 0], [rows if sr else 1, cols if sc else 1])
             if sr and sc:
                 fill(src, tile_of(v))
@@ -1296,10 +1453,10 @@ class _CubeKernel:
         for i, key in epi.stores:
             dst = out_tile(i)
             src = tile_of(key)
-            if cols == ecp:
-                kb.copy(src, dst)
-            else:
-                kb.copy(src, dst, pad=UnitAttr())
+            props = {"layout": StringAttr("nd2nc1hwc0")} if blocked_out else {}
+            if cols != ecp:
+                props["pad"] = UnitAttr()
+            kb.copy(src, dst, **props)
         kb.set_flag("MTE3", "MTE2", 0)
 
 
@@ -1509,8 +1666,8 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
     """A cube kernel for a request whose ops are one conv / matmul / gemm with views on its
     inputs and an elementwise epilogue; None for anything else."""
     plan = plan_request(req)
-    if plan is None:
-        return None
+    if plan is None or (plan.out_nz and plan.has_epilogue):
+        return None  # an epilogue on a FRACTAL_NZ result: not yet
     slots = 2 if req.double_buffer else 1
     epi = _Epilogue(plan) if plan.has_epilogue else None
     pricer = _Pricer(req.cost, plan.elt, slots, epi.shape() if epi else None)
@@ -1526,6 +1683,8 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
         kernel = _CubeKernel(req, plan, tiling, slots, epi)
         if epi is not None:
             er = epi.rows(req, tiling.mt, kernel.cols_max)
+            if plan.out_blocked or any(side.blocked for side in plan.sides.values()):
+                er = er // kernel.c0 * kernel.c0  # passes over whole NC1HWC0 blocks
             if er < 1:
                 return None
             kernel.t = Tiling(**{**tiling.__dict__, "er": er})

@@ -26,6 +26,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
+from geir.dialects import layout
 from geir.lowering.kernels.common import (
     KernelBuilder,
     tile_offsets,
@@ -286,6 +287,19 @@ def _transfer_transpose(kb: KernelBuilder, src: SSAValue, dst: SSAValue, perm: S
     return [Transfer(s, d, tuple(p))]
 
 
+def _storage_axis(t: Attribute, axis: int) -> int:
+    """The storage dim of logical axis `axis` of a tensor type: a concat of formatted tensors
+    (graph-layout allows NC1HWC0 along whole C1 blocks, N, H, W; FRACTAL_NZ along batch axes;
+    NCHW / NHWC storage along any axis) moves the same dim of the storage arrays."""
+    axis %= max(len(layout.logical_shape(t)), 1)
+    storage = layout.storage_of(t)
+    if storage not in (layout.NCHW, layout.NHWC, layout.NC1HWC0):
+        return axis
+    logical = layout.NHWC if layout.origin_of(t) == layout.NHWC else layout.NCHW
+    stored = layout.NHWC if storage == layout.NHWC else layout.NCHW  # NC1HWC0: C as C1
+    return stored.index(logical[axis])
+
+
 def _slice_params(op: g.SliceOp) -> tuple[list[int], list[int], list[int]] | None:
     x = shape_of(op.inputs[0])
     starts, ends = _const(op.inputs[1]), _const(op.inputs[2])
@@ -440,7 +454,7 @@ def _op_transfers(kb: KernelBuilder, req: KernelRequest, op: Operation, ins: lis
             return []
         return [Transfer(kb.tile(ins[0], offs, sizes, strides), outs[0])]
     if name == "graph.concat":
-        axis = op.attrs()["axis"] % len(shape_of(op.results[0]))
+        axis = _storage_axis(op.results[0].type, op.attrs()["axis"])
         return _split_like(kb, outs[0], ins, axis, into=True)
     if name == "graph.split":
         axis = op.attrs()["axis"] % len(shape_of(op.inputs[0]))

@@ -25,8 +25,11 @@ batch_norm as scale/shift) whose reductions all keep whole rows:
 **Pooling** (max, average; 2-d NCHW) moves 8 or 16 channels (32 bytes) to the innermost dim
 with `vtranspose`, as the NC1HWC0 layout does on the device, so each window offset is a
 strided subview of the padded plane and a window is `kh * kw` `vmax`/`vadd`; tiles are
-(channel group, band of output rows). **LRN** squares, sums `size` shifted channel
-slices, and scales in a [C, H*W] tile.
+(channel group, band of output rows). On NC1HWC0 tensors the C0 lanes already are innermost:
+the rows go into the plane by DMA and the result out by DMA, no transposes. Global pools on
+NC1HWC0 are row reductions over H*W that keep the lanes. **LRN** squares, sums `size`
+shifted channel slices, and scales in a [C, H*W] tile (NC1HWC0: vtransposed to channel rows
+[C1 * C0, pixels] and back).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
+from geir.dialects import layout
 from geir.dialects.types import i1, is_float
 from geir.lowering.kernels.common import (
     KernelBuilder,
@@ -143,6 +147,8 @@ def _reduce_axes(op: Operation, rank: int) -> list[int]:
         return [op.attrs()["axis"] % rank]
     if name == "graph.layer_norm":
         return list(range(op.attrs()["axis"] % rank, rank))
+    if name in ("graph.global_avg_pool", "graph.global_max_pool") and _blocked(op.operands[0]):
+        return [2, 3]  # [N, C1, H, W, C0]: H and W; the C0 lanes stay
     if name in ("graph.instance_norm", "graph.global_avg_pool", "graph.global_max_pool"):
         return list(range(2, rank))
     attrs = op.attrs()
@@ -150,6 +156,26 @@ def _reduce_axes(op: Operation, rank: int) -> list[int]:
     if axes is None or len(axes) == 0:
         return [] if attrs["noop_with_empty_axes"] else list(range(rank))
     return sorted({int(x) % rank for x in axes})
+
+
+def _blocked(v: SSAValue) -> bool:
+    """v is stored NC1HWC0 (of an NCHW origin): channels split into C1 blocks of C0 lanes."""
+    t = v.type
+    return layout.storage_of(t) == layout.NC1HWC0 and layout.origin_of(t) == layout.NCHW
+
+
+def _check_formats(op: Operation) -> None:
+    """Reject formatted operands the row template would misread: it works on storage arrays,
+    which is right for elementwise ops (their operands share one format) and for global pools
+    on NC1HWC0 (H, W reduced, the lanes kept); a per-channel parameter [C] of a batch_norm
+    does not line up with [C1, C0] lanes."""
+    kind = getattr(op, "LAYOUT", "nd")
+    formatted = [v for v in (*op.operands, *op.results) if layout.is_formatted(v.type)]
+    if not formatted or kind == "elementwise":
+        return
+    if op.name in ("graph.global_avg_pool", "graph.global_max_pool") and all(map(_blocked, formatted)):
+        return
+    raise Reject
 
 
 class _Placer:
@@ -353,6 +379,7 @@ class RowKernel:
                 if math.prod(shape_of(v)) == 0:
                     raise Reject
             _check_op(op)
+            _check_formats(op)
         for v in (*req.inputs, *req.outputs):
             if math.prod(shape_of(v)) == 0:
                 raise Reject
@@ -1136,8 +1163,15 @@ def _pool_bands(oh: int, toh: int, h: int, sh: int, kh: int, dh: int, pt: int, p
 
 
 def _pool_geometry(op: Operation) -> dict | None:
-    x = shape_of(op.inputs[0])
-    y = shape_of(op.results[0])
+    """The pool's 2-d geometry (a 1-d pool is H = 1) on its logical shapes, and how the
+    channels are stored: plain NCHW, or NC1HWC0 (`blocked`: the C0 lanes already innermost,
+    `nc` then counts N * C1 * C0 lanes, padding included)."""
+    t = op.inputs[0].type
+    blocked = layout.storage_of(t) == layout.NC1HWC0
+    if layout.is_formatted(t) and not (blocked and layout.origin_of(t) == layout.NCHW):
+        return None
+    x = list(layout.logical_shape(t))
+    y = list(layout.logical_shape(op.results[0].type))
     nd = len(x) - 2
     if nd not in (1, 2):
         return None
@@ -1151,20 +1185,47 @@ def _pool_geometry(op: Operation) -> dict | None:
         k, strides, dil = [1, *k], [1, *strides], [1, *dil]
         pads = [0, pads[0], 0, pads[1]]
     n, c, h, w = x
+    if blocked:
+        c1, c0 = shape_of(op.inputs[0])[1], shape_of(op.inputs[0])[4]
+        c = c1 * c0
     oh, ow = y[2], y[3]
     pt, pl, pb, pr = pads[0], pads[1], pads[2], pads[3]
     wp = max(pl + w + pr, (ow - 1) * strides[1] + (k[1] - 1) * dil[1] + 1)
     return dict(nc=n * c, h=h, w=w, oh=oh, ow=ow, kh=k[0], kw=k[1], sh=strides[0], sw=strides[1],
-                dh=dil[0], dw=dil[1], pt=pt, pl=pl, pb=pb, pr=pr, wp=wp)
+                dh=dil[0], dw=dil[1], pt=pt, pl=pl, pb=pb, pr=pr, wp=wp, blocked=blocked)
+
+
+def _fill_border(kb: KernelBuilder, plane: SSAValue, fill: SSAValue, rows: tuple[int, int],
+                 cols: tuple[int, int]) -> None:
+    """vdup `fill` on the plane [n, span, Wp, lanes] outside rows x cols, the part the DMA
+    wrote (up to four strided boxes: the top and bottom padding rows, the left and right
+    padding columns of the rows in between)."""
+    n, span, wp, lanes = plane.type.get_shape()
+    (r0, r1), (c0, c1) = rows, cols
+    if r1 <= r0:
+        r0 = r1 = span
+    boxes = [((0, 0), (r0, wp)), ((r1, 0), (span - r1, wp)), ((r0, 0), (r1 - r0, c0)),
+             ((r0, c1), (r1 - r0, wp - c1))]
+    for (top, left), (nr, nc) in boxes:
+        if nr > 0 and nc > 0:
+            kb.vec("vdup", fill, kb.tile(plane, [0, top, left, 0], [n, nr, nc, lanes]))
 
 
 def build_pool(req: KernelRequest) -> a.KernelOp | None:
-    """max_pool / avg_pool (1-d, 2-d; NCHW). The channels go in groups of `cg` <= c0 (the
-    32-byte lane count; NC1HWC0's C0) and a tile is (`gt` groups, a band of output rows):
-    copy the input rows in; vdup the padded plane [gt, rows, Wp, c0] with the pad value and
-    vtranspose the rows into it (channels innermost); one vmax / vadd per kernel offset of
-    the strided window view `plane[:, i*dh::sh, j*dw::sw, :]`; for an average, the same sums
-    over a 0/1 mask plane give the divisor; vtranspose back and copy out."""
+    """max_pool / avg_pool (1-d, 2-d; NCHW or NC1HWC0). A tile is (`gt` channel groups of
+    `cg` lanes, a band of output rows) and works on a padded plane [gt, rows, Wp, c0] with
+    the channels innermost, the layout NC1HWC0 stores (and Ascend's pooling kernels use):
+
+    * NCHW: the lanes are groups of `cg` <= c0 channels (c0 = 32 bytes of them); copy the
+      input rows in, vdup the plane with the pad value and vtranspose the rows into it;
+      vtranspose the result back before copying it out;
+    * NC1HWC0: a group is one (n, c1) slab of C0 lanes, already innermost: one DMA writes
+      the input rows into the plane's interior, vdup fills only its padding border, and the
+      result tile is copied out as it is (the padded lanes are pooled as don't-care data).
+
+    Then one vmax / vadd per kernel offset of the strided window view
+    `plane[:, i*dh::sh, j*dw::sw, :]`; for an average, the same sums over a 0/1 mask plane
+    give the divisor."""
     (op,) = req.ops
     if req.inputs[0] is not op.inputs[0] or len(req.outputs) != 1:
         return None
@@ -1174,10 +1235,11 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
     elt = op.inputs[0].type.element_type
     if not is_float(elt) or G["nc"] * G["oh"] * G["ow"] == 0:
         return None
+    blocked = G["blocked"]
     is_max = op.name == "graph.max_pool"
     include_pad = not is_max and bool(op.attrs().get("count_include_pad", 0))
-    c0 = block_elems(elt)
-    cg = max(d for d in range(1, c0 + 1) if G["nc"] % d == 0)
+    c0 = layout.c0_of(elt) if blocked else block_elems(elt)
+    cg = c0 if blocked else max(d for d in range(1, c0 + 1) if G["nc"] % d == 0)
     groups = G["nc"] // cg
     item = itemsize(elt)
     wpad = round_up(G["w"], c0)
@@ -1188,10 +1250,12 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
 
     def need(gt: int, toh: int) -> int:
         span = span_of(toh)
-        per_group = c0 * span * wpad + span * G["wp"] * c0 + toh * G["ow"] * c0 + c0 * toh * opad
+        per_group = span * G["wp"] * c0 + toh * G["ow"] * c0            # plane, acc
+        if not blocked:
+            per_group += c0 * span * wpad + c0 * toh * opad             # rows in, rows out
         n = gt * per_group
         if not is_max:
-            n += span * G["wp"] * c0 + toh * G["ow"] * c0 * (1 + gt)
+            n += span * G["wp"] * c0 + toh * G["ow"] * c0 * (1 + gt)    # mask, counts
         return n * item
 
     cap = req.device.buffer_bytes["ub"]
@@ -1225,17 +1289,21 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
     if most <= 1:
         slots = 1
     kb = KernelBuilder(req, "vector", max(1, min(req.device.vector_cores, most)))
-    x = kb.view(kb.inputs[0], [groups, cg, G["h"], G["w"]])
-    y = kb.view(kb.outputs[0], [groups, cg, G["oh"], G["ow"]])
+    if blocked:  # [N, C1, H, W, C0] -> one [H, W, C0] slab per group
+        x = kb.view(kb.inputs[0], [groups, G["h"], G["w"], c0])
+        y = kb.view(kb.outputs[0], [groups, G["oh"], G["ow"], c0])
+    else:
+        x = kb.view(kb.inputs[0], [groups, cg, G["h"], G["w"]])
+        y = kb.view(kb.outputs[0], [groups, cg, G["oh"], G["ow"]])
     fill = kb.scalar(-math.inf if is_max else 0.0, elt)
     bufs = []
     for s in range(slots):
         sfx = str(s) if slots > 1 else ""
         bufs.append(dict(
-            xin=kb.alloc([gt, c0, span, wpad], elt, "ub", "rows" + sfx),
+            xin=None if blocked else kb.alloc([gt, c0, span, wpad], elt, "ub", "rows" + sfx),
             plane=kb.alloc([gt, span, G["wp"], c0], elt, "ub", "plane" + sfx),
             acc=kb.alloc([gt, toh, G["ow"], c0], elt, "ub", "acc" + sfx),
-            out=kb.alloc([gt, c0, toh, opad], elt, "ub", "out" + sfx),
+            out=None if blocked else kb.alloc([gt, c0, toh, opad], elt, "ub", "out" + sfx),
             mask=None if is_max else kb.alloc([1, span, G["wp"], c0], elt, "ub", "mask" + sfx),
             cnt=None if is_max else kb.alloc([1, toh, G["ow"], c0], elt, "ub", "cnt" + sfx),
             cntb=None if is_max else kb.alloc([gt, toh, G["ow"], c0], elt, "ub", "cntb" + sfx),
@@ -1257,25 +1325,35 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
         per = ceil_div(count, min(kb.kernel.block_count, count))
         rows, in_rows = band.rows, band.in_rows
         band_span = span_of(rows)
+        interior = [n, in_rows, G["w"], cg]  # where the input rows go in the plane
         state: dict[int, tuple] = {}
 
-        def load(t, s, ntiles_g=ntiles_g, band=band, g0=g0, n=n, in_rows=in_rows):
+        def load(t, s, ntiles_g=ntiles_g, band=band, g0=g0, n=n, in_rows=in_rows, interior=interior):
             g_, b_ = kb.delinearize(t, [ntiles_g, band.count])
             grp = kb.add(kb.mul(g_, n), g0)
             in_lo = kb.add(kb.mul(b_, toh * G["sh"]), band.in_lo)
             oh0 = kb.mul(kb.add(b_, band.first), toh)
             state[s] = (grp, oh0)
-            if in_rows:
+            if not in_rows:
+                return
+            if blocked:
+                kb.copy(kb.tile(x, [grp, in_lo, 0, 0], interior),
+                        kb.tile(bufs[s]["plane"], [0, band.plane_row, G["pl"], 0], interior))
+            else:
                 kb.copy(kb.tile(x, [grp, 0, in_lo, 0], [n, cg, in_rows, G["w"]]),
                         ub_view(kb, bufs[s]["xin"], [n, cg, in_rows, G["w"]]))
 
-        def compute(t, s, band=band, n=n, rows=rows, in_rows=in_rows, band_span=band_span):
+        def compute(t, s, band=band, n=n, rows=rows, in_rows=in_rows, band_span=band_span, interior=interior):
             b = bufs[s]
             plane = kb.tile(b["plane"], [0, 0, 0, 0], [n, band_span, G["wp"], cg])
-            kb.vec("vdup", fill, plane)
-            if in_rows:
-                kb.vec("vtranspose", ub_view(kb, b["xin"], [n, cg, in_rows, G["w"]]),
-                       kb.tile(plane, [0, band.plane_row, G["pl"], 0], [n, in_rows, G["w"], cg]), perm=perm_in)
+            if blocked:
+                _fill_border(kb, plane, fill, (band.plane_row, band.plane_row + in_rows),
+                             (G["pl"], G["pl"] + G["w"]))
+            else:
+                kb.vec("vdup", fill, plane)
+                if in_rows:
+                    kb.vec("vtranspose", ub_view(kb, b["xin"], [n, cg, in_rows, G["w"]]),
+                           kb.tile(plane, [0, band.plane_row, G["pl"], 0], interior), perm=perm_in)
             acc = kb.tile(b["acc"], [0, 0, 0, 0], [n, rows, G["ow"], cg])
             windows(plane, n, rows, acc, "vmax" if is_max else "vadd")
             if not is_max:
@@ -1292,12 +1370,17 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
                     kb.vec("vbrcb", cnt, cntb)
                     cnt = cntb
                 kb.vec("vdiv", acc, cnt, acc)
-            kb.vec("vtranspose", acc, ub_view(kb, b["out"], [n, cg, rows, G["ow"]]), perm=perm_out)
+            if not blocked:
+                kb.vec("vtranspose", acc, ub_view(kb, b["out"], [n, cg, rows, G["ow"]]), perm=perm_out)
 
         def store(t, s, n=n, rows=rows):
             grp, oh0 = state[s]
-            kb.copy(ub_view(kb, bufs[s]["out"], [n, cg, rows, G["ow"]]),
-                    kb.tile(y, [grp, 0, oh0, 0], [n, cg, rows, G["ow"]]))
+            if blocked:
+                box = [n, rows, G["ow"], cg]
+                kb.copy(kb.tile(bufs[s]["acc"], [0, 0, 0, 0], box), kb.tile(y, [grp, oh0, 0, 0], box))
+            else:
+                kb.copy(ub_view(kb, bufs[s]["out"], [n, cg, rows, G["ow"]]),
+                        kb.tile(y, [grp, 0, oh0, 0], [n, cg, rows, G["ow"]]))
 
         kb.pipeline(count, per, load, store, compute, slots, last_blocks=index % 2 == 1)
     return mark(kb.finish(), "template", "pool")
@@ -1306,29 +1389,38 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
 def build_lrn(req: KernelRequest) -> a.KernelOp | None:
     """x / (bias + alpha/size * sum of x^2 over `size` neighbouring channels) ** beta, per tile
     [C, tr] of one image: the squares go into a zero-padded [C + size - 1, tr] buffer and the
-    window sum is `size` vadds of row-shifted views of it."""
+    window sum is `size` vadds of row-shifted views of it. On NC1HWC0 the tile [C1, tr, C0]
+    is vtransposed to [C1 * C0, tr] first (channels as rows; the squares of the padding lanes
+    are left zero, as ONNX's out-of-range channels) and back before it is stored."""
     (op,) = req.ops
-    xs = shape_of(op.inputs[0])
-    elt = op.inputs[0].type.element_type
+    t = op.inputs[0].type
+    xs = layout.logical_shape(t)
+    elt = t.element_type
+    blocked = layout.storage_of(t) == layout.NC1HWC0
+    if layout.is_formatted(t) and not (blocked and layout.origin_of(t) == layout.NCHW):
+        return None
     if len(xs) < 3 or not is_float(elt) or math.prod(xs) == 0 or req.inputs[0] is not op.inputs[0]:
         return None
     attrs = op.attrs()
     size = attrs["size"]
     lo = (size - 1) // 2
     n, c, r = xs[0], xs[1], math.prod(xs[2:])
+    c1, c0 = (shape_of(op.inputs[0])[1], shape_of(op.inputs[0])[4]) if blocked else (c, 1)
+    cp = c1 * c0  # rows of a tile: the channels, padding lanes included
     item = itemsize(elt)
     slots = slots_of(req)
     cap = req.device.buffer_bytes["ub"]
 
     def need(tr: int) -> int:
-        return (3 * c + size - 1) * round_up(tr, block_elems(elt)) * item
+        lanes = c1 * tr * c0 if blocked else 0
+        return ((3 * cp + size - 1) * round_up(tr, block_elems(elt)) + lanes) * item
 
     tr = r
     while tr > 1 and need(tr) * slots > cap:
         tr = max(1, tr // 2)
     if need(tr) * slots > cap:
         return None
-    want = min(req.device.vector_cores, max(1, n * c * r * item // MIN_TILE_BYTES))
+    want = min(req.device.vector_cores, max(1, n * cp * r * item // MIN_TILE_BYTES))
     if n * ceil_div(r, tr) < want:
         tr = max(block_elems(elt), ceil_div(r, ceil_div(want, n)))
         tr = min(tr, r)
@@ -1338,13 +1430,32 @@ def build_lrn(req: KernelRequest) -> a.KernelOp | None:
     if max(math.prod(cn) for cn, _, _ in pieces) <= 1:
         slots = 1
     kb = KernelBuilder(req, "vector", max(1, min(req.device.vector_cores, max(math.prod(cn) for cn, _, _ in pieces))))
-    x = kb.view(kb.inputs[0], [n, c, r])
-    y = kb.view(kb.outputs[0], [n, c, r])
+    if blocked:
+        x = kb.view(kb.inputs[0], [n, c1, r, c0])
+        y = kb.view(kb.outputs[0], [n, c1, r, c0])
+    else:
+        x = kb.view(kb.inputs[0], [n, c, r])
+        y = kb.view(kb.outputs[0], [n, c, r])
     trp = round_up(tr, block_elems(elt))
-    bufs = [dict(x=kb.alloc([c, trp], elt, "ub", f"x{s}" if slots > 1 else "x"),
-                 sq=kb.alloc([c + size - 1, trp], elt, "ub", f"sq{s}" if slots > 1 else "sq"),
-                 acc=kb.alloc([c, trp], elt, "ub", f"acc{s}" if slots > 1 else "acc")) for s in range(slots)]
+    sfx = [str(s) if slots > 1 else "" for s in range(slots)]
+    bufs = [dict(x=kb.alloc([cp, trp], elt, "ub", f"x{sfx[s]}"),
+                 sq=kb.alloc([cp + size - 1, trp], elt, "ub", f"sq{sfx[s]}"),
+                 acc=kb.alloc([cp, trp], elt, "ub", f"acc{sfx[s]}"),
+                 lanes=kb.alloc([1, c1, tr, c0], elt, "ub", f"lanes{sfx[s]}") if blocked else None)
+            for s in range(slots)]
+    to_rows = DenseArrayBase.from_list(i64, [0, 1, 3, 2])
     S = lambda v: kb.scalar(v, elt)  # noqa: E731
+
+    def rows_view(buf: SSAValue, w: int) -> SSAValue:
+        """The [1, C, w] channel rows of a [C, trp] buffer ([1, C1, C0, w] when blocked): the
+        image's [1, C, w] box of gm without a rank-reducing subview (C or w may be 1)."""
+        if blocked:
+            return kb.tile(kb.view(buf, [1, c1, c0, trp]), [0, 0, 0, 0], [1, c1, c0, w])
+        return kb.tile(kb.view(buf, [1, c, trp]), [0, 0, 0], [1, c, w])
+
+    def lanes_view(s: int, w: int) -> SSAValue:
+        return kb.tile(bufs[s]["lanes"], [0, 0, 0, 0], [1, c1, w, c0])
+
     for index, (counts, pext, start) in enumerate(pieces):
         n_t = math.prod(counts)
         per = ceil_div(n_t, min(kb.kernel.block_count, n_t))
@@ -1354,28 +1465,39 @@ def build_lrn(req: KernelRequest) -> a.KernelOp | None:
         def load(t, s, counts=counts, pext=pext, start=start, w=w):
             off = tile_offsets(kb, t, counts, pext, shape, start)
             state[s] = off
-            kb.copy(kb.tile(x, [off[0], 0, off[1]], [1, c, w], reduce_rank=True), ub_view(kb, bufs[s]["x"], [c, w]))
+            if blocked:
+                kb.copy(kb.tile(x, [off[0], 0, off[1], 0], [1, c1, w, c0]), lanes_view(s, w))
+            else:
+                kb.copy(kb.tile(x, [off[0], 0, off[1]], [1, c, w]), rows_view(bufs[s]["x"], w))
 
         def compute(t, s, w=w):
             b = bufs[s]
-            xv = ub_view(kb, b["x"], [c, w])
-            sq = kb.tile(b["sq"], [0, 0], [c + size - 1, w])
-            acc = ub_view(kb, b["acc"], [c, w])
+            if blocked:
+                kb.vec("vtranspose", lanes_view(s, w), rows_view(b["x"], w), perm=to_rows)
+            xv = ub_view(kb, b["x"], [cp, w])
+            sq = kb.tile(b["sq"], [0, 0], [cp + size - 1, w])
+            acc = ub_view(kb, b["acc"], [cp, w])
+            real = ub_view(kb, b["x"], [c, w])
             kb.vec("vdup", S(0.0), sq)
-            kb.vec("vmul", xv, xv, kb.tile(sq, [lo, 0], [c, w]))
-            kb.vec("vcopy", kb.tile(sq, [0, 0], [c, w]), acc)
+            kb.vec("vmul", real, real, kb.tile(sq, [lo, 0], [c, w]))
+            kb.vec("vcopy", kb.tile(sq, [0, 0], [cp, w]), acc)
             for j in range(1, size):
-                kb.vec("vadd", acc, kb.tile(sq, [j, 0], [c, w]), acc)
+                kb.vec("vadd", acc, kb.tile(sq, [j, 0], [cp, w]), acc)
             kb.vec("vmuls", acc, S(attrs["alpha"] / size), acc)
             kb.vec("vadds", acc, S(attrs["bias"]), acc)
             kb.vec("vlog", acc, acc)                      # (..) ** beta = exp(beta * log(..))
             kb.vec("vmuls", acc, S(attrs["beta"]), acc)
             kb.vec("vexp", acc, acc)
             kb.vec("vdiv", xv, acc, acc)
+            if blocked:
+                kb.vec("vtranspose", rows_view(b["acc"], w), lanes_view(s, w), perm=to_rows)
 
         def store(t, s, w=w):
             off = state[s]
-            kb.copy(ub_view(kb, bufs[s]["acc"], [c, w]), kb.tile(y, [off[0], 0, off[1]], [1, c, w], reduce_rank=True))
+            if blocked:
+                kb.copy(lanes_view(s, w), kb.tile(y, [off[0], 0, off[1], 0], [1, c1, w, c0]))
+            else:
+                kb.copy(rows_view(bufs[s]["acc"], w), kb.tile(y, [off[0], 0, off[1]], [1, c, w]))
 
         kb.pipeline(n_t, per, load, store, compute, slots, last_blocks=index > 0)
     return mark(kb.finish(), "template", "lrn")

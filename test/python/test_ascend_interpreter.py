@@ -135,10 +135,15 @@ def test_overlapping_buffers_clobber_each_other():
     np.testing.assert_array_equal(z, Y + Y)  # y's copy overwrote x in ub
 
 
-def test_out_of_bounds_tile_is_an_error():
+# Each error is raised by both ways of running a kernel, naming the op, the kernel and the block.
+BOTH = pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "xdsl"])
+
+
+@BOTH
+def test_out_of_bounds_tile_is_an_error(compiled):
     bad = edit(ADD, "core_type = \"vector\", block_dim = 2", "core_type = \"vector\", block_dim = 3")
-    with pytest.raises(InterpreterError, match=r"out of bounds of \[64, 256\]"):
-        run(bad, {"x": X, "y": Y})
+    with pytest.raises(InterpreterError, match=r"in @add block 2: tile \[64, 0\] of size \[16, 256\] is out of bounds of \[64, 256\]"):
+        run(bad, {"x": X, "y": Y}, compiled=compiled)
 
 
 # -- flags -------------------------------------------------------------------
@@ -150,17 +155,20 @@ def test_wait_without_set_fails_the_verifier():
         parse_module(bad).verify()
 
 
-def test_flag_never_set_again_deadlocks():
+@BOTH
+def test_flag_never_set_again_deadlocks(compiled):
     # The first iteration consumes the flag set before the loop; the second waits forever.
     bad = edit(ADD, "    ascend.set_flag MTE3 -> MTE2 id 0\n  }", "  }")
-    with pytest.raises(InterpreterError, match="MTE2 waits for flag MTE3 -> MTE2 id 0, which is not set"):
-        run(bad, {"x": X, "y": Y})
+    with pytest.raises(InterpreterError, match="wait_flag.* in @add block 0: MTE2 waits for flag MTE3 -> MTE2 id 0, "
+                                               "which is not set"):
+        run(bad, {"x": X, "y": Y}, compiled=compiled)
 
 
-def test_flag_left_set_is_an_error():
+@BOTH
+def test_flag_left_set_is_an_error(compiled):
     bad = edit(ADD, "  ascend.wait_flag MTE3 -> MTE2 id 0\n  // CHECK: ascend.return", "  // CHECK: ascend.return")
-    with pytest.raises(InterpreterError, match="ended with flags set but never waited for: MTE3 -> MTE2 id 0"):
-        run(bad, {"x": X, "y": Y})
+    with pytest.raises(InterpreterError, match="@add block 0 ended with flags set but never waited for: MTE3 -> MTE2 id 0"):
+        run(bad, {"x": X, "y": Y}, compiled=compiled)
 
 
 # -- trace -------------------------------------------------------------------
@@ -248,8 +256,8 @@ SCALAR = {"vadds": lambda x: x + 0.5, "vmuls": lambda x: x * 0.5, "vmaxs": lambd
           "vmins": lambda x: np.minimum(x, 0.5), "vlrelu": lambda x: np.where(x >= 0, x, 0.5 * x)}
 
 
-def run_vector(body: str, x=VX, y=VY, out="16x32xf32"):
-    return run(VECTOR.format(body=body, out=out), {"x": x, "y": y})["z"]
+def run_vector(body: str, x=VX, y=VY, out="16x32xf32", **kw):
+    return run(VECTOR.format(body=body, out=out), {"x": x, "y": y}, **kw)["z"]
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
@@ -303,11 +311,33 @@ def test_transpose():
     np.testing.assert_array_equal(got, VX.T)
 
 
-def test_unaligned_ub_tile_is_an_error():
+@BOTH
+def test_unaligned_ub_tile_is_an_error(compiled):
     body = """%t = memref.subview %a[0, 4] [16, 8] [1, 1] : !ub to memref<16x8xf32, strided<[32, 1], offset: 4>, #ascend.space<ub>>
   ascend.vcopy %t, %t : memref<16x8xf32, strided<[32, 1], offset: 4>, #ascend.space<ub>>"""
-    with pytest.raises(InterpreterError, match="the ub tile starts at byte 16, not on a 32-byte block"):
-        run_vector(body)
+    with pytest.raises(InterpreterError, match="in @k block 0: the ub tile starts at byte 16, not on a 32-byte block"):
+        run_vector(body, compiled=compiled)
+
+
+LOOP_TILE = """%c{lo} = arith.constant {lo} : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  scf.for %j = %c{lo} to %c32 step %c8 {{
+    %t = memref.subview %a[0, %j] [16, 8] [1, 1] : !ub to memref<16x8xf32, strided<[32, 1], offset: ?>, #ascend.space<ub>>
+    ascend.vmuls %t, %s, %t : memref<16x8xf32, strided<[32, 1], offset: ?>, #ascend.space<ub>>, f32, memref<16x8xf32, strided<[32, 1], offset: ?>, #ascend.space<ub>>
+  }}
+  ascend.vcopy %a, %c : !ub"""
+
+
+@BOTH
+def test_unaligned_ub_tile_at_a_loop_offset_is_an_error(compiled):
+    """The same check when the offset comes from a loop (the compiled path's inline guard):
+    columns 0, 8, 16, 24 start on blocks; 4, 12, ... (byte 16) do not."""
+    want = VX.copy()
+    want[:, :] *= 0.5
+    np.testing.assert_array_equal(run_vector(LOOP_TILE.format(lo=0), compiled=compiled), want)
+    with pytest.raises(InterpreterError, match="in @k block 0: the ub tile starts at byte 16, not on a 32-byte block"):
+        run_vector(LOOP_TILE.format(lo=4), compiled=compiled)
 
 
 # ---------------------------------------------------------------------------
@@ -367,12 +397,14 @@ def test_fractal_layouts_transpose_relu_and_fix_cast():
     np.testing.assert_array_equal(out["d"], nz_of(product))
 
 
-def test_cube_tile_off_the_fractal_grid_is_an_error():
+@BOTH
+def test_cube_tile_off_the_fractal_grid_is_an_error(compiled):
     bad = edit(MATMUL, "%ak1 = memref.subview %a1[0, 16] [32, 16] [1, 1] : !l1 to memref<32x16xf16, strided<[32, 1], offset: 16>",
                "%ak1 = memref.subview %a1[0, 8] [32, 16] [1, 1] : !l1 to memref<32x16xf16, strided<[32, 1], offset: 8>")
     bad = bad.replace("memref<32x16xf16, strided<[32, 1], offset: 16>", "memref<32x16xf16, strided<[32, 1], offset: 8>")
-    with pytest.raises(InterpreterError, match="not made of whole 16x16 fractals"):
-        run(bad, {"a": np.ones((32, 32), np.float16), "b": np.ones((32, 32), np.float16)})
+    with pytest.raises(InterpreterError, match="in @matmul block 0: a l1 tile at \\[0, 8\\] of size \\[32, 16\\] is not made "
+                                               "of whole 16x16 fractals"):
+        run(bad, {"a": np.ones((32, 32), np.float16), "b": np.ones((32, 32), np.float16)}, compiled=compiled)
 
 
 # ---------------------------------------------------------------------------
@@ -428,25 +460,29 @@ def test_event_waited_before_recorded_is_an_error():
         run(bad, {"x": np.zeros((16, 32), np.float32)})
 
 
-def test_workspace_too_small_is_an_error():
+@BOTH
+def test_workspace_too_small_is_an_error(compiled):
     bad = HOST.replace("4096xi8", "2048xi8")
     with pytest.raises(InterpreterError, match=r"\[2048, 4096\) is outside the 2048-byte workspace"):
-        run(bad, {"x": np.zeros((16, 32), np.float32)})
+        run(bad, {"x": np.zeros((16, 32), np.float32)}, compiled=compiled)
 
 
-def test_writing_a_constant_is_an_error():
+@BOTH
+def test_writing_a_constant_is_an_error(compiled):
     bad = edit(HOST, "ascend.launch @add on %s1(%t, %t, %z)", "ascend.launch @add on %s1(%t, %t, %w)")
-    with pytest.raises(InterpreterError, match="cannot write its destination"):
-        run(bad, {"x": np.zeros((16, 32), np.float32)})
+    with pytest.raises(InterpreterError, match="ascend.copy.* in @add block 0: cannot write its destination"):
+        run(bad, {"x": np.zeros((16, 32), np.float32)}, compiled=compiled)
 
 
-def test_buffer_beyond_the_device_is_an_error():
+@BOTH
+def test_buffer_beyond_the_device_is_an_error(compiled):
     bad = edit(HOST, "%b = ascend.alloc {offset = 2048 : i64} : !ub", "%b = ascend.alloc {offset = 196608 : i64} : !ub")
-    with pytest.raises(InterpreterError, match="exceed the 196608-byte ub of ascend910b"):
-        run(bad, {"x": np.zeros((16, 32), np.float32)})
+    with pytest.raises(InterpreterError, match="in @add block 0: ub bytes \\[196608, 198656\\) exceed the 196608-byte ub of ascend910b"):
+        run(bad, {"x": np.zeros((16, 32), np.float32)}, compiled=compiled)
 
 
-def test_dma_path_missing_on_the_device_is_an_error():
+@BOTH
+def test_dma_path_missing_on_the_device_is_an_error(compiled):
     text = """
     ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "mix"} {
       %l = ascend.alloc : memref<16x16xf16, #ascend.space<l1>>
@@ -460,8 +496,8 @@ def test_dma_path_missing_on_the_device_is_an_error():
       func.return
     }
     """
-    with pytest.raises(InterpreterError, match="no DMA path l1->ub on ascend910b"):
-        run(text, {"x": np.zeros((16, 16), np.float16)})
+    with pytest.raises(InterpreterError, match="in @k block 0: .*no DMA path l1->ub on ascend910b"):
+        run(text, {"x": np.zeros((16, 16), np.float16)}, compiled=compiled)
 
 
 def test_bad_feeds():
@@ -519,3 +555,146 @@ def test_builders():
     assert print_module(parse_module(text)) == text
     copy = next(op for op in module.walk() if isinstance(op, a.CopyOp))
     assert (copy.pipe, copy.nbytes, copy.src_space, copy.dst_space) == ("MTE2", 2048, "gm", "ub")
+
+
+# ---------------------------------------------------------------------------
+# Compiled kernels (runtime/ascend_compiled.py) against xDSL's interpreter.
+# ---------------------------------------------------------------------------
+
+
+def small_convnet():
+    """conv 3x3 + relu, max pool, strided conv, sigmoid, global average pool, gemm: load3d,
+    mmad, DMA transforms and vector ops in a few lowered kernels."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(1)
+
+    def weight(name, shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.3).astype(np.float32), name)
+
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2], name="pool1"),
+        helper.make_node("Conv", ["p1", "w2"], ["c2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2], name="conv2"),
+        helper.make_node("Sigmoid", ["c2"], ["s2"], name="sigmoid"),
+        helper.make_node("GlobalAveragePool", ["s2"], ["g"], name="gap"),
+        helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
+        helper.make_node("Gemm", ["f", "w3", "b3"], ["y"], transB=1, name="fc"),
+    ]
+    graph = helper.make_graph(
+        nodes, "small_convnet", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        [weight("w1", (8, 3, 3, 3)), weight("b1", (8,)), weight("w2", (16, 8, 3, 3)), weight("w3", (10, 16)),
+         weight("b3", (10,))])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _program(name: str):
+    if name == "convnet":
+        import geir
+
+        compiled = geir.compile(small_convnet(), opt_level=2)
+        return compiled.module, compiled.random_inputs(seed=0)
+    text, feeds = {
+        "add": (ADD, {"x": X, "y": Y}),
+        "matmul": (MATMUL, {"a": RNG.standard_normal((32, 32)).astype(np.float16),
+                            "b": RNG.standard_normal((32, 32)).astype(np.float16)}),
+        "cube": (CUBE, {"a": RNG.standard_normal((2, 2, 16, 16)).astype(np.float16),
+                        "b": RNG.standard_normal((32, 32)).astype(np.float16)}),
+        "host": (HOST, {"x": RNG.standard_normal((16, 32)).astype(np.float32)}),
+        "reduce": (VECTOR.format(out="16x32xf32", body="""ascend.vreduce %a, %r1 {kind = "max", axes = array<i64: 1>} : !ub, memref<16x1xf32, strided<[8, 1]>, #ascend.space<ub>>
+  ascend.vbrcb %r1, %c : memref<16x1xf32, strided<[8, 1]>, #ascend.space<ub>>, !ub"""), {"x": VX, "y": VY}),
+    }[name]
+    return parse_module(text), feeds
+
+
+def _events(trace) -> list[tuple]:
+    return [(e.op, e.pipe, e.kernel, e.block, e.launch, e.stream, e.nbytes, tuple(e.shape), e.dtype, dict(e.detail))
+            for e in trace]
+
+
+@pytest.mark.parametrize("name", ["add", "matmul", "cube", "host", "reduce", "convnet"])
+def test_compiled_kernels_run_as_the_interpreter_does(name):
+    """Same outputs (bit for bit, NaN poison included) and the same trace, event for event."""
+    from geir.runtime.ascend_compiled import compile_kernel
+
+    module, feeds = _program(name)
+    assert all(compile_kernel(k) is not None for k in module.ops if isinstance(k, a.KernelOp))
+    runs = {}
+    for compiled in (True, False):
+        trace = []
+        runs[compiled] = run_ascend_module(module, feeds, trace=trace, compiled=compiled), _events(trace)
+    (ours, ours_trace), (xdsl, xdsl_trace) = runs[True], runs[False]
+    assert list(ours) == list(xdsl)
+    for k in ours:
+        np.testing.assert_array_equal(ours[k], xdsl[k])
+    assert len(ours_trace) > 0 and ours_trace == xdsl_trace
+    if name == "convnet":
+        from geir.testing.suite import assert_close, ort_run
+
+        assert_close(ours["y"], ort_run(small_convnet(), feeds)[0], "small_convnet")
+
+
+class _OpLog:
+    """An interpreter listener writing down which op it is told about, and when."""
+
+    def __init__(self):
+        self.seen = []
+
+    def will_interpret_op(self, op, args):
+        self.seen.append(("will", op, len(args)))
+
+    def did_interpret_op(self, op, results):
+        self.seen.append(("did", op, len(results)))
+
+
+def test_compiled_kernels_tell_listeners_what_the_interpreter_does():
+    module = parse_module(MATMUL)
+    logs = []
+    for compiled in (True, False):
+        log = _OpLog()
+        run_ascend_module(module, {"a": np.ones((32, 32), np.float16), "b": np.ones((32, 32), np.float16)},
+                          listeners=(log,), compiled=compiled)
+        logs.append(log.seen)
+    assert len(logs[0]) > 20 and logs[0] == logs[1]
+
+
+def test_a_kernel_rewritten_in_place_is_compiled_again():
+    module = parse_module(ADD)
+    np.testing.assert_array_equal(run_ascend_module(module, {"x": X, "y": Y})["z"], X + Y)
+    yu = next(op for op in module.walk() if isinstance(op, a.AllocOp) and op.memref.name_hint == "yu")
+    yu.properties["offset"] = IntegerAttr(0, 64)  # now y's tile lands on x's
+    np.testing.assert_array_equal(run_ascend_module(module, {"x": X, "y": Y})["z"], Y + Y)
+
+
+def test_ops_without_a_compiled_form_run_through_the_interpreter():
+    """i32 arithmetic and index_cast (no inline form) run as the interpreter's impls, their
+    values converted on the way in and out."""
+    from geir.runtime.ascend_compiled import compile_kernel
+
+    text = edit(ADD, "%c32 = arith.constant 32 : index",
+                "%h = arith.constant 16 : i32\n  %w = arith.addi %h, %h : i32\n  %c32 = arith.index_cast %w : i32 to index")
+    module = parse_module(text)
+    assert compile_kernel(next(op for op in module.ops if isinstance(op, a.KernelOp))) is not None
+    for compiled in (True, False):
+        np.testing.assert_array_equal(run_ascend_module(module, {"x": X, "y": Y}, compiled=compiled)["z"], X + Y)
+
+
+def test_a_kernel_without_a_compiled_form_runs_on_the_interpreter():
+    """scf.while has no compiled form: the whole kernel runs op by op on xDSL's interpreter."""
+    from geir.runtime.ascend_compiled import compile_kernel
+
+    text = edit(ADD, "  scf.for %i = %c0 to %c32 step %c16 {\n",
+                "  %end = scf.while (%i = %c0) : (index) -> index {\n"
+                "    %more = arith.cmpi ult, %i, %c32 : index\n"
+                "    scf.condition(%more) %i : index\n"
+                "  } do {\n"
+                "  ^bb0(%i: index):\n")
+    text = edit(text, "    ascend.set_flag MTE3 -> MTE2 id 0\n  }",
+                "    ascend.set_flag MTE3 -> MTE2 id 0\n    %next = arith.addi %i, %c16 : index\n    scf.yield %next : index\n  }")
+    module = parse_module(text)
+    module.verify()
+    assert compile_kernel(next(op for op in module.ops if isinstance(op, a.KernelOp))) is None
+    np.testing.assert_array_equal(run_ascend_module(module, {"x": X, "y": Y})["z"], X + Y)

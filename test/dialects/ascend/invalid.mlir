@@ -206,7 +206,7 @@ ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.copy': layout must be one of nd2nz, nz2nd, got 'nchw'
+// CHECK: error: 'ascend.copy': layout must be one of nd2nz, nz2nd, nd2nc1hwc0, nc1hwc02nd, nc1hwc0, got 'nchw'
 ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   ascend.copy %x, %u {layout = "nchw"} : memref<16x16xf16, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
@@ -218,6 +218,38 @@ ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim
 ascend.kernel @k(%x: memref<4x16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
   %l = ascend.alloc : memref<32x32xf16, #ascend.space<l1>>
   ascend.copy %x, %l {layout = "nz2nd"} : memref<4x16x16xf16, #ascend.space<gm>> to memref<32x32xf16, #ascend.space<l1>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': nd2nc1hwc0 of [48, 64] needs a destination of shape [3, 64, 16], got [2, 64, 16]
+ascend.kernel @k(%x: memref<2x64x16xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %c = ascend.alloc : memref<48x64xf32, #ascend.space<l0c>>
+  ascend.copy %c, %x {layout = "nd2nc1hwc0"} : memref<48x64xf32, #ascend.space<l0c>> to memref<2x64x16xf32, #ascend.space<gm>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': nc1hwc02nd to [40, 64] needs a source of shape [3, 64, 16], got [3, 64, 8]
+ascend.kernel @k(%x: memref<3x64x8xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<40x64xf32, #ascend.space<ub>>
+  ascend.copy %x, %u {layout = "nc1hwc02nd"} : memref<3x64x8xf32, #ascend.space<gm>> to memref<40x64xf32, #ascend.space<ub>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': nc1hwc0 copies NC1HWC0 boxes [C1, H, W, 16], got [4, 64] -> [4, 64]
+ascend.kernel @k(%x: memref<4x64xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %l = ascend.alloc : memref<4x64xf32, #ascend.space<l1>>
+  ascend.copy %x, %l {layout = "nc1hwc0"} : memref<4x64xf32, #ascend.space<gm>> to memref<4x64xf32, #ascend.space<l1>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.copy': pad cannot be combined with transpose or a fractal (nd2nz / nz2nd) layout change
+ascend.kernel @k(%x: memref<30x64xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<4x2x16x16xf32, #ascend.space<ub>>
+  ascend.copy %x, %u {layout = "nd2nz", pad} : memref<30x64xf32, #ascend.space<gm>> to memref<4x2x16x16xf32, #ascend.space<ub>>
   ascend.return
 }
 

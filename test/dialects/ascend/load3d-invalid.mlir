@@ -21,7 +21,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.load3d': source memref<18x8xf32, #ascend.space<l1>> must be a 3-D feature-map box [C, H, W]
+// CHECK: error: 'ascend.load3d': source memref<18x8xf32, #ascend.space<l1>> must be a feature-map box [C, H, W] or NC1HWC0 [C1, H, W, C0]
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %c0 = arith.constant 0 : index
   %fm = ascend.alloc : memref<18x8xf32, #ascend.space<l1>>
@@ -106,9 +106,29 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.copy': pad cannot be combined with transpose or layout
+// CHECK: error: 'ascend.copy': pad cannot be combined with transpose or a fractal (nd2nz / nz2nd) layout change
 ascend.kernel @k(%x: memref<16x16xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
   %t = ascend.alloc : memref<16x16xf32, #ascend.space<l1>>
   ascend.copy %x, %t {pad, layout = "nd2nz"} : memref<16x16xf32, #ascend.space<gm>> to memref<16x16xf32, #ascend.space<l1>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.load3d': source memref<1x6x6x8xf32, #ascend.space<l1>>: an NC1HWC0 box ends in C0 = 16
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %c0 = arith.constant 0 : index
+  %fm = ascend.alloc : memref<1x6x6x8xf32, #ascend.space<l1>>
+  %b = ascend.alloc : memref<32x48xf32, #ascend.space<l0b>>
+  ascend.load3d %fm[%c0, %c0], %b[%c0, %c0, %c0] {image = array<i64: 6, 6>, kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, out = array<i64: 6, 6>, channels = 3 : i64} : memref<1x6x6x8xf32, #ascend.space<l1>> to memref<32x48xf32, #ascend.space<l0b>>
+  ascend.return
+}
+
+// -----
+// CHECK: error: 'ascend.load3d': channels = 17 must be in 1..16 (the source's channels)
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %c0 = arith.constant 0 : index
+  %fm = ascend.alloc : memref<1x6x6x16xf32, #ascend.space<l1>>
+  %b = ascend.alloc : memref<32x48xf32, #ascend.space<l0b>>
+  ascend.load3d %fm[%c0, %c0], %b[%c0, %c0, %c0] {image = array<i64: 6, 6>, kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, out = array<i64: 6, 6>, channels = 17 : i64} : memref<1x6x6x16xf32, #ascend.space<l1>> to memref<32x48xf32, #ascend.space<l0b>>
   ascend.return
 }

@@ -1,0 +1,926 @@
+"""Compiled kernels: each `ascend.kernel` body as one generated Python function.
+
+xDSL's interpreter runs an op by generic dispatch (operand lookup in scoped
+dicts, an impl lookup, attribute decoding inside the impl): some 18 us an op,
+and ResNet-50 executes 260k of them. A kernel is launched block_dim times and
+its tile loops run the same few ops thousands of times, so its body is
+translated once into Python source:
+
+* SSA values are local variables; `index` and `i1` values are Python ints and
+  bools (other scalars keep the interpreter's IntegerAttr / FloatAttr);
+* arith on index is inline Python, `scf.for` a Python for-loop, `scf.if` an if,
+  `set_flag` / `wait_flag` inline updates of the block's flag counter;
+* `memref.subview` with static sizes is an inline numpy slice behind a guard
+  (bounds, fractal alignment, the source's strides as last checked); views of
+  block-invariant buffers at static offsets are taken once per block;
+* alloc, copy, mmad, load3d, vector ops, ... are closures over their decoded
+  attributes.
+
+Checks and messages stay the interpreter's: where a guard fails the generated
+code calls the interpreter's own function (`subview`, `alloc`, `write`,
+`flag_not_set`, ...), which raises the same error. Trace events and listener
+calls are made for the same ops in the same order (listeners see index values
+as ints). An op without a compiled form runs through the interpreter
+(`Interpreter.run_op`); a kernel the translation does not cover (a CFG body,
+scf.while, a loop over a non-index type) runs op by op on xDSL's path.
+
+The code is cached on the kernel op together with a fingerprint of its body
+(ops, operands, properties, attributes, types), compared once per run: a kernel
+rewritten in place is compiled again.
+"""
+
+from __future__ import annotations
+
+import gc
+import linecache
+from functools import partial
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IndexType, IntegerAttr, IntegerType, MemRefType
+from xdsl.interpreter import Interpreter
+from xdsl.interpreters.builtin import scalar_attr
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import IsTerminator
+
+from geir.dialects import ascend as a
+from geir.dialects.types import to_dtype
+from geir.errors import InterpreterError
+from geir.runtime import ascend_interpreter as ai
+
+_CACHE_ATTR = "_geir_compiled"
+_CODE: dict[str, Any] = {}
+"""Source -> code object: kernels of one structure (a network's repeated blocks) differ only
+in the namespace their code runs in, and Python's compiler is half the cost of a kernel."""
+_CODE_ENTRIES = 512
+
+
+class _Unsupported(Exception):
+    """The kernel has a construct with no compiled form: it runs on xDSL's path."""
+
+
+class _NotNative(Exception):
+    """This op has no inline form: it runs through the interpreter."""
+
+
+# ---------------------------------------------------------------------------
+# Entry point (called by the interpreter's launch).
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """`fn(interpreter, run, block, args, LM)` runs one block (LM: a list of `launch_memos`
+    Nones, one per launch); `memref_args`: the arguments the code is specialised for, as
+    (position, static shape)."""
+
+    fn: Callable[..., None]
+    memref_args: tuple[tuple[int, tuple[int, ...]], ...]
+    arity: int
+    launch_memos: int  # values the same for every block of a launch, kept in a list per launch
+    source: str
+
+    def accepts(self, args: Sequence[Any]) -> bool:
+        if len(args) != self.arity:
+            return False
+        for i, shape in self.memref_args:
+            x = args[i]
+            if not isinstance(x, np.ndarray) or x.shape != shape:
+                return False
+        return True
+
+
+def compiled_body(interpreter: Interpreter, run: Any, kernel: a.KernelOp, args: Sequence[Any]):
+    """The compiled body of `kernel` for these launch arguments, or None to run it on xDSL's
+    interpreter. Compiled once per kernel op and kept on it while its body is unchanged."""
+    entry = run.kernels.get(kernel, False)
+    if entry is False:
+        entry = run.kernels[kernel] = compile_kernel(kernel, bool(interpreter.listeners), run.trace is not None,
+                                                     interpreter.index_bitwidth)
+    if entry is None or not entry.accepts(args):
+        return None
+    return partial(entry.fn, LM=[None] * entry.launch_memos)
+
+
+def compile_kernel(kernel: a.KernelOp, listen: bool = False, traced: bool = False,
+                   bitwidth: int = 64) -> CompiledKernel | None:
+    """`kernel`'s body as a Python function (cached on the op), or None if it has a construct
+    without a compiled form. `listen`: the code calls interpreter listeners around each op;
+    `traced`: it reports flag and barrier trace events (the other ops report their own)."""
+    fingerprint = _fingerprint(kernel)
+    cache = getattr(kernel, _CACHE_ATTR, None)
+    if cache is None or cache[0] != fingerprint:
+        cache = (fingerprint, {})
+        setattr(kernel, _CACHE_ATTR, cache)
+    key = (listen, traced, bitwidth)
+    if key not in cache[1]:
+        # Building makes thousands of long-lived objects; the collector's full passes over
+        # the (large) IR heap they trigger would double the time, and nothing here is cyclic
+        # garbage worth collecting now.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            cache[1][key] = _Codegen(kernel, listen, traced, bitwidth).build()
+        except _Unsupported:
+            cache[1][key] = None
+        finally:
+            if collecting:
+                gc.enable()
+    return cache[1][key]
+
+
+def _fingerprint(kernel: a.KernelOp) -> list:
+    """Everything the generated code depends on, in order: block structure, ops, operands,
+    properties, attributes, result and argument types. Equal lists (compared by identity
+    first) mean the same body."""
+    out: list = []
+    add, extend = out.append, out.extend
+
+    def block(b: Block) -> None:
+        add(b)
+        for arg in b.args:
+            add(arg.type)
+        for op in b.ops:
+            add(op)
+            extend(op.operands)
+            extend(op.properties.values())
+            extend(op.attributes.values())
+            for r in op.results:
+                add(r.type)
+            for region in op.regions:
+                add(region)
+                for inner in region.blocks:
+                    block(inner)
+                add(None)
+        add(None)
+
+    for b in kernel.body.blocks:
+        block(b)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Helpers the generated code calls.
+# ---------------------------------------------------------------------------
+
+
+def _will(interpreter: Interpreter, op: Operation, args: tuple) -> None:
+    for listener in interpreter.listeners:
+        listener.will_interpret_op(op, args)
+
+
+def _did(interpreter: Interpreter, op: Operation, results: tuple) -> None:
+    for listener in interpreter.listeners:
+        listener.did_interpret_op(op, results)
+
+
+def _poison(run: Any, ends: tuple[tuple[str, int], ...]) -> None:
+    """A block's start: its buffers of each space poisoned as far as its planned allocs reach
+    (spaces the device lacks are left to the allocs, which raise the error)."""
+    sizes = run.device.buffer_bytes
+    for space, end in ends:
+        if space in sizes:
+            run.space(space, end)
+
+
+def _misaligned(run: Any, block: Any, space: str, view: np.ndarray) -> bool:
+    """Whether a non-empty tile of an on-chip buffer starts off a 32-byte block (the
+    interpreter's subview then raises the error)."""
+    return space in block.spaces and (view.__array_interface__["data"][0] - run.addresses[space]) % a.BLOCK_BYTES != 0
+
+
+def _constant(run: Any, op: a.ConstantOp) -> np.ndarray:
+    try:
+        return op.array()
+    except ValueError as e:
+        raise InterpreterError(f"{ai.describe(op)}: {e}") from None
+
+
+def _is_index(t: Any) -> bool:
+    return isinstance(t, IndexType)
+
+
+def _is_i1(t: Any) -> bool:
+    return isinstance(t, IntegerType) and t.width.data == 1
+
+
+def _to_interpreter(t: Any, bitwidth: int) -> Callable[[Any], Any] | None:
+    """Our value of type t -> the xDSL interpreter's (None: the same)."""
+    if _is_index(t):
+        return lambda v: scalar_attr(v, IndexType(), bitwidth)
+    if _is_i1(t):
+        return lambda v: IntegerAttr.from_bool(bool(v))
+    return None
+
+
+def _from_interpreter(t: Any) -> Callable[[Any], Any] | None:
+    """The xDSL interpreter's value of type t -> ours (None: the same)."""
+    if _is_index(t):
+        return lambda v: v.value.data if isinstance(v, IntegerAttr) else int(v)
+    if _is_i1(t):
+        return lambda v: bool(v.value.data) if isinstance(v, IntegerAttr) else bool(v)
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Closures over one op's decoded attributes.
+# ---------------------------------------------------------------------------
+
+
+def _alloc_fn(op: a.AllocOp):
+    """An on-chip alloc at a planned offset: the view into the block's buffer of its space,
+    as `alloc` makes it; anything else (gm, unplanned, too big) is `alloc` itself."""
+    t = op.memref.type
+    space, offset, nbytes = op.space, a._int(op.offset), op.nbytes
+    dtype, shape = to_dtype(t.element_type), tuple(t.get_shape())
+    alloc = ai.alloc
+    if space == "gm" or offset is None or DYNAMIC_INDEX in shape:
+        return lambda R, B: alloc(R, op)
+    end = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize  # as _view
+
+    stop = offset + nbytes
+
+    def alloc_at(R, B):
+        if B.poisoned.get(space, 0) >= stop:
+            buf = B.spaces[space]
+        elif stop <= R.device.buffer_bytes[space]:
+            buf = R.space(space, stop)  # the block's first reach that far: poisons
+        else:
+            return alloc(R, op)  # raises the interpreter's error
+        return buf[offset:end].view(dtype).reshape(shape)
+
+    return alloc_at
+
+
+def _reshape_fn(op: Operation):
+    """collapse_shape / expand_shape: numpy's reshape without a copy; when it cannot, the
+    interpreter's `reshape` raises its error."""
+    shape = tuple(op.results[0].type.get_shape())
+    reshape, np_reshape = ai.reshape, np.reshape
+
+    def reshape_view(R, x):
+        try:
+            return np_reshape(x, shape, copy=False)
+        except ValueError:
+            return reshape(R, op, x)
+
+    return reshape_view
+
+
+def _copy_fn(op: a.CopyOp):
+    path = (op.src_space, op.dst_space)
+    pipe = a.COPY_PIPES.get(path)
+    if pipe is None:
+        raise _NotNative
+    nbytes, dtype, transform = op.nbytes, ai._dtype_name(op.dst.type), op.physical_transform
+    plain = not op.properties and not op.attributes  # copy_data(op, src, shape) is src
+    copy_data, write, check_path, TE = ai.copy_data, ai.write, ai.check_dma_path, ai.TraceEvent
+    copyto = np.copyto
+
+    def copy(R, B, src, dst):
+        if path not in R.checked_paths:
+            check_path(R, op, path)
+        data = src if plain else copy_data(op, src, dst.shape)
+        try:
+            copyto(dst, data, casting="unsafe")
+        except ValueError:
+            write(R, op, dst, data)
+        tr = R.trace
+        if tr is not None:
+            tr(TE(op, pipe, B.kernel, B.index, B.launch, B.stream, nbytes, tuple(dst.shape), dtype,
+                  {"src": path[0], "dst": path[1], "transform": transform}))
+
+    return copy
+
+
+def _mmad_fn(op: a.MmadOp):
+    init = op.init is not None
+    m, k, n = op.mkn
+    dtype = op.dtype
+    write, TE, matmul, add = ai.write, ai.TraceEvent, np.matmul, np.add
+
+    def mmad(R, B, x, y, c):
+        acc = c.dtype
+        xa = x if x.dtype == acc else x.astype(acc)
+        ya = y if y.dtype == acc else y.astype(acc)
+        try:
+            if init:  # the product straight into l0c (the same BLAS call, no temporary)
+                matmul(xa, ya, out=c)
+            else:
+                add(c, matmul(xa, ya), out=c)
+        except (ValueError, TypeError):  # e.g. a read-only c: the interpreter's error
+            p = matmul(xa, ya)
+            write(R, op, c, p if init else c + p)
+        tr = R.trace
+        if tr is not None:
+            tr(TE(op, "M", B.kernel, B.index, B.launch, B.stream, x.nbytes + y.nbytes, (m, k, n), dtype,
+                  {"m": m, "k": k, "n": n, "init": init}))
+
+    return mmad
+
+
+def _load3d_fn(op: a.Load3dOp):
+    dst_space = op.dst_space
+    to_l0b = dst_space == "l0b"
+    nbytes, dtype = op.nbytes, ai._dtype_name(op.dst.type)
+    write, TE, tile_of, outside = ai.write, ai.TraceEvent, ai.load3d_tile, ai.Load3dOutside
+
+    def load3d(R, B, fm, ih, iw, dst, k, oh, ow):
+        rows, cols = dst.shape if to_l0b else dst.shape[::-1]
+        try:
+            tile = tile_of(op, fm, ih, iw, k, oh, ow, rows, cols)
+        except outside as e:
+            i, j, y, x = e.args
+            raise InterpreterError(
+                f"{ai.where(R, op)}: im2col entry [{k + i}, pixel {j}] reads image row {y}, "
+                f"column {x}, outside the l1 box of rows {ih}..{ih + fm.shape[1] - 1}, "
+                f"columns {iw}..{iw + fm.shape[2] - 1}") from None
+        write(R, op, dst, tile if to_l0b else tile.T)
+        tr = R.trace
+        if tr is not None:
+            tr(TE(op, "MTE1", B.kernel, B.index, B.launch, B.stream, nbytes, tuple(dst.shape), dtype,
+                  {"src": "l1", "dst": dst_space, "transform": "img2col"}))
+
+    return load3d
+
+
+def _vector_fn(op: a.VectorOp):
+    fn = ai.vector_kernel(op)
+    nbytes, shape, dtype, kind = op.nbytes, tuple(op.dst.type.get_shape()), op.dtype, op.cost_kind
+    write, TE, errstate, copyto = ai.write, ai.TraceEvent, np.errstate, np.copyto
+
+    def vector(R, B, args):
+        with errstate(all="ignore"):
+            value = fn(args)
+        dst = args[-1]
+        try:
+            copyto(dst, value, casting="unsafe")
+        except ValueError:
+            write(R, op, dst, value)
+        tr = R.trace
+        if tr is not None:
+            tr(TE(op, "V", B.kernel, B.index, B.launch, B.stream, nbytes, shape, dtype, {"kind": kind}))
+
+    return vector
+
+
+def _load_fn(op: memref.LoadOp, bitwidth: int):
+    t = op.res.type
+    dtype = ai._dtype_name(op.memref.type)
+    native = _is_index(t) or _is_i1(t)
+    TE = ai.TraceEvent
+
+    def load(R, B, arr, idx):
+        value = arr[idx]
+        tr = R.trace
+        if tr is not None:
+            tr(TE(op, "S", B.kernel, B.index, B.launch, B.stream, arr.itemsize, (), dtype))
+        item = value.item()
+        if native:
+            return bool(item) if _is_i1(t) else item
+        return scalar_attr(item, t, bitwidth)
+
+    return load
+
+
+def _store_fn(op: memref.StoreOp):
+    dtype = ai._dtype_name(op.memref.type)
+    TE = ai.TraceEvent
+
+    def store(R, B, value, arr, idx):
+        try:
+            arr[idx] = ai._value(value)
+        except ValueError as e:
+            raise InterpreterError(f"{ai.where(R, op)}: {e}") from None
+        tr = R.trace
+        if tr is not None:
+            tr(TE(op, "S", B.kernel, B.index, B.launch, B.stream, arr.itemsize, (), dtype))
+
+    return store
+
+
+def _fallback_fn(op: Operation, bitwidth: int):
+    """Runs `op` through the interpreter (which calls the listeners), converting index / i1
+    values to and from the interpreter's attributes."""
+    ins = [_to_interpreter(v.type, bitwidth) for v in op.operands]
+    outs = [_from_interpreter(r.type) for r in op.results]
+
+    def run_op(I, args):
+        values = I.run_op(op, tuple(v if c is None else c(v) for c, v in zip(ins, args)))
+        return tuple(v if c is None else c(v) for c, v in zip(outs, values))
+
+    return run_op
+
+
+def _subview_slow(op: memref.SubviewOp, spec: ai.SubviewSpec, strides: list):
+    """The interpreter's subview (all checks, its error messages); remembers the source
+    strides it accepted, which the inline guard compares against."""
+    subview = ai.subview
+
+    def slow(R, src, dyn):
+        view = subview(R, op, src, dyn, spec)
+        strides[0] = src.strides
+        return view
+
+    return slow
+
+
+# ---------------------------------------------------------------------------
+# Code generation.
+# ---------------------------------------------------------------------------
+
+_INDEX_BINARY = {
+    arith.AddiOp: "{0} + {1}",
+    arith.SubiOp: "{0} - {1}",
+    arith.MuliOp: "{0} * {1}",
+    arith.AndIOp: "{0} & {1}",
+    arith.OrIOp: "{0} | {1}",
+    arith.XOrIOp: "{0} ^ {1}",
+    # as the interpreter's IndexArithFunctions
+    arith.DivUIOp: "{0} // {1}",
+    arith.RemUIOp: "{0} % {1}",
+    arith.CeilDivSIOp: "-(-{0} // {1})",
+    arith.CeilDivUIOp: "-(-{0} // {1})",
+    arith.MinSIOp: "{0} if {0} <= {1} else {1}",
+    arith.MinUIOp: "{0} if {0} <= {1} else {1}",
+    arith.MaxSIOp: "{0} if {0} >= {1} else {1}",
+    arith.MaxUIOp: "{0} if {0} >= {1} else {1}",
+}
+_CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
+
+
+class _Codegen:
+    """Writes one kernel's Python source, op by op, with the constants it refers to in a
+    namespace (ops, closures, attributes)."""
+
+    def __init__(self, kernel: a.KernelOp, listen: bool, traced: bool, bitwidth: int):
+        self.kernel = kernel
+        self.listen = listen
+        self.traced = traced
+        self.bitwidth = bitwidth
+        self.ns: dict[str, Any] = {"TE": ai.TraceEvent, "W": _will, "D": _did, "MISALIGNED": _misaligned,
+                                   "NOT_SET": ai.flag_not_set, "POISON": _poison}
+        self.flags: dict[tuple[str, str, int], str] = {}
+        self.refs: dict[int, str] = {}
+        self.lines: list[str] = []
+        self.depth = 1
+        self.loops = 0  # loop nesting (0: ops run at most once a block)
+        self.names: dict[SSAValue, str] = {}
+        self.shapes: dict[SSAValue, tuple[int, ...] | None] = {}  # runtime shape, when fixed
+        self.fixed: set[SSAValue] = set()  # the same Python object for a whole block
+        self.memos = 0
+        self.invariant: set[SSAValue] = set()  # the same Python object for a whole launch
+        self.launch_memos = 0
+        self.poison: dict[str, int] = {}  # space -> end of the planned allocs kept per launch
+        self.count = 0
+
+    # -- bookkeeping ----------------------------------------------------------
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def const(self, obj: Any, hint: str) -> str:
+        key = id(obj)
+        name = self.refs.get(key)
+        if name is None:
+            name = self.refs[key] = f"{hint}{len(self.refs)}"
+            self.ns[name] = obj
+        return name
+
+    def define(self, v: SSAValue) -> str:
+        self.count += 1
+        name = self.names[v] = f"v{self.count}"
+        t = v.type
+        self.shapes[v] = tuple(t.get_shape()) if isinstance(t, MemRefType) and DYNAMIC_INDEX not in t.get_shape() else None
+        if self.loops == 0:
+            self.fixed.add(v)
+        return name
+
+    def name(self, v: SSAValue) -> str:
+        return self.names[v]
+
+    def tuple_of(self, values: Sequence[SSAValue]) -> str:
+        return "(" + "".join(f"{self.name(v)}, " for v in values) + ")"
+
+    # -- the kernel -------------------------------------------------------------
+
+    def build(self) -> CompiledKernel:
+        body = self.kernel.body
+        if len(body.blocks) != 1:
+            raise _Unsupported
+        block = body.block
+        args = [self.define(arg) for arg in block.args]
+        self.invariant.update(block.args)
+        memref_args = tuple((i, self.shapes[arg]) for i, arg in enumerate(block.args)
+                            if isinstance(arg.type, MemRefType) and self.shapes[arg] is not None)
+        self.line(f"{''.join(f'{n}, ' for n in args)}= args" if args else "pass")
+        for arg, n in zip(block.args, args):
+            if _is_index(arg.type) or _is_i1(arg.type):
+                self.line(f"{n} = {self.const(_from_interpreter(arg.type), 'CONV')}({n})")
+        self.line("fl = B.flags")
+        self.line("bi = B.index")
+        if self.traced:
+            self.line("tr, kn, la, sn = R.trace, B.kernel, B.launch, B.stream")
+        memo_at = len(self.lines)
+        term = self.ops(block)
+        if not isinstance(term, a.ReturnOp):
+            raise _Unsupported
+        self.terminator(term)
+        prologue = [f"    POISON(R, {tuple(sorted(self.poison.items()))!r})"] if self.poison else []
+        if self.memos:
+            prologue.append(f"    M = [None] * {self.memos}")
+        self.lines[memo_at:memo_at] = prologue
+        source = "def kernel(I, R, B, args, LM):\n" + "\n".join(self.lines) + "\n"
+        code = _CODE.get(source)
+        if code is None:
+            filename = f"<ascend kernel @{self.kernel.sym_name.data}>"
+            try:
+                code = compile(source, filename, "exec")
+            except (SyntaxError, RecursionError, MemoryError):  # e.g. loops nested too deep for Python
+                raise _Unsupported from None
+            linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+            if len(_CODE) >= _CODE_ENTRIES:
+                del _CODE[next(iter(_CODE))]
+            _CODE[source] = code
+        exec(code, self.ns)
+        return CompiledKernel(self.ns["kernel"], memref_args, len(block.args), self.launch_memos, source)
+
+    def ops(self, block: Block) -> Operation | None:
+        """Emits the ops of `block` but its terminator, which it returns."""
+        term = None
+        for op in block.ops:
+            if op is block.last_op and op.has_trait(IsTerminator):
+                term = op
+                break
+            self.op(op)
+        return term
+
+    def op(self, op: Operation) -> None:
+        emit = self.emitter(op)
+        mark, count = len(self.lines), self.count
+        if emit is not None:
+            try:
+                if self.listen:
+                    self.line(f"W(I, {self.const(op, 'OP')}, {self.tuple_of(op.operands)})")
+                emit(op)
+                if self.listen:
+                    self.line(f"D(I, {self.const(op, 'OP')}, {self.tuple_of(op.results)})")
+                return
+            except _Unsupported:
+                raise
+            except Exception:  # _NotNative, or attributes the closures cannot decode: the interpreter's way
+                del self.lines[mark:]
+                self.count = count
+                for r in op.results:
+                    self.invariant.discard(r)
+                    self.fixed.discard(r)
+        self.fallback(op)
+
+    def terminator(self, op: Operation) -> None:
+        """The listener calls a terminator gets (its values are moved by its parent)."""
+        if self.listen:
+            ref = self.const(op, "OP")
+            self.line(f"W(I, {ref}, {self.tuple_of(op.operands)})")
+            self.line(f"D(I, {ref}, ())")
+
+    def emitter(self, op: Operation) -> Callable[[Operation], None] | None:
+        if isinstance(op, a.VectorOp):
+            return self.e_vector
+        return getattr(self, _EMITTERS.get(type(op), ""), None)
+
+    # -- fallback -------------------------------------------------------------
+
+    def fallback(self, op: Operation) -> None:
+        if op.regions or op.has_trait(IsTerminator):
+            raise _Unsupported
+        call = f"{self.const(_fallback_fn(op, self.bitwidth), 'FB')}(I, {self.tuple_of(op.operands)})"
+        if op.results:
+            results = [self.define(r) for r in op.results]
+            for r in op.results:
+                self.shapes[r] = None  # whatever the interpreter made
+            self.line(f"{''.join(f'{n}, ' for n in results)}= {call}")
+        else:
+            self.line(call)
+
+    # -- arith and scf --------------------------------------------------------
+
+    def e_constant(self, op: arith.ConstantOp) -> None:
+        t, value = op.result.type, op.value
+        if _is_index(t) and isinstance(value, IntegerAttr):
+            literal = repr(value.value.data)
+        elif _is_i1(t) and isinstance(value, IntegerAttr):
+            literal = repr(bool(value.value.data))
+        elif isinstance(value, IntegerAttr | FloatAttr):  # as the interpreter: the attribute itself
+            self.line(f"{self.define(op.result)} = {self.const(value, 'K')}")
+            return
+        else:
+            raise _NotNative
+        self.define(op.result)
+        self.names[op.result] = f"({literal})" if literal.startswith("-") else literal
+
+    def e_index_binary(self, op: Operation) -> None:
+        if not all(_is_index(v.type) for v in (*op.operands, *op.results)):
+            raise _NotNative
+        lhs, rhs = (self.name(v) for v in op.operands)
+        self.line(f"{self.define(op.results[0])} = {_INDEX_BINARY[type(op)].format(lhs, rhs)}")
+
+    def e_cmpi(self, op: arith.CmpiOp) -> None:
+        predicate = op.predicate.value.data
+        if not (_is_index(op.lhs.type) and _is_index(op.rhs.type)) or predicate not in _CMPI:
+            raise _NotNative
+        lhs, rhs = self.name(op.lhs), self.name(op.rhs)
+        if predicate >= 6:  # unsigned: compare the two's-complement bit patterns
+            mask = (1 << self.bitwidth) - 1
+            lhs, rhs = f"({lhs} & {mask})", f"({rhs} & {mask})"
+        self.line(f"{self.define(op.result)} = {lhs} {_CMPI[predicate]} {rhs}")
+
+    def e_select(self, op: arith.SelectOp) -> None:
+        if not _is_i1(op.cond.type):
+            raise _NotNative
+        c, t, f = (self.name(v) for v in op.operands)
+        self.line(f"{self.define(op.result)} = {t} if {c} else {f}")
+
+    def e_for(self, op: scf.ForOp) -> None:
+        if not all(_is_index(v.type) for v in (op.lb, op.ub, op.step)) or len(op.body.blocks) != 1:
+            raise _Unsupported
+        body = op.body.block
+        lb, ub, step = self.name(op.lb), self.name(op.ub), self.name(op.step)
+        inits = [self.name(v) for v in op.iter_args]
+        self.loops += 1
+        iv, *carried = (self.define(arg) for arg in body.args)
+        for n, init in zip(carried, inits):
+            self.line(f"{n} = {init}")
+        self.line(f"for {iv} in range({lb}, {ub}, {step}):")
+        self.depth += 1
+        mark = len(self.lines)
+        term = self.ops(body)
+        if not isinstance(term, scf.YieldOp):
+            raise _Unsupported
+        self.terminator(term)
+        if carried:
+            self.line(f"{''.join(f'{n}, ' for n in carried)}= {self.tuple_of(term.operands)}")
+        if len(self.lines) == mark:
+            self.line("pass")
+        self.depth -= 1
+        self.loops -= 1
+        for r, n in zip(op.results, carried):
+            self.line(f"{self.define(r)} = {n}")
+
+    def e_if(self, op: scf.IfOp) -> None:
+        if not _is_i1(op.cond.type):
+            raise _Unsupported
+        # Not a loop: what a branch at the kernel's top level defines is defined once a block.
+        results = [self.define(r) for r in op.results]
+        self.line(f"if {self.name(op.cond)}:")
+        self.branch(op.true_region, results)
+        if op.false_region.blocks:
+            self.line("else:")
+            self.branch(op.false_region, results)
+
+    def branch(self, region, results: list[str]) -> None:
+        self.depth += 1
+        mark = len(self.lines)
+        if len(region.blocks) > 1:
+            raise _Unsupported
+        if region.blocks:
+            term = self.ops(region.block)
+            if not isinstance(term, scf.YieldOp):
+                raise _Unsupported
+            self.terminator(term)
+            if results:
+                self.line(f"{''.join(f'{n}, ' for n in results)}= {self.tuple_of(term.operands)}")
+        if len(self.lines) == mark:
+            self.line("pass")
+        self.depth -= 1
+
+    # -- memref ---------------------------------------------------------------
+
+    def memo(self, op: Operation) -> str | None:
+        """Where a view op's result is kept: `LM[k]` when its operands are the same for every
+        block of the launch, `M[k]` when they are the same all block long and the op is in a
+        loop, else None (taken each time). Kept at its first execution, so an error comes
+        when it would."""
+        if all(v in self.invariant for v in op.operands):
+            k, self.launch_memos = self.launch_memos, self.launch_memos + 1
+            self.invariant.update(op.results)
+            self.fixed.update(op.results)
+            return f"LM[{k}]"
+        if self.loops and all(v in self.fixed for v in op.operands):
+            k, self.memos = self.memos, self.memos + 1
+            self.fixed.update(op.results)
+            return f"M[{k}]"
+        return None
+
+    def memoized(self, op: Operation, result: str, call: str) -> None:
+        """`result = call`, or its memo (see `memo`)."""
+        slot = self.memo(op)
+        if slot is None:
+            self.line(f"{result} = {call}")
+        else:
+            self.line(f"{result} = {slot}")
+            self.line(f"if {result} is None: {result} = {slot} = {call}")
+
+    def e_subview(self, op: memref.SubviewOp) -> None:
+        src, dyn = self.name(op.source), [self.name(v) for v in op.operands[1:]]
+        shape = self.shapes.get(op.source)
+        strides: list = [None]
+        spec = ai.SubviewSpec.of(op)
+        slow = f"{self.const(_subview_slow(op, spec, strides), 'SV')}(R, {src}, ({''.join(f'{d}, ' for d in dyn)}))"
+        res = self.define(op.result)
+        fast = None if shape is None else self._subview_guard(op, spec, shape, dyn)
+        if fast is None:
+            self.memoized(op, res, slow)
+            return
+        slot = self.memo(op)
+        if slot is not None:  # the same tile all block / launch long: taken at its first execution
+            self.line(f"{res} = {slot}")
+            self.line(f"if {res} is None:")
+            self.depth += 1
+        conds, index, space = fast
+        if spec.result_strides is not None:
+            conds.append(f"{src}.strides == {self.const(strides, 'ST')}[0]")
+        if conds:
+            self.line(f"if {' and '.join(conds)}:")
+            self.depth += 1
+        self.line(f"{res} = {src}[{index}]")
+        if space is not None:
+            self.line(f"if MISALIGNED(R, B, {space!r}, {res}): {res} = {slow}")
+        if conds:
+            self.depth -= 1
+            self.line(f"else: {res} = {slow}")
+        if slot is not None:
+            self.line(f"{slot} = {res}")
+            self.depth -= 1
+
+    def _subview_guard(self, op: memref.SubviewOp, spec: ai.SubviewSpec, shape: tuple[int, ...], dyn: list[str]):
+        """(conditions, numpy index, space whose 32-byte blocks the tile must start on or None)
+        under which the inline slice is the interpreter's subview; None when only the
+        interpreter's function can tell (dynamic sizes, a check that fails whatever the
+        offsets, a rule that depends on the offsets)."""
+        values = iter(dyn)
+
+        def fill(static):
+            return [next(values) if x == DYNAMIC_INDEX else x for x in static]
+
+        offsets, sizes, strides = fill(spec.offsets), fill(spec.sizes), fill(spec.strides)
+        if not all(isinstance(x, int) for x in (*sizes, *strides)):
+            return None
+        if not (len(offsets) == len(sizes) == len(strides) == len(shape)):
+            return None
+        drop = ai.reduced_axes(tuple(sizes), spec.shape)
+        if drop is None:
+            return None
+        conds: list[str] = []
+        index = []
+        for d, (o, n, st) in enumerate(zip(offsets, sizes, strides)):
+            if n < 0 or st < 1:
+                return None
+            top = shape[d] - 1 - (n - 1) * st if n else None  # the largest offset in bounds
+            span = (n - 1) * st + 1 if n else 0
+            step = f":{st}" if st != 1 else ""
+            if isinstance(o, int):
+                if o < 0 or (top is not None and o > top):
+                    return None
+                index.append(str(o) if d in drop else f"{o}:{o + span}{step}")
+            else:
+                conds.append(f"0 <= {o}" if top is None else f"0 <= {o} <= {top}")
+                index.append(o if d in drop else f"{o}:{o} + {span}{step}")
+        index_text = ", ".join(index) + ("," if len(index) == 1 else "")
+        if not all(sizes):  # an empty tile: no alignment to check
+            return conds, index_text, None
+        itemsize = to_dtype(op.source.type.element_type).itemsize
+        rule = ai.tile_rule(op, [o if isinstance(o, int) else None for o in offsets], sizes, spec.shape, itemsize)
+        if rule == "fractal":
+            for x in (*offsets[-2:], *sizes[-2:]):
+                if isinstance(x, int):
+                    if x % a.FRACTAL:
+                        return None
+                else:
+                    conds.append(f"{x} % {a.FRACTAL} == 0")
+        elif rule == "block":
+            return conds, index_text, a.space_of(op.source.type)
+        elif rule is not None:
+            return None
+        return conds, index_text, None
+
+    def e_reshape(self, op: Operation) -> None:
+        call = f"{self.const(_reshape_fn(op), 'RESHAPE')}(R, {self.name(op.operands[0])})"
+        self.memoized(op, self.define(op.results[0]), call)
+
+    def e_cast(self, op: memref.CastOp) -> None:
+        res = self.define(op.results[0])
+        self.shapes[op.results[0]] = self.shapes.get(op.operands[0])
+        if op.operands[0] in self.fixed:
+            self.fixed.add(op.results[0])
+        if op.operands[0] in self.invariant:
+            self.invariant.add(op.results[0])
+        self.line(f"{res} = {self.name(op.operands[0])}")
+
+    def e_load(self, op: memref.LoadOp) -> None:
+        fn = self.const(_load_fn(op, self.bitwidth), "LOAD")
+        arr, *idx = (self.name(v) for v in op.operands)
+        self.line(f"{self.define(op.res)} = {fn}(R, B, {arr}, ({''.join(f'{i}, ' for i in idx)}))")
+
+    def e_store(self, op: memref.StoreOp) -> None:
+        fn = self.const(_store_fn(op), "STORE")
+        value, arr, *idx = (self.name(v) for v in op.operands)
+        self.line(f"{fn}(R, B, {value}, {arr}, ({''.join(f'{i}, ' for i in idx)}))")
+
+    # -- ascend ---------------------------------------------------------------
+
+    def e_alloc(self, op: a.AllocOp) -> None:
+        res = self.define(op.memref)
+        call = f"{self.const(_alloc_fn(op), 'ALLOC')}(R, B)"
+        space, offset, shape = op.space, a._int(op.offset), self.shapes[op.memref]
+        if space == "gm" or offset is None or shape is None:
+            self.line(f"{res} = {call}")
+            return
+        # A planned on-chip buffer: the same view of the run's buffer for every block; the
+        # prologue poisons the bytes of all of them a block (see _Run.space).
+        self.poison[space] = max(self.poison.get(space, 0), offset + op.nbytes)
+        self.memoized(op, res, call)
+
+    def e_aconstant(self, op: a.ConstantOp) -> None:
+        self.line(f"{self.define(op.memref)} = {self.const(_constant, 'CONST')}(R, {self.const(op, 'OP')})")
+
+    def e_block_idx(self, op: Operation) -> None:
+        self.line(f"{self.define(op.results[0])} = bi")
+
+    def e_block_num(self, op: Operation) -> None:
+        self.line(f"{self.define(op.results[0])} = B.count")
+
+    def e_copy(self, op: a.CopyOp) -> None:
+        fn = self.const(_copy_fn(op), "COPY")
+        self.line(f"{fn}(R, B, {self.name(op.src)}, {self.name(op.dst)})")
+
+    def e_mmad(self, op: a.MmadOp) -> None:
+        fn = self.const(_mmad_fn(op), "MMAD")
+        self.line(f"{fn}(R, B, {', '.join(self.name(v) for v in op.operands)})")
+
+    def e_load3d(self, op: a.Load3dOp) -> None:
+        fn = self.const(_load3d_fn(op), "LOAD3D")
+        self.line(f"{fn}(R, B, {', '.join(self.name(v) for v in op.operands)})")
+
+    def e_vector(self, op: a.VectorOp) -> None:
+        fn = self.const(_vector_fn(op), "VEC")
+        self.line(f"{fn}(R, B, {self.tuple_of(op.operands)})")
+
+    def e_set_flag(self, op: a.SetFlagOp) -> None:
+        src, dst, ident = op.key
+        key = self.flag_key(op.key)
+        self.line(f"fl[{key}] += 1")
+        if self.traced:
+            self.line(f"tr(TE({self.const(op, 'OP')}, {src!r}, kn, bi, la, sn, "
+                      f"detail={{'src': {src!r}, 'dst': {dst!r}, 'id': {ident!r}}}))")
+
+    def e_wait_flag(self, op: a.WaitFlagOp) -> None:
+        src, dst, ident = op.key
+        key = self.flag_key(op.key)
+        ref = self.const(op, "OP")
+        self.line(f"if not fl[{key}]: raise NOT_SET(R, {ref})")
+        self.line(f"fl[{key}] -= 1")
+        if self.traced:
+            self.line(f"tr(TE({ref}, {dst!r}, kn, bi, la, sn, detail={{'src': {src!r}, 'dst': {dst!r}, 'id': {ident!r}}}))")
+
+    def flag_key(self, key: tuple[str, str, int]) -> str:
+        name = self.flags.get(key)
+        if name is None:
+            name = self.flags[key] = f"F{len(self.flags)}"
+            self.ns[name] = key
+        return name
+
+    def e_pipe_barrier(self, op: a.PipeBarrierOp) -> None:
+        pipe = op.pipe.data
+        if self.traced:
+            self.line(f"tr(TE({self.const(op, 'OP')}, {pipe!r}, kn, bi, la, sn, detail={{'pipe': {pipe!r}}}))")
+        elif self.listen:
+            self.line("pass")
+
+
+_EMITTERS: dict[type[Operation], str] = {
+    arith.ConstantOp: "e_constant",
+    arith.CmpiOp: "e_cmpi",
+    arith.SelectOp: "e_select",
+    scf.ForOp: "e_for",
+    scf.IfOp: "e_if",
+    memref.SubviewOp: "e_subview",
+    memref.CollapseShapeOp: "e_reshape",
+    memref.ExpandShapeOp: "e_reshape",
+    memref.CastOp: "e_cast",
+    memref.LoadOp: "e_load",
+    memref.StoreOp: "e_store",
+    a.AllocOp: "e_alloc",
+    a.ConstantOp: "e_aconstant",
+    a.BlockIdxOp: "e_block_idx",
+    a.BlockNumOp: "e_block_num",
+    a.CopyOp: "e_copy",
+    a.MmadOp: "e_mmad",
+    a.Load3dOp: "e_load3d",
+    a.SetFlagOp: "e_set_flag",
+    a.WaitFlagOp: "e_wait_flag",
+    a.PipeBarrierOp: "e_pipe_barrier",
+    **{t: "e_index_binary" for t in _INDEX_BINARY},
+}

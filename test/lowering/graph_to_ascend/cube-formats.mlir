@@ -1,0 +1,74 @@
+// convert-graph-to-ascend on graph-layout's storage formats: convolutions reading
+// NC1HWC0 feature maps and FRACTAL_Z weights, writing NC1HWC0; a matmul reading
+// FRACTAL_NZ weights; an op no template takes on formatted tensors.
+// RUN: geir-opt %s --split-input-file -p convert-graph-to-ascend | filecheck %s
+
+// NCHW input, FRACTAL_Z weights, NC1HWC0 result with a bias epilogue: the copy into
+// l1 re-lays the [C, rows, W] box out as NC1HWC0 [C1, rows, W, C0]; the weights
+// arrive as whole fractals (FRACTAL_Z is the NZ form of the [Cout, K] matrix, K in
+// (c1, kh, kw, c0) order) and load3d reads the NC1HWC0 box in that order; the FIX
+// pipe writes the fractal rows as NC1HWC0 blocks; the epilogue reads them back as
+// [channels, pixels] rows and stores them as blocks again.
+// CHECK-LABEL: ascend.kernel @k0_conv(
+// CHECK-SAME:    %w: memref<18x2x16x16xf16, #ascend.space<gm>>
+// CHECK-SAME:    %y: memref<1x2x8x8x16xf16, #ascend.space<gm>>
+// CHECK:         %l1fm0 = ascend.alloc {{.*}} : memref<2x3x8x16xf16, #ascend.space<l1>>
+// CHECK:         %[[Y:.*]] = memref.collapse_shape %y {{.*}} into memref<2x64x16xf16, #ascend.space<gm>>
+// CHECK:         ascend.copy %{{.*}}, %l1fm0 {layout = "nd2nc1hwc0"} : memref<32x3x8xf16, {{.*}}#ascend.space<gm>> to memref<2x3x8x16xf16, #ascend.space<l1>>
+// CHECK:         %[[WT:.*]] = memref.subview %w[0, %{{.*}}, 0, 0] [18, 1, 16, 16] [1, 1, 1, 1]
+// CHECK-NEXT:    ascend.copy %[[WT]], %l1w0 {layout = "nz2nd"} : memref<18x1x16x16xf16, {{.*}} to memref<16x288xf16, #ascend.space<l1>>
+// CHECK:         ascend.load3d %l1fm0[%{{.*}}, %c0], %l0b0[%c0, %{{.*}}, %c0] {{{.*}}channels = 32 : i64} : memref<2x3x8x16xf16, #ascend.space<l1>> to memref<96x16xf16, #ascend.space<l0b>>
+// CHECK:         %[[T:.*]] = memref.subview %[[Y]][%{{.*}}, %{{.*}}, 0] [1, 8, 16] [1, 1, 1]
+// CHECK-NEXT:    ascend.copy %l0c, %[[T]] {layout = "nd2nc1hwc0", pad} : memref<16x16xf32, #ascend.space<l0c>> to memref<1x8x16xf16, {{.*}}#ascend.space<gm>>
+// CHECK:         ascend.copy %[[T]], %v0 {layout = "nc1hwc02nd", pad} : memref<1x8x16xf16, {{.*}}#ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
+// CHECK:         ascend.vadd
+// CHECK:         ascend.copy %v0, %[[T]] {layout = "nd2nc1hwc0", pad} : memref<16x16xf16, #ascend.space<ub>> to memref<1x8x16xf16, {{.*}}#ascend.space<gm>>
+// NC1HWC0 in, NCHW out: the box is copied as it lies (l1's native format).
+// CHECK-LABEL: ascend.kernel @k1_conv(
+// CHECK:         ascend.copy %{{.*}}, %l1fm0 {layout = "nc1hwc0"} : memref<2x3x8x16xf16, strided<[1024, 128, 16, 1], offset: ?>, #ascend.space<gm>> to memref<2x3x8x16xf16, #ascend.space<l1>>
+// CHECK:         ascend.load3d %l1fm0
+// CHECK:         ascend.copy %l0c, %{{.*}} {pad} : memref<16x16xf32, #ascend.space<l0c>> to memref<16x8xf16, {{.*}}#ascend.space<gm>>
+// CHECK-NOT:     ascend.reference
+func.func @main(%x: tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf16> {
+  %w = graph.constant dense<5.000000e-01> : tensor<18x2x16x16xf16, #graph.format<FRACTAL_Z, NCHW, [32, 32, 3, 3]>>
+  %b = graph.constant dense<2.500000e-01> : tensor<32xf16>
+  %y = graph.conv %x, %w, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x32x8x8xf16>, tensor<18x2x16x16xf16, #graph.format<FRACTAL_Z, NCHW, [32, 32, 3, 3]>>, tensor<32xf16>) -> tensor<1x2x8x8x16xf16, #graph.format<NC1HWC0, NCHW, [1, 32, 8, 8]>>
+  %w3 = graph.constant dense<5.000000e-01> : tensor<18x2x16x16xf16, #graph.format<FRACTAL_Z, NCHW, [32, 32, 3, 3]>>
+  %y3 = graph.conv %y, %w3 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8x16xf16, #graph.format<NC1HWC0, NCHW, [1, 32, 8, 8]>>, tensor<18x2x16x16xf16, #graph.format<FRACTAL_Z, NCHW, [32, 32, 3, 3]>>) -> tensor<1x32x8x8xf16>
+  func.return %y3 : tensor<1x32x8x8xf16>
+}
+
+// -----
+
+// A FRACTAL_NZ right matrix [64, 40] (stored [N1 = 3, K1 = 4, 16, 16]): each l1 chunk
+// takes its whole fractals, no padding copy.
+// CHECK-LABEL: ascend.kernel @k0_matmul(
+// CHECK-SAME:    %w: memref<3x4x16x16xf32, #ascend.space<gm>>
+// CHECK:         ascend.copy %{{.*}}, %l1b0 {layout = "nz2nd"} : memref<1x4x16x16xf32, {{.*}}#ascend.space<gm>> to memref<64x16xf32, #ascend.space<l1>>
+// CHECK:         ascend.mmad
+// CHECK-NOT:     ascend.reference
+func.func @main(%x: tensor<48x64xf32>) -> tensor<48x40xf32> {
+  %w = graph.constant dense<5.000000e-01> : tensor<3x4x16x16xf32, #graph.format<FRACTAL_NZ, ND, [64, 40]>>
+  %y = graph.matmul %x, %w : (tensor<48x64xf32>, tensor<3x4x16x16xf32, #graph.format<FRACTAL_NZ, ND, [64, 40]>>) -> tensor<48x40xf32>
+  func.return %y : tensor<48x40xf32>
+}
+
+// -----
+
+// A depthwise convolution on NC1HWC0 (grouped: FRACTAL_Z is for group 1) has no
+// formatted kernel: it runs on plain tensors, between trans_data kernels to its
+// operands' origin format and back (never a reference over storage arrays).
+// CHECK-LABEL: ascend.kernel @k0_trans_data(
+// CHECK-SAME:    %x: memref<1x2x8x8x16xf32, #ascend.space<gm>>, %{{.*}}: memref<1x32x8x8xf32, #ascend.space<gm>>)
+// CHECK:       ascend.kernel @k1_conv(
+// CHECK-SAME:    memref<1x32x8x8xf32, #ascend.space<gm>>, %w: memref<32x1x3x3xf32, #ascend.space<gm>>, %{{.*}}: memref<1x32x8x8xf32, #ascend.space<gm>>)
+// CHECK:       ascend.kernel @k2_trans_data(
+// CHECK-SAME:    memref<1x32x8x8xf32, #ascend.space<gm>>, %{{.*}}: memref<1x2x8x8x16xf32, #ascend.space<gm>>)
+// CHECK:       ascend.launch @k0_trans_data on %stream(%x, %[[P:.*]]) :
+// CHECK:       ascend.launch @k1_conv on %stream(%[[P]], %w, %[[Q:.*]]) :
+// CHECK-NEXT:  ascend.launch @k2_trans_data on %stream(%[[Q]], %y) :
+func.func @main(%x: tensor<1x2x8x8x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 8, 8]>>) -> tensor<1x2x8x8x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 8, 8]>> {
+  %w = graph.constant dense<5.000000e-01> : tensor<32x1x3x3xf32>
+  %y = graph.conv %x, %w {group = 32 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 8, 8]>>, tensor<32x1x3x3xf32>) -> tensor<1x2x8x8x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 8, 8]>>
+  func.return %y : tensor<1x2x8x8x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 8, 8]>>
+}
