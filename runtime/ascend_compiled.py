@@ -240,8 +240,7 @@ def _alloc_fn(op: a.AllocOp):
     if space == "gm" or offset is None or DYNAMIC_INDEX in shape:
         return lambda R, B: alloc(R, op)
     end = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize  # as _view
-
-    stop = offset + nbytes
+    stop = offset + nbytes  # as alloc's capacity check and poisoning
 
     def alloc_at(R, B):
         if B.poisoned.get(space, 0) >= stop:
@@ -333,11 +332,7 @@ def _load3d_fn(op: a.Load3dOp):
         try:
             tile = tile_of(op, fm, ih, iw, k, oh, ow, rows, cols)
         except outside as e:
-            i, j, y, x = e.args
-            raise InterpreterError(
-                f"{ai.where(R, op)}: im2col entry [{k + i}, pixel {j}] reads image row {y}, "
-                f"column {x}, outside the l1 box of rows {ih}..{ih + fm.shape[1] - 1}, "
-                f"columns {iw}..{iw + fm.shape[2] - 1}") from None
+            raise InterpreterError(f"{ai.where(R, op)}: {e.message(k, ih, iw, fm.shape)}") from None
         write(R, op, dst, tile if to_l0b else tile.T)
         tr = R.trace
         if tr is not None:
@@ -536,7 +531,7 @@ class _Codegen:
         source = "def kernel(I, R, B, args, LM):\n" + "\n".join(self.lines) + "\n"
         code = _CODE.get(source)
         if code is None:
-            filename = f"<ascend kernel @{self.kernel.sym_name.data}>"
+            filename = f"<ascend kernel @{self.kernel.sym_name.data} {len(_CODE) + 1}:{hash(source) & 0xFFFFFFFF:08x}>"
             try:
                 code = compile(source, filename, "exec")
             except (SyntaxError, RecursionError, MemoryError):  # e.g. loops nested too deep for Python

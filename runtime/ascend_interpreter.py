@@ -35,6 +35,7 @@ result attributes.
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -870,6 +871,11 @@ class ReferenceFunctions(InterpreterFunctions):
 class Load3dOutside(Exception):
     """An im2col entry outside the l1 box: (row i, pixel j, image row, image column)."""
 
+    def message(self, k: int, ih: int, iw: int, box: tuple[int, ...]) -> str:
+        i, j, y, x = self.args
+        return (f"im2col entry [{k + i}, pixel {j}] reads image row {y}, column {x}, outside the l1 box "
+                f"of rows {ih}..{ih + box[1] - 1}, columns {iw}..{iw + box[2] - 1}")
+
 
 def load3d_tile(op: a.Load3dOp, fm: np.ndarray, ih: int, iw: int, k: int, oh: int, ow: int,
                 rows: int, cols: int) -> np.ndarray:
@@ -878,13 +884,15 @@ def load3d_tile(op: a.Load3dOp, fm: np.ndarray, ih: int, iw: int, k: int, oh: in
     NC1HWC0 box [C1, Hs, Ws, C0] as (c1, kh, kw, c0), the FRACTAL_Z order. Padding, channels
     >= `channels` and pixels past the `out` window are zero; Load3dOutside if an entry needed
     lies outside the box. The gather index depends only on the op and the integers, so it is
-    cached on them: a tile loop asks for the same few tiles many times."""
-    key = (op, ih, iw, k, oh, ow, rows, cols, fm.shape)
-    index = _LOAD3D_CACHE.get(key)
+    cached per op (weakly: the cache lives as long as the program) on them: a tile loop asks
+    for the same few tiles many times."""
+    cache = _LOAD3D_CACHE.get(op)
+    if cache is None:
+        cache = _LOAD3D_CACHE[op] = {}
+    key = (ih, iw, k, oh, ow, rows, cols, fm.shape)
+    index = cache.get(key)
     if index is None:
-        index = _LOAD3D_CACHE[key] = _load3d_index(op, fm.shape, ih, iw, k, oh, ow, rows, cols)
-        if len(_LOAD3D_CACHE) > 4096:
-            _LOAD3D_CACHE.pop(next(iter(_LOAD3D_CACHE)))
+        index = cache[key] = _load3d_index(op, fm.shape, ih, iw, k, oh, ow, rows, cols)
     if isinstance(index, Load3dOutside):
         raise index
     valid, flat = index
@@ -893,7 +901,7 @@ def load3d_tile(op: a.Load3dOp, fm: np.ndarray, ih: int, iw: int, k: int, oh: in
     return tile
 
 
-_LOAD3D_CACHE: dict[tuple, object] = {}
+_LOAD3D_CACHE: weakref.WeakKeyDictionary[a.Load3dOp, dict[tuple, object]] = weakref.WeakKeyDictionary()
 
 
 def _load3d_index(op: a.Load3dOp, shape: tuple[int, ...], ih: int, iw: int, k: int, oh: int, ow: int,
@@ -947,11 +955,7 @@ class Load3dFunctions(InterpreterFunctions):
         try:
             tile = load3d_tile(op, fm, ih, iw, k, oh, ow, rows, cols)
         except Load3dOutside as e:
-            i, j, y, x = e.args
-            raise InterpreterError(
-                f"{_where(interpreter, op)}: im2col entry [{k + i}, pixel {j}] reads image row {y}, "
-                f"column {x}, outside the l1 box of rows {ih}..{ih + fm.shape[1] - 1}, "
-                f"columns {iw}..{iw + fm.shape[2] - 1}") from None
+            raise InterpreterError(f"{_where(interpreter, op)}: {e.message(k, ih, iw, fm.shape)}") from None
         _write(interpreter, op, dst, tile if to_l0b else tile.T)
         _emit(interpreter, op, "MTE1", nbytes=op.nbytes, shape=tuple(dst.shape), dtype=_dtype_name(op.dst.type),
               detail={"src": "l1", "dst": op.dst_space, "transform": "img2col"})

@@ -123,6 +123,18 @@ def row_elems(n: int, elt: Attribute) -> int:
     return round_up(max(n, 1), block_elems(elt))
 
 
+def largest_fitting(lo: int, hi: int, fits: Callable[[int], bool]) -> int:
+    """The largest n in [lo, hi] with fits(n), given fits(lo) and that fits is monotone
+    (a box extent cut to a byte budget)."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def cut_dim(shape: Sequence[int], ext: Sequence[int], skip: frozenset[int] = frozenset()) -> int | None:
     """The dim a tile cuts partway (the last whose extent is not whole, not counting the
     dims in `skip`, which are always one at a time), or None."""

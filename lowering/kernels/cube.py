@@ -1255,11 +1255,7 @@ class _CubeKernel:
                     a0 = kb.tile(self.l0a[u], [0, 0], [mp, kt])
                     b0 = kb.tile(self.l0b[u], [0, 0], [kt, np_])
                     kb.copy(kb.tile(self.l1a[s], [0, kk], [mp, kt]), a0)
-                    kb.emit(a.Load3dOp.get(
-                        self.l1b[s], [kb.index(ih), kb.index(iw)], b0, [kb.index(kk), kb.index(oh0), kb.index(ow0)],
-                        image=(geo["h"], geo["w"]), kernel=(geo["kh"], geo["kw"]), strides=(geo["sh"], geo["sw"]),
-                        dilations=(geo["dh"], geo["dw"]), pads=(geo["pt"], geo["pl"], geo["pb"], geo["pr"]),
-                        out=(ohs, owt), channels=cc))
+                    self._load3d(self.l1b[s], ih, iw, b0, kk, oh0, ow0, ohs, owt, cc)
                     self._mmad(a0, b0, acc, u, first and first_step)
 
                 _chunks(kb, kc, t.kt, self.slots, step)
@@ -1310,11 +1306,7 @@ class _CubeKernel:
                     a0 = kb.tile(self.l0a[u], [0, 0], [mp, kt])
                     b0_ = kb.tile(self.l0b[u], [0, 0], [kt, round_up(npix, F)])
                     kb.copy(kb.tile(self.l1a[s], [0, kk], [mp, kt]), a0)
-                    kb.emit(a.Load3dOp.get(
-                        box, [kb.index(ih), kb.index(iw)], b0_, [kb.index(kk), kb.index(oh0), kb.index(ow0)],
-                        image=(geo["h"], geo["w"]), kernel=(geo["kh"], geo["kw"]), strides=(geo["sh"], geo["sw"]),
-                        dilations=(geo["dh"], geo["dw"]), pads=(geo["pt"], geo["pl"], geo["pb"], geo["pr"]),
-                        out=(ohs, owt), channels=channels))
+                    self._load3d(box, ih, iw, b0_, kk, oh0, ow0, ohs, owt, channels)
                     self._mmad(a0, b0_, acc, u, first and first_step)
 
                 _chunks(kb, kc, t.kt, self.slots, step)
@@ -1327,6 +1319,17 @@ class _CubeKernel:
         self._finish_tile(acc, row, col, mv, npix)
 
     # -- shared -----------------------------------------------------------------------------
+
+    def _load3d(self, box: SSAValue, ih: Index, iw: Index, dst: SSAValue, kk: Index, oh0: Index, ow0: Index,
+                ohs: int, owt: int, channels: int) -> None:
+        """img2col of the l1 box (origin ih, iw) into the l0b tile: K rows from kk, the
+        ohs x owt output pixels at (oh0, ow0)."""
+        kb, geo = self.kb, self.plan.conv
+        kb.emit(a.Load3dOp.get(
+            box, [kb.index(ih), kb.index(iw)], dst, [kb.index(kk), kb.index(oh0), kb.index(ow0)],
+            image=(geo["h"], geo["w"]), kernel=(geo["kh"], geo["kw"]), strides=(geo["sh"], geo["sw"]),
+            dilations=(geo["dh"], geo["dw"]), pads=(geo["pt"], geo["pl"], geo["pb"], geo["pr"]),
+            out=(ohs, owt), channels=channels))
 
     def _load(self, src: SSAValue, dst: SSAValue) -> None:
         """gm -> l1 (MTE2), zero-padding an edge tile to the buffer."""

@@ -35,6 +35,7 @@ from geir.lowering.kernels.common import (
     block_elems,
     ceil_div,
     itemsize,
+    largest_fitting,
     mark,
     round_up,
     shape_of,
@@ -131,15 +132,7 @@ class Transfer:
             e[j] = 1
             if self.bytes(e) > budget:
                 continue
-            lo, hi = 1, shape[j]
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                e[j] = mid
-                if self.bytes(e) <= budget:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            e[j] = lo
+            e[j] = largest_fitting(1, shape[j], lambda n: self.bytes(e[:j] + [n] + e[j + 1:]) <= budget)
             break
         return e
 

@@ -45,6 +45,7 @@ from geir.lowering.kernels.common import (
     block_elems,
     ceil_div,
     itemsize,
+    largest_fitting,
     mark,
     round_up,
     tile_offsets,
@@ -301,15 +302,8 @@ class _Plan:
             if piece.shape[d] > 2:
                 e[d] = 2
                 if self.ok(e, piece):
-                    lo, hi = 1, piece.shape[d] - 1
-                    while lo < hi:
-                        mid = (lo + hi + 1) // 2
-                        e[d] = mid
-                        if self.bytes(e) <= budget:
-                            lo = mid
-                        else:
-                            hi = mid - 1
-                    e[d] = lo
+                    e[d] = largest_fitting(1, piece.shape[d] - 1,
+                                           lambda n: self.bytes(e[:d] + [n] + e[d + 1:]) <= budget)
                 else:
                     e[d] = 1
             return e

@@ -565,7 +565,6 @@ def test_builders():
 def small_convnet():
     """conv 3x3 + relu, max pool, strided conv, sigmoid, global average pool, gemm: load3d,
     mmad, DMA transforms and vector ops in a few lowered kernels."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(1)
