@@ -950,6 +950,24 @@ class CopyOp(IRDLOperation):
             return None
         return "nd2nz" if dst_nz else "nz2nd"
 
+    @property
+    def relayout(self) -> tuple[int, int] | None:
+        """(bytes of the plain side, bytes per contiguous run) of a copy that re-lays data
+        out; None for one that keeps the layout. A matrix's ND2NZ / NZ2ND moves fractal
+        rows: C0 elements (or the whole row of a narrower matrix). Interleaving channels
+        into C0 lanes - rows [C, ..] to or from NC1HWC0 blocks, or an ND [C, H, W]
+        feature-map box into l1, where the cube reads it as NC1HWC0 - moves one element per
+        run. What that costs: CostModel.dma_bytes."""
+        transform = self.physical_transform
+        if transform is None:
+            return None
+        plain = (self.src if transform == "nd2nz" else self.dst).type
+        item = to_dtype(plain.element_type).itemsize
+        shape = plain.get_shape()
+        if _str(self.layout) in ("nd2nc1hwc0", "nc1hwc02nd") or len(shape) == 3:
+            return nbytes_of(plain), item
+        return nbytes_of(plain), min(shape[-1], fractal_c0(plain.element_type)) * item
+
     def verify_(self) -> None:
         s, st = _memref(self, self.src, "source")
         d, dt = _memref(self, self.dst, "destination")

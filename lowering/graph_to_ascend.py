@@ -38,14 +38,14 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
 from geir.dialects import layout as L
 from geir.dialects.types import UnsupportedTypeError, to_dtype
-from geir.ir.locations import describe, loc_names
+from geir.ir.locations import describe, fused_loc, loc_names
 from geir.lowering.kernels import build_kernel
 from geir.lowering.kernels.common import KernelBuilder, KernelRequest, LoweringError, gm_type, round_up
 from geir.lowering.kernels.data import build_copy
@@ -208,8 +208,8 @@ class _FunctionLowering:
 
     # -- kernels ----------------------------------------------------------------------------
 
-    def _name(self, op: Operation, base: str | None = None) -> str:
-        names = loc_names(op.location)
+    def _name(self, op: Operation, base: str | None = None, location: Attribute | None = None) -> str:
+        names = loc_names(location or op.location)
         if base is None:
             base = _symbol(names[0]) if names else _symbol(op.name.removeprefix("graph."))
         name = f"{self.prefix}k{self.count}_{base}"
@@ -220,10 +220,11 @@ class _FunctionLowering:
         return name
 
     def _request(self, op: Operation, ops: list[Operation], inputs: list[SSAValue], outputs: list[SSAValue],
-                 kind: str, base: str | None = None) -> KernelRequest:
+                 kind: str, base: str | None = None, location: Attribute | None = None) -> KernelRequest:
+        location = location or op.location
         return KernelRequest(
-            name=self._name(op, base), ops=ops, inputs=inputs, outputs=outputs, kind=kind, device=self.spec,
-            cost=self.cost, double_buffer=self.pass_.double_buffer, location=op.location)
+            name=self._name(op, base, location), ops=ops, inputs=inputs, outputs=outputs, kind=kind,
+            device=self.spec, cost=self.cost, double_buffer=self.pass_.double_buffer, location=location)
 
     def _launch(self, kernel: a.KernelOp, args: Sequence[SSAValue]) -> None:
         self.kernels.append(kernel)
@@ -307,14 +308,47 @@ class _FunctionLowering:
         if kernel is not None:
             self._launch(kernel, [self.buffer(v) for v in inputs] + outs)
             return
-        # No template takes the fusion as a whole: one kernel per op, through gm.
+        # No template takes the fusion as a whole. Its trans_data ops (graph-layout converts
+        # where formats change, inside fusions too) become kernels of their own and the runs
+        # of ops between them are tried as fusions again; what still fails is one kernel per
+        # op. Values cross the pieces through gm.
         self.count -= 1
         self.names.discard(req.name)
+        pieces: list[list[Operation]] = [[]]
         for op in ops:
-            self.lower_op(op)
+            if isinstance(op, g.TransDataOp):
+                pieces += [[op], []]
+            else:
+                pieces[-1].append(op)
+        whole = len(pieces) == 1
+        for piece in pieces:
+            if whole or len(piece) < 2:
+                for op in piece:
+                    self.lower_op(op)
+            else:
+                self._lower_piece(fusion, piece)
         for value, buf in zip(yielded, outs):
             if self.buffer(value) is not buf:
                 self._copy(fusion, value, buf)
+
+    def _lower_piece(self, fusion: g.FusionOp, ops: list[Operation]) -> None:
+        """Ops of a split fusion as one kernel (located at their nodes), else one per op."""
+        inside = set(ops)
+        defined = {r for op in ops for r in op.results}
+        inputs = list(dict.fromkeys(v for op in ops for v in op.operands if v not in defined))
+        outputs = [r for op in ops for r in op.results if any(u.operation not in inside for u in r.uses)]
+        kinds = {_kind_of(op) for op in ops}
+        kind = fusion.kind.data if "cube" in kinds else "vector" if "vector" in kinds else "data"
+        location = fused_loc(n for op in ops for n in loc_names(op.location))
+        req = self._request(fusion, ops, inputs, outputs, kind, location=location)
+        kernel = build_kernel(req)
+        if kernel is None:
+            self.count -= 1
+            self.names.discard(req.name)
+            for op in ops:
+                self.lower_op(op)
+            return
+        self._launch(kernel, [self.buffer(v) for v in inputs] + [self.result_buffer(v) for v in outputs])
 
     def _copy(self, at: Operation, value: SSAValue, dst: SSAValue) -> None:
         req = self._request(at, [], [value], [value], "data", "copy")

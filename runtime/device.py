@@ -293,10 +293,26 @@ class CostModel:
             raise ValueError(f"no DMA path {src}->{dst} on {self.spec.name}; paths: {paths}")
         return DMA_ENGINES[src, dst]
 
+    def dma_block_bytes(self) -> int:
+        """The unit DMA engines move: a 32-byte block (UB / L1 alignment, Ascend C docs)."""
+        return self.spec.alignment_bytes["ub"]
+
+    def dma_bytes(self, nbytes: int, run_bytes: int | None = None) -> int:
+        """Bytes the engine moves to carry ``nbytes`` of data in contiguous runs of
+        ``run_bytes`` (None: one run). DMA moves whole blocks, so a copy that re-lays data
+        out in runs shorter than a block (an ND feature map interleaved into NC1HWC0's C0
+        lanes: one element per run) moves a block per run; runs of a block or more (a
+        matrix's ND2NZ fractal rows) cost nothing extra."""
+        block = self.dma_block_bytes()
+        if not run_bytes or run_bytes >= block or nbytes <= 0:
+            return nbytes
+        return _ceil_div(nbytes, run_bytes) * block
+
     def dma_cycles(self, nbytes: int, src: str, dst: str) -> int:
-        """One copy of ``nbytes``: ceil(nbytes / rate) + start-up, where rate is the path's
+        """One copy moving ``nbytes``: ceil(nbytes / rate) + start-up, where rate is the path's
         ``dma_bytes_per_cycle`` (KPP/PTO: gm->ub 128, gm->l1 256, ub->gm 64, ...) and start-up
-        the engine's ``dma_startup_cycles`` (an assumption). Zero bytes cost nothing."""
+        the engine's ``dma_startup_cycles`` (an assumption); a re-laying copy moves
+        ``dma_bytes``. Zero bytes cost nothing."""
         engine = self.dma_engine(src, dst)
         if nbytes <= 0:
             return 0

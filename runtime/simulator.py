@@ -23,6 +23,10 @@ The model, level by level (docs/report.md lists each rule with the figure it use
   are more blocks than cores (list scheduling, each block preceded by ``block_dispatch_cycles``).
   Blocks with the same op sequence are simulated once (a representative block per distinct
   trace; races are looked for in that block).
+* **Re-laying copies.** DMA moves whole 32-byte blocks: a copy that re-lays data out in
+  runs shorter than a block (an ND feature map interleaved into the C0 lanes the cube reads)
+  moves a block per run, at the engine and on HBM (``CostModel.dma_bytes``,
+  ``ascend.copy``'s ``relayout``).
 * **HBM.** Inside a kernel, a DMA to or from gm runs at no more than its core's share of the
   HBM bandwidth (``hbm_bytes_per_s`` / concurrent blocks). Between kernels: a kernel demands
   its gm bytes / its time; when the running kernels together demand more than the bandwidth,
@@ -392,10 +396,11 @@ class _BlockReplay:
         op, cm = ev.op, self.cm
         if _is_dma(ev):  # ascend.copy, ascend.load3d: the engine of the (src, dst) path
             src, dst = ev.detail["src"], ev.detail["dst"]
-            cycles = cm.dma_cycles(ev.nbytes, src, dst)
-            if self.share is not None and "gm" in (src, dst) and ev.nbytes > 0:
+            moved = _moved_bytes(cm, ev)
+            cycles = cm.dma_cycles(moved, src, dst)
+            if self.share is not None and "gm" in (src, dst) and moved > 0:
                 startup = cm.spec.dma_startup_cycles[cm.dma_engine(src, dst)]
-                cycles = max(cycles, math.ceil(ev.nbytes / self.share) + startup)
+                cycles = max(cycles, math.ceil(moved / self.share) + startup)
             return cm.cycles_to_us(cycles)
         if isinstance(op, a.MmadOp):
             d = ev.detail
@@ -486,7 +491,7 @@ class _BlockReplay:
                 issue_vc = list(mine)
             spans.append(OpSpan(ev.pipe, start, end, _op_label(ev), ev.nbytes))
             if _is_dma(ev) and "gm" in (ev.detail["src"], ev.detail["dst"]):
-                gm_bytes += ev.nbytes
+                gm_bytes += _moved_bytes(self.cm, ev)
             elif isinstance(op, a.MmadOp):
                 d = ev.detail
                 flops[ev.dtype] += 2 * d["m"] * d["k"] * d["n"]
@@ -518,6 +523,15 @@ class _BlockReplay:
 
 def _is_dma(ev: TraceEvent) -> bool:
     return ev.pipe in DMA_PIPES and "src" in ev.detail and "dst" in ev.detail
+
+
+def _moved_bytes(cm: CostModel, ev: TraceEvent) -> int:
+    """Bytes a DMA op moves: a re-laying copy (ascend.CopyOp.relayout) moves whole DMA
+    blocks per contiguous run of its plain side."""
+    relayout = ev.op.relayout if isinstance(ev.op, a.CopyOp) else None
+    if relayout is None:
+        return ev.nbytes
+    return max(ev.nbytes, cm.dma_bytes(*relayout))
 
 
 def _op_label(ev: TraceEvent) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import glob
 import os
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 import numpy as np
 import onnx
@@ -60,7 +60,9 @@ def backend_cases() -> list[Case]:
     return cases
 
 
-@cache
+# Bounded: tests walk the models in order, and nine models' weights (imported, run and
+# compiled) do not fit in a CI machine's memory at once.
+@lru_cache(maxsize=2)
 def light_model(name: str, seed: int = 0) -> onnx.ModelProto:
     from geir.tools.models import load_light_model
 
@@ -84,13 +86,13 @@ def assert_close(actual: np.ndarray, expected: np.ndarray, what: str = "", rtol=
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
 
 
-@cache
+@lru_cache(maxsize=2)
 def reference_run(key: str):
     """(module, feeds, outputs) of a suite model imported and run before any pass.
 
     `key`: a light model name, a backend case name (its shipped inputs), or
     `transformerN` (the TorchScript block stacked N times); cached, so several
-    pipelines over one model import and run it once. Tests must not mutate the
+    pipelines over one model import and run it once (the last two keys are kept). Tests must not mutate the
     module (clone it)."""
     from geir.lowering.onnx_to_graph import import_model
     from geir.runtime.interpreter import input_specs, random_inputs, run_module

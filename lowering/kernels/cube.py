@@ -798,13 +798,25 @@ def _conv_box(geo: dict, ohs: int, owt: int) -> tuple[int, int]:
 
 def _conv_tiling(req: KernelRequest, plan: Plan, pricer: _Pricer) -> Tiling | None:
     geo = plan.conv
+    oh, ow = geo["oh"], geo["ow"]
+    pixel_tiles = [(r, ow) for r in range(1, oh + 1) if oh % r == 0 or r * ow <= 256 or r == oh]
+    pixel_tiles = [t for t in pixel_tiles if round_up(t[0] * t[1], F) <= 1024]
+    split_rows = [(1, c) for c in range(F, min(ow, 512) + 1, F)]
+    if not pixel_tiles:  # rows too long for l0: split each row
+        pixel_tiles = split_rows
+    best = _conv_candidates(req, plan, pricer, pixel_tiles)
+    if best is None and pixel_tiles is not split_rows:  # a whole row's box does not fit l1
+        best = _conv_candidates(req, plan, pricer, split_rows)
+    return best
+
+
+def _conv_candidates(req: KernelRequest, plan: Plan, pricer: _Pricer,
+                     pixel_tiles: list[tuple[int, int]]) -> Tiling | None:
+    """The cheapest conv tiling whose output tiles are `pixel_tiles` (rows x columns)."""
+    geo = plan.conv
     isz, slots = pricer.isz, pricer.slots
     khw = geo["kh"] * geo["kw"]
     oh, ow, mg, cg = geo["oh"], geo["ow"], geo["mg"], geo["cg"]
-    pixel_tiles = [(r, ow) for r in range(1, oh + 1) if oh % r == 0 or r * ow <= 256 or r == oh]
-    pixel_tiles = [t for t in pixel_tiles if round_up(t[0] * t[1], F) <= 1024]
-    if not pixel_tiles:  # rows too long for l0: split each row
-        pixel_tiles = [(1, c) for c in range(F, min(ow, 512) + 1, F)]
     best: Tiling | None = None
     best_key: tuple = ()
     images = geo["n"] * geo["group"]
@@ -833,13 +845,18 @@ def _conv_tiling(req: KernelRequest, plan: Plan, pricer: _Pricer) -> Tiling | No
             kc = round_up(cc * unit_k, F)
             chunks = ceil_div(units, cc)
             steps = chunks * ceil_div(kc, kt)
-            mte2 = chunks * (pricer.dma(cc * c0 * rows * cols * isz, "gm", "l1")
-                             + pricer.dma(mt * cc * unit_k * isz, "gm", "l1"))
+            # an NCHW box is interleaved into C0 lanes by its copy (ascend.CopyOp.relayout)
+            fm_run = None if plan.x_blocked else isz
+            fm_bytes = cc * c0 * rows * cols * isz
+            if fm_run:
+                fm_bytes = max(fm_bytes, req.cost.dma_bytes(min(cc * c0, cg) * rows * cols * isz, fm_run))
+            mte2 = chunks * (pricer.dma(fm_bytes, "gm", "l1") + pricer.dma(mt * cc * unit_k * isz, "gm", "l1"))
             mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * np_ * isz, "l1", "l0b"))
             cube = steps * req.cost.mmad_cycles(mt, kt, np_, pricer.dtype)
             cycles = pricer.tile(mte2, mte1, cube, mt, npix, min(mg, mt))
             tiles = images * ceil_div(mg, mt) * ceil_div(oh, ohs) * ceil_div(ow, owt)
-            hbm = tiles * (cg * rows * cols + mt * cg * khw) * isz + geo["n"] * geo["m"] * oh * ow * isz
+            hbm = (tiles * (req.cost.dma_bytes(cg * rows * cols * isz, fm_run) + mt * units * unit_k * isz)
+                   + geo["n"] * geo["m"] * oh * ow * isz)
             us, blocks = pricer.total_us(cycles, tiles, hbm)
             key = (round(us, 6), tiles * steps)  # ties: fewer instructions
             if best is None or key < best_key:
@@ -1018,11 +1035,31 @@ class _Epilogue:
         return _EpilogueShape([ins.op for ins in self.plan.instrs], len(self.sides) + int(self.needs_raw),
                               len(self.stores), isz)
 
+    @property
+    def blocked(self) -> bool:
+        """The passes run on NC1HWC0 tiles [rows / C0, cols, C0] in ub, as the result is
+        stored: no re-layout between gm and ub. Needs whole C0 blocks of channels (padding
+        lanes would compute f(0), not keep the zeros NC1HWC0 promises) and sides that are
+        NC1HWC0 tensors or per-channel vectors."""
+        plan = self.plan
+        if not (plan.out_blocked and plan.kind == "conv" and plan.rows % L.c0_of(plan.elt) == 0):
+            return False
+        for v in self.sides:
+            side = plan.sides[v]
+            _, sr, sc = side.spans
+            if not sr or (sc and not side.blocked):
+                return False
+        return True
+
     def rows(self, req: KernelRequest, mt: int, cols: int) -> int:
         """Rows of one pass: as many as the pool and the side tiles leave room for in ub."""
         elt = self.plan.elt
         isz, blk, ecp = itemsize(elt), block_elems(elt), row_elems(cols, elt)
         spans = [self.plan.sides[v].spans for v in self.sides]
+        if self.blocked:  # [rows / C0, cols, C0] tiles, per-channel sides [rows / C0, 1, C0]
+            per_row = (self.pool * cols + sum(1 for s in spans if not s[2])) * isz
+            room = (req.device.buffer_bytes["ub"] - 1024) // per_row
+            return max(0, min(mt, room))
         per_row = (self.pool * ecp + blk * sum(1 for s in spans if s[1] and not s[2])) * isz
         fixed = sum(ecp if s[2] else blk for s in spans if not s[1]) * isz + 1024
         room = (req.device.buffer_bytes["ub"] - fixed) // per_row
@@ -1107,15 +1144,16 @@ class _CubeKernel:
         return kernel
 
     def _epilogue_buffers(self) -> None:
-        """The pool of [er, ecp] ub tiles, the compact tiles of broadcast sides and the gm
-        views of the sides as [B * R or 1, C or 1]."""
+        """The pool of [er, ecp] ub tiles (blocked: [er / C0, cols, C0]), the compact tiles
+        of broadcast sides and the gm views of the sides as [B * R or 1, C or 1]."""
         kb, epi, t, elt, plan = self.kb, self.epi, self.t, self.elt, self.plan
         self.side2 = {}
+        c0 = self.c0
         for v in epi.sides:
             side = plan.sides[v]
             sb, sr, sc = side.spans
-            if side.blocked and sc:  # [N, C1, H, W, C0] as [B * C1, C, C0]
-                shape = [(plan.batch if sb else 1) * self.R // self.c0, plan.cols, self.c0]
+            if side.blocked and (sc or epi.blocked):  # [N, C1, H, W, C0] as [B * C1, C or 1, C0]
+                shape = [(plan.batch if sb else 1) * self.R // c0, plan.cols if sc else 1, c0]
             elif side.blocked:  # [N, C1, 1, 1, C0]: padded channels in order
                 shape = [(plan.batch if sb else 1) * self.R, 1]
             else:
@@ -1124,8 +1162,14 @@ class _CubeKernel:
         blk = block_elems(elt)
         ecp = row_elems(self.cols_max, elt)
         er = t.er
-        self.pool = [kb.alloc([er, ecp], elt, "ub", f"v{i}") for i in range(epi.pool)]
         self.compact = {}
+        if epi.blocked:
+            self.pool = [kb.alloc([er // c0, self.cols_max, c0], elt, "ub", f"v{i}") for i in range(epi.pool)]
+            for v in epi.sides:
+                if not plan.sides[v].spans[2]:
+                    self.compact[v] = kb.alloc([er // c0, 1, c0], elt, "ub", f"s{len(self.compact)}")
+            return
+        self.pool = [kb.alloc([er, ecp], elt, "ub", f"v{i}") for i in range(epi.pool)]
         for v in epi.sides:
             spans = self.plan.sides[v].spans
             if spans[1] and spans[2]:
@@ -1406,6 +1450,9 @@ class _CubeKernel:
             return out_tiles[i]
 
         ecp = row_elems(cols, elt)
+        if epi.blocked:
+            self._blocked_pass(grow, b, r, col, rows, cols, staged)
+            return
         tiles = [kb.tile(buf, [0, 0], [rows, ecp]) for buf in self.pool]
 
         def tile_of(key: object) -> SSAValue:
@@ -1460,6 +1507,55 @@ class _CubeKernel:
             if cols != ecp:
                 props["pad"] = UnitAttr()
             kb.copy(src, dst, **props)
+        kb.set_flag("MTE3", "MTE2", 0)
+
+
+    def _blocked_pass(self, grow: Index, b: Index, r: Index, col: Index, rows: int, cols: int,
+                      staged: SSAValue | None) -> None:
+        """`_epilogue_pass` on NC1HWC0 tiles [rows / C0, cols, C0] (`_Epilogue.blocked`): the
+        staged result and NC1HWC0 sides are copied as they lie, per-channel sides arrive as
+        [rows / C0, 1, C0] (re-laid out by the copy if stored as plain vectors) and are
+        broadcast over the pixels; the outputs are stored as they lie."""
+        kb, plan, epi, c0 = self.kb, self.plan, self.epi, self.c0
+        rb = rows // c0
+        tiles = [kb.tile(buf, [0, 0, 0], [rb, cols, c0]) for buf in self.pool]
+
+        def tile_of(key: object) -> SSAValue:
+            return tiles[epi.where[key]]
+
+        def out_tile(i: int) -> SSAValue:
+            if staged is not None and i == epi.staging:
+                return staged
+            return self._gm_tile(self.out2[i], grow, col, rows, cols, True)
+
+        kb.wait_flag("MTE3", "MTE2", 0)
+        if epi.needs_raw:
+            kb.copy(out_tile(epi.staging), tile_of(plan.result))
+        compact = {}
+        for v in epi.sides:
+            side = plan.sides[v]
+            sb, _, sc = side.spans
+            view = self.side2[v]
+            srow = kb.add(kb.mul(b, self.R if side.blocked else plan.rows) if sb else 0, r)
+            if sc:
+                kb.copy(self._gm_tile(view, srow, col, rows, cols, True), tile_of(v))
+                continue
+            dst = compact[v] = kb.tile(self.compact[v], [0, 0, 0], [rb, 1, c0])
+            if side.blocked:
+                kb.copy(kb.tile(view, [kb.divui(srow, c0), 0, 0], [rb, 1, c0]), dst)
+            else:
+                kb.copy(kb.tile(view, [srow, 0], [rows, 1]), dst, layout=StringAttr("nd2nc1hwc0"))
+        kb.sync("MTE2", "V", 0)
+        for v, src in compact.items():
+            kb.vec("vbrcb", src, tile_of(v))
+        for ins in plan.instrs:
+            operands = [tile_of(s) for s in ins.srcs]
+            if ins.scalar is not None:
+                operands.insert(1, kb.scalar(ins.scalar, self.elt))
+            kb.vec(ins.op, *operands, tile_of(ins.dst))
+        kb.sync("V", "MTE3", 0)
+        for i, key in epi.stores:
+            kb.copy(tile_of(key), out_tile(i))
         kb.set_flag("MTE3", "MTE2", 0)
 
 

@@ -163,8 +163,10 @@ class LayoutCosts:
             c = types[0].get_shape()[1]
             m, cg, kh, kw = types[1].get_shape()
             pixels = out_shape[0] * math.prod(out_shape[2:])
-            if op.attrs()["group"] == 1:  # K in FRACTAL_Z order: (C1, kh, kw, C0)
+            if op.attrs()["group"] == 1 and ins[1] == L.FRACTAL_Z:  # K in FRACTAL_Z order: (C1, kh, kw, C0)
                 macs = pixels * _round(m, 16) * _round(c, c0) * kh * kw
+            elif op.attrs()["group"] == 1:  # plain weights: K = (c, kh, kw), padded once
+                macs = pixels * _round(m, 16) * _round(c * kh * kw, 16)
             else:  # channel groups share the C0 lanes: no padding per group
                 macs = pixels * m * cg * kh * kw
         else:
@@ -546,6 +548,10 @@ class Planner:
         src = have[src_fmt]
         td = g.TransDataOp.build_op([src], src_format=src_fmt, dst_format=want)
         if isinstance(src, BlockArgument):
+            # named after the value's producer, as GE names its TransData nodes
+            fusion = src.block.parent_op()
+            if isinstance(fusion, g.FusionOp) and isinstance(fusion.operands[src.index].owner, Operation):
+                td.location = fusion.operands[src.index].owner.location
             Rewriter.insert_op(td, InsertPoint.at_start(src.block))
         else:
             td.location = src.owner.location
@@ -673,6 +679,11 @@ def capable_formats(op: g.GraphOp, i: int, matmul_nz: bool = True) -> tuple[str,
     """The formats operand `i` (the result if i == number of operands) of a cube op can
     take: those the op accepts that the value's rank allows."""
     n = len(op.operands)
+    if op.LAYOUT == "conv" and op.attrs()["group"] != 1:
+        # What the kernels take, as GE's op info decides: no grouped or depthwise conv kernel
+        # reads NC1HWC0 yet (lowering/kernels/cube.py), so one would run on plain tensors
+        # between trans_data kernels - a cost this pass would not see.
+        return (L.ND,)
     v = op.results[0] if i == n else op.operands[i]
     rank = len(L.logical_shape(v.type))
     return tuple(f for f in L.slot_formats(op, None if i == n else i)

@@ -1,4 +1,8 @@
-"""Shared pytest setup: the model suite's accounting in the run's summary."""
+"""Shared pytest setup: the model suite's accounting in the run's summary; caches freed per module."""
+
+import gc
+
+import pytest
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -12,3 +16,18 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_line(f"{len(passed)} backend cases match their expected outputs; {len(LEFT_OUT)} left out:")
     for name, reason in sorted(LEFT_OUT.items()):
         terminalreporter.write_line(f"  {name}: unsupported {reason}")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _free_module_caches(request):
+    """After a test module, drop what its functools caches hold (compiled models, imported
+    weights): kept across modules they add up to more memory than CI machines have."""
+    yield
+    for value in vars(request.module).values():
+        if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", None) == request.module.__name__:
+            value.cache_clear()
+    from geir.testing import suite  # noqa: PLC0415
+
+    suite.light_model.cache_clear()
+    suite.reference_run.cache_clear()
+    gc.collect()

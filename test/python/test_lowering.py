@@ -12,21 +12,24 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 from xdsl.context import Context
 
 from geir.dialects import ascend as a
+from geir.dialects import layout as L
+from geir.dialects.types import to_dtype
 from geir.errors import GeirError
-from geir.ir.text import make_context
+from geir.ir.text import make_context, parse_module
 from geir.lowering.graph_to_ascend import ConvertGraphToAscend, fallback_ops
 from geir.lowering.kernels.common import LoweringError
 from geir.lowering.onnx_to_graph import import_model
 from geir.passes.registry import get_all_passes
 from geir.runtime.ascend_interpreter import ascend_input_specs, run_ascend_module
-from geir.runtime.interpreter import input_specs, random_inputs, run_module
-from geir.testing.suite import LIGHT_MODELS, assert_close, backend_cases, light_model, ort_run
+from geir.runtime.interpreter import input_specs, main_function, random_inputs, run_module
+from geir.testing.suite import LIGHT_MODELS, assert_close, backend_cases, light_model, lit_chunks, ort_run
 
 from test_onnx_suite import LEFT_OUT
 
@@ -160,3 +163,41 @@ def test_rejections_are_clear():
     assert issubclass(LoweringError, GeirError)
     with pytest.raises(ValueError, match="unknown device"):
         ConvertGraphToAscend(device="tpu")
+
+
+# ---------------------------------------------------------------------------
+# Every lit case of the lowering keeps its numerics.
+# ---------------------------------------------------------------------------
+
+LIT_DIR = str(Path(__file__).resolve().parents[1] / "lowering" / "graph_to_ascend")
+
+
+def _graph_chunks():
+    """Graph-level chunks of the lowering's lit files (not the error cases, not the ones
+    written at ascend level)."""
+    for cid, chunk in lit_chunks(LIT_DIR, ""):
+        if cid.startswith(("errors", "reference")) or "expected-error" in chunk:
+            continue
+        yield pytest.param(chunk, id=cid)
+
+
+@pytest.mark.parametrize("chunk", list(_graph_chunks()))
+def test_lit_chunk_keeps_numerics(chunk):
+    """The lowered program gives the graph-level outputs; formatted inputs are valid tensors
+    of their format (zero padding), formatted outputs are compared as logical tensors."""
+    module = parse_module(chunk)
+    types = main_function(module).function_type
+    feeds = {}
+    for (name, value), t in zip(random_inputs(module, seed=3).items(), types.inputs.data):
+        feeds[name] = L.physical_array(L.logical_array(value, t), t) if L.is_formatted(t) else value
+    before = run_module(module, feeds)
+    ConvertGraphToAscend().apply(Context(), module)
+    module.verify()
+    after = run_ascend_module(module, feeds)
+    for (name, value), t in zip(before.items(), types.outputs.data):
+        tol = {"rtol": 2e-2, "atol": 2e-2} if to_dtype(t.element_type).itemsize == 2 else {}
+        if L.is_formatted(t):
+            value, got = L.logical_array(value, t), L.logical_array(after[name], t)
+        else:
+            got = after[name]
+        assert_close(got, value, name, **tol)

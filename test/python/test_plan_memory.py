@@ -10,7 +10,7 @@ streams (gm) or pipes (on chip).
 
 from __future__ import annotations
 
-from functools import cache
+from functools import lru_cache
 
 import numpy as np
 import pytest
@@ -42,7 +42,7 @@ def model(name: str):
     return light_model(name)
 
 
-@cache
+@lru_cache(maxsize=3)  # bounded: all suite models compiled at once would not fit in memory
 def compiled(name: str, **options) -> geir.api.CompiledModel:
     """The default pipeline (O3: layout, up to four streams, memory reuse)."""
     return geir.compile(model(name), **options)
