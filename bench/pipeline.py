@@ -24,7 +24,8 @@ and timed by the simulator (runtime.simulator.profile, runtime.report.build_repo
 - latency us: modeled end-to-end latency; x: O0's over this row's;
 - peak MiB: peak device memory (inputs/outputs, weights, workspace); x: O0's over this row's;
 - ws MiB: the workspace alone (the intermediate tensors memory reuse acts on);
-- kernels: distinct kernels launched; compile s / run s: compile time, and the functional run
+- kernels: distinct kernels launched; trans_data: layout-conversion kernels launched (their
+  modeled share of kernel time); compile s / run s: compile time, and the functional run
   plus simulation (the bench's own cost); ok: outputs allclose to O0's (rtol 1e-4, atol 1e-5).
 
 A step whose pass has not landed is "n/a (pass not available)"; a failure is a footnote.
@@ -96,6 +97,8 @@ class Row:
     peak_bytes: int = 0
     workspace_bytes: int = 0
     kernels: int = 0
+    trans_data: int = 0  # layout-conversion kernel launches
+    layout_share: float = 0.0  # their share of kernel time
     compile_s: float = 0.0
     run_s: float = 0.0
     matches: bool | None = None
@@ -148,6 +151,8 @@ def measure(row: Row, model, options: dict[str, Any], adds: str | None, device: 
     row.peak_bytes = report["peak_memory_bytes"]
     row.workspace_bytes = report["memory"]["workspace_bytes"]
     row.kernels = report["kernel_count"]
+    row.trans_data = sum(1 for k in report["kernels"] if k["layout_conversion"])
+    row.layout_share = report["layout_conversion_share"]
     return feeds
 
 
@@ -189,8 +194,8 @@ def bench_model(name: str, device: str, log) -> list[Row]:
 # Tables.
 # ---------------------------------------------------------------------------
 
-COLUMNS = ("model", "step", "latency us", "x", "peak MiB", "x", "ws MiB", "kernels", "compile s", "run s", "ok",
-           "note")
+COLUMNS = ("model", "step", "latency us", "x", "peak MiB", "x", "ws MiB", "kernels", "trans_data", "compile s",
+           "run s", "ok", "note")
 RIGHT = set(range(2, len(COLUMNS) - 1))
 
 
@@ -211,7 +216,8 @@ def row_cells(row: Row, base: Row, notes: list[str]) -> tuple[str, ...]:
     mem_x = f"{base.peak_bytes / row.peak_bytes:.2f}" if ok and row.peak_bytes else ""
     match = "" if row.matches is None else ("yes" if row.matches else "NO")
     return (row.model, row.step, f"{row.latency_us:.1f}", lat_x, _mib(row.peak_bytes), mem_x,
-            _mib(row.workspace_bytes), str(row.kernels), f"{row.compile_s:.1f}", f"{row.run_s:.1f}", match, note)
+            _mib(row.workspace_bytes), str(row.kernels), f"{row.trans_data} ({row.layout_share:.1%})",
+            f"{row.compile_s:.1f}", f"{row.run_s:.1f}", match, note)
 
 
 def geomean(xs: list[float]) -> float:

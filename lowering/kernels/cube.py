@@ -1307,7 +1307,7 @@ class _CubeKernel:
 
             _chunks(kb, count, t.cc, self.slots, chunk)
             first_chunk[0] = False
-        row = kb.add(kb.mul(n, geo["m"]), wrow)
+        row = kb.add(kb.mul(n, self.R), wrow)  # R: channels, padded to C0 in an NC1HWC0 result
         col = kb.add(kb.mul(oh0, geo["ow"]), ow0)
         self._finish_tile(acc, row, col, mv, npix)
 

@@ -194,7 +194,9 @@ class LayoutCosts:
         n = len(op.operands)
         total = 0.0
         for i, (f, native) in enumerate(zip(formats, natives)):
-            if f == native:
+            if f == native or (op.LAYOUT == "conv" and i == 1):
+                # plain conv weights are read as the [Cout, K] matrix they are: the copy's
+                # ND2NZ moves whole fractal rows, at full rate (CostModel.dma_bytes)
                 continue
             t = L.logical_type(op.results[0].type if i == n else op.operands[i].type)
             if i == n:
@@ -449,6 +451,8 @@ class Planner:
         n = len(a.op.operands)
         best: tuple[float, tuple[str, ...]] | None = None
         for combo in itertools.product(*a.slots):
+            if not kernel_takes(a.op, combo):
+                continue
             t = self.costs.anchor_us(a.op, combo, a.natives)
             for i, (v, f) in enumerate(zip(a.values(), combo)):
                 if not self.is_const(v):
@@ -668,6 +672,13 @@ class LayoutReport:
     @property
     def conversion_us(self) -> float:
         return self.trans_data_us + self.relayout_us
+
+
+def kernel_takes(op: g.GraphOp, formats: tuple[str, ...]) -> bool:
+    """Whether the cube kernels take a conv / matmul / gemm with these operand and result
+    formats: an NC1HWC0 feature map is read in FRACTAL_Z's K order (c1, kh, kw, c0), so it
+    needs FRACTAL_Z weights (lowering/kernels/cube.py)."""
+    return not (op.LAYOUT == "conv" and formats[0] == L.NC1HWC0 and formats[1] != L.FRACTAL_Z)
 
 
 def native_formats(op: g.GraphOp, matmul_nz: bool = True) -> tuple[str, ...]:

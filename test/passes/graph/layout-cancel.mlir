@@ -23,11 +23,13 @@ func.func @pairs(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
 // -----
 // Two convs back to back, as GE first sees them: conv1's NC1HWC0 -> NCHW and conv2's NCHW ->
 // NC1HWC0 would be an inverse pair; here the value simply stays NC1HWC0. A constant that was
-// already converted is converted back and then again (same bytes).
+// already converted is converted back and then again (same bytes) for conv2, which reads
+// NC1HWC0; conv1 reads the plain input and takes it plain.
 // CHECK-LABEL: func.func @back_to_back(
-// CHECK-NEXT:    %w = graph.constant dense<1.000000e-02> : tensor<18x2x16x16xf32, #graph.format<FRACTAL_Z, NCHW, [32, 32, 3, 3]>>
+// CHECK-NEXT:    %w = graph.constant dense<1.000000e-02> : tensor<32x32x3x3xf32>
+// CHECK-NEXT:    %w_1 = graph.constant dense<1.000000e-02> : tensor<18x2x16x16xf32, #graph.format<FRACTAL_Z, NCHW, [32, 32, 3, 3]>>
 // CHECK-NEXT:    %c1 = graph.conv %x, %w {{.*}} -> tensor<1x2x64x64x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 64, 64]>>
-// CHECK-NEXT:    %c2 = graph.conv %c1, %w {{.*}} : (tensor<1x2x64x64x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 64, 64]>>, {{.*}}) -> tensor<1x32x64x64xf32>
+// CHECK-NEXT:    %c2 = graph.conv %c1, %w_1 {{.*}} : (tensor<1x2x64x64x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 64, 64]>>, {{.*}}) -> tensor<1x32x64x64xf32>
 // CHECK-NEXT:    func.return %c2
 func.func @back_to_back(%x: tensor<1x32x64x64xf32>) -> tensor<1x32x64x64xf32> {
   %w = graph.constant dense<0.01> : tensor<18x2x16x16xf32, #graph.format<FRACTAL_Z, NCHW, [32, 32, 3, 3]>>

@@ -3,13 +3,14 @@
 // RUN: geir-opt %s -p graph-layout --split-input-file --elide-resources | filecheck %s
 
 // A conv chain: the convs read and write NC1HWC0 between them, relu and the residual add run
-// on NC1HWC0 storage, the weights become FRACTAL_Z constants. The 3-channel input is read as it
-// is (padding it to C0 = 16 costs more than it saves) and the 1-channel result is written ND:
-// no trans_data at all.
+// on NC1HWC0 storage, the weights of convs reading NC1HWC0 become FRACTAL_Z constants (its K
+// order). The 3-channel input is read as it is (padding it to C0 = 16 costs more than it
+// saves), so the first conv keeps plain weights (read as the [Cout, K] matrix they are), and
+// the 1-channel result is written ND: no trans_data at all.
 // CHECK-LABEL: func.func @chain(
 // CHECK-SAME:    %x: tensor<1x3x32x32xf32>) -> tensor<1x1x32x32xf32> {
-// CHECK-NEXT:    %w1 = graph.constant dense_resource<__elided__> : tensor<9x2x16x16xf32, #graph.format<FRACTAL_Z, NCHW, [32, 3, 3, 3]>>
-// CHECK-NEXT:    %c1 = graph.conv %x, %w1 {{.*}} : (tensor<1x3x32x32xf32>, tensor<9x2x16x16xf32, #graph.format<FRACTAL_Z, NCHW, [32, 3, 3, 3]>>) -> tensor<1x2x32x32x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 32, 32]>>
+// CHECK-NEXT:    %w1 = graph.constant dense<1.000000e-01> : tensor<32x3x3x3xf32>
+// CHECK-NEXT:    %c1 = graph.conv %x, %w1 {{.*}} : (tensor<1x3x32x32xf32>, tensor<32x3x3x3xf32>) -> tensor<1x2x32x32x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 32, 32]>>
 // CHECK-NEXT:    %r1 = graph.relu %c1 : (tensor<1x2x32x32x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 32, 32]>>) -> tensor<1x2x32x32x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 32, 32]>>
 // CHECK-NEXT:    %w2 = graph.constant dense<1.000000e-01> : tensor<18x2x16x16xf32, #graph.format<FRACTAL_Z, NCHW, [32, 32, 3, 3]>>
 // CHECK-NEXT:    %c2 = graph.conv %r1, %w2 {{.*}} -> tensor<1x2x32x32x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 32, 32]>>
@@ -33,11 +34,14 @@ func.func @chain(%x: tensor<1x3x32x32xf32>) -> tensor<1x1x32x32xf32> {
 // -----
 // Insertion: a large NC1HWC0 tensor read by two convs and by flatten (ND only). One trans_data
 // for the flatten is cheaper than both convs and its producer re-laying out 6.4 MB in-kernel.
+// The weights are kept twice: plain for the conv reading ND, FRACTAL_Z for those reading NC1HWC0.
 // CHECK-LABEL: func.func @insert(
+// CHECK:         %w = graph.constant {{.*}} : tensor<32x32x1x1xf32>
+// CHECK-NEXT:    %[[WZ:w.*]] = graph.constant {{.*}} #graph.format<FRACTAL_Z, NCHW, [32, 32, 1, 1]>>
 // CHECK:         %r = graph.relu %c : {{.*}} -> tensor<1x2x224x224x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 224, 224]>>
 // CHECK-NEXT:    %0 = graph.trans_data %r {src_format = "NC1HWC0", dst_format = "ND"} : (tensor<1x2x224x224x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 224, 224]>>) -> tensor<1x32x224x224xf32>
-// CHECK-NEXT:    %a = graph.conv %r, %w : (tensor<1x2x224x224x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 224, 224]>>, {{.*}}) -> tensor<1x32x224x224xf32>
-// CHECK-NEXT:    %b = graph.conv %r, %w : (tensor<1x2x224x224x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 224, 224]>>, {{.*}}) -> tensor<1x32x224x224xf32>
+// CHECK-NEXT:    %a = graph.conv %r, %[[WZ]] : (tensor<1x2x224x224x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 224, 224]>>, {{.*}}) -> tensor<1x32x224x224xf32>
+// CHECK-NEXT:    %b = graph.conv %r, %[[WZ]] : (tensor<1x2x224x224x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 224, 224]>>, {{.*}}) -> tensor<1x32x224x224xf32>
 // CHECK-NEXT:    %f = graph.flatten %0 : (tensor<1x32x224x224xf32>) -> tensor<1x1605632xf32>
 func.func @insert(%x: tensor<1x32x224x224xf32>) -> (tensor<1x32x224x224xf32>, tensor<1x32x224x224xf32>, tensor<1x1605632xf32>) {
   %w = graph.constant dense<0.01> : tensor<32x32x1x1xf32>
