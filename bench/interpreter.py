@@ -7,7 +7,9 @@ single-threaded on the same inputs, in this one run; prints both and the ratio.
 `first s` is the first run, which also translates each kernel to Python once
 (runtime/ascend_compiled.py); `geir s` the best of the `--repeat` runs after it,
 the figure the ratio uses (onnxruntime's session creation is not timed either).
-`--xdsl` adds the same program run op by op on xDSL's interpreter.
+`--xdsl` adds the same program run op by op on xDSL's interpreter. `index MB`:
+the im2col index arrays the compiled kernels hold after the runs (each load3d
+geometry's gathers, freed with the program).
 
     python bench/interpreter.py [--models light_resnet50,light_squeezenet] [--repeat 3] [--xdsl]
 """
@@ -18,6 +20,7 @@ import argparse
 import time
 
 import geir
+from geir.runtime.ascend_compiled import held_bytes
 from geir.runtime.ascend_interpreter import run_ascend_module
 from geir.testing.suite import LIGHT_MODELS, light_model
 
@@ -49,20 +52,21 @@ def main(argv=None) -> None:
     ap.add_argument("--xdsl", action="store_true", help="also time the op-by-op run on xDSL's interpreter")
     args = ap.parse_args(argv)
     xdsl = f"{'xdsl s':>9}" if args.xdsl else ""
-    print(f"{'model':<22}{'first s':>9}{'geir s':>9}{xdsl}{'onnxruntime s':>15}{'ratio':>8}")
+    print(f"{'model':<22}{'first s':>9}{'geir s':>9}{xdsl}{'onnxruntime s':>15}{'ratio':>8}{'index MB':>10}")
     for name in args.models.split(","):
         model = light_model(name)
         compiled = geir.compile(model, opt_level=2, streams=1)
         feeds = compiled.random_inputs(seed=0)
         first = timed(lambda: compiled.run(feeds))
         ours = best_of(lambda: compiled.run(feeds), args.repeat)
+        held = held_bytes(compiled.module) / 1e6
         if args.xdsl:
             slow = timed(lambda: run_ascend_module(compiled.module, feeds, compiled=False))
             xdsl = f"{slow:>9.3f}"
         session = _session(model)  # created once: session creation is not execution
         session.run(None, feeds)  # warm-up
         theirs = best_of(lambda: session.run(None, feeds), max(args.repeat, 3))
-        print(f"{name:<22}{first:>9.3f}{ours:>9.3f}{xdsl}{theirs:>15.4f}{ours / theirs:>7.0f}x")
+        print(f"{name:<22}{first:>9.3f}{ours:>9.3f}{xdsl}{theirs:>15.4f}{ours / theirs:>7.0f}x{held:>10.1f}")
 
 
 if __name__ == "__main__":

@@ -12,9 +12,12 @@ translated once into Python source:
   `set_flag` / `wait_flag` inline updates of the block's flag counter;
 * `memref.subview` with static sizes is an inline numpy slice behind a guard
   (bounds, fractal alignment, the source's strides as last checked); views of
-  block-invariant buffers at static offsets are taken once per block;
+  block-invariant buffers at static offsets are taken once per block, those a
+  loop takes of a launch- (block-) invariant buffer once per offset and launch
+  (block), kept in a dict;
 * alloc, copy, mmad, load3d, vector ops, ... are closures over their decoded
-  attributes.
+  attributes; load3d's gathers are indexed by box-relative geometry (see
+  `ai.Load3dGeometry`) and shared by the kernel's load3d ops of one geometry.
 
 Checks and messages stay the interpreter's: where a guard fails the generated
 code calls the interpreter's own function (`subview`, `alloc`, `write`,
@@ -82,6 +85,7 @@ class CompiledKernel:
     arity: int
     launch_memos: int  # values the same for every block of a launch, kept in a list per launch
     source: str
+    im2col: tuple[ai.Load3dGeometry, ...] = ()  # its load3d ops' gathers (held as long as it is)
 
     def accepts(self, args: Sequence[Any]) -> bool:
         if len(args) != self.arity:
@@ -132,6 +136,18 @@ def compile_kernel(kernel: a.KernelOp, listen: bool = False, traced: bool = Fals
     return cache[1][key]
 
 
+def held_bytes(module: Operation) -> int:
+    """Bytes of the im2col index arrays the compiled kernels of `module` hold (each kernel's
+    load3d gathers, kept on the kernel op with its code and freed with it)."""
+    seen: dict[int, ai.Load3dGeometry] = {}
+    for op in module.walk():
+        cache = getattr(op, _CACHE_ATTR, None) if isinstance(op, a.KernelOp) else None
+        for entry in (cache[1].values() if cache else ()):
+            for geometry in (entry.im2col if entry is not None else ()):
+                seen[id(geometry)] = geometry
+    return sum(g.nbytes for g in seen.values())
+
+
 def _fingerprint(kernel: a.KernelOp) -> list:
     """Everything the generated code depends on, in order: block structure, ops, operands,
     properties, attributes, result and argument types. Equal lists (compared by identity
@@ -140,12 +156,16 @@ def _fingerprint(kernel: a.KernelOp) -> list:
     add, extend = out.append, out.extend
 
     def block(b: Block) -> None:
+        # Walked once a run for every kernel, so the walk reads xDSL's fields directly: the
+        # operand tuple is replaced whenever an operand changes (the same tuple: the same
+        # operands), and the ops are a linked list.
         add(b)
         for arg in b.args:
             add(arg.type)
-        for op in b.ops:
+        op = b.first_op
+        while op is not None:
             add(op)
-            extend(op.operands)
+            add(op._operands)
             extend(op.properties.values())
             extend(op.attributes.values())
             for r in op.results:
@@ -155,6 +175,7 @@ def _fingerprint(kernel: a.KernelOp) -> list:
                 for inner in region.blocks:
                     block(inner)
                 add(None)
+            op = op._next_op
         add(None)
 
     for b in kernel.body.blocks:
@@ -270,29 +291,73 @@ def _reshape_fn(op: Operation):
 
 
 def _copy_fn(op: a.CopyOp):
+    """A plain copy is one assignment (copyto's unsafe casting); a `{pad}` copy of a smaller
+    source writes it into the destination's leading part and zeroes the rest in place; any
+    other goes through `copy_data` (transposes, layouts, relu)."""
     path = (op.src_space, op.dst_space)
     pipe = a.COPY_PIPES.get(path)
     if pipe is None:
         raise _NotNative
     nbytes, dtype, transform = op.nbytes, ai._dtype_name(op.dst.type), op.physical_transform
-    plain = not op.properties and not op.attributes  # copy_data(op, src, shape) is src
     copy_data, write, check_path, TE = ai.copy_data, ai.write, ai.check_dma_path, ai.TraceEvent
-    copyto = np.copyto
 
-    def copy(R, B, src, dst):
+    def traced(R, B, dst):
+        R.trace(TE(op, pipe, B.kernel, B.index, B.launch, B.stream, nbytes, tuple(dst.shape), dtype,
+                   {"src": path[0], "dst": path[1], "transform": transform}))
+
+    if not op.properties and not op.attributes:
+        def copy(R, B, src, dst):
+            if path not in R.checked_paths:
+                check_path(R, op, path)
+            try:
+                dst[...] = src  # copyto(casting="unsafe") without its dispatch: half the time
+            except ValueError:
+                write(R, op, dst, src)
+            if R.trace is not None:
+                traced(R, B, dst)
+
+        return copy
+
+    slabs: dict[tuple, tuple | None] = {}  # (src shape, dst shape) -> _pad_slabs
+    padded = not op.attributes and set(op.properties) == {"pad"}
+
+    def copy_general(R, B, src, dst):
         if path not in R.checked_paths:
             check_path(R, op, path)
-        data = src if plain else copy_data(op, src, dst.shape)
+        if padded:
+            key = (src.shape, dst.shape)
+            cut = slabs.get(key, False)
+            if cut is False:
+                cut = slabs[key] = _pad_slabs(*key)
+            if cut is not None and dst.flags.writeable:
+                head, zero = cut
+                dst[head] = src
+                for part in zero:
+                    dst[part] = 0
+                if R.trace is not None:
+                    traced(R, B, dst)
+                return
+        data = copy_data(op, src, dst.shape)
         try:
-            copyto(dst, data, casting="unsafe")
+            dst[...] = data
         except ValueError:
             write(R, op, dst, data)
-        tr = R.trace
-        if tr is not None:
-            tr(TE(op, pipe, B.kernel, B.index, B.launch, B.stream, nbytes, tuple(dst.shape), dtype,
-                  {"src": path[0], "dst": path[1], "transform": transform}))
+        if R.trace is not None:
+            traced(R, B, dst)
 
-    return copy
+    return copy_general
+
+
+def _pad_slabs(src: tuple[int, ...], dst: tuple[int, ...]):
+    """A `copy {pad}` of a source no larger than its destination, written in place: (the
+    destination's leading part the source fills, the slabs of the rest, which are zero); None
+    for any other shapes (copy_data's way). Slab d: the rows past the source along axis d
+    within its extent along the axes before."""
+    if len(src) != len(dst) or any(s > d for s, d in zip(src, dst)):
+        return None
+    head = tuple(slice(0, s) for s in src)
+    zero = tuple(head[:d] + (slice(s, None),) for d, (s, n) in enumerate(zip(src, dst)) if s < n)
+    return head, zero
 
 
 def _mmad_fn(op: a.MmadOp):
@@ -321,19 +386,42 @@ def _mmad_fn(op: a.MmadOp):
     return mmad
 
 
-def _load3d_fn(op: a.Load3dOp):
+def _load3d_fn(op: a.Load3dOp, geometry: ai.Load3dGeometry):
+    """A repeated call is a dict hit on `geometry.calls` (the kernel's load3d ops of one
+    geometry share it) and one gather; a launch asks for a few distinct tiles thousands of
+    times."""
     dst_space = op.dst_space
-    to_l0b = dst_space == "l0b"
     nbytes, dtype = op.nbytes, ai._dtype_name(op.dst.type)
-    write, TE, tile_of, outside = ai.write, ai.TraceEvent, ai.load3d_tile, ai.Load3dOutside
+    write, TE, plan, outside = ai.write, ai.TraceEvent, ai.load3d_plan, ai.Load3dOutside
+    calls = geometry.calls
 
     def load3d(R, B, fm, ih, iw, dst, k, oh, ow):
-        rows, cols = dst.shape if to_l0b else dst.shape[::-1]
-        try:
-            tile = tile_of(op, fm, ih, iw, k, oh, ow, rows, cols)
-        except outside as e:
-            raise InterpreterError(f"{ai.where(R, op)}: {e.message(k, ih, iw, fm.shape)}") from None
-        write(R, op, dst, tile if to_l0b else tile.T)
+        found = calls.get((ih, iw, k, oh, ow, fm.shape, dst.shape))
+        if found is None:
+            try:
+                found = plan(geometry, fm.shape, ih, iw, k, oh, ow, dst.shape)
+            except outside as e:
+                raise InterpreterError(f"{ai.where(R, op)}: {e.message(k, ih, iw, fm.shape)}") from None
+        base, g = found
+        src = fm.reshape(-1)[base:]  # a view (a copy of a strided box)
+        try:  # Im2col.into, inline
+            take = g.take
+            if take is None:
+                dst.fill(0)
+            else:
+                src.take(take, out=dst, mode="clip")
+                if not g.clean:
+                    if g.zero_rows is not None:
+                        dst[g.zero_rows] = 0
+                    if g.zero_cols is not None:
+                        dst[:, g.zero_cols] = 0
+                    if g.zeros is not None:
+                        if dst.flags.c_contiguous:
+                            dst.reshape(-1)[g.zeros] = 0
+                        else:
+                            dst.put(g.zeros, 0)
+        except (ValueError, TypeError):  # e.g. a read-only destination: the interpreter's error
+            write(R, op, dst, g.tile(src))
         tr = R.trace
         if tr is not None:
             tr(TE(op, "MTE1", B.kernel, B.index, B.launch, B.stream, nbytes, tuple(dst.shape), dtype,
@@ -345,14 +433,14 @@ def _load3d_fn(op: a.Load3dOp):
 def _vector_fn(op: a.VectorOp):
     fn = ai.vector_kernel(op)
     nbytes, shape, dtype, kind = op.nbytes, tuple(op.dst.type.get_shape()), op.dtype, op.cost_kind
-    write, TE, errstate, copyto = ai.write, ai.TraceEvent, np.errstate, np.copyto
+    write, TE, errstate = ai.write, ai.TraceEvent, np.errstate
 
     def vector(R, B, args):
         with errstate(all="ignore"):
             value = fn(args)
         dst = args[-1]
         try:
-            copyto(dst, value, casting="unsafe")
+            dst[...] = value  # as copyto(casting="unsafe")
         except ValueError:
             write(R, op, dst, value)
         tr = R.trace
@@ -467,9 +555,11 @@ class _Codegen:
         self.shapes: dict[SSAValue, tuple[int, ...] | None] = {}  # runtime shape, when fixed
         self.fixed: set[SSAValue] = set()  # the same Python object for a whole block
         self.memos = 0
+        self.tables: list[str] = []  # prologue lines binding the subview tables (see `table`)
         self.invariant: set[SSAValue] = set()  # the same Python object for a whole launch
         self.launch_memos = 0
         self.poison: dict[str, int] = {}  # space -> end of the planned allocs kept per launch
+        self.load3d: dict[tuple, ai.Load3dGeometry] = {}  # one per im2col geometry
         self.count = 0
 
     # -- bookkeeping ----------------------------------------------------------
@@ -527,7 +617,7 @@ class _Codegen:
         prologue = [f"    POISON(R, {tuple(sorted(self.poison.items()))!r})"] if self.poison else []
         if self.memos:
             prologue.append(f"    M = [None] * {self.memos}")
-        self.lines[memo_at:memo_at] = prologue
+        self.lines[memo_at:memo_at] = prologue + self.tables
         source = "def kernel(I, R, B, args, LM):\n" + "\n".join(self.lines) + "\n"
         code = _CODE.get(source)
         if code is None:
@@ -537,11 +627,12 @@ class _Codegen:
             except (SyntaxError, RecursionError, MemoryError):  # e.g. loops nested too deep for Python
                 raise _Unsupported from None
             linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-            if len(_CODE) >= _CODE_ENTRIES:
-                del _CODE[next(iter(_CODE))]
+            if len(_CODE) >= _CODE_ENTRIES:  # the oldest goes, with its lines for tracebacks
+                linecache.cache.pop(_CODE.pop(next(iter(_CODE))).co_filename, None)
             _CODE[source] = code
         exec(code, self.ns)
-        return CompiledKernel(self.ns["kernel"], memref_args, len(block.args), self.launch_memos, source)
+        return CompiledKernel(self.ns["kernel"], memref_args, len(block.args), self.launch_memos, source,
+                              tuple(self.load3d.values()))
 
     def ops(self, block: Block) -> Operation | None:
         """Emits the ops of `block` but its terminator, which it returns."""
@@ -726,29 +817,54 @@ class _Codegen:
         slow = f"{self.const(_subview_slow(op, spec, strides), 'SV')}(R, {src}, ({''.join(f'{d}, ' for d in dyn)}))"
         res = self.define(op.result)
         fast = None if shape is None else self._subview_guard(op, spec, shape, dyn)
-        if fast is None:
-            self.memoized(op, res, slow)
-            return
         slot = self.memo(op)
+        table = self.table(op) if slot is None else None
         if slot is not None:  # the same tile all block / launch long: taken at its first execution
             self.line(f"{res} = {slot}")
             self.line(f"if {res} is None:")
             self.depth += 1
-        conds, index, space = fast
-        if spec.result_strides is not None:
-            conds.append(f"{src}.strides == {self.const(strides, 'ST')}[0]")
-        if conds:
-            self.line(f"if {' and '.join(conds)}:")
+        elif table is not None:  # a tile of a fixed buffer: taken once for each offset
+            key = dyn[0] if len(dyn) == 1 else f"({''.join(f'{d}, ' for d in dyn)})"
+            self.line(f"{res} = {table}.get({key})")
+            self.line(f"if {res} is None:")
             self.depth += 1
-        self.line(f"{res} = {src}[{index}]")
-        if space is not None:
-            self.line(f"if MISALIGNED(R, B, {space!r}, {res}): {res} = {slow}")
-        if conds:
-            self.depth -= 1
-            self.line(f"else: {res} = {slow}")
+        if fast is None:
+            self.line(f"{res} = {slow}")
+        else:
+            conds, index, space = fast
+            if spec.result_strides is not None:
+                conds.append(f"{src}.strides == {self.const(strides, 'ST')}[0]")
+            if conds:
+                self.line(f"if {' and '.join(conds)}:")
+                self.depth += 1
+            self.line(f"{res} = {src}[{index}]")
+            if space is not None:
+                self.line(f"if MISALIGNED(R, B, {space!r}, {res}): {res} = {slow}")
+            if conds:
+                self.depth -= 1
+                self.line(f"else: {res} = {slow}")
         if slot is not None:
             self.line(f"{slot} = {res}")
             self.depth -= 1
+        elif table is not None:
+            self.line(f"{table}[{key}] = {res}")
+            self.depth -= 1
+
+    def table(self, op: memref.SubviewOp) -> str | None:
+        """Where the tiles a subview in a loop takes of a buffer fixed all launch (block) long
+        are kept by their dynamic operands, or None: a dict per launch (block), so a tile
+        loop takes each of its tiles once; its checks passed when it was taken."""
+        if not self.loops or len(op.operands) < 2:
+            return None
+        name = f"T{len(self.tables)}"
+        if op.source in self.invariant:
+            k, self.launch_memos = self.launch_memos, self.launch_memos + 1
+            self.tables.append(f"    {name} = LM[{k}]\n    if {name} is None: {name} = LM[{k}] = {{}}")
+        elif op.source in self.fixed:
+            self.tables.append(f"    {name} = {{}}")
+        else:
+            return None
+        return name
 
     def _subview_guard(self, op: memref.SubviewOp, spec: ai.SubviewSpec, shape: tuple[int, ...], dyn: list[str]):
         """(conditions, numpy index, space whose 32-byte blocks the tile must start on or None)
@@ -856,7 +972,11 @@ class _Codegen:
         self.line(f"{fn}(R, B, {', '.join(self.name(v) for v in op.operands)})")
 
     def e_load3d(self, op: a.Load3dOp) -> None:
-        fn = self.const(_load3d_fn(op), "LOAD3D")
+        key = ai.Load3dGeometry.key_of(op)
+        geometry = self.load3d.get(key)
+        if geometry is None:
+            geometry = self.load3d[key] = ai.Load3dGeometry(op)
+        fn = self.const(_load3d_fn(op, geometry), "LOAD3D")
         self.line(f"{fn}(R, B, {', '.join(self.name(v) for v in op.operands)})")
 
     def e_vector(self, op: a.VectorOp) -> None:

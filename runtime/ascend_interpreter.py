@@ -35,6 +35,7 @@ result attributes.
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -877,68 +878,227 @@ class Load3dOutside(Exception):
                 f"of rows {ih}..{ih + box[1] - 1}, columns {iw}..{iw + box[2] - 1}")
 
 
+@dataclass(frozen=True, eq=False)
+class Im2col:
+    """How one im2col tile of `shape` (the destination's layout: l0b [K, N], l0a [N, K]) is
+    gathered: `take` indexes the box flattened from `base`, which is a whole number of channel
+    blocks (channels of a [C, H, W] box, C1 blocks of an NC1HWC0 one) from its start (None:
+    every entry is zero); then the rows `zero_rows`, columns `zero_cols` and flat entries
+    `zeros` are zero (padding, channels past `channels`, pixels past `out`; None: none).
+    `span` box elements from `base` are read; `clean`: the gather is all of it (nothing to
+    zero). `outside`: (row, pixel, box row, box column) of the first entry outside the box
+    instead (the tile raises Load3dOutside)."""
+
+    take: np.ndarray | None
+    shape: tuple[int, int]
+    zero_rows: slice | np.ndarray | None = None
+    zero_cols: slice | np.ndarray | None = None
+    zeros: np.ndarray | None = None
+    span: int = 0
+    outside: tuple[int, int, int, int] | None = None
+    clean: bool = False
+
+    @classmethod
+    def of(cls, take: np.ndarray, valid: np.ndarray, span: int) -> Im2col:
+        """Zeros where not `valid`: whole rows and columns as such (a channel past `channels`,
+        a pixel past `out`), the rest (the padding) entry by entry."""
+        if not valid.any():
+            return cls(None, valid.shape)
+        rows, cols = ~valid.any(1), ~valid.any(0)
+        rest = ~(valid | rows[:, None] | cols[None, :])
+        return cls(take, valid.shape, _index_or_slice(rows), _index_or_slice(cols),
+                   np.flatnonzero(rest) if rest.any() else None, span, clean=bool(valid.all()))
+
+    @property
+    def nbytes(self) -> int:
+        parts = (self.take, self.zero_rows, self.zero_cols, self.zeros)
+        return sum(x.nbytes for x in parts if isinstance(x, np.ndarray))
+
+    def into(self, src: np.ndarray, dst: np.ndarray) -> None:
+        """Gathers the tile from the flat box `src` into `dst`; numpy's ValueError or TypeError
+        if it cannot (read-only, another type): the caller then writes `tile(src)`."""
+        if self.take is None:
+            dst.fill(0)
+            return
+        src.take(self.take, out=dst, mode="clip")  # every index is in bounds: clip never clips
+        if self.zero_rows is not None:
+            dst[self.zero_rows] = 0
+        if self.zero_cols is not None:
+            dst[:, self.zero_cols] = 0
+        if self.zeros is not None:
+            if dst.flags.c_contiguous:
+                dst.reshape(-1)[self.zeros] = 0
+            else:
+                dst.put(self.zeros, 0)
+
+    def tile(self, src: np.ndarray) -> np.ndarray:
+        """The gathered tile as a new array."""
+        tile = np.empty(self.shape, src.dtype)
+        self.into(src, tile)
+        return tile
+
+
+def _index_or_slice(mask: np.ndarray) -> slice | np.ndarray | None:
+    """The positions where `mask` holds: None, a slice when they are evenly spaced (numpy
+    assigns through a slice faster), else an index array."""
+    at = np.flatnonzero(mask)
+    if at.size == 0:
+        return None
+    step = int(at[1] - at[0]) if at.size > 1 else 1
+    if step > 0 and (at.size == 1 or (np.diff(at) == step).all()):
+        return slice(int(at[0]), int(at[-1]) + 1, step)
+    return at
+
+
+class Load3dGeometry:
+    """An op's im2col geometry decoded once, with the gathers of its tiles: by box-relative
+    key (`gathers`, the index arrays, see `gather`) and by call (`calls`: the integers and
+    shapes of a call -> `plan`'s (base, gather), so a repeated call is one dict hit). One per
+    op, or shared by the load3d ops of a compiled kernel with one geometry; both tables are
+    bounded (the oldest entries go first)."""
+
+    ENTRIES = 128
+    """Gathers kept: a network's tile loops need a few dozen a geometry (edges, phases)."""
+    CALLS = 4096
+    """Calls remembered."""
+
+    def __init__(self, op: a.Load3dOp):
+        self.kh, self.kw = op.geometry("kernel")
+        self.sh, self.sw = op.geometry("strides")
+        self.dh, self.dw = op.geometry("dilations")
+        self.top, self.left, _, _ = op.geometry("pads")
+        self.oht, self.owt = op.geometry("out")
+        self.h, self.w = op.geometry("image")
+        self.channels = a._int(op.channels)
+        self.transposed = op.dst_space != "l0b"  # l0a holds the tile's transpose
+        self.gathers: dict[tuple, Im2col] = {}
+        self.calls: dict[tuple, tuple[int, Im2col]] = {}
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the index arrays held."""
+        return sum(g.nbytes for g in self.gathers.values())
+
+    def remember(self, call: tuple, planned: tuple[int, Im2col]) -> tuple[int, Im2col]:
+        if len(self.calls) >= self.CALLS:
+            del self.calls[next(iter(self.calls))]
+        self.calls[call] = planned
+        return planned
+
+    @staticmethod
+    def key_of(op: a.Load3dOp) -> tuple:
+        """What the gathers depend on besides the integers and shapes of a call."""
+        return (op.dst_space, *(op.geometry(name) for name, _, _ in a.Load3dOp.GEOMETRY), a._int(op.channels))
+
+    def gather(self, shape: tuple[int, ...], ih: int, iw: int, k: int, oh: int, ow: int,
+               rows: int, cols: int) -> tuple[int, Im2col]:
+        """(base, gather) of the [rows, cols] tile at (k, oh, ow) of a box of `shape` at (ih, iw).
+
+        The index depends on the integers only through box-relative quantities: the phase
+        of k in its channel block (whole blocks are `base`), the tile's first window row and
+        column relative to the box origin, and where the image's edges cut the windows
+        (clamped to the windows' extent, so all interior tiles share one key)."""
+        c0n = shape[3] if len(shape) == 4 else 1
+        period = self.kh * self.kw * c0n
+        first, phase = divmod(k, period)
+        blocks = (phase + rows - 1) // period + 1  # channel blocks the rows touch
+        channels = min(max(self.channels - first * c0n, 0), blocks * c0n)
+        pixels = max(min(cols, self.oht * self.owt), 1)  # those past `out` are zeros anyway
+        ty = ((pixels - 1) // self.owt) * self.sh + (self.kh - 1) * self.dh + 1  # window rows spanned
+        tx = (min(pixels, self.owt) - 1) * self.sw + (self.kw - 1) * self.dw + 1
+        ylo, yhi = _clamp_edge(self.top - oh * self.sh, self.h + self.top - oh * self.sh, ty)
+        xlo, xhi = _clamp_edge(self.left - ow * self.sw, self.w + self.left - ow * self.sw, tx)
+        ry, rx = oh * self.sh - self.top - ih, ow * self.sw - self.left - iw
+        key = (shape, phase, rows, cols, channels, ry, ylo, yhi, rx, xlo, xhi)
+        found = self.gathers.get(key)
+        if found is None:
+            if len(self.gathers) >= self.ENTRIES:
+                del self.gathers[next(iter(self.gathers))]
+            found = self.gathers[key] = self._index(shape, phase, rows, cols, channels, ry, (ylo, yhi), rx, (xlo, xhi))
+        step = shape[1] * shape[2] * c0n  # box elements of one channel block
+        return first * step, found
+
+    def _index(self, shape: tuple[int, ...], phase: int, rows: int, cols: int, channels: int,
+               ry: int, ys: tuple[int, int], rx: int, xs: tuple[int, int]) -> Im2col:
+        """The gather of a tile whose rows start at `phase` of the first channel block, its
+        first window at box row ry, column rx; window offsets in [ys) x [xs) lie in the image."""
+        kk = phase + np.arange(rows)
+        if len(shape) == 4:  # NC1HWC0 box: K = (c1, kh, kw, c0)
+            c0n = shape[3]
+            c1, rest, c0 = kk // (self.kh * self.kw * c0n), kk // c0n, kk % c0n
+            kh, kw = rest // self.kw % self.kh, rest % self.kw
+            c = c1 * c0n + c0
+        else:
+            c, kh, kw = kk // (self.kh * self.kw), kk // self.kw % self.kh, kk % self.kw
+        j = np.arange(cols)
+        ty = ((j // self.owt) * self.sh)[None, :] + (kh * self.dh)[:, None]
+        tx = ((j % self.owt) * self.sw)[None, :] + (kw * self.dw)[:, None]
+        valid = (c < channels)[:, None] & (j < self.oht * self.owt)[None, :]
+        valid &= (ty >= ys[0]) & (ty < ys[1]) & (tx >= xs[0]) & (tx < xs[1])
+        by, bx = ry + ty, rx + tx
+        outside = valid & ((by < 0) | (by >= shape[1]) | (bx < 0) | (bx >= shape[2]))
+        if outside.any():
+            i, jj = map(int, np.argwhere(outside)[0])
+            return Im2col(None, (rows, cols), outside=(i, jj, int(by[i, jj]), int(bx[i, jj])))
+        if len(shape) == 4:
+            flat = ((c1[:, None] * shape[1] + by) * shape[2] + bx) * shape[3] + c0[:, None]
+        else:
+            flat = (c[:, None] * shape[1] + by) * shape[2] + bx
+        take = np.where(valid, flat, 0).astype(np.intp)
+        span = int(take.max(initial=-1)) + 1 if valid.any() else 0
+        if self.transposed:
+            take, valid = np.ascontiguousarray(take.T), valid.T
+        return Im2col.of(take, valid, span)
+
+
+def _clamp_edge(lo: int, hi: int, extent: int) -> tuple[int, int]:
+    """The window offsets [lo, hi) inside the image, clamped to [0, extent]: offsets outside
+    the windows' extent make no difference."""
+    lo, hi = min(max(lo, 0), extent), min(max(hi, 0), extent)
+    return (lo, hi) if lo < hi else (0, 0)
+
+
+def load3d_plan(geometry: Load3dGeometry, shape: tuple[int, ...], ih: int, iw: int, k: int, oh: int, ow: int,
+                dst_shape: tuple[int, ...]) -> tuple[int, Im2col]:
+    """(base, gather) of the tile loaded from an l1 box of `shape` at (ih, iw) into a
+    destination of `dst_shape`: the tile is `gather.tile(box.reshape(-1)[base:])`.
+    Load3dOutside if an entry needed lies outside the box."""
+    call = (ih, iw, k, oh, ow, shape, dst_shape)  # as the compiled load3d looks it up
+    planned = geometry.calls.get(call)
+    if planned is not None:
+        return planned
+    rows, cols = dst_shape[::-1] if geometry.transposed else dst_shape
+    base, g = geometry.gather(shape, ih, iw, k, oh, ow, rows, cols)
+    if g.outside is not None:
+        i, j, by, bx = g.outside
+        raise Load3dOutside(i, j, by + ih, bx + iw)
+    if base + g.span > math.prod(shape):  # not for a verified op: channels <= the box's
+        raise ValueError(f"the im2col tile at K row {k} reads past the l1 box {list(shape)}")
+    return geometry.remember(call, (base, g))
+
+
+def load3d_geometry(op: a.Load3dOp) -> Load3dGeometry:
+    """The op's geometry and gathers, kept as long as the op (weakly held)."""
+    geometry = _LOAD3D_CACHE.get(op)
+    if geometry is None:
+        geometry = _LOAD3D_CACHE[op] = Load3dGeometry(op)
+    return geometry
+
+
 def load3d_tile(op: a.Load3dOp, fm: np.ndarray, ih: int, iw: int, k: int, oh: int, ow: int,
                 rows: int, cols: int) -> np.ndarray:
     """The [rows K, cols pixels] im2col tile `op` gathers from the l1 box `fm` (origin ih, iw),
     K rows from k, pixels from (oh, ow). A 3-D box [C, Hs, Ws] orders K as (c, kh, kw); a 4-D
     NC1HWC0 box [C1, Hs, Ws, C0] as (c1, kh, kw, c0), the FRACTAL_Z order. Padding, channels
     >= `channels` and pixels past the `out` window are zero; Load3dOutside if an entry needed
-    lies outside the box. The gather index depends only on the op and the integers, so it is
-    cached per op (weakly: the cache lives as long as the program) on them: a tile loop asks
-    for the same few tiles many times."""
-    cache = _LOAD3D_CACHE.get(op)
-    if cache is None:
-        cache = _LOAD3D_CACHE[op] = {}
-    key = (ih, iw, k, oh, ow, rows, cols, fm.shape)
-    index = cache.get(key)
-    if index is None:
-        index = cache[key] = _load3d_index(op, fm.shape, ih, iw, k, oh, ow, rows, cols)
-    if isinstance(index, Load3dOutside):
-        raise index
-    valid, flat = index
-    tile = np.zeros((rows, cols), fm.dtype)
-    tile[valid] = fm.reshape(-1)[flat] if fm.flags.c_contiguous else fm[np.unravel_index(flat, fm.shape)]
-    return tile
+    lies outside the box."""
+    geometry = load3d_geometry(op)
+    base, g = load3d_plan(geometry, fm.shape, ih, iw, k, oh, ow, (cols, rows) if geometry.transposed else (rows, cols))
+    tile = g.tile(fm.reshape(-1)[base:])
+    return tile.T if geometry.transposed else tile
 
 
-_LOAD3D_CACHE: weakref.WeakKeyDictionary[a.Load3dOp, dict[tuple, object]] = weakref.WeakKeyDictionary()
-
-
-def _load3d_index(op: a.Load3dOp, shape: tuple[int, ...], ih: int, iw: int, k: int, oh: int, ow: int,
-                  rows: int, cols: int):
-    """(valid mask, flat box index of each valid entry) of a [rows, cols] im2col tile, or the
-    Load3dOutside error the tile would raise."""
-    kh_, kw_ = op.geometry("kernel")
-    sh, sw = op.geometry("strides")
-    dh, dw = op.geometry("dilations")
-    top, left, _, _ = op.geometry("pads")
-    oht, owt = op.geometry("out")
-    h, w = op.geometry("image")
-    kk = k + np.arange(rows)
-    if len(shape) == 4:  # NC1HWC0 box: K = (c1, kh, kw, c0)
-        c0n = shape[3]
-        c1, rest, c0 = kk // (kh_ * kw_ * c0n), kk // c0n, kk % c0n
-        kh, kw = rest // kw_ % kh_, rest % kw_
-        c = c1 * c0n + c0
-    else:
-        c, kh, kw = kk // (kh_ * kw_), kk // kw_ % kh_, kk % kw_
-    j = np.arange(cols)
-    y = ((oh + j // owt) * sh - top)[None, :] + (kh * dh)[:, None]
-    x = ((ow + j % owt) * sw - left)[None, :] + (kw * dw)[:, None]
-    valid = (c < a._int(op.channels))[:, None] & (j < oht * owt)[None, :]
-    valid = valid & (y >= 0) & (y < h) & (x >= 0) & (x < w)
-    by, bx = y - ih, x - iw
-    outside = valid & ((by < 0) | (by >= shape[1]) | (bx < 0) | (bx >= shape[2]))
-    if outside.any():
-        i, jj = map(int, np.argwhere(outside)[0])
-        return Load3dOutside(i, jj, int(y[i, jj]), int(x[i, jj]))
-    cc = np.broadcast_to(c[:, None], y.shape)
-    if len(shape) == 4:
-        c0n = shape[3]
-        flat = np.ravel_multi_index((cc[valid] // c0n, by[valid], bx[valid], cc[valid] % c0n), shape)
-    else:
-        flat = np.ravel_multi_index((cc[valid], by[valid], bx[valid]), shape)
-    return valid, flat
+_LOAD3D_CACHE: weakref.WeakKeyDictionary[a.Load3dOp, Load3dGeometry] = weakref.WeakKeyDictionary()
 
 
 @register_impls
@@ -950,13 +1110,15 @@ class Load3dFunctions(InterpreterFunctions):
     def run_load3d(self, interpreter: Interpreter, op: a.Load3dOp, args):
         fm, ih, iw, dst, k, oh, ow = args
         ih, iw, k, oh, ow = (int(_value(v)) for v in (ih, iw, k, oh, ow))
-        to_l0b = op.dst_space == "l0b"
-        rows, cols = dst.shape if to_l0b else dst.shape[::-1]
         try:
-            tile = load3d_tile(op, fm, ih, iw, k, oh, ow, rows, cols)
+            base, g = load3d_plan(load3d_geometry(op), fm.shape, ih, iw, k, oh, ow, dst.shape)
         except Load3dOutside as e:
             raise InterpreterError(f"{_where(interpreter, op)}: {e.message(k, ih, iw, fm.shape)}") from None
-        _write(interpreter, op, dst, tile if to_l0b else tile.T)
+        src = fm.reshape(-1)[base:]  # a view (a copy of a strided box)
+        try:
+            g.into(src, dst)
+        except (ValueError, TypeError):
+            _write(interpreter, op, dst, g.tile(src))
         _emit(interpreter, op, "MTE1", nbytes=op.nbytes, shape=tuple(dst.shape), dtype=_dtype_name(op.dst.type),
               detail={"src": "l1", "dst": op.dst_space, "transform": "img2col"})
         return ()

@@ -697,3 +697,223 @@ def test_a_kernel_without_a_compiled_form_runs_on_the_interpreter():
     module.verify()
     assert compile_kernel(next(op for op in module.ops if isinstance(op, a.KernelOp))) is None
     np.testing.assert_array_equal(run_ascend_module(module, {"x": X, "y": Y})["z"], X + Y)
+
+
+# ---------------------------------------------------------------------------
+# load3d (img2col): the cached box-relative gathers against a direct im2col.
+# ---------------------------------------------------------------------------
+
+
+def load3d_op(box, dst, *, space="l0b", **geometry):
+    """A verified `ascend.load3d` (in a cube kernel) of an f32 l1 box of shape `box` into an
+    l0 tile `dst`."""
+    from xdsl.dialects.builtin import f32
+
+    kernel = a.KernelOp.get("im2col", [], core_type="cube", block_dim=1)
+    fm, d = a.AllocOp.get(a.memref_type(box, f32, "l1"), offset=0), a.AllocOp.get(a.memref_type(dst, f32, space), offset=0)
+    zero = arith.ConstantOp.from_int_and_width(0, IndexType())  # the integers come with each call
+    op = a.Load3dOp.get(fm, [zero, zero], d, [zero, zero, zero], **geometry)
+    kernel.body.block.add_ops([fm, d, zero, op, a.ReturnOp()])
+    kernel.verify()
+    return op
+
+
+def im2col_reference(fm, ih, iw, k, oh, ow, rows, cols, *, image, kernel, strides, dilations, pads, out, channels):
+    """The [rows, cols] im2col tile entry by entry, as the op's documentation defines it, or
+    (row, pixel, image row, image column) of the first entry outside the box."""
+    (h, w), (kh_, kw_), (sh, sw), (dh, dw), (top, left, _, _) = image, kernel, strides, dilations, pads
+    tile = np.zeros((rows, cols), fm.dtype)
+    for i in range(rows):
+        if fm.ndim == 4:
+            c0n = fm.shape[3]
+            c1, rem = divmod(k + i, kh_ * kw_ * c0n)
+            window, c0 = divmod(rem, c0n)
+            c = c1 * c0n + c0
+        else:
+            c, window = divmod(k + i, kh_ * kw_)
+        kh, kw = divmod(window, kw_)
+        for j in range(cols):
+            py, px = divmod(j, out[1])
+            y, x = (oh + py) * sh - top + kh * dh, (ow + px) * sw - left + kw * dw
+            if c >= channels or j >= out[0] * out[1] or not (0 <= y < h and 0 <= x < w):
+                continue
+            by, bx = y - ih, x - iw
+            if not (0 <= by < fm.shape[1] and 0 <= bx < fm.shape[2]):
+                return i, j, y, x
+            tile[i, j] = fm[c // c0n, by, bx, c % c0n] if fm.ndim == 4 else fm[c, by, bx]
+    return tile
+
+
+# (box, tile [rows, cols], geometry, calls (ih, iw, k, oh, ow))
+LOAD3D_CASES = {
+    # 3x3 pad 1 over a box wider than the image (its columns past the image are zeros)
+    "pad": ((3, 4, 8), (32, 16), dict(image=(6, 7), kernel=(3, 3), strides=(1, 1), dilations=(1, 1),
+                                      pads=(1, 1, 1, 1), out=(2, 7), channels=3),
+            [(0, 0, 0, 0, 0), (1, 0, 0, 2, 0), (2, 0, 0, 4, 0), (2, 0, 16, 4, 0), (1, 0, 5, 2, 0)]),
+    # stride 2, a 3x2 kernel, uneven pads, tiles of part of a row (ow > 0)
+    "stride 2": ((5, 5, 8), (48, 32), dict(image=(9, 8), kernel=(3, 2), strides=(2, 2), dilations=(1, 1),
+                                          pads=(1, 0, 2, 1), out=(2, 2), channels=5),
+                 [(0, 0, 0, 0, 0), (0, 0, 6, 0, 2), (1, 0, 13, 1, 2), (3, 0, 0, 2, 0), (4, 0, 7, 3, 2),
+                  (4, 0, 24, 3, 0)]),
+    # dilation 2 with pad 2: windows reach past the image on every side
+    "dilation": ((2, 7, 8), (32, 32), dict(image=(7, 7), kernel=(3, 3), strides=(1, 1), dilations=(2, 2),
+                                          pads=(2, 2, 2, 2), out=(3, 7), channels=2),
+                 [(0, 0, 0, 0, 0), (0, 0, 9, 3, 0), (0, 0, 16, 4, 0)]),
+    # a box reaching past the image's last row: tiles at one box-relative offset, cut by the
+    # image's edge at different rows (its rows past the image hold data, which reads as zero)
+    "box past the image": ((2, 6, 8), (32, 16), dict(image=(5, 6), kernel=(3, 3), strides=(1, 1),
+                                                    dilations=(1, 1), pads=(1, 1, 1, 1), out=(2, 6), channels=2),
+                           [(0, 0, 0, 1, 0), (1, 0, 0, 2, 0), (2, 0, 0, 3, 0), (2, 0, 16, 3, 0)]),
+    # the same past the last column, with tiles of two pixels of a row
+    "box past the image's side": ((2, 4, 8), (32, 16), dict(image=(4, 5), kernel=(3, 3), strides=(1, 1),
+                                                           dilations=(1, 1), pads=(1, 1, 1, 1), out=(1, 2),
+                                                           channels=2),
+                                  [(0, 0, 0, 0, 0), (0, 0, 0, 1, 1), (0, 1, 0, 1, 2), (0, 2, 0, 1, 3)]),
+    # interior tiles at different offsets into a box larger than their windows
+    "offsets": ((2, 6, 8), (32, 16), dict(image=(12, 12), kernel=(3, 3), strides=(1, 1), dilations=(1, 1),
+                                         pads=(1, 1, 1, 1), out=(2, 4), channels=2),
+                [(3, 1, 0, 4, 2), (2, 1, 0, 4, 2), (3, 2, 0, 4, 4), (6, 4, 0, 8, 6)]),
+    # an NC1HWC0 box: K = (c1, kh, kw, c0), 20 channels (the second block is partial)
+    "nc1hwc0": ((2, 4, 6, 16), (64, 16), dict(image=(5, 6), kernel=(3, 3), strides=(1, 1), dilations=(1, 1),
+                                             pads=(1, 1, 1, 1), out=(2, 6), channels=20),
+                [(0, 0, 0, 0, 0), (0, 0, 64, 0, 0), (1, 0, 136, 2, 0), (1, 0, 240, 3, 0), (1, 0, 0, 3, 0)]),
+}
+
+
+def _load3d_calls(name, space):
+    box, (rows, cols), geometry, calls = LOAD3D_CASES[name]
+    dst = (rows, cols) if space == "l0b" else (cols, rows)
+    op = load3d_op(box, dst, space=space, **geometry)
+    fm = RNG.uniform(1, 2, box).astype(np.float32)  # no zeros: a wrong zero shows
+    return op, fm, geometry, rows, cols, calls
+
+
+@pytest.mark.parametrize("space", ["l0b", "l0a"])
+@pytest.mark.parametrize("name", list(LOAD3D_CASES))
+def test_load3d_gathers_what_a_direct_im2col_does(name, space):
+    """Every tile, from `load3d_tile` and from the compiled load3d writing into a NaN-filled
+    buffer, equals the direct im2col bit for bit (l0a holds its transpose)."""
+    from types import SimpleNamespace
+
+    from geir.runtime.ascend_compiled import _load3d_fn
+    from geir.runtime.ascend_interpreter import Load3dGeometry, load3d_tile
+
+    op, fm, geometry, rows, cols, calls = _load3d_calls(name, space)
+    compiled = _load3d_fn(op, Load3dGeometry(op))
+    for ih, iw, k, oh, ow in calls:
+        want = im2col_reference(fm, ih, iw, k, oh, ow, rows, cols, **geometry)
+        assert isinstance(want, np.ndarray), (ih, iw, k, oh, ow)
+        np.testing.assert_array_equal(load3d_tile(op, fm, ih, iw, k, oh, ow, rows, cols), want)
+        dst = np.full((rows, cols) if space == "l0b" else (cols, rows), np.nan, np.float32)
+        compiled(SimpleNamespace(trace=None), None, fm, ih, iw, dst, k, oh, ow)
+        np.testing.assert_array_equal(dst, want if space == "l0b" else want.T)
+
+
+def test_load3d_tiles_of_one_shape_share_their_gather():
+    """The index depends on box-relative geometry only: the interior tiles of a tall image
+    (each box at its own origin) share one gather, the top and bottom edges get their own."""
+    from geir.runtime.ascend_interpreter import Load3dGeometry, load3d_plan
+
+    geometry = dict(image=(40, 6), kernel=(3, 3), strides=(1, 1), dilations=(1, 1), pads=(1, 1, 1, 1),
+                    out=(2, 6), channels=4)
+    op = load3d_op((4, 4, 8), (48, 16), **geometry)
+    fm = RNG.uniform(1, 2, (4, 4, 8)).astype(np.float32)
+    table = Load3dGeometry(op)
+    for oh in range(0, 40, 2):
+        ih = min(max(oh - 1, 0), 36)
+        base, g = load3d_plan(table, fm.shape, ih, 0, 0, oh, 0, (48, 16))
+        want = im2col_reference(fm, ih, 0, 0, oh, 0, 48, 16, **geometry)
+        np.testing.assert_array_equal(g.tile(fm.reshape(-1)[base:]), want)
+    assert len(table.calls) == 20 and len(table.gathers) == 3
+
+
+def test_load3d_tiles_a_channel_block_apart_share_their_gather():
+    """K rows further by a whole channel block (kernel windows x C0) read the same pattern from
+    a base one block further into the box; so does the next output row from a box one row
+    down. Rows where the channels run out (20 of 32) need a gather of their own."""
+    from geir.runtime.ascend_interpreter import Load3dGeometry, load3d_plan
+
+    tables = {}
+    for channels in (32, 20):
+        geometry = dict(image=(4, 6), kernel=(3, 3), strides=(1, 1), dilations=(1, 1), pads=(1, 1, 1, 1),
+                        out=(1, 6), channels=channels)
+        op = load3d_op((2, 4, 8, 16), (64, 16), **geometry)
+        fm = RNG.uniform(1, 2, (2, 4, 8, 16)).astype(np.float32)
+        table = tables[channels] = Load3dGeometry(op)
+        calls = [(0, 0, 16, 1, 0), (0, 0, 160, 1, 0), (1, 0, 16, 2, 0)]
+        plans = [load3d_plan(table, fm.shape, *call, (64, 16)) for call in calls]
+        for call, (base, g) in zip(calls, plans):
+            want = im2col_reference(fm, *call, 64, 16, **geometry)
+            np.testing.assert_array_equal(g.tile(fm.reshape(-1)[base:]), want)
+        assert [base for base, _ in plans] == [0, 4 * 8 * 16, 0]
+        assert plans[2][1] is plans[0][1]
+    assert len(tables[32].gathers) == 1 and len(tables[20].gathers) == 2
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_load3d_outside_the_box_names_the_entry(compiled):
+    """A box one row short: the first entry needing the missing row is the one reported (as
+    the direct im2col finds it), by the compiled load3d as the interpreter's error."""
+    from types import SimpleNamespace
+
+    from geir.runtime.ascend_compiled import _load3d_fn
+    from geir.runtime.ascend_interpreter import Load3dGeometry, Load3dOutside, load3d_tile
+
+    box, (rows, cols), geometry, _ = LOAD3D_CASES["nc1hwc0"]
+    short = (box[0], 3, *box[2:])
+    op = load3d_op(short, (rows, cols), **geometry)
+    fm = RNG.uniform(1, 2, short).astype(np.float32)
+    call = (1, 0, 96, 2, 0)  # K rows of kh = 2: output row 3 reads image row 4, past the box's 1..3
+    want = im2col_reference(fm, *call, rows, cols, **geometry)
+    assert isinstance(want, tuple)
+    assert isinstance(im2col_reference(fm, 1, 0, 0, 2, 0, rows, cols, **geometry), np.ndarray)  # kh < 2 fits
+    if not compiled:
+        with pytest.raises(Load3dOutside) as e:
+            load3d_tile(op, fm, *call, rows, cols)
+        assert e.value.args == want
+        return
+    run = SimpleNamespace(trace=None, block=None)
+    ih, iw, k, oh, ow = call
+    with pytest.raises(InterpreterError, match=rf"im2col entry \[{k + want[0]}, pixel {want[1]}\] reads image row "
+                                               rf"{want[2]}, column {want[3]}, outside the l1 box of rows 1..3"):
+        _load3d_fn(op, Load3dGeometry(op))(run, None, fm, ih, iw, np.zeros((rows, cols), np.float32), k, oh, ow)
+
+
+def test_copy_pad_writes_the_source_and_zeroes_the_rest():
+    """The compiled `copy {pad}` fills a poisoned destination as copy_data's zero-extension."""
+    from types import SimpleNamespace
+
+    from xdsl.dialects.builtin import f32
+
+    from geir.runtime.ascend_compiled import _copy_fn
+    from geir.runtime.ascend_interpreter import copy_data
+
+    block = Block(arg_types=[a.memref_type([3, 5, 6], f32, "gm"), a.memref_type([4, 5, 8], f32, "l1")])
+    op = a.CopyOp.get(*block.args, pad=True)
+    block.add_op(op)
+    src = RNG.uniform(1, 2, (3, 5, 6)).astype(np.float32)
+    dst = np.full((4, 5, 8), np.nan, np.float32)
+    _copy_fn(op)(SimpleNamespace(trace=None, checked_paths={("gm", "l1")}), None, src, dst)
+    np.testing.assert_array_equal(dst, copy_data(op, src, dst.shape))
+    assert (dst[:3, :, :6] == src).all() and not dst[3].any() and not dst[:, :, 6:].any()
+
+
+def test_a_finished_program_frees_its_compiled_kernels_and_gathers():
+    """The compiled code and load3d index arrays live on the kernel ops: nothing global keeps
+    them once the program is gone."""
+    import gc
+    import weakref
+
+    import geir
+    from geir.runtime.ascend_compiled import held_bytes
+    from geir.runtime.ascend_interpreter import Load3dGeometry
+
+    compiled = geir.compile(small_convnet(), opt_level=2)
+    compiled.run(compiled.random_inputs(seed=0))
+    assert held_bytes(compiled.module) > 0
+    kernels = [weakref.ref(op) for op in compiled.module.walk() if isinstance(op, a.KernelOp)]
+    tables = [weakref.ref(x) for x in gc.get_objects() if isinstance(x, Load3dGeometry)]
+    assert kernels and tables
+    del compiled
+    gc.collect()
+    assert not any(r() for r in kernels) and not any(r() for r in tables)
