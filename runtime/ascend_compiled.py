@@ -320,6 +320,7 @@ def _copy_fn(op: a.CopyOp):
 
     slabs: dict[tuple, tuple | None] = {}  # (src shape, dst shape) -> _pad_slabs
     padded = not op.attributes and set(op.properties) == {"pad"}
+    blocked = _blocked_into(op)
 
     def copy_general(R, B, src, dst):
         if path not in R.checked_paths:
@@ -337,6 +338,10 @@ def _copy_fn(op: a.CopyOp):
                 if R.trace is not None:
                     traced(R, B, dst)
                 return
+        if blocked is not None and dst.flags.writeable and blocked(src, dst):
+            if R.trace is not None:
+                traced(R, B, dst)
+            return
         data = copy_data(op, src, dst.shape)
         try:
             dst[...] = data
@@ -346,6 +351,60 @@ def _copy_fn(op: a.CopyOp):
             traced(R, B, dst)
 
     return copy_general
+
+
+def _blocked_into(op: a.CopyOp):
+    """For the two re-laying copies every formatted conv runs per tile - FRACTAL weights into
+    l1 (`nz2nd`) and l0c rows out as NC1HWC0 blocks (`nd2nc1hwc0`, maybe cropped and relu'd
+    by FIX) - a function writing `copy_data`'s result straight through a view of the
+    destination (no temporaries); it returns False for shapes it does not take (the caller
+    then goes `copy_data`'s way). None for any other copy."""
+    layout = a._str(op.layout)
+    if op.transpose is not None or layout not in ("nz2nd", "nd2nc1hwc0"):
+        return None
+    relu = op.relu is not None
+    as_strided = np.lib.stride_tricks.as_strided
+
+    if layout == "nz2nd":
+        if relu or op.pad is not None:
+            return None
+
+        def nz2nd(src, dst):  # src [K1, M1, 16, C0] -> dst [M1 * 16, K1 * C0]
+            if src.ndim != 4 or dst.ndim != 2:
+                return False
+            k1, m1, m0, c0 = src.shape
+            if dst.shape != (m1 * m0, k1 * c0):
+                return False
+            s0, s1 = dst.strides
+            view = as_strided(dst, (m1, m0, k1, c0), (m0 * s0, s0, c0 * s1, s1), writeable=True)
+            view[...] = src.transpose(1, 2, 0, 3)
+            return True
+
+        return nz2nd
+
+    def nd2nc1hwc0(src, dst):  # src [rows, cols] -> dst [C1, cols', C0], leading part (pad)
+        if src.ndim != 2 or dst.ndim != 3:
+            return False
+        c1, cols, c0 = dst.shape
+        rows = min(src.shape[0], c1 * c0)
+        if src.shape[1] < cols or (op.pad is None and src.shape != (c1 * c0, cols)):
+            return False
+        data = src[:rows, :cols]
+        if relu:
+            data = np.maximum(data, 0)
+        blocks = np.moveaxis(dst, -1, 1)  # [C1, C0, cols], a view
+        full = rows // c0
+        if full:
+            blocks[:full] = data[: full * c0].reshape(full, c0, cols)
+        if rows > full * c0 or full < c1:
+            tail = blocks[full]
+            tail[: rows - full * c0] = data[full * c0:]
+            tail[rows - full * c0:] = 0
+            if full + 1 < c1:
+                blocks[full + 1:] = 0
+        return True
+
+    return nd2nc1hwc0
 
 
 def _pad_slabs(src: tuple[int, ...], dst: tuple[int, ...]):

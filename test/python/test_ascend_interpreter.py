@@ -898,6 +898,36 @@ def test_copy_pad_writes_the_source_and_zeroes_the_rest():
     assert (dst[:3, :, :6] == src).all() and not dst[3].any() and not dst[:, :, 6:].any()
 
 
+@pytest.mark.parametrize("case", [
+    # (layout, src shape, dst shape, src/dst spaces, src/dst types, pad, relu)
+    ("nz2nd", (3, 2, 16, 16), (32, 48), ("gm", "l1"), ("f32", "f32"), False, False),
+    ("nd2nc1hwc0", (48, 16), (3, 16, 16), ("l0c", "gm"), ("f32", "f32"), False, False),
+    ("nd2nc1hwc0", (48, 16), (3, 10, 16), ("l0c", "gm"), ("f32", "f16"), True, True),  # cropped, relu'd
+    ("nd2nc1hwc0", (32, 16), (3, 16, 16), ("l0c", "gm"), ("f32", "f32"), True, False),  # a block of zeros
+])
+def test_blocked_copies_written_in_place_match_copy_data(case):
+    """The compiled fast paths for FRACTAL weights into l1 and l0c rows out as NC1HWC0 blocks
+    write what copy_data computes, also into a strided destination view."""
+    from types import SimpleNamespace
+
+    from xdsl.dialects.builtin import f16, f32
+
+    from geir.runtime.ascend_compiled import _copy_fn
+    from geir.runtime.ascend_interpreter import copy_data
+
+    layout, sshape, dshape, (ss, ds), (st, dt), pad, relu = case
+    types = {"f32": f32, "f16": f16}
+    block = Block(arg_types=[a.memref_type(sshape, types[st], ss), a.memref_type(dshape, types[dt], ds)])
+    op = a.CopyOp.get(*block.args, layout=layout, pad=pad, relu=relu)
+    block.add_op(op)
+    src = RNG.uniform(-2, 2, sshape).astype(np.float32)
+    outer = np.full((*dshape[:-1], dshape[-1] + 16), np.nan, np.float16 if dt == "f16" else np.float32)
+    dst = outer[..., 8:8 + dshape[-1]]  # a strided view, as a tile of a larger buffer
+    _copy_fn(op)(SimpleNamespace(trace=None, checked_paths={(ss, ds)}), None, src, dst)
+    np.testing.assert_array_equal(dst, copy_data(op, src, dst.shape).astype(dst.dtype))
+    assert np.isnan(outer[..., :8]).all() and np.isnan(outer[..., 8 + dshape[-1]:]).all()
+
+
 def test_a_finished_program_frees_its_compiled_kernels_and_gathers():
     """The compiled code and load3d index arrays live on the kernel ops: nothing global keeps
     them once the program is gone."""
