@@ -463,22 +463,8 @@ def _load3d_fn(op: a.Load3dOp, geometry: ai.Load3dGeometry):
                 raise InterpreterError(f"{ai.where(R, op)}: {e.message(k, ih, iw, fm.shape)}") from None
         base, g = found
         src = fm.reshape(-1)[base:]  # a view (a copy of a strided box)
-        try:  # Im2col.into, inline
-            take = g.take
-            if take is None:
-                dst.fill(0)
-            else:
-                src.take(take, out=dst, mode="clip")
-                if not g.clean:
-                    if g.zero_rows is not None:
-                        dst[g.zero_rows] = 0
-                    if g.zero_cols is not None:
-                        dst[:, g.zero_cols] = 0
-                    if g.zeros is not None:
-                        if dst.flags.c_contiguous:
-                            dst.reshape(-1)[g.zeros] = 0
-                        else:
-                            dst.put(g.zeros, 0)
+        try:
+            g.into(src, dst)
         except (ValueError, TypeError):  # e.g. a read-only destination: the interpreter's error
             write(R, op, dst, g.tile(src))
         tr = R.trace

@@ -921,6 +921,8 @@ class Im2col:
             dst.fill(0)
             return
         src.take(self.take, out=dst, mode="clip")  # every index is in bounds: clip never clips
+        if self.clean:
+            return
         if self.zero_rows is not None:
             dst[self.zero_rows] = 0
         if self.zero_cols is not None:

@@ -676,9 +676,19 @@ class LayoutReport:
 
 def kernel_takes(op: g.GraphOp, formats: tuple[str, ...]) -> bool:
     """Whether the cube kernels take a conv / matmul / gemm with these operand and result
-    formats: an NC1HWC0 feature map is read in FRACTAL_Z's K order (c1, kh, kw, c0), so it
-    needs FRACTAL_Z weights (lowering/kernels/cube.py)."""
-    return not (op.LAYOUT == "conv" and formats[0] == L.NC1HWC0 and formats[1] != L.FRACTAL_Z)
+    formats (lowering/kernels/cube.py): an NC1HWC0 feature map is read in FRACTAL_Z's K order
+    (c1, kh, kw, c0), so it needs FRACTAL_Z weights; a FRACTAL_NZ result is written as the
+    fractals l0c holds, with no epilogue after it (a gemm's C, ops after it in its fusion)."""
+    if op.LAYOUT == "conv":
+        return not (formats[0] == L.NC1HWC0 and formats[1] != L.FRACTAL_Z)
+    return formats[-1] != L.FRACTAL_NZ or not _has_epilogue(op)
+
+
+def _has_epilogue(op: g.GraphOp) -> bool:
+    if op.LAYOUT == "gemm" and len(op.operands) > 2:
+        return True
+    return isinstance(op.parent_op(), g.FusionOp) and any(
+        not isinstance(use.operation, g.YieldOp) for use in op.results[0].uses)
 
 
 def native_formats(op: g.GraphOp, matmul_nz: bool = True) -> tuple[str, ...]:

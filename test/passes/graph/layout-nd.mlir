@@ -90,3 +90,25 @@ func.func @small(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
   %c2 = graph.conv %s, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x32x8x8xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x8x8xf32>
   func.return %c2 : tensor<1x32x8x8xf32>
 }
+
+// -----
+// A gemm with an epilogue (its bias, the relu fused after it) writes ND even though the next
+// gemm would read FRACTAL_NZ: the cube kernel writes an NZ result only as the fractals l0c
+// holds, with no epilogue (the formats an op may take are those its kernels take).
+// CHECK-LABEL: func.func @nz_epilogue(
+// CHECK:         %f = graph.fusion "cube+vector" {{.*}} -> tensor<1x1024xf32> {
+// CHECK:         %y = graph.gemm %f, %w2 {{.*}} : (tensor<1x1024xf32>, tensor<64x63x16x16xf32, #graph.format<FRACTAL_NZ, ND, [1000, 1024]>>) -> tensor<1x1000xf32>
+// CHECK-NOT:     graph.trans_data
+func.func @nz_epilogue(%x: tensor<1x4096xf32>) -> tensor<1x1000xf32> {
+  %w1 = graph.constant dense<0.01> : tensor<1024x4096xf32>
+  %b1 = graph.constant dense<0.5> : tensor<1024xf32>
+  %f = graph.fusion "cube+vector" (%x, %w1, %b1) : (tensor<1x4096xf32>, tensor<1024x4096xf32>, tensor<1024xf32>) -> tensor<1x1024xf32> {
+  ^bb0(%a: tensor<1x4096xf32>, %w: tensor<1024x4096xf32>, %b: tensor<1024xf32>):
+    %g = graph.gemm %a, %w, %b {trans_b = 1 : i64} : (tensor<1x4096xf32>, tensor<1024x4096xf32>, tensor<1024xf32>) -> tensor<1x1024xf32>
+    %r = graph.relu %g : (tensor<1x1024xf32>) -> tensor<1x1024xf32>
+    graph.yield %r : tensor<1x1024xf32>
+  }
+  %w2 = graph.constant dense<0.01> : tensor<1000x1024xf32>
+  %y = graph.gemm %f, %w2 {trans_b = 1 : i64} : (tensor<1x1024xf32>, tensor<1000x1024xf32>) -> tensor<1x1000xf32>
+  func.return %y : tensor<1x1000xf32>
+}
