@@ -38,8 +38,8 @@ last step is all optimisations together (seed: 2.9x latency, 2.3x memory; target
 
 Models: the 9 light models of the onnx package (random weights) and PyTorch-exported
 (TorchScript) transformer blocks, 1 and 4 layers, d_model 256, 4 heads, sequence 128.
-The interpreter is slow on big models (light_resnet50 O0: ~1-2 min): pick a subset with
---models. `--update-docs` rewrites the generated section of docs/pipeline.md.
+All models take about 8 minutes (light_resnet50 O0: ~5 s to run and simulate); pick a subset
+with --models. `--update-docs` rewrites the generated section of docs/pipeline.md.
 """
 
 from __future__ import annotations
