@@ -1439,6 +1439,9 @@ class _CubeKernel:
         outputs. A vector kernel passes `load` (its own MTE2 copies) and `compute` (which
         writes the raw result into the tile it is given) instead of a staged tile."""
         kb, plan, epi, elt = self.kb, self.plan, self.epi, self.elt
+        if epi.blocked:
+            self._blocked_pass(grow, b, r, col, rows, cols, staged)
+            return
         out_tiles: dict[int, SSAValue] = {}
 
         blocked_out = plan.out_blocked
@@ -1450,9 +1453,6 @@ class _CubeKernel:
             return out_tiles[i]
 
         ecp = row_elems(cols, elt)
-        if epi.blocked:
-            self._blocked_pass(grow, b, r, col, rows, cols, staged)
-            return
         tiles = [kb.tile(buf, [0, 0], [rows, ecp]) for buf in self.pool]
 
         def tile_of(key: object) -> SSAValue:
@@ -1508,7 +1508,6 @@ class _CubeKernel:
                 props["pad"] = UnitAttr()
             kb.copy(src, dst, **props)
         kb.set_flag("MTE3", "MTE2", 0)
-
 
     def _blocked_pass(self, grow: Index, b: Index, r: Index, col: Index, rows: int, cols: int,
                       staged: SSAValue | None) -> None:
