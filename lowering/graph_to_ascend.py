@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
     FunctionType,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     StringAttr,
@@ -66,6 +67,12 @@ CONST_OPS = frozenset({"graph.constant_of_shape", "graph.range"})
 # ---------------------------------------------------------------------------
 # The fallback kernel.
 # ---------------------------------------------------------------------------
+
+
+OUTPUTS_ATTR = "geir.outputs"
+"""On a kernel made of a piece of a split fusion: per output argument, [result index, node
+names...] of the graph value it holds, so geir-compare maps each buffer to its tensor (a
+piece may write several tensors of one shape, e.g. an attention's q, k and v)."""
 
 
 def reference_kernel(req: KernelRequest) -> a.KernelOp:
@@ -310,30 +317,43 @@ class _FunctionLowering:
             self._launch(kernel, [self.buffer(v) for v in inputs] + outs)
             return
         # No template takes the fusion as a whole. Its trans_data ops (graph-layout converts
-        # where formats change, inside fusions too) become kernels of their own and the runs
-        # of ops between them are tried as fusions again; what still fails is one kernel per
-        # op. Values cross the pieces through gm.
+        # where formats change, inside fusions too) become kernels of their own; in the runs of
+        # ops between them, the longest runs a template takes become one kernel each, the rest
+        # one kernel per op. Values cross the pieces through gm.
         self.count -= 1
         self.names.discard(req.name)
-        pieces: list[list[Operation]] = [[]]
+        runs: list[list[Operation]] = [[]]
         for op in ops:
             if isinstance(op, g.TransDataOp):
-                pieces += [[op], []]
+                runs += [[op], []]
             else:
-                pieces[-1].append(op)
-        whole = len(pieces) == 1
-        for piece in pieces:
-            if whole or len(piece) < 2:
-                for op in piece:
-                    self.lower_op(op)
-            else:
-                self._lower_piece(fusion, piece)
+                runs[-1].append(op)
+        for run in runs:
+            self._lower_run(fusion, run)
         for value, buf in zip(yielded, outs):
             if self.buffer(value) is not buf:
                 self._copy(fusion, value, buf)
 
-    def _lower_piece(self, fusion: g.FusionOp, ops: list[Operation]) -> None:
-        """Ops of a split fusion as one kernel (located at their nodes), else one per op."""
+    def _lower_run(self, fusion: g.FusionOp, ops: list[Operation]) -> None:
+        """Ops of a split fusion, in order: from each op, the longest run of two or more that a
+        template takes whole is one kernel; an op that starts no such run is lowered alone."""
+        i = 0
+        while i < len(ops):
+            end = i
+            for j in range(i + 2, len(ops) + 1):
+                if self._build_piece(fusion, ops[i:j], probe=True) is None:
+                    break
+                end = j
+            if end == i:
+                self.lower_op(ops[i])
+                i += 1
+            else:
+                self._build_piece(fusion, ops[i:end])
+                i = end
+
+    def _build_piece(self, fusion: g.FusionOp, ops: list[Operation], probe: bool = False) -> a.KernelOp | None:
+        """Ops of a split fusion as one kernel located at their nodes: launched, or only tried
+        (`probe`: nothing is named or launched). None if no template takes them."""
         inside = set(ops)
         defined = {r for op in ops for r in op.results}
         inputs = list(dict.fromkeys(v for op in ops for v in op.operands if v not in defined))
@@ -343,13 +363,15 @@ class _FunctionLowering:
         location = fused_loc(n for op in ops for n in loc_names(op.location))
         req = self._request(fusion, ops, inputs, outputs, kind, location=location)
         kernel = build_kernel(req)
-        if kernel is None:
+        if probe or kernel is None:
             self.count -= 1
             self.names.discard(req.name)
-            for op in ops:
-                self.lower_op(op)
-            return
-        self._launch(kernel, [self.buffer(v) for v in inputs] + [self.result_buffer(v) for v in outputs])
+        if kernel is not None and not probe:
+            kernel.attributes[OUTPUTS_ATTR] = ArrayAttr(
+                [ArrayAttr([IntegerAttr(v.index, i64), *map(StringAttr, loc_names(v.owner.location))])
+                 for v in outputs])
+            self._launch(kernel, [self.buffer(v) for v in inputs] + [self.result_buffer(v) for v in outputs])
+        return kernel
 
     def _copy(self, at: Operation, value: SSAValue, dst: SSAValue) -> None:
         req = self._request(at, [], [value], [value], "data", "copy")

@@ -13,7 +13,8 @@ same inputs with an xDSL interpreter listener that captures what each op produce
 * ascend level: after each kernel launch, the gm buffers the kernel writes (found by
   walking its body: DMA / vector / reference destinations, through views), mapped through
   the kernel's fused location to the *last* ONNX node (topological order) whose output has
-  the buffer's shape, preferring outputs read outside the kernel.
+  the buffer's shape, preferring outputs read outside the kernel; a kernel made of a piece of a
+  split fusion names the value each output holds (`geir.outputs`).
 
 A location may name several nodes (folding, canonicalisation, fusion); the result is the
 tensor of the topologically last one whose output shape matches, so a value that stands
@@ -47,6 +48,7 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from geir.dialects import layout
 from geir.errors import GeirError
 from geir.ir.locations import loc_names
+from geir.lowering.graph_to_ascend import OUTPUTS_ATTR
 
 MIN_COSINE = 0.99
 MIN_SQNR_DB = 30.0
@@ -294,6 +296,18 @@ class _Collector:
                 return
         self.stage.unmapped += count
 
+    def kernel_value(self, names: list[str], index: int, value: np.ndarray, op: str) -> None:
+        """A buffer that holds output `index` of the last named node with its shape (maybe in a
+        storage format)."""
+        for pos in self.ref.positions(names):
+            outs = self.ref.nodes[pos].output
+            t = outs[index] if index < len(outs) else ""
+            logical = _as_logical(value, self.ref.values[t].shape) if t in self.ref.values else None
+            if logical is not None:
+                self.add(t, pos, op, logical)
+                return
+        self.stage.unmapped += 1
+
     def kernel_outputs(self, names: list[str], values: Sequence[np.ndarray], op: str) -> None:
         """The buffers a kernel wrote: the last named nodes' outputs with their shapes,
         outputs read outside the kernel first, one tensor per buffer."""
@@ -394,7 +408,16 @@ class AscendListener(Interpreter.Listener):
         if name not in self._written:
             self._written[name] = written_args(kernel)
         names = loc_names(kernel.location)
-        values = [self._args[i] for i in self._written[name] if isinstance(self._args[i], np.ndarray)]
+        written = [i for i in self._written[name] if isinstance(self._args[i], np.ndarray)]
+        tags = kernel.attributes.get(OUTPUTS_ATTR)
+        if tags is not None:  # a piece of a split fusion: each output says which value it holds
+            first = len(self._args) - len(tags.data)
+            for i in written:
+                if i >= first:
+                    index, *nodes = tags.data[i - first].data
+                    self.c.kernel_value([n.data for n in nodes], index.value.data, self._args[i], f"@{name}")
+            written = [i for i in written if i < first]
+        values = [self._args[i] for i in written]
         if names:
             self.c.kernel_outputs(names, values, f"@{name}")
         else:

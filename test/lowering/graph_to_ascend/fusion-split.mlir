@@ -1,14 +1,16 @@
 // A fusion no template takes whole that holds a graph.trans_data (graph-layout converts where
 // formats change, inside fusions too): the trans_data becomes a kernel of its own and the ops
 // after it are tried as one fusion again (softmax + mul: one kernel, not two), each piece
-// located at its own nodes.
-// RUN: geir-opt %s -p convert-graph-to-ascend | filecheck %s
+// located at its own nodes and saying which value each output holds (`geir.outputs`:
+// result index, node names), for geir-compare.
+// RUN: geir-opt %s --split-input-file -p convert-graph-to-ascend | filecheck %s
 
 // CHECK:       ascend.kernel @k1_conv(%a: memref<1x2x4x4x16xf32, #ascend.space<gm>>, %t: memref<1x32x4x4xf32, #ascend.space<gm>>)
 // CHECK-SAME:    template = "layout"
 // CHECK:       } loc("conv")
 // CHECK:       ascend.kernel @k2_softmax(%t: memref<1x32x4x4xf32, #ascend.space<gm>>, %b: memref<1x32x4x4xf32, #ascend.space<gm>>, %m: memref<1x32x4x4xf32, #ascend.space<gm>>)
 // CHECK-NOT:     ascend.reference
+// CHECK-SAME:    geir.outputs = {{\[}}[0 : i64, "mul"]]
 // CHECK:       } loc(fused["softmax", "mul"])
 // CHECK-NOT:   ascend.kernel
 // CHECK:       ascend.launch @k0_conv
@@ -25,4 +27,30 @@ func.func @main(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
     graph.yield %m : tensor<1x32x4x4xf32>
   } loc(fused["conv", "softmax", "mul"])
   func.return %r : tensor<1x32x4x4xf32>
+}
+
+// -----
+// No trans_data, and no template takes mul, add, transpose and exp at once: from each op in
+// order, the longest run a template takes is one kernel (mul + add), the rest alone (the
+// transpose and exp take no kernel together).
+// CHECK:       ascend.kernel @k0_mul(%a: {{.*}}, %b: {{.*}}, %s: memref<4x64x32xf32, #ascend.space<gm>>)
+// CHECK-SAME:    geir.outputs = {{\[}}[0 : i64, "add"]]
+// CHECK:       } loc(fused["mul", "add"])
+// CHECK:       ascend.kernel @k1_transpose(
+// CHECK:       } loc("transpose")
+// CHECK:       ascend.kernel @k2_exp(
+// CHECK:       } loc("exp")
+// CHECK:       ascend.launch @k0_mul
+// CHECK:       ascend.launch @k1_transpose
+// CHECK:       ascend.launch @k2_exp
+func.func @main(%x: tensor<4x64x32xf32>, %y: tensor<4x64x32xf32>) -> tensor<4x32x64xf32> {
+  %r = graph.fusion "vector" (%x, %y) : (tensor<4x64x32xf32>, tensor<4x64x32xf32>) -> tensor<4x32x64xf32> {
+  ^bb0(%a: tensor<4x64x32xf32>, %b: tensor<4x64x32xf32>):
+    %m = graph.mul %a, %b : (tensor<4x64x32xf32>, tensor<4x64x32xf32>) -> tensor<4x64x32xf32> loc("mul")
+    %s = graph.add %m, %a : (tensor<4x64x32xf32>, tensor<4x64x32xf32>) -> tensor<4x64x32xf32> loc("add")
+    %t = graph.transpose %s {perm = array<i64: 0, 2, 1>} : (tensor<4x64x32xf32>) -> tensor<4x32x64xf32> loc("transpose")
+    %e = graph.exp %t : (tensor<4x32x64xf32>) -> tensor<4x32x64xf32> loc("exp")
+    graph.yield %e : tensor<4x32x64xf32>
+  } loc(fused["mul", "add", "transpose", "exp"])
+  func.return %r : tensor<4x32x64xf32>
 }
