@@ -139,6 +139,39 @@ def test_dma_cycles(cm):
     assert cm.dma_cycles(0, "gm", "ub") == 0
 
 
+def test_relayout_moves_whole_blocks_per_short_run(cm):
+    """A re-laying copy moves a 32-byte DMA block per contiguous run shorter than a block."""
+    assert cm.dma_block_bytes() == 32
+    assert cm.dma_bytes(100) == 100 and cm.dma_bytes(100, 64) == 100 and cm.dma_bytes(0, 4) == 0
+    assert cm.dma_bytes(1024, 4) == 256 * 32   # fp32 element runs: 8x the bytes
+    assert cm.dma_bytes(1024, 2) == 512 * 32   # fp16: 16x
+    assert cm.dma_bytes(1024, 32) == 1024      # runs of a block: nothing extra
+
+
+def test_copy_relayout_runs():
+    """ascend.copy's contiguous runs: an ND feature-map box into l1 and rows to / from NC1HWC0
+    blocks move an element per run; a matrix's ND2NZ moves fractal rows; copies that keep
+    the layout (gm -> ub, an NC1HWC0 box as it lies, l0c written as blocks) none."""
+    from xdsl.dialects.builtin import f16, f32
+    from xdsl.ir import Block
+
+    from geir.dialects import ascend as a
+
+    def copy(src, dst, elt=f32, **props):
+        block = Block(arg_types=[a.memref_type(src[1], elt, src[0]), a.memref_type(dst[1], elt, dst[0])])
+        op = a.CopyOp.get(*block.args, **props)
+        block.add_op(op)
+        return op.relayout
+
+    assert copy(("gm", [8, 5, 16]), ("l1", [8, 5, 16])) == (8 * 5 * 16 * 4, 4)
+    assert copy(("gm", [32, 64]), ("l1", [32, 64]), f16) == (32 * 64 * 2, 32)
+    assert copy(("gm", [32, 8]), ("l1", [32, 8])) == (32 * 8 * 4, 32)   # a narrow matrix: its rows
+    assert copy(("gm", [16, 7]), ("ub", [1, 7, 16]), layout="nd2nc1hwc0") == (16 * 7 * 4, 4)
+    assert copy(("gm", [32, 64]), ("ub", [32, 64])) is None
+    assert copy(("gm", [2, 3, 8, 16]), ("l1", [2, 3, 8, 16]), layout="nc1hwc0") is None
+    assert copy(("l0c", [16, 16]), ("gm", [1, 16, 16]), layout="nd2nc1hwc0") is None
+
+
 def test_dma_engines(cm):
     expected = {("gm", "ub"): "MTE2", ("gm", "l1"): "MTE2", ("l1", "l0a"): "MTE1",
                 ("l1", "l0b"): "MTE1", ("l0c", "gm"): "FIX", ("l0c", "l1"): "FIX",
