@@ -98,6 +98,11 @@ from geir.runtime.device import DMA_ENGINES
 # ---------------------------------------------------------------------------
 
 SPACES = ("gm", "l1", "l0a", "l0b", "l0c", "ub")
+OUTPUTS_ATTR = "geir.outputs"
+"""On a kernel made of a piece of a split fusion (convert-graph-to-ascend): per output
+argument, [result index, node names...] of the graph value it holds, so geir-compare maps each
+buffer to its tensor (a piece may write several tensors of one shape, e.g. q, k and v)."""
+
 CUBE_SPACES = frozenset({"l1", "l0a", "l0b", "l0c"})
 VECTOR_SPACES = frozenset({"ub"})
 ON_CHIP = CUBE_SPACES | VECTOR_SPACES

@@ -69,12 +69,6 @@ CONST_OPS = frozenset({"graph.constant_of_shape", "graph.range"})
 # ---------------------------------------------------------------------------
 
 
-OUTPUTS_ATTR = "geir.outputs"
-"""On a kernel made of a piece of a split fusion: per output argument, [result index, node
-names...] of the graph value it holds, so geir-compare maps each buffer to its tensor (a
-piece may write several tensors of one shape, e.g. an attention's q, k and v)."""
-
-
 def reference_kernel(req: KernelRequest) -> a.KernelOp:
     """One `ascend.reference` over whole gm buffers for a single op (`fallback` kernel)."""
     (op,) = req.ops
@@ -339,21 +333,31 @@ class _FunctionLowering:
         template takes whole is one kernel; an op that starts no such run is lowered alone."""
         i = 0
         while i < len(ops):
-            end = i
+            best, end = None, i
             for j in range(i + 2, len(ops) + 1):
-                if self._build_piece(fusion, ops[i:j], probe=True) is None:
+                piece = self._try_piece(fusion, ops[i:j])
+                if piece is None:
                     break
-                end = j
-            if end == i:
+                best, end = piece, j
+            if best is None:
                 self.lower_op(ops[i])
                 i += 1
-            else:
-                self._build_piece(fusion, ops[i:end])
-                i = end
+                continue
+            kernel, inputs, outputs = best
+            # the name the probes gave it (each probe took the same next name, then freed it)
+            self.count += 1
+            self.names.add(kernel.sym_name.data)
+            kernel.attributes[a.OUTPUTS_ATTR] = ArrayAttr(
+                [ArrayAttr([IntegerAttr(v.index, i64), *map(StringAttr, loc_names(v.owner.location))])
+                 for v in outputs])
+            self._launch(kernel, [self.buffer(v) for v in inputs] + [self.result_buffer(v) for v in outputs])
+            i = end
 
-    def _build_piece(self, fusion: g.FusionOp, ops: list[Operation], probe: bool = False) -> a.KernelOp | None:
-        """Ops of a split fusion as one kernel located at their nodes: launched, or only tried
-        (`probe`: nothing is named or launched). None if no template takes them."""
+    def _try_piece(self, fusion: g.FusionOp, ops: list[Operation]
+                   ) -> tuple[a.KernelOp, list[SSAValue], list[SSAValue]] | None:
+        """Ops of a split fusion as one kernel located at their nodes, with its inputs and
+        outputs; None if no template takes them. Nothing is launched, and the kernel's name is
+        left free (a longer run may take it)."""
         inside = set(ops)
         defined = {r for op in ops for r in op.results}
         inputs = list(dict.fromkeys(v for op in ops for v in op.operands if v not in defined))
@@ -363,15 +367,9 @@ class _FunctionLowering:
         location = fused_loc(n for op in ops for n in loc_names(op.location))
         req = self._request(fusion, ops, inputs, outputs, kind, location=location)
         kernel = build_kernel(req)
-        if probe or kernel is None:
-            self.count -= 1
-            self.names.discard(req.name)
-        if kernel is not None and not probe:
-            kernel.attributes[OUTPUTS_ATTR] = ArrayAttr(
-                [ArrayAttr([IntegerAttr(v.index, i64), *map(StringAttr, loc_names(v.owner.location))])
-                 for v in outputs])
-            self._launch(kernel, [self.buffer(v) for v in inputs] + [self.result_buffer(v) for v in outputs])
-        return kernel
+        self.count -= 1
+        self.names.discard(req.name)
+        return None if kernel is None else (kernel, inputs, outputs)
 
     def _copy(self, at: Operation, value: SSAValue, dst: SSAValue) -> None:
         req = self._request(at, [], [value], [value], "data", "copy")

@@ -45,10 +45,10 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation, OpResult, SSAValue
 
+from geir.dialects import ascend as a
 from geir.dialects import layout
 from geir.errors import GeirError
 from geir.ir.locations import loc_names
-from geir.lowering.graph_to_ascend import OUTPUTS_ATTR
 
 MIN_COSINE = 0.99
 MIN_SQNR_DB = 30.0
@@ -365,8 +365,6 @@ _VIEW_OPS = (memref.SubviewOp, memref.CollapseShapeOp, memref.ExpandShapeOp, mem
 
 def written_args(kernel: Operation) -> list[int]:
     """Positions of the kernel arguments its body writes (through views)."""
-    from geir.dialects import ascend as a
-
     args = {arg: i for i, arg in enumerate(kernel.body.block.args)}
     written: set[int] = set()
     for op in kernel.body.walk():
@@ -409,7 +407,7 @@ class AscendListener(Interpreter.Listener):
             self._written[name] = written_args(kernel)
         names = loc_names(kernel.location)
         written = [i for i in self._written[name] if isinstance(self._args[i], np.ndarray)]
-        tags = kernel.attributes.get(OUTPUTS_ATTR)
+        tags = kernel.attributes.get(a.OUTPUTS_ATTR)
         if tags is not None:  # a piece of a split fusion: each output says which value it holds
             first = len(self._args) - len(tags.data)
             for i in written:

@@ -438,6 +438,7 @@ class _BlockReplay:
         history: dict[tuple, tuple[Access, int, int, Operation]] = {}
         races: dict[tuple, list] = {}
         durations: dict[tuple, float] = {}
+        moved: dict[tuple, int] = {}  # a DMA op's bytes moved (re-laying copies: whole blocks)
         first = records[0].event if records else None
         for rec in records:
             ev = rec.event
@@ -477,6 +478,8 @@ class _BlockReplay:
             dur = durations.get(key)
             if dur is None:
                 dur = durations[key] = self.duration(ev)
+                if _is_dma(ev):
+                    moved[key] = _moved_bytes(self.cm, ev)
             start = max(free[p], issue_t)
             end = start + dur
             free[p] = end
@@ -491,7 +494,7 @@ class _BlockReplay:
                 issue_vc = list(mine)
             spans.append(OpSpan(ev.pipe, start, end, _op_label(ev), ev.nbytes))
             if _is_dma(ev) and "gm" in (ev.detail["src"], ev.detail["dst"]):
-                gm_bytes += _moved_bytes(self.cm, ev)
+                gm_bytes += moved[key]
             elif isinstance(op, a.MmadOp):
                 d = ev.detail
                 flops[ev.dtype] += 2 * d["m"] * d["k"] * d["n"]

@@ -1492,13 +1492,7 @@ class _CubeKernel:
         kb.sync("MTE2", "V", 0)
         if compute is not None:
             compute(self.pool[epi.where[plan.result]])
-        for v, src in compact.items():
-            kb.vec("vbrcb", src, tile_of(v))
-        for ins in plan.instrs:
-            operands = [tile_of(s) for s in ins.srcs]
-            if ins.scalar is not None:
-                operands.insert(1, kb.scalar(ins.scalar, elt))
-            kb.vec(ins.op, *operands, tile_of(ins.dst))
+        self._vector_program(tile_of, compact)
         kb.sync("V", "MTE3", 0)
         for i, key in epi.stores:
             dst = out_tile(i)
@@ -1508,6 +1502,17 @@ class _CubeKernel:
                 props["pad"] = UnitAttr()
             kb.copy(src, dst, **props)
         kb.set_flag("MTE3", "MTE2", 0)
+
+    def _vector_program(self, tile_of: Callable[[object], SSAValue], compact: dict) -> None:
+        """V: broadcast the compact sides over their tiles, then the epilogue instructions."""
+        kb = self.kb
+        for v, src in compact.items():
+            kb.vec("vbrcb", src, tile_of(v))
+        for ins in self.plan.instrs:
+            operands = [tile_of(s) for s in ins.srcs]
+            if ins.scalar is not None:
+                operands.insert(1, kb.scalar(ins.scalar, self.elt))
+            kb.vec(ins.op, *operands, tile_of(ins.dst))
 
     def _blocked_pass(self, grow: Index, b: Index, r: Index, col: Index, rows: int, cols: int,
                       staged: SSAValue | None) -> None:
@@ -1545,13 +1550,7 @@ class _CubeKernel:
             else:
                 kb.copy(kb.tile(view, [srow, 0], [rows, 1]), dst, layout=StringAttr("nd2nc1hwc0"))
         kb.sync("MTE2", "V", 0)
-        for v, src in compact.items():
-            kb.vec("vbrcb", src, tile_of(v))
-        for ins in plan.instrs:
-            operands = [tile_of(s) for s in ins.srcs]
-            if ins.scalar is not None:
-                operands.insert(1, kb.scalar(ins.scalar, self.elt))
-            kb.vec(ins.op, *operands, tile_of(ins.dst))
+        self._vector_program(tile_of, compact)
         kb.sync("V", "MTE3", 0)
         for i, key in epi.stores:
             kb.copy(tile_of(key), out_tile(i))
