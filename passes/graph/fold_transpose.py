@@ -16,19 +16,33 @@ on the device; the cube op next to it can do the same work for free:
 * mul / add by a per-channel constant ([C,1,1], [1,C,1,1], a scalar) into the
   preceding conv when the conv result has no other user and its weight and
   bias are constants: w * s, b * s (mul) or b + t (add).
+* scalars out of matmul / gemm operands: gemm(a * s, b) becomes a gemm with
+  alpha * s; matmul(x * s, w / t) with a constant w only it reads becomes
+  matmul(x, w * s / t) (one op still computes the matmul's tensor); any other
+  matmul(x * s, y / t) becomes matmul(x, y) * (s / t), as XLA's algebraic
+  simplifier does for dot. The operand then sits next to the cube op, so a
+  transpose before it and the scale after it land in the cube kernel (the
+  attention's q * s @ transpose(k) * s). Only a constant with one element
+  whose broadcast leaves the operand's type alone (a per-row or per-column
+  scale is not a scalar), a mul / div with no other user and no `graph.keep`,
+  a div by a non-zero constant, and f32 / f64 (gemm: f32, alpha is an f32
+  attribute). Not f16: the scale before the product is what keeps it in the
+  f16 range (1/sqrt(sqrt(d)) on each side of QK^T); not integers, whose
+  wrapped x * s does not commute with a wider accumulator.
 
 Rewritten ops carry the fused names of every op they replace. The weight
-products differ from the unfused results by rounding only.
+products and the moved scalars differ from the unfused results by rounding only.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import Float32Type, Float64Type, ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -44,6 +58,7 @@ from geir.passes.graph.utils import (
     channel_vector,
     constant,
     hint,
+    located,
     merged_loc,
     replace_checked,
     sole_user,
@@ -207,17 +222,130 @@ class ChannelAffineIntoConv(RewritePattern):
         replace_checked(op, [w_op, b_op, new], rewriter)
 
 
+KEEP = "graph.keep"  # graph-fuse's debugging tap: the tapped value stays computable
+
+
+@dataclass(frozen=True)
+class ScalarFactor:
+    """An operand that is `value` * `factor`, computed by the mul / div `op` by `scale`."""
+
+    value: SSAValue
+    factor: float
+    op: Operation
+    scale: SSAValue
+
+
+def _one_element(value: SSAValue) -> np.ndarray | None:
+    k = g.constant_value_of(value)
+    return k if k is not None and k.size == 1 else None
+
+
+def scalar_factor(operand: SSAValue, user: Operation) -> ScalarFactor | None:
+    """`operand` as x * k, k * x or x / k (k a one-element constant, not 0 for a
+    div) when only `user` reads it and the broadcast leaves x's type alone."""
+    op = operand.owner
+    if not isinstance(op, g.MulOp | g.DivOp) or KEEP in op.attributes or sole_user(operand) is not user:
+        return None
+    lhs, rhs = op.inputs
+    pairs = ((lhs, rhs), (rhs, lhs)) if isinstance(op, g.MulOp) else ((lhs, rhs),)
+    for x, k in pairs:
+        array = _one_element(k)
+        if array is None or x.type != operand.type:
+            continue
+        v = float(array.reshape(()))
+        if isinstance(op, g.MulOp):
+            return ScalarFactor(x, v, op, k)
+        return ScalarFactor(x, 1.0 / v, op, k) if v != 0.0 else None
+    return None
+
+
+def _movable(type_: Attribute, gemm: bool) -> bool:
+    """f32 (and f64 for matmul; gemm's alpha is an f32 attribute): see the module docstring."""
+    if not isinstance(type_, TensorType):
+        return False
+    elt = type_.element_type
+    return isinstance(elt, Float32Type) or (not gemm and isinstance(elt, Float64Type))
+
+
+class ScalarOutOfMatMul(RewritePattern):
+    """matmul / gemm of operands scaled by constants: the scale on the product.
+
+    Into gemm's alpha; into a constant operand only this matmul reads (one op
+    still computes the matmul's tensor); else one mul after the product."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.MatMulOp | g.GemmOp, rewriter: PatternRewriter) -> None:
+        gemm = isinstance(op, g.GemmOp)
+        if not _movable(op.output.type, gemm):
+            return
+        inputs = list(op.inputs)
+        factors: list[ScalarFactor] = []
+        for i in (0, 1):
+            f = scalar_factor(inputs[i], op)
+            if f is not None:
+                inputs[i] = f.value
+                factors.append(f)
+        if not factors:
+            return
+        scale = math.prod(f.factor for f in factors)
+        loc = merged_loc(*(f.op for f in factors), op)
+        if gemm:
+            attrs = op.attrs()
+            attrs["alpha"] *= scale
+            new_ops = [located(g.GemmOp.build_op(inputs, **attrs), loc)]
+        elif (w := self._weight(inputs, op, factors)) is not None:
+            c = constant((g.constant_value_of(inputs[w]) * scale).astype(_dtype(op)), loc, hint(inputs[w], "scaled"))
+            inputs[w] = c.output
+            new_ops = [c, located(g.MatMulOp.build_op(inputs), loc)]
+        else:
+            new_ops = self._scaled_product(op, inputs, factors, scale, loc)
+        replace_checked(op, new_ops, rewriter)
+
+    @staticmethod
+    def _weight(inputs: list[SSAValue], op: Operation, factors: list[ScalarFactor]) -> int | None:
+        """The index of a constant operand nothing but `op` and its dropped scales
+        reads (the right one first): it is scaled, not copied."""
+        readers = {op, *(f.op for f in factors)}
+        for i in (1, 0):
+            if g.constant_value_of(inputs[i]) is not None and all(u.operation in readers for u in inputs[i].uses):
+                return i
+        return None
+
+    @staticmethod
+    def _scaled_product(
+        op: g.MatMulOp, inputs: list[SSAValue], factors: list[ScalarFactor], scale: float, loc: Attribute
+    ) -> list[Operation]:
+        """matmul(inputs) * scale, the scale a one-element constant of the lowest rank
+        among the old scales (at most the product's, so it broadcasts to it unchanged)."""
+        product = located(g.MatMulOp.build_op(inputs), loc)
+        product.output.name_hint = hint(op.output, "unscaled")
+        rank = min(*(len(f.scale.type.get_shape()) for f in factors), len(op.output.type.get_shape()))
+        k = constant(np.full((1,) * rank, scale, _dtype(op)), loc, hint(factors[0].scale, "product"))
+        return [product, k, located(g.MulOp.build_op([product, k]), loc)]
+
+
+def _dtype(op: Operation) -> np.dtype:
+    return to_dtype(op.results[0].type.element_type)
+
+
 def fold_transpose(module: ModuleOp) -> bool:
     """Apply every rule to a fixed point; True if anything changed."""
     applier = GreedyRewritePatternApplier(
-        [GemmTransposeFlags(), MatMulTranspose(), PadIntoWindow(), ChannelAffineIntoConv()]
+        [
+            GemmTransposeFlags(),
+            MatMulTranspose(),
+            ScalarOutOfMatMul(),
+            PadIntoWindow(),
+            ChannelAffineIntoConv(),
+        ]
     )
     return PatternRewriteWalker(applier, apply_recursively=True).rewrite_module(module)
 
 
 @dataclass(frozen=True)
 class FoldTransposePass(ModulePass):
-    """Transposes into gemm flags / pre-transposed weights, pads and per-channel mul/add into convs and pools."""
+    """Transposes into gemm flags / pre-transposed weights, pads and per-channel mul/add
+    into convs and pools, scalar operand scales after matmuls / into gemm alpha."""
 
     name = "graph-fold-transpose"
 

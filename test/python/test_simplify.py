@@ -15,6 +15,7 @@ import os
 import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.pattern_rewriter import PatternRewriteWalker
 
 from geir.dialects import graph as g
 from geir.errors import GeirError
@@ -24,7 +25,7 @@ from geir.passes.graph.canonicalize import CanonicalizePass
 from geir.passes.graph.fold_batchnorm import FoldBatchNormPass
 from geir.passes.graph.fold_constants import FoldConstantsPass
 from geir.passes.graph.fold_shapes import FoldShapesPass
-from geir.passes.graph.fold_transpose import FoldTransposePass
+from geir.passes.graph.fold_transpose import FoldTransposePass, ScalarOutOfMatMul
 from geir.passes.graph.simplify import SimplifyPass
 from geir.runtime.interpreter import input_specs, random_inputs, run_module
 from geir.testing.suite import LIGHT_MODELS, assert_close, backend_cases, light_model, ort_run
@@ -98,6 +99,44 @@ def test_torchscript_transformer(layers):
     left = [op.name for op in out.walk() if isinstance(op, g.ShapeOp | g.GatherOp | g.ConcatOp)]
     assert not left, f"shape computations left: {left}"
     check_idempotent(module, f"transformer x{layers}")
+
+
+def test_scalar_out_of_matmul_transformer(monkeypatch):
+    """The TorchScript attention scales q and transpose(k) by 1/sqrt(sqrt(64)) each:
+    graph-fold-transpose moves both scales after QK^T (and the GELU's * 0.5 into the
+    down-projection's weight). The graph interpreter gives the unrewritten block's
+    outputs, and at O3 the transpose, the product and the scale are one cube kernel."""
+    import geir
+    from geir.ir.locations import loc_names
+    from geir.passes.graph.utils import sole_user
+    from geir.testing.transformer import transformer_onnx
+
+    model = transformer_onnx(layers=1, d_model=256, heads=4, seq=128)
+    module = import_model(model)
+    with monkeypatch.context() as m:
+        m.setattr(ScalarOutOfMatMul, "match_and_rewrite", lambda self, op, rewriter: None)
+        before = simplified(module)
+    after = before.clone()
+    assert PatternRewriteWalker(ScalarOutOfMatMul()).rewrite_module(after)
+    after.verify()
+    (scores,) = [op for op in after.walk() if isinstance(op, g.MatMulOp) and isinstance(op.rhs.owner, g.TransposeOp)]
+    assert not isinstance(scores.lhs.owner, g.MulOp)
+    scale = sole_user(scores.output)
+    assert isinstance(scale, g.MulOp) and g.constant_value_of(scale.rhs).size == 1
+    scaled = [
+        v.owner.location
+        for op in after.walk()
+        if isinstance(op, g.MatMulOp | g.GemmOp)
+        for v in op.inputs
+        if isinstance(v.owner, g.MulOp | g.DivOp) and any(c.owner.name == "graph.constant" for c in v.owner.inputs)
+    ]
+    assert not scaled, f"matmul operands still scaled by constants: {scaled}"
+    feeds = random_inputs(module, seed=4)
+    check_against(after, feeds, list(run_module(before, feeds).values()), "scales after QK^T")
+
+    kernels = [op for op in geir.compile(model).stages["05_lower"].walk() if op.name == "ascend.kernel"]
+    names = [set(loc_names(k.location)) for k in kernels]
+    assert any({"/0/attn/Transpose_5", "/0/attn/MatMul_1", "/0/attn/Mul_1"} <= n for n in names), names
 
 
 def _importable():

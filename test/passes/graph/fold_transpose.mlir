@@ -151,3 +151,137 @@ func.func @channel_affine(%x: tensor<1x2x3x3xf32>) -> (tensor<1x2x3x3xf32>, tens
   %r = graph.add %m2, %c2 : (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> loc("two_users")
   func.return %a, %r : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// Scalars out of matmul operands: the attention's q * s @ transpose(k) * s
+// becomes one scale by s * s after the product (the transpose now feeds the
+// matmul); one side, a scale on the left of the mul, and a div by a rank-0
+// constant (a factor 1/t) each leave one mul after the product.
+// CHECK-LABEL: func.func @scalar_out_of_matmul(
+// CHECK-NEXT:    %kt = graph.transpose %k
+// CHECK-NEXT:    %qk_unscaled = graph.matmul %q, %kt : (tensor<2x4x3xf32>, tensor<2x3x4xf32>) -> tensor<2x4x4xf32> loc(fused["mq", "mk", "qk"])
+// CHECK-NEXT:    %s_product = graph.constant dense<0.124999993> : tensor<1xf32> loc(fused["mq", "mk", "qk"])
+// CHECK-NEXT:    %qk = graph.mul %qk_unscaled, %s_product : (tensor<2x4x4xf32>, tensor<1xf32>) -> tensor<2x4x4xf32> loc(fused["mq", "mk", "qk"])
+// CHECK-NEXT:    %one_unscaled = graph.matmul %q, %w : {{.*}} loc(fused["m3", "one"])
+// CHECK-NEXT:    %three_product = graph.constant dense<3.000000e+00> : tensor<1x1xf32> loc(fused["m3", "one"])
+// CHECK-NEXT:    %one = graph.mul %one_unscaled, %three_product
+// CHECK-NEXT:    %d_unscaled = graph.matmul %q, %w : {{.*}} loc(fused["div", "d"])
+// CHECK-NEXT:    %t_product = graph.constant dense<2.500000e-01> : tensor<f32> loc(fused["div", "d"])
+// CHECK-NEXT:    %d = graph.mul %d_unscaled, %t_product
+// CHECK-NEXT:    func.return %qk, %one, %d
+func.func @scalar_out_of_matmul(%q: tensor<2x4x3xf32>, %k: tensor<2x4x3xf32>, %w: tensor<3x5xf32>) -> (tensor<2x4x4xf32>, tensor<2x4x5xf32>, tensor<2x4x5xf32>) {
+  %s = graph.constant dense<0.353553385> : tensor<1xf32> loc("s")
+  %kt = graph.transpose %k {perm = array<i64: 0, 2, 1>} : (tensor<2x4x3xf32>) -> tensor<2x3x4xf32> loc("kt")
+  %qs = graph.mul %q, %s : (tensor<2x4x3xf32>, tensor<1xf32>) -> tensor<2x4x3xf32> loc("mq")
+  %ks = graph.mul %kt, %s : (tensor<2x3x4xf32>, tensor<1xf32>) -> tensor<2x3x4xf32> loc("mk")
+  %qk = graph.matmul %qs, %ks : (tensor<2x4x3xf32>, tensor<2x3x4xf32>) -> tensor<2x4x4xf32> loc("qk")
+  %three = graph.constant dense<3.0> : tensor<1x1xf32> loc("three")
+  %w3 = graph.mul %three, %w : (tensor<1x1xf32>, tensor<3x5xf32>) -> tensor<3x5xf32> loc("m3")
+  %one = graph.matmul %q, %w3 : (tensor<2x4x3xf32>, tensor<3x5xf32>) -> tensor<2x4x5xf32> loc("one")
+  %t = graph.constant dense<4.0> : tensor<f32> loc("t")
+  %qt = graph.div %q, %t : (tensor<2x4x3xf32>, tensor<f32>) -> tensor<2x4x3xf32> loc("div")
+  %d = graph.matmul %qt, %w : (tensor<2x4x3xf32>, tensor<3x5xf32>) -> tensor<2x4x5xf32> loc("d")
+  func.return %qk, %one, %d : tensor<2x4x4xf32>, tensor<2x4x5xf32>, tensor<2x4x5xf32>
+}
+
+// -----
+
+// A constant operand only the matmul reads takes the scales (0.5 / 4): no op
+// is added. A weight with another user is not copied: the mul comes after.
+// CHECK-LABEL: func.func @scalar_into_weight(
+// CHECK-NEXT:    %w = graph.constant
+// CHECK-NEXT:    %v_scaled = graph.constant dense<{{\[\[}}1.250000e-01, 2.500000e-01], [3.750000e-01, 5.000000e-01]]> : tensor<2x2xf32> loc(fused["mh", "div", "mm"])
+// CHECK-NEXT:    %a = graph.matmul %x, %v_scaled : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32> loc(fused["mh", "div", "mm"])
+// CHECK-NEXT:    %b_unscaled = graph.matmul %x, %w
+// CHECK-NEXT:    %h_product = graph.constant dense<5.000000e-01>
+// CHECK-NEXT:    %b = graph.mul %b_unscaled, %h_product
+// CHECK-NEXT:    %r = graph.relu %w
+// CHECK-NEXT:    func.return %a, %b, %r
+func.func @scalar_into_weight(%x: tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>, tensor<2x2xf32>) {
+  %h = graph.constant dense<0.5> : tensor<1xf32> loc("h")
+  %four = graph.constant dense<4.0> : tensor<1xf32> loc("four")
+  %v = graph.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32> loc("v")
+  %w = graph.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32> loc("w")
+  %xh = graph.mul %x, %h : (tensor<3x2xf32>, tensor<1xf32>) -> tensor<3x2xf32> loc("mh")
+  %v4 = graph.div %v, %four : (tensor<2x2xf32>, tensor<1xf32>) -> tensor<2x2xf32> loc("div")
+  %a = graph.matmul %xh, %v4 : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32> loc("mm")
+  %xh2 = graph.mul %x, %h : (tensor<3x2xf32>, tensor<1xf32>) -> tensor<3x2xf32> loc("mh2")
+  %b = graph.matmul %xh2, %w : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32> loc("shared")
+  %r = graph.relu %w : (tensor<2x2xf32>) -> tensor<2x2xf32> loc("r")
+  func.return %a, %b, %r : tensor<3x2xf32>, tensor<3x2xf32>, tensor<2x2xf32>
+}
+
+// -----
+
+// gemm: the scales go into alpha (2 * 0.5 * 3), beta and c untouched.
+// CHECK-LABEL: func.func @scalar_into_gemm_alpha(
+// CHECK-NEXT:    %g = graph.gemm %a, %b, %c {alpha = 3.000000e+00 : f32, beta = 5.000000e-01 : f32, trans_a = 0 : i64, trans_b = 1 : i64} : {{.*}} loc(fused["ma", "mb", "gemm"])
+// CHECK-NEXT:    func.return %g
+func.func @scalar_into_gemm_alpha(%a: tensor<4x3xf32>, %b: tensor<5x3xf32>, %c: tensor<5xf32>) -> tensor<4x5xf32> {
+  %h = graph.constant dense<0.5> : tensor<1xf32> loc("h")
+  %three = graph.constant dense<3.0> : tensor<f32> loc("three")
+  %as = graph.mul %a, %h : (tensor<4x3xf32>, tensor<1xf32>) -> tensor<4x3xf32> loc("ma")
+  %bs = graph.mul %b, %three : (tensor<5x3xf32>, tensor<f32>) -> tensor<5x3xf32> loc("mb")
+  %g = graph.gemm %as, %bs, %c {alpha = 2.0 : f32, beta = 0.5 : f32, trans_b = 1 : i64} : (tensor<4x3xf32>, tensor<5x3xf32>, tensor<5xf32>) -> tensor<4x5xf32> loc("gemm")
+  func.return %g : tensor<4x5xf32>
+}
+
+// -----
+
+// Left alone: a scale that is not a constant, a per-column [1,3] scale (not a
+// scalar), a scaled operand with a second user, a one-element scale whose
+// broadcast grows the operand's rank, a graph.keep tap, a div of the scalar by
+// the operand, a div by 0, and f16 / integer products.
+// CHECK-LABEL: func.func @scalar_kept(
+// CHECK-NEXT:    %xv = graph.mul %x, %v
+// CHECK-NEXT:    %a = graph.matmul %xv, %w
+// CHECK-NEXT:    %c = graph.constant
+// CHECK-NEXT:    %xc = graph.mul %x, %c
+// CHECK-NEXT:    %b = graph.matmul %xc, %w
+// CHECK-NEXT:    %s = graph.constant
+// CHECK-NEXT:    %xs = graph.mul %x, %s
+// CHECK-NEXT:    %u = graph.matmul %xs, %w
+// CHECK-NEXT:    %r = graph.relu %xs
+// CHECK-NEXT:    %s3 = graph.constant
+// CHECK-NEXT:    %x3 = graph.mul %x, %s3
+// CHECK-NEXT:    %g = graph.matmul %x3, %w
+// CHECK-NEXT:    %xk = graph.mul %x, %s attributes {graph.keep}
+// CHECK-NEXT:    %k = graph.matmul %xk, %w
+// CHECK-NEXT:    %sx = graph.div %s, %x
+// CHECK-NEXT:    %i = graph.matmul %sx, %w
+// CHECK-NEXT:    %z = graph.constant
+// CHECK-NEXT:    %xz = graph.div %x, %z
+// CHECK-NEXT:    %dz = graph.matmul %xz, %w
+// CHECK:         %hs = graph.mul %h, %s16
+// CHECK-NEXT:    %f16 = graph.matmul %hs, %h16
+// CHECK:         %ns = graph.mul %n, %two
+// CHECK-NEXT:    %int = graph.matmul %ns, %n
+func.func @scalar_kept(%x: tensor<2x3xf32>, %v: tensor<2x3xf32>, %w: tensor<3x2xf32>, %h: tensor<2x2xf16>, %h16: tensor<2x2xf16>, %n: tensor<2x2xi32>) -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x3xf32>, tensor<1x2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf16>, tensor<2x2xi32>) {
+  %xv = graph.mul %x, %v : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("nonconst")
+  %a = graph.matmul %xv, %w : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32> loc("a")
+  %c = graph.constant dense<[[1.0, 2.0, 3.0]]> : tensor<1x3xf32> loc("c")
+  %xc = graph.mul %x, %c : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32> loc("per_column")
+  %b = graph.matmul %xc, %w : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32> loc("b")
+  %s = graph.constant dense<2.0> : tensor<1xf32> loc("s")
+  %xs = graph.mul %x, %s : (tensor<2x3xf32>, tensor<1xf32>) -> tensor<2x3xf32> loc("two_users")
+  %u = graph.matmul %xs, %w : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32> loc("u")
+  %r = graph.relu %xs : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("r")
+  %s3 = graph.constant dense<2.0> : tensor<1x1x1xf32> loc("s3")
+  %x3 = graph.mul %x, %s3 : (tensor<2x3xf32>, tensor<1x1x1xf32>) -> tensor<1x2x3xf32> loc("grows")
+  %g = graph.matmul %x3, %w : (tensor<1x2x3xf32>, tensor<3x2xf32>) -> tensor<1x2x2xf32> loc("g")
+  %xk = graph.mul %x, %s attributes {graph.keep} : (tensor<2x3xf32>, tensor<1xf32>) -> tensor<2x3xf32> loc("tap")
+  %k = graph.matmul %xk, %w : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32> loc("k")
+  %sx = graph.div %s, %x : (tensor<1xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("inverse")
+  %i = graph.matmul %sx, %w : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32> loc("i")
+  %z = graph.constant dense<0.0> : tensor<1xf32> loc("z")
+  %xz = graph.div %x, %z : (tensor<2x3xf32>, tensor<1xf32>) -> tensor<2x3xf32> loc("by_zero")
+  %dz = graph.matmul %xz, %w : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32> loc("dz")
+  %s16 = graph.constant dense<0.5> : tensor<1xf16> loc("s16")
+  %hs = graph.mul %h, %s16 : (tensor<2x2xf16>, tensor<1xf16>) -> tensor<2x2xf16> loc("half")
+  %f16 = graph.matmul %hs, %h16 : (tensor<2x2xf16>, tensor<2x2xf16>) -> tensor<2x2xf16> loc("f16")
+  %two = graph.constant dense<2> : tensor<1xi32> loc("two")
+  %ns = graph.mul %n, %two : (tensor<2x2xi32>, tensor<1xi32>) -> tensor<2x2xi32> loc("integer")
+  %int = graph.matmul %ns, %n : (tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<2x2xi32> loc("int")
+  func.return %a, %b, %u, %r, %g, %k, %i, %dz, %f16, %int : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x3xf32>, tensor<1x2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf16>, tensor<2x2xi32>
+}
