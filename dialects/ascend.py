@@ -56,6 +56,7 @@ from xdsl.ir import (
     Attribute,
     Block,
     Dialect,
+    OpResult,
     Operation,
     ParametrizedAttribute,
     Region,
@@ -102,6 +103,11 @@ OUTPUTS_ATTR = "geir.outputs"
 """On a kernel made of a piece of a split fusion (convert-graph-to-ascend): per output
 argument, [result index, node names...] of the graph value it holds, so geir-compare maps each
 buffer to its tensor (a piece may write several tensors of one shape, e.g. q, k and v)."""
+BYTE_COPIES_ATTR = "geir.byte_copies"
+"""On a kernel that only moves bytes unchanged (a reshape, a contiguous slice, a concat along an
+outer axis): `[array<i64: dst, dst_offset, src, src_offset, bytes>, ...]`, argument positions
+and byte offsets of each contiguous run it copies; ascend-elide-copies turns such kernels
+into views."""
 
 CUBE_SPACES = frozenset({"l1", "l0a", "l0b", "l0c"})
 VECTOR_SPACES = frozenset({"ub"})
@@ -476,6 +482,102 @@ class ConstantOp(IRDLOperation):
         return cls.create(
             properties={"value": value}, result_types=[cls.memref_type_of(value)], attributes=attributes
         )
+
+
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """Bytes of a gm buffer seen as another buffer: the result starts `offset` bytes into the
+    source and has its own (identity-layout) shape and element type. A host op: no kernel
+    runs, no byte moves - this is how a reshape or a contiguous slice costs nothing, and how
+    a concat's operands are written straight into the concat's buffer (GE's no-task ops and
+    continuous inputs).
+
+        %q = ascend.view %qkv[65536] : memref<3x128x256xf32, #ascend.space<gm>> to memref<128x256xf32, #ascend.space<gm>>
+
+    Rules: both gm, identity layout (the source is a whole buffer or a view, so its bytes are
+    contiguous); the result lies inside the source; the offset is a multiple of the
+    32-byte DMA block.
+    """
+
+    name = "ascend.view"
+    source = operand_def(MemRefType)
+    offset = prop_def(IntegerAttr)
+    memref = result_def(MemRefType)
+    traits = traits_def(Pure())
+
+    @classmethod
+    def get(cls, source: SSAValue, t: MemRefType, offset: int = 0) -> ViewOp:
+        return cls.create(operands=[source], result_types=[t], properties={"offset": IntegerAttr(offset, i64)})
+
+    @property
+    def byte_offset(self) -> int:
+        return self.offset.value.data
+
+    def verify_(self) -> None:
+        _check_host(self)
+        src, t = self.source.type, self.memref.type
+        for what, x in (("source", src), ("result", t)):
+            if space_of(x) != "gm":
+                _fail(self, f"{what} {x} must be in gm (views of on-chip buffers are memref.subview)")
+            if not isinstance(x.layout, NoneAttr):
+                _fail(self, f"{what} {x} must have the identity layout")
+            if any(d < 0 for d in x.get_shape()):
+                _fail(self, f"{what} {x} must have a static shape")
+        off = self.byte_offset
+        if off < 0 or off % BLOCK_BYTES:
+            _fail(self, f"offset {off} must be a non-negative multiple of {BLOCK_BYTES} bytes")
+        if off + nbytes_of(t) > nbytes_of(src):
+            _fail(self, f"bytes [{off}, {off + nbytes_of(t)}) of the result lie outside the source's "
+                        f"{nbytes_of(src)} bytes")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        printer.print_string(f"[{self.byte_offset}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.memref.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ViewOp:
+        source = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        offset = parser.parse_integer(allow_boolean=False, allow_negative=True)
+        parser.parse_punctuation("]")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        src_t = parser.parse_type()
+        parser.parse_keyword("to")
+        t = parser.parse_type()
+        (src,) = parser.resolve_operands([source], [src_t], parser.pos)
+        op = cls.get(src, t, offset)
+        op.attributes.update(attrs)
+        return op
+
+
+VIEW_OPS = (memref.SubviewOp, memref.CollapseShapeOp, memref.ExpandShapeOp, memref.ReinterpretCastOp,
+            memref.CastOp, ViewOp)
+"""Ops whose result is (some of) the bytes of their first operand: one buffer, seen anew."""
+
+
+def byte_copies(kernel: Operation) -> list[tuple[int, int, int, int, int]] | None:
+    """The (dst, dst_offset, src, src_offset, bytes) runs of a kernel marked BYTE_COPIES_ATTR."""
+    attr = kernel.attributes.get(BYTE_COPIES_ATTR)
+    if not isinstance(attr, ArrayAttr):
+        return None
+    runs = [tuple(x.get_values()) for x in attr.data if isinstance(x, DenseArrayBase)]
+    return runs if len(runs) == len(attr.data) and all(len(r) == 5 for r in runs) else None
+
+
+def view_root(value: SSAValue) -> tuple[SSAValue, int]:
+    """The buffer behind a chain of `ascend.view`s and the byte offset into it."""
+    offset = 0
+    while isinstance(value, OpResult) and isinstance(value.op, ViewOp):
+        offset += value.op.byte_offset
+        value = value.op.source
+    return value, offset
 
 
 # ---------------------------------------------------------------------------

@@ -694,6 +694,13 @@ def _build_ascend_functions() -> type[InterpreterFunctions]:
             _block(interpreter, op)
         return (alloc(_run(interpreter), op),)
 
+    @impl(a.ViewOp)
+    def run_view(self, interpreter, op: a.ViewOp, args):
+        (src,) = args
+        if not (isinstance(src, np.ndarray) and src.flags.c_contiguous):
+            raise InterpreterError(f"{describe(op)}: the source is not a contiguous gm buffer")
+        return (_view(src.reshape(-1).view(np.uint8), op.byte_offset, op.memref.type),)
+
     @impl(a.ConstantOp)
     def run_constant(self, interpreter, op: a.ConstantOp, args):
         try:

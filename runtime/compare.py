@@ -360,7 +360,7 @@ class GraphListener(Interpreter.Listener):
             self.c.stage.unmapped += 1
 
 
-_VIEW_OPS = (memref.SubviewOp, memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp)
+_VIEW_OPS = a.VIEW_OPS
 
 
 def written_args(kernel: Operation) -> list[int]:

@@ -37,7 +37,7 @@ UNIT_RATIOS: Mapping[str, tuple[str, str]] = {
 }
 """msprof ratio name -> (unit, pipe): busy time of the pipe on that unit / the unit's core time."""
 
-_VIEW_OPS = ("memref.subview", "memref.collapse_shape", "memref.expand_shape", "memref.cast")
+_VIEW_OPS = frozenset(op.name for op in a.VIEW_OPS)
 
 
 # ---------------------------------------------------------------------------

@@ -124,7 +124,7 @@ class Recorded:
     args: tuple[tuple[str, int, int], ...] = ()   # a launch: (name, lo, hi) of its gm arguments
 
 
-_VIEW_OPS = (memref.SubviewOp, memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp)
+_VIEW_OPS = a.VIEW_OPS
 _REFERENCE = getattr(a, "ReferenceOp", None)   # the lowering's fallback (whole gm buffers)
 _DMA_OPS = tuple(t for t in (a.CopyOp, getattr(a, "Load3dOp", None)) if t)   # src -> dst on an MTE/FIX engine
 _ACCESSING = (*_DMA_OPS, a.MmadOp, a.VectorOp, memref.LoadOp, memref.StoreOp, *((_REFERENCE,) if _REFERENCE else ()))

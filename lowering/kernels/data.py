@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerType, i64
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IndexType, IntegerType, i64
+from xdsl.ir import Attribute, BlockArgument, OpResult, Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
@@ -226,8 +226,52 @@ def transfer_kernel(req: KernelRequest, build) -> a.KernelOp:
     transfers = [t for t in build(kb) if math.prod(t.out_shape) > 0]
     if not transfers:
         return mark(kb.finish(), "template", "data")
-    tk = TransferKernel(req, kb, transfers)
-    return mark(tk.emit(), "template", "data")
+    runs = _byte_runs(transfers)
+    kernel = mark(TransferKernel(req, kb, transfers).emit(), "template", "data")
+    if runs is not None:
+        kernel.attributes[a.BYTE_COPIES_ATTR] = ArrayAttr([DenseArrayBase.from_list(i64, list(r)) for r in runs])
+    return kernel
+
+
+def _contiguous(value: SSAValue) -> tuple[int, int, int] | None:
+    """(argument position, byte offset, bytes) of a view of a kernel argument whose elements
+    are one row-major run of the argument's bytes; None otherwise."""
+    root = value
+    while isinstance(root, OpResult) and isinstance(root.op, a.VIEW_OPS):
+        root = root.op.operands[0]
+    if not isinstance(root, BlockArgument):
+        return None
+    t = value.type
+    try:
+        offset, strides = t.get_offset(), t.get_strides()
+    except Exception:  # noqa: BLE001 - a layout without static strides: not a run
+        return None
+    if not isinstance(offset, int) or any(not isinstance(x, int) for x in strides):
+        return None
+    expect = 1
+    for n, stride in reversed(list(zip(t.get_shape(), strides))):
+        if n != 1:
+            if stride != expect:
+                return None
+            expect *= n
+    item = itemsize(t.element_type)
+    return root.index, offset * item, math.prod(t.get_shape()) * item
+
+
+def _byte_runs(transfers: list[Transfer]) -> list[tuple[int, int, int, int, int]] | None:
+    """The (dst, dst_offset, src, src_offset, bytes) runs of transfers that are all plain copies
+    between contiguous runs of bytes (no permutation, broadcast or fill); None otherwise."""
+    runs = []
+    for t in transfers:
+        if t.perm is not None or t.broadcast or t.fill is not None or t.src is None:
+            return None
+        if t.src.type.element_type != t.dst.type.element_type:
+            return None
+        src, dst = _contiguous(t.src), _contiguous(t.dst)
+        if src is None or dst is None or src[2] != dst[2]:
+            return None
+        runs.append((dst[0], dst[1], src[0], src[1], dst[2]))
+    return runs
 
 
 def _flat(kb: KernelBuilder, value: SSAValue) -> SSAValue:

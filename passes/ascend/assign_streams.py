@@ -50,7 +50,7 @@ from geir.ir.locations import describe
 from geir.runtime.device import DEFAULT_DEVICE, CostModel, load_device
 
 WORKSPACE_ATTR = "ascend.workspace"
-_VIEWS = (memref.SubviewOp, memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp)
+_VIEWS = a.VIEW_OPS
 _LOAD3D = getattr(a, "Load3dOp", None)
 
 
@@ -145,13 +145,18 @@ def _root(value: SSAValue, workspace: SSAValue | None) -> tuple[object, int, int
     """(buffer key, lo, hi) of the bytes behind a host value: a root buffer, or the hull of a
     view with a static layout (else the whole root)."""
     v = value
-    while isinstance(v, OpResult) and isinstance(v.op, _VIEWS):
+    while isinstance(v, OpResult) and isinstance(v.op, _VIEWS) and not isinstance(v.op, a.ViewOp):
         v = v.op.operands[0]
     lo, hi = 0, a.nbytes_of(v.type) if isinstance(v.type, MemRefType) else 0
     if v is not value:
         hull = _view_bytes(value.type)
         if hull is not None:
             lo, hi = max(lo, hull[0]), min(hi, hull[1])
+    # ascend.view: the bytes from an offset into its source (itself an identity-layout buffer)
+    while isinstance(v, OpResult) and isinstance(v.op, _VIEWS):
+        if isinstance(v.op, a.ViewOp):
+            lo, hi = lo + v.op.byte_offset, hi + v.op.byte_offset
+        v = v.op.operands[0]
     if isinstance(v, OpResult) and isinstance(v.op, a.AllocOp):
         offset = a._int(v.op.offset)
         if offset is not None:

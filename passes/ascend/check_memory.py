@@ -57,8 +57,7 @@ LIVE_ATTR = "live"
 """`array<i64: first, last>`: the first and last launch (host program order) of a gm alloc."""
 ELEMENTWISE_TEMPLATES = frozenset({"row", "eltwise"})
 """Kernel templates whose tiles read each element before writing the same index."""
-VIEW_OPS = (memref.SubviewOp, memref.CollapseShapeOp, memref.ExpandShapeOp, memref.ReinterpretCastOp,
-            memref.CastOp)
+VIEW_OPS = a.VIEW_OPS
 
 
 class MemoryPlanError(GeirError):

@@ -3,6 +3,42 @@
 
 // --- buffers ---------------------------------------------------------------
 
+// CHECK: error: 'ascend.view': offset 48 must be a non-negative multiple of 32 bytes
+func.func @f(%x: memref<4x64xf32, #ascend.space<gm>>) {
+  %v = ascend.view %x[48] : memref<4x64xf32, #ascend.space<gm>> to memref<2x64xf32, #ascend.space<gm>>
+  func.return
+}
+
+// -----
+// CHECK: error: 'ascend.view': bytes [768, 1280) of the result lie outside the source's 1024 bytes
+func.func @f(%x: memref<4x64xf32, #ascend.space<gm>>) {
+  %v = ascend.view %x[768] : memref<4x64xf32, #ascend.space<gm>> to memref<2x64xf32, #ascend.space<gm>>
+  func.return
+}
+
+// -----
+// CHECK: error: 'ascend.view': result memref<2x64xf32, #ascend.space<ub>> must be in gm (views of on-chip buffers are memref.subview)
+func.func @f(%x: memref<4x64xf32, #ascend.space<gm>>) {
+  %v = ascend.view %x[0] : memref<4x64xf32, #ascend.space<gm>> to memref<2x64xf32, #ascend.space<ub>>
+  func.return
+}
+
+// -----
+// CHECK: error: 'ascend.view': source memref<4x64xf32, strided<[128, 1]>, #ascend.space<gm>> must have the identity layout
+func.func @f(%x: memref<4x64xf32, strided<[128, 1]>, #ascend.space<gm>>) {
+  %v = ascend.view %x[0] : memref<4x64xf32, strided<[128, 1]>, #ascend.space<gm>> to memref<2x64xf32, #ascend.space<gm>>
+  func.return
+}
+
+// -----
+// CHECK: error: 'ascend.view': belongs in the host program, not in a kernel
+ascend.kernel @k(%x: memref<4x64xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %v = ascend.view %x[0] : memref<4x64xf32, #ascend.space<gm>> to memref<256xf32, #ascend.space<gm>>
+  ascend.return
+}
+
+// -----
+
 // CHECK: error: 'ascend.alloc': result memref<16x32xf32> needs an #ascend.space<...> memory space
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %a = ascend.alloc : memref<16x32xf32>

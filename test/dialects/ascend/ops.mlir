@@ -196,12 +196,14 @@ func.func @main(%x: !gm {onnx.name = "x"}, %y: !gm {onnx.name = "y", ascend.outp
   // CHECK-NEXT: %w = ascend.constant dense<1.000000e+00> : tensor<16x32xf32>
   // CHECK-NEXT: %v = ascend.constant dense<[1, 2]> : tensor<2xi32>
   // CHECK-NEXT: %tmp = ascend.alloc {offset = 0 : i64} : memref<16x32xf32, #ascend.space<gm>>
+  // CHECK-NEXT: %rows = ascend.view %tmp[1024] : memref<16x32xf32, #ascend.space<gm>> to memref<8x32xf32, #ascend.space<gm>>
   // CHECK-NEXT: %s0 = ascend.stream 0
   // CHECK-NEXT: %s1 = ascend.stream 1
   // CHECK-NEXT: %e = ascend.event 0
   %w = ascend.constant dense<1.000000e+00> : tensor<16x32xf32>
   %v = ascend.constant dense<[1, 2]> : tensor<2xi32>
   %tmp = ascend.alloc {offset = 0 : i64} : !gm
+  %rows = ascend.view %tmp[1024] : !gm to memref<8x32xf32, #ascend.space<gm>>
   %s0 = ascend.stream 0
   %s1 = ascend.stream 1
   %e = ascend.event 0

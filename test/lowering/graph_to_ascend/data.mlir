@@ -4,7 +4,8 @@
 
 // concat along C of NCHW tensors: each input is a [N, C_i * H * W] view copied into the
 // output's [N, C * H * W] view at its offset, one transfer after the other (the second
-// reuses the ub bytes of the first).
+// reuses the ub bytes of the first). With two images the pieces are not one run of bytes
+// each, so the kernel has no geir.byte_copies (the attributes end with the template).
 // CHECK-LABEL: ascend.kernel @k0_concat(
 // CHECK-SAME:    %a: memref<2x3x4x4xf32, #ascend.space<gm>>, %b: memref<2x5x4x4xf32, #ascend.space<gm>>, %y: memref<2x8x4x4xf32, #ascend.space<gm>>)
 // CHECK-SAME:    attributes {block_dim = 1 : i64, core_type = "vector", template = "data"}
@@ -152,7 +153,10 @@ func.func @gather(%table: tensor<10x16xf32>, %ids: tensor<2x3xi64>) -> tensor<2x
 // -----
 
 // A lone reshape is a flat copy; a returned input is copied into its output buffer.
+// Both move their bytes unchanged: geir.byte_copies (dst arg, dst offset, src arg, src
+// offset, bytes) lets ascend-elide-copies make them views.
 // CHECK-LABEL: ascend.kernel @k0_flat(
+// CHECK-SAME:    geir.byte_copies = [array<i64: 1, 0, 0, 0, 96>]
 // CHECK:         ascend.copy %{{.*}}, %in_ub : memref<24xf32, #ascend.space<gm>> to memref<24xf32, #ascend.space<ub>>
 // CHECK-LABEL: ascend.kernel @k1_copy(
 // CHECK-LABEL: func.func @views(
@@ -162,4 +166,29 @@ func.func @gather(%table: tensor<10x16xf32>, %ids: tensor<2x3xi64>) -> tensor<2x
 func.func @views(%x: tensor<2x3x4xf32>) -> (tensor<6x4xf32>, tensor<2x3x4xf32>) {
   %y = graph.flatten %x {axis = 2 : i64} : (tensor<2x3x4xf32>) -> tensor<6x4xf32> loc("flat")
   func.return %y, %x : tensor<6x4xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// One image: each concat input is one run of the output's bytes, and a slice of whole
+// rows is one run of its input's (argument 4: the slice bounds are arguments too).
+// CHECK-LABEL: ascend.kernel @k0_cat(
+// CHECK-SAME:    geir.byte_copies = [array<i64: 2, 0, 0, 0, 192>, array<i64: 2, 192, 1, 0, 320>]
+// CHECK-LABEL: ascend.kernel @k1_rows(
+// CHECK-SAME:    geir.byte_copies = [array<i64: 4, 0, 0, 128, 256>]
+// A slice of columns is not one run: no geir.byte_copies.
+// CHECK-LABEL: ascend.kernel @k2_cols(
+// CHECK-NOT:     geir.byte_copies
+// CHECK:         ascend.return
+func.func @runs(%a: tensor<1x3x4x4xf32>, %b: tensor<1x5x4x4xf32>, %x: tensor<6x32xf32>) -> (tensor<1x8x4x4xf32>, tensor<2x32xf32>, tensor<6x8xf32>) {
+  %y = graph.concat %a, %b {axis = 1 : i64} : (tensor<1x3x4x4xf32>, tensor<1x5x4x4xf32>) -> tensor<1x8x4x4xf32> loc("cat")
+  %s0 = graph.constant dense<[1]> : tensor<1xi64>
+  %e0 = graph.constant dense<[3]> : tensor<1xi64>
+  %ax0 = graph.constant dense<[0]> : tensor<1xi64>
+  %r = graph.slice %x, %s0, %e0, %ax0 : (tensor<6x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x32xf32> loc("rows")
+  %s1 = graph.constant dense<[8]> : tensor<1xi64>
+  %e1 = graph.constant dense<[16]> : tensor<1xi64>
+  %ax1 = graph.constant dense<[1]> : tensor<1xi64>
+  %c = graph.slice %x, %s1, %e1, %ax1 : (tensor<6x32xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<6x8xf32> loc("cols")
+  func.return %y, %r, %c : tensor<1x8x4x4xf32>, tensor<2x32xf32>, tensor<6x8xf32>
 }
