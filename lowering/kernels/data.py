@@ -11,6 +11,11 @@ border boxes with `vdup` and moves the interior, depth_to_space is a transpose o
 Views (reshape, flatten, squeeze, unsqueeze, identity, dropout) cost nothing inside a kernel:
 a kernel input or output seen through views is the gm buffer reshaped (memref.collapse_shape /
 expand_shape of a contiguous buffer). A lone view op is a flat copy.
+
+A chain of views, transposes and slices (the per-head q/k/v split of a TorchScript attention)
+moves nothing until its outputs: each output is composed as a strided view of one input
+(offset, shape, strides, as numpy would), read as one strided subview and written with one
+transfer, transposing in ub where the destination order differs from the source's.
 """
 
 from __future__ import annotations
@@ -338,6 +343,18 @@ def _storage_axis(t: Attribute, axis: int) -> int:
 
 
 def _slice_params(op: g.SliceOp) -> tuple[list[int], list[int], list[int]] | None:
+    params = _slice_box(op)
+    if params is None:
+        return None
+    out, strides = params[1], params[2]
+    if out and strides[-1] != 1 and out[-1] > 1:
+        return None  # DMA moves rows: a strided innermost dim needs a gather
+    return params
+
+
+def _slice_box(op: g.SliceOp) -> tuple[list[int], list[int], list[int]] | None:
+    """(offsets, sizes, steps) per input dim of a slice with constant parameters and positive
+    steps; None otherwise."""
     x = shape_of(op.inputs[0])
     starts, ends = _const(op.inputs[1]), _const(op.inputs[2])
     axes = _const(op.inputs[3]) if len(op.inputs) > 3 else None
@@ -357,8 +374,6 @@ def _slice_params(op: g.SliceOp) -> tuple[list[int], list[int], list[int]] | Non
         if st <= 0:
             return None
         offs[ax], strides[ax] = s, st
-    if rank and strides[-1] != 1 and out[-1] > 1:
-        return None  # DMA moves rows: a strided innermost dim needs a gather
     return offs, list(out), strides
 
 
@@ -525,6 +540,188 @@ def _op_transfers(kb: KernelBuilder, req: KernelRequest, op: Operation, ins: lis
 
 
 # ---------------------------------------------------------------------------
+# Chains of views, transposes and slices: one strided transfer per output.
+# ---------------------------------------------------------------------------
+
+
+CHAIN_OPS = VIEW_OPS | {"graph.transpose", "graph.slice", "graph.expand"}
+
+
+@dataclass(frozen=True)
+class Strided:
+    """A value as a strided view of kernel input `arg`: its element (i_0, i_1, ...) is element
+    `offset + sum(i_k * strides[k])` of the input's row-major buffer (as numpy's views are),
+    so a chain of views, transposes and slices is composed without moving anything."""
+
+    arg: int
+    offset: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+    @staticmethod
+    def of(arg: int, shape: Sequence[int]) -> Strided:
+        strides = [1] * len(shape)
+        for k in reversed(range(len(shape) - 1)):
+            strides[k] = strides[k + 1] * shape[k + 1]
+        return Strided(arg, 0, tuple(shape), tuple(strides))
+
+    def transpose(self, perm: Sequence[int]) -> Strided:
+        return Strided(self.arg, self.offset, tuple(self.shape[p] for p in perm),
+                       tuple(self.strides[p] for p in perm))
+
+    def slice(self, offsets: Sequence[int], sizes: Sequence[int], steps: Sequence[int]) -> Strided:
+        offset = self.offset + sum(o * t for o, t in zip(offsets, self.strides))
+        return Strided(self.arg, offset, tuple(sizes), tuple(t * s for t, s in zip(self.strides, steps)))
+
+    def reshape(self, shape: Sequence[int]) -> Strided | None:
+        """The same elements seen with `shape`, where numpy would do it without a copy: each
+        group of old dims that becomes a group of new dims must be contiguous in itself
+        (numpy's _attempt_nocopy_reshape); None otherwise."""
+        old = [(n, t) for n, t in zip(self.shape, self.strides) if n != 1]
+        new = list(shape)
+        strides = [0] * len(new)
+        oi = ni = 0
+        while oi < len(old) and ni < len(new):
+            oj, nj = oi + 1, ni + 1
+            po, pn = old[oi][0], new[ni]
+            while po != pn:
+                if pn < po:
+                    pn *= new[nj]
+                    nj += 1
+                else:
+                    po *= old[oj][0]
+                    oj += 1
+            if any(old[k][1] != old[k + 1][0] * old[k + 1][1] for k in range(oi, oj - 1)):
+                return None  # the group's dims are not one run: numpy would copy
+            strides[nj - 1] = old[oj - 1][1]
+            for k in range(nj - 1, ni, -1):
+                strides[k - 1] = strides[k] * new[k]
+            oi, ni = oj, nj
+        for k in range(ni, len(new)):
+            strides[k] = strides[ni - 1] if ni else 1  # trailing extent-1 dims
+        return Strided(self.arg, self.offset, tuple(new), tuple(strides))
+
+
+def _plain(value: SSAValue) -> bool:
+    return not layout.is_formatted(value.type) and math.prod(shape_of(value)) > 0
+
+
+def _chain_views(req: KernelRequest) -> list[Strided] | None:
+    """Each output of a request of views, transposes, constant slices and same-shape expands
+    as a strided view of one kernel input; None if an op is something else or a reshape
+    would need a copy."""
+    views: dict[SSAValue, Strided] = {}
+    for i, v in enumerate(req.inputs):
+        views.setdefault(v, Strided.of(i, shape_of(v)))
+    for op in req.ops:
+        if op.name not in CHAIN_OPS or not op.operands or len(op.results) != 1:
+            return None
+        x, y = op.operands[0], op.results[0]
+        if x not in views or not _plain(x) or not _plain(y):
+            return None
+        if op.name == "graph.transpose":
+            perm = op.attrs()["perm"] or tuple(reversed(range(len(shape_of(x)))))
+            view = views[x].transpose([int(p) for p in perm])
+        elif op.name == "graph.slice":
+            box = _slice_box(op)
+            view = None if box is None else views[x].slice(*box)
+        elif op.name == "graph.expand" and shape_of(x) != shape_of(y):
+            return None  # a broadcast: the vector template
+        else:
+            view = views[x].reshape(shape_of(y))
+        if view is None:
+            return None
+        views[y] = view
+    if any(v not in views for v in req.outputs):
+        return None
+    return [views[v] for v in req.outputs]
+
+
+@dataclass(frozen=True)
+class StridedSource:
+    """How a transfer reads a `Strided` view: the input viewed as the row-major `base` shape,
+    its subview at `offsets` of `sizes` every `steps` (dims by decreasing stride), moved to a
+    destination of `dst_shape` with `perm` (None: the same order)."""
+
+    base: tuple[int, ...]
+    offsets: tuple[int, ...]
+    sizes: tuple[int, ...]
+    steps: tuple[int, ...]
+    dst_shape: tuple[int, ...]
+    perm: tuple[int, ...] | None
+
+
+def _strided_source(view: Strided, numel: int) -> StridedSource | None:
+    """The transfer of `view` out of an input of `numel` elements; None when DMA cannot read
+    it as rows (the innermost source dim strided) or it is no subview of a row-major shape."""
+    dims = [k for k, n in enumerate(view.shape) if n != 1]
+    if not dims:
+        return StridedSource((numel,), (view.offset,), (1,), (1,), (1,), None)
+    strides = [view.strides[k] for k in dims]
+    if len(set(strides)) != len(strides) or min(strides) <= 0:
+        return None  # overlapping elements: not a view these ops make
+    rank = {k: r for r, k in enumerate(sorted(dims, key=lambda k: -view.strides[k]))}
+    # Destination dims that stay adjacent, in order and contiguous in the source are one dim.
+    groups = [[dims[0]]]
+    for k in dims[1:]:
+        p = groups[-1][-1]
+        if rank[k] == rank[p] + 1 and view.strides[p] == view.strides[k] * view.shape[k]:
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+    extent = [math.prod(view.shape[k] for k in grp) for grp in groups]
+    stride = [view.strides[grp[-1]] for grp in groups]
+    order = sorted(range(len(groups)), key=lambda j: -stride[j])  # source dims, outermost first
+    t, e = [stride[j] for j in order], [extent[j] for j in order]
+    if t[-1] != 1:
+        return None  # DMA moves rows: the innermost source dim must be contiguous
+    # A row-major base shape whose dim i has element stride inner[i] (dividing t[i]), so the
+    # view is its subview with steps t[i] / inner[i].
+    inner = [1] * len(t)
+    for i in reversed(range(len(t) - 1)):
+        inner[i] = math.gcd(t[i], numel)
+        if inner[i] % inner[i + 1]:
+            return None
+    base = [numel // inner[0], *(inner[i - 1] // inner[i] for i in range(1, len(t)))]
+    steps = [ti // n for ti, n in zip(t, inner)]
+    offsets, rest = [], view.offset
+    for n in inner:
+        offsets.append(rest // n)
+        rest %= n
+    if any(o + (n - 1) * s >= b for o, n, s, b in zip(offsets, e, steps, base)):
+        return None
+    position = {j: i for i, j in enumerate(order)}
+    perm = tuple(position[j] for j in range(len(groups)))
+    return StridedSource(tuple(base), tuple(offsets), tuple(e), tuple(steps), tuple(extent),
+                         None if perm == tuple(sorted(perm)) else perm)
+
+
+def _chain_kernel(req: KernelRequest) -> a.KernelOp | None:
+    """Views, transposes and slices whose every output is a strided view of one input: one
+    kernel, one (transposing, if the order changes) transfer per output."""
+    views = _chain_views(req)
+    if views is None:
+        return None
+    sources = [_strided_source(v, math.prod(shape_of(req.inputs[v.arg]))) for v in views]
+    if any(s is None for s in sources):
+        return None
+
+    def build(kb: KernelBuilder) -> list[Transfer]:
+        transfers, bases = [], {}
+        for view, src, out in zip(views, sources, kb.outputs):
+            key = (view.arg, src.base)
+            if key not in bases:
+                bases[key] = kb.view(kb.inputs[view.arg], src.base)
+            base = bases[key]
+            steps = None if all(s == 1 for s in src.steps) else src.steps
+            read = kb.tile(base, list(src.offsets), list(src.sizes), steps)
+            transfers.append(Transfer(read, kb.view(out, src.dst_shape), src.perm))
+        return transfers
+
+    return transfer_kernel(req, build)
+
+
+# ---------------------------------------------------------------------------
 # Entry point.
 # ---------------------------------------------------------------------------
 
@@ -557,6 +754,12 @@ def _through_views(req: KernelRequest) -> tuple[Operation | None, dict[SSAValue,
 def try_build(req: KernelRequest) -> a.KernelOp | None:
     if not req.ops or any(op.name not in DATA_OPS for op in req.ops):
         return None
+    kernel = _single_mover_kernel(req)
+    return kernel if kernel is not None else _chain_kernel(req)
+
+
+def _single_mover_kernel(req: KernelRequest) -> a.KernelOp | None:
+    """Views around at most one moving op (any data op)."""
     found = _through_views(req)
     if found is None:
         return None

@@ -2,8 +2,12 @@
 
 Each case runs one single-node ONNX model through onnxruntime and compares
 with the NumPy kernel of the same op (values, shape and dtype).
+
+The last section checks the ascend data kernels of chains of views, transposes
+and slices (lowering/kernels/data.py) through the ascend interpreter against numpy.
 """
 
+import math
 import re
 
 import numpy as np
@@ -505,3 +509,207 @@ def test_data(args, kwargs):
 def test_registry_names():
     for name, fn in K.KERNELS.items():
         assert fn.__name__ == name and getattr(K, name) is fn
+
+
+# --------------------------------------------------------------------------
+# Data kernels of the ascend lowering: chains of views, transposes and slices
+# (lowering/kernels/data.py), run tile by tile by the ascend interpreter.
+# --------------------------------------------------------------------------
+
+from xdsl.context import Context  # noqa: E402
+
+from geir.dialects import ascend as A  # noqa: E402
+from geir.ir.text import parse_module  # noqa: E402
+from geir.lowering.graph_to_ascend import ConvertGraphToAscend  # noqa: E402
+from geir.lowering.kernels.data import Strided  # noqa: E402
+from geir.runtime.ascend_interpreter import ascend_input_specs, run_ascend_module  # noqa: E402
+
+
+def _ty(shape, elt="f32"):
+    return f"tensor<{'x'.join(map(str, shape))}x{elt}>"
+
+
+class _Chain:
+    """The body of a graph.fusion "data" written op by op, with the result types."""
+
+    def __init__(self, *inputs):
+        self.lines, self.shapes, self.n = [], {}, 0
+        for i, shape in enumerate(inputs):
+            self.shapes[f"%a{i}"] = tuple(shape)
+
+    def _new(self, shape):
+        self.n += 1
+        name = f"%v{self.n}"
+        self.shapes[name] = tuple(shape)
+        return name
+
+    def _i64(self, values):
+        name = self._new((len(values),))
+        self.lines.append(f"{name} = graph.constant dense<{list(values)}> : tensor<{len(values)}xi64>")
+        return name
+
+    def reshape(self, x, shape):
+        s = self._i64(shape)
+        y = self._new(shape)
+        self.lines.append(f"{y} = graph.reshape {x}, {s} : ({_ty(self.shapes[x])}, tensor<{len(shape)}xi64>) -> {_ty(shape)}")
+        return y
+
+    def transpose(self, x, perm):
+        shape = [self.shapes[x][p] for p in perm]
+        y = self._new(shape)
+        self.lines.append(f"{y} = graph.transpose {x} {{perm = array<i64: {', '.join(map(str, perm))}>}} : "
+                          f"({_ty(self.shapes[x])}) -> {_ty(shape)}")
+        return y
+
+    def slice(self, x, axis, start, end, step=1):
+        shape = list(self.shapes[x])
+        shape[axis] = len(range(start, min(end, shape[axis]), step))
+        ops = [self._i64([v]) for v in (start, end, axis, step)]
+        y = self._new(shape)
+        self.lines.append(f"{y} = graph.slice {x}, {', '.join(ops)} : ({_ty(self.shapes[x])}, "
+                          + ", ".join(["tensor<1xi64>"] * 4) + f") -> {_ty(shape)}")
+        return y
+
+    def module(self, outputs, elt="f32"):
+        ins = [k for k in self.shapes if k.startswith("%a")]
+        in_t = ", ".join(_ty(self.shapes[k]) for k in ins)
+        out_t = ", ".join(_ty(self.shapes[v]) for v in outputs)
+        args = ", ".join(f"%x{i}: {_ty(self.shapes[k])}" for i, k in enumerate(ins))
+        block = ", ".join(f"{k}: {_ty(self.shapes[k])}" for k in ins)
+        results = ", ".join(f"%y{i}" for i in range(len(outputs)))
+        text = "\n".join([
+            f"func.func @chain({args}) -> ({out_t}) {{",
+            f"  {results} = graph.fusion \"data\" ({', '.join(f'%x{i}' for i in range(len(ins)))}) : ({in_t}) -> ({out_t}) {{",
+            f"  ^bb0({block}):",
+            *(f"    {line}" for line in self.lines),
+            f"    graph.yield {', '.join(outputs)} : {out_t}",
+            "  }",
+            f"  func.return {results} : {out_t}",
+            "}",
+        ])
+        return parse_module(text.replace("xf32>", f"x{elt}>"))
+
+
+def _qkv(c, seq=16, heads=4, dim=16):
+    """The TorchScript attention's split of [S, 1, 3E] into per-head q, k, v [1, H, S, D]."""
+    e = heads * dim
+    t = c.transpose(c.reshape("%a0", [1, seq, 1, 3, e]), [3, 1, 2, 0, 4])
+    sq = c.reshape(t, [3, seq, 1, e])
+    outs = []
+    for i in range(3):
+        h = c.reshape(c.slice(sq, 0, i, i + 1), [seq, heads, dim])
+        outs.append(c.reshape(c.transpose(h, [1, 0, 2]), [1, heads, seq, dim]))
+    return outs
+
+
+def _qkv_ref(x, seq=16, heads=4, dim=16):
+    e = heads * dim
+    return [x[:, 0, i * e:(i + 1) * e].reshape(seq, heads, dim).transpose(1, 0, 2)[None] for i in range(3)]
+
+
+def _chain_slice_step():
+    c = _Chain((7, 5, 24))
+    return c, [c.transpose(c.slice("%a0", 0, 1, 7, 3), [1, 0, 2])]
+
+
+def _chain_split_dims():
+    c = _Chain((4, 8, 6, 16))
+    t = c.transpose(c.slice("%a0", 1, 2, 8, 2), [2, 0, 1, 3])       # [6, 4, 3, 16]
+    return c, [c.transpose(c.reshape(t, [6, 4, 3, 4, 4]), [0, 3, 1, 2, 4])]
+
+
+def _chain_two_inputs():
+    c = _Chain((8, 16), (4, 32))
+    return c, [c.transpose("%a0", [1, 0]), c.reshape(c.slice("%a1", 0, 1, 3), [64])]
+
+
+def _chain_qkv():
+    c = _Chain((16, 1, 192))
+    return c, _qkv(c)
+
+
+def _chain_reshape_copy():
+    c = _Chain((4, 6, 8))
+    r = c.reshape(c.transpose("%a0", [1, 0, 2]), [24, 8])
+    return c, [c.slice(r, 0, 0, 12)]
+
+
+CHAINS = [
+    # (chain, numpy reference, kernels expected)
+    pytest.param(_chain_qkv, lambda x: _qkv_ref(x), 1, "f32", id="qkv"),
+    pytest.param(_chain_qkv, lambda x: _qkv_ref(x), 1, "f16", id="qkv-f16"),
+    pytest.param(_chain_slice_step, lambda x: [x[1:7:3].transpose(1, 0, 2)], 1, "f32", id="slice-step-outer"),
+    pytest.param(_chain_split_dims, lambda x: [
+        x[:, 2:8:2].transpose(2, 0, 1, 3).reshape(6, 4, 3, 4, 4).transpose(0, 3, 1, 2, 4)], 1, "f32",
+        id="slice-transpose-split"),
+    pytest.param(_chain_two_inputs, lambda x, y: [x.T, y[1:3].reshape(64)], 1, "f32", id="two-inputs"),
+    # a reshape numpy would copy: the transpose (and the reshape) and the slice stay two kernels
+    pytest.param(_chain_reshape_copy, lambda x: [x.transpose(1, 0, 2).reshape(24, 8)[:12]], 2, "f32",
+                 id="reshape-copy"),
+]
+
+
+@pytest.mark.parametrize("chain,ref,kernels,elt", CHAINS)
+def test_data_chain_kernel(chain, ref, kernels, elt):
+    """A chain of data ops lowers to `kernels` data kernels (no fallback) whose outputs are
+    numpy's, bit for bit."""
+    c, outputs = chain()
+    module = c.module(outputs, elt)
+    ConvertGraphToAscend().apply(Context(), module)
+    module.verify()
+    built = [op for op in module.walk() if isinstance(op, A.KernelOp)]
+    assert len(built) == kernels
+    assert all(k.attributes["template"].data == "data" for k in built)
+    rng = np.random.default_rng(7)
+    feeds = {name: rng.standard_normal(shape).astype(dtype) for name, shape, dtype in ascend_input_specs(module)}
+    got = list(run_ascend_module(module, feeds).values())
+    want = ref(*feeds.values())
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+
+
+def _numpy_chain(x, steps):
+    for kind, arg in steps:
+        x = x.transpose(arg) if kind == "transpose" else x[arg] if kind == "slice" else x.reshape(arg)
+    return x
+
+
+STRIDED = [
+    # (input shape, steps); "slice" takes a tuple of python slices (positive steps)
+    ((128, 1, 768), [("reshape", (1, 128, 1, 3, 256)), ("transpose", (3, 1, 2, 0, 4)),
+                     ("reshape", (3, 128, 1, 256)), ("slice", (slice(1, 2),)), ("reshape", (128, 4, 64)),
+                     ("transpose", (1, 0, 2)), ("reshape", (1, 4, 128, 64))]),
+    ((6, 8, 10), [("slice", (slice(1, 6, 2), slice(None), slice(2, 9, 3))), ("transpose", (2, 0, 1)),
+                  ("reshape", (3, 3, 2, 4)), ("reshape", (9, 8))]),
+    ((4, 6, 8), [("transpose", (1, 0, 2)), ("reshape", (24, 8))]),          # numpy copies
+    ((4, 6, 8), [("transpose", (1, 0, 2)), ("reshape", (6, 2, 2, 2, 4))]),  # split dims: a view
+    ((2, 1, 3), [("reshape", (1, 2, 3, 1)), ("transpose", (3, 2, 0, 1)), ("reshape", (3, 2))]),
+]
+
+
+@pytest.mark.parametrize("shape,steps", STRIDED)
+def test_strided_view_composes_like_numpy(shape, steps):
+    """Strided gives the elements numpy's views give, and declines exactly the reshapes
+    numpy can only do with a copy."""
+    base = np.arange(math.prod(shape)).reshape(shape)
+    view = Strided.of(0, shape)
+    x = base
+    for kind, arg in steps:
+        if kind == "transpose":
+            view = view.transpose(arg)
+        elif kind == "slice":
+            arg = arg + (slice(None),) * (len(x.shape) - len(arg))
+            offs = [s.indices(n)[0] for s, n in zip(arg, x.shape)]
+            steps_ = [s.indices(n)[2] for s, n in zip(arg, x.shape)]
+            view = view.slice(offs, x[arg].shape, steps_)
+        else:
+            view = view.reshape(arg)
+        x = _numpy_chain(x, [(kind, arg)])
+        if view is None:
+            assert not np.shares_memory(x, base)
+            return
+        assert np.shares_memory(x, base)
+    index = view.offset + sum(i * t for i, t in zip(np.indices(view.shape), view.strides))
+    np.testing.assert_array_equal(index, x)
