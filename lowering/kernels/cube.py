@@ -24,9 +24,11 @@ writes the results - the 910B route, which has no l0c -> ub path. A relu right a
 cube rides on the FIX pipe instead.
 
 Tile sizes are chosen with the device's CostModel: every candidate that fits l1/l0a/l0b/l0c
-(with the ping-pong buffers when double buffering) is priced per tile as max(MTE2, MTE1, M)
-(or their sum when single-buffered) + FIX + epilogue, times the waves of tiles over the cube
-cores, bounded below by the HBM time of all bytes moved; the cheapest wins.
+(with the ping-pong buffers when double buffering), with the l1 chunk of K as large as fits
+or cut into 2-4 chunks, is priced per tile as a pipeline of its chunks - the first load, then
+max(load, MTE1/M) per further chunk, then the last compute; their sum when single-buffered -
++ FIX + epilogue, MTE2 at no more than the block's share of HBM, times the waves of tiles
+over the cube cores, bounded below by the HBM time of all bytes moved; the cheapest wins.
 
 Depthwise convolution has two kernels: the cube one (one output channel per group, padded to
 a 16-row fractal) and a vector one (`_DepthwiseKernel`: channel-innermost boxes in ub, one
@@ -724,10 +726,25 @@ class _Pricer:
     def dma(self, nbytes: int, src: str, dst: str) -> int:
         return self.cost.dma_cycles(int(nbytes), src, dst)
 
-    def tile(self, mte2: int, mte1: int, cube: int, mp: int, nv: int, mv: int) -> int:
+    def tile(self, mte2: int, mte1: int, cube: int, mp: int, nv: int, mv: int, chunks: int = 1,
+             blocks: int = 1, gm_bytes: int = 0) -> int:
+        """One output tile: its K chunks through l1, then FIX and the epilogue.
+
+        Double-buffered, chunk i + 1 loads (MTE2) while chunk i computes (MTE1 and the cube,
+        themselves overlapped through l0): a pipeline of `chunks` stages, so a tile of one
+        chunk overlaps nothing - each tile starts on slot 0 and FIX waits for its cube.
+        Single-buffered, everything runs in turn. MTE2 runs at no more than the block's share
+        of HBM (`blocks` loading at once, `gm_bytes` per tile)."""
         fix = self.dma(mv * nv * self.isz, "l0c", "gm")
         epi = self.epilogue.cycles(self, mv, nv) if self.epilogue else 0
-        body = max(mte2, mte1, cube) if self.slots > 1 else mte2 + mte1 + cube
+        if gm_bytes:
+            share = self.spec.hbm_bytes_per_s / self.spec.cube_clock_hz / max(1, blocks)
+            mte2 = max(mte2, math.ceil(gm_bytes / share))
+        if self.slots > 1:
+            load, compute = mte2 / chunks, max(mte1, cube) / chunks
+            body = int(load + (chunks - 1) * max(load, compute) + compute)
+        else:
+            body = mte2 + mte1 + cube
         return body + fix + epi
 
     def total_us(self, tile_cycles: int, tiles: int, hbm_bytes: int) -> tuple[float, int]:
@@ -771,21 +788,25 @@ def _matmul_tiling(req: KernelRequest, plan: Plan, pricer: _Pricer) -> Tiling | 
             if not _fits(req, l0a=slots * mt * kt * isz, l0b=slots * kt * nt * isz):
                 continue
             room = req.device.buffer_bytes["l1"] // (slots * (mt + nt) * isz)
-            kl1 = min(kp, room // kt * kt)
-            if kl1 < kt:
+            most = min(kp, room // kt * kt)
+            if most < kt:
                 continue
-            chunks, steps = ceil_div(kp, kl1), ceil_div(kp, kt)
-            mte2 = chunks * (pricer.dma(mt * kl1 * isz, "gm", "l1") + pricer.dma(kl1 * nt * isz, "gm", "l1"))
-            mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * nt * isz, "l1", "l0b"))
-            cube = steps * req.cost.mmad_cycles(mt, kt, nt, pricer.dtype)
-            cycles = pricer.tile(mte2, mte1, cube, mt, min(n, nt), min(m, mt))
             tm, tn = ceil_div(m, mt), ceil_div(n, nt)
             tiles = nb * tm * tn
+            blocks = max(1, min(tiles, req.device.cube_cores))
             hbm = tiles * (mt + nt) * kp * isz + nb * m * n * isz
-            us, blocks = pricer.total_us(cycles, tiles, hbm)
-            key = (round(us, 6), tiles * steps)  # ties: fewer instructions
-            if best is None or key < best_key:
-                best, best_key = Tiling(mt, nt, kt, kl1, blocks, tiles, us), key
+            steps = ceil_div(kp, kt)
+            for kl1 in _per_chunk(kp, most, slots, kt):
+                chunks = ceil_div(kp, kl1)
+                mte2 = chunks * (pricer.dma(mt * kl1 * isz, "gm", "l1") + pricer.dma(kl1 * nt * isz, "gm", "l1"))
+                mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * nt * isz, "l1", "l0b"))
+                cube = steps * req.cost.mmad_cycles(mt, kt, nt, pricer.dtype)
+                cycles = pricer.tile(mte2, mte1, cube, mt, min(n, nt), min(m, mt), chunks, blocks,
+                                     (mt + nt) * kp * isz)
+                us, blocks = pricer.total_us(cycles, tiles, hbm)
+                key = (round(us, 6), tiles * steps)  # ties: fewer instructions
+                if best is None or key < best_key:
+                    best, best_key = Tiling(mt, nt, kt, kl1, blocks, tiles, us), key
     return best
 
 
@@ -836,32 +857,50 @@ def _conv_candidates(req: KernelRequest, plan: Plan, pricer: _Pricer,
                 break
             if not _fits(req, l0a=slots * mt * kt * isz, l0b=slots * kt * np_ * isz):
                 continue
-            # units per l1 chunk: as many as fit (the box plus the weights of the chunk)
-            cc = min(units, req.device.buffer_bytes["l1"] // (slots * (box + mt * unit_k * isz + 64)))
-            while cc > 0 and slots * (cc * box + mt * round_up(cc * unit_k, F) * isz) > req.device.buffer_bytes["l1"]:
-                cc -= 1
-            if cc < 1 or (plan.w_fz and not plan.x_blocked and cc < units):
+            # units per l1 chunk: at most what fits (the box plus the weights of the chunk);
+            # fewer give more chunks, whose loads overlap the cube when double-buffered
+            most = min(units, req.device.buffer_bytes["l1"] // (slots * (box + mt * unit_k * isz + 64)))
+            while most > 0 and slots * (most * box + mt * round_up(most * unit_k, F) * isz) > req.device.buffer_bytes["l1"]:
+                most -= 1
+            if most < 1 or (plan.w_fz and not plan.x_blocked and most < units):
                 continue  # an NCHW box is re-laid out to NC1HWC0 by one copy: all its channels
-            kc = round_up(cc * unit_k, F)
-            chunks = ceil_div(units, cc)
-            steps = chunks * ceil_div(kc, kt)
             # an NCHW box is interleaved into C0 lanes by its copy (ascend.CopyOp.relayout)
             fm_run = None if plan.x_blocked else isz
-            fm_bytes = cc * c0 * rows * cols * isz
-            if fm_run:
-                fm_bytes = max(fm_bytes, req.cost.dma_bytes(min(cc * c0, cg) * rows * cols * isz, fm_run))
-            mte2 = chunks * (pricer.dma(fm_bytes, "gm", "l1") + pricer.dma(mt * cc * unit_k * isz, "gm", "l1"))
-            mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * np_ * isz, "l1", "l0b"))
-            cube = steps * req.cost.mmad_cycles(mt, kt, np_, pricer.dtype)
-            cycles = pricer.tile(mte2, mte1, cube, mt, npix, min(mg, mt))
             tiles = images * ceil_div(mg, mt) * ceil_div(oh, ohs) * ceil_div(ow, owt)
+            blocks = max(1, min(tiles, req.device.cube_cores))
             hbm = (tiles * (req.cost.dma_bytes(cg * rows * cols * isz, fm_run) + mt * units * unit_k * isz)
                    + geo["n"] * geo["m"] * oh * ow * isz)
-            us, blocks = pricer.total_us(cycles, tiles, hbm)
-            key = (round(us, 6), tiles * steps)  # ties: fewer instructions
-            if best is None or key < best_key:
-                best, best_key = Tiling(mt, np_, kt, kc, blocks, tiles, us, ohs=ohs, owt=owt, cc=cc), key
+            for cc in _per_chunk(units, most, slots if (plan.x_blocked or not plan.w_fz) else 1):
+                kc = round_up(cc * unit_k, F)
+                chunks = ceil_div(units, cc)
+                steps = chunks * ceil_div(kc, kt)
+                fm_bytes = cc * c0 * rows * cols * isz
+                if fm_run:
+                    fm_bytes = max(fm_bytes, req.cost.dma_bytes(min(cc * c0, cg) * rows * cols * isz, fm_run))
+                w_bytes = mt * cc * unit_k * isz
+                mte2 = chunks * (pricer.dma(fm_bytes, "gm", "l1") + pricer.dma(w_bytes, "gm", "l1"))
+                mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * np_ * isz, "l1", "l0b"))
+                cube = steps * req.cost.mmad_cycles(mt, kt, np_, pricer.dtype)
+                cycles = pricer.tile(mte2, mte1, cube, mt, npix, min(mg, mt), chunks, blocks,
+                                     chunks * (fm_bytes + w_bytes))
+                us, blocks = pricer.total_us(cycles, tiles, hbm)
+                key = (round(us, 6), tiles * steps)  # ties: fewer instructions
+                if best is None or key < best_key:
+                    best, best_key = Tiling(mt, np_, kt, kc, blocks, tiles, us, ohs=ohs, owt=owt, cc=cc), key
     return best
+
+
+def _per_chunk(total: int, most: int, slots: int, unit: int = 1) -> list[int]:
+    """Sizes of the l1 chunk to price (multiples of `unit`): the most that fit and, when
+    double-buffered, smaller ones so that 2, 3 or 4 chunks pipeline their loads behind
+    the cube."""
+    out = {most}
+    if slots > 1:
+        for n in (2, 3, 4):
+            size = round_up(ceil_div(total, n), unit)
+            if size < most:
+                out.add(size)
+    return sorted(out, reverse=True)
 
 
 # ---------------------------------------------------------------------------
