@@ -103,6 +103,10 @@ OUTPUTS_ATTR = "geir.outputs"
 """On a kernel made of a piece of a split fusion (convert-graph-to-ascend): per output
 argument, [result index, node names...] of the graph value it holds, so geir-compare maps each
 buffer to its tensor (a piece may write several tensors of one shape, e.g. q, k and v)."""
+ELIDED_ATTR = "geir.elided"
+"""On a gm alloc whose bytes an elided concat's producers write through views
+(ascend-elide-copies): the elided kernel's name; the alloc carries its location, so
+geir-compare checks the buffer as that kernel's output once its last producer has run."""
 BYTE_COPIES_ATTR = "geir.byte_copies"
 """On a kernel that only moves bytes unchanged (a reshape, a contiguous slice, a concat along an
 outer axis): `[array<i64: dst, dst_offset, src, src_offset, bytes>, ...]`, argument positions

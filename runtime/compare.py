@@ -393,18 +393,55 @@ class AscendListener(Interpreter.Listener):
         self.c = collector
         self._args: tuple = ()
         self._written: dict[str, list[int]] = {}
+        # an elided concat's buffer (ascend-elide-copies): its producers still to run, its array
+        self._pending: dict[SSAValue, int] | None = None
+        self._elided: dict[SSAValue, np.ndarray] = {}
+
+    def _written_by(self, kernel: Operation) -> list[int]:
+        name = kernel.sym_name.data
+        if name not in self._written:
+            self._written[name] = written_args(kernel)
+        return self._written[name]
+
+    def _count_producers(self, host: Operation) -> dict[SSAValue, int]:
+        """Per elided concat buffer of the host, how many launches write it through views."""
+        count = {op.results[0]: 0 for op in host.walk()
+                 if isinstance(op, a.AllocOp | a.ViewOp) and a.ELIDED_ATTR in op.attributes}
+        if count:
+            for launch in host.walk():
+                if isinstance(launch, a.LaunchOp):
+                    for m in self._marked(launch, self._written_by(launch.kernel_op())):
+                        count[m] += 1
+        return count
+
+    @staticmethod
+    def _marked(launch: a.LaunchOp, written: list[int]) -> set[SSAValue]:
+        """The elided concat buffers a launch writes into (a concat of a concat: both)."""
+        out = set()
+        for i in written:
+            v = launch.args[i]
+            while True:
+                if isinstance(v, OpResult) and a.ELIDED_ATTR in v.op.attributes:
+                    out.add(v)
+                if not (isinstance(v, OpResult) and isinstance(v.op, a.ViewOp)):
+                    break
+                v = v.op.source
+        return out
 
     def will_interpret_op(self, op: Operation, args: tuple) -> None:
         if op.name == "ascend.launch":
             self._args = args[1:]
+            if self._pending is None:
+                self._pending = self._count_producers(op.parent_op())
 
     def did_interpret_op(self, op: Operation, results: tuple) -> None:
+        if isinstance(op, a.AllocOp | a.ViewOp) and a.ELIDED_ATTR in op.attributes and results:
+            self._elided[op.results[0]] = results[0]
         if op.name != "ascend.launch":
             return
         kernel = op.kernel_op()
         name = kernel.sym_name.data
-        if name not in self._written:
-            self._written[name] = written_args(kernel)
+        self._written_by(kernel)
         names = loc_names(kernel.location)
         written = [i for i in self._written[name] if isinstance(self._args[i], np.ndarray)]
         tags = kernel.attributes.get(a.OUTPUTS_ATTR)
@@ -420,6 +457,19 @@ class AscendListener(Interpreter.Listener):
             self.c.kernel_outputs(names, values, f"@{name}")
         else:
             self.c.stage.unmapped += len(values)
+        self._check_elided(op)
+
+    def _check_elided(self, launch: a.LaunchOp) -> None:
+        """An elided concat's buffer is its tensor once the last of its producers has run."""
+        if not self._pending:
+            return
+        for m in self._marked(launch, self._written[launch.kernel.root_reference.data]):
+            self._pending[m] -= 1
+            if self._pending[m] == 0 and m in self._elided:
+                names = loc_names(m.owner.location)
+                if names:
+                    label = f"@{m.owner.attributes[a.ELIDED_ATTR].data} (no task)"
+                    self.c.kernel_outputs(names, [self._elided[m]], label)
 
 
 # ---------------------------------------------------------------------------

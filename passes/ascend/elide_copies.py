@@ -12,7 +12,9 @@ get *continuous memory* is a no-task op):
 * **place** - an output made of whole inputs (a concat, or a view whose output cannot be
   replaced, such as a graph output): each input buffer becomes `ascend.view %output[offset]`,
   so its producer writes straight into the output. Chains nest: DenseNet's concat of a
-  concat puts every layer's features in the block's last buffer.
+  concat puts every layer's features in the block's last buffer. The output's alloc keeps
+  the elided kernel's name (`geir.elided`) and location: geir-compare checks it as that
+  kernel's output once its last producer has run.
 
 A kernel is elided only if every output qualifies. The rules keep the values: before memory
 planning each gm buffer is written once, by its producer, so a buffer that becomes a view
@@ -20,9 +22,9 @@ must be written only by the elided launch (view) or only by launches before it (
 a plain `ascend.alloc` (not a graph input or output, a weight, or already a view) when it
 is replaced, and offsets must be whole 32-byte DMA blocks. The reasoning is in program
 order, so the pass runs on one stream before ascend-assign-streams (a host with events is
-left alone) and before ascend-plan-memory (a planned host is left alone; the plan then sees the views' lifetimes: a view's
-launches are its root buffer's). Weights and shape constants only the elided launches read
-and kernels no launch uses are erased.
+left alone) and before ascend-plan-memory (a planned host is left alone; the plan then sees
+the views' lifetimes: a view's launches are its root buffer's). Weights and shape constants
+only the elided launches read and kernels no launch uses are erased.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import BlockArgument, OpResult, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -147,6 +149,7 @@ class _Host:
 
     def apply(self, launch: a.LaunchOp, steps: list[tuple]) -> None:
         block = self.fn.body.block
+        kernel = self.kernel(launch)
         for step in steps:
             if step[0] == "view":
                 _, out, src, offset = step
@@ -163,10 +166,16 @@ class _Host:
                     alloc = out.op
                     alloc.detach()
                     block.insert_op_before(alloc, block.first_op)
+                    # what the elided kernel wrote, for geir-compare
+                    alloc.attributes[a.ELIDED_ATTR] = StringAttr(kernel.sym_name.data)
+                    alloc.location = kernel.location
                 for value, offset in placed:
                     old = value.op
                     view = a.ViewOp.get(out, value.type, offset)
                     view.memref.name_hint = value.name_hint
+                    if a.ELIDED_ATTR in old.attributes:  # an inner concat's buffer: still its tensor
+                        view.attributes[a.ELIDED_ATTR] = old.attributes[a.ELIDED_ATTR]
+                        view.location = old.location
                     block.insert_op_before(view, old)
                     value.replace_all_uses_with(view.memref)
                     old.detach()
