@@ -441,9 +441,8 @@ class AscendListener(Interpreter.Listener):
             return
         kernel = op.kernel_op()
         name = kernel.sym_name.data
-        self._written_by(kernel)
         names = loc_names(kernel.location)
-        written = [i for i in self._written[name] if isinstance(self._args[i], np.ndarray)]
+        written = [i for i in self._written_by(kernel) if isinstance(self._args[i], np.ndarray)]
         tags = kernel.attributes.get(a.OUTPUTS_ATTR)
         if tags is not None:  # a piece of a split fusion: each output says which value it holds
             first = len(self._args) - len(tags.data)

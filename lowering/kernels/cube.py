@@ -747,11 +747,14 @@ class _Pricer:
             body = mte2 + mte1 + cube
         return body + fix + epi
 
-    def total_us(self, tile_cycles: int, tiles: int, hbm_bytes: int) -> tuple[float, int]:
-        blocks = max(1, min(tiles, self.spec.cube_cores))
-        waves = ceil_div(tiles, blocks)
+    def blocks(self, tiles: int) -> int:
+        """Blocks of a kernel of `tiles` tiles: one per cube core at most."""
+        return max(1, min(tiles, self.spec.cube_cores))
+
+    def total_us(self, tile_cycles: int, tiles: int, hbm_bytes: int) -> float:
+        waves = ceil_div(tiles, self.blocks(tiles))
         us = max(self.cost.cycles_to_us(tile_cycles * waves), self.cost.hbm_time_us(hbm_bytes))
-        return us + self.cost.cycles_to_us(waves * self.spec.block_dispatch_cycles), blocks
+        return us + self.cost.cycles_to_us(waves * self.spec.block_dispatch_cycles)
 
 
 @dataclass
@@ -793,17 +796,17 @@ def _matmul_tiling(req: KernelRequest, plan: Plan, pricer: _Pricer) -> Tiling | 
                 continue
             tm, tn = ceil_div(m, mt), ceil_div(n, nt)
             tiles = nb * tm * tn
-            blocks = max(1, min(tiles, req.device.cube_cores))
+            blocks = pricer.blocks(tiles)
             hbm = tiles * (mt + nt) * kp * isz + nb * m * n * isz
             steps = ceil_div(kp, kt)
+            mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * nt * isz, "l1", "l0b"))
+            cube = steps * req.cost.mmad_cycles(mt, kt, nt, pricer.dtype)
             for kl1 in _per_chunk(kp, most, slots, kt):
                 chunks = ceil_div(kp, kl1)
                 mte2 = chunks * (pricer.dma(mt * kl1 * isz, "gm", "l1") + pricer.dma(kl1 * nt * isz, "gm", "l1"))
-                mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * nt * isz, "l1", "l0b"))
-                cube = steps * req.cost.mmad_cycles(mt, kt, nt, pricer.dtype)
                 cycles = pricer.tile(mte2, mte1, cube, mt, min(n, nt), min(m, mt), chunks, blocks,
                                      (mt + nt) * kp * isz)
-                us, blocks = pricer.total_us(cycles, tiles, hbm)
+                us = pricer.total_us(cycles, tiles, hbm)
                 key = (round(us, 6), tiles * steps)  # ties: fewer instructions
                 if best is None or key < best_key:
                     best, best_key = Tiling(mt, nt, kt, kl1, blocks, tiles, us), key
@@ -867,7 +870,7 @@ def _conv_candidates(req: KernelRequest, plan: Plan, pricer: _Pricer,
             # an NCHW box is interleaved into C0 lanes by its copy (ascend.CopyOp.relayout)
             fm_run = None if plan.x_blocked else isz
             tiles = images * ceil_div(mg, mt) * ceil_div(oh, ohs) * ceil_div(ow, owt)
-            blocks = max(1, min(tiles, req.device.cube_cores))
+            blocks = pricer.blocks(tiles)
             hbm = (tiles * (req.cost.dma_bytes(cg * rows * cols * isz, fm_run) + mt * units * unit_k * isz)
                    + geo["n"] * geo["m"] * oh * ow * isz)
             for cc in _per_chunk(units, most, slots if (plan.x_blocked or not plan.w_fz) else 1):
@@ -883,7 +886,7 @@ def _conv_candidates(req: KernelRequest, plan: Plan, pricer: _Pricer,
                 cube = steps * req.cost.mmad_cycles(mt, kt, np_, pricer.dtype)
                 cycles = pricer.tile(mte2, mte1, cube, mt, npix, min(mg, mt), chunks, blocks,
                                      chunks * (fm_bytes + w_bytes))
-                us, blocks = pricer.total_us(cycles, tiles, hbm)
+                us = pricer.total_us(cycles, tiles, hbm)
                 key = (round(us, 6), tiles * steps)  # ties: fewer instructions
                 if best is None or key < best_key:
                     best, best_key = Tiling(mt, np_, kt, kc, blocks, tiles, us, ohs=ohs, owt=owt, cc=cc), key
