@@ -180,7 +180,8 @@ class _Host:
                     value.replace_all_uses_with(view.memref)
                     old.detach()
                     old.erase()
-        operands = [v for v in launch.operands]
+        # once each: a launch may pass one constant twice (CSE merged starts and axes)
+        operands = list(dict.fromkeys(launch.operands))
         launch.detach()
         launch.erase()
         for v in operands:  # a shape constant or weight only the elided launch read
