@@ -65,7 +65,15 @@ def load_model(model: onnx.ModelProto | str | Path | bytes) -> onnx.ModelProto:
 
 
 def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: bool = True) -> ModuleOp:
-    """Import an ONNX model into a module holding `func.func @main`."""
+    """Import an ONNX model into a module holding `func.func @main`.
+
+    A model file's external data is read tensor by tensor as the importer reaches it, not
+    into the proto first: shape inference serialises the proto, which protobuf limits to
+    2 GB, and a 13B model's weights are far more."""
+    base_dir = None
+    if isinstance(model, str | Path) and Path(model).is_file():
+        base_dir = str(Path(model).resolve().parent)
+        model = _load_without_external_data(Path(model))
     proto = load_model(model)
     opset = _default_opset(proto)
     try:
@@ -73,8 +81,18 @@ def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: b
     except Exception as e:
         raise OnnxImportError(f"onnx shape inference failed: {e}") from None
     _check_supported(proto.graph, opset)
-    importer = _Importer(opset, _value_types(inferred.graph), check_shapes)
+    importer = _Importer(opset, _value_types(inferred.graph), check_shapes, base_dir)
     return importer.run(proto.graph)
+
+
+def _load_without_external_data(path: Path) -> onnx.ModelProto:
+    try:
+        proto = onnx.load(str(path), load_external_data=False)
+    except Exception as e:  # protobuf's DecodeError and friends
+        raise OnnxImportError(f"{path} is not a valid ONNX model: {e}") from None
+    if not proto.graph.node and not proto.graph.output:
+        raise OnnxImportError(f"{path} is not an ONNX model (no graph)")
+    return proto
 
 
 def _default_opset(proto: onnx.ModelProto) -> int:
@@ -136,6 +154,7 @@ class _Importer:
     opset: int
     onnx_types: dict[str, onnx.TypeProto]
     check_shapes: bool
+    base_dir: str | None = None  # where a model file's external data lies
     values: dict[str, SSAValue] = field(default_factory=dict)
     block: Block | None = None
     node: onnx.NodeProto | None = None
@@ -152,7 +171,7 @@ class _Importer:
             arg.name_hint = _hint(i.name)
             self.values[i.name] = arg
         for name, t in inits.items():
-            self.values[name] = self.constant(_tensor_array(t), name, loc=name)
+            self.values[name] = self.constant(_tensor_array(t, self.base_dir), name, loc=name)
         for node in graph.node:
             self.node = node
             self.convert(node)
@@ -275,9 +294,10 @@ class _Importer:
             raise self.error(f"optional output(s) {used_extra} are not supported")
 
 
-def _tensor_array(t: onnx.TensorProto) -> np.ndarray:
+def _tensor_array(t: onnx.TensorProto, base_dir: str | None = None) -> np.ndarray:
+    """The initializer's values; external data is read from beside the model file."""
     try:
-        return numpy_helper.to_array(t)
+        return numpy_helper.to_array(t, base_dir or "")
     except Exception as e:
         raise OnnxImportError(f"initializer '{t.name}' cannot be read: {e}") from None
 

@@ -69,6 +69,38 @@ def light_model(name: str, seed: int = 0) -> onnx.ModelProto:
     return load_light_model(name, seed)
 
 
+def with_batch(model: onnx.ModelProto, batch: int) -> onnx.ModelProto:
+    """A copy of `model` whose data inputs and outputs have `batch` as their first dim.
+
+    The light models are exported for batch 1 and flatten their features with
+    `Reshape(x, [1, -1])`: a reshape of a batch-dependent tensor whose constant target
+    starts with 1 gets 0 there (ONNX: copy the input's dim), so the batch flows through.
+    Shapes are inferred again."""
+    m = onnx.ModelProto.FromString(model.SerializeToString())
+    graph = m.graph
+    weights = {t.name for t in graph.initializer}
+    data = [v for v in graph.input if v.name not in weights]
+    for v in [*data, *graph.output]:
+        v.type.tensor_type.shape.dim[0].dim_value = batch
+    consts = {t.name: t for t in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Constant":
+            consts[node.output[0]] = next(a.t for a in node.attribute if a.name == "value")
+    derived = {v.name for v in data}
+    for node in graph.node:
+        if not any(i in derived for i in node.input):
+            continue
+        derived.update(node.output)
+        if node.op_type == "Reshape" and node.input[0] in derived and node.input[1] in consts:
+            target = consts[node.input[1]]
+            dims = numpy_helper.to_array(target).copy()
+            if dims.size and dims[0] == 1:
+                dims[0] = 0
+                target.CopyFrom(numpy_helper.from_array(dims, target.name))
+    del graph.value_info[:]
+    return onnx.shape_inference.infer_shapes(m)
+
+
 def ort_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     """onnxruntime's outputs, single-threaded, basic optimisations only."""
     import onnxruntime as ort

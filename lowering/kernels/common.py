@@ -204,6 +204,7 @@ class KernelBuilder:
         self._const_ip: Operation | None = None
         self._consts: dict[tuple[int, Attribute], SSAValue] = {}
         self._offsets: dict[str, int] = {}
+        self._phase_done = False  # a scope() phase has ended: the next one starts with a barrier
         self._block_idx: SSAValue | None = None
 
     # insertion ----------------------------------------------------------------------------
@@ -348,12 +349,18 @@ class KernelBuilder:
     @contextmanager
     def scope(self, space: str = "ub") -> Iterator[None]:
         """Buffers allocated inside reuse their bytes afterwards: for phases of a kernel that
-        run one after the other (each drains its flags before the next starts)."""
+        run one after the other. A phase after another starts with `pipe_barrier ALL`, so no
+        pipe touches the shared bytes before every pipe is done with the previous phase (a
+        pipeline's own drain orders only MTE2 after MTE3: the next phase's first vector op
+        would otherwise race the last store out of the same bytes)."""
+        if self._phase_done:
+            self.barrier("ALL")
         saved = self._offsets.get(space, 0)
         try:
             yield
         finally:
             self._offsets[space] = saved
+            self._phase_done = True
 
     def used(self, space: str) -> int:
         return self._offsets.get(space, 0)

@@ -475,7 +475,13 @@ class RowKernel:
 
     def build(self) -> a.KernelOp:
         self.slots = slots_of(self.req)
-        ext = self.plan()
+        try:
+            ext = self.plan()
+        except Reject:
+            if self.slots == 1:
+                raise
+            self.slots = 1  # whole rows fit once but not twice: no double buffering
+            ext = self.plan()
         pieces = tile_pieces(self.space.shape, ext)
         n_main = math.prod(pieces[0][0])
         if n_main <= self.req.device.vector_cores:
@@ -577,6 +583,7 @@ class _Body:
         self.values = values           # graph value -> ub view (this tile)
         self.owned: dict[SSAValue, SSAValue] = {}  # graph value -> ub buffer it owns
         self.scratch: list[SSAValue] = []          # temporaries of the op rule being emitted
+        self.temps: dict[SSAValue, SSAValue] = {}  # a temporary's view -> its buffer
         self.dying: set[SSAValue] = set()          # operands whose last use is that op
 
     # -- buffers --------------------------------------------------------------------------------
@@ -603,10 +610,20 @@ class _Body:
         return view
 
     def temp(self, shape: Sequence[int], elt: Attribute) -> SSAValue:
-        """A temporary of the current op rule (back to the pool when the rule is done)."""
+        """A temporary of the current op rule (back to the pool when the rule is done, or
+        earlier with `drop`)."""
         buf, view = self._new(shape, elt)
         self.scratch.append(buf)
+        self.temps[view] = buf
         return view
+
+    def drop(self, view: SSAValue) -> None:
+        """Give a temporary of the current rule back to the pool now: the rule's later
+        temporaries reuse its bytes (the vector pipe runs in order). Not a temporary: kept."""
+        buf = self.temps.pop(view, None)
+        if buf is not None and buf in self.scratch:
+            self.scratch.remove(buf)
+            self.pool.put(buf)
 
     def release(self, v: SSAValue) -> None:
         buf = self.owned.pop(v, None)
@@ -639,7 +656,7 @@ class _Body:
                 continue
             self.dying = {v for v in (root(x) for x in op.operands)
                           if last.get(v) == i and v not in keep_roots and v in self.owned}
-            self.scratch = []
+            self.scratch, self.temps = [], {}
             emit_op(self, op)
             for buf in self.scratch:
                 self.pool.put(buf)
@@ -648,7 +665,7 @@ class _Body:
             r = op.results[0]
             if r not in last and r not in keep_roots:
                 self.release(r)  # dead on arrival
-        self.dying, self.scratch = set(), []
+        self.dying, self.scratch, self.temps = set(), [], {}
 
     # -- helpers for the op rules -------------------------------------------------------------
 
@@ -885,6 +902,7 @@ def _emit_softmax(body: _Body, op: Operation) -> None:
     mb = _brcb(body, m, full)
     dst = body.result(op, [x])
     kb.vec("vsub", xv, mb, dst)                         # d = x - max
+    body.drop(mb)  # whole rows must fit ub: at most two row-sized buffers at a time
     if op.name == "graph.softmax":
         kb.vec("vexp", dst, dst)                        # e = exp(d)
         s = _reduce_into(body, dst, op, "sum", elt)
@@ -893,6 +911,7 @@ def _emit_softmax(body: _Body, op: Operation) -> None:
         e = body.temp(full, elt)
         kb.vec("vexp", dst, e)
         s = _reduce_into(body, e, op, "sum", elt)
+        body.drop(e)
         kb.vec("vlog", s, s)
         kb.vec("vsub", dst, _brcb(body, s, full), dst)  # d - log(sum(exp(d)))
 
@@ -907,20 +926,24 @@ def _emit_norm(body: _Body, op: Operation) -> None:
     inv_n = 1.0 / _count(body, op)
     mean = _reduce_into(body, xv, op, "sum", elt)
     kb.vec("vmuls", mean, body.scalar(inv_n, elt), mean)
-    params = [body.operand(p, full) for p in op.operands[1:]]
     dst = body.result(op, [x])
-    kb.vec("vsub", xv, _brcb(body, mean, full), dst)    # d
+    mb = _brcb(body, mean, full)
+    kb.vec("vsub", xv, mb, dst)                         # d
+    body.drop(mb)  # row-sized temporaries one at a time: whole rows must fit ub
     sq = body.temp(full, elt)
     kb.vec("vmul", dst, dst, sq)
     var = _reduce_into(body, sq, op, "sum", elt)
+    body.drop(sq)
     kb.vec("vmuls", var, body.scalar(inv_n, elt), var)
     kb.vec("vadds", var, body.scalar(op.attrs()["epsilon"], elt), var)
     kb.vec("vsqrt", var, var)
-    kb.vec("vdiv", dst, _brcb(body, var, full), dst)
-    if params:
-        kb.vec("vmul", dst, params[0], dst)
-    if len(params) > 1:
-        kb.vec("vadd", dst, params[1], dst)
+    vb = _brcb(body, var, full)
+    kb.vec("vdiv", dst, vb, dst)
+    body.drop(vb)
+    for param, combine in zip(op.operands[1:], ("vmul", "vadd")):  # scale, then bias
+        p = body.operand(param, full)
+        kb.vec(combine, dst, p, dst)
+        body.drop(p)
 
 
 def _emit_batch_norm(body: _Body, op: Operation) -> None:

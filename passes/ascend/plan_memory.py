@@ -291,9 +291,34 @@ class PlanMemory(ModulePass):
         load_device(self.device)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        capacity = dict(load_device(self.device).buffer_bytes)
+        spec = load_device(self.device)
+        capacity = dict(spec.buffer_bytes)
         for kernel in op.ops:
             if isinstance(kernel, a.KernelOp):
                 plan_kernel(kernel, capacity, self.device)
         for host in host_functions(op):
             plan_host(host, self.strategy, self.reuse, self.inplace)
+            check_device_memory(host, spec.hbm_bytes, self.device)
+
+
+def gib(n: int) -> str:
+    if n >= 2**30:
+        return f"{n / 2**30:.1f} GiB"
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else kib(n)
+
+
+def check_device_memory(host: func.FuncOp, hbm_bytes: int, device: str = "") -> None:
+    """The planned program must fit the device's HBM: its workspace, its weights and
+    constants, and its inputs and outputs are all resident while it runs."""
+    ws = host.attributes.get(WORKSPACE_SIZE_ATTR)
+    workspace = ws.value.data if ws is not None else 0
+    weights = sum(a.nbytes_of(c.results[0].type) for c in host.walk() if isinstance(c, a.ConstantOp))
+    ws_arg = workspace_arg(host)
+    io = sum(a.nbytes_of(arg.type) for arg in host.body.block.args if arg is not ws_arg)
+    total = workspace + weights + io
+    if total > hbm_bytes:
+        on = f"the {device}" if device else "the device"
+        raise MemoryPlanError(
+            f"@{host.sym_name.data} needs {gib(total)} of device memory (workspace {gib(workspace)}, "
+            f"weights and constants {gib(weights)}, inputs and outputs {gib(io)}), {on} has "
+            f"{gib(hbm_bytes)}: compile for a smaller batch or sequence")

@@ -38,6 +38,26 @@ def test_model_with_external_data_loads(tmp_path):
     np.testing.assert_allclose(run_module(module, {"x": x})["y"], x @ w, rtol=1e-5)
 
 
+def test_external_data_is_read_by_the_importer_not_into_the_proto(tmp_path, monkeypatch):
+    """Shape inference serialises the proto (protobuf's limit is 2 GB): a model file's weights
+    stay outside it and are read tensor by tensor, as for a 13B model's."""
+    from geir.testing.transformer import block_onnx
+
+    in_memory = block_onnx(2, 8, 64, 4, seed=3)
+    on_disk = block_onnx(2, 8, 64, 4, seed=3, weights_file=str(tmp_path / "weights.bin"))
+    onnx.save(on_disk, str(tmp_path / "model.onnx"))
+    external = (tmp_path / "weights.bin").stat().st_size
+    assert external == 64 * (3 * 64 + 64 + 4 * 64 + 4 * 64) * 4  # the four matrices
+    sizes = []
+    infer = onnx.shape_inference.infer_shapes
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes",
+                        lambda proto, **kw: sizes.append(proto.ByteSize()) or infer(proto, **kw))
+    module = import_model(tmp_path / "model.onnx")
+    assert sizes and sizes[0] < external // 10  # no weight matrix went through shape inference
+    x = np.random.default_rng(0).standard_normal((2, 8, 64)).astype(np.float32)
+    np.testing.assert_array_equal(run_module(module, {"x": x})["y"], run_module(import_model(in_memory), {"x": x})["y"])
+
+
 @pytest.mark.parametrize("form", ["proto", "path", "str", "bytes"])
 def test_every_input_form(tmp_path, form):
     model = _gemm_model(16)

@@ -47,7 +47,9 @@ func.func @logsoftmax(%x: tensor<2x10x6x6xf32>) -> tensor<2x10x6x6xf32> {
 // A residual add fused with layer_norm over the last axis (what graph-fuse builds for a
 // transformer block): gamma and beta do not depend on the tile, so with several tiles they
 // are loaded once before the tile loop (flag id 2); per tile: add, mean, d = x - mean,
-// var = mean(d * d), d / sqrt(var + eps) * gamma + beta.
+// var = mean(d * d), d / sqrt(var + eps) * gamma + beta - every row-sized temporary (the
+// broadcast mean, d * d, the broadcast variance, gamma and beta) in one buffer, each given
+// back as soon as it is read, so long rows fit ub.
 // CHECK-LABEL: ascend.kernel @k0_residual(
 // CHECK-SAME:    attributes {block_dim = 32 : i64, core_type = "vector", template = "row"}
 // CHECK:         ascend.copy %{{.*}}, %[[G:.*]] : memref<1x512xf32, #ascend.space<gm>> to memref<1x512xf32, #ascend.space<ub>>
@@ -60,20 +62,20 @@ func.func @logsoftmax(%x: tensor<2x10x6x6xf32>) -> tensor<2x10x6x6xf32> {
 // CHECK-NEXT:    %[[MEAN:.*]] = memref.subview
 // CHECK-NEXT:    ascend.vreduce %[[X]], %[[MEAN]] {kind = "sum", axes = array<i64: 1>}
 // CHECK-NEXT:    ascend.vmuls %[[MEAN]]
-// CHECK-NEXT:    ascend.vbrcb %[[G]], %[[GB:.*]] : memref<1x512xf32, #ascend.space<ub>>, memref<8x512xf32, #ascend.space<ub>>
-// CHECK-NEXT:    ascend.vbrcb %[[B]], %[[BB:.*]] : memref<1x512xf32, #ascend.space<ub>>, memref<8x512xf32, #ascend.space<ub>>
 // CHECK-NEXT:    ascend.vbrcb %[[MEAN]], %[[MB:.*]] :
 // CHECK-NEXT:    ascend.vsub %[[X]], %[[MB]], %[[X]]
-// CHECK-NEXT:    ascend.vmul %[[X]], %[[X]], %[[SQ:.*]] :
+// CHECK-NEXT:    ascend.vmul %[[X]], %[[X]], %[[MB]] :
 // CHECK-NEXT:    %[[VAR:.*]] = memref.subview
-// CHECK-NEXT:    ascend.vreduce %[[SQ]], %[[VAR]] {kind = "sum", axes = array<i64: 1>}
+// CHECK-NEXT:    ascend.vreduce %[[MB]], %[[VAR]] {kind = "sum", axes = array<i64: 1>}
 // CHECK-NEXT:    ascend.vmuls %[[VAR]]
 // CHECK-NEXT:    ascend.vadds %[[VAR]]
 // CHECK-NEXT:    ascend.vsqrt %[[VAR]], %[[VAR]]
-// CHECK-NEXT:    ascend.vbrcb %[[VAR]], %[[VB:.*]] :
-// CHECK-NEXT:    ascend.vdiv %[[X]], %[[VB]], %[[X]]
-// CHECK-NEXT:    ascend.vmul %[[X]], %[[GB]], %[[X]]
-// CHECK-NEXT:    ascend.vadd %[[X]], %[[BB]], %[[X]]
+// CHECK-NEXT:    ascend.vbrcb %[[VAR]], %[[MB]] :
+// CHECK-NEXT:    ascend.vdiv %[[X]], %[[MB]], %[[X]]
+// CHECK-NEXT:    ascend.vbrcb %[[G]], %[[MB]] : memref<1x512xf32, #ascend.space<ub>>, memref<8x512xf32, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.vmul %[[X]], %[[MB]], %[[X]]
+// CHECK-NEXT:    ascend.vbrcb %[[B]], %[[MB]] : memref<1x512xf32, #ascend.space<ub>>, memref<8x512xf32, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.vadd %[[X]], %[[MB]], %[[X]]
 func.func @add_layernorm(%x: tensor<4x64x512xf32>, %r: tensor<4x64x512xf32>, %g: tensor<512xf32>, %b: tensor<512xf32>) -> tensor<4x64x512xf32> {
   %y = graph.fusion "vector" (%x, %r, %g, %b) : (tensor<4x64x512xf32>, tensor<4x64x512xf32>, tensor<512xf32>, tensor<512xf32>) -> tensor<4x64x512xf32> {
   ^bb0(%xa: tensor<4x64x512xf32>, %ra: tensor<4x64x512xf32>, %ga: tensor<512xf32>, %ba: tensor<512xf32>):

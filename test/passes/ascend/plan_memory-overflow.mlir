@@ -47,3 +47,27 @@ ascend.kernel @big_l0a(%x: !a) attributes {block_dim = 1 : i64, core_type = "cub
   }
   ascend.return
 }
+
+// -----
+
+// The device's memory: two 24 GiB intermediates live together (a 48 GiB workspace), 8 GiB
+// of input and 8 GiB of output: 64 GiB plus the weight, more than the 910B's 64 GiB HBM.
+// CHECK: geir-opt: error: @main needs 64.0 GiB of device memory (workspace 48.0 GiB, weights and constants 64 bytes, inputs and outputs 16.0 GiB), the ascend910b has 64.0 GiB: compile for a smaller batch or sequence
+!big = memref<2147483648xf32, #ascend.space<gm>>
+!half = memref<6442450944xf32, #ascend.space<gm>>
+ascend.kernel @k(%x: !big, %w: memref<16xf32, #ascend.space<gm>>, %y: !half) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  ascend.return
+}
+ascend.kernel @k2(%x: !half, %y: !half, %z: !big) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  ascend.return
+}
+func.func @main(%x: !big {onnx.name = "x"}, %z: !big {onnx.name = "z", ascend.output}) {
+  %s = ascend.stream 0
+  %w = ascend.constant dense<1.0> : tensor<16xf32>
+  %a = ascend.alloc : !half
+  ascend.launch @k on %s(%x, %w, %a) : (!big, memref<16xf32, #ascend.space<gm>>, !half)
+  %b = ascend.alloc : !half
+  ascend.launch @k on %s(%x, %w, %b) : (!big, memref<16xf32, #ascend.space<gm>>, !half)
+  ascend.launch @k2 on %s(%a, %b, %z) : (!half, !half, !big)
+  func.return
+}
