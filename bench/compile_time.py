@@ -16,8 +16,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from geir.dialects import make_context
 from geir.ir.text import parse_module, print_module
-from geir.lowering.onnx_to_graph import import_model
+from geir.frontend.onnx import import_model
 from geir.testing.suite import LIGHT_MODELS, light_model
 
 C = 8  # channels of the synthetic network: weights stay small, op count is what grows
@@ -61,7 +62,7 @@ def measure(model: onnx.ModelProto) -> tuple[int, dict[str, float]]:
     t2 = time.perf_counter()
     text = print_module(module)
     t3 = time.perf_counter()
-    parse_module(text)
+    parse_module(text, make_context())
     t4 = time.perf_counter()
     n = sum(1 for _ in module.walk()) - 2  # minus module and func
     return n, {"import": t1 - t0, "verify": t2 - t1, "print": t3 - t2, "parse": t4 - t3}

@@ -25,9 +25,9 @@ import time
 from xdsl.context import Context
 
 from geir.dialects import graph as g
-from geir.lowering.onnx_to_graph import import_model
+from geir.frontend.onnx import import_model
 from geir.passes.graph.fuse import Costs, FusePass, modeled_us
-from geir.passes.registry import get_all_passes
+from geir.driver.registry import get_all_passes
 from geir.testing.suite import LIGHT_MODELS, light_model
 
 TRANSFORMERS = ("transformer1", "transformer2")

@@ -29,10 +29,11 @@ import time
 from xdsl.context import Context
 
 from geir.dialects import graph as g
-from geir.dialects import layout as L
-from geir.lowering.onnx_to_graph import import_model
+from geir.dialects import formats as L
+from geir.frontend.onnx import import_model
 from geir.passes.graph.fuse import Costs, FusePass, modeled_us
-from geir.passes.graph.layout import LayoutCosts, LayoutPass, _cube_type, layout_report, native_formats
+from geir.passes.graph.layout import LayoutCosts, LayoutPass, _cube_type, layout_report
+from geir.target.op_info import native_formats
 from geir.passes.graph.simplify import SimplifyPass
 from geir.testing.suite import LIGHT_MODELS
 

@@ -13,7 +13,7 @@ import argparse
 import time
 from collections import Counter
 
-from geir.lowering.onnx_to_graph import import_model
+from geir.frontend.onnx import import_model
 from geir.passes.graph.simplify import simplify
 from geir.testing.suite import LIGHT_MODELS, light_model
 

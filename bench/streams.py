@@ -27,11 +27,11 @@ import numpy as np
 from xdsl.passes import PassPipeline
 
 from geir.dialects import ascend as a
-from geir.ir.text import make_context
-from geir.lowering.onnx_to_graph import import_model
-from geir.lowering.pipelines import PipelineOptions, build_pipeline
+from geir.dialects import make_context
+from geir.frontend.onnx import import_model
+from geir.driver.pipelines import PipelineOptions, build_pipeline
 from geir.passes.ascend.assign_streams import host_launches, launch_dependencies, workspace_arg
-from geir.passes.registry import build_passes, get_all_passes
+from geir.driver.registry import build_passes, get_all_passes
 from geir.runtime.ascend_interpreter import ascend_input_specs
 from geir.runtime.simulator import profile
 from geir.testing.suite import light_model

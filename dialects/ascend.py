@@ -27,7 +27,7 @@ Ops take their sources first and the destination last (`ascend.copy %src,
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Iterable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects import memref
@@ -90,28 +90,26 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from geir.dialects.types import UnsupportedTypeError, is_float, to_dtype
+from geir.ir.types import UnsupportedTypeError, is_float, to_dtype
 from geir.ir.locations import describe
-from geir.runtime.device import DMA_ENGINES
+from types import MappingProxyType
+from geir.dialects import attr_names
 
 # ---------------------------------------------------------------------------
 # Hardware vocabulary.
 # ---------------------------------------------------------------------------
 
 SPACES = ("gm", "l1", "l0a", "l0b", "l0c", "ub")
-OUTPUTS_ATTR = "geir.outputs"
-"""On a kernel made of a piece of a split fusion (convert-graph-to-ascend): per output
-argument, [result index, node names...] of the graph value it holds, so geir-compare maps each
-buffer to its tensor (a piece may write several tensors of one shape, e.g. q, k and v)."""
-ELIDED_ATTR = "geir.elided"
-"""On a gm alloc whose bytes an elided concat's producers write through views
-(ascend-elide-copies): the elided kernel's name; the alloc carries its location, so
-geir-compare checks the buffer as that kernel's output once its last producer has run."""
-BYTE_COPIES_ATTR = "geir.byte_copies"
-"""On a kernel that only moves bytes unchanged (a reshape, a contiguous slice, a concat along an
-outer axis): `[array<i64: dst, dst_offset, src, src_offset, bytes>, ...]`, argument positions
-and byte offsets of each contiguous run it copies; ascend-elide-copies turns such kernels
-into views."""
+
+# The DMA engine (pipe) of each path of the Da Vinci core. A path is possible on a device only if
+# its file gives it a rate; this table only says which pipe carries it.
+DMA_ENGINES: Mapping[tuple[str, str], str] = MappingProxyType({
+    ("gm", "ub"): "MTE2", ("gm", "l1"): "MTE2", ("gm", "l0a"): "MTE2", ("gm", "l0b"): "MTE2",
+    ("l1", "l0a"): "MTE1", ("l1", "l0b"): "MTE1", ("l1", "ub"): "MTE1",
+    ("ub", "gm"): "MTE3", ("ub", "l1"): "MTE3", ("l1", "gm"): "MTE3",
+    ("l0c", "gm"): "FIX", ("l0c", "l1"): "FIX", ("l0c", "ub"): "FIX",
+})
+
 
 CUBE_SPACES = frozenset({"l1", "l0a", "l0b", "l0c"})
 VECTOR_SPACES = frozenset({"ub"})
@@ -127,7 +125,7 @@ CORE_PIPES = {
 """The pipes of each core type (910B: AIC has no V/MTE3, AIV no M/MTE1/FIX)."""
 
 COPY_PIPES = DMA_ENGINES
-"""(src space, dst space) -> pipe of every DMA path (runtime/device.py). The
+"""(src space, dst space) -> pipe of every DMA path. The
 dialect accepts every path of the table; a device without a path (e.g. l1->ub
 on the 910B) rejects it when the program runs."""
 
@@ -444,7 +442,7 @@ class ConstantOp(IRDLOperation):
 
     @classmethod
     def from_array(cls, array) -> ConstantOp:
-        from geir.dialects.types import dense_from_array
+        from geir.ir.types import dense_from_array
 
         attr = dense_from_array(array)
         return cls.create(properties={"value": attr}, result_types=[cls.memref_type_of(attr)])
@@ -455,7 +453,7 @@ class ConstantOp(IRDLOperation):
         return memref_type(t.get_shape(), t.element_type, "gm")
 
     def array(self):
-        from geir.dialects.types import array_from_dense
+        from geir.ir.types import array_from_dense
 
         if not isinstance(self.value, DenseIntOrFPElementsAttr):
             raise ValueError(f"constant {self.value.resource_handle.data!r} has no data (an elided or missing blob)")
@@ -567,8 +565,8 @@ VIEW_OPS = (memref.SubviewOp, memref.CollapseShapeOp, memref.ExpandShapeOp, memr
 
 
 def byte_copies(kernel: Operation) -> list[tuple[int, int, int, int, int]] | None:
-    """The (dst, dst_offset, src, src_offset, bytes) runs of a kernel marked BYTE_COPIES_ATTR."""
-    attr = kernel.attributes.get(BYTE_COPIES_ATTR)
+    """The (dst, dst_offset, src, src_offset, bytes) runs of a kernel marked attr_names.BYTE_COPIES."""
+    attr = kernel.attributes.get(attr_names.BYTE_COPIES)
     if not isinstance(attr, ArrayAttr):
         return None
     runs = [tuple(x.get_values()) for x in attr.data if isinstance(x, DenseArrayBase)]
@@ -1267,7 +1265,7 @@ class MmadOp(IRDLOperation):
 
 
 # ---------------------------------------------------------------------------
-# Cube: img2col (load3d). Added for convolution (lowering/kernels/cube.py).
+# Cube: img2col (load3d). Added for convolution (lowering/templates/cube.py).
 # ---------------------------------------------------------------------------
 
 
@@ -1552,52 +1550,38 @@ _UNARY = ("src", "dst")
 _BINARY = ("lhs", "rhs", "dst")
 _WITH_SCALAR = ("src", "*scalar", "dst")
 
-UNARY_OPS = {
-    # name: (doc, float only, graph kernel)
-    "vexp": ("exp(x)", True, "exp"),
-    "vlog": ("Natural logarithm.", True, "log"),
-    "vsqrt": ("Square root.", True, "sqrt"),
-    "vrsqrt": ("1 / sqrt(x)", True, None),
-    "vrec": ("1 / x", True, "reciprocal"),
-    "vabs": ("|x|", False, "abs"),
-    "vneg": ("-x", False, "neg"),
-    "vrelu": ("max(x, 0)", False, "relu"),
-    "vtanh": ("Hyperbolic tangent.", True, "tanh"),
-    "vsigmoid": ("1 / (1 + exp(-x))", True, "sigmoid"),
-    "verf": ("Gauss error function.", True, "erf"),
-    "vsin": ("Sine.", True, "sin"),
-    "vcos": ("Cosine.", True, "cos"),
-    "vfloor": ("Round down (stays float).", True, "floor"),
-    "vceil": ("Round up (stays float).", True, "ceil"),
-    "vround": ("Round half to even (stays float).", True, "round"),
-    "vsign": ("sign(x)", False, "sign"),
-    "vnot": ("Logical not (i1) / bitwise not (integers).", False, None),
-}
-BINARY_OPS = {
-    "vadd": ("a + b", "add"),
-    "vsub": ("a - b", "sub"),
-    "vmul": ("a * b", "mul"),
-    "vdiv": ("a / b (integers truncate)", "div"),
-    "vmax": ("max(a, b)", "max"),
-    "vmin": ("min(a, b)", "min"),
-    "vand": ("Logical and (i1) / bitwise and.", None),
-    "vor": ("Logical or (i1) / bitwise or.", None),
-}
-SCALAR_OPS = {
-    "vadds": "x + s",
-    "vmuls": "x * s",
-    "vmaxs": "max(x, s)",
-    "vmins": "min(x, s)",
-    "vlrelu": "x if x >= 0 else s * x (leaky relu)",
-}
-
-VECTOR_OPS: dict[str, type[VectorOp]] = {}
-for _n, (_doc, _float, _k) in UNARY_OPS.items():
-    VECTOR_OPS[_n] = _vector_op(_n, _doc, _UNARY, cost="unary", float_only=_float)
-for _n, (_doc, _k) in BINARY_OPS.items():
-    VECTOR_OPS[_n] = _vector_op(_n, _doc, _BINARY, cost="binary")
-for _n, _doc in SCALAR_OPS.items():
-    VECTOR_OPS[_n] = _vector_op(_n, _doc, _WITH_SCALAR, cost="unary")
+# One class per instruction, so an editor finds each (cost: the CostModel's throughput class).
+VexpOp = _vector_op("vexp", "exp(x)", _UNARY, cost="unary", float_only=True)
+VlogOp = _vector_op("vlog", "Natural logarithm.", _UNARY, cost="unary", float_only=True)
+VsqrtOp = _vector_op("vsqrt", "Square root.", _UNARY, cost="unary", float_only=True)
+VrsqrtOp = _vector_op("vrsqrt", "1 / sqrt(x)", _UNARY, cost="unary", float_only=True)
+VrecOp = _vector_op("vrec", "1 / x", _UNARY, cost="unary", float_only=True)
+VabsOp = _vector_op("vabs", "|x|", _UNARY, cost="unary")
+VnegOp = _vector_op("vneg", "-x", _UNARY, cost="unary")
+VreluOp = _vector_op("vrelu", "max(x, 0)", _UNARY, cost="unary")
+VtanhOp = _vector_op("vtanh", "Hyperbolic tangent.", _UNARY, cost="unary", float_only=True)
+VsigmoidOp = _vector_op("vsigmoid", "1 / (1 + exp(-x))", _UNARY, cost="unary", float_only=True)
+VerfOp = _vector_op("verf", "Gauss error function.", _UNARY, cost="unary", float_only=True)
+VsinOp = _vector_op("vsin", "Sine.", _UNARY, cost="unary", float_only=True)
+VcosOp = _vector_op("vcos", "Cosine.", _UNARY, cost="unary", float_only=True)
+VfloorOp = _vector_op("vfloor", "Round down (stays float).", _UNARY, cost="unary", float_only=True)
+VceilOp = _vector_op("vceil", "Round up (stays float).", _UNARY, cost="unary", float_only=True)
+VroundOp = _vector_op("vround", "Round half to even (stays float).", _UNARY, cost="unary", float_only=True)
+VsignOp = _vector_op("vsign", "sign(x)", _UNARY, cost="unary")
+VnotOp = _vector_op("vnot", "Logical not (i1) / bitwise not (integers).", _UNARY, cost="unary")
+VaddOp = _vector_op("vadd", "a + b", _BINARY, cost="binary")
+VsubOp = _vector_op("vsub", "a - b", _BINARY, cost="binary")
+VmulOp = _vector_op("vmul", "a * b", _BINARY, cost="binary")
+VdivOp = _vector_op("vdiv", "a / b (integers truncate)", _BINARY, cost="binary")
+VmaxOp = _vector_op("vmax", "max(a, b)", _BINARY, cost="binary")
+VminOp = _vector_op("vmin", "min(a, b)", _BINARY, cost="binary")
+VandOp = _vector_op("vand", "Logical and (i1) / bitwise and.", _BINARY, cost="binary")
+VorOp = _vector_op("vor", "Logical or (i1) / bitwise or.", _BINARY, cost="binary")
+VaddsOp = _vector_op("vadds", "x + s", _WITH_SCALAR, cost="unary")
+VmulsOp = _vector_op("vmuls", "x * s", _WITH_SCALAR, cost="unary")
+VmaxsOp = _vector_op("vmaxs", "max(x, s)", _WITH_SCALAR, cost="unary")
+VminsOp = _vector_op("vmins", "min(x, s)", _WITH_SCALAR, cost="unary")
+VlreluOp = _vector_op("vlrelu", "x if x >= 0 else s * x (leaky relu)", _WITH_SCALAR, cost="unary")
 
 
 class _DupBase(VectorOp):
@@ -1706,9 +1690,10 @@ VbrcbOp = _vector_op("vbrcb", "Broadcast: src dims of 1 repeat to dst's (same ra
                      cost="broadcast", base=_BroadcastBase)
 VtransposeOp = _vector_op("vtranspose", "Permutes dims (`perm`, default: swap the last two).", _UNARY,
                           cost="transpose", base=_TransposeBase, perm=opt_prop_def(DenseArrayBase))
-VECTOR_OPS.update(vdup=VdupOp, vcopy=VcopyOp, vcmp=VcmpOp, vselect=VselectOp, vcast=VcastOp,
-                  vreduce=VreduceOp, vbrcb=VbrcbOp, vtranspose=VtransposeOp)
-globals().update({cls.__name__: cls for cls in VECTOR_OPS.values()})  # VaddOp, VexpOp, ...
+SCALAR_FORMS: dict[type[VectorOp], type[VectorOp]] = {
+    VaddOp: VaddsOp, VmulOp: VmulsOp, VmaxOp: VmaxsOp, VminOp: VminsOp,
+}
+"""The instruction that takes a scalar second operand, per binary instruction."""
 
 
 # ---------------------------------------------------------------------------
@@ -1833,7 +1818,7 @@ def reference_extra_kwargs(op: ReferenceOp) -> dict[str, object]:
 
 @irdl_op_definition
 class ReferenceOp(IRDLOperation):
-    """Runs graph op `op` (its numpy semantics, runtime/kernels.py) on whole gm
+    """Runs graph op `op` (its numpy semantics, reference/graph.py) on whole gm
     buffers: the lowering's fallback for an op no kernel template handles yet.
     Not a hardware instruction - a kernel holding one is marked `fallback`, so
     reports can count them (the goal is none).
@@ -1948,7 +1933,6 @@ def _all_ops() -> list[type[Operation]]:
             and value not in ops
         ):
             ops.append(value)
-    ops.extend(op for op in VECTOR_OPS.values() if op not in ops)
     return ops
 
 

@@ -51,11 +51,22 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.traits import ConstantLike, HasParent, IsolatedFromAbove, IsTerminator, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from geir.dialects import layout
-from geir.dialects.types import (
+from geir.dialects import formats
+from geir.dialects.traits import (
+    Contraction,
+    DataMovement,
+    Elementwise,
+    Normalization,
+    Reduction,
+    RowSoftmax,
+    ShapeComputation,
+    ValueGenerator,
+    ViewLike,
+)
+from geir.ir.types import (
     array_from_dense,
     i1,
     is_float,
@@ -162,7 +173,7 @@ class Dense(AttrKind):
     describe = "a dense elements attribute"
 
     def to_attr(self, value):
-        from geir.dialects.types import dense_from_array
+        from geir.ir.types import dense_from_array
 
         return dense_from_array(np.asarray(value))
 
@@ -182,7 +193,8 @@ class GraphOp(IRDLOperation):
     VARIADIC: ClassVar[bool] = False  # all operands are one list (concat, sum, ...)
     ATTRS: ClassVar[dict[str, AttrKind]] = {}
     NUM_RESULTS: ClassVar[int | None] = 1  # None: variadic (split)
-    LAYOUT: ClassVar[str] = "nd"  # which format encodings it takes: dialects/layout.py
+    LAYOUT: ClassVar[str] = "nd"  # which format encodings it takes: dialects/formats.py
+    TRAITS: ClassVar[tuple[OpTrait, ...]] = ()  # its families (dialects/traits.py), besides Pure
 
     inputs = var_operand_def()  # tensors; checked by verify_ with a clear message
 
@@ -204,7 +216,7 @@ class GraphOp(IRDLOperation):
             result_types = cls.infer(types, py, consts)
             if result_types is None:
                 raise ShapeError(f"{cls.name}: cannot infer the result type; give it explicitly")
-            result_types = layout.result_types(cls, [v.type for v in values], py, result_types)
+            result_types = formats.result_types(cls, [v.type for v in values], py, result_types)
         op = cls.create(operands=values, result_types=list(result_types), properties=props)
         return op
 
@@ -286,7 +298,7 @@ class GraphOp(IRDLOperation):
         if extra:
             raise VerifyException(f"'{self.name}' has unknown attributes {sorted(extra)}")
         # Shapes are inferred on the logical types; the encodings are checked on their own.
-        error = layout.check_op(self)
+        error = formats.check_op(self)
         if error is not None:
             raise VerifyException(f"'{self.name}' {error}")
         types, consts = _logical_operands(self.inputs)
@@ -296,7 +308,7 @@ class GraphOp(IRDLOperation):
             raise VerifyException(f"'{self.name}': {e}") from None
         if inferred is None:
             return
-        declared = [layout.logical_type(r.type) for r in self.results]
+        declared = [formats.logical_type(r.type) for r in self.results]
         if len(inferred) != len(declared):
             raise VerifyException(
                 f"'{self.name}' infers {len(inferred)} results but declares {len(declared)}"
@@ -342,7 +354,7 @@ class GraphOp(IRDLOperation):
         )
 
 
-_SETTINGS = ("OPERANDS", "VARIADIC", "ATTRS", "NUM_RESULTS", "FLOAT_ONLY", "RESULT_BOOL", "LAYOUT")
+_SETTINGS = ("OPERANDS", "VARIADIC", "ATTRS", "NUM_RESULTS", "FLOAT_ONLY", "RESULT_BOOL", "LAYOUT", "TRAITS")
 
 
 def graph_op(cls: type[GraphOp]) -> type[GraphOp]:
@@ -363,7 +375,7 @@ def graph_op(cls: type[GraphOp]) -> type[GraphOp]:
     else:
         cls.output = result_def()
     if "traits" not in cls.__dict__:
-        cls.traits = traits_def(Pure())
+        cls.traits = traits_def(Pure(), *cls.TRAITS)
     for index, raw in enumerate(cls.OPERANDS):
         name = raw.rstrip("?")
         if name in cls.ATTRS:
@@ -393,8 +405,8 @@ def constant_value_of(value: SSAValue) -> np.ndarray | None:
 def _logical_operands(values: Sequence[SSAValue]) -> tuple[list[Attribute], list[np.ndarray | None]]:
     """Logical operand types and constant values for shape inference (a formatted
     constant's storage array is not its value: None)."""
-    types = [layout.logical_type(v.type) for v in values]
-    consts = [None if layout.is_formatted(v.type) else constant_value_of(v) for v in values]
+    types = [formats.logical_type(v.type) for v in values]
+    consts = [None if formats.is_formatted(v.type) else constant_value_of(v) for v in values]
     return types, consts
 
 
@@ -484,6 +496,7 @@ def pool_output_shape(in_spatial, kernel, pads_b, pads_e, strides, dilations, ce
 
 class _Unary(GraphOp):
     OPERANDS = ("x",)
+    TRAITS = (Elementwise(),)
     FLOAT_ONLY: ClassVar[bool] = True
 
     @classmethod
@@ -497,6 +510,7 @@ class _Binary(GraphOp):
     """Binary op with multidirectional (numpy) broadcasting."""
 
     OPERANDS = ("lhs", "rhs")
+    TRAITS = (Elementwise(),)
     RESULT_BOOL: ClassVar[bool] = False
 
     @classmethod
@@ -508,6 +522,7 @@ class _Binary(GraphOp):
 
 class _Variadic(GraphOp):
     VARIADIC = True
+    TRAITS = (Elementwise(),)
 
     @classmethod
     def infer(cls, types, attrs, consts):
@@ -518,6 +533,14 @@ class _Variadic(GraphOp):
 class _Reduce(GraphOp):
     OPERANDS = ("x",)
     ATTRS = {"axes": Ints(optional=True), "keepdims": Int(1), "noop_with_empty_axes": Int(0)}
+    TRAITS = (Reduction(),)
+
+    def reduced_axes(self) -> tuple[int, ...]:
+        rank = len(formats.logical_shape(self.inputs[0].type))
+        a = self.attrs()
+        if not a["axes"]:
+            return () if a["noop_with_empty_axes"] else tuple(range(rank))
+        return tuple(sorted(ax % rank for ax in a["axes"]))
 
     @classmethod
     def infer(cls, types, attrs, consts):
@@ -535,12 +558,12 @@ class _Reduce(GraphOp):
         return [tensor(out, _elt(types[0]))]
 
 
-def _unary(name: str, doc: str, float_only: bool = True, **attrs: AttrKind):
+def _unary(name: str, doc: str, float_only: bool = True, traits: tuple[OpTrait, ...] = (), **attrs: AttrKind):
     cls = type(
         _camel(name) + "Op",
         (_Unary,),
         {"name": f"graph.{name}", "__doc__": doc, "ATTRS": attrs, "FLOAT_ONLY": float_only,
-         "__module__": __name__},
+         "TRAITS": (*_Unary.TRAITS, *traits), "__module__": __name__},
     )
     return graph_op(cls)
 
@@ -588,7 +611,7 @@ SinOp = _unary("sin", "Sine.")
 CosOp = _unary("cos", "Cosine.")
 SoftplusOp = _unary("softplus", "log(1 + exp(x))")
 SoftsignOp = _unary("softsign", "x / (1 + |x|)")
-IdentityOp = _unary("identity", "The operand itself.", float_only=False)
+IdentityOp = _unary("identity", "The operand itself.", float_only=False, traits=(ViewLike(),))
 LeakyReluOp = _unary("leaky_relu", "x if x >= 0 else alpha * x", alpha=Float(0.01))
 EluOp = _unary("elu", "x if x >= 0 else alpha * (exp(x) - 1)", alpha=Float(1.0))
 SeluOp = _unary(
@@ -608,6 +631,7 @@ class LogicalNotOp(GraphOp):
     """Logical negation of a boolean tensor."""
 
     name = "graph.logical_not"
+    TRAITS = (Elementwise(),)
     OPERANDS = ("x",)
 
     @classmethod
@@ -638,6 +662,7 @@ class PowOp(GraphOp):
     """lhs ** rhs; the result has the base's element type (ONNX Pow)."""
 
     name = "graph.pow"
+    TRAITS = (Elementwise(),)
     OPERANDS = ("lhs", "rhs")
 
     @classmethod
@@ -650,6 +675,7 @@ class PReluOp(GraphOp):
     """x if x >= 0 else slope * x; slope broadcasts to x (unidirectionally)."""
 
     name = "graph.prelu"
+    TRAITS = (Elementwise(),)
     OPERANDS = ("x", "slope")
 
     @classmethod
@@ -672,6 +698,7 @@ class WhereOp(GraphOp):
     """cond ? x : y with broadcasting."""
 
     name = "graph.where"
+    TRAITS = (Elementwise(),)
     OPERANDS = ("cond", "x", "y")
 
     @classmethod
@@ -687,6 +714,7 @@ class ClipOp(GraphOp):
     """min(max(x, min), max); bounds are optional scalar operands."""
 
     name = "graph.clip"
+    TRAITS = (Elementwise(),)
     OPERANDS = ("x", "min?", "max?")
 
     @classmethod
@@ -703,6 +731,7 @@ class CastOp(GraphOp):
     """Element type conversion."""
 
     name = "graph.cast"
+    TRAITS = (Elementwise(),)
     OPERANDS = ("x",)
     ATTRS = {"to": ElemType()}
 
@@ -716,6 +745,7 @@ class DropoutOp(GraphOp):
     """Dropout at inference: the identity (ratio and training_mode are ignored)."""
 
     name = "graph.dropout"
+    TRAITS = (ViewLike(),)
     OPERANDS = ("x", "ratio?", "training_mode?")
 
     @classmethod
@@ -747,6 +777,7 @@ class ConvOp(GraphOp):
     """N-d convolution (ONNX Conv): x [N, C, *S], w [M, C/group, *K], b [M]."""
 
     name = "graph.conv"
+    TRAITS = (Contraction(),)
     OPERANDS = ("x", "w", "b?")
     ATTRS = _CONV_ATTRS
 
@@ -775,6 +806,7 @@ class ConvTransposeOp(GraphOp):
     """N-d transposed convolution: x [N, C, *S], w [C, M/group, *K], b [M]."""
 
     name = "graph.conv_transpose"
+    TRAITS = (Contraction(),)
     OPERANDS = ("x", "w", "b?")
     ATTRS = {**_CONV_ATTRS, "output_padding": Ints(optional=True)}
 
@@ -823,6 +855,7 @@ class MatMulOp(GraphOp):
     """Matrix product with numpy semantics (batched, broadcast, 1-D promotion)."""
 
     name = "graph.matmul"
+    TRAITS = (Contraction(),)
     OPERANDS = ("lhs", "rhs")
 
     @classmethod
@@ -836,6 +869,7 @@ class GemmOp(GraphOp):
     """alpha * op(a) @ op(b) + beta * c, op = optional transpose (ONNX Gemm)."""
 
     name = "graph.gemm"
+    TRAITS = (Contraction(),)
     OPERANDS = ("a", "b", "c?")
     ATTRS = {"alpha": Float(1.0), "beta": Float(1.0), "trans_a": Int(0), "trans_b": Int(0)}
 
@@ -859,6 +893,7 @@ class BatchNormOp(GraphOp):
     """Inference batch normalisation over axis 1."""
 
     name = "graph.batch_norm"
+    TRAITS = (Elementwise(),)
     OPERANDS = ("x", "scale", "bias", "mean", "var")
     ATTRS = {"epsilon": Float(1e-5)}
 
@@ -879,6 +914,10 @@ class InstanceNormOp(GraphOp):
     """Instance normalisation over the spatial dims."""
 
     name = "graph.instance_norm"
+    TRAITS = (Reduction(),)
+
+    def reduced_axes(self) -> tuple[int, ...]:
+        return tuple(range(2, len(formats.logical_shape(self.inputs[0].type))))
     OPERANDS = ("x", "scale", "bias")
     ATTRS = {"epsilon": Float(1e-5)}
 
@@ -899,6 +938,11 @@ class LayerNormOp(GraphOp):
     """Layer normalisation over the dims from `axis` on; scale/bias broadcast to them."""
 
     name = "graph.layer_norm"
+    TRAITS = (Normalization(),)
+
+    def reduced_axes(self) -> tuple[int, ...]:
+        rank = len(formats.logical_shape(self.inputs[0].type))
+        return tuple(range(self.attrs()["axis"] % rank, rank))
     OPERANDS = ("x", "scale", "bias?")
     ATTRS = {"axis": Int(-1), "epsilon": Float(1e-5)}
 
@@ -917,6 +961,10 @@ class LayerNormOp(GraphOp):
 class _AxisOp(GraphOp):
     OPERANDS = ("x",)
     ATTRS = {"axis": Int(-1)}
+    TRAITS = (RowSoftmax(),)
+
+    def reduced_axes(self) -> tuple[int, ...]:
+        return (self.attrs()["axis"] % len(formats.logical_shape(self.inputs[0].type)),)
 
     @classmethod
     def infer(cls, types, attrs, consts):
@@ -1010,6 +1058,10 @@ class AvgPoolOp(_Pool):
 
 class _GlobalPool(GraphOp):
     OPERANDS = ("x",)
+    TRAITS = (Reduction(),)
+
+    def reduced_axes(self) -> tuple[int, ...]:
+        return tuple(range(2, len(formats.logical_shape(self.inputs[0].type))))
 
     @classmethod
     def infer(cls, types, attrs, consts):
@@ -1052,6 +1104,10 @@ ReduceLogSumExpOp = _reduce("reduce_log_sum_exp", "log(sum(exp)) over axes.")
 class _ArgReduce(GraphOp):
     OPERANDS = ("x",)
     ATTRS = {"axis": Int(0), "keepdims": Int(1), "select_last_index": Int(0)}
+    TRAITS = (Reduction(),)
+
+    def reduced_axes(self) -> tuple[int, ...]:
+        return (self.attrs()["axis"] % len(formats.logical_shape(self.inputs[0].type)),)
 
     @classmethod
     def infer(cls, types, attrs, consts):
@@ -1085,6 +1141,7 @@ class ConcatOp(GraphOp):
     """Concatenation along an axis."""
 
     name = "graph.concat"
+    TRAITS = (DataMovement(),)
     VARIADIC = True
     ATTRS = {"axis": Int()}
 
@@ -1109,6 +1166,7 @@ class SplitOp(GraphOp):
     """Split along an axis into parts given by `split` (an operand) or equal parts."""
 
     name = "graph.split"
+    TRAITS = (DataMovement(),)
     OPERANDS = ("x", "split?")
     ATTRS = {"axis": Int(0), "num_outputs": Int(optional=True)}
     NUM_RESULTS = None
@@ -1148,6 +1206,7 @@ class SliceOp(GraphOp):
     """ONNX Slice: starts/ends/axes/steps are i64 operands (usually constants)."""
 
     name = "graph.slice"
+    TRAITS = (DataMovement(),)
     OPERANDS = ("data", "starts", "ends", "axes?", "steps?")
 
     @classmethod
@@ -1173,6 +1232,7 @@ class GatherOp(GraphOp):
     """Gather slices of `data` along an axis at integer `indices`."""
 
     name = "graph.gather"
+    TRAITS = (DataMovement(),)
     OPERANDS = ("data", "indices")
     ATTRS = {"axis": Int(0)}
 
@@ -1190,6 +1250,7 @@ class GatherElementsOp(GraphOp):
     """Gather single elements along an axis; the result has the indices' shape."""
 
     name = "graph.gather_elements"
+    TRAITS = (DataMovement(),)
     OPERANDS = ("data", "indices")
     ATTRS = {"axis": Int(0)}
 
@@ -1222,6 +1283,7 @@ class ReshapeOp(GraphOp):
     """Reshape to the shape given by an i64 operand (0 copies, -1 infers)."""
 
     name = "graph.reshape"
+    TRAITS = (ViewLike(),)
     OPERANDS = ("data", "shape")
     ATTRS = {"allowzero": Int(0)}
 
@@ -1243,6 +1305,7 @@ class FlattenOp(GraphOp):
     """Flatten to 2-D at `axis`."""
 
     name = "graph.flatten"
+    TRAITS = (ViewLike(),)
     OPERANDS = ("x",)
     ATTRS = {"axis": Int(1)}
 
@@ -1261,6 +1324,7 @@ class SqueezeOp(GraphOp):
     """Remove size-1 dims (all of them if `axes` is absent)."""
 
     name = "graph.squeeze"
+    TRAITS = (ViewLike(),)
     OPERANDS = ("x",)
     ATTRS = {"axes": Ints(optional=True)}
 
@@ -1282,6 +1346,7 @@ class UnsqueezeOp(GraphOp):
     """Insert size-1 dims at `axes` (positions in the result)."""
 
     name = "graph.unsqueeze"
+    TRAITS = (ViewLike(),)
     OPERANDS = ("x",)
     ATTRS = {"axes": Ints()}
 
@@ -1302,6 +1367,7 @@ class TransposeOp(GraphOp):
     """Permute dims (reverse them if `perm` is absent)."""
 
     name = "graph.transpose"
+    TRAITS = (DataMovement(),)
     OPERANDS = ("x",)
     ATTRS = {"perm": Ints(optional=True)}
 
@@ -1319,6 +1385,7 @@ class ExpandOp(GraphOp):
     """Broadcast to a shape given by an i64 operand (bidirectional)."""
 
     name = "graph.expand"
+    TRAITS = (Elementwise(),)
     OPERANDS = ("x", "shape")
 
     @classmethod
@@ -1334,6 +1401,7 @@ class TileOp(GraphOp):
     """Repeat the input along each dim."""
 
     name = "graph.tile"
+    TRAITS = (DataMovement(),)
     OPERANDS = ("x", "repeats")
 
     @classmethod
@@ -1352,6 +1420,7 @@ class PadOp(GraphOp):
     """Pad with begin/end amounts per dim (operand `pads`), mode constant/reflect/edge/wrap."""
 
     name = "graph.pad"
+    TRAITS = (DataMovement(),)
     OPERANDS = ("x", "pads", "constant_value?", "axes?")
     ATTRS = {"mode": Str("constant")}
 
@@ -1379,6 +1448,7 @@ class ShapeOp(GraphOp):
     """The input's shape as an i64 vector (dims start..end)."""
 
     name = "graph.shape"
+    TRAITS = (ShapeComputation(),)
     OPERANDS = ("x",)
     ATTRS = {"start": Int(0), "end": Int(optional=True)}
 
@@ -1394,6 +1464,7 @@ class SizeOp(GraphOp):
     """The input's element count as an i64 scalar."""
 
     name = "graph.size"
+    TRAITS = (ShapeComputation(),)
     OPERANDS = ("x",)
 
     @classmethod
@@ -1406,6 +1477,7 @@ class ConstantOfShapeOp(GraphOp):
     """A tensor of the shape given by an i64 operand, filled with `value`."""
 
     name = "graph.constant_of_shape"
+    TRAITS = (ValueGenerator(),)
     OPERANDS = ("shape",)
     ATTRS = {"value": Dense(optional=True)}
 
@@ -1426,6 +1498,7 @@ class RangeOp(GraphOp):
     """start, start + delta, ... below limit (scalar operands)."""
 
     name = "graph.range"
+    TRAITS = (ValueGenerator(),)
     OPERANDS = ("start", "limit", "delta")
 
     @classmethod
@@ -1444,6 +1517,7 @@ class DepthToSpaceOp(GraphOp):
     """Rearrange channel blocks into spatial blocks (DCR or CRD)."""
 
     name = "graph.depth_to_space"
+    TRAITS = (DataMovement(),)
     OPERANDS = ("x",)
     ATTRS = {"blocksize": Int(), "mode": Str("DCR")}
 
@@ -1461,6 +1535,7 @@ class SpaceToDepthOp(GraphOp):
     """Rearrange spatial blocks into channels."""
 
     name = "graph.space_to_depth"
+    TRAITS = (DataMovement(),)
     OPERANDS = ("x",)
     ATTRS = {"blocksize": Int()}
 
@@ -1500,7 +1575,7 @@ class ConstantOp(IRDLOperation):
 
     @staticmethod
     def from_array(array: np.ndarray) -> ConstantOp:
-        from geir.dialects.types import dense_from_array
+        from geir.ir.types import dense_from_array
 
         attr = dense_from_array(array)
         return ConstantOp.create(properties={"value": attr}, result_types=[attr.get_type()])
@@ -1543,7 +1618,7 @@ class ConstantOp(IRDLOperation):
 
 
 # ---------------------------------------------------------------------------
-# Layout: graph.trans_data and the format rules of every op (dialects/layout.py).
+# Layout: graph.trans_data and the format rules of every op (dialects/formats.py).
 # ---------------------------------------------------------------------------
 
 
@@ -1565,25 +1640,25 @@ class TransDataOp(GraphOp):
     @classmethod
     def infer(cls, types, attrs, consts):
         for key in ("src_format", "dst_format"):
-            if attrs[key] not in layout.FORMATS:
-                raise ShapeError(f"{key} '{attrs[key]}' is not a format; formats: {', '.join(layout.FORMATS)}")
+            if attrs[key] not in formats.FORMATS:
+                raise ShapeError(f"{key} '{attrs[key]}' is not a format; formats: {', '.join(formats.FORMATS)}")
         return [types[0]]
 
     def verify_(self) -> None:
         super().verify_()
         a = self.attrs()
-        error = layout.trans_data_error(self.x.type, a["src_format"], a["dst_format"])
+        error = formats.trans_data_error(self.x.type, a["src_format"], a["dst_format"])
         if error is not None:
             raise VerifyException(f"'{self.name}' {error}")
-        want = layout.trans_data_type(self.x.type, a["src_format"], a["dst_format"])
+        want = formats.trans_data_type(self.x.type, a["src_format"], a["dst_format"])
         if self.output.type != want:
             raise VerifyException(f"'{self.name}' result must be {want}, got {self.output.type}")
 
     def kernel_kwargs(self) -> dict[str, Any]:
         a = self.attrs()
         t = self.x.type
-        return {**a, "origin_format": layout.trans_origin(t, a["src_format"], a["dst_format"]),
-                "shape": layout.logical_shape(t)}
+        return {**a, "origin_format": formats.trans_origin(t, a["src_format"], a["dst_format"]),
+                "shape": formats.logical_shape(t)}
 
 
 def _set_layout(kind: str, *classes: type[GraphOp]) -> None:
@@ -1751,7 +1826,7 @@ def _finish() -> None:
     global Graph
     ops = _all_ops()
     OPS.update({op.name: op for op in ops})
-    Graph = Dialect("graph", ops, [layout.FormatAttr])
+    Graph = Dialect("graph", ops, [formats.FormatAttr])
 
 
 _finish()

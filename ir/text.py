@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterable
 
 import numpy as np
 from xdsl.context import Context
@@ -32,42 +31,12 @@ from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from geir.dialects.types import array_from_dense, to_dtype
+from geir.ir.types import array_from_dense, to_dtype
 
 LITERAL_LIMIT = 16
 """Constants with more elements than this print as resource blobs."""
 
 ELIDED = "__elided__"
-
-
-def make_context() -> Context:
-    """A context with every dialect geir reads and writes."""
-    from xdsl.dialects.arith import Arith
-    from xdsl.dialects.builtin import Builtin
-    from xdsl.dialects.func import Func
-    from xdsl.dialects.memref import MemRef
-    from xdsl.dialects.scf import Scf
-
-    from geir.dialects.graph import Graph
-
-    ctx = Context(allow_unregistered=False)
-    for d in (Builtin, Func, Arith, Scf, MemRef, Graph):
-        ctx.load_dialect(d)
-    for name, factory in _extra_dialects().items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
-def _extra_dialects():
-    """Dialects registered lazily (they may import the runtime)."""
-    extra = {}
-    try:
-        from geir.dialects.ascend import Ascend  # noqa: F401
-
-        extra["ascend"] = lambda: Ascend
-    except ImportError:
-        pass
-    return extra
 
 
 # ---------------------------------------------------------------------------
@@ -196,9 +165,9 @@ def _print_resources(out, blobs: dict[str, str]) -> None:
 # ---------------------------------------------------------------------------
 
 
-def parse_module(text: str, ctx: Context | None = None, name: str = "<input>") -> ModuleOp:
-    """Parse MLIR text; resource blobs become the constants' bytes."""
-    ctx = ctx or make_context()
+def parse_module(text: str, ctx: Context, name: str = "<input>") -> ModuleOp:
+    """Parse MLIR text in `ctx` (geir's: `geir.dialects.make_context()`); resource blobs
+    become the constants' bytes."""
     store = _blob_store(ctx)
     store.clear()
     try:
@@ -216,16 +185,9 @@ def _blob_store(ctx: Context) -> dict[str, str]:
 
 
 def _resolve_resources(module: ModuleOp, store: dict[str, str]) -> None:
-    from geir.dialects.graph import ConstantOp
-
-    kinds: tuple[type, ...] = (ConstantOp,)
-    try:
-        from geir.dialects.ascend import ConstantOp as AscendConstantOp
-
-        kinds = (ConstantOp, AscendConstantOp)
-    except ImportError:
-        pass
-    for op in _walk_constants(module.walk(), kinds):
+    """Every `value` property holding a resource handle (the dialects' constants) gets the
+    blob's bytes."""
+    for op in module.walk():
         value = op.properties.get("value")  # not verified yet: may be missing
         if not isinstance(value, DenseResourceAttr):
             continue
@@ -240,7 +202,3 @@ def _resolve_resources(module: ModuleOp, store: dict[str, str]) -> None:
                 f"resource '{value.resource_handle.data}' holds {len(data)} bytes, {t} needs {want}"
             )
         op.properties["value"] = DenseIntOrFPElementsAttr(t, BytesAttr(data))
-
-
-def _walk_constants(ops: Iterable, cls):
-    return (op for op in ops if isinstance(op, cls))

@@ -45,19 +45,17 @@ from xdsl.passes import ModulePass
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
-from geir.dialects import layout as L
-from geir.dialects.types import UnsupportedTypeError, to_dtype
+from geir.dialects import formats as L
+from geir.ir.types import UnsupportedTypeError, to_dtype
 from geir.ir.locations import describe, fused_loc, loc_names
-from geir.lowering.kernels import build_kernel
-from geir.lowering.kernels.common import KernelBuilder, KernelRequest, LoweringError, gm_type, round_up
-from geir.lowering.kernels.data import build_copy
-from geir.runtime.device import DEFAULT_DEVICE, CostModel, load_device
-from geir.runtime.kernels import KERNELS
+from geir.lowering.templates import build_kernel
+from geir.lowering.templates.common import KernelBuilder, KernelRequest, LoweringError, gm_type, round_up
+from geir.lowering.templates.data import build_copy
+from geir.target.cost_model import CostModel
+from geir.target.device import DEFAULT_DEVICE, load_device
+from geir.reference.graph import reference_of
+from geir.dialects import attr_names
 
-NAME_ATTR = "onnx.name"
-OUTPUT_ATTR = "ascend.output"
-WORKSPACE_ATTR = "ascend.workspace"
-FALLBACK_ATTR = "fallback"
 FOLD_LIMIT = 1 << 16
 """Largest result (elements) evaluated at compile time; shape ops are always folded."""
 SHAPE_OPS = frozenset({"graph.shape", "graph.size"})
@@ -81,11 +79,11 @@ def reference_kernel(req: KernelRequest) -> a.KernelOp:
         attrs["extra.origin_format"] = StringAttr(kw["origin_format"])
         attrs["extra.shape"] = DenseArrayBase.from_list(i64, list(kw["shape"]))
     kb.emit(a.ReferenceOp.get(op.name, ins, kb.outputs, attrs))
-    return kb.finish(**{FALLBACK_ATTR: UnitAttr()})
+    return kb.finish(**{attr_names.FALLBACK: UnitAttr()})
 
 
 def is_fallback(kernel: a.KernelOp) -> bool:
-    return FALLBACK_ATTR in kernel.attributes
+    return attr_names.FALLBACK in kernel.attributes
 
 
 def fallback_ops(module: ModuleOp) -> list[str]:
@@ -199,7 +197,7 @@ class _FunctionLowering:
             size = sum(int(np.prod(r.type.get_shape())) for r in op.results)
             if op.name not in CONST_OPS and size > FOLD_LIMIT:
                 return False
-        out = KERNELS[op.name.removeprefix("graph.")](*args, **op.kernel_kwargs())
+        out = reference_of(op)(*args, **op.kernel_kwargs())
         outs = out if isinstance(out, tuple) else (out,)
         for r, value in zip(op.results, outs):
             self.known[r] = np.asarray(value, dtype=to_dtype(r.type.element_type)).reshape(r.type.get_shape())
@@ -347,7 +345,7 @@ class _FunctionLowering:
             # the name the probes gave it (each probe took the same next name, then freed it)
             self.count += 1
             self.names.add(kernel.sym_name.data)
-            kernel.attributes[a.OUTPUTS_ATTR] = ArrayAttr(
+            kernel.attributes[attr_names.OUTPUTS] = ArrayAttr(
                 [ArrayAttr([IntegerAttr(v.index, i64), *map(StringAttr, loc_names(v.owner.location))])
                  for v in outputs])
             self._launch(kernel, [self.buffer(v) for v in inputs] + [self.result_buffer(v) for v in outputs])
@@ -394,7 +392,7 @@ class _FunctionLowering:
         for i, value in enumerate(ret.arguments):
             _check_value(value, f"result #{i} of @{fn.sym_name.data}")
             d = dict(res_attrs[i].data) if i < len(res_attrs) else {}
-            d[OUTPUT_ATTR] = UnitAttr()
+            d[attr_names.OUTPUT] = UnitAttr()
             types.append(gm_type(value))
             attrs.append(DictionaryAttr(d))
             hints.append(value.name_hint)
@@ -426,7 +424,7 @@ class _FunctionLowering:
                                                IntegerType(8), "gm"), len(host.args))
             ws.name_hint = "workspace"
             types.append(ws.type)
-            attrs.append(DictionaryAttr({WORKSPACE_ATTR: UnitAttr()}))
+            attrs.append(DictionaryAttr({attr_names.WORKSPACE: UnitAttr()}))
         for op in self.host_ops:
             host.add_op(op)
         host.add_op(func.ReturnOp())

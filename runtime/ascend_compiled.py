@@ -50,7 +50,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
 from geir.dialects import ascend as a
-from geir.dialects.types import to_dtype
+from geir.ir.types import to_dtype
 from geir.errors import InterpreterError
 from geir.runtime import ascend_interpreter as ai
 

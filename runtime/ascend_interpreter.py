@@ -71,15 +71,15 @@ from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Operation
 
 from geir.dialects import ascend as a
-from geir.dialects.types import to_dtype
+from geir.ir.types import to_dtype
 from geir.errors import InterpreterError
 from geir.ir.locations import describe
-from geir.runtime.device import CostModel, DeviceSpec, load_device
-from geir.runtime.kernels import KERNELS
+from geir.target.cost_model import CostModel
+from geir.target.device import DeviceSpec, load_device
+from geir.dialects import graph as g
+from geir.reference.graph import reference_of
+from geir.dialects import attr_names
 
-NAME_ATTR = "onnx.name"
-OUTPUT_ATTR = "ascend.output"
-WORKSPACE_ATTR = "ascend.workspace"
 COMPILE_KERNELS = True
 """Default of run_ascend_module(compiled=...): kernel bodies as generated Python."""
 POISON = 0xFF
@@ -393,8 +393,8 @@ def _check_strides(run: _Run, op: memref.SubviewOp, view: np.ndarray, want: tupl
     if want is None:
         return
     got = tuple(s // view.itemsize for s in view.strides)
-    for d, (w, g, n) in enumerate(zip(want, got, view.shape)):
-        if w is not None and n > 1 and w != g:
+    for d, (w, have, n) in enumerate(zip(want, got, view.shape)):
+        if w is not None and n > 1 and w != have:
             raise InterpreterError(f"{where(run, op)}: the result type says strides {list(want)}, the tile has {list(got)}")
 
 
@@ -512,23 +512,28 @@ def _logic(bool_fn, int_fn):
 
 
 def _rsqrt(x):
-    return KERNELS["reciprocal"](KERNELS["sqrt"](x))
+    return reference_of(g.ReciprocalOp)(reference_of(g.SqrtOp)(x))
 
 
-_UNARY: dict[str, Callable] = {
-    name: KERNELS[kernel] for name, (_doc, _f, kernel) in a.UNARY_OPS.items() if kernel is not None
+_UNARY: dict[type[a.VectorOp], Callable] = {
+    a.VexpOp: reference_of(g.ExpOp), a.VlogOp: reference_of(g.LogOp), a.VsqrtOp: reference_of(g.SqrtOp), a.VrsqrtOp: _rsqrt,
+    a.VrecOp: reference_of(g.ReciprocalOp), a.VabsOp: reference_of(g.AbsOp), a.VnegOp: reference_of(g.NegOp),
+    a.VreluOp: reference_of(g.ReluOp), a.VtanhOp: reference_of(g.TanhOp), a.VsigmoidOp: reference_of(g.SigmoidOp),
+    a.VerfOp: reference_of(g.ErfOp), a.VsinOp: reference_of(g.SinOp), a.VcosOp: reference_of(g.CosOp),
+    a.VfloorOp: reference_of(g.FloorOp), a.VceilOp: reference_of(g.CeilOp), a.VroundOp: reference_of(g.RoundOp),
+    a.VsignOp: reference_of(g.SignOp), a.VnotOp: _logic(np.logical_not, np.invert), a.VcopyOp: lambda x: x,
 }
-_UNARY.update(vrsqrt=_rsqrt, vnot=_logic(np.logical_not, np.invert), vcopy=lambda x: x)
-_BINARY: dict[str, Callable] = {
-    name: KERNELS[kernel] for name, (_doc, kernel) in a.BINARY_OPS.items() if kernel is not None
+_BINARY: dict[type[a.VectorOp], Callable] = {
+    a.VaddOp: reference_of(g.AddOp), a.VsubOp: reference_of(g.SubOp), a.VmulOp: reference_of(g.MulOp), a.VdivOp: reference_of(g.DivOp),
+    a.VmaxOp: reference_of(g.MaxOp), a.VminOp: reference_of(g.MinOp),
+    a.VandOp: _logic(np.logical_and, np.bitwise_and), a.VorOp: _logic(np.logical_or, np.bitwise_or),
 }
-_BINARY.update(vand=_logic(np.logical_and, np.bitwise_and), vor=_logic(np.logical_or, np.bitwise_or))
-_SCALAR: dict[str, Callable] = {
-    "vadds": np.add,
-    "vmuls": np.multiply,
-    "vmaxs": np.maximum,
-    "vmins": np.minimum,
-    "vlrelu": lambda x, s: np.where(x >= 0, x, x * s),
+_SCALAR: dict[type[a.VectorOp], Callable] = {
+    a.VaddsOp: np.add,
+    a.VmulsOp: np.multiply,
+    a.VmaxsOp: np.maximum,
+    a.VminsOp: np.minimum,
+    a.VlreluOp: lambda x, s: np.where(x >= 0, x, x * s),
 }
 _COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
             "gt": np.greater, "ge": np.greater_equal}
@@ -545,15 +550,15 @@ def _vector_result(op: a.VectorOp, args: tuple) -> np.ndarray:
 def vector_kernel(op: a.VectorOp) -> Callable[[tuple], np.ndarray]:
     """`op`'s semantics as a function of its operands (srcs..., dst) giving the value written
     to dst (before the cast to dst's element type); the op's attributes are decoded here, once."""
-    short = op.name.removeprefix("ascend.")
-    if short in _UNARY:
-        f1 = _UNARY[short]
+    kind = type(op)
+    if kind in _UNARY:
+        f1 = _UNARY[kind]
         return lambda args: f1(args[0])
-    if short in _BINARY:
-        f2 = _BINARY[short]
+    if kind in _BINARY:
+        f2 = _BINARY[kind]
         return lambda args: f2(args[0], args[1])
-    if short in _SCALAR:
-        fs = _SCALAR[short]
+    if kind in _SCALAR:
+        fs = _SCALAR[kind]
         return lambda args: fs(args[0], np.asarray(_value(args[1]), dtype=args[0].dtype))
     if isinstance(op, a.VdupOp):
         return lambda args: np.asarray(_value(args[0]), dtype=args[-1].dtype)
@@ -644,7 +649,7 @@ def alloc(run: _Run, op: a.AllocOp) -> np.ndarray:
         ws = run.workspace
         if ws is None:
             raise InterpreterError(f"{describe(op)} has a workspace offset, but the host has no "
-                                   f"{{{WORKSPACE_ATTR}}} argument")
+                                   f"{{{attr_names.WORKSPACE}}} argument")
         if offset + op.nbytes > ws.size:
             raise InterpreterError(f"{describe(op)}: [{offset}, {offset + op.nbytes}) is outside the "
                                    f"{ws.size}-byte workspace")
@@ -834,8 +839,9 @@ def _build_ascend_functions() -> type[InterpreterFunctions]:
         return ()
 
     body.update({k: v for k, v in locals().items() if k.startswith(("run_", "call_"))})
-    for name, op_type in a.VECTOR_OPS.items():
-        body["run_" + name] = _vector_impl(op_type)
+    for op_type in a.Ascend.operations:
+        if issubclass(op_type, a.VectorOp):
+            body["run_" + op_type.name.split(".", 1)[1]] = _vector_impl(op_type)
     return register_impls(type("AscendFunctions", (InterpreterFunctions,), body))
 
 
@@ -854,7 +860,7 @@ class ReferenceFunctions(InterpreterFunctions):
         kwargs = {k: v for k, v in cls.props_to_py(dict(op.attrs.data)).items() if v is not None}
         kwargs.update(a.reference_extra_kwargs(op))  # e.g. trans_data's origin format and shape
         try:
-            out = KERNELS[op.op.data.removeprefix("graph.")](*args[:n], **kwargs)
+            out = reference_of(g.OPS[op.op.data])(*args[:n], **kwargs)
         except Exception as e:  # a numpy error inside a kernel
             raise InterpreterError(f"{_where(interpreter, op)} failed: {type(e).__name__}: {e}") from e
         outs = out if isinstance(out, tuple) else (out,)
@@ -872,7 +878,7 @@ class ReferenceFunctions(InterpreterFunctions):
 
 
 # ---------------------------------------------------------------------------
-# img2col (ascend.load3d), added for convolution (lowering/kernels/cube.py).
+# img2col (ascend.load3d), added for convolution (lowering/templates/cube.py).
 # ---------------------------------------------------------------------------
 
 
@@ -1186,9 +1192,9 @@ def host_args(module: ModuleOp) -> list[HostArg]:
         d = attrs[i].data if i < len(attrs) else {}
         if not isinstance(t, MemRefType) or a.space_of(t) != "gm":
             raise InterpreterError(f"host argument #{i} has type {t}; host arguments are gm memrefs")
-        role = "workspace" if isinstance(d.get(WORKSPACE_ATTR), UnitAttr) else (
-            "output" if isinstance(d.get(OUTPUT_ATTR), UnitAttr) else "input")
-        name = d.get(NAME_ATTR)
+        role = "workspace" if isinstance(d.get(attr_names.WORKSPACE), UnitAttr) else (
+            "output" if isinstance(d.get(attr_names.OUTPUT), UnitAttr) else "input")
+        name = d.get(attr_names.ONNX_NAME)
         name = name.data if isinstance(name, StringAttr) else f"{role}{counts[role]}"
         counts[role] += 1
         out.append(HostArg(i, name, role, t))
@@ -1207,7 +1213,7 @@ def ascend_output_names(module: ModuleOp) -> list[str]:
     f = host_function(module)
     res = f.res_attrs.data if f.res_attrs is not None else ()
     for i in range(len(f.function_type.outputs.data)):
-        n = res[i].data.get(NAME_ATTR) if i < len(res) else None
+        n = res[i].data.get(attr_names.ONNX_NAME) if i < len(res) else None
         names.append(n.data if isinstance(n, StringAttr) else f"result{i}")
     return names
 

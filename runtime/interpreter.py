@@ -1,7 +1,7 @@
 """The reference interpreter: runs graph-dialect programs with numpy.
 
 Built on xDSL's interpreter framework: every graph op dispatches to its numpy
-kernel in `runtime.kernels` with the op's attributes as keyword arguments;
+function in `reference.graph` with the op's attributes as keyword arguments;
 func.func / func.return come from xDSL's own implementations. The values are
 numpy arrays, checked against the declared result types so that a kernel
 that disagrees with the dialect's shape inference is an error, not a wrong
@@ -33,26 +33,26 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Operation
 
 from geir.dialects import graph as g
-from geir.dialects import layout
-from geir.dialects.types import to_dtype
+from geir.dialects import formats
+from geir.ir.types import to_dtype
 from geir.errors import InterpreterError
 from geir.ir.locations import describe
-from geir.runtime.kernels import KERNELS
+from geir.reference.graph import REFERENCE, reference_of
+from geir.dialects import attr_names
 
-NAME_ATTR = "onnx.name"
 
 
 def _kernel_impl(op_type: type[g.GraphOp]) -> Callable:
-    kernel = KERNELS[op_type.name.removeprefix("graph.")]
+    kernel = reference_of(op_type)
 
     @impl(op_type)
     def run(self, interpreter: Interpreter, op: g.GraphOp, args: tuple[Any, ...]):
         # Values are storage arrays. Elementwise ops and trans_data run on them directly;
         # any other op with a format encoding gets logical arrays and its results are
-        # stored back in their formats (dialects/layout.py).
+        # stored back in their formats (dialects/formats.py).
         logical = op.LAYOUT not in ("elementwise", "trans_data") and _has_formats(op)
         if logical:
-            args = tuple(layout.logical_array(a, v.type) for a, v in zip(args, op.operands))
+            args = tuple(formats.logical_array(a, v.type) for a, v in zip(args, op.operands))
         try:
             out = kernel(*args, **op.kernel_kwargs())
         except Exception as e:  # a numpy error inside a kernel
@@ -60,7 +60,7 @@ def _kernel_impl(op_type: type[g.GraphOp]) -> Callable:
         outs = out if isinstance(out, tuple) else (out,)
         if logical:
             return tuple(
-                layout.physical_array(_conform(op, i, o, layout.logical_type(r.type)), r.type)
+                formats.physical_array(_conform(op, i, o, formats.logical_type(r.type)), r.type)
                 for i, (o, r) in enumerate(zip(outs, op.results))
             )
         return tuple(_conform(op, i, o) for i, o in enumerate(outs))
@@ -69,7 +69,7 @@ def _kernel_impl(op_type: type[g.GraphOp]) -> Callable:
 
 
 def _has_formats(op: Operation) -> bool:
-    return any(layout.is_formatted(v.type) for v in (*op.operands, *op.results))
+    return any(formats.is_formatted(v.type) for v in (*op.operands, *op.results))
 
 
 def _conform(op: Operation, index: int, value: np.ndarray, t: TensorType | None = None) -> np.ndarray:
@@ -87,10 +87,8 @@ def _conform(op: Operation, index: int, value: np.ndarray, t: TensorType | None 
 
 def _build_graph_functions() -> type[InterpreterFunctions]:
     body: dict[str, Any] = {}
-    for name, op_type in g.OPS.items():
-        if not issubclass(op_type, g.GraphOp):
-            continue
-        body["run_" + name.removeprefix("graph.")] = _kernel_impl(op_type)
+    for op_type in REFERENCE:  # every graph op with semantics runs them
+        body["run_" + op_type.__name__] = _kernel_impl(op_type)
 
     @impl(g.ConstantOp)
     def run_constant(self, interpreter, op: g.ConstantOp, args):
@@ -103,7 +101,7 @@ def _build_graph_functions() -> type[InterpreterFunctions]:
 
     @impl(g.FusionOp)
     def run_fusion(self, interpreter, op: g.FusionOp, args):
-        return interpreter.run_ssacfg_region(op.body, args, "graph.fusion")
+        return interpreter.run_ssacfg_region(op.body, args, op.name)
 
     @impl_terminator(g.YieldOp)
     def run_yield(self, interpreter, op: g.YieldOp, args):
@@ -144,7 +142,7 @@ def _names(attrs, count: int, prefix: str) -> list[str]:
     for i in range(count):
         name = None
         if attrs is not None and i < len(attrs.data):
-            a = attrs.data[i].data.get(NAME_ATTR)
+            a = attrs.data[i].data.get(attr_names.ONNX_NAME)
             if isinstance(a, StringAttr):
                 name = a.data
         names.append(name or f"{prefix}{i}")

@@ -19,7 +19,7 @@ from xdsl.ir import Operation
 
 from geir.dialects import ascend as a
 from geir.runtime.ascend_interpreter import host_args, host_function
-from geir.runtime.device import CostModel
+from geir.target.cost_model import CostModel
 from geir.runtime.simulator import KernelRecord, SimResult
 
 REPORT_VERSION = 1

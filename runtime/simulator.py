@@ -3,7 +3,7 @@
 The ascend interpreter is the source of truth for *what* executes (loop trip counts, tiles,
 which bytes each op touches); it reports one ``TraceEvent`` per executed op. The simulator
 replays those events on a model of the device to say *when* each op runs. Every duration comes
-from the one ``CostModel`` (runtime/device.py), so the compiler and the simulator agree.
+from the one ``CostModel`` (target/cost_model.py), so the compiler and the simulator agree.
 
 The model, level by level (docs/report.md lists each rule with the figure it uses):
 
@@ -60,7 +60,9 @@ from geir.dialects import ascend as a
 from geir.errors import GeirError
 from geir.ir.locations import describe, loc_names
 from geir.runtime.ascend_interpreter import TraceEvent, run_ascend_module
-from geir.runtime.device import CostModel, DeviceSpec, load_device
+from geir.target.cost_model import CostModel
+from geir.target.device import DeviceSpec, load_device
+from geir.dialects import attr_names
 
 PIPES = a.PIPES
 _PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
@@ -72,9 +74,6 @@ SCALAR_CYCLES = 1
 _MAX_ROWS = 1 << 16
 """An access made of more rows than this is treated as its whole extent (conservative)."""
 _EPS = 1e-9
-LAYOUT_ATTR = "layout_conversion"
-"""Unit attribute of a kernel that only converts layouts (lowered from graph.trans_data); a
-kernel whose symbol contains "trans_data" counts too."""
 
 
 class SimulationError(GeirError):
@@ -332,7 +331,7 @@ class KernelRecord:
     lower_bound_us: float       # max(cube work, vector work, footprint at full HBM bandwidth)
     deps: tuple[int, ...]       # launches this one waits for (stream order and events)
     fallback: bool = False      # holds an ascend.reference (not a hardware kernel)
-    layout_conversion: bool = False   # a graph.trans_data kernel (see LAYOUT_ATTR)
+    layout_conversion: bool = False   # a graph.trans_data kernel (see attr_names.LAYOUT_CONVERSION)
     core0: list[tuple[float, BlockSim]] = field(default_factory=list, repr=False)
 
     @property
@@ -721,7 +720,7 @@ class _Sim:
         nodes = tuple(dict.fromkeys(loc_names(kernel.location) if kernel is not None else ())) or tuple(
             dict.fromkeys(loc_names(launch.op.location)))
         fallback = references > 0 or (kernel is not None and "fallback" in kernel.attributes)
-        layout = "trans_data" in launch.name.lower() or (kernel is not None and LAYOUT_ATTR in kernel.attributes)
+        layout = "trans_data" in launch.name.lower() or (kernel is not None and attr_names.LAYOUT_CONVERSION in kernel.attributes)
         return KernelRecord(
             name=launch.name, launch=launch.index, stream=launch.stream, nodes=nodes,
             core_type=launch.core_type, block_dim=launch.block_dim, cores=c, cube_cores=cube,

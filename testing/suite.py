@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 import onnx
 from onnx import numpy_helper
+from geir.dialects import make_context
 
 RTOL, ATOL = 1e-4, 1e-5
 DATA = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
@@ -64,7 +65,7 @@ def backend_cases() -> list[Case]:
 # compiled) do not fit in a CI machine's memory at once.
 @lru_cache(maxsize=2)
 def light_model(name: str, seed: int = 0) -> onnx.ModelProto:
-    from geir.tools.models import load_light_model
+    from geir.testing.models import load_light_model
 
     return load_light_model(name, seed)
 
@@ -126,7 +127,7 @@ def reference_run(key: str):
     `transformerN` (the TorchScript block stacked N times); cached, so several
     pipelines over one model import and run it once (the last two keys are kept). Tests must not mutate the
     module (clone it)."""
-    from geir.lowering.onnx_to_graph import import_model
+    from geir.frontend.onnx import import_model
     from geir.runtime.interpreter import input_specs, random_inputs, run_module
 
     if key.startswith("transformer"):
@@ -160,7 +161,7 @@ def assert_pass_keeps_numerics(chunk: str, module_pass) -> None:
     from geir.ir.text import parse_module
     from geir.runtime.interpreter import random_inputs, run_module
 
-    module = parse_module(chunk)
+    module = parse_module(chunk, make_context())
     feeds = random_inputs(module, seed=3)
     before = run_module(module, feeds)
     module_pass.apply(Context(), module)

@@ -100,10 +100,11 @@ def add_debug_arg(parser: argparse.ArgumentParser) -> None:
 
 def parse_mlir(text: str, name: str, ctx=None, *, verify_it: bool = True) -> ModuleOp:
     """Parse MLIR text and verify it; errors are ParseError or GeirError."""
+    from geir.dialects import make_context
     from geir.ir.text import parse_module
 
     try:
-        module = parse_module(text, ctx, name)
+        module = parse_module(text, ctx or make_context(), name)
     except ValueError as e:  # e.g. a resource blob that does not fit its type
         raise GeirError(f"{name}: {e}") from e
     if verify_it:
@@ -114,7 +115,7 @@ def parse_mlir(text: str, name: str, ctx=None, *, verify_it: bool = True) -> Mod
 def import_onnx(source) -> ModuleOp:
     """The verified graph-dialect module of an ONNX model: a ModelProto, a file
     or `-` (stdin)."""
-    from geir.lowering.onnx_to_graph import import_model
+    from geir.frontend.onnx import import_model
 
     if source in (None, STDIO):
         source = read_bytes(source)
@@ -130,7 +131,7 @@ def load_module(path: str | None) -> ModuleOp:
     if path not in (None, STDIO) and path.endswith(".onnx"):
         return import_onnx(path)
     if path not in (None, STDIO) and path.endswith(".om"):
-        from geir.runtime.om import load_om
+        from geir.driver.om import load_om
 
         open(path, "rb").close()  # a missing file is "cannot open"
         return load_om(path).module

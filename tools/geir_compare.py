@@ -7,7 +7,7 @@
 
 onnxruntime runs the model with every node output exposed; each stage of geir's pipeline
 runs on the same inputs and every tensor it produces is mapped back to its ONNX node and
-judged EQUAL / CLOSE / SIMILAR / DIFFERENT (runtime/compare.py says how). The table ends
+judged EQUAL / CLOSE / SIMILAR / DIFFERENT (driver/compare.py says how). The table ends
 with per-stage counts and the first divergence: the first stage with a DIFFERENT tensor
 and, in it, the first such node in topological order. Divergence is a finding, not an
 error: the exit code is 0 unless the input is bad (1).
@@ -64,7 +64,7 @@ def _names(text: str | None) -> list[str]:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     from geir.errors import GeirError
-    from geir.runtime.compare import compare_model, select_stages, stage_names
+    from geir.driver.compare import compare_model, select_stages, stage_names
     from geir.runtime.interpreter import input_specs
     from geir.tools.geir_run import make_feeds
 

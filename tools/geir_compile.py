@@ -7,7 +7,7 @@
     geir-compile model.onnx -o model.om --streams 1 --memory-strategy greedy-size
 
 The .om file holds the ascend program, its weights and its memory plan
-(runtime/om.py); `geir-run model.om` runs it. `--dump-dir` writes the IR after
+(driver/om.py); `geir-run model.om` runs it. `--dump-dir` writes the IR after
 every stage, named by stage (01_import.mlir, 02_simplify.mlir, ...) as GE's
 DUMP_GE_GRAPH does; `--print-ir-after-change` prints a stage's IR only when it
 differs from the previous one.
@@ -66,7 +66,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     args = build_parser().parse_args(argv)
     if args.model is None:
-        from geir.tools.models import DEFAULT_MODEL, load_light_model
+        from geir.testing.models import DEFAULT_MODEL, load_light_model
 
         model, args.run = load_light_model(DEFAULT_MODEL), True
         print(f"model: {DEFAULT_MODEL} (onnx package, seeded random weights)")
@@ -109,7 +109,7 @@ def _run_and_check(compiled, model) -> str:
     outputs, report = compiled.profile(feeds)
     try:
         from geir.testing.suite import ort_run
-        from geir.lowering.onnx_to_graph import load_model
+        from geir.frontend.onnx import load_model
 
         reference, what = ort_run(load_model(model), feeds), "onnxruntime"
     except ImportError:

@@ -5,7 +5,7 @@
     geir-opt cases.mlir --split-input-file      # `// -----` separates independent inputs
 
 Pipelines use xDSL's syntax (`xdsl.utils.arg_spec.parse_pipeline`) and run in an
-`xdsl.passes.PassPipeline`; the passes are those of `geir.passes.registry`. The
+`xdsl.passes.PassPipeline`; the passes are those of `geir.driver.registry`. The
 module is verified after parsing and, unless `--no-verify-each`, after every pass.
 """
 
@@ -24,8 +24,9 @@ from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
 from xdsl.utils.exceptions import DiagnosticException
 
 from geir.errors import GeirError
-from geir.passes.registry import build_passes
+from geir.driver.registry import build_passes
 from geir.tools import common
+from geir.dialects import make_context
 
 PROG = "geir-opt"
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
@@ -140,7 +141,7 @@ class Runner:
 
     def process(self, text: str, name: str) -> str:
         """The printed result of the pipeline on MLIR text."""
-        from geir.ir.text import make_context
+        from geir.dialects import make_context
 
         ctx = make_context()
         with self.timing.step("parse"):
@@ -200,7 +201,7 @@ def split_chunks(text: str) -> list[str]:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    from geir.passes.registry import get_all_passes
+    from geir.driver.registry import get_all_passes
 
     available = get_all_passes()
     if args.list_passes:

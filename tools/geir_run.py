@@ -68,7 +68,7 @@ def wants_profile(args) -> bool:
 
 def device_spec(args):
     """The --device spec (default ascend910b); a bad name or file is a user error."""
-    from geir.runtime.device import DEFAULT_DEVICE, DeviceFileError, UnknownDeviceError, load_device
+    from geir.target.device import DEFAULT_DEVICE, DeviceFileError, UnknownDeviceError, load_device
 
     try:
         return load_device(args.device or DEFAULT_DEVICE)
@@ -99,7 +99,7 @@ def run_profiled(module, feeds, args):
 def load(path: str | None, seed: int):
     """(module, description) of the model to run."""
     if path is None:
-        from geir.tools.models import DEFAULT_MODEL, load_light_model
+        from geir.testing.models import DEFAULT_MODEL, load_light_model
 
         model = load_light_model(DEFAULT_MODEL, seed)
         return common.import_onnx(model), f"{DEFAULT_MODEL} (onnx package, random weights, seed {seed})"
@@ -213,8 +213,8 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     from geir.runtime.interpreter import input_specs, run_module
 
-    import geir.lowering.onnx_to_graph  # noqa: F401 - keep Python's imports out of the timings
-    import geir.tools.models  # noqa: F401
+    import geir.frontend.onnx  # noqa: F401 - keep Python's imports out of the timings
+    import geir.testing.models  # noqa: F401
 
     start = time.perf_counter()
     module, description = load(args.model, args.seed)

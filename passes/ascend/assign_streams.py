@@ -44,12 +44,13 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
 from geir.dialects import ascend as a
-from geir.dialects.types import to_dtype
+from geir.ir.types import to_dtype
 from geir.errors import GeirError
 from geir.ir.locations import describe
-from geir.runtime.device import DEFAULT_DEVICE, CostModel, load_device
+from geir.target.cost_model import CostModel
+from geir.target.device import DEFAULT_DEVICE, load_device
+from geir.dialects import attr_names
 
-WORKSPACE_ATTR = "ascend.workspace"
 _VIEWS = a.VIEW_OPS
 _LOAD3D = getattr(a, "Load3dOp", None)
 
@@ -171,7 +172,7 @@ def workspace_arg(fn: func.FuncOp) -> SSAValue | None:
     if fn.arg_attrs is None:
         return None
     for arg, attrs in zip(fn.body.block.args, fn.arg_attrs.data):
-        if WORKSPACE_ATTR in attrs.data:
+        if attr_names.WORKSPACE in attrs.data:
             return arg
     return None
 

@@ -46,15 +46,9 @@ from xdsl.passes import ModulePass
 from geir.dialects import ascend as a
 from geir.errors import GeirError
 from geir.ir.locations import describe, loc_names
-from geir.runtime.device import DEFAULT_DEVICE, load_device
+from geir.target.device import DEFAULT_DEVICE, load_device
+from geir.dialects import attr_names
 
-WORKSPACE_ATTR = "ascend.workspace"
-INPLACE_ATTR = "inplace"
-"""Unit attribute of a gm alloc written in place over an input of its first launch."""
-EXCLUSIVE_ATTR = "exclusive"
-"""Unit attribute of a gm alloc that must not share bytes with any other buffer."""
-LIVE_ATTR = "live"
-"""`array<i64: first, last>`: the first and last launch (host program order) of a gm alloc."""
 ELEMENTWISE_TEMPLATES = frozenset({"row", "eltwise"})
 """Kernel templates whose tiles read each element before writing the same index."""
 VIEW_OPS = a.VIEW_OPS
@@ -102,7 +96,7 @@ def host_functions(module: ModuleOp) -> list[func.FuncOp]:
 def workspace_arg(host: func.FuncOp) -> BlockArgument | None:
     attrs = host.arg_attrs.data if host.arg_attrs is not None else ()
     for i, d in enumerate(attrs):
-        if isinstance(d.data.get(WORKSPACE_ATTR), UnitAttr):
+        if isinstance(d.data.get(attr_names.WORKSPACE), UnitAttr):
             return host.body.block.args[i]
     return None
 
@@ -317,7 +311,7 @@ def gm_buffers(host: func.FuncOp, sched: Schedule) -> list[GmBuffer]:
         if not isinstance(op, a.AllocOp) or op.space != "gm":
             continue
         args: dict[int, list[int]] = {}
-        exclusive = "it is marked exclusive" if EXCLUSIVE_ATTR in op.attributes else None
+        exclusive = "it is marked exclusive" if attr_names.EXCLUSIVE in op.attributes else None
         for user, v in views_of(op.memref):
             if isinstance(user, a.LaunchOp) and user in sched.index:
                 i = sched.index[user]
@@ -538,7 +532,7 @@ def _check_host(host: func.FuncOp) -> None:
         off = a._int(b.op.offset)
         if ws is None:
             raise MemoryPlanError(f"gm buffer {_label(b.op)} has offset {off} but @{host.sym_name.data} has no "
-                                  f"{{{WORKSPACE_ATTR}}} argument")
+                                  f"{{{attr_names.WORKSPACE}}} argument")
         if off + b.op.nbytes > ws_size:
             raise MemoryPlanError(f"gm buffer {_label(b.op)} at [{off}, {off + b.op.nbytes}) lies outside the "
                                   f"{ws_size}-byte workspace")
@@ -572,7 +566,7 @@ def _inplace_ok(sched: Schedule, life: Lifetimes, src: GmBuffer, dst: GmBuffer, 
     """dst (marked inplace) takes src's bytes at one launch k: src dies at k, dst is born at
     k, the kernel is elementwise and passes src as a read-only input and dst as a
     write-only output of the same type, at the same offset."""
-    if INPLACE_ATTR not in dst.op.attributes or src.exclusive or dst.exclusive:
+    if attr_names.INPLACE not in dst.op.attributes or src.exclusive or dst.exclusive:
         return False
     if a._int(src.op.offset) != a._int(dst.op.offset) or src.op.memref.type != dst.op.memref.type:
         return False

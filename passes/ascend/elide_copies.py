@@ -39,8 +39,8 @@ from xdsl.passes import ModulePass
 
 from geir.dialects import ascend as a
 from geir.passes.ascend.assign_streams import kernel_effects
-from geir.passes.ascend.check_memory import EXCLUSIVE_ATTR, host_functions, views_of
-from geir.passes.ascend.plan_memory import PLAN_ATTR
+from geir.passes.ascend.check_memory import host_functions, views_of
+from geir.dialects import attr_names
 
 
 def _plain_alloc(value: SSAValue) -> a.AllocOp | None:
@@ -48,7 +48,7 @@ def _plain_alloc(value: SSAValue) -> a.AllocOp | None:
     one-after-the-other layout: the host has no memory plan yet)."""
     if isinstance(value, OpResult) and isinstance(value.op, a.AllocOp):
         op = value.op
-        if op.space == "gm" and EXCLUSIVE_ATTR not in op.attributes:
+        if op.space == "gm" and attr_names.EXCLUSIVE not in op.attributes:
             return op
     return None
 
@@ -167,14 +167,14 @@ class _Host:
                     alloc.detach()
                     block.insert_op_before(alloc, block.first_op)
                     # what the elided kernel wrote, for geir-compare
-                    alloc.attributes[a.ELIDED_ATTR] = StringAttr(kernel.sym_name.data)
+                    alloc.attributes[attr_names.ELIDED] = StringAttr(kernel.sym_name.data)
                     alloc.location = kernel.location
                 for value, offset in placed:
                     old = value.op
                     view = a.ViewOp.get(out, value.type, offset)
                     view.memref.name_hint = value.name_hint
-                    if a.ELIDED_ATTR in old.attributes:  # an inner concat's buffer: still its tensor
-                        view.attributes[a.ELIDED_ATTR] = old.attributes[a.ELIDED_ATTR]
+                    if attr_names.ELIDED in old.attributes:  # an inner concat's buffer: still its tensor
+                        view.attributes[attr_names.ELIDED] = old.attributes[attr_names.ELIDED]
                         view.location = old.location
                     block.insert_op_before(view, old)
                     value.replace_all_uses_with(view.memref)
@@ -201,7 +201,7 @@ def _covers(pieces: list[tuple[int, int, int, int]], nbytes: int) -> bool:
 
 
 def _unplanned_one_stream(fn: func.FuncOp) -> bool:
-    if PLAN_ATTR in fn.attributes:
+    if attr_names.MEMORY_PLAN in fn.attributes:
         return False
     streams = set()
     for op in fn.body.block.ops:

@@ -52,27 +52,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from geir.dialects import ascend as a
-from geir.passes.ascend.check_memory import (
-    INPLACE_ATTR,
-    LIVE_ATTR,
-    WORKSPACE_ATTR,
-    GmBuffer,
-    KernelFlow,
-    MemoryPlanError,
-    Schedule,
-    arg_access,
-    chip_conflicts,
-    conflicts,
-    elementwise,
-    gm_buffers,
-    host_functions,
-    inplace_pairs,
-    kib,
-    lifetimes,
-    live_bound,
-    schedule,
-    workspace_arg,
-)
+from geir.passes.ascend.check_memory import GmBuffer, KernelFlow, MemoryPlanError, Schedule, arg_access, chip_conflicts, conflicts, elementwise, gm_buffers, host_functions, inplace_pairs, kib, lifetimes, live_bound, schedule, workspace_arg
 from geir.passes.ascend.memory_strategies import (
     STRATEGIES,
     Plan,
@@ -83,10 +63,9 @@ from geir.passes.ascend.memory_strategies import (
     interval_bound,
     solve,
 )
-from geir.runtime.device import DEFAULT_DEVICE, load_device
+from geir.target.device import DEFAULT_DEVICE, load_device
+from geir.dialects import attr_names
 
-WORKSPACE_SIZE_ATTR = "ascend.workspace_size"
-PLAN_ATTR = "ascend.memory_plan"
 
 
 # ---------------------------------------------------------------------------
@@ -182,18 +161,18 @@ def plan_host(host: func.FuncOp, strategy: str = "best", reuse: bool = True, inp
     for i, b in enumerate(mem.buffers):
         op = b.op
         op.properties["offset"] = IntegerAttr(offsets[i], i64)
-        op.attributes.pop(LIVE_ATTR, None)
-        op.attributes.pop(INPLACE_ATTR, None)
+        op.attributes.pop(attr_names.LIVE, None)
+        op.attributes.pop(attr_names.INPLACE, None)
         if b.exclusive:
-            op.attributes[LIVE_ATTR] = DenseArrayBase.from_list(i64, [0, max(n - 1, 0)])
+            op.attributes[attr_names.LIVE] = DenseArrayBase.from_list(i64, [0, max(n - 1, 0)])
         elif len(b.launches):
-            op.attributes[LIVE_ATTR] = DenseArrayBase.from_list(i64, [int(b.launches.min()), int(b.launches.max())])
+            op.attributes[attr_names.LIVE] = DenseArrayBase.from_list(i64, [int(b.launches.min()), int(b.launches.max())])
         if i in mem.inplace:
-            op.attributes[INPLACE_ATTR] = UnitAttr()
+            op.attributes[attr_names.INPLACE] = UnitAttr()
     size = plan.peak
     _set_workspace(host, size, bool(mem.buffers))
-    host.attributes[WORKSPACE_SIZE_ATTR] = IntegerAttr(size, i64)
-    host.attributes[PLAN_ATTR] = DictionaryAttr({
+    host.attributes[attr_names.WORKSPACE_SIZE] = IntegerAttr(size, i64)
+    host.attributes[attr_names.MEMORY_PLAN] = DictionaryAttr({
         "strategy": StringAttr(strategy if reuse else "none"),
         "lower_bound": IntegerAttr(p.bound, i64),
         "no_reuse": IntegerAttr(mem.no_reuse_bytes, i64),
@@ -222,7 +201,7 @@ def _set_workspace(host: func.FuncOp, size: int, needed: bool) -> None:
         ws.name_hint = "workspace"
         attrs = list(host.arg_attrs.data) if host.arg_attrs is not None else []
         attrs += [DictionaryAttr({})] * (len(block.args) - 1 - len(attrs))
-        attrs.append(DictionaryAttr({WORKSPACE_ATTR: UnitAttr()}))
+        attrs.append(DictionaryAttr({attr_names.WORKSPACE: UnitAttr()}))
         host.arg_attrs = ArrayAttr(attrs)
     elif ws.type != t:
         Rewriter.replace_value_with_new_type(ws, t)
@@ -310,7 +289,7 @@ def gib(n: int) -> str:
 def check_device_memory(host: func.FuncOp, hbm_bytes: int, device: str = "") -> None:
     """The planned program must fit the device's HBM: its workspace, its weights and
     constants, and its inputs and outputs are all resident while it runs."""
-    ws = host.attributes.get(WORKSPACE_SIZE_ATTR)
+    ws = host.attributes.get(attr_names.WORKSPACE_SIZE)
     workspace = ws.value.data if ws is not None else 0
     weights = sum(a.nbytes_of(c.results[0].type) for c in host.walk() if isinstance(c, a.ConstantOp))
     ws_arg = workspace_arg(host)

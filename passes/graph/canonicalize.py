@@ -44,7 +44,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from geir.dialects import graph as g
-from geir.dialects.types import is_float
+from geir.ir.types import is_float
 from geir.passes.graph.utils import (
     can_forward,
     constant,

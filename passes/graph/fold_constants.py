@@ -1,6 +1,6 @@
 """graph-fold-constants: evaluate ops whose operands are all constants.
 
-The op runs through its reference kernel (`runtime.kernels.KERNELS`, the same
+The op runs through its reference kernel (`reference.graph.REFERENCE`, the same
 numerics as the interpreter), and its results become graph.constant ops at the
 op's location (a result whose elements are all equal is stored as one
 element, a splat). One forward walk suffices: operands are defined before their
@@ -29,9 +29,9 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from geir.dialects import graph as g
-from geir.dialects.types import to_dtype
+from geir.ir.types import to_dtype
 from geir.passes.graph.utils import constant, nbytes, splat, static_shape
-from geir.runtime.kernels import KERNELS
+from geir.reference.graph import reference_of
 
 DEFAULT_MAX_BYTES = 16 * 2**20
 
@@ -61,7 +61,7 @@ def evaluate(op: Operation) -> tuple[np.ndarray, ...] | None:
     args = [g.constant_value_of(v) for v in op.inputs]
     if any(a is None for a in args):
         return None
-    kernel = KERNELS[op.name.removeprefix("graph.")]
+    kernel = reference_of(op)
     try:
         with np.errstate(all="ignore"):
             out = kernel(*args, **op.kernel_kwargs())

@@ -53,7 +53,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from geir.dialects import graph as g
-from geir.dialects.types import is_float, to_dtype
+from geir.ir.types import is_float, to_dtype
 from geir.passes.graph.utils import (
     channel_vector,
     constant,
@@ -64,6 +64,7 @@ from geir.passes.graph.utils import (
     sole_user,
     static_shape,
 )
+from geir.dialects import attr_names
 
 
 def swaps_last_two(value: SSAValue) -> g.TransposeOp | None:
@@ -222,7 +223,6 @@ class ChannelAffineIntoConv(RewritePattern):
         replace_checked(op, [w_op, b_op, new], rewriter)
 
 
-KEEP = "graph.keep"  # graph-fuse's debugging tap: the tapped value stays computable
 
 
 @dataclass(frozen=True)
@@ -244,7 +244,7 @@ def scalar_factor(operand: SSAValue, user: Operation) -> ScalarFactor | None:
     """`operand` as x * k, k * x or x / k (k a one-element constant, not 0 for a
     div) when only `user` reads it and the broadcast leaves x's type alone."""
     op = operand.owner
-    if not isinstance(op, g.MulOp | g.DivOp) or KEEP in op.attributes or sole_user(operand) is not user:
+    if not isinstance(op, g.MulOp | g.DivOp) or attr_names.KEEP in op.attributes or sole_user(operand) is not user:
         return None
     lhs, rhs = op.inputs
     pairs = ((lhs, rhs), (rhs, lhs)) if isinstance(op, g.MulOp) else ((lhs, rhs),)

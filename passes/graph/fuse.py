@@ -9,7 +9,7 @@ the same in four steps:
 2. Every op gets a role (cube, elementwise, reduce, ...). Each pattern of `PATTERNS` - a seed at
    an anchor op (the anchor itself, or a matched attention chain) plus the roles it may absorb
    as cube prologue, epilogue and side inputs - gives one candidate per anchor, grown greedily.
-3. Each candidate is priced with `runtime.device.CostModel`: separate kernels minus one fused
+3. Each candidate is priced with `target.cost_model.CostModel`: separate kernels minus one fused
    kernel (launches saved, intermediates that no longer go through HBM) and checked against a
    minimal tile model (UB for the vector part, L0C for the cube accumulator). Candidates are
    taken greedily, highest benefit first; one that lost ops to a taken group is regrown.
@@ -46,15 +46,13 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
 from geir.dialects import graph as g
-from geir.dialects.types import i1, is_float, to_dtype
+from geir.ir.types import i1, is_float, to_dtype
 from geir.ir.locations import fused_loc, loc_names
 from geir.ir.text import LITERAL_LIMIT
-from geir.runtime.device import DEFAULT_DEVICE, CostModel, dtype_name
+from geir.target.cost_model import CostModel
+from geir.target.device import DEFAULT_DEVICE, dtype_name
+from geir.dialects import attr_names
 
-KEEP = "graph.keep"
-"""Unit attribute: the op's results are debugging taps that no fusion may hide."""
-PATTERN_ATTR = "graph.pattern"
-"""String attribute on each graph.fusion: the pattern that formed it."""
 
 # ---------------------------------------------------------------------------
 # Roles: what an op is to a fused kernel.
@@ -495,7 +493,7 @@ class _Planner:
                         self.escapes[i] = True
                     elif j not in self.users[i]:
                         self.users[i].append(j)
-            if KEEP in op.attributes:
+            if attr_names.KEEP in op.attributes:
                 self.escapes[i] = True
         self.desc = [0] * n
         for i in range(n - 1, -1, -1):
@@ -661,7 +659,7 @@ class _Planner:
         for j in members:
             op = self.ops[j]
             for r in op.results:
-                if KEEP in op.attributes or any(
+                if attr_names.KEEP in op.attributes or any(
                     op.parent_block().find_ancestor_op_in_block(u.operation) not in inside for u in r.uses
                 ):
                     out.append(r)
@@ -781,7 +779,7 @@ def build_fusion(block: Block, ops: Sequence[Operation], outputs: Sequence[SSAVa
         operands=operands,
         result_types=[v.type for v in outputs],
         properties={"kind": StringAttr(kind)},
-        attributes={PATTERN_ATTR: StringAttr(pattern)},
+        attributes={attr_names.PATTERN: StringAttr(pattern)},
         regions=[Region(body)],
     )
     fusion.location = fused_loc(n for op in ops for n in loc_names(op.location))
@@ -876,7 +874,7 @@ def match_layer_norm(mean: g.ReduceMeanOp) -> tuple[list[Operation], dict] | Non
     chain: list[Operation] = [mean]
 
     def step(op: Operation | None, name: str) -> Operation | None:
-        if op is None or op.name != name or KEEP in chain[-1].attributes:
+        if op is None or op.name != name or attr_names.KEEP in chain[-1].attributes:
             return None
         chain.append(op)
         return op
@@ -886,7 +884,7 @@ def match_layer_norm(mean: g.ReduceMeanOp) -> tuple[list[Operation], dict] | Non
         return None
     d = sub.results[0]
     users = {u.operation for u in d.uses}
-    if len(users) != 2 or KEEP in sub.attributes:
+    if len(users) != 2 or attr_names.KEEP in sub.attributes:
         return None
     sq = next((u for u in users if u.name in ("graph.pow", "graph.mul") and u.operands[0] is d), None)
     if sq is None or (sq.name == "graph.pow" and _scalar_constant(sq.operands[1]) != 2.0) or (
@@ -905,7 +903,7 @@ def match_layer_norm(mean: g.ReduceMeanOp) -> tuple[list[Operation], dict] | Non
     norm = _shape(x)[rank - len(axes):]
 
     def param(op: Operation | None, name: str, prev: Operation) -> SSAValue | None:
-        if op is None or op.name != name or KEEP in prev.attributes:
+        if op is None or op.name != name or attr_names.KEEP in prev.attributes:
             return None
         p = _other(op, prev.results[0])
         if p is None or p.type.element_type != x.type.element_type or len(_shape(p)) > len(norm):
@@ -951,8 +949,8 @@ class DecomposedLayerNorm(RewritePattern):
         inputs = [p["x"], gamma] + ([p["beta"]] if p["beta"] is not None else [])
         ln = g.LayerNormOp.build_op(inputs, axis=p["axis"], epsilon=p["epsilon"])
         ln.location = fused_loc(n for o in chain for n in loc_names(o.location))
-        if KEEP in last.attributes:
-            ln.attributes[KEEP] = UnitAttr()
+        if attr_names.KEEP in last.attributes:
+            ln.attributes[attr_names.KEEP] = UnitAttr()
         new_ops.append(ln)
         rewriter.insert(new_ops, InsertPoint.before(last))
         rewriter.replace_all_uses_with(last.results[0], ln.output)

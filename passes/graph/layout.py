@@ -2,7 +2,7 @@
 change, cancel inverse pairs and convert constant weights at compile time.
 
 Ascend's cube reads 16-channel blocks: GE stores convolution activations as NC1HWC0,
-convolution weights as FRACTAL_Z and matrices as FRACTAL_NZ (dialects/layout.py). This pass
+convolution weights as FRACTAL_Z and matrices as FRACTAL_NZ (dialects/formats.py). This pass
 does GE's format selection in four steps, on the logical program (it first strips any
 formats and trans_data already there, so it is idempotent):
 
@@ -20,7 +20,7 @@ formats and trans_data already there, so it is idempotent):
    FRACTAL_NZ each). Reading or writing a non-native format costs a re-layout inside the
    kernel; reading another cluster's format costs a trans_data.
 3. **Costs and search.** Everything is priced with the device cost model
-   (runtime.device.CostModel, as graph-fuse): each op's work in the bytes of its formats
+   (target.cost_model.CostModel, as graph-fuse): each op's work in the bytes of its formats
    (NC1HWC0 pads C to C0, and a conv's K with it), each trans_data as a vector kernel (read,
    reorder, write, launch; inside a fusion body without the launch), each in-kernel re-layout
    as that kernel's work without a launch. Labels start at the blocked candidate (GE's
@@ -54,14 +54,15 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from geir.dialects import graph as g
-from geir.dialects import layout as L
-from geir.dialects.types import is_float, to_dtype, to_element_type
+from geir.dialects import formats as L
+from geir.target import op_info
+from geir.ir.types import is_float, to_dtype, to_element_type
 from geir.passes.graph.fuse import op_work, role_of
 from geir.passes.graph.utils import constant
-from geir.runtime.device import DEFAULT_DEVICE, CostModel, dtype_name
+from geir.target.cost_model import CostModel
+from geir.target.device import DEFAULT_DEVICE, dtype_name
 
 PROPAGATING = ("elementwise", "propagate", "concat")
-ANCHORS = ("conv", "matmul", "gemm")
 CUBE_DTYPES = ("f16", "bf16", "f32")
 MAX_ROUNDS = 8
 EPS_US = 1e-9
@@ -320,7 +321,7 @@ class Planner:
                     elif not self.is_const(v):
                         self.union(op.results[0], v)
                 continue
-            if kind in ANCHORS and (anchor := self._anchor(op)) is not None:
+            if op_info.CUBE.takes(op) and (anchor := self._anchor(op)) is not None:
                 self.anchors[op] = anchor
                 self._value(op.results[0], "anchor")
                 continue
@@ -385,11 +386,11 @@ class Planner:
             return None  # 1-D / 3-D convolutions stay ND
         slots = []
         for i, v in enumerate(values):
-            capable = capable_formats(op, i, self.matmul_nz)
+            capable = op_info.cube_formats(op, i, self.matmul_nz)
             slots.append(tuple(f for f in capable if f != L.NC1HWC0 or v.type.get_shape()[1] >= self.min_channels))
         if all(s == (L.ND,) for s in slots):
             return None
-        return Anchor(op, slots, native_formats(op, self.matmul_nz))
+        return Anchor(op, slots, op_info.native_formats(op, self.matmul_nz))
 
     def _capable(self, t: TensorType, fmt: str) -> bool:
         rank = len(t.get_shape())
@@ -451,7 +452,7 @@ class Planner:
         n = len(a.op.operands)
         best: tuple[float, tuple[str, ...]] | None = None
         for combo in itertools.product(*a.slots):
-            if not kernel_takes(a.op, combo):
+            if not op_info.cube_takes(a.op, combo):
                 continue
             t = self.costs.anchor_us(a.op, combo, a.natives)
             for i, (v, f) in enumerate(zip(a.values(), combo)):
@@ -674,43 +675,6 @@ class LayoutReport:
         return self.trans_data_us + self.relayout_us
 
 
-def kernel_takes(op: g.GraphOp, formats: tuple[str, ...]) -> bool:
-    """Whether the cube kernels take a conv / matmul / gemm with these operand and result
-    formats (lowering/kernels/cube.py): an NC1HWC0 feature map is read in FRACTAL_Z's K order
-    (c1, kh, kw, c0), so it needs FRACTAL_Z weights; a FRACTAL_NZ result is written as the
-    fractals l0c holds, with no epilogue after it (a gemm's C, ops after it in its fusion)."""
-    if op.LAYOUT == "conv":
-        return not (formats[0] == L.NC1HWC0 and formats[1] != L.FRACTAL_Z)
-    return formats[-1] != L.FRACTAL_NZ or not _has_epilogue(op)
-
-
-def _has_epilogue(op: g.GraphOp) -> bool:
-    if op.LAYOUT == "gemm" and len(op.operands) > 2:
-        return True
-    return isinstance(op.parent_op(), g.FusionOp) and any(
-        not isinstance(use.operation, g.YieldOp) for use in op.results[0].uses)
-
-
-def native_formats(op: g.GraphOp, matmul_nz: bool = True) -> tuple[str, ...]:
-    """Per operand, then the result: the format a cube op's kernel reads / writes natively."""
-    return tuple(capable_formats(op, i, matmul_nz)[-1] for i in range(len(op.operands) + 1))
-
-
-def capable_formats(op: g.GraphOp, i: int, matmul_nz: bool = True) -> tuple[str, ...]:
-    """The formats operand `i` (the result if i == number of operands) of a cube op can
-    take: those the op accepts that the value's rank allows."""
-    n = len(op.operands)
-    if op.LAYOUT == "conv" and op.attrs()["group"] != 1:
-        # What the kernels take, as GE's op info decides: no grouped or depthwise conv kernel
-        # reads NC1HWC0 yet (lowering/kernels/cube.py), so one would run on plain tensors
-        # between trans_data kernels - a cost this pass would not see.
-        return (L.ND,)
-    v = op.results[0] if i == n else op.operands[i]
-    rank = len(L.logical_shape(v.type))
-    return tuple(f for f in L.slot_formats(op, None if i == n else i)
-                 if f == L.ND or (rank == 4 if f in L.FOUR_D else matmul_nz and rank >= 2))
-
-
 def layout_report(module: ModuleOp, device: str = DEFAULT_DEVICE) -> LayoutReport:
     """The run-time layout conversions of a (graph-level) module; weights converted at
     compile time are not counted."""
@@ -726,12 +690,12 @@ def layout_report(module: ModuleOp, device: str = DEFAULT_DEVICE) -> LayoutRepor
             report.trans_data_bytes += _nbytes(t, a["src_format"]) + _nbytes(t, a["dst_format"])
             report.trans_data_us += costs.relayout_us(t, a["src_format"], a["dst_format"], inside)
             report.ops.append((a["src_format"], a["dst_format"], L.logical_shape(op.x.type)))
-        elif isinstance(op, g.GraphOp) and op.LAYOUT in ANCHORS:
+        elif op_info.CUBE.takes(op):
             values = [*op.operands, op.results[0]]
             if not all(_cube_type(L.logical_type(v.type)) for v in values):
                 continue
             formats = tuple(L.storage_of(v.type) for v in values)
-            report.relayout_us += costs.penalty_us(op, formats, native_formats(op))
+            report.relayout_us += costs.penalty_us(op, formats, op_info.native_formats(op))
     return report
 
 

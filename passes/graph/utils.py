@@ -16,7 +16,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from geir.dialects import graph as g
-from geir.dialects.types import tensor_of, to_dtype
+from geir.ir.types import tensor_of, to_dtype
 from geir.ir.locations import fused_loc, loc_names
 
 

@@ -1,4 +1,4 @@
-"""geir-compare's engine (runtime/compare.py): verdicts, every stage against onnxruntime,
+"""geir-compare's engine (driver/compare.py): verdicts, every stage against onnxruntime,
 and a deliberately broken pass found at the op it breaks."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import pytest
 from xdsl.passes import ModulePass
 
 import geir
-import geir.lowering.pipelines as pipelines
-import geir.passes.registry as registry
+import geir.driver.pipelines as pipelines
+import geir.driver.registry as registry
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.ir.locations import loc_names
-from geir.runtime.compare import Thresholds, Verdict, compare_arrays, compare_model, stage_names, written_args
+from geir.driver.compare import Thresholds, Verdict, compare_arrays, compare_model, stage_names, written_args
 from geir.testing.suite import light_model
 from geir.testing.transformer import transformer_onnx
 
@@ -58,29 +58,29 @@ def test_integer_and_zero_tensors():
 def test_storage_buffers_are_read_back_in_logical_order():
     """gm buffers carry no format encoding: a buffer with a blocked storage shape of the
     reference's shape is converted back to it."""
-    from geir.dialects import layout
-    from geir.runtime.compare import _as_logical
+    from geir.dialects import formats
+    from geir.driver.compare import _as_logical
 
     rng = np.random.default_rng(1)
     x = rng.standard_normal((1, 20, 5, 7)).astype(np.float32)
-    nc1hwc0 = layout.to_physical(x, layout.NC1HWC0, layout.NCHW)
+    nc1hwc0 = formats.to_physical(x, formats.NC1HWC0, formats.NCHW)
     assert nc1hwc0.shape == (1, 2, 5, 7, 16)
     np.testing.assert_array_equal(_as_logical(nc1hwc0, x.shape), x)
     m = rng.standard_normal((3, 40, 24)).astype(np.float32)
-    np.testing.assert_array_equal(_as_logical(layout.to_physical(m, layout.FRACTAL_NZ), m.shape), m)
+    np.testing.assert_array_equal(_as_logical(formats.to_physical(m, formats.FRACTAL_NZ), m.shape), m)
     assert _as_logical(x, x.shape) is x
     assert _as_logical(x.reshape(20, 35), x.shape) is None  # same size, no format: not this tensor
 
 
 def test_formatted_values_are_compared_logically():
     """After graph-layout, values stored as NC1HWC0 are converted before comparing."""
-    from geir.dialects import layout
+    from geir.dialects import formats
 
     model = light_model("light_squeezenet")
     cm = geir.compile(model, opt_level=3, lower=False)
     stage = next(s for s in cm.stages if s.endswith("_layout"))
     formatted = [op for op in cm.stages[stage].walk()
-                 if any(layout.is_formatted(r.type) for r in op.results) and op.name != "graph.trans_data"]
+                 if any(formats.is_formatted(r.type) for r in op.results) and op.name != "graph.trans_data"]
     assert formatted, "graph-layout chose no blocked format"
     report = compare_model(model, compiled={stage: cm.stages[stage]})
     (result,) = report.stages

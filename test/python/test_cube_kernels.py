@@ -1,4 +1,4 @@
-"""Cube kernels (lowering/kernels/cube.py) run on the ascend interpreter against the graph
+"""Cube kernels (lowering/templates/cube.py) run on the ascend interpreter against the graph
 kernels' numpy semantics.
 
 Each case builds graph ops on block arguments, asks `cube.try_build` for the kernel through
@@ -26,14 +26,16 @@ from xdsl.ir import Block, Region
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
-from geir.dialects.types import tensor, to_element_type
+from geir.ir.types import tensor, to_element_type
 from geir.ir.locations import name_loc
 from geir.ir.text import parse_module
-from geir.lowering.kernels import cube
-from geir.lowering.kernels.common import KernelRequest, gm_type
+from geir.lowering.templates import cube
+from geir.lowering.templates.common import KernelRequest, gm_type
 from geir.runtime.ascend_interpreter import run_ascend_module
-from geir.runtime.device import CostModel, load_device
-from geir.runtime.kernels import KERNELS
+from geir.target.cost_model import CostModel
+from geir.target.device import load_device
+from geir.reference.graph import reference_of
+from geir.dialects import make_context
 
 DEVICE = load_device("ascend910b")
 COST = CostModel(DEVICE)
@@ -109,7 +111,7 @@ class Case:
             env = {k: v.astype(np.float64) for k, v in env.items()}
         for op in self.ops:
             kwargs = {k: v for k, v in op.attrs().items() if v is not None}
-            env[op.results[0]] = KERNELS[op.name.removeprefix("graph.")](*(env[v] for v in op.operands), **kwargs)
+            env[op.results[0]] = reference_of(op)(*(env[v] for v in op.operands), **kwargs)
         return env[value]
 
 
@@ -137,12 +139,12 @@ def rand(*shape):
 
 def test_load3d_program_is_a_convolution():
     text = (Path(__file__).resolve().parents[1] / "dialects" / "ascend" / "load3d.mlir").read_text()
-    module = parse_module(text)
+    module = parse_module(text, make_context())
     module.verify()
     x = rand(1, 3, 6, 6).astype(np.float32)
     w = rand(16, 3, 3, 3).astype(np.float32)
     y = run_ascend_module(module, {"x": x, "w": w.reshape(16, 27)})["y"]
-    ref = KERNELS["conv"](x, w, pads=(1, 1, 1, 1)).reshape(16, 36)
+    ref = reference_of(g.ConvOp)(x, w, pads=(1, 1, 1, 1)).reshape(16, 36)
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
 
 
@@ -396,7 +398,7 @@ def test_load3d_reading_outside_its_box_is_an_error():
     text = text.replace("!fm = memref<3x6x8xf32", "!fm = memref<3x5x8xf32")
     text = text.replace("ascend.load3d %fm[%c0, %c0]", "ascend.load3d %fm[%c1, %c0]")
     text = text.replace("%c0 = arith.constant 0 : index", "%c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index")
-    module = parse_module(text)
+    module = parse_module(text, make_context())
     module.verify()
     from geir.errors import InterpreterError
 
@@ -409,7 +411,7 @@ def test_load3d_tile_gathers_the_windows():
     the 27 K rows and pixels past the 36 of the window are zero."""
     from geir.runtime.ascend_interpreter import load3d_tile
 
-    module = parse_module(LOAD3D)
+    module = parse_module(LOAD3D, make_context())
     op = next(o for o in module.walk() if isinstance(o, a.Load3dOp))
     shape = tuple(op.src.type.get_shape())
     fm = np.arange(1, 1 + np.prod(shape), dtype=np.float32).reshape(shape)
@@ -531,12 +533,12 @@ def test_formatted_cube_kernels_match_the_plain_program(case):
     """graph-layout stores the tensors blocked; the lowered kernels read and write those
     formats (no fallback, no trans_data kernel between the convolutions) and compute what
     the plain program computes."""
-    from geir.ir.text import make_context
+    from geir.dialects import make_context
     from geir.lowering.graph_to_ascend import fallback_ops
-    from geir.passes.registry import build_passes
+    from geir.driver.registry import build_passes
     from geir.runtime.interpreter import random_inputs, run_module
 
-    plain = _random_weights(parse_module(FORMATTED[case]))
+    plain = _random_weights(parse_module(FORMATTED[case], make_context()))
     feeds = random_inputs(plain, seed=1)
     want = run_module(plain, feeds)
     module = plain.clone()

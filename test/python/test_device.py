@@ -1,4 +1,4 @@
-"""Device specs (runtime/devices/*.json) and the cost model (runtime/device.py).
+"""Device specs (target/devices/*.json, target/device.py) and the cost model (target/cost_model.py).
 
 Expected numbers are worked out by hand from the published figures (ascend-hardware.md) and
 the assumptions stated in the device files, never by calling the code under test."""
@@ -8,10 +8,10 @@ import math
 
 import pytest
 
-from geir.runtime.device import (
+from geir.target.cost_model import CostModel
+from geir.target.device import (
     DEFAULT_DEVICE,
     DEVICES_DIR,
-    CostModel,
     DeviceFileError,
     DeviceSpec,
     UnknownDeviceError,

@@ -15,7 +15,8 @@ import pytest
 
 import geir
 from geir.dialects import ascend as a
-from geir.ir.text import make_context, parse_module
+from geir.dialects import make_context
+from geir.ir.text import parse_module
 from geir.runtime.ascend_interpreter import ascend_input_specs, run_ascend_module
 from geir.testing.suite import light_model
 
@@ -108,7 +109,7 @@ def test_compare_still_checks_an_elided_concat():
     """geir-compare maps a no-task concat's buffer to the concat's tensor once its last
     producer has run: the stage after the elision compares the same tensors as the one
     before, the concats among them."""
-    from geir.runtime.compare import compare_model
+    from geir.driver.compare import compare_model
 
     m = model("light_squeezenet")
     rng = np.random.default_rng(0)

@@ -18,11 +18,12 @@ from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from geir.dialects import graph as g
 from geir.ir.locations import loc_names
 from geir.ir.text import print_module
-from geir.lowering.onnx_to_graph import import_model
-from geir.passes.graph.fuse import KEEP, FusePass
-from geir.passes.registry import get_all_passes
+from geir.frontend.onnx import import_model
+from geir.passes.graph.fuse import FusePass
+from geir.driver.registry import get_all_passes
 from geir.runtime.interpreter import random_inputs, run_module
 from geir.testing.suite import LIGHT_MODELS, assert_close, assert_pass_keeps_numerics, lit_chunks, reference_run, backend_cases, ort_run
+from geir.dialects import attr_names
 
 CTX = Context()
 PASSES = get_all_passes()
@@ -145,7 +146,7 @@ def test_keep_tap_is_yielded():
     """A value tapped with graph.keep is still produced by the kernel that fuses its op."""
     module = reference_run("transformer1")[0].clone()
     erf = next(op for op in module.walk() if isinstance(op, g.ErfOp))
-    erf.attributes[KEEP] = UnitAttr()
+    erf.attributes[attr_names.KEEP] = UnitAttr()
     FusePass().apply(CTX, module)
     module.verify()
     erf = next(op for op in module.walk() if isinstance(op, g.ErfOp))

@@ -9,7 +9,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from geir.errors import OnnxImportError
 from geir.ir.locations import loc_names
-from geir.lowering.onnx_to_graph import import_model
+from geir.frontend.onnx import import_model
 from geir.runtime.interpreter import run_module
 
 

@@ -20,13 +20,14 @@ from xdsl.interpreter import Interpreter
 from xdsl.utils.exceptions import VerifyException
 
 from geir.dialects import graph as g
-from geir.dialects import layout as L
+from geir.dialects import formats as L
 from geir.ir.text import parse_module, print_module
 from geir.passes.graph.layout import LayoutPass, layout_report
-from geir.passes.registry import get_all_passes
+from geir.driver.registry import get_all_passes
 from geir.runtime.interpreter import run_module
-from geir.runtime.kernels import KERNELS
+from geir.reference.graph import reference_of
 from geir.testing.suite import LIGHT_MODELS, assert_close, assert_pass_keeps_numerics, lit_chunks, reference_run, backend_cases
+from geir.dialects import make_context
 
 CTX = Context()
 PASSES = get_all_passes()
@@ -112,7 +113,7 @@ def test_trans_data_kernel(src, dst):
     x = RNG.standard_normal((2, 20, 3, 5)).astype(np.float32)
     origin = "NCHW"
     stored = L.to_physical(x, src, origin)
-    y = KERNELS["trans_data"](stored, src_format=src, dst_format=dst, origin_format=origin, shape=x.shape)
+    y = reference_of(g.TransDataOp)(stored, src_format=src, dst_format=dst, origin_format=origin, shape=x.shape)
     assert np.array_equal(y, L.to_physical(x, dst, origin))
     assert np.array_equal(L.to_logical(y, dst, origin, x.shape), x)
 
@@ -149,11 +150,11 @@ def test_formatted_ops_verify_on_logical_types():
       func.return %r : tensor<1x20x3x3xf32>
     }
     """
-    module = parse_module(text)
+    module = parse_module(text, make_context())
     module.verify()
     x = RNG.standard_normal((1, 20, 4, 4)).astype(np.float32)
     got = run_module(module, {"input0": x})["output0"]
-    assert np.array_equal(got, KERNELS["max_pool"](x, kernel_shape=(2, 2)))
+    assert np.array_equal(got, reference_of(g.MaxPoolOp)(x, kernel_shape=(2, 2)))
     bad = """
     func.func @f(%x: tensor<1x20x4x4xf32>) -> tensor<1x20x3x3xf32> {
       %a = graph.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"} : (tensor<1x20x4x4xf32>) -> tensor<1x2x4x4x16xf32, #graph.format<NC1HWC0, NCHW, [1, 20, 4, 4]>>
@@ -162,7 +163,7 @@ def test_formatted_ops_verify_on_logical_types():
     }
     """
     with pytest.raises(VerifyException, match="format of its operands"):
-        parse_module(bad).verify()
+        parse_module(bad, make_context()).verify()
 
 
 def test_elementwise_runs_on_storage_arrays():
@@ -176,7 +177,7 @@ def test_elementwise_runs_on_storage_arrays():
       func.return %r : tensor<1x20x2x2xf32>
     }
     """
-    module = parse_module(text)
+    module = parse_module(text, make_context())
     x = RNG.standard_normal((1, 20, 2, 2)).astype(np.float32)
     seen = {}
 

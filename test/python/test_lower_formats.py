@@ -1,6 +1,6 @@
 """Kernels on formatted tensors (docs/lowering.md, "Formatted tensors: pools and trans_data"):
-`graph.trans_data` kernels (lowering/kernels/layout.py) and the pool / LRN / global pool
-templates reading and writing NC1HWC0 (lowering/kernels/vector.py), run tile by tile by the
+`graph.trans_data` kernels (lowering/templates/trans_data.py) and the pool / LRN / global pool
+templates reading and writing NC1HWC0 (lowering/templates/vector.py), run tile by tile by the
 ascend interpreter against the graph-level reference on the unlowered module.
 
 Formatted function arguments are fed as storage arrays filled at random, padding lanes
@@ -15,14 +15,15 @@ import pytest
 from xdsl.dialects.builtin import IntegerType, TensorType, f16, f32
 
 from geir.dialects import ascend as a
-from geir.dialects import layout as L
-from geir.ir.text import make_context, parse_module
+from geir.dialects import formats as L
+from geir.dialects import make_context
+from geir.ir.text import parse_module
 from geir.lowering.graph_to_ascend import ConvertGraphToAscend, fallback_ops
-from geir.lowering.kernels.layout import LAYOUT_CONVERSION
-from geir.passes.registry import build_passes
+from geir.driver.registry import build_passes
 from geir.runtime.ascend_interpreter import run_ascend_module
 from geir.runtime.interpreter import input_specs, random_inputs, run_module
 from geir.testing.suite import assert_close, reference_run
+from geir.dialects import attr_names
 
 CTX = make_context()
 ELTS = {"f32": f32, "f16": f16, "i8": IntegerType(8)}
@@ -77,7 +78,7 @@ def check_conversion(text: str, **options) -> list[a.KernelOp]:
     lowered, ours, ref = run_both(text, **options)
     assert fallback_ops(lowered) == []
     ks = kernels(lowered)
-    assert ks and all(LAYOUT_CONVERSION in k.attributes for k in ks)
+    assert ks and all(attr_names.LAYOUT_CONVERSION in k.attributes for k in ks)
     for name, want in ref.items():  # data movement only: bit for bit, zero padding included
         np.testing.assert_array_equal(ours[name], want, err_msg=name)
     return ks
@@ -132,7 +133,7 @@ def test_pair_without_kernel_is_a_correct_fallback():
     lowered, ours, ref = run_both(text)
     assert fallback_ops(lowered) == ["graph.trans_data"]
     (k,) = kernels(lowered)
-    assert LAYOUT_CONVERSION in k.attributes and "fallback" in k.attributes
+    assert attr_names.LAYOUT_CONVERSION in k.attributes and "fallback" in k.attributes
     for name, want in ref.items():
         np.testing.assert_array_equal(ours[name], want)
 
@@ -224,7 +225,7 @@ def test_global_pool_row_too_big_for_ub():
     text = pool_text("global_avg_pool", [1, 64, 56, 56], f32, {})
     lowered, ours, ref = run_both(text)
     assert fallback_ops(lowered) == []
-    assert [LAYOUT_CONVERSION in k.attributes for k in kernels(lowered)] == [True, False, True]
+    assert [attr_names.LAYOUT_CONVERSION in k.attributes for k in kernels(lowered)] == [True, False, True]
     (name, want), = ref.items()
     assert_close(ours[name], np.asarray(want), name)
 
@@ -269,7 +270,7 @@ def test_light_model_with_layout(name):
     templates = {k.attributes["template"].data for k in ks if "template" in k.attributes}
     assert {"pool"} <= templates
     if name != "light_densenet121":  # DenseNet's classifier takes the NC1HWC0 vector as it is
-        assert any(LAYOUT_CONVERSION in k.attributes for k in ks)
+        assert any(attr_names.LAYOUT_CONVERSION in k.attributes for k in ks)
     ours = run_ascend_module(module, feeds)
     for out, want in expected.items():
         assert_close(ours[out], np.asarray(want), f"{name}:{out}")

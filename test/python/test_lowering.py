@@ -19,14 +19,15 @@ import pytest
 from xdsl.context import Context
 
 from geir.dialects import ascend as a
-from geir.dialects import layout as L
-from geir.dialects.types import to_dtype
+from geir.dialects import formats as L
+from geir.ir.types import to_dtype
 from geir.errors import GeirError
-from geir.ir.text import make_context, parse_module
+from geir.dialects import make_context
+from geir.ir.text import parse_module
 from geir.lowering.graph_to_ascend import ConvertGraphToAscend, fallback_ops
-from geir.lowering.kernels.common import LoweringError
-from geir.lowering.onnx_to_graph import import_model
-from geir.passes.registry import get_all_passes
+from geir.lowering.templates.common import LoweringError
+from geir.frontend.onnx import import_model
+from geir.driver.registry import get_all_passes
 from geir.runtime.ascend_interpreter import ascend_input_specs, run_ascend_module
 from geir.runtime.interpreter import input_specs, main_function, random_inputs, run_module
 from geir.testing.suite import LIGHT_MODELS, assert_close, backend_cases, light_model, lit_chunks, ort_run
@@ -137,7 +138,7 @@ def test_wrong_tile_is_a_wrong_number():
           func.return %y : tensor<4x256x1024xf32>
         }
         """
-    )
+    , make_context())
     feeds = random_inputs(module, seed=5)
     lower(module)
     assert_close(run_ascend_module(module, feeds)["y"], np.maximum(feeds["x"], 0), "relu")
@@ -157,7 +158,7 @@ def test_rejections_are_clear():
         "func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {\n"
         "  %y = graph.relu %x : (tensor<?x4xf32>) -> tensor<?x4xf32>\n"
         "  func.return %y : tensor<?x4xf32>\n}"
-    )
+    , make_context())
     with pytest.raises(LoweringError, match="dynamic shape"):
         lower(dynamic)
     assert issubclass(LoweringError, GeirError)
@@ -185,7 +186,7 @@ def _graph_chunks():
 def test_lit_chunk_keeps_numerics(chunk):
     """The lowered program gives the graph-level outputs; formatted inputs are valid tensors
     of their format (zero padding), formatted outputs are compared as logical tensors."""
-    module = parse_module(chunk)
+    module = parse_module(chunk, make_context())
     types = main_function(module).function_type
     feeds = {}
     for (name, value), t in zip(random_inputs(module, seed=3).items(), types.inputs.data):

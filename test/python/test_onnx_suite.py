@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from geir.errors import OnnxImportError
-from geir.lowering.onnx_to_graph import import_model
+from geir.frontend.onnx import import_model
 from geir.runtime.interpreter import input_specs, random_inputs, run_module
 from geir.testing.suite import LIGHT_MODELS, assert_close, backend_cases, light_model, ort_run
 

@@ -18,16 +18,12 @@ from xdsl.dialects.builtin import ModuleOp
 
 import geir
 from geir.dialects import ascend as a
-from geir.ir.text import make_context, parse_module, print_module
-from geir.passes.ascend.check_memory import (
-    LIVE_ATTR,
-    MemoryPlanError,
-    check_memory_plan,
-    host_functions,
-    workspace_arg,
-)
-from geir.passes.ascend.plan_memory import PLAN_ATTR, WORKSPACE_SIZE_ATTR, PlanMemory, host_memory
+from geir.dialects import make_context
+from geir.ir.text import parse_module, print_module
+from geir.passes.ascend.check_memory import MemoryPlanError, check_memory_plan, host_functions, workspace_arg
+from geir.passes.ascend.plan_memory import PlanMemory, host_memory
 from geir.testing.suite import LIGHT_MODELS, light_model
+from geir.dialects import attr_names
 
 CTX = make_context()
 TRANSFORMERS = {"transformer1": dict(layers=1), "transformer24": dict(layers=24, d_model=256, seq=128)}
@@ -50,9 +46,9 @@ def compiled(name: str, **options) -> geir.api.CompiledModel:
 
 def plan_attrs(module: ModuleOp) -> dict[str, int | str]:
     host = host_functions(module)[0]
-    d = host.attributes[PLAN_ATTR].data
+    d = host.attributes[attr_names.MEMORY_PLAN].data
     return {"strategy": d["strategy"].data, "lower_bound": d["lower_bound"].value.data,
-            "no_reuse": d["no_reuse"].value.data, "workspace": host.attributes[WORKSPACE_SIZE_ATTR].value.data}
+            "no_reuse": d["no_reuse"].value.data, "workspace": host.attributes[attr_names.WORKSPACE_SIZE].value.data}
 
 
 def feeds_of(module: ModuleOp) -> dict[str, np.ndarray]:
@@ -74,7 +70,7 @@ def test_compiled_plan_is_safe_and_near_the_bound(name):
     assert attrs["lower_bound"] <= attrs["workspace"] <= 1.02 * attrs["lower_bound"]
     assert attrs["workspace"] <= attrs["no_reuse"]
     gm = [op for op in host.walk() if isinstance(op, a.AllocOp)]
-    assert gm and all(op.offset is not None and LIVE_ATTR in op.attributes for op in gm)
+    assert gm and all(op.offset is not None and attr_names.LIVE in op.attributes for op in gm)
     for op in module.walk():
         if isinstance(op, a.AllocOp):
             assert a._int(op.offset) % a.OFFSET_ALIGN[op.space] == 0
@@ -133,7 +129,7 @@ def test_conflicts_match_pairwise_happens_before(name):
 
 def test_plan_is_idempotent():
     text = print_module(compiled("transformer1").module, elide=True)
-    module = parse_module(print_module(compiled("transformer1").module))
+    module = parse_module(print_module(compiled("transformer1").module), CTX)
     PlanMemory().apply(CTX, module)
     assert print_module(module, elide=True) == text
 
@@ -160,7 +156,7 @@ def test_on_chip_plans_never_need_more_than_the_lowering_s(name):
 
 
 def test_checker_names_both_buffers_of_an_overlap():
-    module = parse_module(print_module(compiled("transformer1").module))
+    module = parse_module(print_module(compiled("transformer1").module), CTX)
     host = host_functions(module)[0]
     mem = host_memory(host)
     i, j = next((i, int(j)) for i, nb in enumerate(mem.problem.neighbours) for j in nb
@@ -186,7 +182,7 @@ def test_kernel_that_cannot_fit_is_a_clear_error():
       ascend.vadd %a, %b, %c : memref<70x256xf32, #ascend.space<ub>>
       ascend.return
     }
-    """)
+    """, CTX)
     with pytest.raises(MemoryPlanError, match=r"kernel 'k3_conv1' needs 210 KiB of ub, the device has 192 KiB"):
         PlanMemory().apply(CTX, module)
     PlanMemory(device="ascend310p").apply(CTX, module)  # 256 KiB of ub

@@ -20,7 +20,7 @@ from xdsl.pattern_rewriter import PatternRewriteWalker
 from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.ir.text import parse_module, print_module
-from geir.lowering.onnx_to_graph import import_model
+from geir.frontend.onnx import import_model
 from geir.passes.graph.canonicalize import CanonicalizePass
 from geir.passes.graph.fold_batchnorm import FoldBatchNormPass
 from geir.passes.graph.fold_constants import FoldConstantsPass
@@ -29,6 +29,7 @@ from geir.passes.graph.fold_transpose import FoldTransposePass, ScalarOutOfMatMu
 from geir.passes.graph.simplify import SimplifyPass
 from geir.runtime.interpreter import input_specs, random_inputs, run_module
 from geir.testing.suite import LIGHT_MODELS, assert_close, backend_cases, light_model, ort_run
+from geir.dialects import make_context
 
 PASSES = (
     FoldConstantsPass(),
@@ -190,7 +191,7 @@ NOT_RUNNABLE = {
 
 @pytest.mark.parametrize("stem,chunk,chunk_id", list(_lit_chunks()))
 def test_lit_case_keeps_numerics(stem, chunk, chunk_id):
-    module = parse_module(chunk)
+    module = parse_module(chunk, make_context())
     if chunk_id in NOT_RUNNABLE:
         # These inputs exist to show what a pass leaves alone; they cannot run.
         with pytest.raises(GeirError, match=NOT_RUNNABLE[chunk_id]):

@@ -14,10 +14,11 @@ import pytest
 
 from geir.ir.text import parse_module
 from geir.runtime.ascend_interpreter import ascend_input_specs
-from geir.runtime.device import load_device
+from geir.target.device import load_device
 from geir.runtime.report import UNIT_RATIOS, build_report, format_report
 from geir.runtime.simulator import SimulationError, profile, record, simulate
 from geir.runtime.trace import chrome_trace, write_trace
+from geir.dialects import make_context
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "dialects" / "ascend"
 
@@ -42,7 +43,7 @@ def feeds_for(module, seed=0):
 
 
 def run(text: str, **kw):
-    module = parse_module(text)
+    module = parse_module(text, make_context())
     outputs, sim = profile(module, feeds_for(module), **kw)
     return module, outputs, sim
 
@@ -129,7 +130,7 @@ def test_plain_trace_events_time_the_same():
     """The simulator also takes the interpreter's plain TraceEvents (then without races)."""
     from geir.runtime.ascend_interpreter import run_ascend_module
 
-    module = parse_module(one_kernel_program(tiles=2))
+    module = parse_module(one_kernel_program(tiles=2), make_context())
     events = []
     run_ascend_module(module, feeds_for(module), trace=events)
     _, recs = record(module, feeds_for(module))
@@ -451,7 +452,7 @@ KERNEL_KEYS = {"name": str, "nodes": list, "stream": int, "start_us": float, "en
 
 
 def test_report_keys_and_types(tmp_path):
-    module = parse_module((PROGRAMS / "matmul.mlir").read_text())
+    module = parse_module((PROGRAMS / "matmul.mlir").read_text(), make_context())
     _, sim = profile(module, feeds_for(module))
     report = json.loads(json.dumps(build_report(sim, module)))   # JSON-clean
     for key, kind in REPORT_KEYS.items():
@@ -531,13 +532,13 @@ func.func @main(%x: {gm} {{onnx.name = "x"}}, %y: {gm} {{onnx.name = "y", ascend
 
 def test_shipped_programs_and_the_other_device():
     for name in ("vector_add", "matmul"):
-        module = parse_module((PROGRAMS / f"{name}.mlir").read_text())
+        module = parse_module((PROGRAMS / f"{name}.mlir").read_text(), make_context())
         for device in ("ascend910b", "ascend310p"):
             _, sim = profile(module, feeds_for(module), device=device)
             report = build_report(sim, module)
             assert sim.races == [] and report["latency_us"] > report["roofline_bound_us"] > 0
     spec = load_device("ascend310p")
-    module = parse_module((PROGRAMS / "matmul.mlir").read_text())
+    module = parse_module((PROGRAMS / "matmul.mlir").read_text(), make_context())
     _, sim = profile(module, feeds_for(module), device=spec)
     (k,) = sim.kernels
     assert (k.cube_cores, k.vector_cores) == (1, 1)   # 310P: an AI core holds both units

@@ -16,8 +16,9 @@ from onnx import TensorProto, helper
 
 from geir.dialects import ascend as a
 from geir.errors import GeirError
-from geir.ir.text import make_context, parse_module
-from geir.lowering.onnx_to_graph import import_model
+from geir.dialects import make_context
+from geir.ir.text import parse_module
+from geir.frontend.onnx import import_model
 from geir.passes.ascend.assign_streams import (
     assign,
     host_launches,
@@ -26,7 +27,7 @@ from geir.passes.ascend.assign_streams import (
     workspace_arg,
 )
 from geir.passes.ascend.insert_events import needed_waits
-from geir.passes.registry import build_passes, get_all_passes
+from geir.driver.registry import build_passes, get_all_passes
 from geir.runtime.ascend_interpreter import ascend_input_specs, run_ascend_module
 from geir.runtime.interpreter import random_inputs, run_module
 from geir.runtime.simulator import StreamRaceError, profile, record, stream_races
@@ -45,7 +46,7 @@ def run_passes(module, spec: str):
 
 def lit_module(name: str):
     """The input of a lit test (its RUN lines are comments)."""
-    return parse_module((LIT / name).read_text())
+    return parse_module((LIT / name).read_text(), make_context())
 
 
 def only(module, fn_name: str):

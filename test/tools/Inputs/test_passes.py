@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-import geir.passes.registry as registry
+import geir.driver.registry as registry
 from geir.tools.geir_opt import main
 
 

@@ -23,7 +23,7 @@ several values of a stage map to one tensor, the last executed wins (a trans_dat
 its producer, an add after the neg a rewrite inserted). Formatted values
 (`#graph.format<...>`) are converted to logical arrays first; gm buffers carry no
 encoding, so a buffer whose shape is the NC1HWC0 / FRACTAL_NZ / NHWC storage shape of the
-tensor is converted back through `dialects.layout.to_logical`.
+tensor is converted back through `dialects.formats.to_logical`.
 
 Verdicts, per tensor: EQUAL (same dtype, same bytes), CLOSE (allclose at rtol/atol),
 SIMILAR (cosine >= 0.99 and SQNR >= 30 dB), DIFFERENT otherwise.
@@ -46,9 +46,11 @@ from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from geir.dialects import ascend as a
-from geir.dialects import layout
+from geir.dialects import formats
 from geir.errors import GeirError
 from geir.ir.locations import loc_names
+from geir.dialects import attr_names
+from geir.dialects import make_context
 
 MIN_COSINE = 0.99
 MIN_SQNR_DB = 30.0
@@ -120,7 +122,7 @@ def compare_arrays(actual: np.ndarray, expected: np.ndarray, th: Thresholds = Th
 
 
 def node_key(node: onnx.NodeProto) -> str:
-    """How the importer names a node in locations (lowering/onnx_to_graph.py)."""
+    """How the importer names a node in locations (frontend/onnx.py)."""
     return node.name or f"{node.op_type}:{node.output[0]}"
 
 
@@ -250,7 +252,7 @@ class CompareReport:
 # Mapping geir values to ONNX tensors.
 # ---------------------------------------------------------------------------
 
-_STORAGES = ((layout.NC1HWC0, layout.NCHW), (layout.FRACTAL_NZ, layout.ND), (layout.NHWC, layout.NCHW))
+_STORAGES = ((formats.NC1HWC0, formats.NCHW), (formats.FRACTAL_NZ, formats.ND), (formats.NHWC, formats.NCHW))
 
 
 def _as_logical(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
@@ -261,14 +263,14 @@ def _as_logical(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
     if not shape:
         return None
     for storage, origin in _STORAGES:
-        if storage != layout.FRACTAL_NZ and len(shape) != 4:
+        if storage != formats.FRACTAL_NZ and len(shape) != 4:
             continue
         try:
-            phys = layout.physical_shape(storage, origin, shape, layout.c0_of(array.dtype))
+            phys = formats.physical_shape(storage, origin, shape, formats.c0_of(array.dtype))
         except (ValueError, TypeError):
             continue
         if phys == array.shape:
-            return layout.to_logical(array, storage, origin, shape)
+            return formats.to_logical(array, storage, origin, shape)
     return None
 
 
@@ -355,7 +357,7 @@ class GraphListener(Interpreter.Listener):
             return
         names = loc_names(at.location)
         if names:
-            self.c.graph_value(names, index, layout.logical_array(x, r.type), label, at.name != "graph.constant")
+            self.c.graph_value(names, index, formats.logical_array(x, r.type), label, at.name != "graph.constant")
         elif at.name != "graph.constant":
             self.c.stage.unmapped += 1
 
@@ -406,7 +408,7 @@ class AscendListener(Interpreter.Listener):
     def _count_producers(self, host: Operation) -> dict[SSAValue, int]:
         """Per elided concat buffer of the host, how many launches write it through views."""
         count = {op.results[0]: 0 for op in host.walk()
-                 if isinstance(op, a.AllocOp | a.ViewOp) and a.ELIDED_ATTR in op.attributes}
+                 if isinstance(op, a.AllocOp | a.ViewOp) and attr_names.ELIDED in op.attributes}
         if count:
             for launch in host.walk():
                 if isinstance(launch, a.LaunchOp):
@@ -421,7 +423,7 @@ class AscendListener(Interpreter.Listener):
         for i in written:
             v = launch.args[i]
             while True:
-                if isinstance(v, OpResult) and a.ELIDED_ATTR in v.op.attributes:
+                if isinstance(v, OpResult) and attr_names.ELIDED in v.op.attributes:
                     out.add(v)
                 if not (isinstance(v, OpResult) and isinstance(v.op, a.ViewOp)):
                     break
@@ -435,7 +437,7 @@ class AscendListener(Interpreter.Listener):
                 self._pending = self._count_producers(op.parent_op())
 
     def did_interpret_op(self, op: Operation, results: tuple) -> None:
-        if isinstance(op, a.AllocOp | a.ViewOp) and a.ELIDED_ATTR in op.attributes and results:
+        if isinstance(op, a.AllocOp | a.ViewOp) and attr_names.ELIDED in op.attributes and results:
             self._elided[op.results[0]] = results[0]
         if op.name != "ascend.launch":
             return
@@ -443,7 +445,7 @@ class AscendListener(Interpreter.Listener):
         name = kernel.sym_name.data
         names = loc_names(kernel.location)
         written = [i for i in self._written_by(kernel) if isinstance(self._args[i], np.ndarray)]
-        tags = kernel.attributes.get(a.OUTPUTS_ATTR)
+        tags = kernel.attributes.get(attr_names.OUTPUTS)
         if tags is not None:  # a piece of a split fusion: each output says which value it holds
             first = len(self._args) - len(tags.data)
             for i in written:
@@ -467,7 +469,7 @@ class AscendListener(Interpreter.Listener):
             if self._pending[m] == 0 and m in self._elided:
                 names = loc_names(m.owner.location)
                 if names:
-                    label = f"@{m.owner.attributes[a.ELIDED_ATTR].data} (no task)"
+                    label = f"@{m.owner.attributes[attr_names.ELIDED].data} (no task)"
                     self.c.kernel_outputs(names, [self._elided[m]], label)
 
 
@@ -511,9 +513,9 @@ def compile_stages(model: onnx.ModelProto, device: str = "ascend910b", opt_level
     fails: (stages, (failed stage, error) or None). Bad options and models raise."""
     from xdsl.passes import PassPipeline
 
-    from geir.ir.text import make_context
-    from geir.lowering.onnx_to_graph import import_model
-    from geir.passes.registry import build_passes, get_all_passes
+    from geir.dialects import make_context
+    from geir.frontend.onnx import import_model
+    from geir.driver.registry import build_passes, get_all_passes
 
     pipeline = _pipeline(device, opt_level, **options)
     module = import_model(model)
@@ -533,8 +535,8 @@ def compile_stages(model: onnx.ModelProto, device: str = "ascend910b", opt_level
 
 
 def _pipeline(device: str, opt_level: int, **options):
-    from geir.lowering.pipelines import PipelineOptions, build_pipeline
-    from geir.runtime.device import load_device
+    from geir.driver.pipelines import PipelineOptions, build_pipeline
+    from geir.target.device import load_device
 
     opts = PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)
     load_device(opts.device)  # an unknown device is an error before any work

@@ -36,9 +36,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from geir.dialects import ascend as a
-from geir.dialects.types import UnsupportedTypeError, to_dtype
+from geir.ir.types import UnsupportedTypeError, to_dtype
 from geir.errors import GeirError
-from geir.runtime.device import CostModel, DeviceSpec
+from geir.target.cost_model import CostModel
+from geir.target.device import DeviceSpec
 
 
 class LoweringError(GeirError):
@@ -405,9 +406,8 @@ class KernelBuilder:
     def barrier(self, pipe: str) -> None:
         self.emit(a.PipeBarrierOp.get(pipe))
 
-    def vec(self, name: str, *operands: SSAValue, **props: Attribute) -> Operation:
-        """A vector op by name ("vadd", "vexp", ...) with sources first, destination last."""
-        cls = a.VECTOR_OPS[name]
+    def vec(self, cls: type[a.VectorOp], *operands: SSAValue, **props: Attribute) -> Operation:
+        """A vector instruction (a.VaddOp, a.VexpOp, ...) with sources first, destination last."""
         op = cls.create(operands=list(operands), properties=dict(props))
         return self.emit(op)
 

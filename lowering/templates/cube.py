@@ -50,9 +50,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
-from geir.dialects import layout as L
-from geir.dialects.types import is_float, to_dtype
-from geir.lowering.kernels.common import (
+from geir.dialects import formats as L
+from geir.ir.types import is_float, to_dtype
+from geir.lowering.templates.common import (
     KernelBuilder,
     KernelRequest,
     LoweringError,
@@ -62,13 +62,14 @@ from geir.lowering.kernels.common import (
     round_up,
     row_elems,
 )
-from geir.runtime.device import CostModel, dtype_name
+from geir.target.cost_model import CostModel
+from geir.target.device import dtype_name
+from geir.dialects import attr_names
 
 F = a.FRACTAL
 CUBE_OPS = frozenset({"graph.conv", "graph.matmul", "graph.gemm"})
 VIEW_OPS = frozenset({"graph.reshape", "graph.flatten", "graph.squeeze", "graph.unsqueeze",
                       "graph.identity", "graph.dropout"})
-TEMPLATE_ATTR = "template"
 
 # ---------------------------------------------------------------------------
 # What the fusion computes: the cube op, its prologue (views, transposes, a channel concat)
@@ -378,7 +379,7 @@ class _Analysis:
             side = Side(self._input(bias), (False, True, False))
             plan.sides[bias] = side
             tmp = _Temp(None)
-            plan.instrs.append(Instr("vadd", tmp, (op.results[0], bias)))
+            plan.instrs.append(Instr(a.VaddOp, tmp, (op.results[0], bias)))
             plan.alias[op.results[0]] = tmp
         return plan
 
@@ -388,7 +389,7 @@ class _Analysis:
         alpha, beta = attrs["alpha"], attrs["beta"]
         if alpha != 1.0:
             t = _Temp(None)
-            plan.instrs.append(Instr("vmuls", t, (raw,), alpha))
+            plan.instrs.append(Instr(a.VmulsOp, t, (raw,), alpha))
             raw = t
         if len(op.operands) > 2 and beta != 0.0:
             self.plan_ = plan
@@ -398,7 +399,7 @@ class _Analysis:
                     c = ("scalar", _scalar_of(c) * beta)
                 else:
                     t = _Temp(None)
-                    plan.instrs.append(Instr("vmuls", t, (c,), beta))
+                    plan.instrs.append(Instr(a.VmulsOp, t, (c,), beta))
                     c = t
             t = _Temp(None)
             self._binary("add", t, raw, c)
@@ -460,7 +461,7 @@ class _Analysis:
             plan.outputs.append((i, main[v]))
         # A relu applied to the result alone, before anything else, rides on the FIX pipe.
         first = plan.instrs[0] if plan.instrs else None
-        if (first is not None and first.op == "vrelu" and first.srcs == (cube_out,)
+        if (first is not None and first.op == a.VreluOp and first.srcs == (cube_out,)
                 and not any(key is cube_out for _, key in plan.outputs)
                 and not any(cube_out in ins.srcs for ins in plan.instrs[1:])):
             plan.fix_relu = True
@@ -536,15 +537,15 @@ class _Analysis:
             ops = [self._operand(v, main, res_shape, same_frame) for v in op.operands]
         emit = plan.instrs.append
         dst = _Temp(op.results[0])
-        unary = {"relu": "vrelu", "sigmoid": "vsigmoid", "tanh": "vtanh", "erf": "verf", "exp": "vexp",
-                 "log": "vlog", "sqrt": "vsqrt", "reciprocal": "vrec", "neg": "vneg", "abs": "vabs",
-                 "floor": "vfloor", "ceil": "vceil", "round": "vround", "sin": "vsin", "cos": "vcos",
-                 "sign": "vsign"}
+        unary = {"relu": a.VreluOp, "sigmoid": a.VsigmoidOp, "tanh": a.VtanhOp, "erf": a.VerfOp, "exp": a.VexpOp,
+                 "log": a.VlogOp, "sqrt": a.VsqrtOp, "reciprocal": a.VrecOp, "neg": a.VnegOp, "abs": a.VabsOp,
+                 "floor": a.VfloorOp, "ceil": a.VceilOp, "round": a.VroundOp, "sin": a.VsinOp, "cos": a.VcosOp,
+                 "sign": a.VsignOp}
         attrs = op.attrs()
         if name in unary and len(ops) == 1:
             emit(Instr(unary[name], dst, (ops[0],)))
         elif name == "leaky_relu":
-            emit(Instr("vlrelu", dst, (ops[0],), attrs["alpha"]))
+            emit(Instr(a.VlreluOp, dst, (ops[0],), attrs["alpha"]))
         elif name in ("add", "sub", "mul", "div", "max", "min"):
             self._binary(name, dst, ops[0], ops[1])
         elif name in ("sum", "max", "min", "mean") and len(ops) >= 1:
@@ -555,17 +556,17 @@ class _Analysis:
                 self._binary(base, t, acc, o)
                 acc = t
             if name == "mean":
-                emit(Instr("vmuls", dst, (acc,), 1.0 / len(ops)))
+                emit(Instr(a.VmulsOp, dst, (acc,), 1.0 / len(ops)))
             elif len(ops) == 1:
                 return acc
         elif name == "pow" and _scalar_of(ops[1]) in (1.0, 2.0, 0.5):
             p = _scalar_of(ops[1])
             if p == 1.0:
                 return ops[0]
-            emit(Instr("vmul", dst, (ops[0], ops[0])) if p == 2.0 else Instr("vsqrt", dst, (ops[0],)))
+            emit(Instr(a.VmulOp, dst, (ops[0], ops[0])) if p == 2.0 else Instr(a.VsqrtOp, dst, (ops[0],)))
         elif name == "clip":
             x, cur = ops[0], ops[0]
-            for bound, vop in zip(op.operands[1:], ("vmaxs", "vmins")):
+            for bound, vop in zip(op.operands[1:], (a.VmaxsOp, a.VminsOp)):
                 known = g.constant_value_of(bound)
                 if known is None:
                     raise _Unsupported
@@ -579,42 +580,42 @@ class _Analysis:
             x = ops[0]
             if attrs["approximate"] == "tanh":
                 t = _Temp(None)
-                emit(Instr("vmul", t, (x, x)))
-                emit(Instr("vmul", t, (t, x)))
-                emit(Instr("vmuls", t, (t,), 0.044715))
-                emit(Instr("vadd", t, (t, x)))
-                emit(Instr("vmuls", t, (t,), math.sqrt(2 / math.pi)))
-                emit(Instr("vtanh", t, (t,)))
+                emit(Instr(a.VmulOp, t, (x, x)))
+                emit(Instr(a.VmulOp, t, (t, x)))
+                emit(Instr(a.VmulsOp, t, (t,), 0.044715))
+                emit(Instr(a.VaddOp, t, (t, x)))
+                emit(Instr(a.VmulsOp, t, (t,), math.sqrt(2 / math.pi)))
+                emit(Instr(a.VtanhOp, t, (t,)))
             else:
                 t = _Temp(None)
-                emit(Instr("vmuls", t, (x,), 1 / math.sqrt(2)))
-                emit(Instr("verf", t, (t,)))
-            emit(Instr("vadds", t, (t,), 1.0))
-            emit(Instr("vmul", t, (t, x)))
-            emit(Instr("vmuls", dst, (t,), 0.5))
+                emit(Instr(a.VmulsOp, t, (x,), 1 / math.sqrt(2)))
+                emit(Instr(a.VerfOp, t, (t,)))
+            emit(Instr(a.VaddsOp, t, (t,), 1.0))
+            emit(Instr(a.VmulOp, t, (t, x)))
+            emit(Instr(a.VmulsOp, dst, (t,), 0.5))
         elif name == "hard_sigmoid" or name == "hard_swish":
             alpha, beta = (attrs["alpha"], attrs["beta"]) if name == "hard_sigmoid" else (1 / 6, 0.5)
             t = dst if name == "hard_sigmoid" else _Temp(None)
-            emit(Instr("vmuls", t, (ops[0],), alpha))
-            emit(Instr("vadds", t, (t,), beta))
-            emit(Instr("vmaxs", t, (t,), 0.0))
-            emit(Instr("vmins", t, (t,), 1.0))
+            emit(Instr(a.VmulsOp, t, (ops[0],), alpha))
+            emit(Instr(a.VaddsOp, t, (t,), beta))
+            emit(Instr(a.VmaxsOp, t, (t,), 0.0))
+            emit(Instr(a.VminsOp, t, (t,), 1.0))
             if name == "hard_swish":
-                emit(Instr("vmul", dst, (t, ops[0])))
+                emit(Instr(a.VmulOp, dst, (t, ops[0])))
         elif name == "prelu":
             x, slope = ops
             t, u = _Temp(None), _Temp(None)
-            emit(Instr("vmins", t, (x,), 0.0))
+            emit(Instr(a.VminsOp, t, (x,), 0.0))
             self._binary("mul", t, t, slope)
-            emit(Instr("vrelu", u, (x,)))
-            emit(Instr("vadd", dst, (u, t)))
+            emit(Instr(a.VreluOp, u, (x,)))
+            emit(Instr(a.VaddOp, dst, (u, t)))
         elif name == "batch_norm":
             x, scale, bias, mean, var = ops
             t, u = _Temp(None), _Temp(None)
             self._binary("sub", t, x, mean)
             self._binary("add", u, var, ("scalar", attrs["epsilon"]))
-            emit(Instr("vsqrt", u, (u,)))
-            emit(Instr("vdiv", t, (t, u)))
+            emit(Instr(a.VsqrtOp, u, (u,)))
+            emit(Instr(a.VdivOp, t, (t, u)))
             self._binary("mul", t, t, scale)
             self._binary("add", dst, t, bias)
         else:
@@ -632,19 +633,20 @@ class _Analysis:
         if rs is not None:
             if name == "div" and rs == 0:
                 raise _Unsupported
-            vop, imm = {"add": ("vadds", rs), "sub": ("vadds", -rs), "mul": ("vmuls", rs),
-                        "div": ("vmuls", 1.0 / rs if rs else 0.0), "max": ("vmaxs", rs),
-                        "min": ("vmins", rs)}[name]
+            vop, imm = {"add": (a.VaddsOp, rs), "sub": (a.VaddsOp, -rs), "mul": (a.VmulsOp, rs),
+                        "div": (a.VmulsOp, 1.0 / rs if rs else 0.0), "max": (a.VmaxsOp, rs),
+                        "min": (a.VminsOp, rs)}[name]
             emit(Instr(vop, dst, (lhs,), imm))
         elif ls is not None:  # s - x, s / x
             if name == "sub":
-                emit(Instr("vmuls", dst, (rhs,), -1.0))
-                emit(Instr("vadds", dst, (dst,), ls))
+                emit(Instr(a.VmulsOp, dst, (rhs,), -1.0))
+                emit(Instr(a.VaddsOp, dst, (dst,), ls))
             else:
-                emit(Instr("vrec", dst, (rhs,)))
-                emit(Instr("vmuls", dst, (dst,), ls))
+                emit(Instr(a.VrecOp, dst, (rhs,)))
+                emit(Instr(a.VmulsOp, dst, (dst,), ls))
         else:
-            emit(Instr("v" + name, dst, (lhs, rhs)))
+            emit(Instr({"add": a.VaddOp, "sub": a.VsubOp, "mul": a.VmulOp, "div": a.VdivOp, "max": a.VmaxOp,
+                        "min": a.VminOp}[name], dst, (lhs, rhs)))
 
 
 class _Temp:
@@ -770,7 +772,7 @@ class _EpilogueShape:
         nbytes = rows * round_up(cols, max(1, 32 // self.isz)) * self.isz
         mte2 = p.dma(rows * cols * self.isz, "gm", "ub") * (1 + self.sides)
         mte3 = p.dma(rows * cols * self.isz, "ub", "gm") * self.stores
-        vec = sum(p.cost.vector_cycles(a.VECTOR_OPS[op].COST_KIND, nbytes, p.dtype) for op in self.instrs)
+        vec = sum(p.cost.vector_cycles(op.COST_KIND, nbytes, p.dtype) for op in self.instrs)
         return mte2 + mte3 + int(vec * p.spec.cube_clock_hz / p.spec.vector_clock_hz)
 
 
@@ -1182,7 +1184,7 @@ class _CubeKernel:
         if self.epi:
             kb.wait_flag("MTE3", "MTE2", 0)
         kernel = kb.finish()
-        kernel.attributes[TEMPLATE_ATTR] = StringAttr(plan.kind)
+        kernel.attributes[attr_names.TEMPLATE] = StringAttr(plan.kind)
         return kernel
 
     def _epilogue_buffers(self) -> None:
@@ -1549,7 +1551,7 @@ class _CubeKernel:
         """V: broadcast the compact sides over their tiles, then the epilogue instructions."""
         kb = self.kb
         for v, src in compact.items():
-            kb.vec("vbrcb", src, tile_of(v))
+            kb.vec(a.VbrcbOp, src, tile_of(v))
         for ins in self.plan.instrs:
             operands = [tile_of(s) for s in ins.srcs]
             if ins.scalar is not None:
@@ -1681,7 +1683,7 @@ def _depthwise_tiling(req: KernelRequest, plan: Plan, epi: _Epilogue) -> _DwTili
             vec = (cost.vector_cycles("dup", wide, dtype) + cost.vector_cycles("transpose", wide, dtype)
                    + cost.vector_cycles("transpose", tile, dtype)
                    + khw * (cost.vector_cycles("broadcast", tile, dtype) + 2 * cost.vector_cycles("binary", tile, dtype))
-                   + sum(cost.vector_cycles(a.VECTOR_OPS[ins.op].COST_KIND, tile, dtype) for ins in plan.instrs))
+                   + sum(cost.vector_cycles(ins.op.COST_KIND, tile, dtype) for ins in plan.instrs))
             mte = (cost.dma_cycles(ct * window * geo["w"] * isz, "gm", "ub") + cost.dma_cycles(ct * khw * isz, "gm", "ub")
                    + len(epi.sides) * cost.dma_cycles(tile, "gm", "ub") + len(epi.stores) * cost.dma_cycles(tile, "ub", "gm"))
             tiles = geo["n"] * ceil_div(geo["c"], ct) * ceil_div(geo["oh"], ohs)
@@ -1756,22 +1758,22 @@ class _DepthwiseKernel(_CubeKernel):
                         wl.type.get_shape()) else kb.copy(wsrc, wl)
 
                 def compute(raw: SSAValue) -> None:
-                    kb.vec("vdup", zero, xt)
+                    kb.vec(a.VdupOp, zero, xt)
                     if rt.rows:
                         src = kb.tile(box, [0, 0, 0], [ct, rt.rows, geo["w"]])
                         dst = kb.tile(xt, [rt.off, geo["pl"], 0], [rt.rows, geo["w"], ct])
-                        kb.vec("vtranspose", src, dst, perm=_perm(1, 2, 0))
-                    kb.vec("vtranspose", kb.tile(wl, [0, 0, 0], [ct, 1, khw]), wt, perm=_perm(2, 1, 0))
+                        kb.vec(a.VtransposeOp, src, dst, perm=_perm(1, 2, 0))
+                    kb.vec(a.VtransposeOp, kb.tile(wl, [0, 0, 0], [ct, 1, khw]), wt, perm=_perm(2, 1, 0))
                     for tap in range(khw):
                         kh, kw = divmod(tap, geo["kw"])
                         xv = kb.tile(xt, [kh * geo["dh"], kw * geo["dw"], 0], [ohs, ow, ct], [geo["sh"], geo["sw"], 1])
-                        kb.vec("vbrcb", kb.tile(wt, [tap, 0, 0], [1, 1, ct]), wb)
+                        kb.vec(a.VbrcbOp, kb.tile(wt, [tap, 0, 0], [1, 1, ct]), wb)
                         if tap == 0:
-                            kb.vec("vmul", xv, wb, acc3)
+                            kb.vec(a.VmulOp, xv, wb, acc3)
                         else:
-                            kb.vec("vmul", xv, wb, tmp)
-                            kb.vec("vadd", acc3, tmp, acc3)
-                    kb.vec("vtranspose", acc, kb.tile(raw, [0, 0], [ct, ohs * ow]))
+                            kb.vec(a.VmulOp, xv, wb, tmp)
+                            kb.vec(a.VaddOp, acc3, tmp, acc3)
+                    kb.vec(a.VtransposeOp, acc, kb.tile(raw, [0, 0], [ct, ohs * ow]))
 
                 r = kb.add(kb.mul(n, geo["m"]), c0) if geo["n"] > 1 else c0
                 self._epilogue_pass(r, n, c0, kb.mul(oh0, ow), ctv, rt.ohv * ow, None, load, compute)
@@ -1780,7 +1782,7 @@ class _DepthwiseKernel(_CubeKernel):
         _distribute(kb, t.blocks, classes)
         kb.wait_flag("MTE3", "MTE2", 0)
         kernel = kb.finish()
-        kernel.attributes[TEMPLATE_ATTR] = StringAttr("depthwise")
+        kernel.attributes[attr_names.TEMPLATE] = StringAttr("depthwise")
         return kernel
 
 

@@ -30,13 +30,13 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAtt
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from geir.dialects import graph as g
-from geir.dialects.types import UnsupportedTypeError, tensor, to_element_type
+from geir.ir.types import UnsupportedTypeError, tensor, to_element_type
 from geir.errors import OnnxImportError
 from geir.ir.locations import name_loc
+from geir.dialects import attr_names
 
 MIN_OPSET, MAX_OPSET = 6, 21
 _KNOWN_LIMIT = 4096  # largest result (elements) evaluated at import for shape inference
-NAME_ATTR = "onnx.name"
 
 
 # ---------------------------------------------------------------------------
@@ -234,9 +234,9 @@ class _Importer:
         args = [self.const_value(v) for v in op.inputs]
         if any(a is None for a in args):
             return
-        from geir.runtime.kernels import KERNELS
+        from geir.reference.graph import reference_of
 
-        self.known[op.output] = np.asarray(KERNELS[op.name.removeprefix("graph.")](*args, **op.kernel_kwargs()))
+        self.known[op.output] = np.asarray(reference_of(op)(*args, **op.kernel_kwargs()))
 
     def require_const(self, value: SSAValue | None, what: str) -> np.ndarray:
         c = self.const_value(value)
@@ -319,7 +319,7 @@ def _hint(name: str) -> str | None:
 
 
 def _name_attrs(names) -> ArrayAttr[DictionaryAttr]:
-    return ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
+    return ArrayAttr([DictionaryAttr({attr_names.ONNX_NAME: StringAttr(n)}) for n in names])
 
 
 # ---------------------------------------------------------------------------
@@ -492,7 +492,7 @@ def _clip(im: _Importer, ins, attrs):
 
 
 def _extreme(x: SSAValue, low: bool) -> np.ndarray:
-    from geir.dialects.types import to_dtype
+    from geir.ir.types import to_dtype
 
     dt = to_dtype(x.type.element_type)
     if np.issubdtype(dt, np.floating):
@@ -712,14 +712,14 @@ def _pad(im: _Importer, ins, attrs):
     x = ins[0]
     if im.opset < 11:
         pads = im.constant(np.array(attrs["pads"], np.int64))
-        from geir.dialects.types import to_dtype
+        from geir.ir.types import to_dtype
 
         value = im.constant(np.array(attrs.get("value", 0.0), to_dtype(x.type.element_type)))
         ins = [x, pads, value]
     else:
         ins = list(ins)
         if len(ins) > 3 and ins[3] is not None and ins[2] is None:
-            from geir.dialects.types import to_dtype
+            from geir.ir.types import to_dtype
 
             ins[2] = im.constant(np.array(0, to_dtype(x.type.element_type)))
         _no_gaps(im, ins)

@@ -22,6 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from geir.errors import GeirError
+from geir.dialects import make_context
 
 FORMAT = "geir-om"
 VERSION = 1
@@ -54,9 +55,9 @@ def save_om(compiled, path: str | Path) -> None:
 
 def load_om(path: str | Path):
     """Read an offline model file back into a CompiledModel."""
-    from geir.api import CompiledModel
+    from geir.driver.compile import CompiledModel
     from geir.ir.text import parse_module
-    from geir.lowering.pipelines import PipelineOptions
+    from geir.driver.pipelines import PipelineOptions
 
     path = Path(path)
     if not path.is_file():
@@ -72,7 +73,7 @@ def load_om(path: str | Path):
             f"{path}: unsupported offline model format {manifest.get('format')!r} "
             f"version {manifest.get('version')!r} (this geir reads {FORMAT} {VERSION})"
         )
-    module = parse_module(text, name=f"{path}:{PROGRAM}")
+    module = parse_module(text, make_context(), name=f"{path}:{PROGRAM}")
     module.verify()
     options = manifest.get("options", {})
     options["disable_passes"] = tuple(options.get("disable_passes", ()))

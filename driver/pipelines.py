@@ -68,7 +68,7 @@ class Pipeline:
 
 
 def build_pipeline(opts: PipelineOptions) -> Pipeline:
-    from geir.passes.registry import get_all_passes
+    from geir.driver.registry import get_all_passes
 
     registered = get_all_passes()
     unknown = [p for p in opts.disable_passes if p not in registered]

@@ -31,8 +31,8 @@ from xdsl.ir import Attribute, BlockArgument, OpResult, Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
-from geir.dialects import layout
-from geir.lowering.kernels.common import (
+from geir.dialects import formats
+from geir.lowering.templates.common import (
     KernelBuilder,
     tile_offsets,
     tile_pieces,
@@ -45,6 +45,7 @@ from geir.lowering.kernels.common import (
     round_up,
     shape_of,
 )
+from geir.dialects import attr_names
 
 VIEW_OPS = frozenset({"graph.reshape", "graph.flatten", "graph.squeeze", "graph.unsqueeze",
                       "graph.identity", "graph.dropout"})
@@ -211,9 +212,9 @@ class TransferKernel:
             def compute(tile, s, ext=ext):
                 inb, outb = bufs[s]
                 if t.fill is not None:
-                    kb.vec("vdup", t.fill, ub_view(kb, outb, ext))
+                    kb.vec(a.VdupOp, t.fill, ub_view(kb, outb, ext))
                 else:
-                    kb.vec("vtranspose", ub_view(kb, inb, t.in_box(ext)), ub_view(kb, outb, ext),
+                    kb.vec(a.VtransposeOp, ub_view(kb, inb, t.in_box(ext)), ub_view(kb, outb, ext),
                            perm=DenseArrayBase.from_list(i64, list(t.perm)))
 
             def store(tile, s, ext=ext):
@@ -234,7 +235,7 @@ def transfer_kernel(req: KernelRequest, build) -> a.KernelOp:
     runs = _byte_runs(transfers)
     kernel = mark(TransferKernel(req, kb, transfers).emit(), "template", "data")
     if runs is not None:
-        kernel.attributes[a.BYTE_COPIES_ATTR] = ArrayAttr([DenseArrayBase.from_list(i64, list(r)) for r in runs])
+        kernel.attributes[attr_names.BYTE_COPIES] = ArrayAttr([DenseArrayBase.from_list(i64, list(r)) for r in runs])
     return kernel
 
 
@@ -333,12 +334,12 @@ def _storage_axis(t: Attribute, axis: int) -> int:
     """The storage dim of logical axis `axis` of a tensor type: a concat of formatted tensors
     (graph-layout allows NC1HWC0 along whole C1 blocks, N, H, W; FRACTAL_NZ along batch axes;
     NCHW / NHWC storage along any axis) moves the same dim of the storage arrays."""
-    axis %= max(len(layout.logical_shape(t)), 1)
-    storage = layout.storage_of(t)
-    if storage not in (layout.NCHW, layout.NHWC, layout.NC1HWC0):
+    axis %= max(len(formats.logical_shape(t)), 1)
+    storage = formats.storage_of(t)
+    if storage not in (formats.NCHW, formats.NHWC, formats.NC1HWC0):
         return axis
-    logical = layout.NHWC if layout.origin_of(t) == layout.NHWC else layout.NCHW
-    stored = layout.NHWC if storage == layout.NHWC else layout.NCHW  # NC1HWC0: C as C1
+    logical = formats.NHWC if formats.origin_of(t) == formats.NHWC else formats.NCHW
+    stored = formats.NHWC if storage == formats.NHWC else formats.NCHW  # NC1HWC0: C as C1
     return stored.index(logical[axis])
 
 
@@ -603,7 +604,7 @@ class Strided:
 
 
 def _plain(value: SSAValue) -> bool:
-    return not layout.is_formatted(value.type) and math.prod(shape_of(value)) > 0
+    return not formats.is_formatted(value.type) and math.prod(shape_of(value)) > 0
 
 
 def _chain_views(req: KernelRequest) -> list[Strided] | None:

@@ -44,9 +44,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
-from geir.dialects import layout
-from geir.dialects.types import i1, is_float
-from geir.lowering.kernels.common import (
+from geir.dialects import formats
+from geir.ir.types import i1, is_float
+from geir.lowering.templates.common import (
     KernelBuilder,
     KernelRequest,
     LoweringError,
@@ -59,18 +59,18 @@ from geir.lowering.kernels.common import (
     tile_offsets,
     tile_pieces,
 )
-from geir.lowering.kernels.data import MIN_TILE_BYTES, VIEW_OPS, padded_bytes, slots_of, ub_shape, ub_view
+from geir.lowering.templates.data import MIN_TILE_BYTES, VIEW_OPS, padded_bytes, slots_of, ub_shape, ub_view
 
 # ---------------------------------------------------------------------------
 # Op classes.
 # ---------------------------------------------------------------------------
 
 UNARY = {  # graph op -> vector op
-    "graph.relu": "vrelu", "graph.sigmoid": "vsigmoid", "graph.tanh": "vtanh", "graph.erf": "verf",
-    "graph.exp": "vexp", "graph.log": "vlog", "graph.sqrt": "vsqrt", "graph.reciprocal": "vrec",
-    "graph.neg": "vneg", "graph.abs": "vabs", "graph.sign": "vsign", "graph.floor": "vfloor",
-    "graph.ceil": "vceil", "graph.round": "vround", "graph.sin": "vsin", "graph.cos": "vcos",
-    "graph.logical_not": "vnot",
+    "graph.relu": a.VreluOp, "graph.sigmoid": a.VsigmoidOp, "graph.tanh": a.VtanhOp, "graph.erf": a.VerfOp,
+    "graph.exp": a.VexpOp, "graph.log": a.VlogOp, "graph.sqrt": a.VsqrtOp, "graph.reciprocal": a.VrecOp,
+    "graph.neg": a.VnegOp, "graph.abs": a.VabsOp, "graph.sign": a.VsignOp, "graph.floor": a.VfloorOp,
+    "graph.ceil": a.VceilOp, "graph.round": a.VroundOp, "graph.sin": a.VsinOp, "graph.cos": a.VcosOp,
+    "graph.logical_not": a.VnotOp,
 }
 COMPOSITE_UNARY = frozenset({
     "graph.softplus", "graph.softsign", "graph.leaky_relu", "graph.elu", "graph.selu", "graph.celu",
@@ -78,9 +78,9 @@ COMPOSITE_UNARY = frozenset({
     "graph.thresholded_relu", "graph.cast",
 })
 BINARY = {
-    "graph.add": "vadd", "graph.sub": "vsub", "graph.mul": "vmul", "graph.div": "vdiv",
-    "graph.logical_and": "vand", "graph.logical_or": "vor", "graph.max": "vmax", "graph.min": "vmin",
-    "graph.sum": "vadd",
+    "graph.add": a.VaddOp, "graph.sub": a.VsubOp, "graph.mul": a.VmulOp, "graph.div": a.VdivOp,
+    "graph.logical_and": a.VandOp, "graph.logical_or": a.VorOp, "graph.max": a.VmaxOp, "graph.min": a.VminOp,
+    "graph.sum": a.VaddOp,
 }
 COMPARE = {"graph.equal": "eq", "graph.less": "lt", "graph.greater": "gt", "graph.less_or_equal": "le",
            "graph.greater_or_equal": "ge", "graph.logical_xor": "ne"}
@@ -94,7 +94,6 @@ REDUCE = {  # graph op -> (vreduce kind, pre, post)
 ROW_OPS = frozenset({"graph.softmax", "graph.log_softmax", "graph.layer_norm", "graph.instance_norm",
                      "graph.global_avg_pool", "graph.global_max_pool"})
 SUPPORTED = ELEMENTWISE | set(REDUCE) | ROW_OPS | VIEW_OPS
-SCALAR_FORMS = {"vadd": "vadds", "vmul": "vmuls", "vmax": "vmaxs", "vmin": "vmins"}
 PROLOGUE_FLAG = 2
 """Flag id of the copy-in -> compute of the values computed once before the tile loop."""
 
@@ -161,7 +160,7 @@ def _reduce_axes(op: Operation, rank: int) -> list[int]:
 def _blocked(v: SSAValue) -> bool:
     """v is stored NC1HWC0 (of an NCHW origin): channels split into C1 blocks of C0 lanes."""
     t = v.type
-    return layout.storage_of(t) == layout.NC1HWC0 and layout.origin_of(t) == layout.NCHW
+    return formats.storage_of(t) == formats.NC1HWC0 and formats.origin_of(t) == formats.NCHW
 
 
 def _check_formats(op: Operation) -> None:
@@ -170,7 +169,7 @@ def _check_formats(op: Operation) -> None:
     on NC1HWC0 (H, W reduced, the lanes kept); a per-channel parameter [C] of a batch_norm
     does not line up with [C1, C0] lanes."""
     kind = getattr(op, "LAYOUT", "nd")
-    formatted = [v for v in (*op.operands, *op.results) if layout.is_formatted(v.type)]
+    formatted = [v for v in (*op.operands, *op.results) if formats.is_formatted(v.type)]
     if not formatted or kind == "elementwise":
         return
     if op.name in ("graph.global_avg_pool", "graph.global_max_pool") and all(map(_blocked, formatted)):
@@ -660,8 +659,9 @@ class _Body:
             emit_op(self, op)
             for buf in self.scratch:
                 self.pool.put(buf)
-            for v in self.dying:
-                self.release(v)
+            for v in dict.fromkeys(root(x) for x in op.operands):  # operand order: reproducible
+                if v in self.dying:
+                    self.release(v)
             r = op.results[0]
             if r not in last and r not in keep_roots:
                 self.release(r)  # dead on arrival
@@ -675,7 +675,7 @@ class _Body:
         if list(view.type.get_shape()) == list(shape):
             return view
         tmp = self.temp(shape, v.type.element_type)
-        self.kb.vec("vbrcb", view, tmp)
+        self.kb.vec(a.VbrcbOp, view, tmp)
         return tmp
 
     def result(self, op: Operation, inplace: Sequence[SSAValue] = ()) -> SSAValue:
@@ -701,7 +701,7 @@ class _Body:
 
     def dup(self, value: float | int, shape: Sequence[int], elt: Attribute) -> SSAValue:
         tmp = self.temp(shape, elt)
-        self.kb.vec("vdup", self.scalar(value, elt), tmp)
+        self.kb.vec(a.VdupOp, self.scalar(value, elt), tmp)
         return tmp
 
 
@@ -732,79 +732,79 @@ def emit_op(body: _Body, op: Operation) -> None:
             src = opnd(x)
             dst = body.result(op, [x])
             if name == "graph.sub":
-                kb.vec("vadds", src, body.scalar(-c, elt), dst)
+                kb.vec(a.VaddsOp, src, body.scalar(-c, elt), dst)
             elif is_float(elt) and c != 0:
-                kb.vec("vmuls", src, body.scalar(1.0 / c, elt), dst)
+                kb.vec(a.VmulsOp, src, body.scalar(1.0 / c, elt), dst)
             else:
-                kb.vec("vdiv", src, body.dup(c, shape, elt), dst)
+                kb.vec(a.VdivOp, src, body.dup(c, shape, elt), dst)
         else:
             c = scalars[x]
             src = opnd(y)
             dst = body.result(op, [y])
             if name == "graph.sub":
-                kb.vec("vmuls", src, body.scalar(-1, elt), dst)
-                kb.vec("vadds", dst, body.scalar(c, elt), dst)
+                kb.vec(a.VmulsOp, src, body.scalar(-1, elt), dst)
+                kb.vec(a.VaddsOp, dst, body.scalar(c, elt), dst)
             else:
-                kb.vec("vdiv", body.dup(c, shape, elt), src, dst)
+                kb.vec(a.VdivOp, body.dup(c, shape, elt), src, dst)
     elif name in BINARY or name == "graph.mean":
-        vname = BINARY.get(name, "vadd")
+        vname = BINARY.get(name, a.VaddOp)
         consts = [v for v in op.operands if v in scalars]
         tensors = [v for v in op.operands if v not in scalars]
         if not tensors:
             raise LoweringError(f"{op.name}: constant operands only (should have been folded)")
-        if consts and SCALAR_FORMS.get(vname) is None:
+        if consts and a.SCALAR_FORMS.get(vname) is None:
             tensors = list(op.operands)
             consts = []
         srcs = [opnd(v) if v not in scalars else body.dup(scalars[v], shape, elt) for v in tensors]
         dst = body.result(op, tensors if len(srcs) <= 2 else [])
         if len(srcs) == 1:
             if srcs[0] is not dst:
-                kb.vec("vcopy", srcs[0], dst)
+                kb.vec(a.VcopyOp, srcs[0], dst)
         else:
             kb.vec(vname, srcs[0], srcs[1], dst)
             for src in srcs[2:]:
                 kb.vec(vname, dst, src, dst)
         for c in consts:
-            kb.vec(SCALAR_FORMS[vname], dst, body.scalar(scalars[c], elt), dst)
+            kb.vec(a.SCALAR_FORMS[vname], dst, body.scalar(scalars[c], elt), dst)
         if name == "graph.mean":
-            kb.vec("vmuls", dst, body.scalar(1.0 / len(op.operands), elt), dst)
+            kb.vec(a.VmulsOp, dst, body.scalar(1.0 / len(op.operands), elt), dst)
     elif name in COMPARE:
         x, y = op.operands
         et = x.type.element_type
         lhs = opnd(x) if x not in scalars else body.dup(scalars[x], shape, et)
         rhs = opnd(y) if y not in scalars else body.dup(scalars[y], shape, et)
-        kb.vec("vcmp", lhs, rhs, body.result(op), mode=StringAttr(COMPARE[name]))
+        kb.vec(a.VcmpOp, lhs, rhs, body.result(op), mode=StringAttr(COMPARE[name]))
     elif name == "graph.where":
         c, x, y = op.operands
         cv = opnd(c) if c not in scalars else body.dup(scalars[c], shape, i1)
         xv = opnd(x) if x not in scalars else body.dup(scalars[x], shape, elt)
         yv = opnd(y) if y not in scalars else body.dup(scalars[y], shape, elt)
-        kb.vec("vselect", cv, xv, yv, body.result(op, [x, y]))
+        kb.vec(a.VselectOp, cv, xv, yv, body.result(op, [x, y]))
     elif name == "graph.clip":
         x = opnd(x0)
         dst = body.result(op, [x0])
         cur = x
-        for v, form in zip(op.operands[1:], ("vmaxs", "vmins")):
+        for v, form in zip(op.operands[1:], (a.VmaxOp, a.VminOp)):  # the lower bound, then the upper
             if math.prod(shape_of(v)) == 0:
                 continue
             if v in scalars:
-                kb.vec(form, cur, body.scalar(scalars[v], elt), dst)
+                kb.vec(a.SCALAR_FORMS[form], cur, body.scalar(scalars[v], elt), dst)
             else:
-                kb.vec(form[:-1], cur, opnd(v), dst)
+                kb.vec(form, cur, opnd(v), dst)
             cur = dst
         if cur is not dst:
-            kb.vec("vcopy", x, dst)
+            kb.vec(a.VcopyOp, x, dst)
     elif name == "graph.prelu":
         x, slope = op.operands
         xv = opnd(x)
         if slope in scalars:
-            kb.vec("vlrelu", xv, body.scalar(scalars[slope], elt), body.result(op, [x]))
+            kb.vec(a.VlreluOp, xv, body.scalar(scalars[slope], elt), body.result(op, [x]))
         else:
             t = body.temp(shape, elt)
-            kb.vec("vmul", xv, opnd(slope), t)
+            kb.vec(a.VmulOp, xv, opnd(slope), t)
             m = body.temp(shape, i1)
-            kb.vec("vcmp", xv, body.dup(0, shape, elt), m, mode=StringAttr("lt"))
-            kb.vec("vselect", m, t, xv, body.result(op, [x]))
+            kb.vec(a.VcmpOp, xv, body.dup(0, shape, elt), m, mode=StringAttr("lt"))
+            kb.vec(a.VselectOp, m, t, xv, body.result(op, [x]))
     elif name == "graph.pow" and _scalar_const(op.operands[1]) is None:
         _emit_pow_tensor(body, op, opnd(x0), opnd(op.operands[1]))
     elif name == "graph.pow":
@@ -813,9 +813,9 @@ def emit_op(body: _Body, op: Operation) -> None:
         x = opnd(x0)
         dst = body.result(op, [x0])
         if x is not dst:
-            kb.vec("vcopy", x, dst)
+            kb.vec(a.VcopyOp, x, dst)
     elif name == "graph.cast":
-        kb.vec("vcast", opnd(x0), body.result(op))
+        kb.vec(a.VcastOp, opnd(x0), body.result(op))
     elif name in COMPOSITE_UNARY:
         _emit_composite(body, op, opnd(x0))
     elif name == "graph.batch_norm":
@@ -838,9 +838,9 @@ def _reduce_into(body: _Body, src: SSAValue, op: Operation, kind: str, elt: Attr
     out = [1 if i in dims else x for i, x in enumerate(shape)]
     dst = dst if dst is not None else body.temp(out, elt)
     if dims:
-        body.kb.vec("vreduce", src, dst, kind=StringAttr(kind), axes=DenseArrayBase.from_list(i64, dims))
+        body.kb.vec(a.VreduceOp, src, dst, kind=StringAttr(kind), axes=DenseArrayBase.from_list(i64, dims))
     elif src is not dst:
-        body.kb.vec("vcopy", src, dst)
+        body.kb.vec(a.VcopyOp, src, dst)
     return dst
 
 
@@ -852,7 +852,7 @@ def _brcb(body: _Body, t: SSAValue, shape: Sequence[int]) -> SSAValue:
     if list(t.type.get_shape()) == list(shape):
         return t
     b = body.temp(shape, t.type.element_type)
-    body.kb.vec("vbrcb", t, b)
+    body.kb.vec(a.VbrcbOp, t, b)
     return b
 
 
@@ -866,30 +866,30 @@ def _emit_reduce(body: _Body, op: Operation) -> None:
     src = xv
     if name in ("graph.reduce_sum_square", "graph.reduce_l2"):
         src = body.temp(full, elt)
-        kb.vec("vmul", xv, xv, src)
+        kb.vec(a.VmulOp, xv, xv, src)
     elif name == "graph.reduce_l1":
         src = body.temp(full, elt)
-        kb.vec("vabs", xv, src)
+        kb.vec(a.VabsOp, xv, src)
     if name == "graph.reduce_log_sum_exp":
         m = _reduce_into(body, xv, op, "max", elt)
         e = body.temp(full, elt)
-        kb.vec("vsub", xv, _brcb(body, m, full), e)
-        kb.vec("vexp", e, e)
+        kb.vec(a.VsubOp, xv, _brcb(body, m, full), e)
+        kb.vec(a.VexpOp, e, e)
         dst = body.result(op)
         _reduce_into(body, e, op, "sum", elt, dst)
-        kb.vec("vlog", dst, dst)
-        kb.vec("vadd", dst, m, dst)
+        kb.vec(a.VlogOp, dst, dst)
+        kb.vec(a.VaddOp, dst, m, dst)
         return
     kind = "max" if name in ("graph.reduce_max", "graph.global_max_pool") else (
         "min" if name == "graph.reduce_min" else "sum")
     dst = body.result(op)
     _reduce_into(body, src, op, kind, elt, dst)
     if name in ("graph.reduce_mean", "graph.global_avg_pool"):
-        kb.vec("vmuls", dst, body.scalar(1.0 / _count(body, op), elt), dst)
+        kb.vec(a.VmulsOp, dst, body.scalar(1.0 / _count(body, op), elt), dst)
     elif name == "graph.reduce_l2":
-        kb.vec("vsqrt", dst, dst)
+        kb.vec(a.VsqrtOp, dst, dst)
     elif name == "graph.reduce_log_sum":
-        kb.vec("vlog", dst, dst)
+        kb.vec(a.VlogOp, dst, dst)
 
 
 def _emit_softmax(body: _Body, op: Operation) -> None:
@@ -901,19 +901,19 @@ def _emit_softmax(body: _Body, op: Operation) -> None:
     m = _reduce_into(body, xv, op, "max", elt)
     mb = _brcb(body, m, full)
     dst = body.result(op, [x])
-    kb.vec("vsub", xv, mb, dst)                         # d = x - max
+    kb.vec(a.VsubOp, xv, mb, dst)                         # d = x - max
     body.drop(mb)  # whole rows must fit ub: at most two row-sized buffers at a time
     if op.name == "graph.softmax":
-        kb.vec("vexp", dst, dst)                        # e = exp(d)
+        kb.vec(a.VexpOp, dst, dst)                        # e = exp(d)
         s = _reduce_into(body, dst, op, "sum", elt)
-        kb.vec("vdiv", dst, _brcb(body, s, full), dst)  # e / sum(e)
+        kb.vec(a.VdivOp, dst, _brcb(body, s, full), dst)  # e / sum(e)
     else:
         e = body.temp(full, elt)
-        kb.vec("vexp", dst, e)
+        kb.vec(a.VexpOp, dst, e)
         s = _reduce_into(body, e, op, "sum", elt)
         body.drop(e)
-        kb.vec("vlog", s, s)
-        kb.vec("vsub", dst, _brcb(body, s, full), dst)  # d - log(sum(exp(d)))
+        kb.vec(a.VlogOp, s, s)
+        kb.vec(a.VsubOp, dst, _brcb(body, s, full), dst)  # d - log(sum(exp(d)))
 
 
 def _emit_norm(body: _Body, op: Operation) -> None:
@@ -925,22 +925,22 @@ def _emit_norm(body: _Body, op: Operation) -> None:
     full = list(xv.type.get_shape())
     inv_n = 1.0 / _count(body, op)
     mean = _reduce_into(body, xv, op, "sum", elt)
-    kb.vec("vmuls", mean, body.scalar(inv_n, elt), mean)
+    kb.vec(a.VmulsOp, mean, body.scalar(inv_n, elt), mean)
     dst = body.result(op, [x])
     mb = _brcb(body, mean, full)
-    kb.vec("vsub", xv, mb, dst)                         # d
+    kb.vec(a.VsubOp, xv, mb, dst)                         # d
     body.drop(mb)  # row-sized temporaries one at a time: whole rows must fit ub
     sq = body.temp(full, elt)
-    kb.vec("vmul", dst, dst, sq)
+    kb.vec(a.VmulOp, dst, dst, sq)
     var = _reduce_into(body, sq, op, "sum", elt)
     body.drop(sq)
-    kb.vec("vmuls", var, body.scalar(inv_n, elt), var)
-    kb.vec("vadds", var, body.scalar(op.attrs()["epsilon"], elt), var)
-    kb.vec("vsqrt", var, var)
+    kb.vec(a.VmulsOp, var, body.scalar(inv_n, elt), var)
+    kb.vec(a.VaddsOp, var, body.scalar(op.attrs()["epsilon"], elt), var)
+    kb.vec(a.VsqrtOp, var, var)
     vb = _brcb(body, var, full)
-    kb.vec("vdiv", dst, vb, dst)
+    kb.vec(a.VdivOp, dst, vb, dst)
     body.drop(vb)
-    for param, combine in zip(op.operands[1:], ("vmul", "vadd")):  # scale, then bias
+    for param, combine in zip(op.operands[1:], (a.VmulOp, a.VaddOp)):  # scale, then bias
         p = body.operand(param, full)
         kb.vec(combine, dst, p, dst)
         body.drop(p)
@@ -957,8 +957,8 @@ def _emit_batch_norm(body: _Body, op: Operation) -> None:
     full = body.te(op.results[0])
     xv = body.operand(x, full)
     dst = body.result(op, [x])
-    kb.vec("vmul", xv, _brcb(body, a_, full), dst)
-    kb.vec("vadd", dst, _brcb(body, b_, full), dst)
+    kb.vec(a.VmulOp, xv, _brcb(body, a_, full), dst)
+    kb.vec(a.VaddOp, dst, _brcb(body, b_, full), dst)
 
 
 def _bn_scale_shift(body: _Body, op: Operation, keep: bool) -> tuple[SSAValue, SSAValue]:
@@ -976,12 +976,12 @@ def _bn_scale_shift(body: _Body, op: Operation, keep: bool) -> tuple[SSAValue, S
         return body.temp(pshape, elt)
 
     a_ = buf()
-    kb.vec("vadds", vv, body.scalar(op.attrs()["epsilon"], elt), a_)
-    kb.vec("vsqrt", a_, a_)
-    kb.vec("vdiv", sv, a_, a_)
+    kb.vec(a.VaddsOp, vv, body.scalar(op.attrs()["epsilon"], elt), a_)
+    kb.vec(a.VsqrtOp, a_, a_)
+    kb.vec(a.VdivOp, sv, a_, a_)
     b_ = buf()
-    kb.vec("vmul", mv, a_, b_)
-    kb.vec("vsub", bv, b_, b_)
+    kb.vec(a.VmulOp, mv, a_, b_)
+    kb.vec(a.VsubOp, bv, b_, b_)
     return a_, b_
 
 
@@ -992,24 +992,24 @@ def _emit_pow(body: _Body, op: Operation, x: SSAValue) -> None:
     dst = body.result(op, [op.operands[0]])
     if c == 1:
         if x is not dst:
-            kb.vec("vcopy", x, dst)
+            kb.vec(a.VcopyOp, x, dst)
     elif c == 2:
-        kb.vec("vmul", x, x, dst)
+        kb.vec(a.VmulOp, x, x, dst)
     elif c == 0.5:
-        kb.vec("vsqrt", x, dst)
+        kb.vec(a.VsqrtOp, x, dst)
     elif c == -1:
-        kb.vec("vrec", x, dst)
+        kb.vec(a.VrecOp, x, dst)
     elif c == 3:
         t = body.temp(list(x.type.get_shape()), elt)
-        kb.vec("vmul", x, x, t)
-        kb.vec("vmul", t, x, dst)
+        kb.vec(a.VmulOp, x, x, t)
+        kb.vec(a.VmulOp, t, x, dst)
     elif c == 0:
-        kb.vec("vdup", body.scalar(1, elt), dst)
+        kb.vec(a.VdupOp, body.scalar(1, elt), dst)
     else:
         # exp(c * log x): NaN for x < 0, as powf for a non-integer exponent
-        kb.vec("vlog", x, dst)
-        kb.vec("vmuls", dst, body.scalar(c, elt), dst)
-        kb.vec("vexp", dst, dst)
+        kb.vec(a.VlogOp, x, dst)
+        kb.vec(a.VmulsOp, dst, body.scalar(c, elt), dst)
+        kb.vec(a.VexpOp, dst, dst)
 
 
 def _emit_pow_tensor(body: _Body, op: Operation, x: SSAValue, y: SSAValue) -> None:
@@ -1020,27 +1020,27 @@ def _emit_pow_tensor(body: _Body, op: Operation, x: SSAValue, y: SSAValue) -> No
     shape = list(x.type.get_shape())
     S = lambda v: body.scalar(v, elt)  # noqa: E731
     r = body.temp(shape, elt)
-    kb.vec("vabs", x, r)
-    kb.vec("vlog", r, r)
-    kb.vec("vmul", r, y, r)
-    kb.vec("vexp", r, r)                                   # |x| ** y
+    kb.vec(a.VabsOp, x, r)
+    kb.vec(a.VlogOp, r, r)
+    kb.vec(a.VmulOp, r, y, r)
+    kb.vec(a.VexpOp, r, r)                                   # |x| ** y
     t = body.temp(shape, elt)
     is_int, odd, neg = (body.temp(shape, i1) for _ in range(3))
-    kb.vec("vfloor", y, t)
-    kb.vec("vcmp", t, y, is_int, mode=StringAttr("eq"))    # y integral
-    kb.vec("vmuls", y, S(0.5), t)
+    kb.vec(a.VfloorOp, y, t)
+    kb.vec(a.VcmpOp, t, y, is_int, mode=StringAttr("eq"))    # y integral
+    kb.vec(a.VmulsOp, y, S(0.5), t)
     u = body.temp(shape, elt)
-    kb.vec("vfloor", t, u)
-    kb.vec("vcmp", u, t, odd, mode=StringAttr("ne"))       # y / 2 not integral: odd
-    kb.vec("vneg", r, t)
-    kb.vec("vselect", odd, t, r, t)                        # (-1) ** y * |x| ** y
-    kb.vec("vdup", S(math.nan), u)
-    kb.vec("vselect", is_int, t, u, t)
-    kb.vec("vcmp", x, body.dup(0, shape, elt), neg, mode=StringAttr("lt"))
+    kb.vec(a.VfloorOp, t, u)
+    kb.vec(a.VcmpOp, u, t, odd, mode=StringAttr("ne"))       # y / 2 not integral: odd
+    kb.vec(a.VnegOp, r, t)
+    kb.vec(a.VselectOp, odd, t, r, t)                        # (-1) ** y * |x| ** y
+    kb.vec(a.VdupOp, S(math.nan), u)
+    kb.vec(a.VselectOp, is_int, t, u, t)
+    kb.vec(a.VcmpOp, x, body.dup(0, shape, elt), neg, mode=StringAttr("lt"))
     dst = body.result(op, [op.operands[0]])
-    kb.vec("vselect", neg, t, r, dst)
-    kb.vec("vcmp", y, body.dup(0, shape, elt), neg, mode=StringAttr("eq"))
-    kb.vec("vselect", neg, body.dup(1, shape, elt), dst, dst)
+    kb.vec(a.VselectOp, neg, t, r, dst)
+    kb.vec(a.VcmpOp, y, body.dup(0, shape, elt), neg, mode=StringAttr("eq"))
+    kb.vec(a.VselectOp, neg, body.dup(1, shape, elt), dst, dst)
 
 
 def _emit_composite(body: _Body, op: Operation, x: SSAValue) -> None:
@@ -1059,82 +1059,82 @@ def _emit_composite(body: _Body, op: Operation, x: SSAValue) -> None:
     def softplus(src: SSAValue, dst: SSAValue) -> None:
         # max(x, 0) + log(1 + exp(-|x|)): never overflows
         t = tmp()
-        kb.vec("vabs", src, t)
-        kb.vec("vmuls", t, S(-1), t)
-        kb.vec("vexp", t, t)
-        kb.vec("vadds", t, S(1), t)
-        kb.vec("vlog", t, t)
-        kb.vec("vrelu", src, dst)
-        kb.vec("vadd", dst, t, dst)
+        kb.vec(a.VabsOp, src, t)
+        kb.vec(a.VmulsOp, t, S(-1), t)
+        kb.vec(a.VexpOp, t, t)
+        kb.vec(a.VaddsOp, t, S(1), t)
+        kb.vec(a.VlogOp, t, t)
+        kb.vec(a.VreluOp, src, dst)
+        kb.vec(a.VaddOp, dst, t, dst)
 
     def select(mode: str, threshold: float, yes: SSAValue, no: SSAValue, dst: SSAValue) -> None:
         m = body.temp(shape, i1)
-        kb.vec("vcmp", x, body.dup(threshold, shape, elt), m, mode=StringAttr(mode))
-        kb.vec("vselect", m, yes, no, dst)
+        kb.vec(a.VcmpOp, x, body.dup(threshold, shape, elt), m, mode=StringAttr(mode))
+        kb.vec(a.VselectOp, m, yes, no, dst)
 
     if name == "graph.leaky_relu":
-        kb.vec("vlrelu", x, S(attrs["alpha"]), body.result(op, [x0]))
+        kb.vec(a.VlreluOp, x, S(attrs["alpha"]), body.result(op, [x0]))
     elif name == "graph.softsign":
         t = tmp()
-        kb.vec("vabs", x, t)
-        kb.vec("vadds", t, S(1), t)
-        kb.vec("vdiv", x, t, body.result(op, [x0]))
+        kb.vec(a.VabsOp, x, t)
+        kb.vec(a.VaddsOp, t, S(1), t)
+        kb.vec(a.VdivOp, x, t, body.result(op, [x0]))
     elif name in ("graph.hard_sigmoid", "graph.hard_swish"):
         alpha, beta = (attrs["alpha"], attrs["beta"]) if name == "graph.hard_sigmoid" else (1 / 6, 0.5)
         t = tmp() if name == "graph.hard_swish" else body.result(op, [x0])
-        kb.vec("vmuls", x, S(alpha), t)
-        kb.vec("vadds", t, S(beta), t)
-        kb.vec("vmaxs", t, S(0), t)
-        kb.vec("vmins", t, S(1), t)
+        kb.vec(a.VmulsOp, x, S(alpha), t)
+        kb.vec(a.VaddsOp, t, S(beta), t)
+        kb.vec(a.VmaxsOp, t, S(0), t)
+        kb.vec(a.VminsOp, t, S(1), t)
         if name == "graph.hard_swish":
-            kb.vec("vmul", x, t, body.result(op, [x0]))
+            kb.vec(a.VmulOp, x, t, body.result(op, [x0]))
     elif name == "graph.softplus":
         softplus(x, body.result(op))
     elif name == "graph.mish":
         t = tmp()
         softplus(x, t)
-        kb.vec("vtanh", t, t)
-        kb.vec("vmul", x, t, body.result(op, [x0]))
+        kb.vec(a.VtanhOp, t, t)
+        kb.vec(a.VmulOp, x, t, body.result(op, [x0]))
     elif name in ("graph.elu", "graph.selu", "graph.celu"):
         alpha = attrs["alpha"]
         t = tmp()
         if name == "graph.celu":
-            kb.vec("vmuls", x, S(1 / alpha), t)
-            kb.vec("vexp", t, t)
+            kb.vec(a.VmulsOp, x, S(1 / alpha), t)
+            kb.vec(a.VexpOp, t, t)
         else:
-            kb.vec("vexp", x, t)
-        kb.vec("vadds", t, S(-1), t)
-        kb.vec("vmuls", t, S(alpha), t)
+            kb.vec(a.VexpOp, x, t)
+        kb.vec(a.VaddsOp, t, S(-1), t)
+        kb.vec(a.VmulsOp, t, S(alpha), t)
         dst = body.result(op)
         if name == "graph.celu":
-            kb.vec("vmins", t, S(0), t)
-            kb.vec("vrelu", x, dst)
-            kb.vec("vadd", dst, t, dst)
+            kb.vec(a.VminsOp, t, S(0), t)
+            kb.vec(a.VreluOp, x, dst)
+            kb.vec(a.VaddOp, dst, t, dst)
         else:
             select("gt", 0, x, t, dst)
             if name == "graph.selu":
-                kb.vec("vmuls", dst, S(attrs["gamma"]), dst)
+                kb.vec(a.VmulsOp, dst, S(attrs["gamma"]), dst)
     elif name == "graph.gelu":
         t = tmp()
         if attrs["approximate"] == "tanh":
-            kb.vec("vmul", x, x, t)
-            kb.vec("vmul", t, x, t)
-            kb.vec("vmuls", t, S(0.044715), t)
-            kb.vec("vadd", t, x, t)
-            kb.vec("vmuls", t, S(math.sqrt(2 / math.pi)), t)
-            kb.vec("vtanh", t, t)
+            kb.vec(a.VmulOp, x, x, t)
+            kb.vec(a.VmulOp, t, x, t)
+            kb.vec(a.VmulsOp, t, S(0.044715), t)
+            kb.vec(a.VaddOp, t, x, t)
+            kb.vec(a.VmulsOp, t, S(math.sqrt(2 / math.pi)), t)
+            kb.vec(a.VtanhOp, t, t)
         else:
-            kb.vec("vmuls", x, S(1 / math.sqrt(2)), t)
-            kb.vec("verf", t, t)
-        kb.vec("vadds", t, S(1), t)
+            kb.vec(a.VmulsOp, x, S(1 / math.sqrt(2)), t)
+            kb.vec(a.VerfOp, t, t)
+        kb.vec(a.VaddsOp, t, S(1), t)
         dst = body.result(op, [x0])
-        kb.vec("vmul", x, t, dst)
-        kb.vec("vmuls", dst, S(0.5), dst)
+        kb.vec(a.VmulOp, x, t, dst)
+        kb.vec(a.VmulsOp, dst, S(0.5), dst)
     elif name == "graph.shrink":
         lambd, bias = attrs["lambd"], attrs["bias"]
         lo, hi = tmp(), tmp()
-        kb.vec("vadds", x, S(bias), lo)
-        kb.vec("vadds", x, S(-bias), hi)
+        kb.vec(a.VaddsOp, x, S(bias), lo)
+        kb.vec(a.VaddsOp, x, S(-bias), hi)
         dst = body.result(op)
         select("gt", lambd, hi, body.dup(0, shape, elt), dst)
         select("lt", -lambd, lo, dst, dst)
@@ -1190,11 +1190,11 @@ def _pool_geometry(op: Operation) -> dict | None:
     channels are stored: plain NCHW, or NC1HWC0 (`blocked`: the C0 lanes already innermost,
     `nc` then counts N * C1 * C0 lanes, padding included)."""
     t = op.inputs[0].type
-    blocked = layout.storage_of(t) == layout.NC1HWC0
-    if layout.is_formatted(t) and not (blocked and layout.origin_of(t) == layout.NCHW):
+    blocked = formats.storage_of(t) == formats.NC1HWC0
+    if formats.is_formatted(t) and not (blocked and formats.origin_of(t) == formats.NCHW):
         return None
-    x = list(layout.logical_shape(t))
-    y = list(layout.logical_shape(op.results[0].type))
+    x = list(formats.logical_shape(t))
+    y = list(formats.logical_shape(op.results[0].type))
     nd = len(x) - 2
     if nd not in (1, 2):
         return None
@@ -1231,7 +1231,7 @@ def _fill_border(kb: KernelBuilder, plane: SSAValue, fill: SSAValue, rows: tuple
              ((r0, c1), (r1 - r0, wp - c1))]
     for (top, left), (nr, nc) in boxes:
         if nr > 0 and nc > 0:
-            kb.vec("vdup", fill, kb.tile(plane, [0, top, left, 0], [n, nr, nc, lanes]))
+            kb.vec(a.VdupOp, fill, kb.tile(plane, [0, top, left, 0], [n, nr, nc, lanes]))
 
 
 def build_pool(req: KernelRequest) -> a.KernelOp | None:
@@ -1261,7 +1261,7 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
     blocked = G["blocked"]
     is_max = op.name == "graph.max_pool"
     include_pad = not is_max and bool(op.attrs().get("count_include_pad", 0))
-    c0 = layout.c0_of(elt) if blocked else block_elems(elt)
+    c0 = formats.c0_of(elt) if blocked else block_elems(elt)
     cg = c0 if blocked else max(d for d in range(1, c0 + 1) if G["nc"] % d == 0)
     groups = G["nc"] // cg
     item = itemsize(elt)
@@ -1339,7 +1339,7 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
             for j in range(G["kw"]):
                 win = kb.tile(plane, [0, i * G["dh"], j * G["dw"], 0], [n, rows, G["ow"], cg], [1, G["sh"], G["sw"], 1])
                 if i == 0 and j == 0:
-                    kb.vec("vcopy", win, dst)
+                    kb.vec(a.VcopyOp, win, dst)
                 else:
                     kb.vec(combine, dst, win, dst)
 
@@ -1373,28 +1373,28 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
                 _fill_border(kb, plane, fill, (band.plane_row, band.plane_row + in_rows),
                              (G["pl"], G["pl"] + G["w"]))
             else:
-                kb.vec("vdup", fill, plane)
+                kb.vec(a.VdupOp, fill, plane)
                 if in_rows:
-                    kb.vec("vtranspose", ub_view(kb, b["xin"], [n, cg, in_rows, G["w"]]),
+                    kb.vec(a.VtransposeOp, ub_view(kb, b["xin"], [n, cg, in_rows, G["w"]]),
                            kb.tile(plane, [0, band.plane_row, G["pl"], 0], interior), perm=perm_in)
             acc = kb.tile(b["acc"], [0, 0, 0, 0], [n, rows, G["ow"], cg])
-            windows(plane, n, rows, acc, "vmax" if is_max else "vadd")
+            windows(plane, n, rows, acc, a.VmaxOp if is_max else a.VaddOp)
             if not is_max:
                 mask = kb.tile(b["mask"], [0, 0, 0, 0], [1, band_span, G["wp"], cg])
-                kb.vec("vdup", kb.scalar(0.0, elt), mask)
+                kb.vec(a.VdupOp, kb.scalar(0.0, elt), mask)
                 lo, hi = band.mask
                 c_lo, c_hi = (0, G["pl"] + G["w"] + G["pr"]) if include_pad else (G["pl"], G["pl"] + G["w"])
                 if hi > lo:
-                    kb.vec("vdup", kb.scalar(1.0, elt), kb.tile(mask, [0, lo, c_lo, 0], [1, hi - lo, c_hi - c_lo, cg]))
+                    kb.vec(a.VdupOp, kb.scalar(1.0, elt), kb.tile(mask, [0, lo, c_lo, 0], [1, hi - lo, c_hi - c_lo, cg]))
                 cnt = kb.tile(b["cnt"], [0, 0, 0, 0], [1, rows, G["ow"], cg])
-                windows(mask, 1, rows, cnt, "vadd")
+                windows(mask, 1, rows, cnt, a.VaddOp)
                 if n > 1:
                     cntb = kb.tile(b["cntb"], [0, 0, 0, 0], [n, rows, G["ow"], cg])
-                    kb.vec("vbrcb", cnt, cntb)
+                    kb.vec(a.VbrcbOp, cnt, cntb)
                     cnt = cntb
-                kb.vec("vdiv", acc, cnt, acc)
+                kb.vec(a.VdivOp, acc, cnt, acc)
             if not blocked:
-                kb.vec("vtranspose", acc, ub_view(kb, b["out"], [n, cg, rows, G["ow"]]), perm=perm_out)
+                kb.vec(a.VtransposeOp, acc, ub_view(kb, b["out"], [n, cg, rows, G["ow"]]), perm=perm_out)
 
         def store(t, s, n=n, rows=rows):
             grp, oh0 = state[s]
@@ -1417,10 +1417,10 @@ def build_lrn(req: KernelRequest) -> a.KernelOp | None:
     are left zero, as ONNX's out-of-range channels) and back before it is stored."""
     (op,) = req.ops
     t = op.inputs[0].type
-    xs = layout.logical_shape(t)
+    xs = formats.logical_shape(t)
     elt = t.element_type
-    blocked = layout.storage_of(t) == layout.NC1HWC0
-    if layout.is_formatted(t) and not (blocked and layout.origin_of(t) == layout.NCHW):
+    blocked = formats.storage_of(t) == formats.NC1HWC0
+    if formats.is_formatted(t) and not (blocked and formats.origin_of(t) == formats.NCHW):
         return None
     if len(xs) < 3 or not is_float(elt) or math.prod(xs) == 0 or req.inputs[0] is not op.inputs[0]:
         return None
@@ -1496,24 +1496,24 @@ def build_lrn(req: KernelRequest) -> a.KernelOp | None:
         def compute(t, s, w=w):
             b = bufs[s]
             if blocked:
-                kb.vec("vtranspose", lanes_view(s, w), rows_view(b["x"], w), perm=to_rows)
+                kb.vec(a.VtransposeOp, lanes_view(s, w), rows_view(b["x"], w), perm=to_rows)
             xv = ub_view(kb, b["x"], [cp, w])
             sq = kb.tile(b["sq"], [0, 0], [cp + size - 1, w])
             acc = ub_view(kb, b["acc"], [cp, w])
             real = ub_view(kb, b["x"], [c, w])
-            kb.vec("vdup", S(0.0), sq)
-            kb.vec("vmul", real, real, kb.tile(sq, [lo, 0], [c, w]))
-            kb.vec("vcopy", kb.tile(sq, [0, 0], [cp, w]), acc)
+            kb.vec(a.VdupOp, S(0.0), sq)
+            kb.vec(a.VmulOp, real, real, kb.tile(sq, [lo, 0], [c, w]))
+            kb.vec(a.VcopyOp, kb.tile(sq, [0, 0], [cp, w]), acc)
             for j in range(1, size):
-                kb.vec("vadd", acc, kb.tile(sq, [j, 0], [cp, w]), acc)
-            kb.vec("vmuls", acc, S(attrs["alpha"] / size), acc)
-            kb.vec("vadds", acc, S(attrs["bias"]), acc)
-            kb.vec("vlog", acc, acc)                      # (..) ** beta = exp(beta * log(..))
-            kb.vec("vmuls", acc, S(attrs["beta"]), acc)
-            kb.vec("vexp", acc, acc)
-            kb.vec("vdiv", xv, acc, acc)
+                kb.vec(a.VaddOp, acc, kb.tile(sq, [j, 0], [cp, w]), acc)
+            kb.vec(a.VmulsOp, acc, S(attrs["alpha"] / size), acc)
+            kb.vec(a.VaddsOp, acc, S(attrs["bias"]), acc)
+            kb.vec(a.VlogOp, acc, acc)                      # (..) ** beta = exp(beta * log(..))
+            kb.vec(a.VmulsOp, acc, S(attrs["beta"]), acc)
+            kb.vec(a.VexpOp, acc, acc)
+            kb.vec(a.VdivOp, xv, acc, acc)
             if blocked:
-                kb.vec("vtranspose", rows_view(b["acc"], w), lanes_view(s, w), perm=to_rows)
+                kb.vec(a.VtransposeOp, rows_view(b["acc"], w), lanes_view(s, w), perm=to_rows)
 
         def store(t, s, w=w):
             off = state[s]

@@ -38,8 +38,8 @@ from xdsl.ir import Attribute, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
-from geir.dialects import layout as L
-from geir.lowering.kernels.common import (
+from geir.dialects import formats as L
+from geir.lowering.templates.common import (
     KernelBuilder,
     KernelRequest,
     block_elems,
@@ -51,10 +51,9 @@ from geir.lowering.kernels.common import (
     tile_offsets,
     tile_pieces,
 )
-from geir.lowering.kernels.data import build_copy, padded_bytes, slots_of, tile_budget, ub_shape, ub_view
+from geir.lowering.templates.data import build_copy, padded_bytes, slots_of, tile_budget, ub_shape, ub_view
+from geir.dialects import attr_names
 
-LAYOUT_CONVERSION = "layout_conversion"
-"""UnitAttr on every trans_data kernel: reports sum their time as time in layout conversion."""
 
 
 # ---------------------------------------------------------------------------
@@ -455,7 +454,7 @@ class LayoutKernel:
 
             def compute(t, s, box=box):
                 inb, outb = bufs[s]
-                kb.vec("vtranspose", self._run_view(kb, inb, conv.src, src_runs, e, box),
+                kb.vec(a.VtransposeOp, self._run_view(kb, inb, conv.src, src_runs, e, box),
                        self._run_view(kb, outb, conv.dst, dst_runs, e, box), perm=perm)
 
             def store(t, s, box=box):
@@ -495,7 +494,7 @@ def build_trans_data(req: KernelRequest) -> a.KernelOp:
             kernel = reference_kernel(req)
         else:
             mark(kernel, "template", "layout")
-    kernel.attributes[LAYOUT_CONVERSION] = UnitAttr()
+    kernel.attributes[attr_names.LAYOUT_CONVERSION] = UnitAttr()
     return kernel
 
 

@@ -12,8 +12,9 @@ dtypes: float32 stays float32, integer ops stay integer, comparisons give bool.
 Multi-result ops return a tuple.  Results may be views of their inputs
 (reshape, transpose, slice, ...); no kernel ever writes into an operand.
 
-Both the reference interpreter and the constant folder call these functions,
-through the ``KERNELS`` registry at the end of the module.
+The graph interpreter, the constant folder, import-time evaluation and the lowering's
+`ascend.reference` fallback call these functions through ``REFERENCE`` (by op class) at the
+end of the module.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from typing import Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+from xdsl.ir import Operation
+
+from geir.dialects import graph as g
 
 # Several ops are named like Python builtins (sum, max, min, abs, round, pow,
 # range, slice); keep private handles on the builtins before they are shadowed.
@@ -876,21 +880,21 @@ def dropout(x, ratio=None, training_mode=None, *, seed=None):
 
 
 def trans_data(x, *, src_format, dst_format, origin_format=None, shape=None):
-    """Reorder `x` from `src_format` to `dst_format` (dialects/layout.py): blocked channels
+    """Reorder `x` from `src_format` to `dst_format` (dialects/formats.py): blocked channels
     are zero-padded, padding is dropped on the way back. `origin_format` and `shape` are
     the logical tensor's (given by the interpreter from the types); for a plain operand
     they default to `src_format` (if NCHW/NHWC) and `x.shape`."""
-    from geir.dialects import layout
+    from geir.dialects import formats
 
-    origin = origin_format or (src_format if src_format in (layout.NCHW, layout.NHWC) else layout.ND)
-    if origin == layout.ND and x.ndim == 4 and dst_format in layout.FOUR_D:
-        origin = layout.NCHW
+    origin = origin_format or (src_format if src_format in (formats.NCHW, formats.NHWC) else formats.ND)
+    if origin == formats.ND and x.ndim == 4 and dst_format in formats.FOUR_D:
+        origin = formats.NCHW
     if shape is None:
-        if src_format not in (layout.ND, origin):
+        if src_format not in (formats.ND, origin):
             raise ValueError(f"converting from {src_format} needs the logical shape")
         shape = x.shape
-    logical = layout.to_logical(x, src_format, origin, shape)
-    return layout.to_physical(logical, dst_format, origin)
+    logical = formats.to_logical(x, src_format, origin, shape)
+    return formats.to_physical(logical, dst_format, origin)
 
 
 # ---------------------------------------------------------------------------
@@ -908,35 +912,118 @@ def _as_array(fn):
     return kernel
 
 
-KERNELS: dict[str, Callable] = {
-    f.__name__: _as_array(f)
-    for f in (
-        # unary
-        relu, sigmoid, tanh, erf, exp, log, sqrt, reciprocal, neg, abs,
-        logical_not, sign, floor, ceil, round, sin, cos, softplus, softsign,
-        identity, leaky_relu, elu, selu, hard_sigmoid, hard_swish, gelu,
-        shrink, celu, mish, thresholded_relu,
-        # binary
-        add, sub, mul, div, pow, mod, equal, less, greater, less_or_equal,
-        greater_or_equal, logical_and, logical_or, logical_xor, prelu,
-        # variadic / selection / cast
-        sum, mean, max, min, where, clip, cast,
-        # convolution, pooling, normalisation
-        conv, conv_transpose, max_pool, avg_pool, global_avg_pool,
-        global_max_pool, batch_norm, instance_norm, layer_norm, lrn, softmax,
-        log_softmax,
-        # matrix products
-        matmul, gemm,
-        # reductions
-        reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod,
-        reduce_l1, reduce_l2, reduce_sum_square, reduce_log_sum,
-        reduce_log_sum_exp, arg_max, arg_min,
-        # data movement
-        concat, split, slice, gather, gather_elements, reshape, flatten,
-        squeeze, unsqueeze, transpose, expand, tile, pad, shape, size,
-        constant_of_shape, range, depth_to_space, space_to_depth, dropout,
-        # layout
-        trans_data,
-    )
+REFERENCE: dict[type[g.GraphOp], Callable] = {
+    op_type: _as_array(fn)
+    for op_type, fn in {
+        g.ReluOp: relu,
+        g.SigmoidOp: sigmoid,
+        g.TanhOp: tanh,
+        g.ErfOp: erf,
+        g.ExpOp: exp,
+        g.LogOp: log,
+        g.SqrtOp: sqrt,
+        g.ReciprocalOp: reciprocal,
+        g.NegOp: neg,
+        g.AbsOp: abs,
+        g.LogicalNotOp: logical_not,
+        g.SignOp: sign,
+        g.FloorOp: floor,
+        g.CeilOp: ceil,
+        g.RoundOp: round,
+        g.SinOp: sin,
+        g.CosOp: cos,
+        g.SoftplusOp: softplus,
+        g.SoftsignOp: softsign,
+        g.IdentityOp: identity,
+        g.LeakyReluOp: leaky_relu,
+        g.EluOp: elu,
+        g.SeluOp: selu,
+        g.HardSigmoidOp: hard_sigmoid,
+        g.HardSwishOp: hard_swish,
+        g.GeluOp: gelu,
+        g.ShrinkOp: shrink,
+        g.CeluOp: celu,
+        g.MishOp: mish,
+        g.ThresholdedReluOp: thresholded_relu,
+        g.AddOp: add,
+        g.SubOp: sub,
+        g.MulOp: mul,
+        g.DivOp: div,
+        g.PowOp: pow,
+        g.ModOp: mod,
+        g.EqualOp: equal,
+        g.LessOp: less,
+        g.GreaterOp: greater,
+        g.LessOrEqualOp: less_or_equal,
+        g.GreaterOrEqualOp: greater_or_equal,
+        g.LogicalAndOp: logical_and,
+        g.LogicalOrOp: logical_or,
+        g.LogicalXorOp: logical_xor,
+        g.PReluOp: prelu,
+        g.CastOp: cast,
+        g.SumOp: sum,
+        g.MeanOp: mean,
+        g.MaxOp: max,
+        g.MinOp: min,
+        g.WhereOp: where,
+        g.ClipOp: clip,
+        g.CastOp: cast,
+        g.ConvOp: conv,
+        g.ConvTransposeOp: conv_transpose,
+        g.MaxPoolOp: max_pool,
+        g.AvgPoolOp: avg_pool,
+        g.GlobalAvgPoolOp: global_avg_pool,
+        g.GlobalMaxPoolOp: global_max_pool,
+        g.BatchNormOp: batch_norm,
+        g.InstanceNormOp: instance_norm,
+        g.LayerNormOp: layer_norm,
+        g.LrnOp: lrn,
+        g.SoftmaxOp: softmax,
+        g.LogSoftmaxOp: log_softmax,
+        g.MatMulOp: matmul,
+        g.GemmOp: gemm,
+        g.ReduceSumOp: reduce_sum,
+        g.ReduceMeanOp: reduce_mean,
+        g.ReduceMaxOp: reduce_max,
+        g.ReduceMinOp: reduce_min,
+        g.ReduceProdOp: reduce_prod,
+        g.ReduceL1Op: reduce_l1,
+        g.ReduceL2Op: reduce_l2,
+        g.ReduceSumSquareOp: reduce_sum_square,
+        g.ReduceLogSumOp: reduce_log_sum,
+        g.ReduceLogSumExpOp: reduce_log_sum_exp,
+        g.ArgMaxOp: arg_max,
+        g.ArgMinOp: arg_min,
+        g.ConcatOp: concat,
+        g.SplitOp: split,
+        g.SliceOp: slice,
+        g.GatherOp: gather,
+        g.GatherElementsOp: gather_elements,
+        g.ReshapeOp: reshape,
+        g.FlattenOp: flatten,
+        g.SqueezeOp: squeeze,
+        g.UnsqueezeOp: unsqueeze,
+        g.TransposeOp: transpose,
+        g.ExpandOp: expand,
+        g.TileOp: tile,
+        g.PadOp: pad,
+        g.ShapeOp: shape,
+        g.SizeOp: size,
+        g.ConstantOfShapeOp: constant_of_shape,
+        g.RangeOp: range,
+        g.DepthToSpaceOp: depth_to_space,
+        g.SpaceToDepthOp: space_to_depth,
+        g.DropoutOp: dropout,
+        g.TransDataOp: trans_data,
+    }.items()
 }
-globals().update(KERNELS)  # module attributes are the array-returning kernels
+"""The reference semantics of each graph op, by op class."""
+
+
+def reference_of(op: Operation | type[Operation]) -> Callable:
+    """The numpy function computing `op` (an op or its class): operands in, results out."""
+    kind = op if isinstance(op, type) else type(op)
+    fn = REFERENCE.get(kind)
+    if fn is None:
+        raise KeyError(f"{kind.name} has no reference semantics")
+    return fn

@@ -40,7 +40,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from geir.dialects.types import to_dtype
+from geir.ir.types import to_dtype
 
 ND = "ND"
 NCHW, NHWC = "NCHW", "NHWC"

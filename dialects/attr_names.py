@@ -1,0 +1,48 @@
+"""The discardable attributes geir writes on ops and arguments, and reads in other layers.
+
+One name each, so a reader finds who writes and who reads an attribute by searching for its
+constant. Attributes an op declares itself (properties such as `offset` or `kind`) live with
+the op in its dialect.
+"""
+
+# Function arguments and results (graph and host functions).
+ONNX_NAME = "onnx.name"
+"""The tensor's name in the model: how inputs are fed and outputs returned."""
+OUTPUT = "ascend.output"
+"""A host argument the program writes: a graph output."""
+WORKSPACE = "ascend.workspace"
+"""The host argument that holds every planned gm buffer."""
+
+# Host functions (ascend-plan-memory).
+WORKSPACE_SIZE = "ascend.workspace_size"
+"""Bytes of the planned workspace."""
+MEMORY_PLAN = "ascend.memory_plan"
+"""{strategy, lower_bound, no_reuse}: how the workspace was planned and what it is measured by."""
+
+# gm buffers (ascend.alloc in a host function).
+LIVE = "live"
+"""[first, last] launch (host program order) that touches the buffer."""
+INPLACE = "inplace"
+"""The buffer shares the bytes of an input that dies at the kernel writing it."""
+EXCLUSIVE = "exclusive"
+"""The buffer is live for the whole program (never shares bytes)."""
+ELIDED = "geir.elided"
+"""The buffer holds what an elided copy kernel (named by the value) wrote, for geir-compare."""
+
+# Kernels (ascend.kernel).
+TEMPLATE = "template"
+"""The lowering template that built the kernel (cube, row, pool, lrn, data, gather, layout)."""
+FALLBACK = "fallback"
+"""The kernel runs `ascend.reference` (the op's numpy semantics), not hardware ops."""
+LAYOUT_CONVERSION = "layout_conversion"
+"""The kernel only converts storage formats (lowered from graph.trans_data)."""
+OUTPUTS = "geir.outputs"
+"""[[result, value name], ...]: the graph value each output of a split fusion's kernel holds."""
+BYTE_COPIES = "geir.byte_copies"
+"""[dst, dst_offset, src, src_offset, bytes] runs: the kernel only moves contiguous bytes."""
+
+# Graph ops.
+KEEP = "graph.keep"
+"""A debugging tap: the op's results stay computable (no fusion hides them)."""
+PATTERN = "graph.pattern"
+"""On graph.fusion: the graph-fuse pattern that formed it."""

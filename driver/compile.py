@@ -1,0 +1,190 @@
+"""Compiling a model: `geir.compile(model, ...)` and `geir.load(path)` (re-exported by geir.api).
+
+    import geir
+    cm = geir.compile("model.onnx", device="ascend910b", opt_level=3)
+    outputs = cm.run({"x": x})
+    print(cm.mlir("03_fuse"))
+
+`model` is an onnx.ModelProto, a path, ONNX bytes, or a torch.nn.Module with
+`example_inputs` (exported with the TorchScript exporter; torch is optional).
+Options mirror GE's switches and are checked: an unknown one is an error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from xdsl.dialects.builtin import ModuleOp
+
+from geir.errors import GeirError
+from geir.driver.pipelines import PipelineOptions, build_pipeline
+from geir.dialects import make_context
+
+
+@dataclass
+class CompiledModel:
+    """A compiled model: the IR after every stage, the options, and a runner."""
+
+    options: PipelineOptions
+    stages: dict[str, ModuleOp]
+    compile_seconds: dict[str, float] = field(default_factory=dict)
+    unavailable: list[str] = field(default_factory=list)
+    _last_report: dict[str, Any] | None = None
+
+    @property
+    def module(self) -> ModuleOp:
+        """The final program."""
+        return next(reversed(self.stages.values()))
+
+    @property
+    def stage_names(self) -> list[str]:
+        return list(self.stages)
+
+    def mlir(self, stage: str | None = None, *, elide: bool = True) -> str:
+        """The IR after a stage (default: the last), weights elided unless asked."""
+        from geir.ir.text import print_module
+
+        if stage is None:
+            module = self.module
+        else:
+            matches = [s for s in self.stages if s == stage or s.split("_", 1)[-1] == stage]
+            if not matches:
+                raise GeirError(f"no stage '{stage}'; stages are {', '.join(self.stages)}")
+            module = self.stages[matches[0]]
+        return print_module(module, elide=elide)
+
+    def input_specs(self) -> list[tuple[str, tuple[int, ...], np.dtype]]:
+        from geir.runtime.ascend_interpreter import ascend_input_specs, is_ascend_module
+        from geir.runtime.interpreter import input_specs
+
+        m = self.module
+        return ascend_input_specs(m) if is_ascend_module(m) else input_specs(m)
+
+    def output_names(self) -> list[str]:
+        from geir.runtime.ascend_interpreter import ascend_output_names, is_ascend_module
+        from geir.runtime.interpreter import output_names
+
+        m = self.module
+        return ascend_output_names(m) if is_ascend_module(m) else output_names(m)
+
+    def random_inputs(self, seed: int = 0) -> dict[str, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        return {n: rng.standard_normal(s).astype(d) if np.issubdtype(d, np.floating) else rng.integers(0, 4, s).astype(d)
+                for n, s, d in self.input_specs()}
+
+    def profile(self, feeds: Mapping[str, np.ndarray] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Run on the modeled device: (outputs, report) — docs/report.md lists the keys."""
+        from geir.runtime.ascend_interpreter import is_ascend_module
+        from geir.target.device import load_device
+        from geir.runtime.report import build_report
+        from geir.runtime.simulator import profile
+
+        if not is_ascend_module(self.module):
+            raise GeirError("the report needs a lowered program (compile with lower=True)")
+        feeds = self.random_inputs() if feeds is None else dict(feeds)
+        outputs, sim = profile(self.module, feeds, device=load_device(self.options.device))
+        self._last_report = build_report(sim, self.module)
+        return outputs, self._last_report
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The modeled-device report of the last profile() (a run on seeded random inputs if none)."""
+        if self._last_report is None:
+            self.profile()
+        return self._last_report
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Run the final program on named inputs; returns outputs by name."""
+        from geir.runtime.ascend_interpreter import is_ascend_module, run_ascend_module
+        from geir.runtime.interpreter import run_module
+
+        m = self.module
+        if is_ascend_module(m):
+            return run_ascend_module(m, dict(feeds))
+        return run_module(m, dict(feeds))
+
+    def save(self, path: str | Path) -> None:
+        """Write the program: an offline model file for `.om` (driver/om.py), else MLIR text
+        with the weights as resource blobs."""
+        from geir.ir.text import print_module
+        from geir.driver.om import save_om
+
+        if Path(path).suffix == ".om":
+            save_om(self, path)
+        else:
+            Path(path).write_text(print_module(self.module))
+
+
+def _to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProto | str | Path | bytes:
+    if isinstance(model, onnx.ModelProto | str | Path | bytes):
+        return model
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None and isinstance(model, torch.nn.Module):
+        if example_inputs is None:
+            raise GeirError("a torch.nn.Module needs example_inputs to be exported to ONNX")
+        import io
+        import warnings
+
+        f = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model.eval(), tuple(example_inputs), f, dynamo=False, opset_version=17)
+        return f.getvalue()
+    raise GeirError(f"cannot compile a {type(model).__name__}: give an onnx.ModelProto, a path, bytes or a torch.nn.Module")
+
+
+def compile(model: Any, device: str = "ascend910b", opt_level: int = 3, *, example_inputs=None, **options) -> CompiledModel:  # noqa: A001
+    """Import and compile a model with GE-style options (see driver/pipelines.py)."""
+    from geir.dialects import make_context
+    from geir.frontend.onnx import import_model
+    from geir.driver.registry import get_all_passes
+    from geir.target.device import load_device
+
+    opts = PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)
+    load_device(opts.device)  # an unknown device is an error before any work
+    pipeline = build_pipeline(opts)
+
+    t0 = time.perf_counter()
+    module = import_model(_to_onnx(model, example_inputs))
+    module.verify()
+    stages = {"01_import": module.clone()}
+    seconds = {"01_import": time.perf_counter() - t0}
+    ctx = make_context()
+    registry = get_all_passes()
+    for name, specs in pipeline.stages:
+        t0 = time.perf_counter()
+        _apply(ctx, module, registry, specs)
+        module.verify()
+        stages[name] = module.clone()
+        seconds[name] = time.perf_counter() - t0
+    return CompiledModel(opts, stages, seconds, pipeline.unavailable)
+
+
+def _apply(ctx, module: ModuleOp, registry, specs: list[str]) -> None:
+    from xdsl.passes import PassPipeline
+
+    from geir.driver.registry import build_passes
+
+    PassPipeline(build_passes(",".join(specs), registry)).apply(ctx, module)
+
+
+def load(path: str | Path) -> CompiledModel:
+    """Load a program written by CompiledModel.save (an .om file or MLIR text)."""
+    from geir.ir.text import parse_module
+    from geir.driver.om import is_om, load_om
+
+    if is_om(path):
+        return load_om(path)
+
+    module = parse_module(Path(path).read_text(), make_context(), name=str(path))
+    module.verify()
+    return CompiledModel(PipelineOptions(), {"loaded": module})

@@ -1,0 +1,1 @@
+"""Frontends: models into the graph dialect (ONNX)."""

@@ -1,0 +1,175 @@
+"""Op info: what each kernel template of the target takes (GE's ops-info library).
+
+GE describes every kernel by an op-info entry - the formats and dtypes of its inputs and
+outputs, and whether the op may be computed in a lower precision (`precision_reduce`) - and
+both the graph passes (format selection, mixed precision, fusion) and the kernel builder read
+it. geir does the same: this module is the one place that says
+
+* which graph ops each template builds a kernel for (`TEMPLATES`, `template_of`): fusion only
+  groups what a template will take, and the lowering dispatches on it;
+* which storage formats the cube kernels read and write (`cube_formats`, `cube_takes`):
+  graph-layout offers only those, and the cube template builds exactly those;
+* which element types each template computes in (`KernelInfo.dtypes`);
+* how an op's precision may be reduced under GE's mixed-precision modes (`precision_of`):
+  white (lowered to fp16 / bf16), black (kept in fp32), gray (follows its inputs).
+
+A template may still reject a request it is listed for (a shape no tiling serves, a
+combination the emitter does not handle); that is the template's own check, and the op then
+runs the reference fallback. What is listed here is what the passes may plan for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from xdsl.ir import Operation
+
+from geir.dialects import formats as F
+from geir.dialects import graph as g
+from geir.dialects.traits import Contraction, Normalization, RowSoftmax
+
+# ---------------------------------------------------------------------------
+# Templates and the ops they take.
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """One kernel template: the graph ops it builds kernels for and the element types it
+    computes in (names as in the device file: f16, bf16, f32, i8, i32, ...)."""
+
+    template: str
+    ops: frozenset[type[Operation]]
+    dtypes: frozenset[str]
+
+    def takes(self, op: Operation | type[Operation]) -> bool:
+        return (op if isinstance(op, type) else type(op)) in self.ops
+
+
+_VECTOR_DTYPES = frozenset({"f16", "bf16", "f32", "i1", "i8", "i16", "i32", "i64"})
+
+CUBE = KernelInfo(
+    "cube", frozenset({g.ConvOp, g.MatMulOp, g.GemmOp}),
+    # fp16 / bf16 / int8 inputs accumulate in f32 / i32 in L0C; f32 runs the cube at 1/4 rate.
+    frozenset({"f16", "bf16", "f32", "i8"}))
+
+ROW = KernelInfo(
+    "row", frozenset({
+        # elementwise, one vector instruction each
+        g.ReluOp, g.SigmoidOp, g.TanhOp, g.ErfOp, g.ExpOp, g.LogOp, g.SqrtOp, g.ReciprocalOp, g.NegOp,
+        g.AbsOp, g.SignOp, g.FloorOp, g.CeilOp, g.RoundOp, g.SinOp, g.CosOp, g.LogicalNotOp,
+        g.AddOp, g.SubOp, g.MulOp, g.DivOp, g.LogicalAndOp, g.LogicalOrOp, g.MaxOp, g.MinOp, g.SumOp,
+        g.MeanOp, g.EqualOp, g.LessOp, g.GreaterOp, g.LessOrEqualOp, g.GreaterOrEqualOp, g.LogicalXorOp,
+        g.WhereOp, g.ClipOp, g.PReluOp, g.PowOp, g.ExpandOp, g.BatchNormOp, g.CastOp,
+        # elementwise, a short sequence of instructions
+        g.SoftplusOp, g.SoftsignOp, g.LeakyReluOp, g.EluOp, g.SeluOp, g.CeluOp, g.HardSigmoidOp,
+        g.HardSwishOp, g.GeluOp, g.ShrinkOp, g.MishOp, g.ThresholdedReluOp,
+        # reductions and the row ops built on them
+        g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp, g.ReduceMinOp, g.ReduceSumSquareOp, g.ReduceL1Op,
+        g.ReduceL2Op, g.ReduceLogSumOp, g.ReduceLogSumExpOp, g.SoftmaxOp, g.LogSoftmaxOp, g.LayerNormOp,
+        g.InstanceNormOp, g.GlobalAvgPoolOp, g.GlobalMaxPoolOp,
+        # views ride along inside any kernel
+        g.ReshapeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp, g.IdentityOp, g.DropoutOp,
+    }),
+    _VECTOR_DTYPES)
+
+POOL = KernelInfo("pool", frozenset({g.MaxPoolOp, g.AvgPoolOp}), frozenset({"f16", "f32"}))
+
+LRN = KernelInfo("lrn", frozenset({g.LrnOp}), frozenset({"f16", "f32"}))
+
+DATA = KernelInfo(
+    "data", frozenset({
+        g.TransposeOp, g.SliceOp, g.ConcatOp, g.SplitOp, g.PadOp, g.DepthToSpaceOp, g.SpaceToDepthOp,
+        g.TileOp, g.ExpandOp, g.GatherOp,
+        g.ReshapeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp, g.IdentityOp, g.DropoutOp,
+    }),
+    # bytes are moved, not computed: any element type
+    _VECTOR_DTYPES | {"f64", "u8", "u16", "u32", "u64"})
+
+TRANS_DATA = KernelInfo("trans_data", frozenset({g.TransDataOp}), _VECTOR_DTYPES)
+
+TEMPLATES: tuple[KernelInfo, ...] = (CUBE, TRANS_DATA, ROW, POOL, LRN, DATA)
+"""Every template, in the order the lowering tries them."""
+
+
+def template_of(op: Operation) -> KernelInfo | None:
+    """The first template that takes `op` (as the lowering tries them), if any."""
+    return next((t for t in TEMPLATES if t.takes(op)), None)
+
+
+def vector_takes(op: Operation) -> bool:
+    """Some vector-unit template (row, pool, lrn) builds kernels for `op`."""
+    return any(t.takes(op) for t in (ROW, POOL, LRN))
+
+
+# ---------------------------------------------------------------------------
+# Storage formats of the cube kernels.
+# ---------------------------------------------------------------------------
+
+
+def cube_formats(op: g.GraphOp, i: int, matmul_nz: bool = True) -> tuple[str, ...]:
+    """The storage formats operand `i` (the result if i == number of operands) of a conv /
+    matmul / gemm kernel can take, the kernel's native one last: those the op accepts
+    (dialects/formats.py) that the value's rank allows. Grouped and depthwise convs read and
+    write ND only (no kernel takes them blocked)."""
+    n = len(op.operands)
+    if isinstance(op, g.ConvOp) and op.attrs()["group"] != 1:
+        return (F.ND,)
+    v = op.results[0] if i == n else op.operands[i]
+    rank = len(F.logical_shape(v.type))
+    return tuple(f for f in F.slot_formats(op, None if i == n else i)
+                 if f == F.ND or (rank == 4 if f in F.FOUR_D else matmul_nz and rank >= 2))
+
+
+def native_formats(op: g.GraphOp, matmul_nz: bool = True) -> tuple[str, ...]:
+    """Per operand, then the result: the format a cube kernel reads / writes natively."""
+    return tuple(cube_formats(op, i, matmul_nz)[-1] for i in range(len(op.operands) + 1))
+
+
+def cube_takes(op: g.GraphOp, formats: tuple[str, ...]) -> bool:
+    """Whether the cube kernels take a conv / matmul / gemm with these operand and result
+    formats: an NC1HWC0 feature map is read in FRACTAL_Z's K order (c1, kh, kw, c0), so it
+    needs FRACTAL_Z weights; a FRACTAL_NZ result is written as the fractals L0C holds, with
+    no epilogue after it (a gemm's C input, ops after it in its fusion)."""
+    if isinstance(op, g.ConvOp):
+        return not (formats[0] == F.NC1HWC0 and formats[1] != F.FRACTAL_Z)
+    return formats[-1] != F.FRACTAL_NZ or not _has_epilogue(op)
+
+
+def _has_epilogue(op: g.GraphOp) -> bool:
+    if isinstance(op, g.GemmOp) and len(op.operands) > 2:
+        return True
+    return isinstance(op.parent_op(), g.FusionOp) and any(
+        not isinstance(use.operation, g.YieldOp) for use in op.results[0].uses)
+
+
+# ---------------------------------------------------------------------------
+# Precision (GE's precision_reduce flag).
+# ---------------------------------------------------------------------------
+
+
+class Precision(Enum):
+    WHITE = "white"  # may be computed in fp16 / bf16: the cube's own work
+    BLACK = "black"  # kept in fp32: range or accumulation error matters
+    GRAY = "gray"    # follows its inputs
+
+
+_BLACK = frozenset({
+    # exp/log/pow overflow or lose range in fp16; sums over many elements lose precision
+    g.ExpOp, g.LogOp, g.PowOp, g.SoftplusOp, g.ReduceSumOp, g.ReduceMeanOp, g.ReduceProdOp,
+    g.ReduceSumSquareOp, g.ReduceL1Op, g.ReduceL2Op, g.ReduceLogSumOp, g.ReduceLogSumExpOp,
+    g.SoftmaxOp, g.LogSoftmaxOp, g.LayerNormOp, g.InstanceNormOp, g.BatchNormOp, g.LrnOp,
+    g.GlobalAvgPoolOp, g.AvgPoolOp,
+})
+
+
+def precision_of(op: Operation | type[Operation]) -> Precision:
+    """How an op's precision may be reduced in GE's mixed-precision modes: contractions are
+    white, the range- and accumulation-sensitive ops above black, everything else gray."""
+    kind = op if isinstance(op, type) else type(op)
+    if kind.has_trait(Contraction):
+        return Precision.WHITE
+    if kind in _BLACK or kind.has_trait(Normalization) or kind.has_trait(RowSoftmax):
+        return Precision.BLACK
+    return Precision.GRAY
