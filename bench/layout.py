@@ -32,6 +32,7 @@ from geir.dialects import graph as g
 from geir.dialects import formats as L
 from geir.frontend.onnx import import_model
 from geir.passes.graph.fuse import Costs, FusePass, modeled_us
+from geir.passes.graph.recognize_layer_norm import RecognizeLayerNorm
 from geir.passes.graph.layout import LayoutCosts, LayoutPass, _cube_type, layout_report
 from geir.target.op_info import native_formats
 from geir.passes.graph.simplify import SimplifyPass
@@ -110,6 +111,7 @@ def main() -> None:
     for name in args.models.split(","):
         module = import_model(load(name))
         SimplifyPass().apply(ctx, module)
+        RecognizeLayerNorm().apply(ctx, module)
         FusePass(device=args.device).apply(ctx, module)
         program = modeled_us(main_block(module), costs)
         nd, conv_nd, conv_native = nd_costs(module, args.device)

@@ -47,10 +47,10 @@ from xdsl.ir import Operation, OpResult, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import formats
+from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.ir.locations import loc_names
 from geir.dialects import attr_names
-from geir.dialects import make_context
 
 MIN_COSINE = 0.99
 MIN_SQNR_DB = 30.0
@@ -161,9 +161,9 @@ def onnx_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> R
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:  # noqa: BLE001 - shape inference is only a source of output types
         inferred = model
-    g = inferred.graph
-    typed = {v.name: v for v in (*g.value_info, *g.output)}
-    known = {v.name for v in g.input} | {t.name for t in g.initializer}
+    graph = inferred.graph
+    typed = {v.name: v for v in (*graph.value_info, *graph.output)}
+    known = {v.name for v in graph.input} | {t.name for t in graph.initializer}
     exposed = onnx.ModelProto()
     exposed.CopyFrom(model)
     del exposed.graph.output[:]
@@ -344,10 +344,10 @@ class GraphListener(Interpreter.Listener):
     def did_interpret_op(self, op: Operation, results: tuple) -> None:
         if not results or not isinstance(op.parent_op(), func.FuncOp):
             return
-        if op.name == "graph.fusion":
+        if isinstance(op, g.FusionOp):
             for r, v, x in zip(op.results, op.yield_op().values, results):
                 if isinstance(v, OpResult):
-                    self._value(v.op, v.index, r, x, f"graph.fusion({v.op.name})")
+                    self._value(v.op, v.index, r, x, f"{op.name}({v.op.name})")
             return
         for r, x in zip(op.results, results):
             self._value(op, r.index, r, x, op.name)
@@ -357,8 +357,8 @@ class GraphListener(Interpreter.Listener):
             return
         names = loc_names(at.location)
         if names:
-            self.c.graph_value(names, index, formats.logical_array(x, r.type), label, at.name != "graph.constant")
-        elif at.name != "graph.constant":
+            self.c.graph_value(names, index, formats.logical_array(x, r.type), label, not isinstance(at, g.ConstantOp))
+        elif not isinstance(at, g.ConstantOp):
             self.c.stage.unmapped += 1
 
 
@@ -431,7 +431,7 @@ class AscendListener(Interpreter.Listener):
         return out
 
     def will_interpret_op(self, op: Operation, args: tuple) -> None:
-        if op.name == "ascend.launch":
+        if isinstance(op, a.LaunchOp):
             self._args = args[1:]
             if self._pending is None:
                 self._pending = self._count_producers(op.parent_op())
@@ -439,7 +439,7 @@ class AscendListener(Interpreter.Listener):
     def did_interpret_op(self, op: Operation, results: tuple) -> None:
         if isinstance(op, a.AllocOp | a.ViewOp) and attr_names.ELIDED in op.attributes and results:
             self._elided[op.results[0]] = results[0]
-        if op.name != "ascend.launch":
+        if not isinstance(op, a.LaunchOp):
             return
         kernel = op.kernel_op()
         name = kernel.sym_name.data

@@ -183,7 +183,8 @@ def load(path: str | Path) -> CompiledModel:
     from geir.driver.om import is_om, load_om
 
     if is_om(path):
-        return load_om(path)
+        options, module, unavailable = load_om(path)
+        return CompiledModel(options, {"loaded": module}, unavailable=unavailable)
 
     module = parse_module(Path(path).read_text(), make_context(), name=str(path))
     module.verify()

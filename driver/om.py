@@ -21,6 +21,9 @@ import zipfile
 from dataclasses import asdict
 from pathlib import Path
 
+from xdsl.dialects.builtin import ModuleOp
+
+from geir.driver.pipelines import PipelineOptions
 from geir.errors import GeirError
 from geir.dialects import make_context
 
@@ -53,11 +56,10 @@ def save_om(compiled, path: str | Path) -> None:
         z.writestr(PROGRAM, print_module(compiled.module))
 
 
-def load_om(path: str | Path):
-    """Read an offline model file back into a CompiledModel."""
-    from geir.driver.compile import CompiledModel
+def load_om(path: str | Path) -> tuple[PipelineOptions, ModuleOp, list[str]]:
+    """Read an offline model file: (its compile options, its verified program, the passes
+    that were not available when it was compiled). `geir.load` makes a CompiledModel of it."""
     from geir.ir.text import parse_module
-    from geir.driver.pipelines import PipelineOptions
 
     path = Path(path)
     if not path.is_file():
@@ -77,9 +79,7 @@ def load_om(path: str | Path):
     module.verify()
     options = manifest.get("options", {})
     options["disable_passes"] = tuple(options.get("disable_passes", ()))
-    compiled = CompiledModel(PipelineOptions(**options), {"loaded": module})
-    compiled.unavailable = list(manifest.get("unavailable_passes", []))
-    return compiled
+    return PipelineOptions(**options), module, list(manifest.get("unavailable_passes", []))
 
 
 def _spec(name, shape, dtype) -> dict:

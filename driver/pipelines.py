@@ -92,7 +92,8 @@ def build_pipeline(opts: PipelineOptions) -> Pipeline:
     if opts.opt_level >= 1:
         stage("simplify", "graph-simplify")
     if opts.on(opts.fusion, 2):
-        stage("fuse", f"graph-fuse{{max-ops={opts.max_fusion_ops}}}")
+        # decomposed normalisations become the ops the kernel library has, then fusion
+        stage("fuse", "graph-recognize-layer-norm", f"graph-fuse{{max-ops={opts.max_fusion_ops}}}")
     if opts.on(opts.layout, 3):
         stage("layout", "graph-layout")
     if opts.lower:

@@ -46,6 +46,7 @@ from xdsl.passes import ModulePass
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
 from geir.dialects import formats as L
+from geir.dialects.traits import Contraction, DataMovement, ShapeComputation, ValueGenerator, ViewLike
 from geir.ir.types import UnsupportedTypeError, to_dtype
 from geir.ir.locations import describe, fused_loc, loc_names
 from geir.lowering.templates import build_kernel
@@ -58,8 +59,6 @@ from geir.dialects import attr_names
 
 FOLD_LIMIT = 1 << 16
 """Largest result (elements) evaluated at compile time; shape ops are always folded."""
-SHAPE_OPS = frozenset({"graph.shape", "graph.size"})
-CONST_OPS = frozenset({"graph.constant_of_shape", "graph.range"})
 
 
 # ---------------------------------------------------------------------------
@@ -182,7 +181,7 @@ class _FunctionLowering:
             return False
         if any(d < 0 for v in (*op.operands, *op.results) for d in v.type.get_shape()):
             return False
-        if op.name in SHAPE_OPS:
+        if op.has_trait(ShapeComputation):
             x = op.operands[0].type
             args = [np.broadcast_to(np.zeros((), to_dtype(x.element_type)), x.get_shape())]
         else:
@@ -195,7 +194,7 @@ class _FunctionLowering:
                     return False
                 args.append(known)
             size = sum(int(np.prod(r.type.get_shape())) for r in op.results)
-            if op.name not in CONST_OPS and size > FOLD_LIMIT:
+            if not op.has_trait(ValueGenerator) and size > FOLD_LIMIT:
                 return False
         out = reference_of(op)(*args, **op.kernel_kwargs())
         outs = out if isinstance(out, tuple) else (out,)
@@ -211,7 +210,7 @@ class _FunctionLowering:
     def _name(self, op: Operation, base: str | None = None, location: Attribute | None = None) -> str:
         names = loc_names(location or op.location)
         if base is None:
-            base = _symbol(names[0]) if names else _symbol(op.name.removeprefix("graph."))
+            base = _symbol(names[0]) if names else _symbol(op.name.split(".", 1)[-1])
         name = f"{self.prefix}k{self.count}_{base}"
         self.count += 1
         while name in self.names:
@@ -447,12 +446,10 @@ def _check_value(value: SSAValue, what: str) -> None:
 
 
 def _kind_of(op: Operation) -> str:
-    if op.name in ("graph.conv", "graph.conv_transpose", "graph.matmul", "graph.gemm"):
+    """The kind of the kernel one op becomes (KernelRequest.kind)."""
+    if op.has_trait(Contraction):
         return "cube"
-    if op.name in ("graph.reshape", "graph.flatten", "graph.squeeze", "graph.unsqueeze", "graph.identity",
-                   "graph.dropout", "graph.transpose", "graph.slice", "graph.gather", "graph.gather_elements",
-                   "graph.pad", "graph.tile", "graph.split", "graph.concat", "graph.depth_to_space",
-                   "graph.space_to_depth", "graph.expand"):
+    if op.has_trait(ViewLike) or op.has_trait(DataMovement) or isinstance(op, g.ExpandOp):
         return "data"
     return "vector"
 

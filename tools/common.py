@@ -134,7 +134,7 @@ def load_module(path: str | None) -> ModuleOp:
         from geir.driver.om import load_om
 
         open(path, "rb").close()  # a missing file is "cannot open"
-        return load_om(path).module
+        return load_om(path)[1]
     return parse_mlir(read_text(path), input_name(path))
 
 

@@ -71,10 +71,6 @@ class KernelRequest:
         """gm memref types of the kernel arguments: inputs, then outputs."""
         return [gm_type(v) for v in (*self.inputs, *self.outputs)]
 
-    def op_names(self) -> list[str]:
-        """Graph op names without the dialect prefix, e.g. ["conv", "relu"]."""
-        return [op.name.removeprefix("graph.") for op in self.ops]
-
 
 # --- types -------------------------------------------------------------------------------------
 

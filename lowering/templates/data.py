@@ -32,6 +32,8 @@ from xdsl.ir import Attribute, BlockArgument, OpResult, Operation, SSAValue
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
 from geir.dialects import formats
+from geir.dialects.traits import ViewLike
+from geir.target import op_info
 from geir.lowering.templates.common import (
     KernelBuilder,
     tile_offsets,
@@ -47,8 +49,6 @@ from geir.lowering.templates.common import (
 )
 from geir.dialects import attr_names
 
-VIEW_OPS = frozenset({"graph.reshape", "graph.flatten", "graph.squeeze", "graph.unsqueeze",
-                      "graph.identity", "graph.dropout"})
 MIN_TILE_BYTES = 16 * 1024
 """Smallest box worth a block of its own: below it, more blocks cost more than they save."""
 
@@ -231,9 +231,9 @@ def transfer_kernel(req: KernelRequest, build) -> a.KernelOp:
     kb = KernelBuilder(req, "vector", 1)
     transfers = [t for t in build(kb) if math.prod(t.out_shape) > 0]
     if not transfers:
-        return mark(kb.finish(), "template", "data")
+        return mark(kb.finish(), attr_names.TEMPLATE, "data")
     runs = _byte_runs(transfers)
-    kernel = mark(TransferKernel(req, kb, transfers).emit(), "template", "data")
+    kernel = mark(TransferKernel(req, kb, transfers).emit(), attr_names.TEMPLATE, "data")
     if runs is not None:
         kernel.attributes[attr_names.BYTE_COPIES] = ArrayAttr([DenseArrayBase.from_list(i64, list(r)) for r in runs])
     return kernel
@@ -485,20 +485,19 @@ def _gather_kernel(req: KernelRequest, op: g.GatherOp) -> a.KernelOp | None:
             kb.copy(ub_view(kb, bufs[s], ext), kb.tile(out, [oa, oq, ob], ext))
 
         kb.pipeline(n, per, load, store, None, slots, last_blocks=i > 0)
-    return mark(kb.finish(), "template", "gather")
+    return mark(kb.finish(), attr_names.TEMPLATE, "gather")
 
 
 def _op_transfers(kb: KernelBuilder, req: KernelRequest, op: Operation, ins: list[SSAValue],
                   outs: list[SSAValue]) -> list[Transfer] | None:
     """The transfers of one data op on gm buffers `ins` / `outs` (graph operand / result order;
     None for operands that are not read)."""
-    name = op.name
-    if name in VIEW_OPS or name == "graph.expand" and shape_of(op.inputs[0]) == shape_of(op.results[0]):
+    if op.has_trait(ViewLike) or isinstance(op, g.ExpandOp) and shape_of(op.inputs[0]) == shape_of(op.results[0]):
         return [Transfer(_flat(kb, ins[0]), _flat(kb, outs[0]))]
-    if name == "graph.transpose":
+    if isinstance(op, g.TransposeOp):
         perm = op.attrs()["perm"] or tuple(reversed(range(len(shape_of(op.inputs[0])))))
         return _transfer_transpose(kb, ins[0], outs[0], [int(p) for p in perm])
-    if name == "graph.slice":
+    if isinstance(op, g.SliceOp):
         params = _slice_params(op)
         if params is None:
             return None
@@ -506,18 +505,18 @@ def _op_transfers(kb: KernelBuilder, req: KernelRequest, op: Operation, ins: lis
         if not math.prod(sizes):
             return []
         return [Transfer(kb.tile(ins[0], offs, sizes, strides), outs[0])]
-    if name == "graph.concat":
+    if isinstance(op, g.ConcatOp):
         axis = _storage_axis(op.results[0].type, op.attrs()["axis"])
         return _split_like(kb, outs[0], ins, axis, into=True)
-    if name == "graph.split":
+    if isinstance(op, g.SplitOp):
         axis = op.attrs()["axis"] % len(shape_of(op.inputs[0]))
         return _split_like(kb, ins[0], outs, axis, into=False)
-    if name == "graph.pad":
+    if isinstance(op, g.PadOp):
         return _pad_transfers(kb, op, ins[0], outs[0])
-    if name in ("graph.depth_to_space", "graph.space_to_depth"):
+    if isinstance(op, g.DepthToSpaceOp | g.SpaceToDepthOp):
         n, c, h, w = shape_of(op.inputs[0])
         b = op.attrs()["blocksize"]
-        if name == "graph.depth_to_space":
+        if isinstance(op, g.DepthToSpaceOp):
             if op.attrs()["mode"] == "DCR":
                 view, perm = [n, b, b, c // (b * b), h, w], [0, 3, 4, 1, 5, 2]
             else:
@@ -527,7 +526,7 @@ def _op_transfers(kb: KernelBuilder, req: KernelRequest, op: Operation, ins: lis
         src = kb.view(ins[0], view)
         dst = kb.view(outs[0], [view[p] for p in perm])
         return _transfer_transpose(kb, src, dst, perm)
-    if name == "graph.tile":
+    if isinstance(op, g.TileOp):
         reps = _const(op.inputs[1])
         if reps is None:
             return None
@@ -545,7 +544,9 @@ def _op_transfers(kb: KernelBuilder, req: KernelRequest, op: Operation, ins: lis
 # ---------------------------------------------------------------------------
 
 
-CHAIN_OPS = VIEW_OPS | {"graph.transpose", "graph.slice", "graph.expand"}
+def _chains(op: Operation) -> bool:
+    """A view, transpose, slice or same-shape expand: composes into a strided view."""
+    return op.has_trait(ViewLike) or isinstance(op, g.TransposeOp | g.SliceOp | g.ExpandOp)
 
 
 @dataclass(frozen=True)
@@ -615,18 +616,18 @@ def _chain_views(req: KernelRequest) -> list[Strided] | None:
     for i, v in enumerate(req.inputs):
         views.setdefault(v, Strided.of(i, shape_of(v)))
     for op in req.ops:
-        if op.name not in CHAIN_OPS or not op.operands or len(op.results) != 1:
+        if not _chains(op) or not op.operands or len(op.results) != 1:
             return None
         x, y = op.operands[0], op.results[0]
         if x not in views or not _plain(x) or not _plain(y):
             return None
-        if op.name == "graph.transpose":
+        if isinstance(op, g.TransposeOp):
             perm = op.attrs()["perm"] or tuple(reversed(range(len(shape_of(x)))))
             view = views[x].transpose([int(p) for p in perm])
-        elif op.name == "graph.slice":
+        elif isinstance(op, g.SliceOp):
             box = _slice_box(op)
             view = None if box is None else views[x].slice(*box)
-        elif op.name == "graph.expand" and shape_of(x) != shape_of(y):
+        elif isinstance(op, g.ExpandOp) and shape_of(x) != shape_of(y):
             return None  # a broadcast: the vector template
         else:
             view = views[x].reshape(shape_of(y))
@@ -727,21 +728,18 @@ def _chain_kernel(req: KernelRequest) -> a.KernelOp | None:
 # ---------------------------------------------------------------------------
 
 
-DATA_OPS = frozenset({"graph.transpose", "graph.slice", "graph.concat", "graph.split", "graph.pad",
-                      "graph.depth_to_space", "graph.space_to_depth", "graph.tile", "graph.expand",
-                      "graph.gather"}) | VIEW_OPS
 
 
 def _through_views(req: KernelRequest) -> tuple[Operation | None, dict[SSAValue, SSAValue]] | None:
     """The one non-view op of the request and, for every value, the kernel value it is a view
     of (kernel inputs, and the move op's results); None if the ops are not views around at
     most one op."""
-    movers = [op for op in req.ops if op.name not in VIEW_OPS]
+    movers = [op for op in req.ops if not op.has_trait(ViewLike)]
     if len(movers) > 1:
         return None
     root: dict[SSAValue, SSAValue] = {v: v for v in req.inputs}
     for op in req.ops:
-        if op.name in VIEW_OPS:
+        if op.has_trait(ViewLike):
             src = root.get(op.operands[0])
             if src is None:
                 return None
@@ -753,7 +751,7 @@ def _through_views(req: KernelRequest) -> tuple[Operation | None, dict[SSAValue,
 
 
 def try_build(req: KernelRequest) -> a.KernelOp | None:
-    if not req.ops or any(op.name not in DATA_OPS for op in req.ops):
+    if not req.ops or not all(op_info.DATA.takes(op) for op in req.ops):
         return None
     kernel = _single_mover_kernel(req)
     return kernel if kernel is not None else _chain_kernel(req)
@@ -777,11 +775,11 @@ def _single_mover_kernel(req: KernelRequest) -> a.KernelOp | None:
                     for v, out in zip(req.outputs, kb.outputs)]
 
         return transfer_kernel(req, copies)
-    if mover.name == "graph.gather":
+    if isinstance(mover, g.GatherOp):
         if len(req.ops) != 1 or req.inputs[:2] != list(mover.operands[:2]) and set(mover.operands) - set(req.inputs):
             return None
         return _gather_kernel(req, mover)
-    if mover.name == "graph.expand" and shape_of(mover.inputs[0]) != shape_of(mover.results[0]):
+    if isinstance(mover, g.ExpandOp) and shape_of(mover.inputs[0]) != shape_of(mover.results[0]):
         return None  # a broadcast: the vector template
     # Every output must be one of the mover's results (through views), each result at most once.
     roots = [root[v] for v in req.outputs]
@@ -794,7 +792,7 @@ def _single_mover_kernel(req: KernelRequest) -> a.KernelOp | None:
         ins = []
         for i, v in enumerate(mover.operands):
             src = root.get(v)
-            ins.append(kb.view(kb.inputs[req.inputs.index(src)], shape_of(v)) if src in req.inputs and (i == 0 or mover.name in ("graph.concat",)) else None)
+            ins.append(kb.view(kb.inputs[req.inputs.index(src)], shape_of(v)) if src in req.inputs and (i == 0 or isinstance(mover, g.ConcatOp)) else None)
         outs = []
         for r in mover.results:
             if r in roots:

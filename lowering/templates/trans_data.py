@@ -484,7 +484,7 @@ def build_trans_data(req: KernelRequest) -> a.KernelOp:
     kw = op.kernel_kwargs()
     if {kw["src_format"], kw["dst_format"]} <= {L.ND, kw["origin_format"]} or (
             kw["src_format"] == kw["dst_format"] and kw["src_format"] not in L.BLOCKED_FORMATS):
-        kernel = mark(build_copy(req), "template", "layout")
+        kernel = mark(build_copy(req), attr_names.TEMPLATE, "layout")
     else:
         conv = describe(op)
         kernel = LayoutKernel(req, conv).build() if conv is not None else None
@@ -493,7 +493,7 @@ def build_trans_data(req: KernelRequest) -> a.KernelOp:
 
             kernel = reference_kernel(req)
         else:
-            mark(kernel, "template", "layout")
+            mark(kernel, attr_names.TEMPLATE, "layout")
     kernel.attributes[attr_names.LAYOUT_CONVERSION] = UnitAttr()
     return kernel
 

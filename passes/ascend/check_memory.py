@@ -354,8 +354,8 @@ def arg_access(kernel: a.KernelOp) -> list[tuple[bool, bool]]:
 
 def elementwise(kernel: a.KernelOp) -> bool:
     """A vector kernel of a template that tiles elementwise (reads before writing each index)."""
-    t = kernel.attributes.get("template")
-    return (kernel.core_type.data == "vector" and "fallback" not in kernel.attributes
+    t = kernel.attributes.get(attr_names.TEMPLATE)
+    return (kernel.core_type.data == "vector" and attr_names.FALLBACK not in kernel.attributes
             and isinstance(t, StringAttr) and t.data in ELEMENTWISE_TEMPLATES)
 
 

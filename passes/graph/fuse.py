@@ -9,11 +9,11 @@ the same in four steps:
 2. Every op gets a role (cube, elementwise, reduce, ...). Each pattern of `PATTERNS` - a seed at
    an anchor op (the anchor itself, or a matched attention chain) plus the roles it may absorb
    as cube prologue, epilogue and side inputs - gives one candidate per anchor, grown greedily.
-3. Each candidate is priced with `target.cost_model.CostModel`: separate kernels minus one fused
+2. Each candidate is priced with `target.cost_model.CostModel`: separate kernels minus one fused
    kernel (launches saved, intermediates that no longer go through HBM) and checked against a
    minimal tile model (UB for the vector part, L0C for the cube accumulator). Candidates are
    taken greedily, highest benefit first; one that lost ops to a taken group is regrown.
-4. Each group becomes a `graph.fusion` (block arguments for external operands, small constants
+3. Each group becomes a `graph.fusion` (block arguments for external operands, small constants
    cloned in, `graph.yield` for every value used outside or tapped with `graph.keep`).
 
 Legality: no op is ever cloned (a producer with users outside the group is either left outside
@@ -30,28 +30,30 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, UnitAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
-from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
+from geir.dialects import attr_names
 from geir.dialects import graph as g
-from geir.ir.types import i1, is_float, to_dtype
+from geir.dialects.traits import (
+    DataMovement,
+    Elementwise,
+    Normalization,
+    Reduction,
+    RowSoftmax,
+    ViewLike,
+    reduced_axes,
+)
 from geir.ir.locations import fused_loc, loc_names
 from geir.ir.text import LITERAL_LIMIT
+from geir.ir.types import i1, is_float, to_dtype
+from geir.target import op_info
 from geir.target.cost_model import CostModel
 from geir.target.device import DEFAULT_DEVICE, dtype_name
-from geir.dialects import attr_names
 
 
 # ---------------------------------------------------------------------------
@@ -71,21 +73,6 @@ class Role(Enum):
     OPAQUE = "opaque"          # never fused: pooling windows, lrn, integer/shape arithmetic, ...
 
 
-CUBE_OPS = frozenset({"graph.conv", "graph.conv_transpose", "graph.matmul", "graph.gemm"})
-VIEW_OPS = frozenset({
-    "graph.reshape", "graph.flatten", "graph.squeeze", "graph.unsqueeze", "graph.identity",
-    "graph.dropout",
-})
-MOVE_OPS = frozenset({
-    "graph.transpose", "graph.slice", "graph.gather", "graph.pad", "graph.tile", "graph.split",
-    "graph.depth_to_space", "graph.space_to_depth",
-})
-REDUCE_OPS = frozenset({"graph.global_avg_pool", "graph.global_max_pool", "graph.instance_norm"})
-SOFTMAX_OPS = frozenset({"graph.softmax", "graph.log_softmax"})
-ELEMENTWISE_OPS = frozenset({
-    "graph.pow", "graph.prelu", "graph.where", "graph.clip", "graph.cast", "graph.logical_not",
-    "graph.batch_norm", "graph.expand",
-})
 C0 = 16
 """Channels per NC1HWC0 block (2- and 4-byte types): a channel concat of whole blocks is free."""
 
@@ -131,24 +118,26 @@ def role_of(op: Operation) -> Role:
         return Role.OPAQUE
     if not all(is_float(r.type.element_type) or r.type.element_type == i1 for r in op.results):
         return Role.OPAQUE
-    name = op.name
-    if name in CUBE_OPS:
+    # A role says what the op is to a kernel, so only ops some template takes get one.
+    if op_info.CUBE.takes(op):
         return Role.CUBE
-    if name in VIEW_OPS or (name == "graph.transpose" and _trivial_transpose(op)):
+    if op.has_trait(ViewLike) or (isinstance(op, g.TransposeOp) and _trivial_transpose(op)):
         return Role.VIEW
-    if name == "graph.concat":
+    if isinstance(op, g.ConcatOp):
         shapes = [_shape(v) for v in op.operands]
         aligned = op.attrs()["axis"] % len(shapes[0]) == 1 and all(s[1] % C0 == 0 for s in shapes)
         return Role.CHANNEL_CONCAT if len(shapes[0]) >= 3 and aligned else Role.MOVE
-    if name in MOVE_OPS:
+    if op.has_trait(DataMovement) and op_info.DATA.takes(op):
         return Role.MOVE if _constant_operands(op, 1) else Role.OPAQUE
-    if name in SOFTMAX_OPS:
+    if not op_info.ROW.takes(op):
+        return Role.OPAQUE
+    if op.has_trait(RowSoftmax):
         return Role.SOFTMAX
-    if name == "graph.layer_norm":
+    if op.has_trait(Normalization):
         return Role.NORM
-    if name in REDUCE_OPS or isinstance(op, g.REDUCE_CLASSES):
+    if op.has_trait(Reduction):
         return Role.REDUCE
-    if name in ELEMENTWISE_OPS or isinstance(op, g.ELEMENTWISE_CLASSES):
+    if op.has_trait(Elementwise):
         return Role.ELEMENTWISE
     return Role.OPAQUE
 
@@ -157,16 +146,7 @@ def reduced_row(op: Operation) -> tuple[tuple[int, int], ...]:
     """(axis - rank, extent) of each reduced axis: the row a kernel must hold whole."""
     x = _shape(op.operands[0])
     rank = len(x)
-    if op.name in SOFTMAX_OPS:
-        axes = [op.attrs()["axis"] % rank]
-    elif op.name == "graph.layer_norm":
-        axes = range(op.attrs()["axis"] % rank, rank)
-    elif op.name in REDUCE_OPS:
-        axes = range(2, rank)
-    else:
-        a = op.attrs()
-        axes = [ax % rank for ax in a["axes"]] if a["axes"] else ([] if a["noop_with_empty_axes"] else range(rank))
-    return tuple((ax - rank, x[ax]) for ax in sorted(axes))
+    return tuple((ax - rank, x[ax]) for ax in reduced_axes(op))
 
 
 # ---------------------------------------------------------------------------
@@ -193,7 +173,7 @@ class Pattern:
     feed: frozenset[Role] = frozenset()
     epilogue: frozenset[Role] = frozenset()
     side: frozenset[Role] = frozenset()
-    ops: frozenset[str] | None = None
+    ops: frozenset[type[Operation]] | None = None
     seed: Callable[[_Planner, int], list[int] | None] | None = None
     epilogue_reads: bool = True
     """False: epilogue ops may read only broadcast parameters (bias, scales) from outside, not a
@@ -205,7 +185,7 @@ def _attention_seed(plan: _Planner, anchor: int) -> list[int] | None:
     views allowed in between; the anchor is the second matmul."""
     chain: list[int] = []
     j = plan.through_views(plan.ops[anchor].operands[0], chain)
-    if j is None or plan.ops[j].name != "graph.softmax":
+    if j is None or not isinstance(plan.ops[j], g.SoftmaxOp):
         return None
     sm = plan.ops[j]
     if sm.attrs()["axis"] % len(_shape(sm.operands[0])) != len(_shape(sm.operands[0])) - 1:
@@ -221,13 +201,13 @@ def _score_path(plan: _Planner, value: SSAValue, anchor: int, depth: int) -> lis
     if j is None or j == anchor:
         return None
     op = plan.ops[j]
-    if op.name == "graph.matmul" and plan.role[j] is R.CUBE:
+    if isinstance(op, g.MatMulOp) and plan.role[j] is R.CUBE:
         return [*path, j]
-    if depth >= 3 or plan.role[j] is not R.ELEMENTWISE or op.name not in ("graph.add", "graph.mul", "graph.div"):
+    if depth >= 3 or plan.role[j] is not R.ELEMENTWISE or not isinstance(op, g.AddOp | g.MulOp | g.DivOp):
         return None
     for i in (0, 1):
         other = op.operands[1 - i]
-        if op.name != "graph.add" and (_numel(other) != 1 or (op.name == "graph.div" and i == 1)):
+        if not isinstance(op, g.AddOp) and (_numel(other) != 1 or (isinstance(op, g.DivOp) and i == 1)):
             continue
         rest = _score_path(plan, op.operands[i], anchor, depth + 1)
         if rest is not None:
@@ -236,12 +216,12 @@ def _score_path(plan: _Planner, value: SSAValue, anchor: int, depth: int) -> lis
 
 
 PATTERNS: tuple[Pattern, ...] = (
-    Pattern("attention", frozenset({R.CUBE}), ops=frozenset({"graph.matmul"}), seed=_attention_seed,
+    Pattern("attention", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp}), seed=_attention_seed,
             feed=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}), epilogue=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}),
             side=_EW),
-    Pattern("conv-epilogue", frozenset({R.CUBE}), ops=frozenset({"graph.conv", "graph.conv_transpose"}),
+    Pattern("conv-epilogue", frozenset({R.CUBE}), ops=frozenset({g.ConvOp}),
             feed=frozenset({R.VIEW, R.CHANNEL_CONCAT}), epilogue=_EW, side=_EW),
-    Pattern("matmul-epilogue", frozenset({R.CUBE}), ops=frozenset({"graph.matmul", "graph.gemm"}),
+    Pattern("matmul-epilogue", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp, g.GemmOp}),
             feed=frozenset({R.VIEW, R.MOVE}), epilogue=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE, R.SOFTMAX}),
             side=_EW, epilogue_reads=False),
     Pattern("layernorm", frozenset({R.NORM}), epilogue=_EW, side=_EW),
@@ -270,22 +250,23 @@ def fusion_kind(roles: Sequence[Role]) -> str:
 
 # Vector instructions per op, as (throughput class, passes over the op's largest tensor).
 # Ops not listed: one "unary" or "binary" pass (by arity); reductions one "reduce" pass.
-_VECTOR_PASSES: dict[str, tuple[tuple[str, int], ...]] = {
-    "graph.softmax": (("reduce", 2), ("binary", 2), ("unary", 1)),
-    "graph.log_softmax": (("reduce", 2), ("binary", 2), ("unary", 2)),
-    "graph.layer_norm": (("reduce", 2), ("binary", 4), ("unary", 1)),
-    "graph.instance_norm": (("reduce", 2), ("binary", 4), ("unary", 1)),
-    "graph.batch_norm": (("binary", 2),),
-    "graph.clip": (("binary", 2),),
-    "graph.prelu": (("compare", 1), ("select", 1)),
-    "graph.where": (("select", 1),),
-    "graph.cast": (("cast", 1),),
-    "graph.expand": (("broadcast", 1),),
-    "graph.sigmoid": (("unary", 2), ("binary", 1)),
-    "graph.erf": (("unary", 1), ("binary", 4)),
-    "graph.gelu": (("unary", 2), ("binary", 5)),
-    "graph.transpose": (("transpose", 1),),
+_VECTOR_PASSES: dict[type[Operation], tuple[tuple[str, int], ...]] = {
+    g.SoftmaxOp: (("reduce", 2), ("binary", 2), ("unary", 1)),
+    g.LogSoftmaxOp: (("reduce", 2), ("binary", 2), ("unary", 2)),
+    g.LayerNormOp: (("reduce", 2), ("binary", 4), ("unary", 1)),
+    g.InstanceNormOp: (("reduce", 2), ("binary", 4), ("unary", 1)),
+    g.BatchNormOp: (("binary", 2),),
+    g.ClipOp: (("binary", 2),),
+    g.PReluOp: (("compare", 1), ("select", 1)),
+    g.WhereOp: (("select", 1),),
+    g.CastOp: (("cast", 1),),
+    g.ExpandOp: (("broadcast", 1),),
+    g.SigmoidOp: (("unary", 2), ("binary", 1)),
+    g.ErfOp: (("unary", 1), ("binary", 4)),
+    g.GeluOp: (("unary", 2), ("binary", 5)),
+    g.TransposeOp: (("transpose", 1),),
 }
+_COMPARE = (g.EqualOp, g.LessOp, g.LessOrEqualOp, g.GreaterOp, g.GreaterOrEqualOp)
 
 
 def _device_dtype(v: SSAValue, cube: bool = False) -> str:
@@ -314,13 +295,13 @@ def op_work(op: Operation, role: Role, standalone: bool = False) -> Work:
     if role is R.CUBE:
         w.cube_dtype = _device_dtype(op.results[0], cube=True)
         out = _shape(op.results[0])
-        if op.name == "graph.conv":
+        if isinstance(op, g.ConvOp):
             k = _shape(op.operands[1])
             w.macs = math.prod(out) * math.prod(k[1:])
-        elif op.name == "graph.conv_transpose":
+        elif isinstance(op, g.ConvTransposeOp):
             k = _shape(op.operands[1])
             w.macs = math.prod(_shape(op.operands[0])) * math.prod(k[1:])
-        elif op.name == "graph.gemm":
+        elif isinstance(op, g.GemmOp):
             a = _shape(op.operands[0])
             w.macs = math.prod(out) * (a[0] if op.attrs()["trans_a"] else a[1])
         else:
@@ -335,7 +316,7 @@ def op_work(op: Operation, role: Role, standalone: bool = False) -> Work:
         if standalone:
             w.add_vector("copy", dtype, _nbytes(big))
         return w
-    passes = _VECTOR_PASSES.get(op.name)
+    passes = _VECTOR_PASSES.get(type(op))
     if passes is None:
         if role is R.OPAQUE:
             passes = (("unary", 1),)  # pooling, lrn, gathers, ...: one pass, for program totals
@@ -343,7 +324,7 @@ def op_work(op: Operation, role: Role, standalone: bool = False) -> Work:
             passes = (("reduce", 1),)
         elif role is R.MOVE:
             passes = (("copy", 1),)
-        elif op.name.startswith(("graph.equal", "graph.less", "graph.greater")):
+        elif isinstance(op, _COMPARE):
             passes = (("compare", 1),)
         else:
             passes = (("binary" if len(op.operands) > 1 else "unary", max(len(op.operands) - 1, 1)),)
@@ -536,7 +517,7 @@ class _Planner:
     def build(self, pattern: Pattern, anchor: int) -> Candidate | None:
         if self.taken >> anchor & 1 or self.role[anchor] not in pattern.anchors:
             return None
-        if pattern.ops is not None and self.ops[anchor].name not in pattern.ops:
+        if pattern.ops is not None and type(self.ops[anchor]) not in pattern.ops:
             return None
         seed = pattern.seed(self, anchor) if pattern.seed else [anchor]
         if not seed or len(set(seed)) > self.max_ops or any(self.taken >> j & 1 for j in seed):
@@ -837,133 +818,6 @@ def restore_order(block: Block) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Decomposed LayerNorm -> graph.layer_norm.
-# ---------------------------------------------------------------------------
-
-
-def _sole_user(op: Operation) -> Operation | None:
-    uses = list(op.results[0].uses) if len(op.results) == 1 else []
-    return uses[0].operation if len(uses) == 1 else None
-
-
-def _scalar_constant(v: SSAValue) -> float | None:
-    c = g.constant_value_of(v)
-    return float(np.asarray(c).reshape(-1)[0]) if c is not None and c.size == 1 else None
-
-
-def _other(op: Operation, v: SSAValue) -> SSAValue | None:
-    """The operand of a binary op that is not `v` (None if v is not an operand)."""
-    a, b = op.operands
-    return b if a is v else a if b is v else None
-
-
-def match_layer_norm(mean: g.ReduceMeanOp) -> tuple[list[Operation], dict] | None:
-    """The ops of a decomposed LayerNorm starting at its first ReduceMean, and the parts of the
-    graph.layer_norm that replaces them; None if the ops do not form one, or if a value inside
-    would be lost (another user, a function result, a graph.keep tap)."""
-    x = mean.operands[0]
-    if role_of(mean) is not R.REDUCE or not is_float(x.type.element_type):
-        return None
-    rank = len(_shape(x))
-    a = mean.attrs()
-    if not a["axes"] or not a["keepdims"]:
-        return None
-    axes = sorted(ax % rank for ax in a["axes"])
-    if axes != list(range(rank - len(axes), rank)):
-        return None
-    chain: list[Operation] = [mean]
-
-    def step(op: Operation | None, name: str) -> Operation | None:
-        if op is None or op.name != name or attr_names.KEEP in chain[-1].attributes:
-            return None
-        chain.append(op)
-        return op
-
-    sub = step(_sole_user(mean), "graph.sub")
-    if sub is None or sub.operands[0] is not x or sub.operands[1] is not mean.results[0]:
-        return None
-    d = sub.results[0]
-    users = {u.operation for u in d.uses}
-    if len(users) != 2 or attr_names.KEEP in sub.attributes:
-        return None
-    sq = next((u for u in users if u.name in ("graph.pow", "graph.mul") and u.operands[0] is d), None)
-    if sq is None or (sq.name == "graph.pow" and _scalar_constant(sq.operands[1]) != 2.0) or (
-            sq.name == "graph.mul" and sq.operands[1] is not d):
-        return None
-    chain.append(sq)
-    var = step(_sole_user(sq), "graph.reduce_mean")
-    if var is None or var.operands[0] is not sq.results[0] or var.attrs() != a:
-        return None
-    add = step(_sole_user(var), "graph.add")
-    eps = None if add is None else _scalar_constant(_other(add, var.results[0]))
-    sqrt = step(_sole_user(add), "graph.sqrt") if eps is not None else None
-    div = step(_sole_user(sqrt), "graph.div") if sqrt is not None else None
-    if div is None or div.operands[0] is not d or div.operands[1] is not sqrt.results[0] or div not in users:
-        return None
-    norm = _shape(x)[rank - len(axes):]
-
-    def param(op: Operation | None, name: str, prev: Operation) -> SSAValue | None:
-        if op is None or op.name != name or attr_names.KEEP in prev.attributes:
-            return None
-        p = _other(op, prev.results[0])
-        if p is None or p.type.element_type != x.type.element_type or len(_shape(p)) > len(norm):
-            return None
-        try:
-            if g.broadcast_shapes(_shape(p), norm) != norm:
-                return None
-        except g.ShapeError:
-            return None
-        chain.append(op)
-        return p
-
-    last = div
-    gamma = param(_sole_user(div), "graph.mul", div)
-    if gamma is not None:
-        last = chain[-1]
-    beta = param(_sole_user(last), "graph.add", last)
-    if beta is not None:
-        last = chain[-1]
-    if last.results[0].type != x.type:
-        return None
-    return chain, {"x": x, "gamma": gamma, "beta": beta, "axis": rank - len(axes), "epsilon": eps, "norm": norm}
-
-
-class DecomposedLayerNorm(RewritePattern):
-    """Replace a decomposed LayerNorm by graph.layer_norm (same formula: within fp32 rounding)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: g.ReduceMeanOp, rewriter: PatternRewriter) -> None:
-        found = match_layer_norm(op)
-        if found is None:
-            return
-        chain, p = found
-        last = chain[-1]
-        new_ops: list[Operation] = []
-        gamma = p["gamma"]
-        if gamma is None:
-            ones = g.ConstantOp.from_array(np.ones(p["norm"], dtype=to_dtype(p["x"].type.element_type)))
-            ones.location = last.location
-            ones.output.name_hint = f"{last.results[0].name_hint or 'ln'}_scale"
-            new_ops.append(ones)
-            gamma = ones.output
-        inputs = [p["x"], gamma] + ([p["beta"]] if p["beta"] is not None else [])
-        ln = g.LayerNormOp.build_op(inputs, axis=p["axis"], epsilon=p["epsilon"])
-        ln.location = fused_loc(n for o in chain for n in loc_names(o.location))
-        if attr_names.KEEP in last.attributes:
-            ln.attributes[attr_names.KEEP] = UnitAttr()
-        new_ops.append(ln)
-        rewriter.insert(new_ops, InsertPoint.before(last))
-        rewriter.replace_all_uses_with(last.results[0], ln.output)
-        ln.output.name_hint = last.results[0].name_hint
-        constants = {v.owner for o in chain for v in o.operands if isinstance(v.owner, g.ConstantOp)}
-        for dead in reversed(chain):
-            rewriter.erase(dead)
-        for c in constants:  # the exponent 2 and eps, unless used elsewhere
-            if not c.output.uses:
-                rewriter.erase(c)
-
-
-# ---------------------------------------------------------------------------
 # The pass.
 # ---------------------------------------------------------------------------
 
@@ -1016,8 +870,6 @@ class FusePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = [p for p in PATTERNS if p.name not in self.disable]
-        if "layernorm" not in self.disable:
-            PatternRewriteWalker(DecomposedLayerNorm(), apply_recursively=False).rewrite_module(op)
         costs = Costs(self.device)
         for f in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
             if f.body.blocks:

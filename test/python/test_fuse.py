@@ -20,6 +20,7 @@ from geir.ir.locations import loc_names
 from geir.ir.text import print_module
 from geir.frontend.onnx import import_model
 from geir.passes.graph.fuse import FusePass
+from geir.passes.graph.recognize_layer_norm import RecognizeLayerNorm
 from geir.driver.registry import get_all_passes
 from geir.runtime.interpreter import random_inputs, run_module
 from geir.testing.suite import LIGHT_MODELS, assert_close, assert_pass_keeps_numerics, lit_chunks, reference_run, backend_cases, ort_run
@@ -27,9 +28,10 @@ from geir.dialects import attr_names
 
 CTX = Context()
 PASSES = get_all_passes()
+FUSE = ("graph-recognize-layer-norm", "graph-fuse")  # the fuse stage of the pipeline
 PIPELINES = [
-    pytest.param(("graph-fuse",), id="fuse"),
-    pytest.param(("graph-simplify", "graph-fuse"), id="simplify+fuse"),
+    pytest.param(FUSE, id="fuse"),
+    pytest.param(("graph-simplify", *FUSE), id="simplify+fuse"),
 ]
 
 
@@ -96,14 +98,14 @@ def test_backend_case_numerics(case, pipeline):
 def test_every_node_keeps_its_name(key):
     """A fused location lists every node it replaces: no model node disappears from the IR."""
     module = reference_run(key)[0]
-    out = run_pipeline(module, ("graph-fuse",))
+    out = run_pipeline(module, FUSE)
     assert node_names(module) <= node_names(out)
 
 
 @pytest.mark.parametrize("key", ["light_resnet50", "light_squeezenet", "transformer2"])
 def test_idempotent(key):
-    once = run_pipeline(reference_run(key)[0], ("graph-fuse",))
-    twice = run_pipeline(once, ("graph-fuse",))
+    once = run_pipeline(reference_run(key)[0], FUSE)
+    twice = run_pipeline(once, FUSE)
     assert print_module(once, elide=True) == print_module(twice, elide=True)
 
 
@@ -130,7 +132,7 @@ def test_requested_intermediates_survive_fusion():
     module = import_model(model)
     feeds = random_inputs(module, seed=4)
     expected = run_module(module, feeds)
-    out = run_pipeline(module, ("graph-fuse",))
+    out = run_pipeline(module, FUSE)
     got = run_module(out, feeds)
     for name in ["y", *wanted]:
         assert_close(got[name], expected[name], name)
@@ -170,3 +172,8 @@ LIT_DIR = os.path.join(os.path.dirname(__file__), "..", "passes", "graph")
 @pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "fuse")])
 def test_lit_case_keeps_numerics(chunk):
     assert_pass_keeps_numerics(chunk, FusePass())
+
+
+@pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-layer-norm")])
+def test_layer_norm_recognition_keeps_numerics(chunk):
+    assert_pass_keeps_numerics(chunk, RecognizeLayerNorm())

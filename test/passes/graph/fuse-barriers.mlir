@@ -1,7 +1,7 @@
 // graph-fuse barriers: a function result or a value tapped with the unit attribute `graph.keep`
 // is never hidden inside a fusion - the fused kernel still produces it (graph.yield) - and a
 // decomposed LayerNorm whose intermediates are needed outside is fused but not replaced.
-// RUN: geir-opt %s --split-input-file -p graph-fuse | filecheck %s
+// RUN: geir-opt %s --split-input-file -p graph-recognize-layer-norm,graph-fuse | filecheck %s
 
 // The conv result is also a function result: the kernel yields it besides the ReLU.
 // CHECK-LABEL: func.func @returned_intermediate(

@@ -1,8 +1,8 @@
 // graph-fuse options: max-ops (GE's max_fusion_ops) and disable=<pattern,...>.
-// RUN: geir-opt %s --split-input-file -p 'graph-fuse{max-ops=3}' --no-debuginfo | filecheck %s --check-prefix=MAX
+// RUN: geir-opt %s --split-input-file -p 'graph-recognize-layer-norm,graph-fuse{max-ops=3}' --no-debuginfo | filecheck %s --check-prefix=MAX
 // RUN: geir-opt %s --split-input-file -p 'graph-fuse{disable=conv-epilogue,elementwise}' --no-debuginfo | filecheck %s --check-prefix=OFF
 // RUN: geir-opt %s --split-input-file -p 'graph-fuse{disable=elementwise}' --no-debuginfo | filecheck %s --check-prefix=CONV
-// RUN: geir-opt %s --split-input-file -p 'graph-fuse{disable=layernorm}' --no-debuginfo | filecheck %s --check-prefix=LN
+// RUN: geir-opt %s --split-input-file -p 'graph-recognize-layer-norm,graph-fuse{disable=layernorm}' --no-debuginfo | filecheck %s --check-prefix=LN
 // RUN: geir-opt %s --split-input-file -p 'graph-fuse{disable=attention}' | filecheck %s --check-prefix=ATT
 // RUN: not geir-opt %s -p 'graph-fuse{disable=epilogue}' 2>&1 | filecheck %s --check-prefix=BAD
 // RUN: not geir-opt %s -p 'graph-fuse{max-ops=0}' 2>&1 | filecheck %s --check-prefix=BAD-MAX
@@ -61,13 +61,12 @@ func.func @conv_relu(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 
 // -----
 
-// disable=layernorm: the decomposed LayerNorm is not replaced; its ops still fuse, as a
-// reduction kernel.
+// disable=layernorm: no fusion anchors on the graph.layer_norm (graph-recognize-layer-norm
+// made it); it stays a kernel of its own.
 // LN-LABEL: func.func @layernorm(
-// LN:         %y = graph.fusion "vector" (%x) attributes {graph.pattern = "reduction"}
-// LN-NOT:       graph.layer_norm
-// LN:           graph.reduce_mean
-// LN:         func.return %y
+// LN-NEXT:    %y_scale = graph.constant
+// LN-NEXT:    %y = graph.layer_norm %x, %y_scale
+// LN-NEXT:    func.return %y
 // MAX-LABEL: func.func @layernorm(
 // MAX-NEXT:    %y_scale = graph.constant dense<1.000000e+00> : tensor<32xf32>
 // MAX-NEXT:    %y = graph.fusion "vector" (%x, %y_scale) attributes {graph.pattern = "layernorm"}

@@ -1,8 +1,8 @@
 // graph-fuse: the fusion patterns. Each function is one pattern; the fused kernel keeps every
 // original node in its fused location, small constants (scalars, shapes, <= 16 elements) are
 // cloned into the body and larger ones (weights) are passed in.
-// RUN: geir-opt %s --split-input-file -p graph-fuse | filecheck %s
-// RUN: geir-opt %s --split-input-file -p graph-fuse,graph-fuse | filecheck %s
+// RUN: geir-opt %s --split-input-file -p graph-recognize-layer-norm,graph-fuse | filecheck %s
+// RUN: geir-opt %s --split-input-file -p graph-recognize-layer-norm,graph-fuse,graph-fuse | filecheck %s
 
 // Conv + bias + BatchNorm (not folded) + residual Add + ReLU: one cube+vector kernel.
 // CHECK-LABEL: func.func @conv_bn_add_relu(
