@@ -316,6 +316,110 @@ def logical_array(array: np.ndarray, t: TensorType) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------
+# numpy: blocks of one tile (the ascend kernels' copies).
+#
+# A kernel converts tile by tile: a matrix tile [.., M, N] to and from FRACTAL_NZ blocks
+# [.., N1, M1, 16, C0]; a channels-first tile [C, *R] (channels at `axis` 0, no batch) to
+# and from its NC1HWC0 slab [C1, *R, C0]. C0 is given (the destination's: a FIX copy may
+# convert the element type), and a conversion may write through a view of its destination
+# (`nz_view`, `c0_lanes`, `c0_blocks_into`) instead of making a new array.
+# ---------------------------------------------------------------------------
+
+
+def nz_view(matrix: np.ndarray, c0: int) -> np.ndarray:
+    """The FRACTAL_NZ blocks [.., N1, M1, 16, C0] of a matrix [.., M1 * 16, N1 * C0] of whole
+    fractals, as a view: reading it reads the matrix, writing it writes the matrix."""
+    *batch, m, n = matrix.shape
+    *outer, sm, sn = matrix.strides
+    shape = (*batch, n // c0, m // CUBE_BLOCK, CUBE_BLOCK, c0)
+    return np.lib.stride_tricks.as_strided(matrix, shape, (*outer, c0 * sn, CUBE_BLOCK * sm, sm, sn))
+
+
+def to_nz(matrix: np.ndarray, c0: int) -> np.ndarray:
+    """The FRACTAL_NZ blocks [.., N1, M1, 16, C0] of a matrix [.., M, N] (rank >= 2),
+    zero-padded to whole fractals (a view of the padded matrix)."""
+    m, n = matrix.shape[-2:]
+    padded = _pad_axis(_pad_axis(matrix, -2, _ceil(m, CUBE_BLOCK) * CUBE_BLOCK), -1, _ceil(n, c0) * c0)
+    return nz_view(padded, c0)
+
+
+def from_nz(blocks: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """The matrix [.., rows, cols] of FRACTAL_NZ blocks [.., N1, M1, 16, C0]: the padding
+    past `rows` and `cols` dropped."""
+    *batch, n1, m1, m0, c0 = blocks.shape
+    matrix = np.empty((*batch, m1 * m0, n1 * c0), blocks.dtype)
+    nz_view(matrix, c0)[...] = blocks
+    return matrix[..., :rows, :cols]
+
+
+def c0_lanes(blocked: np.ndarray, axis: int = 0) -> np.ndarray:
+    """The view [.., C1, C0, ..] of C0-lane blocks [.., C1, .., C0] (C1 at `axis`): channel c
+    is lane c % C0 of block c // C0 (NC1HWC0 is NCHW's channels so blocked, at axis 1)."""
+    return np.moveaxis(blocked, -1, axis + 1)
+
+
+def c0_blocks_into(x: np.ndarray, blocked: np.ndarray, axis: int = 0) -> None:
+    """Writes the channels of `x` (along `axis`) into the C0-lane blocks `blocked`
+    [.., C1, .., C0] in place, the lanes past x's channels zero. x's other axes may be longer
+    than blocked's (their leading part is written), its channels at most C1 * C0."""
+    lanes = c0_lanes(blocked, axis)
+    c1, c0 = lanes.shape[axis], lanes.shape[axis + 1]
+    lead = (slice(None),) * axis
+    rows = min(x.shape[axis], c1 * c0)
+    x = x[(*lead, slice(0, rows), *(slice(0, n) for n in lanes.shape[axis + 2:]))]
+    full = rows // c0
+    if full:
+        lanes[(*lead, slice(0, full))] = x[(*lead, slice(0, full * c0))].reshape(
+            *x.shape[:axis], full, c0, *x.shape[axis + 1:])
+    if rows > full * c0 or full < c1:
+        tail = lanes[(*lead, full)]
+        tail[(*lead, slice(0, rows - full * c0))] = x[(*lead, slice(full * c0, None))]
+        tail[(*lead, slice(rows - full * c0, None))] = 0
+        if full + 1 < c1:
+            lanes[(*lead, slice(full + 1, None))] = 0
+
+
+def to_c0_blocks(x: np.ndarray, c0: int, axis: int = 0) -> np.ndarray:
+    """The channels of `x` (along `axis`) as blocks of C0 lanes: [.., C, ..] ->
+    [.., ceil(C / C0), .., C0], zero-padded (a channels-first tile [C, *R] -> its NC1HWC0 slab
+    [C1, *R, C0]; NCHW -> NC1HWC0 at axis 1)."""
+    shape = x.shape
+    blocked = np.empty((*shape[:axis], _ceil(shape[axis], c0), *shape[axis + 1:], c0), x.dtype)
+    c0_blocks_into(x, blocked, axis)
+    return blocked
+
+
+def from_c0_blocks(blocked: np.ndarray, channels: int, axis: int = 0) -> np.ndarray:
+    """The reverse of `to_c0_blocks`: [.., C1, .., C0] -> [.., channels, ..], the padding
+    lanes dropped."""
+    lanes = c0_lanes(blocked, axis)
+    merged = lanes.reshape(*lanes.shape[:axis], -1, *lanes.shape[axis + 2:])
+    return merged[(*(slice(None),) * axis, slice(0, channels))]
+
+
+def pad_or_crop(tile: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """A tile brought to `shape` (same rank): the leading part of a larger tile (a view), or
+    a smaller one zero-extended (the edge tiles of a padded copy)."""
+    if all(s >= d for s, d in zip(tile.shape, shape)):
+        return tile[tuple(slice(0, d) for d in shape)]
+    out = np.zeros(shape, tile.dtype)
+    out[tuple(slice(0, s) for s in tile.shape)] = tile
+    return out
+
+
+def pad_slices(src: Sequence[int], dst: Sequence[int]) -> tuple[tuple[slice, ...], tuple[tuple[slice, ...], ...]] | None:
+    """`pad_or_crop` of a tile of shape `src` into a destination of shape `dst` in place:
+    (the destination's leading part the tile fills, the slabs of the rest, which are zero);
+    None unless the tile is no larger than the destination. Slab d: the part past the tile
+    along axis d, within its extent along the axes before."""
+    if len(src) != len(dst) or any(s > d for s, d in zip(src, dst)):
+        return None
+    head = tuple(slice(0, s) for s in src)
+    zero = tuple(head[:d] + (slice(s, None),) for d, (s, n) in enumerate(zip(src, dst)) if s < n)
+    return head, zero
+
+
+# ---------------------------------------------------------------------------
 # Which formats an op accepts.
 #
 # Every GraphOp has a LAYOUT kind (set in dialects/graph.py):

@@ -17,13 +17,15 @@ translated once into Python source:
   (block), kept in a dict;
 * alloc, copy, mmad, load3d, vector ops, ... are closures over their decoded
   attributes; load3d's gathers are indexed by box-relative geometry (see
-  `ai.Load3dGeometry`) and shared by the kernel's load3d ops of one geometry.
+  `ascend_semantics.Load3dGeometry`) and shared by the kernel's load3d ops of
+  one geometry.
 
 Checks and messages stay the interpreter's: where a guard fails the generated
-code calls the interpreter's own function (`subview`, `alloc`, `write`,
-`flag_not_set`, ...), which raises the same error. Trace events and listener
-calls are made for the same ops in the same order (listeners see index values
-as ints). An op without a compiled form runs through the interpreter
+code calls the function the interpreter calls (runtime/ascend_machine.py:
+`subview`, `alloc`, `write`, `flag_not_set`, ...), which raises the same error;
+values come from the same semantics (runtime/ascend_semantics.py). Trace
+events and listener calls are made for the same ops in the same order
+(listeners see index values as ints). An op without a compiled form runs through the interpreter
 (`Interpreter.run_op`); a kernel the translation does not cover (a CFG body,
 scf.while, a loop over a non-index type) runs op by op on xDSL's path.
 
@@ -50,9 +52,12 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
 from geir.dialects import ascend as a
-from geir.ir.types import to_dtype
+from geir.dialects import formats
 from geir.errors import InterpreterError
-from geir.runtime import ascend_interpreter as ai
+from geir.ir.locations import describe
+from geir.ir.types import to_dtype
+from geir.runtime import ascend_machine as machine
+from geir.runtime import ascend_semantics as semantics
 
 _CACHE_ATTR = "_geir_compiled"
 _CODE: dict[str, Any] = {}
@@ -85,7 +90,7 @@ class CompiledKernel:
     arity: int
     launch_memos: int  # values the same for every block of a launch, kept in a list per launch
     source: str
-    im2col: tuple[ai.Load3dGeometry, ...] = ()  # its load3d ops' gathers (held as long as it is)
+    im2col: tuple[semantics.Load3dGeometry, ...] = ()  # its load3d ops' gathers (held as long as it is)
 
     def accepts(self, args: Sequence[Any]) -> bool:
         if len(args) != self.arity:
@@ -97,7 +102,7 @@ class CompiledKernel:
         return True
 
 
-def compiled_body(interpreter: Interpreter, run: Any, kernel: a.KernelOp, args: Sequence[Any]):
+def compiled_body(interpreter: Interpreter, run: machine.RunState, kernel: a.KernelOp, args: Sequence[Any]):
     """The compiled body of `kernel` for these launch arguments, or None to run it on xDSL's
     interpreter. Compiled once per kernel op and kept on it while its body is unchanged."""
     entry = run.kernels.get(kernel, False)
@@ -139,7 +144,7 @@ def compile_kernel(kernel: a.KernelOp, listen: bool = False, traced: bool = Fals
 def held_bytes(module: Operation) -> int:
     """Bytes of the im2col index arrays the compiled kernels of `module` hold (each kernel's
     load3d gathers, kept on the kernel op with its code and freed with it)."""
-    seen: dict[int, ai.Load3dGeometry] = {}
+    seen: dict[int, semantics.Load3dGeometry] = {}
     for op in module.walk():
         cache = getattr(op, _CACHE_ATTR, None) if isinstance(op, a.KernelOp) else None
         for entry in (cache[1].values() if cache else ()):
@@ -198,7 +203,7 @@ def _did(interpreter: Interpreter, op: Operation, results: tuple) -> None:
         listener.did_interpret_op(op, results)
 
 
-def _poison(run: Any, ends: tuple[tuple[str, int], ...]) -> None:
+def _poison(run: machine.RunState, ends: tuple[tuple[str, int], ...]) -> None:
     """A block's start: its buffers of each space poisoned as far as its planned allocs reach
     (spaces the device lacks are left to the allocs, which raise the error)."""
     sizes = run.device.buffer_bytes
@@ -207,17 +212,17 @@ def _poison(run: Any, ends: tuple[tuple[str, int], ...]) -> None:
             run.space(space, end)
 
 
-def _misaligned(run: Any, block: Any, space: str, view: np.ndarray) -> bool:
+def _misaligned(run: machine.RunState, block: machine.BlockState, space: str, view: np.ndarray) -> bool:
     """Whether a non-empty tile of an on-chip buffer starts off a 32-byte block (the
     interpreter's subview then raises the error)."""
-    return space in block.spaces and (view.__array_interface__["data"][0] - run.addresses[space]) % a.BLOCK_BYTES != 0
+    return space in block.spaces and (machine.address(view) - run.addresses[space]) % a.BLOCK_BYTES != 0
 
 
-def _constant(run: Any, op: a.ConstantOp) -> np.ndarray:
+def _constant(run: machine.RunState, op: a.ConstantOp) -> np.ndarray:
     try:
         return op.array()
     except ValueError as e:
-        raise InterpreterError(f"{ai.describe(op)}: {e}") from None
+        raise InterpreterError(f"{describe(op)}: {e}") from None
 
 
 def _is_index(t: Any) -> bool:
@@ -255,12 +260,12 @@ def _alloc_fn(op: a.AllocOp):
     """An on-chip alloc at a planned offset: the view into the block's buffer of its space,
     as `alloc` makes it; anything else (gm, unplanned, too big) is `alloc` itself."""
     t = op.memref.type
-    space, offset, nbytes = op.space, a._int(op.offset), op.nbytes
+    space, offset, nbytes = op.space, machine.planned_offset(op), op.nbytes
     dtype, shape = to_dtype(t.element_type), tuple(t.get_shape())
-    alloc = ai.alloc
+    alloc = machine.alloc
     if space == "gm" or offset is None or DYNAMIC_INDEX in shape:
         return lambda R, B: alloc(R, op)
-    end = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize  # as _view
+    end = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize  # as view_at
     stop = offset + nbytes  # as alloc's capacity check and poisoning
 
     def alloc_at(R, B):
@@ -279,7 +284,7 @@ def _reshape_fn(op: Operation):
     """collapse_shape / expand_shape: numpy's reshape without a copy; when it cannot, the
     interpreter's `reshape` raises its error."""
     shape = tuple(op.results[0].type.get_shape())
-    reshape, np_reshape = ai.reshape, np.reshape
+    reshape, np_reshape = machine.reshape, np.reshape
 
     def reshape_view(R, x):
         try:
@@ -298,8 +303,9 @@ def _copy_fn(op: a.CopyOp):
     pipe = a.COPY_PIPES.get(path)
     if pipe is None:
         raise _NotNative
-    nbytes, dtype, transform = op.nbytes, ai._dtype_name(op.dst.type), op.physical_transform
-    copy_data, write, check_path, TE = ai.copy_data, ai.write, ai.check_dma_path, ai.TraceEvent
+    nbytes, dtype, transform = op.nbytes, machine.element_name(op.dst.type), op.physical_transform
+    copy_data, write, check_path, TE = semantics.copy_data, machine.write, machine.check_dma_path, machine.TraceEvent
+    pad_slices = formats.pad_slices
 
     def traced(R, B, dst):
         R.trace(TE(op, pipe, B.kernel, B.index, B.launch, B.stream, nbytes, tuple(dst.shape), dtype,
@@ -318,7 +324,7 @@ def _copy_fn(op: a.CopyOp):
 
         return copy
 
-    slabs: dict[tuple, tuple | None] = {}  # (src shape, dst shape) -> _pad_slabs
+    slabs: dict[tuple, tuple | None] = {}  # (src shape, dst shape) -> formats.pad_slices
     padded = not op.attributes and set(op.properties) == {"pad"}
     blocked = _blocked_into(op)
 
@@ -329,7 +335,7 @@ def _copy_fn(op: a.CopyOp):
             key = (src.shape, dst.shape)
             cut = slabs.get(key, False)
             if cut is False:
-                cut = slabs[key] = _pad_slabs(*key)
+                cut = slabs[key] = pad_slices(*key)
             if cut is not None and dst.flags.writeable:
                 head, zero = cut
                 dst[head] = src
@@ -357,13 +363,14 @@ def _blocked_into(op: a.CopyOp):
     """For the two re-laying copies every formatted conv runs per tile - FRACTAL weights into
     l1 (`nz2nd`) and l0c rows out as NC1HWC0 blocks (`nd2nc1hwc0`, maybe cropped and relu'd
     by FIX) - a function writing `copy_data`'s result straight through a view of the
-    destination (no temporaries); it returns False for shapes it does not take (the caller
-    then goes `copy_data`'s way). None for any other copy."""
-    layout = a._str(op.layout)
+    destination (no temporaries; dialects/formats.py's `nz_view`, `c0_blocks_into`); it
+    returns False for shapes it does not take (the caller then goes `copy_data`'s way). None
+    for any other copy."""
+    layout = semantics.copy_layout(op)
     if op.transpose is not None or layout not in ("nz2nd", "nd2nc1hwc0"):
         return None
     relu = op.relu is not None
-    as_strided = np.lib.stride_tricks.as_strided
+    nz_view, c0_blocks_into, maximum = formats.nz_view, formats.c0_blocks_into, np.maximum
 
     if layout == "nz2nd":
         if relu or op.pad is not None:
@@ -375,9 +382,10 @@ def _blocked_into(op: a.CopyOp):
             k1, m1, m0, c0 = src.shape
             if dst.shape != (m1 * m0, k1 * c0):
                 return False
-            s0, s1 = dst.strides
-            view = as_strided(dst, (m1, m0, k1, c0), (m0 * s0, s0, c0 * s1, s1), writeable=True)
-            view[...] = src.transpose(1, 2, 0, 3)
+            view = nz_view(dst, c0)
+            if view.shape != src.shape:
+                return False
+            view[...] = src
             return True
 
         return nz2nd
@@ -386,44 +394,20 @@ def _blocked_into(op: a.CopyOp):
         if src.ndim != 2 or dst.ndim != 3:
             return False
         c1, cols, c0 = dst.shape
-        rows = min(src.shape[0], c1 * c0)
         if src.shape[1] < cols or (op.pad is None and src.shape != (c1 * c0, cols)):
             return False
-        data = src[:rows, :cols]
-        if relu:
-            data = np.maximum(data, 0)
-        blocks = np.moveaxis(dst, -1, 1)  # [C1, C0, cols], a view
-        full = rows // c0
-        if full:
-            blocks[:full] = data[: full * c0].reshape(full, c0, cols)
-        if rows > full * c0 or full < c1:
-            tail = blocks[full]
-            tail[: rows - full * c0] = data[full * c0:]
-            tail[rows - full * c0:] = 0
-            if full + 1 < c1:
-                blocks[full + 1:] = 0
+        data = src[:c1 * c0, :cols]
+        c0_blocks_into(maximum(data, 0) if relu else data, dst)
         return True
 
     return nd2nc1hwc0
-
-
-def _pad_slabs(src: tuple[int, ...], dst: tuple[int, ...]):
-    """A `copy {pad}` of a source no larger than its destination, written in place: (the
-    destination's leading part the source fills, the slabs of the rest, which are zero); None
-    for any other shapes (copy_data's way). Slab d: the rows past the source along axis d
-    within its extent along the axes before."""
-    if len(src) != len(dst) or any(s > d for s, d in zip(src, dst)):
-        return None
-    head = tuple(slice(0, s) for s in src)
-    zero = tuple(head[:d] + (slice(s, None),) for d, (s, n) in enumerate(zip(src, dst)) if s < n)
-    return head, zero
 
 
 def _mmad_fn(op: a.MmadOp):
     init = op.init is not None
     m, k, n = op.mkn
     dtype = op.dtype
-    write, TE, matmul, add = ai.write, ai.TraceEvent, np.matmul, np.add
+    write, TE, matmul, add = machine.write, machine.TraceEvent, np.matmul, np.add
 
     def mmad(R, B, x, y, c):
         acc = c.dtype
@@ -445,13 +429,13 @@ def _mmad_fn(op: a.MmadOp):
     return mmad
 
 
-def _load3d_fn(op: a.Load3dOp, geometry: ai.Load3dGeometry):
+def _load3d_fn(op: a.Load3dOp, geometry: semantics.Load3dGeometry):
     """A repeated call is a dict hit on `geometry.calls` (the kernel's load3d ops of one
     geometry share it) and one gather; a launch asks for a few distinct tiles thousands of
     times."""
     dst_space = op.dst_space
-    nbytes, dtype = op.nbytes, ai._dtype_name(op.dst.type)
-    write, TE, plan, outside = ai.write, ai.TraceEvent, ai.load3d_plan, ai.Load3dOutside
+    nbytes, dtype = op.nbytes, machine.element_name(op.dst.type)
+    write, TE, plan, outside = machine.write, machine.TraceEvent, semantics.load3d_plan, semantics.Load3dOutside
     calls = geometry.calls
 
     def load3d(R, B, fm, ih, iw, dst, k, oh, ow):
@@ -460,7 +444,7 @@ def _load3d_fn(op: a.Load3dOp, geometry: ai.Load3dGeometry):
             try:
                 found = plan(geometry, fm.shape, ih, iw, k, oh, ow, dst.shape)
             except outside as e:
-                raise InterpreterError(f"{ai.where(R, op)}: {e.message(k, ih, iw, fm.shape)}") from None
+                raise InterpreterError(f"{machine.where(R, op)}: {e.message(k, ih, iw, fm.shape)}") from None
         base, g = found
         src = fm.reshape(-1)[base:]  # a view (a copy of a strided box)
         try:
@@ -476,9 +460,9 @@ def _load3d_fn(op: a.Load3dOp, geometry: ai.Load3dGeometry):
 
 
 def _vector_fn(op: a.VectorOp):
-    fn = ai.vector_kernel(op)
+    fn = semantics.vector_kernel(op)
     nbytes, shape, dtype, kind = op.nbytes, tuple(op.dst.type.get_shape()), op.dtype, op.cost_kind
-    write, TE, errstate = ai.write, ai.TraceEvent, np.errstate
+    write, TE, errstate = machine.write, machine.TraceEvent, np.errstate
 
     def vector(R, B, args):
         with errstate(all="ignore"):
@@ -497,9 +481,9 @@ def _vector_fn(op: a.VectorOp):
 
 def _load_fn(op: memref.LoadOp, bitwidth: int):
     t = op.res.type
-    dtype = ai._dtype_name(op.memref.type)
+    dtype = machine.element_name(op.memref.type)
     native = _is_index(t) or _is_i1(t)
-    TE = ai.TraceEvent
+    TE = machine.TraceEvent
 
     def load(R, B, arr, idx):
         value = arr[idx]
@@ -515,14 +499,14 @@ def _load_fn(op: memref.LoadOp, bitwidth: int):
 
 
 def _store_fn(op: memref.StoreOp):
-    dtype = ai._dtype_name(op.memref.type)
-    TE = ai.TraceEvent
+    dtype = machine.element_name(op.memref.type)
+    TE = machine.TraceEvent
 
     def store(R, B, value, arr, idx):
         try:
-            arr[idx] = ai._value(value)
+            arr[idx] = machine.scalar_value(value)
         except ValueError as e:
-            raise InterpreterError(f"{ai.where(R, op)}: {e}") from None
+            raise InterpreterError(f"{machine.where(R, op)}: {e}") from None
         tr = R.trace
         if tr is not None:
             tr(TE(op, "S", B.kernel, B.index, B.launch, B.stream, arr.itemsize, (), dtype))
@@ -543,10 +527,10 @@ def _fallback_fn(op: Operation, bitwidth: int):
     return run_op
 
 
-def _subview_slow(op: memref.SubviewOp, spec: ai.SubviewSpec, strides: list):
+def _subview_slow(op: memref.SubviewOp, spec: machine.SubviewSpec, strides: list):
     """The interpreter's subview (all checks, its error messages); remembers the source
     strides it accepted, which the inline guard compares against."""
-    subview = ai.subview
+    subview = machine.subview
 
     def slow(R, src, dyn):
         view = subview(R, op, src, dyn, spec)
@@ -589,8 +573,8 @@ class _Codegen:
         self.listen = listen
         self.traced = traced
         self.bitwidth = bitwidth
-        self.ns: dict[str, Any] = {"TE": ai.TraceEvent, "W": _will, "D": _did, "MISALIGNED": _misaligned,
-                                   "NOT_SET": ai.flag_not_set, "POISON": _poison}
+        self.ns: dict[str, Any] = {"TE": machine.TraceEvent, "W": _will, "D": _did, "MISALIGNED": _misaligned,
+                                   "NOT_SET": machine.flag_not_set, "POISON": _poison}
         self.flags: dict[tuple[str, str, int], str] = {}
         self.refs: dict[int, str] = {}
         self.lines: list[str] = []
@@ -604,7 +588,7 @@ class _Codegen:
         self.invariant: set[SSAValue] = set()  # the same Python object for a whole launch
         self.launch_memos = 0
         self.poison: dict[str, int] = {}  # space -> end of the planned allocs kept per launch
-        self.load3d: dict[tuple, ai.Load3dGeometry] = {}  # one per im2col geometry
+        self.load3d: dict[tuple, semantics.Load3dGeometry] = {}  # one per im2col geometry
         self.count = 0
 
     # -- bookkeeping ----------------------------------------------------------
@@ -858,7 +842,7 @@ class _Codegen:
         src, dyn = self.name(op.source), [self.name(v) for v in op.operands[1:]]
         shape = self.shapes.get(op.source)
         strides: list = [None]
-        spec = ai.SubviewSpec.of(op)
+        spec = machine.SubviewSpec.of(op)
         slow = f"{self.const(_subview_slow(op, spec, strides), 'SV')}(R, {src}, ({''.join(f'{d}, ' for d in dyn)}))"
         res = self.define(op.result)
         fast = None if shape is None else self._subview_guard(op, spec, shape, dyn)
@@ -911,7 +895,7 @@ class _Codegen:
             return None
         return name
 
-    def _subview_guard(self, op: memref.SubviewOp, spec: ai.SubviewSpec, shape: tuple[int, ...], dyn: list[str]):
+    def _subview_guard(self, op: memref.SubviewOp, spec: machine.SubviewSpec, shape: tuple[int, ...], dyn: list[str]):
         """(conditions, numpy index, space whose 32-byte blocks the tile must start on or None)
         under which the inline slice is the interpreter's subview; None when only the
         interpreter's function can tell (dynamic sizes, a check that fails whatever the
@@ -926,7 +910,7 @@ class _Codegen:
             return None
         if not (len(offsets) == len(sizes) == len(strides) == len(shape)):
             return None
-        drop = ai.reduced_axes(tuple(sizes), spec.shape)
+        drop = machine.reduced_axes(tuple(sizes), spec.shape)
         if drop is None:
             return None
         conds: list[str] = []
@@ -948,7 +932,7 @@ class _Codegen:
         if not all(sizes):  # an empty tile: no alignment to check
             return conds, index_text, None
         itemsize = to_dtype(op.source.type.element_type).itemsize
-        rule = ai.tile_rule(op, [o if isinstance(o, int) else None for o in offsets], sizes, spec.shape, itemsize)
+        rule = machine.tile_rule(op, [o if isinstance(o, int) else None for o in offsets], sizes, spec.shape, itemsize)
         if rule == "fractal":
             for x in (*offsets[-2:], *sizes[-2:]):
                 if isinstance(x, int):
@@ -990,7 +974,7 @@ class _Codegen:
     def e_alloc(self, op: a.AllocOp) -> None:
         res = self.define(op.memref)
         call = f"{self.const(_alloc_fn(op), 'ALLOC')}(R, B)"
-        space, offset, shape = op.space, a._int(op.offset), self.shapes[op.memref]
+        space, offset, shape = op.space, machine.planned_offset(op), self.shapes[op.memref]
         if space == "gm" or offset is None or shape is None:
             self.line(f"{res} = {call}")
             return
@@ -1017,10 +1001,10 @@ class _Codegen:
         self.line(f"{fn}(R, B, {', '.join(self.name(v) for v in op.operands)})")
 
     def e_load3d(self, op: a.Load3dOp) -> None:
-        key = ai.Load3dGeometry.key_of(op)
+        key = semantics.Load3dGeometry.key_of(op)
         geometry = self.load3d.get(key)
         if geometry is None:
-            geometry = self.load3d[key] = ai.Load3dGeometry(op)
+            geometry = self.load3d[key] = semantics.Load3dGeometry(op)
         fn = self.const(_load3d_fn(op, geometry), "LOAD3D")
         self.line(f"{fn}(R, B, {', '.join(self.name(v) for v in op.operands)})")
 

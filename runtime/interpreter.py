@@ -15,7 +15,7 @@ drops them), every other op gets logical arrays (docs/layout.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -41,20 +41,37 @@ from geir.reference.graph import REFERENCE, reference_of
 from geir.dialects import attr_names
 
 
+@register_impls
+class GraphFunctions(InterpreterFunctions):
+    """The graph ops: each with a numpy kernel in reference/graph.py runs it
+    (`run_reference`, registered for every class of `REFERENCE` by `_impls`);
+    graph.constant, graph.fusion and graph.yield have their own impls."""
 
-def _kernel_impl(op_type: type[g.GraphOp]) -> Callable:
-    kernel = reference_of(op_type)
+    @impl(g.ConstantOp)
+    def run_constant(self, interpreter: Interpreter, op: g.ConstantOp, args):
+        try:
+            return (op.array(),)
+        except ValueError as e:
+            raise InterpreterError(f"{describe(op)}: {e}") from None
 
-    @impl(op_type)
-    def run(self, interpreter: Interpreter, op: g.GraphOp, args: tuple[Any, ...]):
-        # Values are storage arrays. Elementwise ops and trans_data run on them directly;
-        # any other op with a format encoding gets logical arrays and its results are
-        # stored back in their formats (dialects/formats.py).
+    @impl(g.FusionOp)
+    def run_fusion(self, interpreter: Interpreter, op: g.FusionOp, args):
+        return interpreter.run_ssacfg_region(op.body, args, op.name)
+
+    @impl_terminator(g.YieldOp)
+    def run_yield(self, interpreter: Interpreter, op: g.YieldOp, args):
+        return ReturnedValues(args), ()
+
+    def run_reference(self, interpreter: Interpreter, op: g.GraphOp, args: tuple[Any, ...]):
+        """The op's reference kernel on its operands, with the op's attributes as keyword
+        arguments. Values are storage arrays: elementwise ops and trans_data run on them
+        directly; any other op with a format encoding gets logical arrays and its results
+        are stored back in their formats (dialects/formats.py)."""
         logical = op.LAYOUT not in ("elementwise", "trans_data") and _has_formats(op)
         if logical:
             args = tuple(formats.logical_array(a, v.type) for a, v in zip(args, op.operands))
         try:
-            out = kernel(*args, **op.kernel_kwargs())
+            out = reference_of(op)(*args, **op.kernel_kwargs())
         except Exception as e:  # a numpy error inside a kernel
             raise InterpreterError(f"{describe(op)} failed: {type(e).__name__}: {e}") from e
         outs = out if isinstance(out, tuple) else (out,)
@@ -65,7 +82,12 @@ def _kernel_impl(op_type: type[g.GraphOp]) -> Callable:
             )
         return tuple(_conform(op, i, o) for i, o in enumerate(outs))
 
-    return run
+    @classmethod
+    def _impls(cls):
+        """The `@impl` methods above, and `impl(op_type)(run_reference)` for every other
+        graph op class with a reference kernel: what xDSL's Interpreter registers."""
+        own = dict(super()._impls())
+        return [*own.items(), *((t, impl(t)(cls.run_reference)) for t in REFERENCE if t not in own)]
 
 
 def _has_formats(op: Operation) -> bool:
@@ -83,36 +105,6 @@ def _conform(op: Operation, index: int, value: np.ndarray, t: TensorType | None 
         )
     dtype = to_dtype(t.element_type)
     return value if value.dtype == dtype else value.astype(dtype)
-
-
-def _build_graph_functions() -> type[InterpreterFunctions]:
-    body: dict[str, Any] = {}
-    for op_type in REFERENCE:  # every graph op with semantics runs them
-        body["run_" + op_type.__name__] = _kernel_impl(op_type)
-
-    @impl(g.ConstantOp)
-    def run_constant(self, interpreter, op: g.ConstantOp, args):
-        try:
-            return (op.array(),)
-        except ValueError as e:
-            raise InterpreterError(f"{describe(op)}: {e}") from None
-
-    body["run_constant"] = run_constant
-
-    @impl(g.FusionOp)
-    def run_fusion(self, interpreter, op: g.FusionOp, args):
-        return interpreter.run_ssacfg_region(op.body, args, op.name)
-
-    @impl_terminator(g.YieldOp)
-    def run_yield(self, interpreter, op: g.YieldOp, args):
-        return ReturnedValues(args), ()
-
-    body["run_fusion"] = run_fusion
-    body["run_yield"] = run_yield
-    return register_impls(type("GraphFunctions", (InterpreterFunctions,), body))
-
-
-GraphFunctions = _build_graph_functions()
 
 
 def make_interpreter(module: ModuleOp, listeners: tuple = ()) -> Interpreter:

@@ -37,9 +37,6 @@ UNIT_RATIOS: Mapping[str, tuple[str, str]] = {
 }
 """msprof ratio name -> (unit, pipe): busy time of the pipe on that unit / the unit's core time."""
 
-_VIEW_OPS = frozenset(op.name for op in a.VIEW_OPS)
-
-
 # ---------------------------------------------------------------------------
 # Pieces.
 # ---------------------------------------------------------------------------
@@ -104,7 +101,7 @@ def memory_stats(module: ModuleOp) -> dict[str, int]:
                     continue
                 seen.add(id(user))
                 users.append(top_of(user))
-                if user.name in _VIEW_OPS:
+                if isinstance(user, a.VIEW_OPS):
                     uses.extend(u for r in user.results for u in r.uses)
             if users:
                 first, last = min(users), max(users)

@@ -54,12 +54,13 @@ import numpy as np
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import Dialect, Operation, OpResult, SSAValue
 
 from geir.dialects import ascend as a
 from geir.errors import GeirError
 from geir.ir.locations import describe, loc_names
-from geir.runtime.ascend_interpreter import TraceEvent, run_ascend_module
+from geir.runtime.ascend_interpreter import run_ascend_module
+from geir.runtime.ascend_machine import TraceEvent, address, planned_offset
 from geir.target.cost_model import CostModel
 from geir.target.device import DeviceSpec, load_device
 from geir.dialects import attr_names
@@ -129,13 +130,9 @@ _DMA_OPS = tuple(t for t in (a.CopyOp, getattr(a, "Load3dOp", None)) if t)   # s
 _ACCESSING = (*_DMA_OPS, a.MmadOp, a.VectorOp, memref.LoadOp, memref.StoreOp, *((_REFERENCE,) if _REFERENCE else ()))
 
 
-def _address(x: np.ndarray) -> int:
-    return x.__array_interface__["data"][0]
-
-
 def _rows(x: np.ndarray) -> tuple[int, int, np.ndarray | None, int]:
     """(lo, hi, row starts or None, row length) of the bytes of a numpy view."""
-    base, item = _address(x), x.itemsize
+    base, item = address(x), x.itemsize
     dims = [(n, s) for n, s in zip(x.shape, x.strides) if n != 1]
     lo = base + sum((n - 1) * s for n, s in dims if s < 0)
     hi = base + sum((n - 1) * s for n, s in dims if s > 0) + item
@@ -179,7 +176,7 @@ class Recorder(Interpreter.Listener):
 
     def did_interpret_op(self, op: Operation, results: tuple) -> None:
         if isinstance(op, a.AllocOp) and results and isinstance(results[0], np.ndarray):
-            self._alloc_base[op] = _address(results[0])
+            self._alloc_base[op] = address(results[0])
 
     # trace sink
     def __call__(self, event: TraceEvent) -> None:
@@ -208,7 +205,7 @@ class Recorder(Interpreter.Listener):
             return None
         space = a.space_of(value.type) or "gm"
         if index is not None:  # one element (scalar load/store)
-            lo = _address(x) + sum(i * s for i, s in zip(index, x.strides))
+            lo = address(x) + sum(i * s for i, s in zip(index, x.strides))
             lo, hi, starts, run = lo, lo + x.itemsize, None, x.itemsize
         else:
             if x.size == 0:
@@ -216,7 +213,7 @@ class Recorder(Interpreter.Listener):
             lo, hi, starts, run = _rows(x)
         root = self._root(value)
         base = self._alloc_base.get(root) if root is not None else None
-        rel = lo - base + (a._int(root.offset) or 0) if base is not None else 0
+        rel = lo - base + (planned_offset(root) or 0) if base is not None else 0
         return Access(space, root, write, lo, hi, starts, run, rel)
 
     def _accesses(self, op: Operation, args: tuple) -> Iterable[Access]:
@@ -536,16 +533,21 @@ def _moved_bytes(cm: CostModel, ev: TraceEvent) -> int:
     return max(ev.nbytes, cm.dma_bytes(*relayout))
 
 
+_MNEMONICS: dict[type[Operation], str] = {op: Dialect.split_name(op.name)[1] for op in a.Ascend.operations}
+"""An ascend op's name without its dialect's ("copy", "vadd", ...), as spans are labelled."""
+
+
 def _op_label(ev: TraceEvent) -> str:
     op = ev.op
+    name = _MNEMONICS.get(type(op), op.name)
     if _is_dma(ev):
-        return f"{op.name.removeprefix('ascend.')} {ev.detail['src']}->{ev.detail['dst']}"
+        return f"{name} {ev.detail['src']}->{ev.detail['dst']}"
     if isinstance(op, a.MmadOp):
         d = ev.detail
         return f"mmad {d['m']}x{d['k']}x{d['n']}"
     if "op" in ev.detail:
         return f"reference {ev.detail['op']}"
-    return op.name.removeprefix("ascend.")
+    return name
 
 
 def _buffer_name(x: Access, y: Access) -> str:

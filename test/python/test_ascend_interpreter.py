@@ -559,6 +559,21 @@ def test_builders():
     assert (copy.pipe, copy.nbytes, copy.src_space, copy.dst_space) == ("MTE2", 2048, "gm", "ub")
 
 
+def test_every_op_has_an_interpreter_impl():
+    """Each ascend op class has its own registered impl (vector instructions included), and
+    every graph op class one at graph level (a reference kernel, or its own)."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    from geir.runtime.ascend_interpreter import make_ascend_interpreter
+    from geir.runtime.interpreter import make_interpreter
+
+    impls = make_ascend_interpreter(ModuleOp([]))._impls
+    registered = set(impls._impl_dict) | set(impls._callable_impl_dict)
+    assert [op for op in a.Ascend.operations if op not in registered] == []
+    graph = set(make_interpreter(ModuleOp([]))._impls._impl_dict)
+    assert [op for op in g.OPS.values() if op not in graph] == []
+
+
 # ---------------------------------------------------------------------------
 # Compiled kernels (runtime/ascend_compiled.py) against xDSL's interpreter.
 # ---------------------------------------------------------------------------
@@ -798,7 +813,7 @@ def test_load3d_gathers_what_a_direct_im2col_does(name, space):
     from types import SimpleNamespace
 
     from geir.runtime.ascend_compiled import _load3d_fn
-    from geir.runtime.ascend_interpreter import Load3dGeometry, load3d_tile
+    from geir.runtime.ascend_semantics import Load3dGeometry, load3d_tile
 
     op, fm, geometry, rows, cols, calls = _load3d_calls(name, space)
     compiled = _load3d_fn(op, Load3dGeometry(op))
@@ -814,7 +829,7 @@ def test_load3d_gathers_what_a_direct_im2col_does(name, space):
 def test_load3d_tiles_of_one_shape_share_their_gather():
     """The index depends on box-relative geometry only: the interior tiles of a tall image
     (each box at its own origin) share one gather, the top and bottom edges get their own."""
-    from geir.runtime.ascend_interpreter import Load3dGeometry, load3d_plan
+    from geir.runtime.ascend_semantics import Load3dGeometry, load3d_plan
 
     geometry = dict(image=(40, 6), kernel=(3, 3), strides=(1, 1), dilations=(1, 1), pads=(1, 1, 1, 1),
                     out=(2, 6), channels=4)
@@ -833,7 +848,7 @@ def test_load3d_tiles_a_channel_block_apart_share_their_gather():
     """K rows further by a whole channel block (kernel windows x C0) read the same pattern from
     a base one block further into the box; so does the next output row from a box one row
     down. Rows where the channels run out (20 of 32) need a gather of their own."""
-    from geir.runtime.ascend_interpreter import Load3dGeometry, load3d_plan
+    from geir.runtime.ascend_semantics import Load3dGeometry, load3d_plan
 
     tables = {}
     for channels in (32, 20):
@@ -859,7 +874,7 @@ def test_load3d_outside_the_box_names_the_entry(compiled):
     from types import SimpleNamespace
 
     from geir.runtime.ascend_compiled import _load3d_fn
-    from geir.runtime.ascend_interpreter import Load3dGeometry, Load3dOutside, load3d_tile
+    from geir.runtime.ascend_semantics import Load3dGeometry, Load3dOutside, load3d_tile
 
     box, (rows, cols), geometry, _ = LOAD3D_CASES["nc1hwc0"]
     short = (box[0], 3, *box[2:])
@@ -888,7 +903,7 @@ def test_copy_pad_writes_the_source_and_zeroes_the_rest():
     from xdsl.dialects.builtin import f32
 
     from geir.runtime.ascend_compiled import _copy_fn
-    from geir.runtime.ascend_interpreter import copy_data
+    from geir.runtime.ascend_semantics import copy_data
 
     block = Block(arg_types=[a.memref_type([3, 5, 6], f32, "gm"), a.memref_type([4, 5, 8], f32, "l1")])
     op = a.CopyOp.get(*block.args, pad=True)
@@ -915,7 +930,7 @@ def test_blocked_copies_written_in_place_match_copy_data(case):
     from xdsl.dialects.builtin import f16, f32
 
     from geir.runtime.ascend_compiled import _copy_fn
-    from geir.runtime.ascend_interpreter import copy_data
+    from geir.runtime.ascend_semantics import copy_data
 
     layout, sshape, dshape, (ss, ds), (st, dt), pad, relu = case
     types = {"f32": f32, "f16": f16}
@@ -938,7 +953,7 @@ def test_a_finished_program_frees_its_compiled_kernels_and_gathers():
 
     import geir
     from geir.runtime.ascend_compiled import held_bytes
-    from geir.runtime.ascend_interpreter import Load3dGeometry
+    from geir.runtime.ascend_semantics import Load3dGeometry
 
     compiled = geir.compile(small_convnet(), opt_level=2)
     compiled.run(compiled.random_inputs(seed=0))
