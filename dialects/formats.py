@@ -244,8 +244,7 @@ def to_physical(array: np.ndarray, storage: str, origin: str = ND) -> np.ndarray
         c0 = c0_of(a.dtype)
         c1 = _ceil(c, c0)
         if storage == NC1HWC0:
-            padded = _pad_axis(x, 1, c1 * c0)
-            return np.ascontiguousarray(padded.reshape(n, c1, c0, h, w).transpose(0, 1, 3, 4, 2))
+            return to_c0_blocks(x, c0, axis=1)
         n1 = _ceil(n, CUBE_BLOCK)
         padded = _pad_axis(_pad_axis(x, 0, n1 * CUBE_BLOCK), 1, c1 * c0)
         blocks = padded.reshape(n1, CUBE_BLOCK, c1, c0, h, w).transpose(2, 4, 5, 0, 1, 3)
@@ -254,13 +253,7 @@ def to_physical(array: np.ndarray, storage: str, origin: str = ND) -> np.ndarray
         if a.ndim == 0:
             raise ValueError("FRACTAL_NZ needs an array of rank >= 1")
         x = a.reshape(1, -1) if a.ndim == 1 else a
-        m, k = x.shape[-2:]
-        c0 = c0_of(a.dtype)
-        m1, k1 = _ceil(m, CUBE_BLOCK), _ceil(k, c0)
-        padded = _pad_axis(_pad_axis(x, -2, m1 * CUBE_BLOCK), -1, k1 * c0)
-        blocks = padded.reshape(*x.shape[:-2], m1, CUBE_BLOCK, k1, c0)
-        b = x.ndim - 2
-        return np.ascontiguousarray(blocks.transpose(*range(b), b + 2, b, b + 1, b + 3))
+        return np.ascontiguousarray(to_nz(x, c0_of(a.dtype)))
     raise ValueError(f"unknown format '{storage}'")
 
 
@@ -278,8 +271,7 @@ def to_logical(array: np.ndarray, storage: str, origin: str, shape: Sequence[int
         elif storage == NHWC:
             nchw = a.transpose(0, 3, 1, 2)
         elif storage == NC1HWC0:
-            c1, c0 = a.shape[1], a.shape[4]
-            nchw = a.transpose(0, 1, 4, 2, 3).reshape(n, c1 * c0, h, w)[:, :c]
+            nchw = from_c0_blocks(a, c, axis=1)
         else:
             _, n1, n0, c0 = a.shape
             c1 = a.shape[0] // (h * w)
@@ -287,10 +279,7 @@ def to_logical(array: np.ndarray, storage: str, origin: str, shape: Sequence[int
         return np.ascontiguousarray(nchw.transpose(np.argsort(perm)))
     if storage == FRACTAL_NZ:
         m, k = (1, shape[0]) if len(shape) == 1 else shape[-2:]
-        b = a.ndim - 4
-        k1, m1, m0, c0 = a.shape[b:]
-        x = a.transpose(*range(b), b + 1, b + 2, b, b + 3).reshape(*a.shape[:b], m1 * m0, k1 * c0)
-        return np.ascontiguousarray(x[..., :m, :k].reshape(shape))
+        return np.ascontiguousarray(from_nz(a, m, k).reshape(shape))
     raise ValueError(f"unknown format '{storage}'")
 
 
