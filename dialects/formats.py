@@ -352,10 +352,11 @@ def c0_blocks_into(x: np.ndarray, blocked: np.ndarray, axis: int = 0) -> None:
     [.., C1, .., C0] in place, the lanes past x's channels zero. x's other axes may be longer
     than blocked's (their leading part is written), its channels at most C1 * C0."""
     lanes = c0_lanes(blocked, axis)
-    c1, c0 = lanes.shape[axis], lanes.shape[axis + 1]
+    c1, c0, rest = lanes.shape[axis], lanes.shape[axis + 1], lanes.shape[axis + 2:]
     lead = (slice(None),) * axis
     rows = min(x.shape[axis], c1 * c0)
-    x = x[(*lead, slice(0, rows), *(slice(0, n) for n in lanes.shape[axis + 2:]))]
+    if x.shape[axis:] != (rows, *rest):
+        x = x[(*lead, slice(0, rows), *map(slice, rest))]
     full = rows // c0
     if full:
         lanes[(*lead, slice(0, full))] = x[(*lead, slice(0, full * c0))].reshape(
