@@ -1,4 +1,4 @@
-"""Cube kernels (lowering/templates/cube.py) run on the ascend interpreter against the graph
+"""Cube kernels (lowering/templates/cube/) run on the ascend interpreter against the graph
 kernels' numpy semantics.
 
 Each case builds graph ops on block arguments, asks `cube.try_build` for the kernel through
@@ -30,6 +30,7 @@ from geir.ir.types import tensor, to_element_type
 from geir.ir.locations import name_loc
 from geir.ir.text import parse_module
 from geir.lowering.templates import cube
+from geir.lowering.templates.cube import tiling as cube_tiling
 from geir.lowering.templates.common import KernelRequest, gm_type
 from geir.runtime.ascend_interpreter import run_ascend_module
 from geir.target.cost_model import CostModel
@@ -448,8 +449,8 @@ DEPTHWISE = [
 def vector_depthwise(monkeypatch):
     """Small depthwise convolutions price cheaper on the cube (more cores); take the vector
     kernel anyway."""
-    real = cube._conv_tiling
-    monkeypatch.setattr(cube, "_conv_tiling", lambda req, plan, pricer: None if cube._is_depthwise(plan)
+    real = cube.conv_tiling
+    monkeypatch.setattr(cube, "conv_tiling", lambda req, plan, pricer: None if cube.is_depthwise(plan)
                         else real(req, plan, pricer))
 
 
@@ -585,6 +586,6 @@ def test_conv_chunks_pipeline_their_loads(monkeypatch):
     kl1 = l1w.memref.type.get_shape()[1]
     assert kl1 < 576  # K in more than one chunk
     pipelined = _simulated_us(c, [y])
-    monkeypatch.setattr(cube, "_per_chunk", lambda total, most, slots, unit=1: [most])
+    monkeypatch.setattr(cube_tiling, "per_chunk", lambda total, most, slots, unit=1: [most])
     one_chunk = _simulated_us(c, [y])
     assert pipelined < one_chunk

@@ -1,0 +1,75 @@
+"""Cube kernels: matmul / gemm / batched matmul and 2-D convolution, with a vector epilogue.
+
+The unit of work is an output tile [Mt, Nt] of a [B, R, C] result (matmul: batch x M x N;
+convolution: image x output channels x output pixels), run through the cube pipeline
+gm -> l1 -> l0a / l0b -> l0c -> gm; a fusion's elementwise epilogue runs on the vector unit
+of a `mix` kernel over the tile FIX staged in gm. Modules, in the order try_build uses them:
+
+- ops.py: how the request's graph ops read (shapes, storage formats, views);
+- plan.py: what the kernel computes (MatmulPlan / ConvPlan), the request analysis;
+- epilogue.py: the ops after the cube op as vector instructions;
+- epilogue_buffers.py: the epilogue's values on ub tiles, rows per pass;
+- tiling.py: tile sizes, priced with the CostModel;
+- kernel.py, matmul_kernel.py, conv_kernel.py, with loops.py and epilogue_passes.py: the
+  `ascend.kernel`;
+- depthwise.py: depthwise convolution on the vector unit, when the cost model prefers it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from geir.dialects import ascend as a
+from geir.dialects import formats as L
+from geir.lowering.templates.common import KernelRequest, LoweringError
+from geir.lowering.templates.cube.conv_kernel import ConvKernel
+from geir.lowering.templates.cube.depthwise import DepthwiseKernel, depthwise_tiling, is_depthwise
+from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
+from geir.lowering.templates.cube.kernel import CubeKernel
+from geir.lowering.templates.cube.matmul_kernel import MatmulKernel
+from geir.lowering.templates.cube.plan import ConvPlan, CubePlan, MatmulPlan, plan_request
+from geir.lowering.templates.cube.tiling import EpilogueCost, Pricer, Tiling, conv_tiling, matmul_tiling, tile_cols
+
+__all__ = ["try_build", "plan_request", "conv_tiling", "matmul_tiling", "is_depthwise"]
+
+
+def try_build(req: KernelRequest) -> a.KernelOp | None:
+    """A cube kernel for a request whose ops are one conv / matmul / gemm with views on its
+    inputs and an elementwise epilogue; None for anything else."""
+    plan = plan_request(req)
+    # an epilogue on a FRACTAL_NZ result: not yet (op_info.cube_takes says so of the graph
+    # ops; the plan knows exactly, e.g. a gemm's alpha)
+    if plan is None or (plan.out_nz and plan.epilogue.has_work):
+        return None
+    slots = 2 if req.double_buffer else 1
+    buffers = EpilogueBuffers(plan) if plan.epilogue.has_work else None
+    pricer = Pricer(req.cost, plan.elt, slots, EpilogueCost.of(buffers) if buffers else None)
+    tiling = matmul_tiling(req, plan, pricer) if isinstance(plan, MatmulPlan) else conv_tiling(req, plan, pricer)
+    try:
+        if is_depthwise(plan):
+            vector_buffers = EpilogueBuffers(plan, staged=False)
+            vector = depthwise_tiling(req, plan, vector_buffers)
+            if vector is not None and (tiling is None or vector.estimate_us < tiling.estimate_us):
+                return DepthwiseKernel(req, plan, vector, vector_buffers).build()
+        if tiling is None:
+            return None
+        if buffers is not None:
+            tiling = _with_epilogue_rows(req, plan, tiling, buffers)
+            if tiling is None:
+                return None
+        return _kernel_class(plan)(req, plan, tiling, slots, buffers).build()
+    except LoweringError:  # a buffer plan that does not fit after all: not a kernel of ours
+        return None
+
+
+def _with_epilogue_rows(req: KernelRequest, plan: CubePlan, tiling: Tiling, buffers: EpilogueBuffers) -> Tiling | None:
+    """The tiling with the rows of an epilogue pass, or None if not one row fits ub."""
+    er = buffers.rows(req, tiling.mt, tile_cols(plan, tiling))
+    if plan.out_blocked or any(side.blocked for side in plan.epilogue.sides.values()):
+        c0 = L.c0_of(plan.elt)
+        er = er // c0 * c0  # passes over whole NC1HWC0 blocks
+    return replace(tiling, er=er) if er >= 1 else None
+
+
+def _kernel_class(plan: CubePlan) -> type[CubeKernel]:
+    return ConvKernel if isinstance(plan, ConvPlan) else MatmulKernel

@@ -1,0 +1,240 @@
+"""Depthwise convolution on the vector unit.
+
+A depthwise convolution (group == C, one channel per group) has two kernels: the cube one
+(one output channel per group, padded to a 16-row fractal: the cube spends a 16 x 16
+fractal on each channel's 1 x 9 product) and this one; the cost model prices both and the
+cheaper is built - this one for all but the smallest layers.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, UnitAttr, i64
+from xdsl.ir import Attribute, SSAValue
+
+from geir.dialects import ascend as a
+from geir.dialects import attr_names
+from geir.ir.types import to_dtype
+from geir.lowering.templates.common import (
+    KernelBuilder,
+    KernelRequest,
+    block_elems,
+    ceil_div,
+    itemsize,
+    round_up,
+    row_elems,
+)
+from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
+from geir.lowering.templates.cube.epilogue_passes import EpiloguePasses
+from geir.lowering.templates.cube.loops import Index, distribute
+from geir.lowering.templates.cube.plan import ConvGeometry, ConvPlan, CubePlan
+from geir.target.device import dtype_name
+
+
+def is_depthwise(plan: CubePlan) -> bool:
+    return isinstance(plan, ConvPlan) and plan.is_depthwise
+
+
+@dataclass(frozen=True)
+class RowTiles:
+    """Output rows [t * ohs, ...) of tiles t_start .. t_start + count - 1, which all read
+    `rows` input rows starting `off` rows into their window (the rest is padding)."""
+
+    t_start: int
+    count: int
+    ohv: int
+    rows: int
+    off: int
+
+
+def row_tiles(geo: ConvGeometry, ohs: int) -> list[RowTiles]:
+    """The output-row tiles grouped by how their window meets the image's top and bottom
+    (interior tiles form one group: one loop)."""
+    window = geo.window_rows(ohs)
+    groups: list[RowTiles] = []
+    for t in range(ceil_div(geo.oh, ohs)):
+        ohv = min(ohs, geo.oh - t * ohs)
+        y0 = t * ohs * geo.sh - geo.pt
+        lo, hi = max(0, y0), min(geo.h, y0 + geo.window_rows(ohv))
+        key = (ohv, max(0, hi - lo), lo - y0)
+        last = groups[-1] if groups else None
+        if last is not None and (last.ohv, last.rows, last.off) == key and last.t_start + last.count == t:
+            groups[-1] = RowTiles(last.t_start, last.count + 1, *key)
+        else:
+            groups.append(RowTiles(t, 1, *key))
+    assert all(gr.rows <= window for gr in groups)
+    return groups
+
+
+@dataclass(frozen=True)
+class DepthwiseTiling:
+    ct: int          # channels per tile (a whole number of 32-byte blocks)
+    ohs: int         # output rows per tile
+    blocks: int
+    estimate_us: float
+
+
+def _ub_bytes(geo: ConvGeometry, ct: int, ohs: int, isz: int, pool: int, sides: int) -> int:
+    """ub of a tile: the box, the padded transposed box, acc / tmp / wb, the weights (as
+    loaded and transposed) and the epilogue's tiles, + 2 KiB."""
+    window = geo.window_rows(ohs)
+    wp = round_up(geo.w, max(1, 32 // isz))
+    pix = ohs * geo.ow
+    ecp = round_up(pix, max(1, 32 // isz))
+    return isz * (ct * window * wp + window * geo.padded_width * ct + 3 * pix * ct
+                  + ct * round_up(geo.khw, 32 // isz) + geo.khw * ct + (pool + sides) * ct * ecp) + 2048
+
+
+def depthwise_tiling(req: KernelRequest, plan: ConvPlan, buffers: EpilogueBuffers) -> DepthwiseTiling | None:
+    """Channels x output rows per tile for the vector kernel, priced like the cube's."""
+    geo, spec = plan.geometry, req.device
+    isz, blk = itemsize(plan.elt), block_elems(plan.elt)
+    best: DepthwiseTiling | None = None
+    for ct in (blk, 2 * blk, 4 * blk, 8 * blk):
+        if ct > round_up(geo.c, blk) and ct != blk:
+            break
+        for ohs in range(1, geo.oh + 1):
+            if _ub_bytes(geo, ct, ohs, isz, buffers.pool, len(buffers.sides)) > spec.buffer_bytes["ub"]:
+                break
+            us = _price(req, plan, buffers, ct, ohs)
+            if best is None or us < best.estimate_us:
+                tiles = geo.n * ceil_div(geo.c, ct) * ceil_div(geo.oh, ohs)
+                best = DepthwiseTiling(ct, ohs, min(tiles, spec.vector_cores), us)
+    return best
+
+
+def _price(req: KernelRequest, plan: ConvPlan, buffers: EpilogueBuffers, ct: int, ohs: int) -> float:
+    """Microseconds of the kernel with tiles of ct channels x ohs output rows."""
+    geo, cost, spec = plan.geometry, req.cost, req.device
+    isz, dtype, khw = itemsize(plan.elt), dtype_name(to_dtype(plan.elt)), geo.khw
+    sides, stores = len(buffers.sides), len(buffers.stores)
+    window = geo.window_rows(ohs)
+    pix = ohs * geo.ow
+    tile = pix * ct * isz
+    wide = window * geo.padded_width * ct * isz
+    vec = (cost.vector_cycles("dup", wide, dtype) + cost.vector_cycles("transpose", wide, dtype)
+           + cost.vector_cycles("transpose", tile, dtype)
+           + khw * (cost.vector_cycles("broadcast", tile, dtype) + 2 * cost.vector_cycles("binary", tile, dtype))
+           + sum(cost.vector_cycles(ins.op.COST_KIND, tile, dtype) for ins in plan.epilogue.instrs))
+    mte = (cost.dma_cycles(ct * window * geo.w * isz, "gm", "ub") + cost.dma_cycles(ct * khw * isz, "gm", "ub")
+           + sides * cost.dma_cycles(tile, "gm", "ub") + stores * cost.dma_cycles(tile, "ub", "gm"))
+    tiles = geo.n * ceil_div(geo.c, ct) * ceil_div(geo.oh, ohs)
+    waves = ceil_div(tiles, min(tiles, spec.vector_cores))
+    hbm = tiles * (ct * window * geo.w + ct * khw + (sides + stores) * pix * ct) * isz
+    us = max(cost.cycles_to_us(waves * (vec + mte), "vector"), cost.hbm_time_us(hbm))
+    return us + cost.cycles_to_us(waves * spec.block_dispatch_cycles, "vector")
+
+
+def _perm(*dims: int) -> Attribute:
+    return DenseArrayBase.from_list(i64, list(dims))
+
+
+class DepthwiseKernel:
+    """Depthwise convolution as multiply-adds on the vector unit: per tile of ct channels
+    and ohs output rows, the input rows come into ub as [C, rows, W], `vtranspose` makes them
+    channel-innermost inside a zeroed, padded [rows, W + pads, C] box, and every tap is one
+    strided view of that box (rows on 32-byte blocks whatever the shift), times the tap's
+    weights broadcast over the pixels, accumulated; the [pixels, C] sum is transposed back to
+    the [C, pixels] tile of the NCHW result, where the fusion's epilogue runs as in the cube
+    kernels."""
+
+    def __init__(self, req: KernelRequest, plan: ConvPlan, tiling: DepthwiseTiling, buffers: EpilogueBuffers):
+        self.req, self.plan, self.t, self.buffers = req, plan, tiling, buffers
+        self.geo = plan.geometry
+        self.elt = plan.elt
+
+    def build(self) -> a.KernelOp:
+        plan, t, geo = self.plan, self.t, self.geo
+        kb = self.kb = KernelBuilder(self.req, "vector", t.blocks)
+        ohs = t.ohs
+        self.x3 = kb.view(kb.inputs[plan.segments[0].arg], [geo.n * geo.c, geo.h, geo.w])
+        self.w3 = kb.view(kb.inputs[plan.weight], [geo.c, 1, geo.khw])
+        out2 = [kb.view(o, [plan.batch * plan.rows, plan.cols]) for o in kb.outputs]
+        self.epilogue = EpiloguePasses(kb, plan, self.buffers, out2, plan.rows, t.ct, ohs * geo.ow)
+        self._alloc_ub()
+        kb.set_flag("MTE3", "MTE2", 0)
+        chans = [(geo.c // t.ct, t.ct, 0)] if geo.c >= t.ct else []
+        if geo.c % t.ct:
+            chans.append((1, geo.c % t.ct, (geo.c // t.ct) * t.ct))
+        classes = []
+        for (count, ctv, cbase), rt in itertools.product(chans, row_tiles(geo, ohs)):
+            def run(idx: list[Index], ctv=ctv, cbase=cbase, rt=rt) -> None:
+                self._tile(idx, ctv, cbase, rt)
+
+            classes.append(([geo.n, count, rt.count], run))
+        distribute(kb, t.blocks, classes)
+        kb.wait_flag("MTE3", "MTE2", 0)
+        kernel = kb.finish()
+        kernel.attributes[attr_names.TEMPLATE] = StringAttr("depthwise")
+        return kernel
+
+    def _alloc_ub(self) -> None:
+        kb, t, geo, elt = self.kb, self.t, self.geo, self.elt
+        ct, ohs, ow = t.ct, t.ohs, geo.ow
+        window = geo.window_rows(ohs)
+        self.box = kb.alloc([ct, window, row_elems(geo.w, elt)], elt, "ub", "box")
+        self.xt = kb.alloc([window, geo.padded_width, ct], elt, "ub", "xt")
+        self.acc = kb.alloc([ohs * ow, ct], elt, "ub", "acc")
+        self.tmp = kb.alloc([ohs, ow, ct], elt, "ub", "tmp")
+        self.wb = kb.alloc([ohs, ow, ct], elt, "ub", "wb")
+        self.wl = kb.alloc([ct, 1, row_elems(geo.khw, elt)], elt, "ub", "wl")
+        self.wt = kb.alloc([geo.khw, 1, ct], elt, "ub", "wt")
+        self.acc3 = kb.view(self.acc, [ohs, ow, ct])
+        self.zero = kb.scalar(0.0, elt)
+
+    def _tile(self, idx: list[Index], ctv: int, cbase: int, rt: RowTiles) -> None:
+        """Image n, channel tile ci (ctv channels from cbase + ci * ct), row tile j of `rt`."""
+        kb, geo, ct, ohs = self.kb, self.geo, self.t.ct, self.t.ohs
+        n, ci, j = idx
+        c0 = kb.add(kb.mul(ci, ct), cbase)
+        tile_row = kb.add(j, rt.t_start)
+        oh0 = kb.mul(tile_row, ohs)
+        # first input row held: t * ohs * sh - pt + off (>= 0 by construction)
+        y = kb.add(kb.mul(j, ohs * geo.sh), rt.t_start * ohs * geo.sh - geo.pt + rt.off)
+        row = kb.add(kb.mul(n, geo.c), c0)
+
+        def load() -> None:
+            self._load(row, y, c0, ctv, rt)
+
+        def compute(raw: SSAValue) -> None:
+            self._compute(raw, rt)
+
+        r = kb.add(kb.mul(n, geo.m), c0) if geo.n > 1 else c0
+        self.epilogue.run(r, n, c0, kb.mul(oh0, geo.ow), ctv, rt.ohv * geo.ow, None, load, compute)
+
+    def _load(self, row: Index, y: Index, c0: Index, ctv: int, rt: RowTiles) -> None:
+        """MTE2: the input rows the tile reads and the channels' weights."""
+        kb, geo = self.kb, self.geo
+        if rt.rows:
+            self._copy_padded(kb.tile(self.x3, [row, y, 0], [ctv, rt.rows, geo.w]), self.box)
+        self._copy_padded(kb.tile(self.w3, [c0, 0, 0], [ctv, 1, geo.khw]), self.wl)
+
+    def _copy_padded(self, src: SSAValue, dst: SSAValue) -> None:
+        if tuple(src.type.get_shape()) != tuple(dst.type.get_shape()):
+            self.kb.copy(src, dst, pad=UnitAttr())
+        else:
+            self.kb.copy(src, dst)
+
+    def _compute(self, raw: SSAValue, rt: RowTiles) -> None:
+        """V: the padded channel-innermost box, a multiply-add per tap, the sum transposed
+        into the raw tile [C, pixels]."""
+        kb, geo, ct, ohs = self.kb, self.geo, self.t.ct, self.t.ohs
+        ow = geo.ow
+        kb.vec(a.VdupOp, self.zero, self.xt)
+        if rt.rows:
+            src = kb.tile(self.box, [0, 0, 0], [ct, rt.rows, geo.w])
+            dst = kb.tile(self.xt, [rt.off, geo.pl, 0], [rt.rows, geo.w, ct])
+            kb.vec(a.VtransposeOp, src, dst, perm=_perm(1, 2, 0))
+        kb.vec(a.VtransposeOp, kb.tile(self.wl, [0, 0, 0], [ct, 1, geo.khw]), self.wt, perm=_perm(2, 1, 0))
+        for tap in range(geo.khw):
+            kh, kw = divmod(tap, geo.kw)
+            xv = kb.tile(self.xt, [kh * geo.dh, kw * geo.dw, 0], [ohs, ow, ct], [geo.sh, geo.sw, 1])
+            kb.vec(a.VbrcbOp, kb.tile(self.wt, [tap, 0, 0], [1, 1, ct]), self.wb)
+            if tap == 0:
+                kb.vec(a.VmulOp, xv, self.wb, self.acc3)
+            else:
+                kb.vec(a.VmulOp, xv, self.wb, self.tmp)
+                kb.vec(a.VaddOp, self.acc3, self.tmp, self.acc3)
+        kb.vec(a.VtransposeOp, self.acc, kb.tile(raw, [0, 0], [ct, ohs * ow]))

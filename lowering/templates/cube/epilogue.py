@@ -1,0 +1,455 @@
+"""The epilogue of a cube kernel: the fusion's ops after the cube op (bias, activations,
+residual add, scale, batch norm, views) as vector instructions on [rows, cols] tiles of the
+[B, R, C] result.
+
+Values of the program are keys: the cube result (its SSA value), a graph value read from gm
+(a `Side`, broadcast over the result), a `Temp` living in a ub tile, or a `Scalar` known at
+compile time (the immediate of a scalar-form instruction). Which graph op becomes which
+instructions is `_TRANSLATIONS`, keyed by op class.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from geir.dialects import ascend as a
+from geir.dialects import formats as L
+from geir.dialects import graph as g
+from geir.lowering.templates.cube.ops import (
+    Unsupported,
+    is_view,
+    logical_shape,
+    storage,
+    strip_leading_ones,
+)
+
+
+@dataclass
+class Side:
+    """An epilogue operand from gm, broadcast over the [B, R, C] result: which of the three
+    axes it spans (the others are 1); `blocked` if it is stored NC1HWC0 (rows are then its
+    padded channels)."""
+
+    arg: int
+    spans: tuple[bool, bool, bool]
+    blocked: bool = False
+
+
+class Temp:
+    """A value of the epilogue that lives in a ub tile (named after its graph value)."""
+
+    def __init__(self, value: SSAValue | None):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"%{self.value.name_hint}" if self.value is not None and self.value.name_hint else f"tmp{id(self) % 1000}"
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """An operand known at compile time."""
+
+    value: float
+
+
+def scalar_of(key: object) -> float | None:
+    return key.value if isinstance(key, Scalar) else None
+
+
+@dataclass
+class Instr:
+    """One vector instruction of the epilogue on [rows, cols] ub tiles: `srcs` are value keys,
+    `scalar` the immediate of the scalar forms (vadds, vmuls, ...)."""
+
+    op: type[a.VectorOp]
+    dst: object
+    srcs: tuple
+    scalar: float | None = None
+
+    def renamed(self, old: object, new: object) -> Instr:
+        return Instr(self.op, new if self.dst is old else self.dst,
+                     tuple(new if s is old else s for s in self.srcs), self.scalar)
+
+
+@dataclass
+class Epilogue:
+    """The vector program on the cube result `result`: its instructions, the side operands it
+    reads, which key each kernel output holds, and whether a relu rides on the FIX copy."""
+
+    result: SSAValue
+    instrs: list[Instr] = field(default_factory=list)
+    sides: dict[object, Side] = field(default_factory=dict)
+    outputs: list[tuple[int, object]] = field(default_factory=list)  # (output index, value key)
+    fix_relu: bool = False
+
+    @property
+    def has_work(self) -> bool:
+        """Anything for the vector unit: instructions, or outputs other than the raw result."""
+        return bool(self.instrs) or len(self.outputs) > 1 or any(key is not self.result for _, key in self.outputs)
+
+
+@dataclass(frozen=True)
+class ResultFrame:
+    """The cube result as the epilogue broadcasts over it: its element type and shape, the
+    dims of `shape` that make up each of the [B, R, C] axes (None when a 1-D matmul operand
+    dropped a dim: only scalars broadcast simply then), and whether NC1HWC0 sides may be
+    read (a convolution's rows are its channels)."""
+
+    elt: Attribute
+    shape: tuple[int, ...]
+    axes: tuple[Sequence[int], Sequence[int], Sequence[int]] | None
+    channel_rows: bool
+
+
+class EpilogueBuilder:
+    """Translates the ops after the cube op into `epilogue`, or raises Unsupported.
+
+    `index` maps the kernel inputs to their argument numbers; `used` collects the request's
+    ops this kernel computes (shared with the prologue analysis)."""
+
+    def __init__(self, epilogue: Epilogue, frame: ResultFrame, index: dict[SSAValue, int],
+                 used: set[Operation]):
+        self.epilogue = epilogue
+        self.frame = frame
+        self.index = index
+        self.used = used
+        # what the ops after the cube op read as the cube result (a bias or a gemm's alpha /
+        # beta already applied to it)
+        self.cube_value: object = epilogue.result
+
+    def emit(self, ins: Instr) -> None:
+        self.epilogue.instrs.append(ins)
+
+    # -- what the cube op itself adds ------------------------------------------------------
+
+    def add_bias(self, bias: SSAValue) -> None:
+        """A convolution's bias: an add over the rows."""
+        self.epilogue.sides[bias] = Side(self.input_index(bias), (False, True, False))
+        tmp = Temp(None)
+        self.emit(Instr(a.VaddOp, tmp, (self.epilogue.result, bias)))
+        self.cube_value = tmp
+
+    def gemm_scale(self, alpha: float, beta: float, c: SSAValue | None) -> None:
+        """alpha * (a @ b) + beta * c on the raw product."""
+        raw: object = self.epilogue.result
+        if alpha != 1.0:
+            t = Temp(None)
+            self.emit(Instr(a.VmulsOp, t, (raw,), alpha))
+            raw = t
+        if c is not None and beta != 0.0:
+            ck = self.operand(c, {}, True)
+            if beta != 1.0:
+                if scalar_of(ck) is not None:
+                    ck = Scalar(scalar_of(ck) * beta)
+                else:
+                    t = Temp(None)
+                    self.emit(Instr(a.VmulsOp, t, (ck,), beta))
+                    ck = t
+            t = Temp(None)
+            self.binary(a.VaddOp, t, raw, ck)
+            raw = t
+        self.cube_value = raw
+
+    def input_index(self, v: SSAValue) -> int:
+        if v not in self.index:
+            raise Unsupported
+        return self.index[v]
+
+    # -- the ops after the cube op ---------------------------------------------------------
+
+    def translate(self, ops: Sequence[Operation], outputs: Sequence[SSAValue]) -> None:
+        """The ops after the cube op, in order, then the kernel outputs they produce."""
+        result = self.epilogue.result
+        main: dict[SSAValue, object] = {result: self.cube_value}
+        numel = math.prod(self.frame.shape)
+        canon = strip_leading_ones(self.frame.shape)
+        for op in ops:
+            if op in self.used:
+                continue
+            if not any(v in main for v in op.operands):
+                raise Unsupported  # side computations stay out of cube kernels
+            if len(op.results) != 1:
+                raise Unsupported
+            res = op.results[0]
+            if res.type.element_type != self.frame.elt or math.prod(logical_shape(res)) != numel:
+                raise Unsupported
+            if storage(res) != storage(result):
+                raise Unsupported
+            same_frame = strip_leading_ones(logical_shape(res)) == canon
+            self.used.add(op)
+            main[res] = self._translate(op, main, same_frame)
+        self._outputs(main, outputs)
+
+    def _outputs(self, main: dict[SSAValue, object], outputs: Sequence[SSAValue]) -> None:
+        for v in outputs:
+            if v not in main:
+                raise Unsupported
+        self.epilogue.outputs.extend((i, main[v]) for i, v in enumerate(outputs))
+
+    def fold_relu_into_fix(self) -> None:
+        """A relu applied to the result alone, before anything else, rides on the FIX pipe."""
+        epi, raw = self.epilogue, self.epilogue.result
+        first = epi.instrs[0] if epi.instrs else None
+        if (first is not None and first.op == a.VreluOp and first.srcs == (raw,)
+                and not any(key is raw for _, key in epi.outputs)
+                and not any(raw in ins.srcs for ins in epi.instrs[1:])):
+            epi.fix_relu = True
+            epi.instrs.pop(0)
+            dst = first.dst
+            epi.instrs = [ins.renamed(dst, raw) for ins in epi.instrs]
+            epi.outputs = [(i, raw if key is dst else key) for i, key in epi.outputs]
+
+    def _translate(self, op: Operation, main: dict[SSAValue, object], same_frame: bool) -> object:
+        """The key of the op's result; instructions for it appended to the epilogue."""
+        if is_view(op):
+            return main[op.operands[0]]
+        translation = _TRANSLATIONS.get(type(op))
+        if translation is None:
+            raise Unsupported
+        res_shape = logical_shape(op.results[0])
+        if isinstance(op, g.BatchNormOp):  # per-channel parameters: [C] along axis 1
+            per_channel = (res_shape[1],) + (1,) * (len(res_shape) - 2)
+            ops = [self.operand(v, main, same_frame, per_channel if i else None) for i, v in enumerate(op.operands)]
+        else:
+            ops = [self.operand(v, main, same_frame) for v in op.operands]
+        return translation(self, op, ops, Temp(op.results[0]))
+
+    # -- operands ----------------------------------------------------------------------------
+
+    def operand(self, v: SSAValue, main: dict[SSAValue, object], same_frame: bool,
+                shape: tuple[int, ...] | None = None) -> object:
+        """The key of an operand: a main value, a known scalar, or a broadcast Side."""
+        if v in main:
+            return main[v]
+        known = g.constant_value_of(v)
+        if known is not None and known.size == 1:
+            return Scalar(float(np.asarray(known).reshape(-1)[0]))
+        sides = self.epilogue.sides
+        if v not in self.index or v.type.element_type != self.frame.elt:
+            raise Unsupported
+        if v in sides:
+            return v
+        spans = self._spans(shape or logical_shape(v), same_frame)
+        blocked = storage(v) == L.NC1HWC0
+        if blocked and (shape is not None or not spans[1] or not self.frame.channel_rows):
+            raise Unsupported  # NC1HWC0 sides span the channels (graph-layout's elementwise rule)
+        if storage(v) not in (L.ND, L.NC1HWC0):
+            raise Unsupported
+        sides[v] = Side(self.index[v], spans, blocked)
+        return v
+
+    def _spans(self, side: tuple[int, ...], same_frame: bool) -> tuple[bool, bool, bool]:
+        """Which of the result's [B, R, C] axes a side operand spans (it is 1 along the others)."""
+        if math.prod(side) == 1:
+            return (False, False, False)
+        out, axes = self.frame.shape, self.frame.axes
+        if axes is None:
+            raise Unsupported
+        side = tuple(side)
+        while len(side) > len(out) and side[0] == 1:
+            side = side[1:]
+        if not same_frame or len(side) > len(out):
+            raise Unsupported
+        side = (1,) * (len(out) - len(side)) + side
+        spans = []
+        for dims in axes:
+            big = [d for d in dims if out[d] > 1]
+            full = [side[d] == out[d] for d in big]
+            if any(full) and not all(full):
+                raise Unsupported
+            if any(side[d] not in (1, out[d]) for d in dims):
+                raise Unsupported
+            spans.append(bool(big) and all(full))
+        return tuple(spans)  # type: ignore[return-value]
+
+    # -- instructions --------------------------------------------------------------------------
+
+    def binary(self, vop: type[a.VectorOp], dst: object, lhs: object, rhs: object) -> None:
+        """dst = lhs `vop` rhs, in a scalar form when one side is a known scalar."""
+        ls, rs = scalar_of(lhs), scalar_of(rhs)
+        if ls is not None and rs is not None:
+            raise Unsupported
+        commutes = vop in a.SCALAR_FORMS  # add, mul, max, min
+        if ls is not None and commutes:
+            lhs, rhs, ls, rs = rhs, lhs, rs, ls
+        if rs is not None:
+            if vop is a.VsubOp:
+                self.emit(Instr(a.VaddsOp, dst, (lhs,), -rs))
+            elif vop is a.VdivOp:
+                if rs == 0:
+                    raise Unsupported
+                self.emit(Instr(a.VmulsOp, dst, (lhs,), 1.0 / rs))
+            else:
+                self.emit(Instr(a.SCALAR_FORMS[vop], dst, (lhs,), rs))
+        elif ls is not None:  # s - x, s / x
+            if vop is a.VsubOp:
+                self.emit(Instr(a.VmulsOp, dst, (rhs,), -1.0))
+                self.emit(Instr(a.VaddsOp, dst, (dst,), ls))
+            else:
+                self.emit(Instr(a.VrecOp, dst, (rhs,)))
+                self.emit(Instr(a.VmulsOp, dst, (dst,), ls))
+        else:
+            self.emit(Instr(vop, dst, (lhs, rhs)))
+
+
+# ---------------------------------------------------------------------------
+# Translations: (builder, op, operand keys, result temp) -> the key of the op's result.
+# ---------------------------------------------------------------------------
+
+Translation = Callable[[EpilogueBuilder, Operation, list, Temp], object]
+
+UNARY: dict[type[Operation], type[a.VectorOp]] = {
+    g.ReluOp: a.VreluOp, g.SigmoidOp: a.VsigmoidOp, g.TanhOp: a.VtanhOp, g.ErfOp: a.VerfOp, g.ExpOp: a.VexpOp,
+    g.LogOp: a.VlogOp, g.SqrtOp: a.VsqrtOp, g.ReciprocalOp: a.VrecOp, g.NegOp: a.VnegOp, g.AbsOp: a.VabsOp,
+    g.FloorOp: a.VfloorOp, g.CeilOp: a.VceilOp, g.RoundOp: a.VroundOp, g.SinOp: a.VsinOp, g.CosOp: a.VcosOp,
+    g.SignOp: a.VsignOp,
+}
+
+# max and min are variadic graph ops; the epilogue takes their first two operands
+BINARY: dict[type[Operation], type[a.VectorOp]] = {
+    g.AddOp: a.VaddOp, g.SubOp: a.VsubOp, g.MulOp: a.VmulOp, g.DivOp: a.VdivOp, g.MaxOp: a.VmaxOp,
+    g.MinOp: a.VminOp,
+}
+
+
+def _unary(vop: type[a.VectorOp]) -> Translation:
+    def translate(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+        b.emit(Instr(vop, dst, (ops[0],)))
+        return dst
+    return translate
+
+
+def _binary(vop: type[a.VectorOp]) -> Translation:
+    def translate(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+        b.binary(vop, dst, ops[0], ops[1])
+        return dst
+    return translate
+
+
+def _leaky_relu(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+    b.emit(Instr(a.VlreluOp, dst, (ops[0],), op.attrs()["alpha"]))
+    return dst
+
+
+def _sum_or_mean(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+    mean = isinstance(op, g.MeanOp)
+    acc = ops[0]
+    for i, o in enumerate(ops[1:]):
+        t = dst if i == len(ops) - 2 and not mean else Temp(None)
+        b.binary(a.VaddOp, t, acc, o)
+        acc = t
+    if mean:
+        b.emit(Instr(a.VmulsOp, dst, (acc,), 1.0 / len(ops)))
+    elif len(ops) == 1:
+        return acc
+    return dst
+
+
+def _pow(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+    """Exponents 1, 2 and 0.5 only."""
+    p = scalar_of(ops[1])
+    if p not in (1.0, 2.0, 0.5):
+        raise Unsupported
+    if p == 1.0:
+        return ops[0]
+    b.emit(Instr(a.VmulOp, dst, (ops[0], ops[0])) if p == 2.0 else Instr(a.VsqrtOp, dst, (ops[0],)))
+    return dst
+
+
+def _clip(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+    """Known bounds only; an empty bound is absent."""
+    x = cur = ops[0]
+    for bound, vop in zip(op.operands[1:], (a.VmaxsOp, a.VminsOp)):
+        known = g.constant_value_of(bound)
+        if known is None:
+            raise Unsupported
+        if known.size == 0:
+            continue
+        b.emit(Instr(vop, dst, (cur,), float(known.reshape(-1)[0])))
+        cur = dst
+    return x if cur is x else dst
+
+
+def _gelu(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+    """0.5 x (1 + erf(x / sqrt 2)), or with tanh(sqrt(2 / pi) (x + 0.044715 x^3))."""
+    x = ops[0]
+    t = Temp(None)
+    if op.attrs()["approximate"] == "tanh":
+        b.emit(Instr(a.VmulOp, t, (x, x)))
+        b.emit(Instr(a.VmulOp, t, (t, x)))
+        b.emit(Instr(a.VmulsOp, t, (t,), 0.044715))
+        b.emit(Instr(a.VaddOp, t, (t, x)))
+        b.emit(Instr(a.VmulsOp, t, (t,), math.sqrt(2 / math.pi)))
+        b.emit(Instr(a.VtanhOp, t, (t,)))
+    else:
+        b.emit(Instr(a.VmulsOp, t, (x,), 1 / math.sqrt(2)))
+        b.emit(Instr(a.VerfOp, t, (t,)))
+    b.emit(Instr(a.VaddsOp, t, (t,), 1.0))
+    b.emit(Instr(a.VmulOp, t, (t, x)))
+    b.emit(Instr(a.VmulsOp, dst, (t,), 0.5))
+    return dst
+
+
+def _hard_sigmoid_into(b: EpilogueBuilder, t: object, x: object, alpha: float, beta: float) -> None:
+    b.emit(Instr(a.VmulsOp, t, (x,), alpha))
+    b.emit(Instr(a.VaddsOp, t, (t,), beta))
+    b.emit(Instr(a.VmaxsOp, t, (t,), 0.0))
+    b.emit(Instr(a.VminsOp, t, (t,), 1.0))
+
+
+def _hard_sigmoid(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+    attrs = op.attrs()
+    _hard_sigmoid_into(b, dst, ops[0], attrs["alpha"], attrs["beta"])
+    return dst
+
+
+def _hard_swish(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+    t = Temp(None)
+    _hard_sigmoid_into(b, t, ops[0], 1 / 6, 0.5)
+    b.emit(Instr(a.VmulOp, dst, (t, ops[0])))
+    return dst
+
+
+def _prelu(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+    """relu(x) + slope * min(x, 0)."""
+    x, slope = ops
+    t, u = Temp(None), Temp(None)
+    b.emit(Instr(a.VminsOp, t, (x,), 0.0))
+    b.binary(a.VmulOp, t, t, slope)
+    b.emit(Instr(a.VreluOp, u, (x,)))
+    b.emit(Instr(a.VaddOp, dst, (u, t)))
+    return dst
+
+
+def _batch_norm(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+    """(x - mean) / sqrt(var + epsilon) * scale + bias."""
+    x, scale, bias, mean, var = ops
+    t, u = Temp(None), Temp(None)
+    b.binary(a.VsubOp, t, x, mean)
+    b.binary(a.VaddOp, u, var, Scalar(op.attrs()["epsilon"]))
+    b.emit(Instr(a.VsqrtOp, u, (u,)))
+    b.emit(Instr(a.VdivOp, t, (t, u)))
+    b.binary(a.VmulOp, t, t, scale)
+    b.binary(a.VaddOp, dst, t, bias)
+    return dst
+
+
+_TRANSLATIONS: dict[type[Operation], Translation] = {
+    **{op: _unary(vop) for op, vop in UNARY.items()},
+    **{op: _binary(vop) for op, vop in BINARY.items()},
+    g.LeakyReluOp: _leaky_relu,
+    g.SumOp: _sum_or_mean,
+    g.MeanOp: _sum_or_mean,
+    g.PowOp: _pow,
+    g.ClipOp: _clip,
+    g.GeluOp: _gelu,
+    g.HardSigmoidOp: _hard_sigmoid,
+    g.HardSwishOp: _hard_swish,
+    g.PReluOp: _prelu,
+    g.BatchNormOp: _batch_norm,
+}

@@ -1,0 +1,108 @@
+"""The epilogue's ub tiles: which tile of a pool holds each value of the program, and how
+many rows of the result one pass over ub takes."""
+
+from __future__ import annotations
+
+import math
+
+from geir.dialects import formats as L
+from geir.lowering.templates.common import KernelRequest, block_elems, itemsize, row_elems
+from geir.lowering.templates.cube.plan import ConvPlan, CubePlan
+
+UB_RESERVE = 1024
+"""Bytes of ub an epilogue pass leaves free."""
+
+
+class EpilogueBuffers:
+    """Schedules the epilogue's values onto a pool of [er, ecp] ub tiles (a value's tile is
+    reused once its last reader ran; outputs keep theirs until they are stored).
+
+    `staged`: the cube's FIX copy stages the raw tile in an output (the raw result's own
+    output if it has one), from which the pass loads it; a vector kernel has the raw tile
+    in ub already."""
+
+    def __init__(self, plan: CubePlan, staged: bool = True):
+        self.plan = plan
+        epi = plan.epilogue
+        raw_outs = [i for i, key in epi.outputs if key is epi.result]
+        self.staging = raw_outs[0] if raw_outs else epi.outputs[0][0]
+        self.stores = [(i, key) for i, key in epi.outputs
+                       if not (staged and i == self.staging and key is epi.result)]
+        used = {s for ins in epi.instrs for s in ins.srcs} | {key for _, key in self.stores}
+        self.needs_raw = epi.result in used or not staged
+        self.sides = [v for v in epi.sides if v in used]
+        self.where: dict[object, int] = {}
+        self.pool = 0
+        self._assign_tiles()
+
+    def _assign_tiles(self) -> None:
+        """`where` and `pool`: the raw result and the sides first, then each instruction's
+        destination, in a tile freed by one of its dying sources if they held nothing else."""
+        instrs = self.plan.epilogue.instrs
+        last: dict[object, float] = {}
+        for i, ins in enumerate(instrs):
+            for s in ins.srcs:
+                last[s] = i
+        for _, key in self.stores:
+            last[key] = math.inf
+        holders: dict[int, set] = {}
+        free: list[int] = []
+
+        def acquire(key: object) -> None:
+            if free:
+                slot = free.pop()
+            else:
+                slot, self.pool = self.pool, self.pool + 1
+            self.where[key] = slot
+            holders[slot] = {key}
+
+        if self.needs_raw:
+            acquire(self.plan.epilogue.result)
+        for v in self.sides:
+            acquire(v)
+        for i, ins in enumerate(instrs):
+            dying = [s for s in dict.fromkeys(ins.srcs)
+                     if s in self.where and s is not ins.dst and last.get(s) == i]
+            if ins.dst not in self.where:
+                reuse = [self.where[s] for s in dying if holders[self.where[s]] <= set(dying)]
+                if reuse:
+                    self.where[ins.dst] = reuse[0]
+                    holders[reuse[0]].add(ins.dst)
+                else:
+                    acquire(ins.dst)
+            for s in dying:
+                slot = self.where[s]
+                holders[slot].discard(s)
+                if not holders[slot]:
+                    free.append(slot)
+        self.pool = max(self.pool, 1)
+
+    @property
+    def blocked(self) -> bool:
+        """The passes run on NC1HWC0 tiles [rows / C0, cols, C0] in ub, as the result is
+        stored: no re-layout between gm and ub. Needs whole C0 blocks of channels (padding
+        lanes would compute f(0), not keep the zeros NC1HWC0 promises) and sides that are
+        NC1HWC0 tensors or per-channel vectors."""
+        plan = self.plan
+        if not (isinstance(plan, ConvPlan) and plan.out_blocked and plan.rows % L.c0_of(plan.elt) == 0):
+            return False
+        for v in self.sides:
+            side = plan.epilogue.sides[v]
+            _, sr, sc = side.spans
+            if not sr or (sc and not side.blocked):
+                return False
+        return True
+
+    def rows(self, req: KernelRequest, mt: int, cols: int) -> int:
+        """Rows of one pass: as many as the pool and the side tiles leave room for in ub."""
+        elt = self.plan.elt
+        isz, blk, ecp = itemsize(elt), block_elems(elt), row_elems(cols, elt)
+        spans = [self.plan.epilogue.sides[v].spans for v in self.sides]
+        if self.blocked:  # [rows / C0, cols, C0] tiles, per-channel sides [rows / C0, 1, C0]
+            per_row = (self.pool * cols + sum(1 for s in spans if not s[2])) * isz
+            room = (req.device.buffer_bytes["ub"] - UB_RESERVE) // per_row
+            return max(0, min(mt, room))
+        per_row = (self.pool * ecp + blk * sum(1 for s in spans if s[1] and not s[2])) * isz
+        fixed = sum(ecp if s[2] else blk for s in spans if not s[1]) * isz + UB_RESERVE
+        room = (req.device.buffer_bytes["ub"] - fixed) // per_row
+        return max(0, min(mt, room))

@@ -1,0 +1,125 @@
+"""The cube kernel: what matmul and convolution kernels share.
+
+Each output tile runs the Da Vinci cube pipeline
+
+    gm --MTE2--> l1 --MTE1--> l0a / l0b --M (mmad)--> l0c --FIX--> gm
+
+over K in two levels: chunks of `kl1` staged in l1 (double-buffered), and steps of `kt`
+moved to l0a / l0b (double-buffered) and accumulated in l0c (the first step initialises
+it). Edge tiles: gm -> l1 copies `pad` a partial tile with zeros to whole fractals and the
+FIX copy writes back only the valid part. With an epilogue the kernel is `mix`: the FIX copy
+stages the tile in its gm output and the epilogue passes (epilogue_passes.py) follow.
+
+Flag ids: per ping-pong slot for l1 (MTE2 <-> MTE1) and l0a / l0b (MTE1 <-> M); l0c and
+the epilogue use id 0.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import StringAttr, UnitAttr, f32
+from xdsl.ir import SSAValue
+
+from geir.dialects import ascend as a
+from geir.dialects import attr_names
+from geir.dialects import formats as L
+from geir.dialects.ascend import FRACTAL
+from geir.lowering.templates.common import KernelBuilder, KernelRequest, round_up
+from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
+from geir.lowering.templates.cube.epilogue_passes import EpiloguePasses, gm_tile
+from geir.lowering.templates.cube.loops import Index
+from geir.lowering.templates.cube.plan import CubePlan
+from geir.lowering.templates.cube.tiling import Tiling, tile_cols
+
+
+class CubeKernel:
+    """Builds the kernel of a plan with a tiling; subclasses allocate and load the operands
+    (`_operand_buffers`) and walk the output tiles (`_tiles`)."""
+
+    def __init__(self, req: KernelRequest, plan: CubePlan, tiling: Tiling, slots: int,
+                 buffers: EpilogueBuffers | None):
+        self.req, self.plan, self.t, self.slots, self.buffers = req, plan, tiling, slots, buffers
+        self.elt = plan.elt
+        self.c0 = L.c0_of(plan.elt)
+        # rows per batch of the outputs: channels padded to C0 in an NC1HWC0 result
+        self.R = round_up(plan.rows, self.c0) if plan.out_blocked else plan.rows
+
+    def build(self) -> a.KernelOp:
+        plan, t, elt, slots = self.plan, self.t, self.elt, self.slots
+        kb = self.kb = KernelBuilder(self.req, "mix" if self.buffers else "cube", t.blocks)
+        self._operand_buffers()
+        self.l0a = [kb.alloc([t.mt, t.kt], elt, "l0a", f"l0a{s}") for s in range(slots)]
+        self.l0b = [kb.alloc([t.kt, t.nt], elt, "l0b", f"l0b{s}") for s in range(slots)]
+        self.l0c = kb.alloc([t.mt, t.nt], f32, "l0c", "l0c")
+        # Outputs as [B * R, C]; NC1HWC0 ones as [B * C1, C, C0].
+        self.out2 = [o if plan.out_nz else
+                     kb.view(o, [plan.batch * self.R // self.c0, plan.cols, self.c0] if plan.out_blocked
+                             else [plan.batch * plan.rows, plan.cols]) for o in kb.outputs]
+        self.epilogue = None
+        if self.buffers:
+            self.epilogue = EpiloguePasses(kb, plan, self.buffers, self.out2, self.R, t.er, tile_cols(plan, t))
+        for s in range(slots):
+            kb.set_flag("MTE1", "MTE2", s)
+            kb.set_flag("M", "MTE1", s)
+        kb.set_flag("FIX", "M", 0)
+        if self.epilogue:
+            kb.set_flag("MTE3", "MTE2", 0)
+        self._tiles()
+        for s in range(slots):
+            kb.wait_flag("MTE1", "MTE2", s)
+            kb.wait_flag("M", "MTE1", s)
+        kb.wait_flag("FIX", "M", 0)
+        if self.epilogue:
+            kb.wait_flag("MTE3", "MTE2", 0)
+        kernel = kb.finish()
+        kernel.attributes[attr_names.TEMPLATE] = StringAttr(plan.TEMPLATE)
+        return kernel
+
+    def _operand_buffers(self) -> None:
+        """The gm views of the operands and the l1 buffers (`l1a`, `l1b`, one per slot)."""
+        raise NotImplementedError
+
+    def _tiles(self) -> None:
+        """Every output tile."""
+        raise NotImplementedError
+
+    def _load(self, src: SSAValue, dst: SSAValue) -> None:
+        """gm -> l1 (MTE2), zero-padding an edge tile to the buffer."""
+        if src.type.get_shape() == dst.type.get_shape():
+            self.kb.copy(src, dst)
+        else:
+            self.kb.copy(src, dst, pad=UnitAttr())
+
+    def _mmad(self, a0: SSAValue, b0: SSAValue, acc: SSAValue, u: int, first: bool) -> None:
+        kb = self.kb
+        kb.sync("MTE1", "M", u)
+        if first:
+            kb.wait_flag("FIX", "M", 0)  # the previous tile has left l0c
+        kb.emit(a.MmadOp.get(a0, b0, acc, init=first))
+        kb.set_flag("M", "MTE1", u)
+
+    def _finish_tile(self, acc: SSAValue, row: Index, col: Index, mv: int, nv: int) -> None:
+        """FIX: l0c -> gm (the valid part); then the epilogue over the staged tile."""
+        kb, plan = self.kb, self.plan
+        staging = self.epilogue.staging if self.epilogue else self.out2[0]
+        kb.sync("M", "FIX", 0)
+        props = {"relu": UnitAttr()} if plan.epilogue.fix_relu else {}
+        if plan.out_blocked:  # the FIX pipe writes the fractal rows as NC1HWC0 blocks
+            dst = gm_tile(kb, staging, row, col, mv, nv, self.c0)
+            props["layout"] = StringAttr("nd2nc1hwc0")
+            if tuple(acc.type.get_shape())[1] != nv:
+                props["pad"] = UnitAttr()
+        elif plan.out_nz:  # whole fractals, as l0c holds them (the padding lanes: don't care)
+            mp, np_ = acc.type.get_shape()
+            dst = kb.tile(staging, [kb.divui(col, FRACTAL), kb.divui(row, FRACTAL), 0, 0],
+                          [np_ // FRACTAL, mp // FRACTAL, FRACTAL, FRACTAL])
+            props["layout"] = StringAttr("nd2nz")
+        else:
+            dst = kb.tile(staging, [row, col], [mv, nv])
+            if tuple(acc.type.get_shape()) != (mv, nv):
+                props["pad"] = UnitAttr()
+        kb.copy(acc, dst, **props)
+        kb.set_flag("FIX", "M", 0)
+        if not self.epilogue:
+            return
+        kb.sync("FIX", "MTE2", 0)
+        self.epilogue.after_fix(row, col, mv, nv, dst)

@@ -1,0 +1,118 @@
+"""Index arithmetic and the loops of a cube kernel: K in chunks, output tiles by static size
+class, distributed over the blocks.
+
+Every tile of a static size class gets its own loop, so all shapes stay static: an edge tile
+is a class of its own (`tile_grid`), and so is a remainder chunk of K (`chunks`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.ir import SSAValue
+
+from geir.lowering.templates.common import KernelBuilder
+
+Index = int | SSAValue
+"""An index: a Python int when known (the builder folds constant index arithmetic), else an
+SSA value."""
+
+
+def _max(kb: KernelBuilder, x: Index, y: Index) -> Index:
+    if isinstance(x, int) and isinstance(y, int):
+        return max(x, y)
+    return kb.emit(arith.MaxUIOp(kb.index(x), kb.index(y))).result
+
+
+def clamp_start(kb: KernelBuilder, pos: Index, before: int, size: int, extent: int) -> Index:
+    """clamp(pos - before, 0, extent - size) for pos >= 0: where a box of `size` that must
+    cover [pos - before, ...) ∩ [0, extent) starts."""
+    return kb.min(kb.sub(_max(kb, pos, before), before), extent - size)
+
+
+def chunks(kb: KernelBuilder, extent: int, step: int, slots: int,
+           body: Callable[[Index, int, int, bool], None]) -> None:
+    """body(offset, size, slot, first) over [0, extent) in chunks of `step`: the first chunk
+    on its own (it initialises the accumulator), the full ones in a loop unrolled by `slots`
+    (slot i % slots, so each ping-pong buffer keeps static flag ids), the remainder last."""
+    full, rem = divmod(extent, step)
+    if full == 0:
+        body(0, rem, 0, True)
+        return
+    body(0, step, 0, True)
+    rest = full - 1  # chunks 1 .. full-1
+    groups, left = divmod(rest, slots)
+    if groups == 1:
+        for u in range(slots):
+            body((1 + u) * step, step, (1 + u) % slots, False)
+    elif groups > 1:
+        with kb.loop(step, step + groups * slots * step, slots * step) as i:
+            for u in range(slots):
+                body(kb.add(i, u * step), step, (1 + u) % slots, False)
+    for u in range(left):
+        j = 1 + groups * slots + u
+        body(j * step, step, j % slots, False)
+    if rem:
+        body(full * step, rem, full % slots, False)
+
+
+@dataclass(frozen=True)
+class TileDim:
+    extent: int
+    tile: int
+
+
+def distribute(kb: KernelBuilder, blocks: int,
+               classes: Sequence[tuple[Sequence[int], Callable[[list[Index]], None]]]) -> None:
+    """Run `body(index)` for every multi-index of each class's grid `counts`, the item t of the
+    whole sequence on block t % blocks: a loop per class, its lower bound shifted by the
+    class's position in the sequence so the blocks stay balanced."""
+    base = 0
+    for counts, body in classes:
+        count = math.prod(counts)
+        if count == 0:
+            continue
+
+        def index(i: Index, counts=counts) -> list[Index]:
+            live = [c for c in counts if c > 1]
+            parts = iter(kb.delinearize(i, live) if len(live) > 1 else [i] * len(live))
+            return [next(parts) if c > 1 else 0 for c in counts]
+
+        if blocks == 1 and count == 1:
+            body(index(0))
+        elif blocks == 1:
+            with kb.loop(0, count, 1) as i:
+                body(index(i))
+        else:
+            shift = (blocks - base % blocks) % blocks
+            start = kb.remui(kb.add(kb.block_idx(), shift), blocks) if shift else kb.block_idx()
+            with kb.loop(start, count, blocks) as i:
+                body(index(i))
+        base += count
+
+
+def tile_grid(kb: KernelBuilder, dims: Sequence[TileDim], blocks: int,
+              body: Callable[[list[Index], list[int]], None]) -> None:
+    """body(offsets, sizes) for every tile of the grid `dims`, grouped by static size class
+    (full tiles / the remainder, per dim), distributed over the blocks."""
+    per_dim = []
+    for d in dims:
+        full, rem = divmod(d.extent, d.tile)
+        opts = []
+        if full:
+            opts.append((full, d.tile, 0))
+        if rem:
+            opts.append((1, rem, full * d.tile))
+        per_dim.append(opts)
+    classes = []
+    for cls in itertools.product(*per_dim):
+        def run(idx: list[Index], cls=cls) -> None:
+            body([kb.add(off, kb.mul(j, d.tile)) for j, d, (_, _, off) in zip(idx, dims, cls)],
+                 [size for _, size, _ in cls])
+
+        classes.append(([c for c, _, _ in cls], run))
+    distribute(kb, blocks, classes)

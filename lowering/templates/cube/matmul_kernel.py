@@ -1,0 +1,116 @@
+"""Matmul / gemm / batched matmul kernels: [mt, nt] tiles of the [B, M, N] result, the
+operands' tiles staged in l1 as they lie (a transposed operand is transposed on its way to
+l0), FRACTAL_NZ operands read as whole fractals."""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects.builtin import StringAttr, UnitAttr
+from xdsl.ir import SSAValue
+
+from geir.dialects.ascend import FRACTAL
+from geir.lowering.templates.common import round_up
+from geir.lowering.templates.cube.kernel import CubeKernel
+from geir.lowering.templates.cube.loops import Index, TileDim, chunks, tile_grid
+from geir.lowering.templates.cube.plan import MatmulPlan, Operand
+
+
+def _rows2(op: Operand) -> list[int]:
+    """A matmul operand as a 2-D matrix in memory: batches stacked on the rows."""
+    b, r, c = op.shape
+    return [b * c, r] if op.trans else [b * r, c]
+
+
+class MatmulKernel(CubeKernel):
+    plan: MatmulPlan
+
+    def _operand_buffers(self) -> None:
+        kb, plan, t, elt = self.kb, self.plan, self.t, self.elt
+        ins = kb.inputs
+        lhs, rhs = plan.lhs, plan.rhs
+        self.a2 = ins[lhs.arg] if plan.lhs_nz else kb.view(ins[lhs.arg], _rows2(lhs))
+        self.b2 = ins[rhs.arg] if plan.rhs_nz else kb.view(ins[rhs.arg], _rows2(rhs))
+        self.l1a = [kb.alloc([t.kl1, t.mt] if lhs.trans else [t.mt, t.kl1], elt, "l1", f"l1a{s}")
+                    for s in range(self.slots)]
+        self.l1b = [kb.alloc([t.nt, t.kl1] if rhs.trans else [t.kl1, t.nt], elt, "l1", f"l1b{s}")
+                    for s in range(self.slots)]
+
+    def _tiles(self) -> None:
+        plan, t = self.plan, self.t
+        dims = [TileDim(plan.batch, 1), TileDim(plan.rows, t.mt), TileDim(plan.cols, t.nt)]
+        tile_grid(self.kb, dims, t.blocks, self._tile)
+
+    def _tile(self, off: list[Index], size: list[int]) -> None:
+        kb, plan, t = self.kb, self.plan, self.t
+        b, m0, n0 = off
+        _, mv, nv = size
+        mp, np_ = round_up(mv, FRACTAL), round_up(nv, FRACTAL)
+        lhs, rhs = plan.lhs, plan.rhs
+        ba = self._batch_index(b, plan.lhs_batch)
+        bb = self._batch_index(b, plan.rhs_batch)
+        arow = kb.mul(ba, plan.k if lhs.trans else plan.rows)
+        brow = kb.mul(bb, plan.cols if rhs.trans else plan.k)
+        acc = kb.tile(self.l0c, [0, 0], [mp, np_])
+
+        def chunk(k0: Index, kc: int, s: int, first: bool) -> None:
+            kcp = round_up(kc, FRACTAL)
+            kb.wait_flag("MTE1", "MTE2", s)
+            if lhs.trans:
+                self._to_l1(self.a2, plan.lhs_nz, arow, k0, m0, kc, mv, kb.tile(self.l1a[s], [0, 0], [kcp, mp]))
+            else:
+                self._to_l1(self.a2, plan.lhs_nz, arow, m0, k0, mv, kc, kb.tile(self.l1a[s], [0, 0], [mp, kcp]))
+            if rhs.trans:
+                self._to_l1(self.b2, plan.rhs_nz, brow, n0, k0, nv, kc, kb.tile(self.l1b[s], [0, 0], [np_, kcp]))
+            else:
+                self._to_l1(self.b2, plan.rhs_nz, brow, k0, n0, kc, nv, kb.tile(self.l1b[s], [0, 0], [kcp, np_]))
+            kb.sync("MTE2", "MTE1", s)
+
+            def step(kk: Index, kt: int, u: int, first_step: bool) -> None:
+                kb.wait_flag("M", "MTE1", u)
+                a0 = kb.tile(self.l0a[u], [0, 0], [mp, kt])
+                b0 = kb.tile(self.l0b[u], [0, 0], [kt, np_])
+                if lhs.trans:
+                    kb.copy(kb.tile(self.l1a[s], [kk, 0], [kt, mp]), a0, transpose=UnitAttr())
+                else:
+                    kb.copy(kb.tile(self.l1a[s], [0, kk], [mp, kt]), a0)
+                if rhs.trans:
+                    kb.copy(kb.tile(self.l1b[s], [0, kk], [np_, kt]), b0, transpose=UnitAttr())
+                else:
+                    kb.copy(kb.tile(self.l1b[s], [kk, 0], [kt, np_]), b0)
+                self._mmad(a0, b0, acc, u, first and first_step)
+
+            chunks(kb, kcp, t.kt, self.slots, step)
+            kb.set_flag("MTE1", "MTE2", s)
+
+        chunks(kb, plan.k, t.kl1, self.slots, chunk)
+        row = kb.add(kb.mul(b, plan.rows), m0)
+        self._finish_tile(acc, row, n0, mv, nv)
+
+    def _to_l1(self, view: SSAValue, nz: bool, base: Index, r0: Index, c0: Index, rv: int, cv: int,
+               dst: SSAValue) -> None:
+        """The [rv, cv] tile at (r0, c0) of a stored matrix into l1 (zero-padded to fractals);
+        a FRACTAL_NZ one arrives as its whole fractals (`nz2nd`)."""
+        kb = self.kb
+        rp, cp = round_up(rv, FRACTAL), round_up(cv, FRACTAL)
+        if nz:
+            src = kb.tile(view, [kb.divui(c0, FRACTAL), kb.divui(r0, FRACTAL), 0, 0],
+                          [cp // FRACTAL, rp // FRACTAL, FRACTAL, FRACTAL])
+            kb.copy(src, dst, layout=StringAttr("nz2nd"))
+        else:
+            self._load(kb.tile(view, [kb.add(base, r0), c0], [rv, cv]), dst)
+
+    def _batch_index(self, b: Index, strides: tuple[int, ...]) -> Index:
+        """The operand's batch read by batch b of the result."""
+        plan, kb = self.plan, self.kb
+        if not any(strides):
+            return 0
+        natural = tuple(math.prod(plan.batch_dims[i + 1:]) for i in range(len(plan.batch_dims)))
+        if strides == natural:
+            return b
+        idx = kb.delinearize(b, plan.batch_dims) if len(plan.batch_dims) > 1 else [b]
+        out: Index = 0
+        for i, st in zip(idx, strides):
+            if st:
+                out = kb.add(out, kb.mul(i, st))
+        return out

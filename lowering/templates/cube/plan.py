@@ -1,0 +1,393 @@
+"""What a cube kernel computes, independent of tiling: the request analysis.
+
+A request is one cube op (op_info.CUBE: conv / matmul / gemm) with views on its inputs
+(`resolve`: views, a transpose of the last two dims of a matmul operand, a channel concat
+feeding a convolution) and an elementwise epilogue (epilogue.py). The result is seen as
+[B, R, C]: matmul batch x M x N, convolution image x output channels x output pixels.
+
+Storage formats (graph-layout): the combinations a kernel takes are op_info's
+(`cube_formats`, `cube_takes`); the checks here are what the emitter adds to them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from geir.dialects import formats as L
+from geir.dialects import graph as g
+from geir.ir.types import is_float, to_dtype
+from geir.lowering.templates.common import KernelRequest
+from geir.lowering.templates.cube.epilogue import Epilogue, EpilogueBuilder, ResultFrame
+from geir.lowering.templates.cube.ops import (
+    Unsupported,
+    is_view,
+    logical_shape,
+    one_use,
+    storage,
+    swaps_last_two,
+)
+from geir.target import op_info
+from geir.target.device import dtype_name
+
+KERNEL_DTYPES = ("f16", "f32")
+"""Element types the cube kernels are built for (a subset of what op_info.CUBE lists)."""
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A cube operand read from a kernel input: `arg` is the input index, `shape` the shape the
+    cube op sees (views are free), `trans` whether the last two dims arrive swapped."""
+
+    arg: int
+    shape: tuple[int, ...]
+    trans: bool = False
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Channels [start, start + count) of a convolution input, read from kernel input `arg`
+    (viewed as [N, count, H, W]); several segments when the input is a channel concat."""
+
+    arg: int
+    start: int
+    count: int
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """A 2-D convolution (a 1-D one has h = 1): input [n, c, h, w], weights [m, c / group,
+    kh, kw], strides sh / sw, dilations dh / dw, pads top / left / bottom / right, output
+    [n, m, oh, ow]."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    m: int
+    group: int
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    dh: int
+    dw: int
+    pt: int
+    pl: int
+    pb: int
+    pr: int
+    oh: int
+    ow: int
+
+    @property
+    def cg(self) -> int:
+        """Input channels per group."""
+        return self.c // self.group
+
+    @property
+    def mg(self) -> int:
+        """Output channels per group."""
+        return self.m // self.group
+
+    @property
+    def khw(self) -> int:
+        return self.kh * self.kw
+
+    @property
+    def padded_width(self) -> int:
+        return self.w + self.pl + self.pr
+
+    def window_rows(self, ohs: int) -> int:
+        """Input rows (padding included) that ohs output rows read."""
+        return (ohs - 1) * self.sh + (self.kh - 1) * self.dh + 1
+
+    def window_cols(self, ows: int) -> int:
+        return (ows - 1) * self.sw + (self.kw - 1) * self.dw + 1
+
+    def box(self, ohs: int, owt: int) -> tuple[int, int]:
+        """Rows and columns of the input a tile of ohs x owt output pixels reads."""
+        return min(self.h, self.window_rows(ohs)), min(self.w, self.window_cols(owt))
+
+
+@dataclass(kw_only=True)
+class CubePlan:
+    """The result as [B, R, C] (batch x rows x columns) and its epilogue."""
+
+    TEMPLATE: ClassVar[str]        # the kernel's `template` attribute
+
+    cube: Operation
+    elt: Attribute                 # element type of operands and result
+    batch: int                     # B of the [B, R, C] result
+    rows: int                      # R
+    cols: int                      # C
+    k: int                         # the reduced extent
+    out_shape: tuple[int, ...]     # the cube op's result shape
+    frame: tuple[int, ...]         # out_shape with the dims a 1-D matmul operand drops
+    out_format: str                # storage of the result
+    epilogue: Epilogue
+
+    @property
+    def out_blocked(self) -> bool:
+        return self.out_format == L.NC1HWC0
+
+    @property
+    def out_nz(self) -> bool:
+        return self.out_format == L.FRACTAL_NZ
+
+    def result_frame(self) -> ResultFrame:
+        axes = self._axes() if self.frame == self.out_shape else None
+        return ResultFrame(self.elt, self.out_shape, axes, isinstance(self, ConvPlan))
+
+    def _axes(self) -> tuple[list[int], list[int], list[int]]:
+        """The dims of out_shape that make up the B, R and C axes."""
+        raise NotImplementedError
+
+
+@dataclass(kw_only=True)
+class MatmulPlan(CubePlan):
+    """[B, M, K] x [B, K, N]; a batch of the result reads the operands' batches at
+    `lhs_batch` / `rhs_batch` strides per dim of `batch_dims` (0: broadcast)."""
+
+    TEMPLATE: ClassVar[str] = "matmul"
+
+    lhs: Operand
+    rhs: Operand
+    lhs_batch: tuple[int, ...] = ()
+    rhs_batch: tuple[int, ...] = ()
+    batch_dims: tuple[int, ...] = ()
+    lhs_nz: bool = False           # FRACTAL_NZ [K1, M1, 16, C0] of the stored matrix
+    rhs_nz: bool = False
+
+    def _axes(self) -> tuple[list[int], list[int], list[int]]:
+        rank = len(self.out_shape)
+        if self.batch == 1 and rank > 2:  # batches folded into the rows
+            return [], list(range(rank - 1)), [rank - 1]
+        return list(range(rank - 2)), [rank - 2], [rank - 1]
+
+
+@dataclass(kw_only=True)
+class ConvPlan(CubePlan):
+    """A convolution of the input `segments` with the weights of input `weight`; NC1HWC0
+    feature map (`x_blocked`), FRACTAL_Z weights (`w_fz`)."""
+
+    TEMPLATE: ClassVar[str] = "conv"
+
+    geometry: ConvGeometry
+    segments: tuple[Segment, ...]
+    weight: int
+    x_blocked: bool = False
+    w_fz: bool = False
+
+    def _axes(self) -> tuple[list[int], list[int], list[int]]:
+        return [0], [1], list(range(2, len(self.out_shape)))
+
+    @property
+    def is_depthwise(self) -> bool:
+        geo = self.geometry
+        return geo.group == geo.c > 1 and geo.cg == 1 and geo.mg == 1 and len(self.segments) == 1
+
+
+def plan_request(req: KernelRequest) -> CubePlan | None:
+    """The cube plan of a request, or None when this template does not build it."""
+    if not req.ops or not any(op_info.CUBE.takes(op) for op in req.ops):
+        return None
+    try:
+        return _Analysis(req).plan()
+    except Unsupported:
+        return None
+
+
+class _Analysis:
+    """Builds the plan of a request, or raises Unsupported."""
+
+    def __init__(self, req: KernelRequest):
+        self.req = req
+        self.index = {v: i for i, v in enumerate(req.inputs)}
+        cubes = [op for op in req.ops if op_info.CUBE.takes(op)]
+        if len(cubes) != 1:
+            raise Unsupported
+        self.cube = cubes[0]
+        self.position = req.ops.index(self.cube)
+        self.used: set[Operation] = {self.cube}
+
+    def plan(self) -> CubePlan:
+        op = self.cube
+        elt = op.results[0].type.element_type
+        if not is_float(elt) or dtype_name(to_dtype(elt)) not in KERNEL_DTYPES:
+            raise Unsupported
+        if any(v.type.element_type != elt for v in op.operands):
+            raise Unsupported
+        self._check_formats(op)
+        plan = self._conv(op, elt) if isinstance(op, g.ConvOp) else self._matmul(op, elt)
+        builder = EpilogueBuilder(plan.epilogue, plan.result_frame(), self.index, self.used)
+        if isinstance(op, g.GemmOp):
+            attrs = op.attrs()
+            builder.gemm_scale(attrs["alpha"], attrs["beta"], op.operands[2] if len(op.operands) > 2 else None)
+        elif isinstance(op, g.ConvOp) and len(op.operands) > 2:
+            builder.add_bias(op.operands[2])
+        builder.translate(self.req.ops[self.position + 1:], self.req.outputs)
+        if any(o not in self.used for o in self.req.ops):
+            raise Unsupported  # ops before the cube op that are not its prologue, or left over
+        builder.fold_relu_into_fix()
+        return plan
+
+    @staticmethod
+    def _check_formats(op: Operation) -> None:
+        formats = tuple(storage(v) for v in (*op.operands, op.results[0]))
+        if any(f not in op_info.cube_formats(op, i) for i, f in enumerate(formats)):
+            raise Unsupported
+        if not op_info.cube_takes(op, formats):
+            raise Unsupported
+
+    # -- the prologue -----------------------------------------------------------------------
+
+    def _producer(self, v: SSAValue) -> Operation | None:
+        owner = v.owner
+        return owner if isinstance(owner, Operation) and owner in self.req.ops else None
+
+    def resolve(self, v: SSAValue, allow_trans: bool = False) -> Operand:
+        """Follow views (and one last-two-dims transpose) back to a kernel input."""
+        shape = logical_shape(v)
+        trans = False
+        while True:
+            if v in self.index:
+                return Operand(self.index[v], shape, trans)
+            op = self._producer(v)
+            if op is None or op in self.used or not one_use(v):
+                raise Unsupported
+            if is_view(op):
+                pass
+            elif allow_trans and not trans and swaps_last_two(op):
+                trans = True
+                shape = (*shape[:-2], shape[-1], shape[-2])
+            else:
+                raise Unsupported
+            self.used.add(op)
+            v = op.operands[0]
+
+    def _segments(self, v: SSAValue, x: tuple[int, ...], group: int) -> tuple[Segment, ...]:
+        """The input's channels by kernel input: one segment, or one per part of a concat."""
+        op = self._producer(v)
+        if isinstance(op, g.ConcatOp) and one_use(v):
+            axis = op.attrs()["axis"] % len(x)
+            if axis != 1 or group != 1:
+                raise Unsupported
+            self.used.add(op)
+            segs, start = [], 0
+            for part in op.operands:
+                count = logical_shape(part)[1]
+                segs.append(Segment(self.resolve(part).arg, start, count))
+                start += count
+            return tuple(segs)
+        return (Segment(self.resolve(v).arg, 0, x[1]),)
+
+    # -- matmul and gemm --------------------------------------------------------------------
+
+    def _matmul(self, op: Operation, elt: Attribute) -> MatmulPlan:
+        plan = self._gemm(op, elt) if isinstance(op, g.GemmOp) else self._batched_matmul(op, elt)
+        if plan.lhs_nz or plan.rhs_nz or plan.out_nz:
+            # fractal operands are read whole-fractal at (row, col) of the stored matrix: one
+            # matrix (no batch), not reached through views
+            for flag, operand, v in ((plan.lhs_nz, plan.lhs, op.operands[0]), (plan.rhs_nz, plan.rhs, op.operands[1])):
+                if flag and (len(logical_shape(v)) != 2 or self.req.inputs[operand.arg] is not v):
+                    raise Unsupported
+            if plan.batch != 1 or (plan.out_nz and (len(plan.out_shape) != 2 or plan.frame != plan.out_shape)):
+                raise Unsupported
+        return plan
+
+    def _matmul_common(self, op: Operation, elt: Attribute) -> dict:
+        """The MatmulPlan fields both forms share."""
+        return dict(cube=op, elt=elt, out_shape=logical_shape(op.results[0]), out_format=storage(op.results[0]),
+                    epilogue=Epilogue(op.results[0]), lhs_nz=storage(op.operands[0]) == L.FRACTAL_NZ,
+                    rhs_nz=storage(op.operands[1]) == L.FRACTAL_NZ)
+
+    def _gemm(self, op: Operation, elt: Attribute) -> MatmulPlan:
+        attrs = op.attrs()
+        lhs = self.resolve(op.operands[0])
+        rhs = self.resolve(op.operands[1])
+        common = self._matmul_common(op, elt)
+        m, n = common["out_shape"]
+        trans_a, trans_b = bool(attrs["trans_a"]), bool(attrs["trans_b"])
+        k = lhs.shape[0] if trans_a else lhs.shape[1]
+        return MatmulPlan(**common, batch=1, rows=m, cols=n, k=k, frame=common["out_shape"],
+                          lhs=Operand(lhs.arg, (1, m, k), trans_a), rhs=Operand(rhs.arg, (1, k, n), trans_b))
+
+    def _batched_matmul(self, op: Operation, elt: Attribute) -> MatmulPlan:
+        """numpy's matmul: 1-D operands promoted, batch dims broadcast."""
+        lhs = self.resolve(op.operands[0], allow_trans=True)
+        rhs = self.resolve(op.operands[1], allow_trans=True)
+        ls, rs = list(logical_shape(op.operands[0])), list(logical_shape(op.operands[1]))
+        # 1-D promotion (numpy): [K] is [1, K] on the left, [K, 1] on the right.
+        if len(ls) == 1:
+            if lhs.trans:
+                raise Unsupported
+            ls = [1, ls[0]]
+        if len(rs) == 1:
+            if rhs.trans:
+                raise Unsupported
+            rs = [rs[0], 1]
+        m, k, n = ls[-2], ls[-1], rs[-1]
+        batch = g.broadcast_shapes(ls[:-2], rs[:-2])
+        lb = [1] * (len(batch) - len(ls[:-2])) + ls[:-2]
+        rb = [1] * (len(batch) - len(rs[:-2])) + rs[:-2]
+        lhs_b, rhs_b = _batch_strides(batch, lb), _batch_strides(batch, rb)
+        nb = math.prod(batch)
+        common = self._matmul_common(op, elt)
+        frame = (*batch, m, n)
+        # A batch of left matrices times one right matrix is one tall matrix.
+        if nb > 1 and not any(rhs_b) and all(s > 0 for s, d in zip(lhs_b, batch) if d > 1) and not lhs.trans:
+            return MatmulPlan(**common, batch=1, rows=nb * m, cols=n, k=k, frame=frame,
+                              lhs=Operand(lhs.arg, (1, nb * m, k)),
+                              rhs=Operand(rhs.arg, (math.prod(rb), *rs[-2:]), rhs.trans))
+        return MatmulPlan(**common, batch=nb, rows=m, cols=n, k=k, frame=frame,
+                          lhs=Operand(lhs.arg, (math.prod(lb), *ls[-2:]), lhs.trans),
+                          rhs=Operand(rhs.arg, (math.prod(rb), *rs[-2:]), rhs.trans),
+                          lhs_batch=lhs_b, rhs_batch=rhs_b, batch_dims=tuple(batch))
+
+    # -- convolution ------------------------------------------------------------------------
+
+    def _conv(self, op: Operation, elt: Attribute) -> ConvPlan:
+        x, w = logical_shape(op.operands[0]), logical_shape(op.operands[1])
+        if len(x) not in (3, 4):
+            raise Unsupported
+        out = logical_shape(op.results[0])
+        geo = _conv_geometry(op.attrs(), x, w, out)
+        segments = self._segments(op.operands[0], x, geo.group)
+        weight = self.resolve(op.operands[1]).arg
+        x_blocked = storage(op.operands[0]) == L.NC1HWC0
+        w_fz = storage(op.operands[1]) == L.FRACTAL_Z
+        # a FRACTAL_Z chunk is whole C0 blocks: a concat's parts must be too, and blocked
+        if w_fz and len(segments) > 1 and (not x_blocked or any(sg.count % L.c0_of(elt) for sg in segments)):
+            raise Unsupported
+        return ConvPlan(cube=op, elt=elt, batch=geo.n, rows=geo.m, cols=geo.oh * geo.ow, k=geo.cg * geo.khw,
+                        out_shape=out, frame=out, out_format=storage(op.results[0]), epilogue=Epilogue(op.results[0]),
+                        geometry=geo, segments=segments, weight=weight, x_blocked=x_blocked, w_fz=w_fz)
+
+
+def _batch_strides(batch: list[int], dims: list[int]) -> tuple[int, ...]:
+    """Per result batch dim: the stride of an operand's batch along it (0: broadcast)."""
+    out, acc = [], 1
+    for full, d in zip(reversed(batch), reversed(dims)):
+        out.append(acc if d == full and full > 1 else 0)
+        acc *= d
+    return tuple(reversed(out))
+
+
+def _conv_geometry(attrs: dict, x: tuple[int, ...], w: tuple[int, ...], out: tuple[int, ...]) -> ConvGeometry:
+    nd = len(x) - 2
+    kernel = tuple(w[2:])
+    pads = tuple(attrs["pads"] or (0,) * (2 * nd))
+    strides = tuple(attrs["strides"] or (1,) * nd)
+    dil = tuple(attrs["dilations"] or (1,) * nd)
+    if nd == 1:  # a 1-D convolution is a 2-D one of height 1
+        x, w, kernel = (x[0], x[1], 1, x[2]), (w[0], w[1], 1, w[2]), (1, kernel[0])
+        pads, strides, dil = (0, pads[0], 0, pads[1]), (1, strides[0]), (1, dil[0])
+        oh, ow = 1, out[2]
+    else:  # ONNX pads: begins then ends
+        oh, ow = out[2], out[3]
+    return ConvGeometry(n=x[0], c=x[1], h=x[2], w=x[3], m=w[0], group=attrs["group"], kh=kernel[0], kw=kernel[1],
+                        sh=strides[0], sw=strides[1], dh=dil[0], dw=dil[1], pt=pads[0], pl=pads[1], pb=pads[2],
+                        pr=pads[3], oh=oh, ow=ow)

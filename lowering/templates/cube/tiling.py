@@ -1,0 +1,293 @@
+"""Tile sizes of the cube kernels, priced with the device's CostModel.
+
+Every candidate that fits l1 / l0a / l0b / l0c (with the ping-pong buffers when double
+buffering), with the l1 chunk of K as large as fits or cut into 2-4 chunks, is priced per
+tile as a pipeline of its chunks - the first load, then max(load, MTE1/M) per further chunk,
+then the last compute; their sum when single-buffered - + FIX + epilogue, MTE2 at no more
+than the block's share of HBM, times the waves of tiles over the cube cores, bounded below
+by the HBM time of all bytes moved; the cheapest wins (ties: fewer instructions).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from xdsl.ir import Attribute
+
+from geir.dialects import formats as L
+from geir.dialects.ascend import FRACTAL
+from geir.ir.types import to_dtype
+from geir.lowering.templates.common import KernelRequest, ceil_div, itemsize, round_up, row_elems
+from geir.lowering.templates.cube.plan import ConvPlan, CubePlan, MatmulPlan
+from geir.target.cost_model import CostModel
+from geir.target.device import dtype_name
+
+if TYPE_CHECKING:
+    from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """Tile sizes of a cube kernel. Matmul: [mt, nt] output tiles; convolution: mt output
+    channels x (ohs rows x owt columns) output pixels, cc input channels per l1 chunk. Both:
+    kt rows of K per l0 step, kl1 per l1 chunk; er rows per epilogue pass."""
+
+    mt: int
+    nt: int
+    kt: int
+    kl1: int
+    blocks: int
+    tiles: int
+    estimate_us: float
+    ohs: int = 0
+    owt: int = 0
+    cc: int = 0
+    er: int = 0
+
+
+def tile_cols(plan: CubePlan, t: Tiling) -> int:
+    """Columns of the widest output tile (what an epilogue pass holds per row)."""
+    return min(plan.cols, t.nt) if isinstance(plan, MatmulPlan) else t.ohs * t.owt
+
+
+MT_CHOICES = (16, 32, 48, 64, 96, 128, 192, 256)
+KT_CHOICES = (16, 32, 48, 64, 96, 128, 256)
+
+
+def _choices(extent: int, choices: Sequence[int] = MT_CHOICES) -> list[int]:
+    """Multiples of 16 to try for a dim of `extent` (the whole dim when it is small)."""
+    whole = round_up(extent, FRACTAL)
+    out = sorted({c for c in choices if c < whole} | ({whole} if whole <= max(choices) else set()))
+    return out or [FRACTAL]
+
+
+@dataclass
+class EpilogueCost:
+    """What the epilogue costs per tile: vector instructions over the tile, side loads."""
+
+    instrs: list[type]
+    sides: int
+    stores: int
+    isz: int
+
+    @classmethod
+    def of(cls, buffers: EpilogueBuffers) -> EpilogueCost:
+        plan = buffers.plan
+        return cls([ins.op for ins in plan.epilogue.instrs], len(buffers.sides) + int(buffers.needs_raw),
+                   len(buffers.stores), itemsize(plan.elt))
+
+    def cycles(self, p: Pricer, rows: int, cols: int) -> int:
+        nbytes = rows * round_up(cols, max(1, 32 // self.isz)) * self.isz
+        mte2 = p.dma(rows * cols * self.isz, "gm", "ub") * (1 + self.sides)
+        mte3 = p.dma(rows * cols * self.isz, "ub", "gm") * self.stores
+        vec = sum(p.cost.vector_cycles(op.COST_KIND, nbytes, p.dtype) for op in self.instrs)
+        return mte2 + mte3 + int(vec * p.spec.cube_clock_hz / p.spec.vector_clock_hz)
+
+
+class Pricer:
+    """Prices one tile of a candidate with the device's cost model (cube-clock cycles)."""
+
+    def __init__(self, cost: CostModel, elt: Attribute, slots: int, epilogue: EpilogueCost | None):
+        self.cost = cost
+        self.isz = itemsize(elt)
+        self.dtype = dtype_name(to_dtype(elt))
+        self.slots = slots
+        self.epilogue = epilogue
+        self.spec = cost.spec
+
+    def dma(self, nbytes: int, src: str, dst: str) -> int:
+        return self.cost.dma_cycles(int(nbytes), src, dst)
+
+    def tile(self, mte2: int, mte1: int, cube: int, mp: int, nv: int, mv: int, chunks: int = 1,
+             blocks: int = 1, gm_bytes: int = 0) -> int:
+        """One output tile: its K chunks through l1, then FIX and the epilogue.
+
+        Double-buffered, chunk i + 1 loads (MTE2) while chunk i computes (MTE1 and the cube,
+        themselves overlapped through l0): a pipeline of `chunks` stages, so a tile of one
+        chunk overlaps nothing - each tile starts on slot 0 and FIX waits for its cube.
+        Single-buffered, everything runs in turn. MTE2 runs at no more than the block's share
+        of HBM (`blocks` loading at once, `gm_bytes` per tile)."""
+        fix = self.dma(mv * nv * self.isz, "l0c", "gm")
+        epi = self.epilogue.cycles(self, mv, nv) if self.epilogue else 0
+        if gm_bytes:
+            share = self.spec.hbm_bytes_per_s / self.spec.cube_clock_hz / max(1, blocks)
+            mte2 = max(mte2, math.ceil(gm_bytes / share))
+        if self.slots > 1:
+            load, compute = mte2 / chunks, max(mte1, cube) / chunks
+            body = int(load + (chunks - 1) * max(load, compute) + compute)
+        else:
+            body = mte2 + mte1 + cube
+        return body + fix + epi
+
+    def blocks(self, tiles: int) -> int:
+        """Blocks of a kernel of `tiles` tiles: one per cube core at most."""
+        return max(1, min(tiles, self.spec.cube_cores))
+
+    def total_us(self, tile_cycles: int, tiles: int, hbm_bytes: int) -> float:
+        waves = ceil_div(tiles, self.blocks(tiles))
+        us = max(self.cost.cycles_to_us(tile_cycles * waves), self.cost.hbm_time_us(hbm_bytes))
+        return us + self.cost.cycles_to_us(waves * self.spec.block_dispatch_cycles)
+
+
+def _fits(req: KernelRequest, **spaces: int) -> bool:
+    return all(nbytes <= req.device.buffer_bytes[s] for s, nbytes in spaces.items())
+
+
+def per_chunk(total: int, most: int, slots: int, unit: int = 1) -> list[int]:
+    """Sizes of the l1 chunk to price (multiples of `unit`): the most that fit and, when
+    double-buffered, smaller ones so that 2, 3 or 4 chunks pipeline their loads behind
+    the cube."""
+    out = {most}
+    if slots > 1:
+        for n in (2, 3, 4):
+            size = round_up(ceil_div(total, n), unit)
+            if size < most:
+                out.add(size)
+    return sorted(out, reverse=True)
+
+
+class _Cheapest:
+    """The cheapest tiling offered; ties go to fewer instructions (l0 steps)."""
+
+    def __init__(self) -> None:
+        self.best: Tiling | None = None
+        self.key: tuple = ()
+
+    def offer(self, tiling: Tiling, instructions: int) -> None:
+        key = (round(tiling.estimate_us, 6), instructions)
+        if self.best is None or key < self.key:
+            self.best, self.key = tiling, key
+
+
+# ---------------------------------------------------------------------------
+# Matmul: [mt, nt] output tiles, kt rows of K per l0 step, kl1 per l1 chunk.
+# ---------------------------------------------------------------------------
+
+
+def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tiling | None:
+    isz, slots = pricer.isz, pricer.slots
+    m, n, k, nb = plan.rows, plan.cols, plan.k, plan.batch
+    kp = round_up(k, FRACTAL)
+    cheapest = _Cheapest()
+    for mt, nt in itertools.product(_choices(m), _choices(n)):
+        if not _fits(req, l0c=mt * nt * 4):
+            continue
+        for kt in _choices(k, KT_CHOICES):
+            if not _fits(req, l0a=slots * mt * kt * isz, l0b=slots * kt * nt * isz):
+                continue
+            room = req.device.buffer_bytes["l1"] // (slots * (mt + nt) * isz)
+            most = min(kp, room // kt * kt)
+            if most < kt:
+                continue
+            tm, tn = ceil_div(m, mt), ceil_div(n, nt)
+            tiles = nb * tm * tn
+            blocks = pricer.blocks(tiles)
+            hbm = tiles * (mt + nt) * kp * isz + nb * m * n * isz
+            steps = ceil_div(kp, kt)
+            mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * nt * isz, "l1", "l0b"))
+            cube = steps * req.cost.mmad_cycles(mt, kt, nt, pricer.dtype)
+            for kl1 in per_chunk(kp, most, slots, kt):
+                chunks = ceil_div(kp, kl1)
+                mte2 = chunks * (pricer.dma(mt * kl1 * isz, "gm", "l1") + pricer.dma(kl1 * nt * isz, "gm", "l1"))
+                cycles = pricer.tile(mte2, mte1, cube, mt, min(n, nt), min(m, mt), chunks, blocks,
+                                     (mt + nt) * kp * isz)
+                us = pricer.total_us(cycles, tiles, hbm)
+                cheapest.offer(Tiling(mt, nt, kt, kl1, blocks, tiles, us), tiles * steps)
+    return cheapest.best
+
+
+# ---------------------------------------------------------------------------
+# Convolution: mt output channels x ohs x owt output pixels, cc channels (or C0 blocks) per
+# l1 chunk.
+# ---------------------------------------------------------------------------
+
+
+def conv_tiling(req: KernelRequest, plan: ConvPlan, pricer: Pricer) -> Tiling | None:
+    """Output tiles of whole rows (a divisor of the height, or up to 256 pixels), at most
+    1024 pixels; rows split into 16-column pieces when no whole row fits l0 or l1."""
+    geo = plan.geometry
+    oh, ow = geo.oh, geo.ow
+    pixel_tiles = [(r, ow) for r in range(1, oh + 1) if oh % r == 0 or r * ow <= 256 or r == oh]
+    pixel_tiles = [t for t in pixel_tiles if round_up(t[0] * t[1], FRACTAL) <= 1024]
+    split_rows = [(1, c) for c in range(FRACTAL, min(ow, 512) + 1, FRACTAL)]
+    if not pixel_tiles:  # rows too long for l0: split each row
+        pixel_tiles = split_rows
+    best = _conv_candidates(req, plan, pricer, pixel_tiles)
+    if best is None and pixel_tiles is not split_rows:  # a whole row's box does not fit l1
+        best = _conv_candidates(req, plan, pricer, split_rows)
+    return best
+
+
+def _conv_candidates(req: KernelRequest, plan: ConvPlan, pricer: Pricer,
+                     pixel_tiles: list[tuple[int, int]]) -> Tiling | None:
+    """The cheapest conv tiling whose output tiles are `pixel_tiles` (rows x columns)."""
+    geo = plan.geometry
+    isz, slots = pricer.isz, pricer.slots
+    cheapest = _Cheapest()
+    # The l1 chunk counts channels, or C0-channel blocks with FRACTAL_Z weights (the box is
+    # then NC1HWC0 and K runs over whole blocks).
+    c0 = L.c0_of(plan.elt) if plan.w_fz else 1
+    units, unit_k = ceil_div(geo.cg, c0), geo.khw * c0
+    for mt, (ohs, owt) in itertools.product(_choices(geo.mg), pixel_tiles):
+        np_ = round_up(ohs * owt, FRACTAL)
+        if not _fits(req, l0c=mt * np_ * 4):
+            continue
+        rows, cols = geo.box(ohs, owt)
+        box = rows * (cols * c0 if plan.w_fz else row_elems(cols, plan.elt)) * isz  # one unit of the l1 box
+        for kt in KT_CHOICES:
+            if kt > round_up(units * unit_k, FRACTAL) and kt != KT_CHOICES[0]:
+                break
+            if not _fits(req, l0a=slots * mt * kt * isz, l0b=slots * kt * np_ * isz):
+                continue
+            most = _l1_units(req, units, unit_k, box, mt, isz, slots)
+            if most < 1 or (plan.w_fz and not plan.x_blocked and most < units):
+                continue  # an NCHW box is re-laid out to NC1HWC0 by one copy: all its channels
+            _price_conv_chunks(req, plan, pricer, cheapest, mt, ohs, owt, kt, most)
+    return cheapest.best
+
+
+def _l1_units(req: KernelRequest, units: int, unit_k: int, box: int, mt: int, isz: int, slots: int) -> int:
+    """Units (channels or C0 blocks) per l1 chunk: at most what fits, the box plus the
+    weights of the chunk; fewer give more chunks, whose loads overlap the cube when
+    double-buffered."""
+    l1 = req.device.buffer_bytes["l1"]
+    most = min(units, l1 // (slots * (box + mt * unit_k * isz + 64)))
+    while most > 0 and slots * (most * box + mt * round_up(most * unit_k, FRACTAL) * isz) > l1:
+        most -= 1
+    return most
+
+
+def _price_conv_chunks(req: KernelRequest, plan: ConvPlan, pricer: Pricer, cheapest: _Cheapest,
+                       mt: int, ohs: int, owt: int, kt: int, most: int) -> None:
+    """Offers the tiling of each l1 chunk size up to `most` units for these tile sizes."""
+    geo, isz, slots = plan.geometry, pricer.isz, pricer.slots
+    c0 = L.c0_of(plan.elt) if plan.w_fz else 1
+    units, unit_k = ceil_div(geo.cg, c0), geo.khw * c0
+    npix = ohs * owt
+    np_ = round_up(npix, FRACTAL)
+    rows, cols = geo.box(ohs, owt)
+    # an NCHW box is interleaved into C0 lanes by its copy (ascend.CopyOp.relayout)
+    fm_run = None if plan.x_blocked else isz
+    tiles = geo.n * geo.group * ceil_div(geo.mg, mt) * ceil_div(geo.oh, ohs) * ceil_div(geo.ow, owt)
+    blocks = pricer.blocks(tiles)
+    hbm = (tiles * (req.cost.dma_bytes(geo.cg * rows * cols * isz, fm_run) + mt * units * unit_k * isz)
+           + geo.n * geo.m * geo.oh * geo.ow * isz)
+    for cc in per_chunk(units, most, slots if (plan.x_blocked or not plan.w_fz) else 1):
+        kc = round_up(cc * unit_k, FRACTAL)
+        chunks = ceil_div(units, cc)
+        steps = chunks * ceil_div(kc, kt)
+        fm_bytes = cc * c0 * rows * cols * isz
+        if fm_run:
+            fm_bytes = max(fm_bytes, req.cost.dma_bytes(min(cc * c0, geo.cg) * rows * cols * isz, fm_run))
+        w_bytes = mt * cc * unit_k * isz
+        mte2 = chunks * (pricer.dma(fm_bytes, "gm", "l1") + pricer.dma(w_bytes, "gm", "l1"))
+        mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * np_ * isz, "l1", "l0b"))
+        cube = steps * req.cost.mmad_cycles(mt, kt, np_, pricer.dtype)
+        cycles = pricer.tile(mte2, mte1, cube, mt, npix, min(geo.mg, mt), chunks, blocks,
+                             chunks * (fm_bytes + w_bytes))
+        us = pricer.total_us(cycles, tiles, hbm)
+        cheapest.offer(Tiling(mt, np_, kt, kc, blocks, tiles, us, ohs=ohs, owt=owt, cc=cc), tiles * steps)
