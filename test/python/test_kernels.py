@@ -516,6 +516,19 @@ def test_every_graph_op_has_reference_semantics():
         assert fn.__name__ == op_type.name.removeprefix("graph.")
 
 
+def test_row_template_has_a_rule_for_every_op_it_takes():
+    """op_info.ROW (what fusion groups for the row template) and the row template's op rules
+    name the same classes: a listed op without a rule would fail at lowering, a rule for an
+    unlisted op is never used. Views have no rule: they share their operand's buffer."""
+    from geir.dialects.traits import ViewLike
+    from geir.lowering.templates.vector import RULES
+    from geir.target import op_info
+
+    views = {op for op in op_info.ROW.ops if op.has_trait(ViewLike)}
+    assert views
+    assert set(RULES) == op_info.ROW.ops - views
+
+
 # --------------------------------------------------------------------------
 # Data kernels of the ascend lowering: chains of views, transposes and slices
 # (lowering/templates/data.py), run tile by tile by the ascend interpreter.

@@ -1,0 +1,201 @@
+"""The LRN template: x / (bias + alpha/size * sum of x^2 over `size` neighbouring channels)
+** beta, per tile [C, tr] of one image.
+
+The squares go into a zero-padded [C + size - 1, tr] buffer and the window sum is `size`
+vadds of row-shifted views of it. On NC1HWC0 the tile [C1, tr, C0] is vtransposed to
+[C1 * C0, tr] first (channels as rows; the squares of the padding lanes are left zero, as
+ONNX's out-of-range channels) and back before it is stored.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import DenseArrayBase, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from geir.dialects import ascend as a
+from geir.dialects import formats
+from geir.ir.types import is_float
+from geir.lowering.templates.common import (
+    KernelBuilder,
+    KernelRequest,
+    block_elems,
+    ceil_div,
+    itemsize,
+    mark,
+    round_up,
+    shape_of,
+    tile_offsets,
+    tile_pieces,
+)
+from geir.lowering.templates.data import MIN_TILE_BYTES, slots_of, ub_view
+
+
+@dataclass(frozen=True)
+class _Lrn:
+    """An LRN's shape as the kernel sees it: n images of c channels x r pixels; blocked:
+    stored [n, c1, r, c0]."""
+
+    n: int
+    c: int
+    r: int
+    c1: int
+    c0: int              # 1 when not blocked (c1 = c)
+    blocked: bool
+    elt: Attribute
+    size: int
+    alpha: float
+    beta: float
+    bias: float
+
+    @classmethod
+    def of(cls, op: Operation) -> _Lrn | None:
+        t = op.inputs[0].type
+        xs = formats.logical_shape(t)
+        elt = t.element_type
+        blocked = formats.storage_of(t) == formats.NC1HWC0
+        if formats.is_formatted(t) and not (blocked and formats.origin_of(t) == formats.NCHW):
+            return None
+        if len(xs) < 3 or not is_float(elt) or math.prod(xs) == 0:
+            return None
+        n, c, r = xs[0], xs[1], math.prod(xs[2:])
+        c1, c0 = (shape_of(op.inputs[0])[1], shape_of(op.inputs[0])[4]) if blocked else (c, 1)
+        attrs = op.attrs()
+        return cls(n, c, r, c1, c0, blocked, elt, attrs["size"], attrs["alpha"], attrs["beta"],
+                   attrs["bias"])
+
+    @property
+    def cp(self) -> int:
+        """Rows of a tile: the channels, padding lanes included."""
+        return self.c1 * self.c0
+
+    def need(self, tr: int) -> int:
+        """ub bytes of one slot for tiles of `tr` pixels."""
+        lanes = self.c1 * tr * self.c0 if self.blocked else 0
+        return ((3 * self.cp + self.size - 1) * round_up(tr, block_elems(self.elt)) + lanes) * itemsize(self.elt)
+
+
+def _tile_pixels(req: KernelRequest, L: _Lrn, slots: int) -> int | None:
+    """Pixels per tile: all of an image's that fit (halved until they do), fewer when that
+    leaves too few tiles for the cores; None if one pixel does not fit."""
+    cap = req.device.buffer_bytes["ub"]
+    tr = L.r
+    while tr > 1 and L.need(tr) * slots > cap:
+        tr = max(1, tr // 2)
+    if L.need(tr) * slots > cap:
+        return None
+    want = min(req.device.vector_cores, max(1, L.n * L.cp * L.r * itemsize(L.elt) // MIN_TILE_BYTES))
+    if L.n * ceil_div(L.r, tr) < want:
+        tr = max(block_elems(L.elt), ceil_div(L.r, ceil_div(want, L.n)))
+        tr = min(tr, L.r)
+    return tr
+
+
+def build_lrn(req: KernelRequest) -> a.KernelOp | None:
+    """The LRN kernel of a request of one lrn (see the module docstring), or None."""
+    (op,) = req.ops
+    L = _Lrn.of(op)
+    if L is None or req.inputs[0] is not op.inputs[0]:
+        return None
+    slots = slots_of(req)
+    tr = _tile_pixels(req, L, slots)
+    if tr is None:
+        return None
+    shape = [L.n, L.r]
+    pieces = tile_pieces(shape, [1, tr])
+    most = max(math.prod(cn) for cn, _, _ in pieces)
+    if most <= 1:
+        slots = 1
+    kb = KernelBuilder(req, "vector", max(1, min(req.device.vector_cores, most)))
+    emitter = _LrnKernel(kb, L, slots, tr)
+    for index, (counts, pext, start) in enumerate(pieces):
+        n_t = math.prod(counts)
+        per = ceil_div(n_t, min(kb.kernel.block_count, n_t))
+        emitter.state = {}
+        w = pext[1]
+        kb.pipeline(n_t, per,
+                    lambda t, s, counts=counts, pext=pext, start=start: emitter.load(t, s, counts, pext, start),
+                    lambda t, s, w=w: emitter.store(s, w),
+                    lambda t, s, w=w: emitter.compute(s, w),
+                    slots, last_blocks=index > 0)
+    return mark(kb.finish(), "template", "lrn")
+
+
+_TO_ROWS = [0, 1, 3, 2]  # [1, c1, w, c0] <-> [1, c1, c0, w]
+
+
+class _LrnKernel:
+    """The LRN kernel's gm views and ub buffers, and the load / compute / store of a tile."""
+
+    def __init__(self, kb: KernelBuilder, L: _Lrn, slots: int, tr: int):
+        self.kb, self.L = kb, L
+        if L.blocked:
+            self.x = kb.view(kb.inputs[0], [L.n, L.c1, L.r, L.c0])
+            self.y = kb.view(kb.outputs[0], [L.n, L.c1, L.r, L.c0])
+        else:
+            self.x = kb.view(kb.inputs[0], [L.n, L.c, L.r])
+            self.y = kb.view(kb.outputs[0], [L.n, L.c, L.r])
+        self.trp = trp = round_up(tr, block_elems(L.elt))
+        sfx = [str(s) if slots > 1 else "" for s in range(slots)]
+        self.bufs = [dict(x=kb.alloc([L.cp, trp], L.elt, "ub", f"x{sfx[s]}"),
+                          sq=kb.alloc([L.cp + L.size - 1, trp], L.elt, "ub", f"sq{sfx[s]}"),
+                          acc=kb.alloc([L.cp, trp], L.elt, "ub", f"acc{sfx[s]}"),
+                          lanes=kb.alloc([1, L.c1, tr, L.c0], L.elt, "ub", f"lanes{sfx[s]}") if L.blocked else None)
+                     for s in range(slots)]
+        self.state: dict[int, list] = {}
+
+    def rows_view(self, buf: SSAValue, w: int) -> SSAValue:
+        """The [1, C, w] channel rows of a [C, trp] buffer ([1, C1, C0, w] when blocked): the
+        image's [1, C, w] box of gm without a rank-reducing subview (C or w may be 1)."""
+        kb, L = self.kb, self.L
+        if L.blocked:
+            return kb.tile(kb.view(buf, [1, L.c1, L.c0, self.trp]), [0, 0, 0, 0], [1, L.c1, L.c0, w])
+        return kb.tile(kb.view(buf, [1, L.c, self.trp]), [0, 0, 0], [1, L.c, w])
+
+    def lanes_view(self, s: int, w: int) -> SSAValue:
+        return self.kb.tile(self.bufs[s]["lanes"], [0, 0, 0, 0], [1, self.L.c1, w, self.L.c0])
+
+    def _gm_box(self, gm: SSAValue, off: list, w: int) -> SSAValue:
+        L = self.L
+        if L.blocked:
+            return self.kb.tile(gm, [off[0], 0, off[1], 0], [1, L.c1, w, L.c0])
+        return self.kb.tile(gm, [off[0], 0, off[1]], [1, L.c, w])
+
+    def load(self, t: int | SSAValue, s: int, counts: list[int], pext: list[int], start: int) -> None:
+        off = tile_offsets(self.kb, t, counts, pext, [self.L.n, self.L.r], start)
+        self.state[s] = off
+        w = pext[1]
+        src = self._gm_box(self.x, off, w)
+        self.kb.copy(src, self.lanes_view(s, w) if self.L.blocked else self.rows_view(self.bufs[s]["x"], w))
+
+    def compute(self, s: int, w: int) -> None:
+        kb, L = self.kb, self.L
+        b = self.bufs[s]
+        S = lambda v: kb.scalar(v, L.elt)  # noqa: E731
+        to_rows = DenseArrayBase.from_list(i64, _TO_ROWS)
+        if L.blocked:
+            kb.vec(a.VtransposeOp, self.lanes_view(s, w), self.rows_view(b["x"], w), perm=to_rows)
+        cp, lo = L.cp, (L.size - 1) // 2
+        xv = ub_view(kb, b["x"], [cp, w])
+        sq = kb.tile(b["sq"], [0, 0], [cp + L.size - 1, w])
+        acc = ub_view(kb, b["acc"], [cp, w])
+        real = ub_view(kb, b["x"], [L.c, w])
+        kb.vec(a.VdupOp, S(0.0), sq)
+        kb.vec(a.VmulOp, real, real, kb.tile(sq, [lo, 0], [L.c, w]))
+        kb.vec(a.VcopyOp, kb.tile(sq, [0, 0], [cp, w]), acc)
+        for j in range(1, L.size):
+            kb.vec(a.VaddOp, acc, kb.tile(sq, [j, 0], [cp, w]), acc)
+        kb.vec(a.VmulsOp, acc, S(L.alpha / L.size), acc)
+        kb.vec(a.VaddsOp, acc, S(L.bias), acc)
+        kb.vec(a.VlogOp, acc, acc)                      # (..) ** beta = exp(beta * log(..))
+        kb.vec(a.VmulsOp, acc, S(L.beta), acc)
+        kb.vec(a.VexpOp, acc, acc)
+        kb.vec(a.VdivOp, xv, acc, acc)
+        if L.blocked:
+            kb.vec(a.VtransposeOp, self.rows_view(b["acc"], w), self.lanes_view(s, w), perm=to_rows)
+
+    def store(self, s: int, w: int) -> None:
+        src = self.lanes_view(s, w) if self.L.blocked else self.rows_view(self.bufs[s]["acc"], w)
+        self.kb.copy(src, self._gm_box(self.y, self.state[s], w))

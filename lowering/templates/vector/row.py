@@ -1,0 +1,229 @@
+"""The row template: one kernel for a chain of elementwise ops, broadcasts, views and
+reductions whose reductions keep whole rows (steps 2 and 3 of the package docstring: the
+tiling of the canonical space and the tile pipeline)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from xdsl.ir import SSAValue
+
+from geir.dialects import ascend as a
+from geir.dialects import graph as g
+from geir.dialects.traits import ViewLike
+from geir.lowering.templates.common import (
+    KernelBuilder,
+    KernelRequest,
+    ceil_div,
+    itemsize,
+    mark,
+    shape_of,
+    tile_offsets,
+    tile_pieces,
+)
+from geir.lowering.templates.data import MIN_TILE_BYTES, padded_bytes, slots_of
+from geir.lowering.templates.vector.body import Body, BufferPool
+from geir.lowering.templates.vector.reductions import bn_scale_shift
+from geir.lowering.templates.vector.rules import check_op
+from geir.lowering.templates.vector.space import Reject, canonical_space, check_formats, data_operands, scalar_const
+from geir.target import op_info
+
+PROLOGUE_FLAG = 2
+"""Flag id of the copy-in -> compute of the values computed once before the tile loop."""
+
+
+class RowKernel:
+    """The row template for one request (Reject if it does not fit)."""
+
+    def __init__(self, req: KernelRequest):
+        self.req = req
+        for op in req.ops:
+            if not op_info.ROW.takes(op) or len(op.results) != 1:
+                raise Reject
+            for v in (*op.operands, *op.results):
+                if math.prod(shape_of(v)) == 0:
+                    raise Reject
+            check_op(op)
+            check_formats(op)
+        for v in (*req.inputs, *req.outputs):
+            if math.prod(shape_of(v)) == 0:
+                raise Reject
+        self.space = canonical_space(req)
+        self.rd = frozenset().union(*self.space.reduced.values()) if self.space.reduced else frozenset()
+        self._profile: list | None = None
+        used = {v for op in req.ops for v in data_operands(op)}
+        self.scalars = {v: c for v in req.inputs if (c := scalar_const(v)) is not None}
+        self.loaded = [v for v in dict.fromkeys(req.inputs)
+                       if (v in used and v not in self.scalars) or v in req.outputs]
+        # value -> the value whose buffer it shares (views, an expand to the same shape)
+        self.alias: dict[SSAValue, SSAValue] = {}
+        for op in req.ops:
+            if op.has_trait(ViewLike) or (
+                    isinstance(op, g.ExpandOp) and shape_of(op.inputs[0]) == shape_of(op.results[0])):
+                src = op.operands[0]
+                self.alias[op.results[0]] = self.alias.get(src, src)
+        # batch_norm -> its scale and shift, when computed once in the prologue
+        self.bn_scale_shift: dict = {}
+
+    # -- tiling -------------------------------------------------------------------------------
+
+    def tile_ext(self, v: SSAValue, ext: Sequence[int]) -> list[int]:
+        d = self.space.dims[v]
+        return [x if i in d else 1 for i, x in enumerate(ext)]
+
+    def invariant_set(self, ext: Sequence[int]) -> set[SSAValue]:
+        """Values whose tile is the same for every tile: computed once."""
+        shape = self.space.shape
+        cut = [i for i, (x, y) in enumerate(zip(shape, ext)) if x != y]
+        if not cut:  # one tile: nothing to hoist
+            return set(self.scalars)
+        inv = {v for v in self.loaded if not any(i in self.space.dims[v] for i in cut)}
+        inv |= set(self.scalars)
+        for op in self.req.ops:
+            if all(v in inv for v in op.operands):
+                inv.add(op.results[0])
+        return inv
+
+    def measure(self, ext: Sequence[int]) -> int:
+        """ub bytes the kernel needs with tile extents `ext`: the buffers the body allocates
+        with one whole tile (emitted once into a scratch kernel), each sized for `ext`, per
+        slot. An upper bound: smaller tiles only let more buffers share a shape, and values
+        hoisted out of the loop need one copy instead of one per slot."""
+        if self._profile is None:
+            cap = {k: 1 << 40 for k in self.req.device.buffer_bytes}
+            kb = KernelBuilder(self.req, "vector", 1, capacity=cap)
+            pools = self._emit(kb, list(self.space.shape), 1)
+            full = self.space.shape
+            self._profile = [(tuple(x == f and f > 1 for x, f in zip(shape, full)), elt)
+                             for pool in pools for shape, elt in pool.made]
+        total = 0
+        for mask, elt in self._profile:
+            shape = [e if m else 1 for e, m in zip(ext, mask)]
+            total += padded_bytes(shape, elt)
+        return total * self.slots
+
+    def plan(self) -> list[int]:
+        """Tile extents: dims after `p` whole, dim `p` cut to the largest extent that fits
+        (and leaves at least min(cores, bytes / MIN_TILE_BYTES) tiles), dims before it 1;
+        reduced dims are never cut (Reject when a row does not fit)."""
+        shape = list(self.space.shape)
+        cap = self.req.device.buffer_bytes["ub"]
+        largest = max(math.prod(shape_of(v)) * itemsize(v.type.element_type)
+                      for v in (*self.req.inputs, *self.req.outputs))
+        want_tiles = max(1, min(self.req.device.vector_cores, largest // MIN_TILE_BYTES))
+        max_elems = max(1, math.prod(shape) // want_tiles)
+
+        def fits(ext: list[int]) -> bool:
+            return self.measure(ext) <= cap
+
+        for p in range(len(shape)):
+            ext = [1] * p + shape[p:]
+            if math.prod(ext) <= max_elems and fits(ext):
+                return ext
+            if p in self.rd:
+                if fits(ext):
+                    return ext
+                raise Reject  # a row does not fit ub
+            ext = [1] * (p + 1) + shape[p + 1:]
+            if not fits(ext):
+                continue
+            inner = math.prod(shape[p + 1:])
+            lo, hi = 1, max(1, min(shape[p], max_elems // inner))
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                ext[p] = mid
+                if fits(ext):
+                    lo = mid
+                else:
+                    hi = mid - 1
+            ext[p] = lo
+            return ext
+        raise Reject
+
+    # -- building -------------------------------------------------------------------------------
+
+    def build(self) -> a.KernelOp:
+        self.slots = slots_of(self.req)
+        try:
+            ext = self.plan()
+        except Reject:
+            if self.slots == 1:
+                raise
+            self.slots = 1  # whole rows fit once but not twice: no double buffering
+            ext = self.plan()
+        pieces = tile_pieces(self.space.shape, ext)
+        n_main = math.prod(pieces[0][0])
+        if n_main <= self.req.device.vector_cores:
+            self.slots = 1  # one tile per block: nothing to overlap
+            ext = self.plan()
+            pieces = tile_pieces(self.space.shape, ext)
+        most = max(math.prod(c) for c, _, _ in pieces)
+        block_dim = max(1, min(self.req.device.vector_cores, most))
+        kb = KernelBuilder(self.req, "vector", block_dim)
+        self._emit(kb, ext, self.slots)
+        return mark(kb.finish(), "template", "row")
+
+    def _emit(self, kb: KernelBuilder, ext: list[int], slots: int) -> list[BufferPool]:
+        """The kernel with tile extents `ext`: the prologue, then one pipeline per piece of
+        the tiling (the main tiles, the tails). Returns the buffer pools it drew from."""
+        req, space = self.req, self.space
+        inv = self.invariant_set(ext)
+        arg = {v: kb.inputs[i] for i, v in reversed(list(enumerate(req.inputs)))}
+        gm = {v: kb.view(arg[v], space.ext(v)) for v in self.loaded}
+        outs = [(v, kb.view(kb.outputs[i], space.ext(v))) for i, v in enumerate(req.outputs)]
+        pro_pool = BufferPool(kb, "c")
+        consts = self._prologue(kb, pro_pool, ext, inv, gm)
+        bodies = [BufferPool(kb, f"s{s}b" if slots > 1 else "b", main=list(ext)) for s in range(slots)]
+        var_loads = [v for v in self.loaded if v not in inv]
+        var_ops = [op for op in req.ops if op.results[0] not in inv]
+        shape = list(space.shape)
+        for i, (counts, pext, cut_off) in enumerate(tile_pieces(shape, ext)):
+            n = math.prod(counts)
+            per = ceil_div(n, min(kb.kernel.block_count, n))
+            state: dict[int, tuple[Body, list]] = {}
+
+            def load(tile, s, counts=counts, pext=pext, cut_off=cut_off):
+                off = tile_offsets(kb, tile, counts, pext, shape, cut_off)
+                bodies[s].ext = list(pext)
+                body = Body(self, kb, bodies[s], pext, dict(consts))
+                state[s] = (body, off)
+                for v in var_loads:
+                    body.load(v, gm[v], off)
+
+            def compute(tile, s):
+                body, _ = state[s]
+                body.compute(var_ops, set(req.outputs))
+
+            def store(tile, s):
+                body, off = state[s]
+                for v, dst in outs:
+                    te = self.tile_ext(v, body.ext)
+                    o = [x if j in space.dims[v] else 0 for j, x in enumerate(off)]
+                    kb.copy(body.view(v), kb.tile(dst, o, te))
+                body.release_all()
+
+            kb.pipeline(n, per, load, store, compute, slots, last_blocks=i > 0)
+        return [pro_pool, *bodies]
+
+    def _prologue(self, kb: KernelBuilder, pool: BufferPool, ext: list[int], inv: set[SSAValue],
+                  gm: dict[SSAValue, SSAValue]) -> dict[SSAValue, SSAValue]:
+        """Load the tile-invariant inputs and compute the ops on them once, before the tile
+        loop; returns their ub views (what every tile's body starts with)."""
+        req = self.req
+        pro = Body(self, kb, pool, ext, {})
+        pro_loads = [v for v in self.loaded if v in inv]
+        pro_ops = [op for op in req.ops if op.results[0] in inv]
+        self.bn_scale_shift = {}
+        if pro_loads or pro_ops:
+            for v in pro_loads:
+                pro.load(v, gm[v], [0] * len(self.space.shape))
+            kb.sync("MTE2", "V", PROLOGUE_FLAG)
+            keep = {v for op in req.ops if op.results[0] not in inv for v in op.operands} | set(req.outputs)
+            pro.compute(pro_ops, keep)
+            # a batch_norm's scale and shift, when its parameters do not depend on the tile
+            for op in req.ops:
+                if isinstance(op, g.BatchNormOp) and op.results[0] not in inv \
+                        and all(p in inv for p in op.operands[1:]):
+                    self.bn_scale_shift[op] = bn_scale_shift(pro, op, keep=True)
+        return pro.values
