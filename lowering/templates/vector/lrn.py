@@ -103,24 +103,25 @@ def build_lrn(req: KernelRequest) -> a.KernelOp | None:
     tr = _tile_pixels(req, L, slots)
     if tr is None:
         return None
-    shape = [L.n, L.r]
-    pieces = tile_pieces(shape, [1, tr])
+    pieces = tile_pieces([L.n, L.r], [1, tr])
     most = max(math.prod(cn) for cn, _, _ in pieces)
     if most <= 1:
         slots = 1
     kb = KernelBuilder(req, "vector", max(1, min(req.device.vector_cores, most)))
     emitter = _LrnKernel(kb, L, slots, tr)
     for index, (counts, pext, start) in enumerate(pieces):
-        n_t = math.prod(counts)
-        per = ceil_div(n_t, min(kb.kernel.block_count, n_t))
-        emitter.state = {}
-        w = pext[1]
-        kb.pipeline(n_t, per,
-                    lambda t, s, counts=counts, pext=pext, start=start: emitter.load(t, s, counts, pext, start),
-                    lambda t, s, w=w: emitter.store(s, w),
-                    lambda t, s, w=w: emitter.compute(s, w),
-                    slots, last_blocks=index > 0)
+        emitter.pipeline(counts, pext, start, last_blocks=index > 0)
     return mark(kb.finish(), "template", "lrn")
+
+
+@dataclass(frozen=True)
+class _Buffers:
+    """The ub buffers of one slot."""
+
+    x: SSAValue              # [cp, trp] the tile, channels as rows
+    sq: SSAValue             # [cp + size - 1, trp] the squares, zero-padded for the window
+    acc: SSAValue            # [cp, trp] the window sums, then the result
+    lanes: SSAValue | None   # [1, c1, tr, c0] the tile as NC1HWC0 stores it (blocked only)
 
 
 _TO_ROWS = [0, 1, 3, 2]  # [1, c1, w, c0] <-> [1, c1, c0, w]
@@ -138,13 +139,27 @@ class _LrnKernel:
             self.x = kb.view(kb.inputs[0], [L.n, L.c, L.r])
             self.y = kb.view(kb.outputs[0], [L.n, L.c, L.r])
         self.trp = trp = round_up(tr, block_elems(L.elt))
-        sfx = [str(s) if slots > 1 else "" for s in range(slots)]
-        self.bufs = [dict(x=kb.alloc([L.cp, trp], L.elt, "ub", f"x{sfx[s]}"),
-                          sq=kb.alloc([L.cp + L.size - 1, trp], L.elt, "ub", f"sq{sfx[s]}"),
-                          acc=kb.alloc([L.cp, trp], L.elt, "ub", f"acc{sfx[s]}"),
-                          lanes=kb.alloc([1, L.c1, tr, L.c0], L.elt, "ub", f"lanes{sfx[s]}") if L.blocked else None)
-                     for s in range(slots)]
+        self.bufs: list[_Buffers] = []
+        for s in range(slots):
+            sfx = str(s) if slots > 1 else ""
+            self.bufs.append(_Buffers(
+                x=kb.alloc([L.cp, trp], L.elt, "ub", f"x{sfx}"),
+                sq=kb.alloc([L.cp + L.size - 1, trp], L.elt, "ub", f"sq{sfx}"),
+                acc=kb.alloc([L.cp, trp], L.elt, "ub", f"acc{sfx}"),
+                lanes=kb.alloc([1, L.c1, tr, L.c0], L.elt, "ub", f"lanes{sfx}") if L.blocked else None))
+        self.slots = slots
         self.state: dict[int, list] = {}
+
+    def pipeline(self, counts: list[int], pext: list[int], start: int, last_blocks: bool) -> None:
+        """The tiles of one piece of the [n, r] tiling (tile_pieces)."""
+        kb = self.kb
+        n_t = math.prod(counts)
+        per = ceil_div(n_t, min(kb.kernel.block_count, n_t))
+        w = pext[1]
+        self.state = {}
+        kb.pipeline(n_t, per, lambda t, s: self.load(t, s, counts, pext, start),
+                    lambda t, s: self.store(s, w), lambda t, s: self.compute(s, w),
+                    self.slots, last_blocks=last_blocks)
 
     def rows_view(self, buf: SSAValue, w: int) -> SSAValue:
         """The [1, C, w] channel rows of a [C, trp] buffer ([1, C1, C0, w] when blocked): the
@@ -155,7 +170,7 @@ class _LrnKernel:
         return kb.tile(kb.view(buf, [1, L.c, self.trp]), [0, 0, 0], [1, L.c, w])
 
     def lanes_view(self, s: int, w: int) -> SSAValue:
-        return self.kb.tile(self.bufs[s]["lanes"], [0, 0, 0, 0], [1, self.L.c1, w, self.L.c0])
+        return self.kb.tile(self.bufs[s].lanes, [0, 0, 0, 0], [1, self.L.c1, w, self.L.c0])
 
     def _gm_box(self, gm: SSAValue, off: list, w: int) -> SSAValue:
         L = self.L
@@ -168,7 +183,7 @@ class _LrnKernel:
         self.state[s] = off
         w = pext[1]
         src = self._gm_box(self.x, off, w)
-        self.kb.copy(src, self.lanes_view(s, w) if self.L.blocked else self.rows_view(self.bufs[s]["x"], w))
+        self.kb.copy(src, self.lanes_view(s, w) if self.L.blocked else self.rows_view(self.bufs[s].x, w))
 
     def compute(self, s: int, w: int) -> None:
         kb, L = self.kb, self.L
@@ -176,12 +191,12 @@ class _LrnKernel:
         S = lambda v: kb.scalar(v, L.elt)  # noqa: E731
         to_rows = DenseArrayBase.from_list(i64, _TO_ROWS)
         if L.blocked:
-            kb.vec(a.VtransposeOp, self.lanes_view(s, w), self.rows_view(b["x"], w), perm=to_rows)
+            kb.vec(a.VtransposeOp, self.lanes_view(s, w), self.rows_view(b.x, w), perm=to_rows)
         cp, lo = L.cp, (L.size - 1) // 2
-        xv = ub_view(kb, b["x"], [cp, w])
-        sq = kb.tile(b["sq"], [0, 0], [cp + L.size - 1, w])
-        acc = ub_view(kb, b["acc"], [cp, w])
-        real = ub_view(kb, b["x"], [L.c, w])
+        xv = ub_view(kb, b.x, [cp, w])
+        sq = kb.tile(b.sq, [0, 0], [cp + L.size - 1, w])
+        acc = ub_view(kb, b.acc, [cp, w])
+        real = ub_view(kb, b.x, [L.c, w])
         kb.vec(a.VdupOp, S(0.0), sq)
         kb.vec(a.VmulOp, real, real, kb.tile(sq, [lo, 0], [L.c, w]))
         kb.vec(a.VcopyOp, kb.tile(sq, [0, 0], [cp, w]), acc)
@@ -194,8 +209,8 @@ class _LrnKernel:
         kb.vec(a.VexpOp, acc, acc)
         kb.vec(a.VdivOp, xv, acc, acc)
         if L.blocked:
-            kb.vec(a.VtransposeOp, self.rows_view(b["acc"], w), self.lanes_view(s, w), perm=to_rows)
+            kb.vec(a.VtransposeOp, self.rows_view(b.acc, w), self.lanes_view(s, w), perm=to_rows)
 
     def store(self, s: int, w: int) -> None:
-        src = self.lanes_view(s, w) if self.L.blocked else self.rows_view(self.bufs[s]["acc"], w)
+        src = self.lanes_view(s, w) if self.L.blocked else self.rows_view(self.bufs[s].acc, w)
         self.kb.copy(src, self._gm_box(self.y, self.state[s], w))

@@ -255,6 +255,19 @@ class _Piece:
     band: Band
 
 
+@dataclass(frozen=True)
+class _Buffers:
+    """The ub buffers of one slot (NCHW only: xin, out; averages only: mask, cnt, cntb)."""
+
+    xin: SSAValue | None    # [gt, c0, span, wpad] input rows as they lie in gm
+    plane: SSAValue         # [gt, span, Wp, c0] the padded plane, channels innermost
+    acc: SSAValue           # [gt, toh, OW, c0] the result
+    out: SSAValue | None    # [gt, c0, toh, opad] the result transposed back
+    mask: SSAValue | None   # [1, span, Wp, c0] 1 where a window counts
+    cnt: SSAValue | None    # [1, toh, OW, c0] the divisors
+    cntb: SSAValue | None   # [gt, toh, OW, c0] the divisors broadcast to the groups
+
+
 _PERM_IN = [0, 2, 3, 1]    # [n, cg, rows, w] -> [n, rows, w, cg]
 _PERM_OUT = [0, 3, 1, 2]   # and back
 
@@ -275,11 +288,11 @@ class _PoolKernel:
         self.fill = kb.scalar(-math.inf if plan.is_max else 0.0, elt)
         self.slots = slots
         span = G.span(toh)
-        self.bufs: list[dict[str, SSAValue | None]] = []
+        avg = not plan.is_max
+        self.bufs: list[_Buffers] = []
         for s in range(slots):
             sfx = str(s) if slots > 1 else ""
-            avg = not plan.is_max
-            self.bufs.append(dict(
+            self.bufs.append(_Buffers(
                 xin=None if G.blocked else kb.alloc([gt, c0, span, plan.wpad], elt, "ub", "rows" + sfx),
                 plane=kb.alloc([gt, span, G.wp, c0], elt, "ub", "plane" + sfx),
                 acc=kb.alloc([gt, toh, G.ow, c0], elt, "ub", "acc" + sfx),
@@ -314,47 +327,47 @@ class _PoolKernel:
         if G.blocked:
             interior = self._interior(piece)
             kb.copy(kb.tile(self.x, [grp, in_lo, 0, 0], interior),
-                    kb.tile(self.bufs[s]["plane"], [0, band.plane_row, G.pl, 0], interior))
+                    kb.tile(self.bufs[s].plane, [0, band.plane_row, G.pl, 0], interior))
         else:
             kb.copy(kb.tile(self.x, [grp, 0, in_lo, 0], [n, cg, band.in_rows, G.w]),
-                    ub_view(kb, self.bufs[s]["xin"], [n, cg, band.in_rows, G.w]))
+                    ub_view(kb, self.bufs[s].xin, [n, cg, band.in_rows, G.w]))
 
     def _compute(self, piece: _Piece, s: int) -> None:
         kb, G, plan, band, n = self.kb, self.G, self.plan, piece.band, piece.n
         b = self.bufs[s]
-        plane = kb.tile(b["plane"], [0, 0, 0, 0], [n, G.span(band.rows), G.wp, plan.cg])
+        plane = kb.tile(b.plane, [0, 0, 0, 0], [n, G.span(band.rows), G.wp, plan.cg])
         if G.blocked:
             _fill_border(kb, plane, self.fill, (band.plane_row, band.plane_row + band.in_rows),
                          (G.pl, G.pl + G.w))
         else:
             kb.vec(a.VdupOp, self.fill, plane)
             if band.in_rows:
-                kb.vec(a.VtransposeOp, ub_view(kb, b["xin"], [n, plan.cg, band.in_rows, G.w]),
+                kb.vec(a.VtransposeOp, ub_view(kb, b.xin, [n, plan.cg, band.in_rows, G.w]),
                        kb.tile(plane, [0, band.plane_row, G.pl, 0], self._interior(piece)),
                        perm=DenseArrayBase.from_list(i64, _PERM_IN))
-        acc = kb.tile(b["acc"], [0, 0, 0, 0], [n, band.rows, G.ow, plan.cg])
+        acc = kb.tile(b.acc, [0, 0, 0, 0], [n, band.rows, G.ow, plan.cg])
         self._windows(plane, n, band.rows, acc, a.VmaxOp if plan.is_max else a.VaddOp)
         if not plan.is_max:
             kb.vec(a.VdivOp, acc, self._counts(piece, b), acc)
         if not G.blocked:
-            kb.vec(a.VtransposeOp, acc, ub_view(kb, b["out"], [n, plan.cg, band.rows, G.ow]),
+            kb.vec(a.VtransposeOp, acc, ub_view(kb, b.out, [n, plan.cg, band.rows, G.ow]),
                    perm=DenseArrayBase.from_list(i64, _PERM_OUT))
 
-    def _counts(self, piece: _Piece, b: dict) -> SSAValue:
+    def _counts(self, piece: _Piece, b: _Buffers) -> SSAValue:
         """An average's divisors: the window sums of a plane of 1 where the window counts (the
         input, and the padding with count_include_pad), 0 elsewhere, broadcast to the groups."""
         kb, G, plan, band, n = self.kb, self.G, self.plan, piece.band, piece.n
         cg, elt = plan.cg, plan.elt
-        mask = kb.tile(b["mask"], [0, 0, 0, 0], [1, G.span(band.rows), G.wp, cg])
+        mask = kb.tile(b.mask, [0, 0, 0, 0], [1, G.span(band.rows), G.wp, cg])
         kb.vec(a.VdupOp, kb.scalar(0.0, elt), mask)
         lo, hi = band.mask
         c_lo, c_hi = (0, G.pl + G.w + G.pr) if plan.include_pad else (G.pl, G.pl + G.w)
         if hi > lo:
             kb.vec(a.VdupOp, kb.scalar(1.0, elt), kb.tile(mask, [0, lo, c_lo, 0], [1, hi - lo, c_hi - c_lo, cg]))
-        cnt = kb.tile(b["cnt"], [0, 0, 0, 0], [1, band.rows, G.ow, cg])
+        cnt = kb.tile(b.cnt, [0, 0, 0, 0], [1, band.rows, G.ow, cg])
         self._windows(mask, 1, band.rows, cnt, a.VaddOp)
         if n > 1:
-            cntb = kb.tile(b["cntb"], [0, 0, 0, 0], [n, band.rows, G.ow, cg])
+            cntb = kb.tile(b.cntb, [0, 0, 0, 0], [n, band.rows, G.ow, cg])
             kb.vec(a.VbrcbOp, cnt, cntb)
             cnt = cntb
         return cnt
@@ -376,10 +389,10 @@ class _PoolKernel:
         grp, oh0 = self.state[s]
         if G.blocked:
             box = [n, rows, G.ow, self.plan.cg]
-            kb.copy(kb.tile(self.bufs[s]["acc"], [0, 0, 0, 0], box), kb.tile(self.y, [grp, oh0, 0, 0], box))
+            kb.copy(kb.tile(self.bufs[s].acc, [0, 0, 0, 0], box), kb.tile(self.y, [grp, oh0, 0, 0], box))
         else:
             box = [n, self.plan.cg, rows, G.ow]
-            kb.copy(ub_view(kb, self.bufs[s]["out"], box), kb.tile(self.y, [grp, 0, oh0, 0], box))
+            kb.copy(ub_view(kb, self.bufs[s].out, box), kb.tile(self.y, [grp, 0, oh0, 0], box))
 
 
 def _fill_border(kb: KernelBuilder, plane: SSAValue, fill: SSAValue, rows: tuple[int, int],

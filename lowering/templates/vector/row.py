@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
@@ -64,7 +64,7 @@ class RowKernel:
                 src = op.operands[0]
                 self.alias[op.results[0]] = self.alias.get(src, src)
         # batch_norm -> its scale and shift, when computed once in the prologue
-        self.bn_scale_shift: dict = {}
+        self.bn_scale_shift: dict[Operation, tuple[SSAValue, SSAValue]] = {}
 
     # -- tiling -------------------------------------------------------------------------------
 
