@@ -28,12 +28,12 @@ import time
 
 from xdsl.context import Context
 
-from geir.dialects import graph as g
 from geir.dialects import formats as L
 from geir.frontend.onnx import import_model
 from geir.passes.graph.fuse import Costs, FusePass, modeled_us
 from geir.passes.graph.recognize_layer_norm import RecognizeLayerNorm
-from geir.passes.graph.layout import LayoutCosts, LayoutPass, _cube_type, layout_report
+from geir.passes.graph.layout import LayoutCosts, LayoutPass, cube_type, layout_report
+from geir.target import op_info
 from geir.target.op_info import native_formats
 from geir.passes.graph.simplify import SimplifyPass
 from geir.testing.suite import LIGHT_MODELS
@@ -62,10 +62,10 @@ def nd_costs(module, device: str) -> tuple[float, float, float]:
     costs = LayoutCosts(device)
     relayout = conv_nd = conv_native = 0.0
     for op in module.walk():
-        if not (isinstance(op, g.GraphOp) and op.LAYOUT in ("conv", "matmul", "gemm")):
+        if not op_info.CUBE.takes(op):
             continue
         values = [*op.operands, op.results[0]]
-        if not all(_cube_type(L.logical_type(v.type)) for v in values):
+        if not all(cube_type(L.logical_type(v.type)) for v in values):
             continue
         natives = native_formats(op)
         formats = tuple(n if isinstance(v.owner, g.ConstantOp) or (isinstance(op.parent_op(), g.FusionOp)

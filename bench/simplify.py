@@ -13,18 +13,20 @@ import argparse
 import time
 from collections import Counter
 
+from geir.dialects import graph as g
 from geir.frontend.onnx import import_model
 from geir.passes.graph.simplify import simplify
 from geir.testing.suite import LIGHT_MODELS, light_model
 
-SHAPE_OPS = ("graph.shape", "graph.gather", "graph.concat")
+SHAPE_OPS = (g.ShapeOp, g.GatherOp, g.ConcatOp)
+GRAPH_OPS = frozenset(g.Graph.operations)
 
 
 def counts(module) -> tuple[int, int, int]:
     """(ops, constants, Shape/Gather/Concat) of a module."""
-    c = Counter(op.name for op in module.walk() if op.name.startswith("graph."))
-    constants = c.pop("graph.constant", 0)
-    return sum(c.values()), constants, sum(c[n] for n in SHAPE_OPS)
+    c = Counter(type(op) for op in module.walk() if type(op) in GRAPH_OPS)
+    constants = c.pop(g.ConstantOp, 0)
+    return sum(c.values()), constants, sum(c[t] for t in SHAPE_OPS)
 
 
 def load(name: str):

@@ -32,6 +32,8 @@ import numpy as np
 import onnx
 
 import geir
+from geir.dialects import ascend as a
+from geir.dialects import attr_names
 from geir.errors import GeirError
 from geir.testing.transformer import block_onnx
 
@@ -76,9 +78,9 @@ def row(size: tuple[int, int, int, int], max_macs: float) -> dict:
         out["compile s"] = time.perf_counter() - t0
         out["ops"] = len([op for op in model.graph.node])
         module = cm.module
-        host = next(f for f in module.ops if f.attributes.get("ascend.workspace_size") is not None)
-        out["kernels"] = sum(1 for op in host.walk() if op.name == "ascend.launch")
-        out["workspace GiB"] = host.attributes["ascend.workspace_size"].value.data / 2**30
+        host = next(f for f in module.ops if f.attributes.get(attr_names.WORKSPACE_SIZE) is not None)
+        out["kernels"] = sum(1 for op in host.walk() if isinstance(op, a.LaunchOp))
+        out["workspace GiB"] = host.attributes[attr_names.WORKSPACE_SIZE].value.data / 2**30
         if macs(b, s, d) > max_macs:
             out["timed"] = False
             return out

@@ -327,7 +327,8 @@ def _check_operand(op: Operation, t: MemRefType, s: str, what: str) -> None:
         _check_inner(op, t, what)
 
 
-def _int(attr: Attribute | None) -> int | None:
+def int_value(attr: Attribute | None) -> int | None:
+    """The integer of an IntegerAttr, None when the attribute is absent."""
     return None if attr is None else attr.value.data  # type: ignore[union-attr]
 
 
@@ -409,7 +410,7 @@ class AllocOp(IRDLOperation):
             _check_fractal(self, t, "result")
             if self.nbytes % L0_BYTES:
                 _fail(self, f"{t} is {self.nbytes} bytes, not a multiple of {L0_BYTES}")
-        off = _int(self.offset)
+        off = int_value(self.offset)
         if off is not None:
             if off < 0 or off % OFFSET_ALIGN[s]:
                 _fail(self, f"offset {off} must be a non-negative multiple of {OFFSET_ALIGN[s]} in {s}")
@@ -599,7 +600,7 @@ class _IdOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_host(self)
-        if _int(self.properties["id"]) < 0:
+        if int_value(self.properties["id"]) < 0:
             _fail(self, "id must be >= 0")
 
     @classmethod
@@ -607,7 +608,7 @@ class _IdOp(IRDLOperation):
         return cls.create(result_types=[cls.RESULT()], properties={"id": IntegerAttr(ident, i64)})
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {_int(self.properties['id'])}")
+        printer.print_string(f" {int_value(self.properties['id'])}")
         printer.print_op_attributes(self.attributes)
 
     @classmethod
@@ -828,14 +829,14 @@ class KernelOp(IRDLOperation):
 
     @property
     def block_count(self) -> int:
-        return _int(self.block_dim)
+        return int_value(self.block_dim)
 
     def verify_(self) -> None:
         core = self.core_type.data
         if core not in CORE_TYPES:
             _fail(self, f"core_type must be one of {', '.join(CORE_TYPES)}, got '{core}'")
-        if _int(self.block_dim) < 1:
-            _fail(self, f"block_dim must be >= 1, got {_int(self.block_dim)}")
+        if int_value(self.block_dim) < 1:
+            _fail(self, f"block_dim must be >= 1, got {int_value(self.block_dim)}")
         if self.function_type.outputs.data:
             _fail(self, "returns nothing: kernels write their results to gm buffers")
         block = self.body.block
@@ -1185,7 +1186,8 @@ MMAD_TYPES = {("f16", "f32"), ("f32", "f32"), ("i8", "i32")}
 """(input element type, accumulator element type) of the cube."""
 
 
-def _short(elt: Attribute) -> str:
+def short_type_name(elt: Attribute) -> str:
+    """An element type as the ascend ops print it (si32 -> i32)."""
     return str(elt).replace("si", "i")
 
 
@@ -1225,7 +1227,7 @@ class MmadOp(IRDLOperation):
     @property
     def dtype(self) -> str:
         """Input element type name (f16, f32, i8), for the cost model."""
-        return _short(self.a.type.element_type)
+        return short_type_name(self.a.type.element_type)
 
     def verify_(self) -> None:
         _, at = _memref(self, self.a, "a", ["l0a"])
@@ -1238,7 +1240,7 @@ class MmadOp(IRDLOperation):
         (m, k), (k2, n), (m2, n2) = shapes
         if k != k2 or m != m2 or n != n2:
             _fail(self, f"shapes do not chain: a {[m, k]} x b {[k2, n]} -> c {[m2, n2]}")
-        ae, be, ce = (_short(t.element_type) for t in (at, bt, ct))
+        ae, be, ce = (short_type_name(t.element_type) for t in (at, bt, ct))
         if ae != be or (ae, ce) not in MMAD_TYPES:
             kinds = ", ".join(f"{i} x {i} -> {o}" for i, o in sorted(MMAD_TYPES))
             _fail(self, f"computes {ae} x {be} -> {ce}; the cube does {kinds}")
@@ -1371,7 +1373,7 @@ class Load3dOp(IRDLOperation):
             values = self.geometry(name)
             if len(values) != length or any(v < least for v in values):
                 _fail(self, f"{name} must be {length} integers >= {least}, got {list(values)}")
-        channels = _int(self.channels)
+        channels = int_value(self.channels)
         most = st.get_shape()[0] * (st.get_shape()[3] if rank == 4 else 1)
         if not 1 <= channels <= most:
             _fail(self, f"channels = {channels} must be in 1..{most} (the source's channels)")
@@ -1481,7 +1483,7 @@ class VectorOp(IRDLOperation):
     def dtype(self) -> str:
         """Element type of the widest vector operand."""
         widest = max(self.vectors, key=lambda v: to_dtype(v.type.element_type).itemsize)
-        return _short(widest.type.element_type)
+        return short_type_name(widest.type.element_type)
 
     def verify_(self) -> None:
         types = []
@@ -1710,7 +1712,7 @@ class _FlagOp(IRDLOperation):
 
     @property
     def key(self) -> tuple[str, str, int]:
-        return (self.src.data, self.dst.data, _int(self.id))
+        return (self.src.data, self.dst.data, int_value(self.id))
 
     def verify_(self) -> None:
         src, dst, ident = self.key
@@ -1845,11 +1847,11 @@ class ReferenceOp(IRDLOperation):
 
     @property
     def ins(self) -> tuple[SSAValue, ...]:
-        return tuple(self.args[: _int(self.num_inputs)])
+        return tuple(self.args[: int_value(self.num_inputs)])
 
     @property
     def outs(self) -> tuple[SSAValue, ...]:
-        return tuple(self.args[_int(self.num_inputs):])
+        return tuple(self.args[int_value(self.num_inputs):])
 
     @property
     def pipe(self) -> str:
@@ -1866,7 +1868,7 @@ class ReferenceOp(IRDLOperation):
         cls = self.graph_op_type()
         if cls is None:
             _fail(self, f"'{self.op.data}' is not a graph op")
-        n = _int(self.num_inputs)
+        n = int_value(self.num_inputs)
         if not 0 <= n <= len(self.args) or n == len(self.args):
             _fail(self, f"needs inputs and at least one output, got {n} of {len(self.args)} operands as inputs")
         for i, v in enumerate(self.args):

@@ -75,7 +75,7 @@ class TraceEvent:
 
 def element_name(t: MemRefType) -> str:
     """The element type's name in trace events and the cost model ("f16", "i8", ...)."""
-    return a._short(t.element_type)  # the dialect's one definition (private there; see MmadOp.dtype)
+    return a.short_type_name(t.element_type)  # the dialect's one definition (private there; see MmadOp.dtype)
 
 
 # ---------------------------------------------------------------------------

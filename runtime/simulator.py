@@ -721,8 +721,8 @@ class _Sim:
         kernel = launch.kernel
         nodes = tuple(dict.fromkeys(loc_names(kernel.location) if kernel is not None else ())) or tuple(
             dict.fromkeys(loc_names(launch.op.location)))
-        fallback = references > 0 or (kernel is not None and "fallback" in kernel.attributes)
-        layout = "trans_data" in launch.name.lower() or (kernel is not None and attr_names.LAYOUT_CONVERSION in kernel.attributes)
+        fallback = references > 0 or (kernel is not None and attr_names.FALLBACK in kernel.attributes)
+        layout = kernel is not None and attr_names.LAYOUT_CONVERSION in kernel.attributes
         return KernelRecord(
             name=launch.name, launch=launch.index, stream=launch.stream, nodes=nodes,
             core_type=launch.core_type, block_dim=launch.block_dim, cores=c, cube_cores=cube,

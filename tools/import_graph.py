@@ -3,7 +3,8 @@
     python -m geir.tools.import_graph                # print the package graph and any cycle
     python -m geir.tools.import_graph --update-docs  # rewrite the generated part of docs/architecture.md
 
-Every import counts, function-level ones included, and so does a module named by a string
+Every import that runs counts, function-level ones included (imports under `if TYPE_CHECKING:`
+are for annotations and do not), and so does a module named by a string
 (`importlib.import_module("geir.passes.graph")`, the pass registry's discovery), so the graph
 is what can run, not only what the file header says. A package is a top-level directory of
 the repository (`passes`, `lowering`, ...); a top-level module (`api.py`, `errors.py`) is its
@@ -72,7 +73,7 @@ def imported_modules(path: Path, known: set[str]) -> set[str]:
         if name:
             out.add(name)
 
-    for node in ast.walk(tree):
+    for node in _runtime_nodes(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("geir"):
@@ -85,6 +86,19 @@ def imported_modules(path: Path, known: set[str]) -> set[str]:
             if node.value in known:  # a module named in full, to be imported by name
                 out.add(node.value)
     return out
+
+
+def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node of `tree` but those under `if TYPE_CHECKING:` (imports for annotations
+    only, which never run)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
 
 
 def module_graph() -> dict[str, set[str]]:

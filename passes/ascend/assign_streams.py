@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
@@ -84,7 +84,7 @@ def _use_effect(op: Operation, index: int) -> tuple[bool, bool]:
     if _LOAD3D is not None and isinstance(op, _LOAD3D):   # src, ih, iw, dst, k, oh, ow
         return (index == 0, index == 3)
     if isinstance(op, a.ReferenceOp):
-        n = a._int(op.num_inputs)
+        n = a.int_value(op.num_inputs)
         return (index < n, index >= n)
     if isinstance(op, memref.StoreOp):
         return (False, index == 1)
@@ -159,7 +159,7 @@ def _root(value: SSAValue, workspace: SSAValue | None) -> tuple[object, int, int
             lo, hi = lo + v.op.byte_offset, hi + v.op.byte_offset
         v = v.op.operands[0]
     if isinstance(v, OpResult) and isinstance(v.op, a.AllocOp):
-        offset = a._int(v.op.offset)
+        offset = a.int_value(v.op.offset)
         if offset is not None:
             return (workspace if workspace is not None else "workspace"), offset + lo, offset + hi
         return v.op, lo, hi
@@ -268,11 +268,11 @@ def launch_dependencies(launches: Sequence[a.LaunchOp], workspace: SSAValue | No
 
 
 _ARITH = {
-    "arith.addi": lambda x, y: x + y, "arith.subi": lambda x, y: x - y, "arith.muli": lambda x, y: x * y,
-    "arith.divui": lambda x, y: x // y, "arith.divsi": lambda x, y: int(x / y), "arith.floordivsi": lambda x, y: x // y,
-    "arith.ceildivsi": lambda x, y: -(-x // y), "arith.ceildivui": lambda x, y: -(-x // y),
-    "arith.remui": lambda x, y: x % y, "arith.remsi": lambda x, y: int(math.fmod(x, y)),
-    "arith.minsi": min, "arith.minui": min, "arith.maxsi": max, "arith.maxui": max,
+    arith.AddiOp: lambda x, y: x + y, arith.SubiOp: lambda x, y: x - y, arith.MuliOp: lambda x, y: x * y,
+    arith.DivUIOp: lambda x, y: x // y, arith.DivSIOp: lambda x, y: int(x / y), arith.FloorDivSIOp: lambda x, y: x // y,
+    arith.CeilDivSIOp: lambda x, y: -(-x // y), arith.CeilDivUIOp: lambda x, y: -(-x // y),
+    arith.RemUIOp: lambda x, y: x % y, arith.RemSIOp: lambda x, y: int(math.fmod(x, y)),
+    arith.MinSIOp: min, arith.MinUIOp: min, arith.MaxSIOp: max, arith.MaxUIOp: max,
 }
 
 
@@ -294,19 +294,19 @@ class _Estimate:
             return None
         op = v.op
         out: int | None = None
-        if op.name == "arith.constant" and isinstance(op.properties.get("value"), IntegerAttr):
+        if isinstance(op, arith.ConstantOp) and isinstance(op.properties.get("value"), IntegerAttr):
             out = op.properties["value"].value.data
         elif isinstance(op, a.BlockIdxOp):
             out = 0
         elif isinstance(op, a.BlockNumOp):
             out = self.kernel.block_count
-        elif op.name == "arith.index_cast":
+        elif isinstance(op, arith.IndexCastOp):
             out = self.value(op.operands[0])
-        elif op.name in _ARITH:
+        elif type(op) in _ARITH:
             x, y = (self.value(o) for o in op.operands)
             if x is not None and y is not None:
                 try:
-                    out = _ARITH[op.name](x, y)
+                    out = _ARITH[type(op)](x, y)
                 except ZeroDivisionError:
                     out = None
         self.env[v] = out
@@ -423,7 +423,7 @@ def set_streams(fn: func.FuncOp, launches: Sequence[a.LaunchOp], streams: Sequen
     handles: dict[int, a.StreamOp] = {}
     for op in list(block.ops):
         if isinstance(op, a.StreamOp):
-            handles.setdefault(a._int(op.properties["id"]), op)
+            handles.setdefault(a.int_value(op.properties["id"]), op)
     for s in set(streams) - set(handles):
         handles[s] = a.StreamOp.get(s)
         handles[s].results[0].name_hint = f"stream{s}" if s else "stream"

@@ -110,7 +110,7 @@ def _key(value: SSAValue) -> object:
     """Streams and events by number when created by ascend.stream/event, else by value."""
     owner = value.owner
     if isinstance(owner, a.StreamOp | a.EventOp):
-        return (type(owner), a._int(owner.properties["id"]))
+        return (type(owner), a.int_value(owner.properties["id"]))
     return value
 
 
@@ -529,7 +529,7 @@ def _check_host(host: func.FuncOp) -> None:
     ws_size = a.nbytes_of(ws.type) if ws is not None else 0
     planned = [b for b in bufs if b.op.offset is not None]
     for b in planned:
-        off = a._int(b.op.offset)
+        off = a.int_value(b.op.offset)
         if ws is None:
             raise MemoryPlanError(f"gm buffer {_label(b.op)} has offset {off} but @{host.sym_name.data} has no "
                                   f"{{{attr_names.WORKSPACE}}} argument")
@@ -539,7 +539,7 @@ def _check_host(host: func.FuncOp) -> None:
     life = lifetimes(sched, [b.launches for b in planned])
     for i, j in conflicts(sched, life).tolist():
         x, y = planned[i], planned[j]
-        ox, oy = a._int(x.op.offset), a._int(y.op.offset)
+        ox, oy = a.int_value(x.op.offset), a.int_value(y.op.offset)
         if not _overlap(ox, x.op.nbytes, oy, y.op.nbytes):
             continue
         if _inplace_ok(sched, life, x, y, i, j) or _inplace_ok(sched, life, y, x, j, i):
@@ -568,7 +568,7 @@ def _inplace_ok(sched: Schedule, life: Lifetimes, src: GmBuffer, dst: GmBuffer, 
     write-only output of the same type, at the same offset."""
     if attr_names.INPLACE not in dst.op.attributes or src.exclusive or dst.exclusive:
         return False
-    if a._int(src.op.offset) != a._int(dst.op.offset) or src.op.memref.type != dst.op.memref.type:
+    if a.int_value(src.op.offset) != a.int_value(dst.op.offset) or src.op.memref.type != dst.op.memref.type:
         return False
     k = int(life.first[j])
     if k not in src.args or k not in dst.args:
@@ -594,13 +594,13 @@ def _check_kernel(kernel: a.KernelOp, capacity: dict[str, int], device: str) -> 
         cap = capacity.get(space, 0)
         planned = [b for b in bufs if b.op.offset is not None]
         unplanned = sum(b.size for b in bufs if b.op.offset is None)
-        top = max((a._int(b.op.offset) + b.op.nbytes for b in planned), default=0)
+        top = max((a.int_value(b.op.offset) + b.op.nbytes for b in planned), default=0)
         if top + unplanned > cap:
             raise MemoryPlanError(f"kernel '{name}' needs {kib(top + unplanned)} of {space}, the device has "
                                   f"{kib(cap)} ({top + unplanned} > {cap} bytes on {device})")
         for i, j in chip_conflicts(flow, planned).tolist():
             x, y = planned[i], planned[j]
-            ox, oy = a._int(x.op.offset), a._int(y.op.offset)
+            ox, oy = a.int_value(x.op.offset), a.int_value(y.op.offset)
             if _overlap(ox, x.op.nbytes, oy, y.op.nbytes):
                 raise MemoryPlanError(
                     f"kernel '{name}': {space} buffers {_label(x.op)} and {_label(y.op)} are live at the same time "

@@ -46,7 +46,7 @@ def stream_id(launch: a.LaunchOp) -> int:
     if not isinstance(owner, a.StreamOp):
         raise StreamAssignmentError(f"{describe(launch)}: its stream is not defined by an ascend.stream in the "
                                     f"host function, so its id is unknown")
-    return a._int(owner.properties["id"])
+    return a.int_value(owner.properties["id"])
 
 
 def needed_waits(deps: Sequence[set[int]], streams: Sequence[int]) -> list[list[int]]:

@@ -272,7 +272,7 @@ _COMPARE = (g.EqualOp, g.LessOp, g.LessOrEqualOp, g.GreaterOp, g.GreaterOrEqualO
 def _device_dtype(v: SSAValue, cube: bool = False) -> str:
     name = dtype_name(to_dtype(v.type.element_type))
     if cube:
-        return name if name in ("f16", "bf16", "f32", "i8") else "f32"
+        return name if name in op_info.CUBE.dtypes else "f32"
     return {"f64": "f32", "i1": "i8", "u8": "i8", "i64": "i32", "u64": "i32", "u32": "i32",
             "u16": "i16"}.get(name, name)
 

@@ -63,7 +63,6 @@ from geir.target.cost_model import CostModel
 from geir.target.device import DEFAULT_DEVICE, dtype_name
 
 PROPAGATING = ("elementwise", "propagate", "concat")
-CUBE_DTYPES = ("f16", "bf16", "f32")
 MAX_ROUNDS = 8
 EPS_US = 1e-9
 
@@ -157,7 +156,7 @@ class LayoutCosts:
         *ins, out = formats
         types = [v.type for v in op.operands]
         res = op.results[0].type
-        dtype = _vdtype(res) if _vdtype(res) in CUBE_DTYPES else "f32"
+        dtype = _vdtype(res) if _vdtype(res) in op_info.CUBE.dtypes else "f32"
         c0 = L.c0_of(res.element_type)
         out_shape = tuple(res.get_shape())
         if op.LAYOUT == "conv":
@@ -228,9 +227,9 @@ def _static_float(t) -> bool:
     return isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape()) and is_float(t.element_type)
 
 
-def _cube_type(t) -> bool:
+def cube_type(t) -> bool:
     """A static tensor the cube computes on: f16 or f32 (f64 has no cube)."""
-    return _static_float(t) and _vdtype(t) in CUBE_DTYPES and to_dtype(t.element_type).itemsize in (2, 4)
+    return _static_float(t) and _vdtype(t) in op_info.CUBE.dtypes and to_dtype(t.element_type).itemsize in (2, 4)
 
 
 
@@ -380,7 +379,7 @@ class Planner:
 
     def _anchor(self, op: g.GraphOp) -> Anchor | None:
         values = [*op.operands, op.results[0]]
-        if not all(_cube_type(v.type) for v in values):
+        if not all(cube_type(v.type) for v in values):
             return None
         if op.LAYOUT == "conv" and any(len(v.type.get_shape()) != 4 for v in values[:2]):
             return None  # 1-D / 3-D convolutions stay ND
@@ -692,7 +691,7 @@ def layout_report(module: ModuleOp, device: str = DEFAULT_DEVICE) -> LayoutRepor
             report.ops.append((a["src_format"], a["dst_format"], L.logical_shape(op.x.type)))
         elif op_info.CUBE.takes(op):
             values = [*op.operands, op.results[0]]
-            if not all(_cube_type(L.logical_type(v.type)) for v in values):
+            if not all(cube_type(L.logical_type(v.type)) for v in values):
                 continue
             formats = tuple(L.storage_of(v.type) for v in values)
             report.relayout_us += costs.penalty_us(op, formats, op_info.native_formats(op))

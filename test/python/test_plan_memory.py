@@ -73,7 +73,7 @@ def test_compiled_plan_is_safe_and_near_the_bound(name):
     assert gm and all(op.offset is not None and attr_names.LIVE in op.attributes for op in gm)
     for op in module.walk():
         if isinstance(op, a.AllocOp):
-            assert a._int(op.offset) % a.OFFSET_ALIGN[op.space] == 0
+            assert a.int_value(op.offset) % a.OFFSET_ALIGN[op.space] == 0
 
 
 def test_resnet50_needs_at_least_2_5x_less_than_without_reuse():
@@ -146,7 +146,7 @@ def test_on_chip_plans_never_need_more_than_the_lowering_s(name):
                 for op in k.walk():
                     if isinstance(op, a.AllocOp):
                         key = (k.sym_name.data, op.space)
-                        out[key] = max(out.get(key, 0), a._int(op.offset) + op.nbytes)
+                        out[key] = max(out.get(key, 0), a.int_value(op.offset) + op.nbytes)
         return out
 
     old, new = tops(before), tops(after)

@@ -117,7 +117,7 @@ def test_needed_waits_drop_implied_ones():
 
 def test_a_missing_event_is_a_race_naming_both_kernels():
     module = run_passes(only(lit_module("streams-diamond.mlir"), "diamond"), "ascend-assign-streams")
-    assert len({a._int(op.properties["id"]) for op in module.walk() if isinstance(op, a.StreamOp)}) == 2
+    assert len({a.int_value(op.properties["id"]) for op in module.walk() if isinstance(op, a.StreamOp)}) == 2
     with pytest.raises(StreamRaceError) as err:
         profile(module, feeds_for(module))
     text = str(err.value)

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
+from geir.dialects import attr_names
 from geir.dialects import formats
 from geir.ir.types import is_float
 from geir.lowering.templates.common import (
@@ -111,7 +112,7 @@ def build_lrn(req: KernelRequest) -> a.KernelOp | None:
     emitter = _LrnKernel(kb, L, slots, tr)
     for index, (counts, pext, start) in enumerate(pieces):
         emitter.pipeline(counts, pext, start, last_blocks=index > 0)
-    return mark(kb.finish(), "template", "lrn")
+    return mark(kb.finish(), attr_names.TEMPLATE, "lrn")
 
 
 @dataclass(frozen=True)

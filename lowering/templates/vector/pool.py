@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
+from geir.dialects import attr_names
 from geir.dialects import formats
 from geir.dialects import graph as g
 from geir.ir.types import is_float
@@ -242,7 +243,7 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
     emitter = _PoolKernel(kb, plan, slots, gt, toh)
     for index, piece in enumerate(pieces):
         emitter.pipeline(piece, last_blocks=index % 2 == 1)
-    return mark(kb.finish(), "template", "pool")
+    return mark(kb.finish(), attr_names.TEMPLATE, "pool")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from xdsl.ir import Operation, SSAValue
 
 from geir.dialects import ascend as a
+from geir.dialects import attr_names
 from geir.dialects import graph as g
 from geir.dialects.traits import ViewLike
 from geir.lowering.templates.common import (
@@ -162,7 +163,7 @@ class RowKernel:
         block_dim = max(1, min(self.req.device.vector_cores, most))
         kb = KernelBuilder(self.req, "vector", block_dim)
         self._emit(kb, ext, self.slots)
-        return mark(kb.finish(), "template", "row")
+        return mark(kb.finish(), attr_names.TEMPLATE, "row")
 
     def _emit(self, kb: KernelBuilder, ext: list[int], slots: int) -> list[BufferPool]:
         """The kernel with tile extents `ext`: the prologue, then one pipeline per piece of
