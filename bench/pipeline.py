@@ -26,7 +26,8 @@ and timed by the simulator (runtime.simulator.profile, runtime.report.build_repo
 - ws MiB: the workspace alone (the intermediate tensors memory reuse acts on);
 - kernels: distinct kernels launched; trans_data: layout-conversion kernels launched (their
   modeled share of kernel time); compile s / run s: compile time, and the functional run
-  plus simulation (the bench's own cost); ok: outputs allclose to O0's (rtol 1e-4, atol 1e-5).
+  plus simulation (the bench's own cost); ok: outputs allclose to onnxruntime's on the same
+  inputs (the test suite's tolerances, testing.suite.RTOL / ATOL).
 
 A step whose pass has not landed is "n/a (pass not available)"; a failure is a footnote.
 The summary is the geometric mean over the models of each step's improvement over O0; the
@@ -55,7 +56,7 @@ from typing import Any
 import numpy as np
 
 import geir
-from geir.testing.suite import LIGHT_MODELS, light_model
+from geir.testing.suite import ATOL, LIGHT_MODELS, RTOL, light_model, ort_run
 
 TRANSFORMERS = {"transformer1": 1, "transformer4": 4}
 D_MODEL, HEADS, SEQ = 256, 4, 128
@@ -156,10 +157,14 @@ def measure(row: Row, model, options: dict[str, Any], adds: str | None, device: 
     return feeds
 
 
-def _close(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
-    return a.keys() == b.keys() and all(
-        x.shape == y.shape and np.allclose(x, y, rtol=1e-4, atol=1e-5, equal_nan=True) for x, y in
-        ((a[k], b[k]) for k in a))
+def _close(ours: dict[str, np.ndarray], ref: dict[str, np.ndarray]) -> bool:
+    return ours.keys() == ref.keys() and all(
+        x.shape == y.shape and np.allclose(x, y, rtol=RTOL, atol=ATOL, equal_nan=True) for x, y in
+        ((ours[k], ref[k]) for k in ours))
+
+
+def onnxruntime_outputs(model, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return dict(zip((o.name for o in model.graph.output), ort_run(model, feeds)))
 
 
 def bench_model(name: str, device: str, log) -> list[Row]:
@@ -170,6 +175,7 @@ def bench_model(name: str, device: str, log) -> list[Row]:
     feeds = None
     options: dict[str, Any] = {}
     failed: list[str] = []
+    reference = None
     for step in STEPS:
         row = Row(name, step.name, without=tuple(failed))
         trial = {**options, **step.options}
@@ -178,9 +184,10 @@ def bench_model(name: str, device: str, log) -> list[Row]:
             failed.append(step.name)
         else:
             options = trial
-        base = rows[0] if rows else None
-        if row.status == "ok" and base is not None and base.status == "ok":
-            row.matches = _close(row.outputs, base.outputs)
+        if row.status == "ok":
+            if reference is None:
+                reference = onnxruntime_outputs(model, feeds)
+            row.matches = _close(row.outputs, reference)
         rows.append(row)
         result = (f"{row.latency_us:.1f} us" if row.status == "ok"
                   else row.status + (f": {row.error}" if row.error else ""))

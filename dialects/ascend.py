@@ -1267,7 +1267,7 @@ class MmadOp(IRDLOperation):
 
 
 # ---------------------------------------------------------------------------
-# Cube: img2col (load3d). Added for convolution (lowering/templates/cube.py).
+# Cube: img2col (load3d). Added for convolution (lowering/templates/cube/conv_kernel.py).
 # ---------------------------------------------------------------------------
 
 

@@ -29,7 +29,7 @@ def _discovered() -> dict[str, type[ModulePass]]:
     for package_name in _PACKAGES:
         package = importlib.import_module(package_name)
         for info in pkgutil.iter_modules(package.__path__):
-            if info.ispkg:  # e.g. lowering/kernels: builders, not passes
+            if info.ispkg:  # e.g. lowering/templates: builders, not passes
                 continue
             module = importlib.import_module(f"{package_name}.{info.name}")
             for _, obj in inspect.getmembers(module, inspect.isclass):

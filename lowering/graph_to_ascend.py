@@ -8,7 +8,7 @@ Every `func.func` of tensors becomes a host function of gm buffers:
   laid out one after the other (512-byte aligned) in the `{ascend.workspace}` argument - one
   buffer per tensor for now; a memory-planning pass will reuse them;
 * each `graph.fusion` and each op left on its own becomes one `ascend.kernel`, built by the
-  first template of `lowering/kernels` that takes it (cube, layout, vector, data) and
+  first template of `lowering/templates` that takes it (cube, trans_data, vector, data) and
   launched in program order on stream 0. A fusion no template takes as a whole is split: its
   trans_data ops become kernels of their own, the runs of ops between them are tried whole
   again, else one kernel per op; an op no template takes yet becomes a kernel running

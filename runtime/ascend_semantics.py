@@ -144,7 +144,7 @@ def vector_kernel(op: a.VectorOp) -> Callable[[tuple], np.ndarray]:
 
 
 # ---------------------------------------------------------------------------
-# img2col (ascend.load3d), added for convolution (lowering/templates/cube.py).
+# img2col (ascend.load3d), added for convolution (lowering/templates/cube/conv_kernel.py).
 # ---------------------------------------------------------------------------
 
 

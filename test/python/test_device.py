@@ -1,6 +1,6 @@
 """Device specs (target/devices/*.json, target/device.py) and the cost model (target/cost_model.py).
 
-Expected numbers are worked out by hand from the published figures (ascend-hardware.md) and
+Expected numbers are worked out by hand from the published figures (docs/hardware.md) and
 the assumptions stated in the device files, never by calling the code under test."""
 
 import json

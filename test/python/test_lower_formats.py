@@ -1,6 +1,6 @@
 """Kernels on formatted tensors (docs/lowering.md, "Formatted tensors: pools and trans_data"):
 `graph.trans_data` kernels (lowering/templates/trans_data.py) and the pool / LRN / global pool
-templates reading and writing NC1HWC0 (lowering/templates/vector.py), run tile by tile by the
+templates reading and writing NC1HWC0 (lowering/templates/vector/), run tile by tile by the
 ascend interpreter against the graph-level reference on the unlowered module.
 
 Formatted function arguments are fed as storage arrays filled at random, padding lanes

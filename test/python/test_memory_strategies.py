@@ -224,6 +224,40 @@ def test_best_is_deterministic():
     assert ms.best(p).offsets == ms.best(p).offsets
 
 
+_IN_A_FRESH_PROCESS = """
+import hashlib, json, sys
+import numpy as np
+sys.path.insert(0, {here!r})
+from test_memory_strategies import random_intervals
+from geir.passes.ascend import memory_strategies as ms
+import geir
+from geir.testing.suite import light_model
+plan = ms.best(random_intervals(np.random.default_rng(11), 150)).offsets
+program = geir.compile(light_model("light_squeezenet"), opt_level=3).mlir()
+print(json.dumps([list(plan), hashlib.sha256(program.encode()).hexdigest()]))
+"""
+
+
+def test_plans_are_the_same_in_every_process():
+    """Nothing in the planning (or anywhere in compile) depends on set order or object ids:
+    two processes with different string-hash seeds give the same offsets and the same program."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = _IN_A_FRESH_PROCESS.format(here=str(Path(__file__).resolve().parent))
+    runs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert runs[0] == runs[1]
+    here = ms.best(random_intervals(np.random.default_rng(11), 150)).offsets
+    assert runs[0][0] == list(here)
+
+
 def test_best_stays_within_two_percent_on_layered_instances():
     """Transformer-like: a residual buffer through every layer and a few short-lived
     buffers of several sizes per layer - where the heuristics miss the bound."""

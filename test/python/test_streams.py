@@ -15,6 +15,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from geir.dialects import ascend as a
+from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.dialects import make_context
 from geir.ir.text import parse_module
@@ -151,14 +152,14 @@ def test_with_events_the_run_is_race_free_and_numerically_unchanged():
                      ("streams-events.mlir", "redundant"), ("streams-events.mlir", "slices")]:
         before = only(lit_module(file), fn)
         feeds = feeds_for(before)
-        want = run_ascend_module(before.clone(), feeds) if file != "streams-events.mlir" else None
+        want = run_ascend_module(before.clone(), feeds)  # program order, one launch at a time
         after = run_passes(before, "ascend-insert-events" if file == "streams-events.mlir"
                            else "ascend-assign-streams,ascend-insert-events")
         got, sim = profile(after, feeds)
         assert sim.races == []
-        if want is not None:
-            for name in want:
-                np.testing.assert_array_equal(got[name], want[name])
+        assert list(got) == list(want)
+        for name in want:
+            np.testing.assert_array_equal(got[name], want[name])
         # ordering through a third stream (the @redundant case) counts as ordered
         assert stream_races(record(after, feeds)[1]) == []
 
@@ -285,12 +286,12 @@ def test_random_dags_planned_before_streams(seed):
 
 def test_inception_v1_on_four_streams():
     """A real branchy model through the O3 pipeline (memory reuse on) with four streams:
-    race-free and the graph interpreter's outputs. (graph-layout is left out until its
-    lowering of Inception lands; streams do not depend on it.)"""
+    race-free and the graph interpreter's outputs, with the formats graph-layout chose."""
     import geir
     from geir.testing.suite import light_model
 
-    compiled = geir.compile(light_model("light_inception_v1"), streams=4, layout=False)
+    compiled = geir.compile(light_model("light_inception_v1"), streams=4)
+    assert any(isinstance(op, g.TransDataOp) for op in compiled.stages["04_layout"].walk())
     graph = compiled.stages["01_import"]
     feeds = random_inputs(graph, 0)
     want = run_module(graph.clone(), feeds)

@@ -1,5 +1,5 @@
 // convert-graph-to-ascend: a depthwise convolution large enough that the cost
-// model prefers the vector unit (lowering/kernels/cube.py, _DepthwiseKernel).
+// model prefers the vector unit (lowering/templates/cube/depthwise.py).
 // RUN: geir-opt %s -p convert-graph-to-ascend | filecheck %s
 
 // Per tile of 8 channels x 2 output rows: the 5 input rows arrive as [C, rows,

@@ -1,4 +1,4 @@
-// convert-graph-to-ascend: graph.trans_data kernels (lowering/kernels/layout.py). A conversion
+// convert-graph-to-ascend: graph.trans_data kernels (lowering/templates/trans_data.py). A conversion
 // is a transpose of the fine index space (the blocked dims split into blocks): a box of it is
 // one strided gm tile per side - DMA in (`pad`: zero past the real channels / rows), vtranspose
 // in ub into the destination's order, DMA out (`pad`: the padding lanes dropped). Every such
