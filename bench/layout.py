@@ -32,6 +32,7 @@ from geir.dialects import formats as L
 from geir.frontend.onnx import import_model
 from geir.passes.graph.fuse import Costs, FusePass, modeled_us
 from geir.passes.graph.recognize_layer_norm import RecognizeLayerNorm
+from geir.passes.graph.recognize_rms_norm import RecognizeRmsNorm
 from geir.passes.graph.layout import LayoutCosts, LayoutPass, cube_type, layout_report
 from geir.target import op_info
 from geir.target.op_info import native_formats
@@ -112,6 +113,7 @@ def main() -> None:
         module = import_model(load(name))
         SimplifyPass().apply(ctx, module)
         RecognizeLayerNorm().apply(ctx, module)
+        RecognizeRmsNorm().apply(ctx, module)
         FusePass(device=args.device).apply(ctx, module)
         program = modeled_us(main_block(module), costs)
         nd, conv_nd, conv_native = nd_costs(module, args.device)

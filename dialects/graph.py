@@ -933,16 +933,21 @@ class InstanceNormOp(GraphOp):
         return [types[0]]
 
 
-@graph_op
-class LayerNormOp(GraphOp):
-    """Layer normalisation over the dims from `axis` on; scale/bias broadcast to them."""
+class _RowNorm(GraphOp):
+    """Normalises the dims from `axis` on (a row) with statistics of the row."""
 
-    name = "graph.layer_norm"
     TRAITS = (Normalization(),)
 
     def reduced_axes(self) -> tuple[int, ...]:
         rank = len(formats.logical_shape(self.inputs[0].type))
         return tuple(range(self.attrs()["axis"] % rank, rank))
+
+
+@graph_op
+class LayerNormOp(_RowNorm):
+    """Layer normalisation over the dims from `axis` on; scale/bias broadcast to them."""
+
+    name = "graph.layer_norm"
     OPERANDS = ("x", "scale", "bias?")
     ATTRS = {"axis": Int(-1), "epsilon": Float(1e-5)}
 
@@ -955,6 +960,36 @@ class LayerNormOp(GraphOp):
         for t in types[1:]:
             if broadcast_shapes(_shape(t), norm) != norm:
                 raise ShapeError(f"parameter {list(_shape(t))} does not broadcast to {list(norm)}")
+        return [types[0]]
+
+
+@graph_op
+class RmsNormOp(_RowNorm):
+    """RMS normalisation (ONNX RMSNormalization, opset 23) over the dims from `axis` on:
+    x / sqrt(mean(x * x) + epsilon) * scale. The scale broadcasts to x (ONNX: unidirectional
+    broadcasting, as onnxruntime takes it; usually it has the normalised shape). The
+    statistics are computed in at least fp32 and the normalised x is cast back to x's type
+    before the scale (ONNX stash_type 1, the only one the importer takes: a 16-bit x is
+    normalised in fp32)."""
+
+    name = "graph.rms_norm"
+    OPERANDS = ("x", "scale")
+    ATTRS = {"axis": Int(-1), "epsilon": Float(1e-5)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        _same_elt(types)
+        _require_float(types[0])
+        x, scale = _shape(types[0]), _shape(types[1])
+        if not x:
+            raise ShapeError("input must have rank >= 1")
+        _norm_axis(attrs["axis"], len(x))
+        try:
+            fits = broadcast_shapes(scale, x) == x
+        except ShapeError:
+            fits = False
+        if not fits:
+            raise ShapeError(f"scale {list(scale)} does not broadcast to the input shape {list(x)}")
         return [types[0]]
 
 

@@ -93,7 +93,8 @@ def build_pipeline(opts: PipelineOptions) -> Pipeline:
         stage("simplify", "graph-simplify")
     if opts.on(opts.fusion, 2):
         # decomposed normalisations become the ops the kernel library has, then fusion
-        stage("fuse", "graph-recognize-layer-norm", f"graph-fuse{{max-ops={opts.max_fusion_ops}}}")
+        stage("fuse", "graph-recognize-layer-norm", "graph-recognize-rms-norm",
+              f"graph-fuse{{max-ops={opts.max_fusion_ops}}}")
     if opts.on(opts.layout, 3):
         stage("layout", "graph-layout")
     if opts.lower:

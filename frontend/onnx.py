@@ -6,11 +6,19 @@ or result attribute). Initializers become `graph.constant`s holding the
 tensor's bytes, every op is located at its node name, and result types come
 from the dialect's own shape inference, checked against onnx's.
 
-Opsets 6 to 21 are supported (6 for the PyTorch-converted test models; its
+Opsets 6 to 23 are supported (6 for the PyTorch-converted test models; its
 legacy `broadcast`/`axis` binary-op attributes are rewritten to numpy
 broadcasting): attributes that later opsets turned into inputs
 (Slice starts, Pad pads, Clip bounds, Split sizes, reduction and squeeze axes)
 are normalised here to the newest form, so the dialect sees one semantics.
+
+Opsets 22 and 23 changed no semantics of the ops converted here (each schema compared with
+its opset-21 version, test_import.py): 22 added bfloat16 to the float ops (Conv,
+ConvTranspose, the pools, InstanceNormalization, activations) and float8 to Dropout, 23
+float4e2m1 to Cast, the constants and the shape and data-movement ops - element types, which
+`_element_type` takes or rejects by name - and 22's MaxPool / AveragePool only spell out
+that a ceil_mode window that would start in the end padding is dropped, which the dialect's
+pool shape already does. Opset 23 adds RMSNormalization (graph.rms_norm).
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ from geir.errors import OnnxImportError
 from geir.ir.locations import name_loc
 from geir.dialects import attr_names
 
-MIN_OPSET, MAX_OPSET = 6, 21
+MIN_OPSET, MAX_OPSET = 6, 23
 _KNOWN_LIMIT = 4096  # largest result (elements) evaluated at import for shape inference
 
 
@@ -592,6 +600,17 @@ def _layer_norm(im: _Importer, ins, attrs):
         raise im.error("stash_type other than float32 is not supported")
     inputs = [v for v in ins if v is not None]
     return im.build(g.LayerNormOp, inputs, axis=attrs.get("axis", -1), epsilon=attrs.get("epsilon", 1e-5))
+
+
+@converts("RMSNormalization")
+def _rms_norm(im: _Importer, ins, attrs):
+    if im.opset < 23:
+        raise im.error("RMSNormalization exists from opset 23 on")
+    if attrs.get("stash_type", 1) != 1:
+        raise im.error("stash_type other than float32 is not supported")
+    if len(ins) < 2 or ins[1] is None:
+        raise im.error("the scale input is required")
+    return im.build(g.RmsNormOp, ins[:2], axis=attrs.get("axis", -1), epsilon=attrs.get("epsilon", 1e-5))
 
 
 def _softmax(cls):

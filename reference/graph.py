@@ -608,6 +608,14 @@ def layer_norm(x, scale, bias=None, *, axis=-1, epsilon=1e-5, stash_type=1):
     return y + bias if bias is not None else y
 
 
+def rms_norm(x, scale, *, axis=-1, epsilon=1e-5):
+    # ONNX stash_type 1: the statistics in (at least) fp32, the normalised x back in x's type
+    axes = tuple(_range(_norm_axis(axis, x.ndim), x.ndim))
+    s = x.astype(np.promote_types(x.dtype, np.float32), copy=False)
+    ms = (s * s).mean(axis=axes, keepdims=True)
+    return (s / np.sqrt(ms + epsilon)).astype(x.dtype, copy=False) * scale
+
+
 def lrn(x, *, size, alpha=1e-4, beta=0.75, bias=1.0):
     # Window over channels c - floor((size-1)/2) .. c + ceil((size-1)/2).
     c = x.shape[1]
@@ -977,6 +985,7 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.BatchNormOp: batch_norm,
         g.InstanceNormOp: instance_norm,
         g.LayerNormOp: layer_norm,
+        g.RmsNormOp: rms_norm,
         g.LrnOp: lrn,
         g.SoftmaxOp: softmax,
         g.LogSoftmaxOp: log_softmax,

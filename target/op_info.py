@@ -68,7 +68,7 @@ ROW = KernelInfo(
         # reductions and the row ops built on them
         g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp, g.ReduceMinOp, g.ReduceSumSquareOp, g.ReduceL1Op,
         g.ReduceL2Op, g.ReduceLogSumOp, g.ReduceLogSumExpOp, g.SoftmaxOp, g.LogSoftmaxOp, g.LayerNormOp,
-        g.InstanceNormOp, g.GlobalAvgPoolOp, g.GlobalMaxPoolOp,
+        g.RmsNormOp, g.InstanceNormOp, g.GlobalAvgPoolOp, g.GlobalMaxPoolOp,
         # views ride along inside any kernel
         g.ReshapeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp, g.IdentityOp, g.DropoutOp,
     }),

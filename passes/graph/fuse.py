@@ -3,9 +3,9 @@
 GE fuses ops so that intermediates stay on chip and fewer kernels are launched. This pass does
 the same in four steps:
 
-1. Decomposed LayerNorms (ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div, Mul gamma,
-   Add beta - what the TorchScript exporter writes) become one `graph.layer_norm`, located at
-   every node it replaces: the kernel library's LayerNorm is one pass over a row.
+1. Decomposed LayerNorms and RMSNorms become one `graph.layer_norm` / `graph.rms_norm`,
+   located at every node they replace (graph-recognize-layer-norm, graph-recognize-rms-norm,
+   run before this pass): the kernel library's normalisations are one pass over a row.
 2. Every op gets a role (cube, elementwise, reduce, ...). Each pattern of `PATTERNS` - a seed at
    an anchor op (the anchor itself, or a matched attention chain) plus the roles it may absorb
    as cube prologue, epilogue and side inputs - gives one candidate per anchor, grown greedily.
@@ -66,7 +66,7 @@ class Role(Enum):
     ELEMENTWISE = "elementwise"  # unary/binary/broadcast ops, inference batch_norm
     REDUCE = "reduce"          # reductions over some axes (reduce_*, global pools, instance_norm)
     SOFTMAX = "softmax"        # softmax / log_softmax: a row reduction and its epilogue
-    NORM = "norm"              # layer_norm
+    NORM = "norm"              # layer_norm, rms_norm: the Normalization trait
     VIEW = "view"              # same bytes, other shape: reshape, squeeze, identity, dropout, ...
     MOVE = "move"              # data movement: transpose, slice/gather by constants, concat, pad
     CHANNEL_CONCAT = "channel-concat"  # concat of NCHW tensors along whole C0 blocks of channels
@@ -254,6 +254,7 @@ _VECTOR_PASSES: dict[type[Operation], tuple[tuple[str, int], ...]] = {
     g.SoftmaxOp: (("reduce", 2), ("binary", 2), ("unary", 1)),
     g.LogSoftmaxOp: (("reduce", 2), ("binary", 2), ("unary", 2)),
     g.LayerNormOp: (("reduce", 2), ("binary", 4), ("unary", 1)),
+    g.RmsNormOp: (("reduce", 1), ("binary", 3), ("unary", 1)),
     g.InstanceNormOp: (("reduce", 2), ("binary", 4), ("unary", 1)),
     g.BatchNormOp: (("binary", 2),),
     g.ClipOp: (("binary", 2),),
@@ -535,10 +536,10 @@ class _Planner:
         names = sum(max(1, len(loc_names(self.ops[j].location))) for j in members)
         if names < 2:
             return None
-        if len(members) == 1 and pattern.name != "layernorm":
-            return None  # only a recognised LayerNorm (several nodes already) stands alone
+        if len(members) == 1 and self.role[members[0]] is not R.NORM:
+            return None  # only a recognised normalisation (several nodes already) stands alone
         est = self.estimate(members)
-        if est.benefit_us < -1e-9:  # zero is fine: views tidied into a kernel, a lone LayerNorm
+        if est.benefit_us < -1e-9:  # zero is fine: views tidied into a kernel, a lone norm
             return None
         return Candidate(pattern, anchor, members, est, fusion_kind([self.role[j] for j in members]))
 

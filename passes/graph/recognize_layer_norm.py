@@ -21,40 +21,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
-from xdsl.rewriter import InsertPoint
 
 from geir.dialects import attr_names
 from geir.dialects import graph as g
-from geir.ir.locations import fused_loc, loc_names
-from geir.ir.types import is_float, to_dtype
+from geir.ir.types import is_float
+from geir.passes.graph.utils import ones_scale, other_operand, replace_chain, scalar_constant
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
     return tuple(v.type.get_shape())
 
 
-
-
 def _sole_user(op: Operation) -> Operation | None:
     uses = list(op.results[0].uses) if len(op.results) == 1 else []
     return uses[0].operation if len(uses) == 1 else None
-
-
-def _scalar_constant(v: SSAValue) -> float | None:
-    c = g.constant_value_of(v)
-    return float(np.asarray(c).reshape(-1)[0]) if c is not None and c.size == 1 else None
-
-
-def _other(op: Operation, v: SSAValue) -> SSAValue | None:
-    """The operand of a binary op that is not `v` (None if v is not an operand)."""
-    a, b = op.operands
-    return b if a is v else a if b is v else None
 
 
 def match_layer_norm(mean: g.ReduceMeanOp) -> tuple[list[Operation], dict] | None:
@@ -87,7 +72,7 @@ def match_layer_norm(mean: g.ReduceMeanOp) -> tuple[list[Operation], dict] | Non
     if len(users) != 2 or attr_names.KEEP in sub.attributes:
         return None
     sq = next((u for u in users if isinstance(u, g.PowOp | g.MulOp) and u.operands[0] is d), None)
-    if sq is None or (isinstance(sq, g.PowOp) and _scalar_constant(sq.operands[1]) != 2.0) or (
+    if sq is None or (isinstance(sq, g.PowOp) and scalar_constant(sq.operands[1]) != 2.0) or (
             isinstance(sq, g.MulOp) and sq.operands[1] is not d):
         return None
     chain.append(sq)
@@ -95,7 +80,7 @@ def match_layer_norm(mean: g.ReduceMeanOp) -> tuple[list[Operation], dict] | Non
     if var is None or var.operands[0] is not sq.results[0] or var.attrs() != a:
         return None
     add = step(_sole_user(var), g.AddOp)
-    eps = None if add is None else _scalar_constant(_other(add, var.results[0]))
+    eps = None if add is None else scalar_constant(other_operand(add, var.results[0]))
     sqrt = step(_sole_user(add), g.SqrtOp) if eps is not None else None
     div = step(_sole_user(sqrt), g.DivOp) if sqrt is not None else None
     if div is None or div.operands[0] is not d or div.operands[1] is not sqrt.results[0] or div not in users:
@@ -105,7 +90,7 @@ def match_layer_norm(mean: g.ReduceMeanOp) -> tuple[list[Operation], dict] | Non
     def param(op: Operation | None, kind: type[Operation], prev: Operation) -> SSAValue | None:
         if not isinstance(op, kind) or attr_names.KEEP in prev.attributes:
             return None
-        p = _other(op, prev.results[0])
+        p = other_operand(op, prev.results[0])
         if p is None or p.type.element_type != x.type.element_type or len(_shape(p)) > len(norm):
             return None
         try:
@@ -137,30 +122,14 @@ class DecomposedLayerNorm(RewritePattern):
         if found is None:
             return
         chain, p = found
-        last = chain[-1]
         new_ops: list[Operation] = []
         gamma = p["gamma"]
         if gamma is None:
-            ones = g.ConstantOp.from_array(np.ones(p["norm"], dtype=to_dtype(p["x"].type.element_type)))
-            ones.location = last.location
-            ones.output.name_hint = f"{last.results[0].name_hint or 'ln'}_scale"
-            new_ops.append(ones)
-            gamma = ones.output
+            new_ops.append(ones_scale(p["x"], p["norm"], chain[-1], "ln"))
+            gamma = new_ops[-1].results[0]
         inputs = [p["x"], gamma] + ([p["beta"]] if p["beta"] is not None else [])
-        ln = g.LayerNormOp.build_op(inputs, axis=p["axis"], epsilon=p["epsilon"])
-        ln.location = fused_loc(n for o in chain for n in loc_names(o.location))
-        if attr_names.KEEP in last.attributes:
-            ln.attributes[attr_names.KEEP] = UnitAttr()
-        new_ops.append(ln)
-        rewriter.insert(new_ops, InsertPoint.before(last))
-        rewriter.replace_all_uses_with(last.results[0], ln.output)
-        ln.output.name_hint = last.results[0].name_hint
-        constants = {v.owner for o in chain for v in o.operands if isinstance(v.owner, g.ConstantOp)}
-        for dead in reversed(chain):
-            rewriter.erase(dead)
-        for c in constants:  # the exponent 2 and eps, unless used elsewhere
-            if not c.output.uses:
-                rewriter.erase(c)
+        new_ops.append(g.LayerNormOp.build_op(inputs, axis=p["axis"], epsilon=p["epsilon"]))
+        replace_chain(chain, new_ops, rewriter)
 
 
 @dataclass(frozen=True)

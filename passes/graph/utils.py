@@ -11,10 +11,12 @@ import math
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
+from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint
 
+from geir.dialects import attr_names
 from geir.dialects import graph as g
 from geir.ir.types import tensor_of, to_dtype
 from geir.ir.locations import fused_loc, loc_names
@@ -122,3 +124,44 @@ def channel_vector(array: np.ndarray, out_shape: tuple[int, ...]) -> np.ndarray 
 def per_channel_shape(channels: int, rank: int) -> tuple[int, ...]:
     """[C, 1, ..., 1]: a per-channel vector broadcast over axis 1 of a rank-`rank` tensor."""
     return (channels,) + (1,) * (rank - 2)
+
+
+def scalar_constant(v: SSAValue | None) -> float | None:
+    """The value of a one-element constant (an exponent, an eps), else None."""
+    c = None if v is None else g.constant_value_of(v)
+    return float(np.asarray(c).reshape(-1)[0]) if c is not None and c.size == 1 else None
+
+
+def other_operand(op: Operation, v: SSAValue) -> SSAValue | None:
+    """The operand of a binary op that is not `v` (None if v is not an operand)."""
+    a, b = op.operands
+    return b if a is v else a if b is v else None
+
+
+def replace_chain(chain: list[Operation], new_ops: list[Operation], rewriter: PatternRewriter) -> None:
+    """Replace a recognised chain of ops (in order; only the last one's result is used
+    outside it) by `new_ops`, the last of which computes that result: inserted before the
+    last op, located at every node of the chain, keeping its name and a graph.keep tap; the
+    chain's constants (exponents, eps) go unless used elsewhere."""
+    last, new = chain[-1], new_ops[-1]
+    new.location = fused_loc(n for o in chain for n in loc_names(o.location))
+    if attr_names.KEEP in last.attributes:
+        new.attributes[attr_names.KEEP] = UnitAttr()
+    rewriter.insert(new_ops, InsertPoint.before(last))
+    rewriter.replace_all_uses_with(last.results[0], new.results[0])
+    new.results[0].name_hint = last.results[0].name_hint
+    constants = {v.owner for o in chain for v in o.operands if isinstance(v.owner, g.ConstantOp)}
+    for dead in reversed(chain):
+        rewriter.erase(dead)
+    for c in constants:
+        if not c.output.uses:
+            rewriter.erase(c)
+
+
+def ones_scale(x: SSAValue, shape: tuple[int, ...], at: Operation, default: str) -> g.ConstantOp:
+    """A constant of ones of x's element type and `shape` at `at`'s location, named after its
+    result (the scale of a recognised normalisation that has none)."""
+    ones = g.ConstantOp.from_array(np.ones(shape, dtype=to_dtype(x.type.element_type)))
+    ones.location = at.location
+    ones.output.name_hint = f"{at.results[0].name_hint or default}_scale"
+    return ones

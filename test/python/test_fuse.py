@@ -21,6 +21,7 @@ from geir.ir.text import print_module
 from geir.frontend.onnx import import_model
 from geir.passes.graph.fuse import FusePass
 from geir.passes.graph.recognize_layer_norm import RecognizeLayerNorm
+from geir.passes.graph.recognize_rms_norm import RecognizeRmsNorm
 from geir.driver.registry import get_all_passes
 from geir.runtime.interpreter import random_inputs, run_module
 from geir.testing.suite import LIGHT_MODELS, assert_close, assert_pass_keeps_numerics, lit_chunks, reference_run, backend_cases, ort_run
@@ -28,7 +29,7 @@ from geir.dialects import attr_names
 
 CTX = Context()
 PASSES = get_all_passes()
-FUSE = ("graph-recognize-layer-norm", "graph-fuse")  # the fuse stage of the pipeline
+FUSE = ("graph-recognize-layer-norm", "graph-recognize-rms-norm", "graph-fuse")  # the pipeline's fuse stage
 PIPELINES = [
     pytest.param(FUSE, id="fuse"),
     pytest.param(("graph-simplify", *FUSE), id="simplify+fuse"),
@@ -177,3 +178,8 @@ def test_lit_case_keeps_numerics(chunk):
 @pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-layer-norm")])
 def test_layer_norm_recognition_keeps_numerics(chunk):
     assert_pass_keeps_numerics(chunk, RecognizeLayerNorm())
+
+
+@pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-rms-norm")])
+def test_rms_norm_recognition_keeps_numerics(chunk):
+    assert_pass_keeps_numerics(chunk, RecognizeRmsNorm())

@@ -87,3 +87,75 @@ def test_weights_are_not_python_lists():
     array = const.array()
     assert isinstance(array, np.ndarray) and array.shape == (32, 32)
     assert not array.flags.writeable  # a view of the attribute's bytes, not a copy
+
+
+# ---------------------------------------------------------------------------
+# Opsets 22 and 23: RMSNormalization, and nothing else changed for the converted ops.
+# ---------------------------------------------------------------------------
+
+
+def _rms_model(shape, scale_shape, opset=23, **attrs) -> onnx.ModelProto:
+    scale = np.random.default_rng(1).standard_normal(scale_shape).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("RMSNormalization", ["x", "scale"], ["y"], name="rms", **attrs)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
+        [numpy_helper.from_array(scale, "scale")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("shape,scale_shape,attrs", [
+    ((2, 16, 64), (64,), {}),
+    ((2, 16, 64), (64,), {"epsilon": 1e-6}),
+    ((2, 5, 8, 16), (8, 16), {"axis": 2}),
+    ((2, 5, 8, 16), (5, 8, 16), {"axis": -3, "epsilon": 1e-3}),
+    ((4, 32), (1,), {"axis": 0}),
+    ((2, 5, 8), (5, 1), {}),  # onnxruntime broadcasts the scale to x, not only to the row
+])
+def test_rms_normalization_opset23_matches_onnxruntime(shape, scale_shape, attrs):
+    from geir.dialects import graph as g
+    from geir.testing.suite import assert_close, ort_run
+
+    model = _rms_model(shape, scale_shape, **attrs)
+    module = import_model(model)
+    (op,) = [op for op in module.walk() if isinstance(op, g.RmsNormOp)]
+    assert loc_names(op.location) == ["rms"]
+    assert op.attrs() == {"axis": attrs.get("axis", -1), "epsilon": pytest.approx(attrs.get("epsilon", 1e-5))}
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32) * 3
+    assert_close(run_module(module, {"x": x})["y"], ort_run(model, {"x": x})[0], "rms_norm")
+
+
+@pytest.mark.parametrize("opset,attrs,message", [
+    (23, {"stash_type": 0}, r"node 'rms' \(RMSNormalization, opset 23\): stash_type other than float32"),
+    (22, {}, r"node 'rms' \(RMSNormalization, opset 22\): RMSNormalization exists from opset 23 on"),
+    (24, {}, "opset 24 is not supported"),
+])
+def test_rms_normalization_rejections_are_clear(opset, attrs, message):
+    with pytest.raises(OnnxImportError, match=message):
+        import_model(_rms_model((2, 8), (8,), opset=opset, **attrs))
+
+
+def test_opsets_22_and_23_change_only_types_of_the_converted_ops():
+    """MAX_OPSET went from 21 to 23 after comparing, op by op, each converted op's schema at
+    23 with its opset-21 one: the versions 22 and 23 add element types (bfloat16; float4e2m1)
+    and keep every attribute (name, type, default), input and output. A converter written for
+    the opset-21 semantics is right at 23; an op that changes beyond types needs a look."""
+    from geir.frontend.onnx import CONVERTERS, MAX_OPSET
+
+    def signature(schema):
+        attrs = {k: (a.type, a.required, a.default_value.SerializeToString()) for k, a in schema.attributes.items()}
+        ios = [(p.name, p.option, p.is_homogeneous) for p in (*schema.inputs, *schema.outputs)]
+        return attrs, ios, (schema.min_input, schema.max_input, schema.min_output, schema.max_output)
+
+    assert MAX_OPSET == 23
+    changed = []
+    for op in sorted(CONVERTERS):
+        new = onnx.defs.get_schema(op, MAX_OPSET)
+        if new.since_version <= 21:
+            continue
+        if op == "RMSNormalization":  # new in 23, converted for its own semantics
+            continue
+        changed.append(op)
+        assert signature(new) == signature(onnx.defs.get_schema(op, 21)), op
+    assert "Cast" in changed and "Conv" in changed  # the comparison did run over the changed ops

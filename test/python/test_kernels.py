@@ -38,6 +38,7 @@ KERNEL_NAME = {
     "BatchNormalization": "batch_norm",
     "InstanceNormalization": "instance_norm",
     "LayerNormalization": "layer_norm",
+    "RMSNormalization": "rms_norm",
 }
 
 
@@ -372,6 +373,9 @@ NORM = [
     case("LayerNormalization", [f32(2, 3, 8), f32(8), f32(8)], id="ln-last"),
     case("LayerNormalization", [f32(2, 3, 8), f32(3, 8)], {"axis": 1, "epsilon": 1e-3}, id="ln-axis1-nobias"),
     case("LayerNormalization", [f32(2, 3, 8), f32(3, 8), f32(8)], {"axis": -2}, id="ln-neg-axis"),
+    case("RMSNormalization", [f32(2, 3, 8, scale=4.0), f32(8)], opset=23, id="rms-last"),
+    case("RMSNormalization", [f32(2, 3, 8), f32(3, 8)], {"axis": 1, "epsilon": 1e-3}, opset=23, id="rms-axis1"),
+    case("RMSNormalization", [f32(2, 3, 8), f32(3, 1)], {"axis": -1}, opset=23, id="rms-scale-bcast"),
     case("LRN", [f32(1, 7, 4, 4)], {"size": 3}, id="lrn-3"),
     case("LRN", [f32(2, 6, 3, 3)], {"size": 3, "alpha": 0.01, "beta": 0.5, "bias": 2.0}, id="lrn-3-attrs"),
     case("LRN", [f32(1, 5, 3, 3)], {"size": 5, "alpha": 1e-3}, id="lrn-5"),

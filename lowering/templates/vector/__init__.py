@@ -3,8 +3,8 @@ pooling and LRN, all on ub through the vector unit. What each template takes is
 target/op_info.py's (ROW, POOL, LRN).
 
 **The row template** (row.py) takes any chain of elementwise ops, broadcasts, views and
-reductions (reduce_*, softmax, log_softmax, layer_norm, instance_norm, global pools,
-batch_norm as scale/shift) whose reductions all keep whole rows:
+reductions (reduce_*, softmax, log_softmax, layer_norm, rms_norm, instance_norm, global
+pools, batch_norm as scale/shift) whose reductions all keep whole rows:
 
 1. *Canonical space* (space.py). Every value of the kernel is placed in one iteration space
    S (the shape of its largest value): each of its non-unit dims is one dim of S (numpy

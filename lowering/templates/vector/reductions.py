@@ -1,7 +1,7 @@
 """Row-template rules for the ops that reduce rows: reduce_*, global pools, softmax,
-log_softmax, layer_norm, instance_norm; and batch_norm (scale / shift over channels). A
-tile holds whole rows, so every reduction is one `vreduce` over the op's reduced dims of
-the canonical space (kept as 1), its statistic broadcast back with `vbrcb`."""
+log_softmax, layer_norm, rms_norm, instance_norm; and batch_norm (scale / shift over
+channels). A tile holds whole rows, so every reduction is one `vreduce` over the op's reduced
+dims of the canonical space (kept as 1), its statistic broadcast back with `vbrcb`."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
+from geir.lowering.templates.common import itemsize
 from geir.lowering.templates.data import ub_view
 
 if TYPE_CHECKING:
@@ -159,26 +160,59 @@ def _norm(body: Body, op: Operation) -> None:
     elt = x.type.element_type
     xv = body.view(x)
     full = list(xv.type.get_shape())
-    inv_n = 1.0 / _count(body, op)
     mean = _reduce_into(body, xv, op, "sum", elt)
-    kb.vec(a.VmulsOp, mean, body.scalar(inv_n, elt), mean)
+    kb.vec(a.VmulsOp, mean, body.scalar(1.0 / _count(body, op), elt), mean)
     dst = body.result(op, [x])
     mb = body.brcb(mean, full)
     kb.vec(a.VsubOp, xv, mb, dst)                         # d
     body.drop(mb)  # row-sized temporaries one at a time: whole rows must fit ub
+    _by_rms(body, op, dst, dst)
+    _scale_shift(body, op, dst)
+
+
+def _rms_norm(body: Body, op: Operation) -> None:
+    """x / sqrt(mean(x * x) + eps) * scale over the reduced dims. A 16-bit x is normalised in
+    fp32 and cast back before the scale (the op's stash_type 1)."""
+    kb = body.kb
+    x = op.operands[0]
+    xv = body.view(x)
+    if itemsize(x.type.element_type) >= 4:
+        dst = body.result(op, [x])
+        _by_rms(body, op, xv, dst)
+    else:
+        xf = body.temp(list(xv.type.get_shape()), f32)
+        kb.vec(a.VcastOp, xv, xf)
+        _by_rms(body, op, xf, xf)
+        dst = body.result(op, [x])
+        kb.vec(a.VcastOp, xf, dst)
+        body.drop(xf)
+    _scale_shift(body, op, dst)
+
+
+def _by_rms(body: Body, op: Operation, src: SSAValue, dst: SSAValue) -> None:
+    """dst = src / sqrt(mean(src * src) + eps) over the reduced dims: layer_norm's centred row
+    by its standard deviation, rms_norm's row by its root mean square."""
+    kb = body.kb
+    elt = src.type.element_type
+    full = list(src.type.get_shape())
     sq = body.temp(full, elt)
-    kb.vec(a.VmulOp, dst, dst, sq)
-    var = _reduce_into(body, sq, op, "sum", elt)
+    kb.vec(a.VmulOp, src, src, sq)
+    ms = _reduce_into(body, sq, op, "sum", elt)
     body.drop(sq)
-    kb.vec(a.VmulsOp, var, body.scalar(inv_n, elt), var)
-    kb.vec(a.VaddsOp, var, body.scalar(op.attrs()["epsilon"], elt), var)
-    kb.vec(a.VsqrtOp, var, var)
-    vb = body.brcb(var, full)
-    kb.vec(a.VdivOp, dst, vb, dst)
-    body.drop(vb)
+    kb.vec(a.VmulsOp, ms, body.scalar(1.0 / _count(body, op), elt), ms)
+    kb.vec(a.VaddsOp, ms, body.scalar(op.attrs()["epsilon"], elt), ms)
+    kb.vec(a.VsqrtOp, ms, ms)
+    mb = body.brcb(ms, full)
+    kb.vec(a.VdivOp, src, mb, dst)
+    body.drop(mb)
+
+
+def _scale_shift(body: Body, op: Operation, dst: SSAValue) -> None:
+    """dst * scale (+ bias), each broadcast over the tile in a temporary given back at once."""
+    full = list(dst.type.get_shape())
     for param, combine in zip(op.operands[1:], (a.VmulOp, a.VaddOp)):  # scale, then bias
         p = body.operand(param, full)
-        kb.vec(combine, dst, p, dst)
+        body.kb.vec(combine, dst, p, dst)
         body.drop(p)
 
 
@@ -225,7 +259,7 @@ RULES = {
     **dict.fromkeys(REDUCTIONS, _reduce),
     g.ReduceLogSumExpOp: _reduce_log_sum_exp,
     g.SoftmaxOp: _softmax, g.LogSoftmaxOp: _log_softmax,
-    g.LayerNormOp: _norm, g.InstanceNormOp: _norm,
+    g.LayerNormOp: _norm, g.InstanceNormOp: _norm, g.RmsNormOp: _rms_norm,
     g.BatchNormOp: _batch_norm,
 }
 """Graph op class -> its rule."""

@@ -170,6 +170,63 @@ func.func @layer_norm_scale(%x: tensor<2x5x8xf32>, %s: tensor<5xf32>) {
 }
 
 // -----
+// CHECK-NEXT: error: 'graph.rms_norm' at "rms": scale [5] does not broadcast to the input shape [2, 5, 8]
+// CHECK-NEXT: note: see current operation: %0 = "graph.rms_norm"
+func.func @rms_norm_scale(%x: tensor<2x5x8xf32>, %s: tensor<5xf32>) {
+  %0 = graph.rms_norm %x, %s : (tensor<2x5x8xf32>, tensor<5xf32>) -> tensor<2x5x8xf32> loc("rms")
+  func.return
+}
+
+// -----
+// CHECK-NEXT: error: 'graph.rms_norm' at "rms": scale [3, 5, 8] does not broadcast to the input shape [2, 5, 8]
+// CHECK-NEXT: note: see current operation: %0 = "graph.rms_norm"
+func.func @rms_norm_scale_rank(%x: tensor<2x5x8xf32>, %s: tensor<3x5x8xf32>) {
+  %0 = graph.rms_norm %x, %s : (tensor<2x5x8xf32>, tensor<3x5x8xf32>) -> tensor<2x5x8xf32> loc("rms")
+  func.return
+}
+
+// -----
+// The scale broadcasts to x one way only (ONNX's unidirectional broadcasting): never to a larger result.
+// CHECK-NEXT: error: 'graph.rms_norm' at "rms": scale [2, 1, 8] does not broadcast to the input shape [5, 8]
+// CHECK-NEXT: note: see current operation: %0 = "graph.rms_norm"
+func.func @rms_norm_scale_grows(%x: tensor<5x8xf32>, %s: tensor<2x1x8xf32>) {
+  %0 = graph.rms_norm %x, %s : (tensor<5x8xf32>, tensor<2x1x8xf32>) -> tensor<5x8xf32> loc("rms")
+  func.return
+}
+
+// -----
+// CHECK-NEXT: error: 'graph.rms_norm' at "rms": axis 3 is out of range for rank 3
+// CHECK-NEXT: note: see current operation: %0 = "graph.rms_norm"
+func.func @rms_norm_axis(%x: tensor<2x5x8xf32>, %s: tensor<8xf32>) {
+  %0 = graph.rms_norm %x, %s {axis = 3 : i64} : (tensor<2x5x8xf32>, tensor<8xf32>) -> tensor<2x5x8xf32> loc("rms")
+  func.return
+}
+
+// -----
+// CHECK-NEXT: error: 'graph.rms_norm' at "rms": axis -4 is out of range for rank 3
+// CHECK-NEXT: note: see current operation: %0 = "graph.rms_norm"
+func.func @rms_norm_negative_axis(%x: tensor<2x5x8xf32>, %s: tensor<8xf32>) {
+  %0 = graph.rms_norm %x, %s {axis = -4 : i64} : (tensor<2x5x8xf32>, tensor<8xf32>) -> tensor<2x5x8xf32> loc("rms")
+  func.return
+}
+
+// -----
+// CHECK-NEXT: error: 'graph.rms_norm' at "rms": operand must have a floating-point element type, got i32
+// CHECK-NEXT: note: see current operation: %0 = "graph.rms_norm"
+func.func @rms_norm_int(%x: tensor<2x8xi32>, %s: tensor<8xi32>) {
+  %0 = graph.rms_norm %x, %s : (tensor<2x8xi32>, tensor<8xi32>) -> tensor<2x8xi32> loc("rms")
+  func.return
+}
+
+// -----
+// CHECK-NEXT: error: 'graph.rms_norm' at "rms": expects 2 operands, got 3
+// CHECK-NEXT: note: see current operation: %0 = "graph.rms_norm"
+func.func @rms_norm_bias(%x: tensor<2x8xf32>, %s: tensor<8xf32>) {
+  %0 = graph.rms_norm %x, %s, %s : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32> loc("rms")
+  func.return
+}
+
+// -----
 // CHECK-NEXT: error: 'graph.softmax' at "softmax": axis 2 is out of range for rank 2
 // CHECK-NEXT: note: see current operation: %0 = "graph.softmax"
 func.func @softmax_axis(%x: tensor<2x10xf32>) {

@@ -68,8 +68,8 @@ func.func @pools(%x: tensor<1x3x7x7xf32>) {
 }
 
 // CHECK-LABEL: func.func @norms(
-// CHECK-SAME:    %x: tensor<2x3x4x4xf32>, %c: tensor<3xf32>, %seq: tensor<2x5x8xf32>, %h: tensor<8xf32>, %hw: tensor<5x8xf32>) {
-func.func @norms(%x: tensor<2x3x4x4xf32>, %c: tensor<3xf32>, %seq: tensor<2x5x8xf32>, %h: tensor<8xf32>, %hw: tensor<5x8xf32>) {
+// CHECK-SAME:    %x: tensor<2x3x4x4xf32>, %c: tensor<3xf32>, %seq: tensor<2x5x8xf32>, %h: tensor<8xf32>, %hw: tensor<5x8xf32>, %seq16: tensor<2x5x8xf16>, %h16: tensor<1x8xf16>) {
+func.func @norms(%x: tensor<2x3x4x4xf32>, %c: tensor<3xf32>, %seq: tensor<2x5x8xf32>, %h: tensor<8xf32>, %hw: tensor<5x8xf32>, %seq16: tensor<2x5x8xf16>, %h16: tensor<1x8xf16>) {
   // CHECK-NEXT: %batch_norm = graph.batch_norm %x, %c, %c, %c, %c {epsilon = 1.000000e-03 : f32} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
   %batch_norm = graph.batch_norm %x, %c, %c, %c, %c {epsilon = 1.000000e-03 : f32} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
   // CHECK-NEXT: %batch_norm_default = graph.batch_norm %x, %c, %c, %c, %c : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
@@ -80,6 +80,12 @@ func.func @norms(%x: tensor<2x3x4x4xf32>, %c: tensor<3xf32>, %seq: tensor<2x5x8x
   %layer_norm = graph.layer_norm %seq, %h, %h {epsilon = 1.000000e-05 : f32} : (tensor<2x5x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x5x8xf32>
   // CHECK-NEXT: %layer_norm_2d = graph.layer_norm %seq, %hw {axis = 1 : i64} : (tensor<2x5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
   %layer_norm_2d = graph.layer_norm %seq, %hw {axis = 1 : i64} : (tensor<2x5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
+  // CHECK-NEXT: %rms_norm = graph.rms_norm %seq, %h {epsilon = 1.000000e-06 : f32} : (tensor<2x5x8xf32>, tensor<8xf32>) -> tensor<2x5x8xf32>
+  %rms_norm = graph.rms_norm %seq, %h {epsilon = 1.0e-06 : f32} : (tensor<2x5x8xf32>, tensor<8xf32>) -> tensor<2x5x8xf32>
+  // CHECK-NEXT: %rms_norm_2d = graph.rms_norm %seq, %hw {axis = -2 : i64} : (tensor<2x5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
+  %rms_norm_2d = graph.rms_norm %seq, %hw {axis = -2 : i64} : (tensor<2x5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
+  // CHECK-NEXT: %rms_norm_f16 = graph.rms_norm %seq16, %h16 : (tensor<2x5x8xf16>, tensor<1x8xf16>) -> tensor<2x5x8xf16>
+  %rms_norm_f16 = graph.rms_norm %seq16, %h16 : (tensor<2x5x8xf16>, tensor<1x8xf16>) -> tensor<2x5x8xf16>
   // CHECK-NEXT: %lrn = graph.lrn %x {size = 3 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 2.000000e+00 : f32} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   %lrn = graph.lrn %x {size = 3 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 2.000000e+00 : f32} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   // CHECK-NEXT: %lrn_default = graph.lrn %x {size = 5 : i64} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>

@@ -15,7 +15,7 @@ def vi(name, shape, t=F):
 def model(nodes, inputs, outputs, inits=(), opset=17, value_info=()):
     g = helper.make_graph(nodes, "test", inputs, outputs, list(inits), value_info=list(value_info))
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
+    m.ir_version = max(8, helper.find_min_ir_version_for(list(m.opset_import)))  # opset 23: IR 11
     return m
 
 
@@ -73,11 +73,21 @@ CASES = {
         [const("zero", np.array(0, np.int64)), const("ax0", np.array([0], np.int64)),
          const("minus1", np.array([-1], np.int64))],
     ),
+    # RMSNormalization (opset 23) over the last two axes: one graph.rms_norm.
+    "rms_norm_opset23": lambda: model(
+        [helper.make_node("RMSNormalization", ["x", "scale"], ["y"], name="rms", axis=-2, epsilon=1e-6)],
+        [vi("x", [2, 3, 4])], [vi("y", [2, 3, 4])], [const("scale", np.full((3, 4), 0.5, np.float32))], opset=23,
+    ),
     # Rejections.
     "dynamic_input": lambda: model(
         [helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", ["N", 4])], [vi("y", ["N", 4])]
     ),
     "opset5": lambda: model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [4])], [vi("y", [4])], opset=5),
+    "opset24": lambda: model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [4])], [vi("y", [4])], opset=24),
+    "rms_norm_stash_type": lambda: model(
+        [helper.make_node("RMSNormalization", ["x", "scale"], ["y"], name="rms", stash_type=0)],
+        [vi("x", [2, 4])], [vi("y", [2, 4])], [const("scale", np.ones(4, np.float32))], opset=23,
+    ),
     "dropout_mask_used": lambda: model(
         [helper.make_node("Dropout", ["x"], ["y", "mask"], name="drop")],
         [vi("x", [4])], [vi("y", [4]), vi("mask", [4], TensorProto.BOOL)], opset=12,
