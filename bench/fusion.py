@@ -27,8 +27,7 @@ from xdsl.context import Context
 from geir.dialects import graph as g
 from geir.frontend.onnx import import_model
 from geir.passes.graph.fuse import Costs, FusePass, modeled_us
-from geir.passes.graph.recognize_layer_norm import RecognizeLayerNorm
-from geir.passes.graph.recognize_rms_norm import RecognizeRmsNorm
+from geir.driver.pipelines import RECOGNIZERS
 from geir.driver.registry import get_all_passes
 from geir.testing.suite import LIGHT_MODELS, light_model
 
@@ -70,8 +69,8 @@ def fused(module, pipeline: list[str], ctx: Context, fuse: FusePass) -> tuple[in
     passes = get_all_passes()
     for name in pipeline:
         passes[name]()().apply(ctx, module)
-    RecognizeLayerNorm().apply(ctx, module)  # the fuse stage: decomposed normalisations first
-    RecognizeRmsNorm().apply(ctx, module)
+    for name in RECOGNIZERS:  # the fuse stage: decomposed ops first
+        passes[name]()().apply(ctx, module)
     ops_in = ops_of(module)
     fuse.apply(ctx, module)
     module.verify()

@@ -31,8 +31,8 @@ from xdsl.context import Context
 from geir.dialects import formats as L
 from geir.frontend.onnx import import_model
 from geir.passes.graph.fuse import Costs, FusePass, modeled_us
-from geir.passes.graph.recognize_layer_norm import RecognizeLayerNorm
-from geir.passes.graph.recognize_rms_norm import RecognizeRmsNorm
+from geir.driver.pipelines import RECOGNIZERS
+from geir.driver.registry import get_all_passes
 from geir.passes.graph.layout import LayoutCosts, LayoutPass, cube_type, layout_report
 from geir.target import op_info
 from geir.target.op_info import native_formats
@@ -112,8 +112,8 @@ def main() -> None:
     for name in args.models.split(","):
         module = import_model(load(name))
         SimplifyPass().apply(ctx, module)
-        RecognizeLayerNorm().apply(ctx, module)
-        RecognizeRmsNorm().apply(ctx, module)
+        for recognizer in RECOGNIZERS:  # the fuse stage: decomposed ops first
+            get_all_passes()[recognizer]()().apply(ctx, module)
         FusePass(device=args.device).apply(ctx, module)
         program = modeled_us(main_block(module), costs)
         nd, conv_nd, conv_native = nd_costs(module, args.device)

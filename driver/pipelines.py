@@ -67,6 +67,11 @@ class Pipeline:
     unavailable: list[str] = field(default_factory=list)
 
 
+# Decomposed ops become the ops the kernel library has (one row pass each), before graph-fuse
+# decides kernels: the fuse stage runs these first, and so do the benchmarks that fuse by hand.
+RECOGNIZERS = ("graph-recognize-layer-norm", "graph-recognize-rms-norm")
+
+
 def build_pipeline(opts: PipelineOptions) -> Pipeline:
     from geir.driver.registry import get_all_passes
 
@@ -92,9 +97,7 @@ def build_pipeline(opts: PipelineOptions) -> Pipeline:
     if opts.opt_level >= 1:
         stage("simplify", "graph-simplify")
     if opts.on(opts.fusion, 2):
-        # decomposed normalisations become the ops the kernel library has, then fusion
-        stage("fuse", "graph-recognize-layer-norm", "graph-recognize-rms-norm",
-              f"graph-fuse{{max-ops={opts.max_fusion_ops}}}")
+        stage("fuse", *RECOGNIZERS, f"graph-fuse{{max-ops={opts.max_fusion_ops}}}")
     if opts.on(opts.layout, 3):
         stage("layout", "graph-layout")
     if opts.lower:

@@ -74,6 +74,27 @@ ROW = KernelInfo(
     }),
     _VECTOR_DTYPES)
 
+# What the row template's rule for an op costs, as (throughput class, passes over the op's
+# largest tensor): graph-fuse's cost model prices a fusion with it. Ops not listed: one "unary"
+# or "binary" pass (by arity); reductions one "reduce" pass.
+VECTOR_PASSES: dict[type[Operation], tuple[tuple[str, int], ...]] = {
+    g.SoftmaxOp: (("reduce", 2), ("binary", 2), ("unary", 1)),
+    g.LogSoftmaxOp: (("reduce", 2), ("binary", 2), ("unary", 2)),
+    g.LayerNormOp: (("reduce", 2), ("binary", 4), ("unary", 1)),
+    g.RmsNormOp: (("reduce", 1), ("binary", 3), ("unary", 1)),
+    g.InstanceNormOp: (("reduce", 2), ("binary", 4), ("unary", 1)),
+    g.BatchNormOp: (("binary", 2),),
+    g.ClipOp: (("binary", 2),),
+    g.PReluOp: (("compare", 1), ("select", 1)),
+    g.WhereOp: (("select", 1),),
+    g.CastOp: (("cast", 1),),
+    g.ExpandOp: (("broadcast", 1),),
+    g.SigmoidOp: (("unary", 2), ("binary", 1)),
+    g.ErfOp: (("unary", 1), ("binary", 4)),
+    g.GeluOp: (("unary", 2), ("binary", 5)),
+    g.TransposeOp: (("transpose", 1),),
+}
+
 POOL = KernelInfo("pool", frozenset({g.MaxPoolOp, g.AvgPoolOp}), frozenset({"f16", "f32"}))
 
 LRN = KernelInfo("lrn", frozenset({g.LrnOp}), frozenset({"f16", "f32"}))

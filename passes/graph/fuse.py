@@ -248,25 +248,6 @@ def fusion_kind(roles: Sequence[Role]) -> str:
 # Cost and tile models.
 # ---------------------------------------------------------------------------
 
-# Vector instructions per op, as (throughput class, passes over the op's largest tensor).
-# Ops not listed: one "unary" or "binary" pass (by arity); reductions one "reduce" pass.
-_VECTOR_PASSES: dict[type[Operation], tuple[tuple[str, int], ...]] = {
-    g.SoftmaxOp: (("reduce", 2), ("binary", 2), ("unary", 1)),
-    g.LogSoftmaxOp: (("reduce", 2), ("binary", 2), ("unary", 2)),
-    g.LayerNormOp: (("reduce", 2), ("binary", 4), ("unary", 1)),
-    g.RmsNormOp: (("reduce", 1), ("binary", 3), ("unary", 1)),
-    g.InstanceNormOp: (("reduce", 2), ("binary", 4), ("unary", 1)),
-    g.BatchNormOp: (("binary", 2),),
-    g.ClipOp: (("binary", 2),),
-    g.PReluOp: (("compare", 1), ("select", 1)),
-    g.WhereOp: (("select", 1),),
-    g.CastOp: (("cast", 1),),
-    g.ExpandOp: (("broadcast", 1),),
-    g.SigmoidOp: (("unary", 2), ("binary", 1)),
-    g.ErfOp: (("unary", 1), ("binary", 4)),
-    g.GeluOp: (("unary", 2), ("binary", 5)),
-    g.TransposeOp: (("transpose", 1),),
-}
 _COMPARE = (g.EqualOp, g.LessOp, g.LessOrEqualOp, g.GreaterOp, g.GreaterOrEqualOp)
 
 
@@ -317,7 +298,7 @@ def op_work(op: Operation, role: Role, standalone: bool = False) -> Work:
         if standalone:
             w.add_vector("copy", dtype, _nbytes(big))
         return w
-    passes = _VECTOR_PASSES.get(type(op))
+    passes = op_info.VECTOR_PASSES.get(type(op))
     if passes is None:
         if role is R.OPAQUE:
             passes = (("unary", 1),)  # pooling, lrn, gathers, ...: one pass, for program totals

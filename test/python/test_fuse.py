@@ -22,6 +22,7 @@ from geir.frontend.onnx import import_model
 from geir.passes.graph.fuse import FusePass
 from geir.passes.graph.recognize_layer_norm import RecognizeLayerNorm
 from geir.passes.graph.recognize_rms_norm import RecognizeRmsNorm
+from geir.driver.pipelines import RECOGNIZERS
 from geir.driver.registry import get_all_passes
 from geir.runtime.interpreter import random_inputs, run_module
 from geir.testing.suite import LIGHT_MODELS, assert_close, assert_pass_keeps_numerics, lit_chunks, reference_run, backend_cases, ort_run
@@ -29,7 +30,7 @@ from geir.dialects import attr_names
 
 CTX = Context()
 PASSES = get_all_passes()
-FUSE = ("graph-recognize-layer-norm", "graph-recognize-rms-norm", "graph-fuse")  # the pipeline's fuse stage
+FUSE = (*RECOGNIZERS, "graph-fuse")  # the pipeline's fuse stage
 PIPELINES = [
     pytest.param(FUSE, id="fuse"),
     pytest.param(("graph-simplify", *FUSE), id="simplify+fuse"),
