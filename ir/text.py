@@ -123,6 +123,34 @@ def _is_splat(value: DenseIntOrFPElementsAttr) -> bool:
     return bool(a.size) and bool(np.all(a.view(np.uint8).reshape(a.size, -1) == a[:1].view(np.uint8)))
 
 
+class _Printer(Printer):
+    """xDSL's printer, with a constant's large `value` as a resource blob (or elided) in
+    the generic form too, where xDSL would print every byte inline."""
+
+    _constant: tuple[Attribute, str | None] | None = None  # (value, name hint) of the op printing
+
+    def print_op_with_default_format(self, op) -> None:
+        outer = self._constant
+        value = op.properties.get("value")
+        self._constant = (value, op.results[0].name_hint if op.results else None) if value is not None else None
+        try:
+            super().print_op_with_default_format(op)
+        finally:
+            self._constant = outer
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        constant, self._constant = self._constant, None  # attributes inside print as usual
+        try:
+            if constant is not None and attribute is constant[0] and isinstance(attribute, DenseIntOrFPElementsAttr):
+                print_constant_value(self, attribute, constant[1])
+                self.print_string(" : ")
+                self.print_attribute(attribute.get_type())
+            else:
+                super().print_attribute(attribute)
+        finally:
+            self._constant = constant
+
+
 def print_module(
     module: ModuleOp,
     stream: io.TextIOBase | None = None,
@@ -133,7 +161,7 @@ def print_module(
 ) -> str | None:
     """Print a module with its resource section; returns the text if no stream."""
     out = io.StringIO() if stream is None else stream
-    printer = Printer(stream=out, print_debuginfo=debuginfo, print_generic_format=generic)
+    printer = _Printer(stream=out, print_debuginfo=debuginfo, print_generic_format=generic)
     collector = _ResourceCollector(elide)
     printer._geir_resources = collector  # type: ignore[attr-defined]
     body = io.StringIO()

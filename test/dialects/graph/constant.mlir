@@ -54,10 +54,12 @@ func.func @splat() -> tensor<64x64xf32> {
 // ELIDED-NEXT: %idx = graph.constant dense_resource<__elided__> : tensor<18xi64>
 // ELIDED-NEXT: %half = graph.constant dense_resource<__elided__> : tensor<17xf16>
 // ELIDED-NEXT: %hex = graph.constant dense_resource<__elided__> : tensor<20xi8>
+// The generic form names the same blobs (printed below like the custom form's).
 // GENERIC-LABEL: "func.func"() <{sym_name = "blobs"
-// GENERIC: %w = "graph.constant"() <{value = dense<{{\[\[}}0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00,
-// GENERIC: %idx = "graph.constant"() <{value = dense<[-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]> : tensor<18xi64>}> : () -> tensor<18xi64>
-// GENERIC: %half = "graph.constant"() <{value = dense<[0.000000e+00, 2.500000e-01, 5.000000e-01,
+// GENERIC-NEXT: %w = "graph.constant"() <{value = dense_resource<w> : tensor<4x5xf32>}> : () -> tensor<4x5xf32>
+// GENERIC-NEXT: %idx = "graph.constant"() <{value = dense_resource<idx> : tensor<18xi64>}> : () -> tensor<18xi64>
+// GENERIC-NEXT: %half = "graph.constant"() <{value = dense_resource<half> : tensor<17xf16>}> : () -> tensor<17xf16>
+// GENERIC-NEXT: %hex = "graph.constant"() <{value = dense_resource<hex> : tensor<20xi8>}> : () -> tensor<20xi8>
 func.func @blobs() {
   %w = graph.constant dense_resource<weights> : tensor<4x5xf32>
   %idx = graph.constant dense_resource<idx> : tensor<18xi64>
@@ -82,7 +84,9 @@ func.func @blobs() {
 // CHECK-NEXT:   }
 // CHECK-NEXT: #-}
 // ELIDED-NOT: dialect_resources
-// GENERIC-NOT: dialect_resources
+// GENERIC:      dialect_resources: {
+// GENERIC-NEXT:   builtin: {
+// GENERIC-NEXT:     w: "0x04000000000000000000803F
 {-#
   dialect_resources: {
     builtin: {
