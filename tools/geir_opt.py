@@ -29,7 +29,7 @@ from geir.tools import common
 from geir.dialects import make_context
 
 PROG = "geir-opt"
-SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
+SPLIT_MARKER = re.compile(r"^// -----[ \t]*$", re.MULTILINE)  # not \s*: it would swallow blank lines
 
 
 def build_parser() -> argparse.ArgumentParser:
