@@ -193,9 +193,15 @@ def _print_resources(out, blobs: dict[str, str]) -> None:
 # ---------------------------------------------------------------------------
 
 
+_BLANK = re.compile(r"(?:\s|//[^\n]*)*")
+"""Text with no op: whitespace and comments."""
+
+
 def parse_module(text: str, ctx: Context, name: str = "<input>") -> ModuleOp:
     """Parse MLIR text in `ctx` (geir's: `geir.dialects.make_context()`); resource blobs
-    become the constants' bytes."""
+    become the constants' bytes. Text with no op is an empty module, as upstream."""
+    if _BLANK.fullmatch(text):
+        return ModuleOp([])
     store = _blob_store(ctx)
     store.clear()
     try:
