@@ -23,6 +23,14 @@ def _xdsl(module: str, cls: str) -> Callable[[], type[ModulePass]]:
     return lambda: getattr(importlib.import_module(module), cls)
 
 
+XDSL_SUMMARIES = {
+    "cse": "Eliminate common subexpressions (xDSL's pass): an op equal to one that dominates it "
+    "(same name, operands, properties and attributes, no side effects) is replaced by it.",
+    "dce": "Remove the ops without side effects whose results are unused (xDSL's pass).",
+}
+"""What xDSL's passes do: they have no docstring."""
+
+
 @cache
 def _discovered() -> dict[str, type[ModulePass]]:
     found: dict[str, type[ModulePass]] = {}
@@ -52,6 +60,17 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     for name, cls in _discovered().items():
         passes[name] = lambda cls=cls: cls
     return passes
+
+
+def pass_summary(name: str, cls: type[ModulePass]) -> str:
+    """What a pass does in one line: its docstring's first paragraph (a sentence or two,
+    wrapped in the source) joined up."""
+    if name in XDSL_SUMMARIES:
+        return XDSL_SUMMARIES[name]
+    doc = inspect.cleandoc(cls.__dict__.get("__doc__") or "")
+    if doc.startswith(cls.__name__ + "("):  # the signature dataclasses write as a docstring
+        return ""
+    return " ".join(doc.split("\n\n", 1)[0].split())
 
 
 def build_passes(spec: str, available: dict[str, Callable[[], type[ModulePass]]] | None = None) -> tuple[ModulePass, ...]:

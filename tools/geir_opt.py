@@ -24,7 +24,7 @@ from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
 from xdsl.utils.exceptions import DiagnosticException
 
 from geir.errors import GeirError
-from geir.driver.registry import build_passes
+from geir.driver.registry import build_passes, pass_summary
 from geir.tools import common
 from geir.dialects import make_context
 
@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def list_passes(available: dict[str, Callable[[], type[ModulePass]]]) -> str:
-    """One line per pass: name, first docstring line, options with defaults."""
+    """One line per pass: name, summary (registry.pass_summary), options with defaults."""
     rows = []
     for name in sorted(available):
         cls = available[name]()
@@ -72,18 +72,11 @@ def list_passes(available: dict[str, Callable[[], type[ModulePass]]]) -> str:
             f"{o.name.replace('_', '-')}={o.default_value if o.default_value is not None else f'<{o.expected_type}>'}"
             for o in get_pass_option_infos(cls)
         )
-        rows.append((name, _summary(cls), f"{{{options}}}" if options else ""))
+        rows.append((name, pass_summary(name, cls), f"{{{options}}}" if options else ""))
     width = max((len(r[0]) for r in rows), default=0)
     lines = ["Available passes:"]
     lines += [f"  {n.ljust(width)}  {' '.join(x for x in (doc, opts) if x)}".rstrip() for n, doc, opts in rows]
     return "\n".join(lines) + "\n"
-
-
-def _summary(cls: type) -> str:
-    doc = cls.__dict__.get("__doc__") or ""
-    if doc.startswith(cls.__name__ + "("):  # the signature dataclasses write as a docstring
-        return ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
 # ---------------------------------------------------------------------------
