@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
+from xdsl.utils.lexer import Span
 from xdsl.printer import Printer
 
 from geir.ir.types import array_from_dense, to_dtype
@@ -193,6 +194,33 @@ def _print_resources(out, blobs: dict[str, str]) -> None:
 # ---------------------------------------------------------------------------
 
 
+_UNREGISTERED = re.compile(r"(?:Operation |')([\w.$-]+)'? is not registered")
+"""xDSL's message for an op, type or attribute name no dialect defines."""
+
+
+class _Parser(Parser):
+    """xDSL's parser, pointing a "not registered" error at the name it is about, not at
+    the token after it (often on the next line)."""
+
+    def raise_error(self, msg, at_position=None, end_position=None):
+        unregistered = _UNREGISTERED.fullmatch(msg) if at_position is None else None
+        if unregistered:
+            at_position = self._name_span(unregistered[1])
+        super().raise_error(msg, at_position, end_position)
+
+    def _name_span(self, name: str) -> Span | None:
+        """The span of `name`, the last token read, with its `!`/`#` sigil or its quotes."""
+        text = self.lexer.input.content
+        start = text.rfind(name, 0, self._current_token.span.start)
+        if start < 0:
+            return None
+        stop = start + len(name)
+        if start and text[start - 1] in '!#"':
+            start -= 1
+            stop += text[start] == '"'
+        return Span(start, stop, self.lexer.input)
+
+
 _BLANK = re.compile(r"(?:\s|//[^\n]*)*")
 """Text with no op: whitespace and comments."""
 
@@ -205,7 +233,7 @@ def parse_module(text: str, ctx: Context, name: str = "<input>") -> ModuleOp:
     store = _blob_store(ctx)
     store.clear()
     try:
-        module = Parser(ctx, text, name).parse_module()
+        module = _Parser(ctx, text, name).parse_module()
         _resolve_resources(module, store)
     finally:
         store.clear()
