@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import re
+import weakref
 
 import numpy as np
 from xdsl.context import Context
@@ -27,7 +28,7 @@ from xdsl.dialects.builtin import (
     DenseResourceAttr,
     ModuleOp,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.utils.lexer import Span
 from xdsl.printer import Printer
@@ -197,10 +198,14 @@ def _print_resources(out, blobs: dict[str, str]) -> None:
 _UNREGISTERED = re.compile(r"(?:Operation |')([\w.$-]+)'? is not registered")
 """xDSL's message for an op, type or attribute name no dialect defines."""
 
+_SOURCE: weakref.WeakKeyDictionary[Operation, Span] = weakref.WeakKeyDictionary()
+"""Where each parsed op starts in its text (ops made later have no entry)."""
+
 
 class _Parser(Parser):
-    """xDSL's parser, pointing a "not registered" error at the name it is about, not at
-    the token after it (often on the next line)."""
+    """xDSL's parser, recording where each op starts (`source_location`) and pointing a
+    "not registered" error at the name it is about, not at the token after it (often on
+    the next line)."""
 
     def raise_error(self, msg, at_position=None, end_position=None):
         unregistered = _UNREGISTERED.fullmatch(msg) if at_position is None else None
@@ -219,6 +224,19 @@ class _Parser(Parser):
             start -= 1
             stop += text[start] == '"'
         return Span(start, stop, self.lexer.input)
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span
+        op = super().parse_operation()
+        _SOURCE[op] = start
+        return op
+
+
+def source_location(op: Operation) -> str | None:
+    """`file:line:col` of a parsed op's first token (upstream MLIR's FileLineColLoc), or
+    None for an op that was not parsed from text."""
+    span = _SOURCE.get(op)
+    return None if span is None else str(span.get_location())
 
 
 _BLANK = re.compile(r"(?:\s|//[^\n]*)*")

@@ -30,6 +30,7 @@ from xdsl.utils.exceptions import (
 
 from geir.errors import GeirError
 from geir.ir.locations import describe
+from geir.ir.text import source_location
 
 STDIO = "-"
 MAX_OP_LINE = 200
@@ -149,7 +150,9 @@ def verify(module: Operation, after: str | None = None) -> None:
         try:
             op.verify_()
         except VerifyException as e:
-            raise GeirError(context + op_error(op, str(e))) from e
+            # where it is in the text it was parsed from (after a pass that may no longer hold)
+            where = None if after else source_location(op)
+            raise GeirError(context + (f"{where}: " if where else "") + op_error(op, str(e))) from e
     # Structural rules (terminators, parents); their messages name the op.
     try:
         module.verify()

@@ -20,7 +20,7 @@ func.func @broken(%x: tensor<2xf32>) {
 }
 
 // -----
-// CHECK-NEXT: geir-opt: error: 'graph.neg' at "neg": result #0 has type tensor<3xf32>, but the operands imply tensor<2xf32>
+// CHECK-NEXT: geir-opt: error: {{.*}}opt-split-input-file.mlir:[[# @LINE + 3]]:3: 'graph.neg' at "neg": result #0 has type tensor<3xf32>, but the operands imply tensor<2xf32>
 // CHECK:      // -----
 func.func @invalid(%x: tensor<2xf32>) {
   %a = graph.neg %x : (tensor<2xf32>) -> tensor<3xf32> loc("neg")

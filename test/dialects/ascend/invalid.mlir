@@ -3,35 +3,35 @@
 
 // --- buffers ---------------------------------------------------------------
 
-// CHECK: error: 'ascend.view': offset 48 must be a non-negative multiple of 32 bytes
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.view': offset 48 must be a non-negative multiple of 32 bytes
 func.func @f(%x: memref<4x64xf32, #ascend.space<gm>>) {
   %v = ascend.view %x[48] : memref<4x64xf32, #ascend.space<gm>> to memref<2x64xf32, #ascend.space<gm>>
   func.return
 }
 
 // -----
-// CHECK: error: 'ascend.view': bytes [768, 1280) of the result lie outside the source's 1024 bytes
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.view': bytes [768, 1280) of the result lie outside the source's 1024 bytes
 func.func @f(%x: memref<4x64xf32, #ascend.space<gm>>) {
   %v = ascend.view %x[768] : memref<4x64xf32, #ascend.space<gm>> to memref<2x64xf32, #ascend.space<gm>>
   func.return
 }
 
 // -----
-// CHECK: error: 'ascend.view': result memref<2x64xf32, #ascend.space<ub>> must be in gm (views of on-chip buffers are memref.subview)
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.view': result memref<2x64xf32, #ascend.space<ub>> must be in gm (views of on-chip buffers are memref.subview)
 func.func @f(%x: memref<4x64xf32, #ascend.space<gm>>) {
   %v = ascend.view %x[0] : memref<4x64xf32, #ascend.space<gm>> to memref<2x64xf32, #ascend.space<ub>>
   func.return
 }
 
 // -----
-// CHECK: error: 'ascend.view': source memref<4x64xf32, strided<[128, 1]>, #ascend.space<gm>> must have the identity layout
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.view': source memref<4x64xf32, strided<[128, 1]>, #ascend.space<gm>> must have the identity layout
 func.func @f(%x: memref<4x64xf32, strided<[128, 1]>, #ascend.space<gm>>) {
   %v = ascend.view %x[0] : memref<4x64xf32, strided<[128, 1]>, #ascend.space<gm>> to memref<2x64xf32, #ascend.space<gm>>
   func.return
 }
 
 // -----
-// CHECK: error: 'ascend.view': belongs in the host program, not in a kernel
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.view': belongs in the host program, not in a kernel
 ascend.kernel @k(%x: memref<4x64xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %v = ascend.view %x[0] : memref<4x64xf32, #ascend.space<gm>> to memref<256xf32, #ascend.space<gm>>
   ascend.return
@@ -39,84 +39,84 @@ ascend.kernel @k(%x: memref<4x64xf32, #ascend.space<gm>>) attributes {block_dim 
 
 // -----
 
-// CHECK: error: 'ascend.alloc': result memref<16x32xf32> needs an #ascend.space<...> memory space
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x32xf32> needs an #ascend.space<...> memory space
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %a = ascend.alloc : memref<16x32xf32>
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.alloc': result memref<?x32xf32, #ascend.space<ub>> must have a static shape
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<?x32xf32, #ascend.space<ub>> must have a static shape
 ascend.kernel @k(%n: index) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %a = "ascend.alloc"() : () -> memref<?x32xf32, #ascend.space<ub>>
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.alloc': result memref<16x32xf32, strided<[64, 1]>, #ascend.space<ub>> must have the identity layout
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x32xf32, strided<[64, 1]>, #ascend.space<ub>> must have the identity layout
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %a = ascend.alloc : memref<16x32xf32, strided<[64, 1]>, #ascend.space<ub>>
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.alloc': memref<16x10xf16, #ascend.space<ub>>: the innermost dim is 20 bytes, not a multiple of the 32-byte block of ub
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': memref<16x10xf16, #ascend.space<ub>>: the innermost dim is 20 bytes, not a multiple of the 32-byte block of ub
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %a = ascend.alloc : memref<16x10xf16, #ascend.space<ub>>
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.alloc': result memref<16x8xf16, #ascend.space<l0a>>: the last two dims must be multiples of 16 (whole fractals)
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x8xf16, #ascend.space<l0a>>: the last two dims must be multiples of 16 (whole fractals)
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %a = ascend.alloc : memref<16x8xf16, #ascend.space<l0a>>
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.alloc': offset 16 must be a non-negative multiple of 32 in ub
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': offset 16 must be a non-negative multiple of 32 in ub
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %a = ascend.alloc {offset = 16 : i64} : memref<16x16xf16, #ascend.space<ub>>
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.alloc': offset 256 must be a non-negative multiple of 512 in l0c
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': offset 256 must be a non-negative multiple of 512 in l0c
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %a = ascend.alloc {offset = 256 : i64} : memref<16x16xf32, #ascend.space<l0c>>
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.alloc': uses l1, which a vector kernel (@k) does not have
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': uses l1, which a vector kernel (@k) does not have
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %a = ascend.alloc : memref<16x16xf16, #ascend.space<l1>>
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.alloc': uses ub, which a cube kernel (@k) does not have
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': uses ub, which a cube kernel (@k) does not have
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %a = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.alloc': must be inside an ascend.kernel
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': must be inside an ascend.kernel
 func.func @f() {
   %a = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   func.return
 }
 
 // -----
-// CHECK: error: 'ascend.alloc': of a gm buffer belongs in the host program, not in a kernel
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': of a gm buffer belongs in the host program, not in a kernel
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %a = ascend.alloc : memref<16x16xf16, #ascend.space<gm>>
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.constant': result type memref<2xf32> must be memref<2xf32, #ascend.space<gm>>
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.constant': result type memref<2xf32> must be memref<2xf32, #ascend.space<gm>>
 func.func @f() {
   %w = "ascend.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> memref<2xf32>
   func.return
@@ -125,14 +125,14 @@ func.func @f() {
 // --- host --------------------------------------------------------------------
 
 // -----
-// CHECK: error: 'ascend.stream': belongs in the host program, not in a kernel
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.stream': belongs in the host program, not in a kernel
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %s = ascend.stream 0
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.launch': launches @nope, which is not defined
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.launch': launches @nope, which is not defined
 func.func @f() {
   %s = ascend.stream 0
   ascend.launch @nope on %s() : ()
@@ -140,7 +140,7 @@ func.func @f() {
 }
 
 // -----
-// CHECK: error: 'ascend.launch': launches @f, which is not an ascend.kernel
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.launch': launches @f, which is not an ascend.kernel
 func.func @f() {
   %s = ascend.stream 0
   ascend.launch @f on %s() : ()
@@ -148,7 +148,7 @@ func.func @f() {
 }
 
 // -----
-// CHECK: error: 'ascend.launch': passes (memref<16xf32, #ascend.space<gm>>) to @k, which takes (memref<32xf32, #ascend.space<gm>>)
+// CHECK: error: {{.*}}:[[# @LINE + 6]]:3: 'ascend.launch': passes (memref<16xf32, #ascend.space<gm>>) to @k, which takes (memref<32xf32, #ascend.space<gm>>)
 ascend.kernel @k(%x: memref<32xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
@@ -159,25 +159,25 @@ func.func @f(%x: memref<16xf32, #ascend.space<gm>>) {
 }
 
 // -----
-// CHECK: error: 'ascend.kernel': core_type must be one of cube, vector, mix, got 'tensor'
+// CHECK: error: {{.*}}:[[# @LINE + 1]]:1: 'ascend.kernel': core_type must be one of cube, vector, mix, got 'tensor'
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "tensor"} {
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.kernel': block_dim must be >= 1, got 0
+// CHECK: error: {{.*}}:[[# @LINE + 1]]:1: 'ascend.kernel': block_dim must be >= 1, got 0
 ascend.kernel @k() attributes {block_dim = 0 : i64, core_type = "vector"} {
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.kernel': argument #0 memref<16x16xf16, #ascend.space<ub>> must be a gm memref (kernels receive gm buffers)
+// CHECK: error: {{.*}}:[[# @LINE + 1]]:1: 'ascend.kernel': argument #0 memref<16x16xf16, #ascend.space<ub>> must be a gm memref (kernels receive gm buffers)
 ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<ub>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.kernel': @k: 'ascend.wait_flag' MTE2 -> V id 0 has no ascend.set_flag MTE2 -> V id 0 before it in the kernel
+// CHECK: error: {{.*}}:[[# @LINE + 1]]:1: 'ascend.kernel': @k: 'ascend.wait_flag' MTE2 -> V id 0 has no ascend.set_flag MTE2 -> V id 0 before it in the kernel
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.set_flag MTE2 -> V id 1
   ascend.wait_flag MTE2 -> V id 0
@@ -185,7 +185,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 }
 
 // -----
-// CHECK: error: 'ascend.kernel': @k: some ub buffers have an offset and some do not; memory planning sets all of them
+// CHECK: error: {{.*}}:[[# @LINE + 1]]:1: 'ascend.kernel': @k: some ub buffers have an offset and some do not; memory planning sets all of them
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %a = ascend.alloc {offset = 0 : i64} : memref<16x16xf16, #ascend.space<ub>>
   %b = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
@@ -193,7 +193,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 }
 
 // -----
-// CHECK: error: 'ascend.block_idx': must be inside an ascend.kernel
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.block_idx': must be inside an ascend.kernel
 func.func @f() {
   %i = ascend.block_idx
   func.return
@@ -202,7 +202,7 @@ func.func @f() {
 // --- DMA ---------------------------------------------------------------------
 
 // -----
-// CHECK: error: 'ascend.copy': has no DMA path gm -> l0c; paths:
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': has no DMA path gm -> l0c; paths:
 ascend.kernel @k(%x: memref<16x16xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
   %c = ascend.alloc : memref<16x16xf32, #ascend.space<l0c>>
   ascend.copy %x, %c : memref<16x16xf32, #ascend.space<gm>> to memref<16x16xf32, #ascend.space<l0c>>
@@ -210,7 +210,7 @@ ascend.kernel @k(%x: memref<16x16xf32, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.copy': source shape [16, 32] and destination shape [16, 16] differ
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': source shape [16, 32] and destination shape [16, 16] differ
 ascend.kernel @k(%x: memref<16x32xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   ascend.copy %x, %u : memref<16x32xf16, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
@@ -218,7 +218,7 @@ ascend.kernel @k(%x: memref<16x32xf16, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.copy': copies f32 to f16; only the FIX pipe (from l0c) converts element types
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': copies f32 to f16; only the FIX pipe (from l0c) converts element types
 ascend.kernel @k(%x: memref<16x16xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   ascend.copy %x, %u : memref<16x16xf32, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
@@ -226,7 +226,7 @@ ascend.kernel @k(%x: memref<16x16xf32, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.copy': transpose is done by MTE1 (l1 -> l0a/l0b), not by MTE2 (gm -> ub)
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': transpose is done by MTE1 (l1 -> l0a/l0b), not by MTE2 (gm -> ub)
 ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   ascend.copy %x, %u {transpose} : memref<16x16xf16, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
@@ -234,7 +234,7 @@ ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.copy': relu is done by the FIX pipe (from l0c), not by MTE3 (ub -> gm)
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': relu is done by the FIX pipe (from l0c), not by MTE3 (ub -> gm)
 ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   ascend.copy %u, %x {relu} : memref<16x16xf16, #ascend.space<ub>> to memref<16x16xf16, #ascend.space<gm>>
@@ -242,7 +242,7 @@ ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.copy': layout must be one of nd2nz, nz2nd, nd2nc1hwc0, nc1hwc02nd, nc1hwc0, got 'nchw'
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': layout must be one of nd2nz, nz2nd, nd2nc1hwc0, nc1hwc02nd, nc1hwc0, got 'nchw'
 ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   ascend.copy %x, %u {layout = "nchw"} : memref<16x16xf16, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
@@ -250,7 +250,7 @@ ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.copy': nz2nd to [32, 32] needs a source of shape [2, 2, 16, 16], got [4, 16, 16]
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': nz2nd to [32, 32] needs a source of shape [2, 2, 16, 16], got [4, 16, 16]
 ascend.kernel @k(%x: memref<4x16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
   %l = ascend.alloc : memref<32x32xf16, #ascend.space<l1>>
   ascend.copy %x, %l {layout = "nz2nd"} : memref<4x16x16xf16, #ascend.space<gm>> to memref<32x32xf16, #ascend.space<l1>>
@@ -258,7 +258,7 @@ ascend.kernel @k(%x: memref<4x16x16xf16, #ascend.space<gm>>) attributes {block_d
 }
 
 // -----
-// CHECK: error: 'ascend.copy': nd2nc1hwc0 of [48, 64] needs a destination of shape [3, 64, 16], got [2, 64, 16]
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': nd2nc1hwc0 of [48, 64] needs a destination of shape [3, 64, 16], got [2, 64, 16]
 ascend.kernel @k(%x: memref<2x64x16xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
   %c = ascend.alloc : memref<48x64xf32, #ascend.space<l0c>>
   ascend.copy %c, %x {layout = "nd2nc1hwc0"} : memref<48x64xf32, #ascend.space<l0c>> to memref<2x64x16xf32, #ascend.space<gm>>
@@ -266,7 +266,7 @@ ascend.kernel @k(%x: memref<2x64x16xf32, #ascend.space<gm>>) attributes {block_d
 }
 
 // -----
-// CHECK: error: 'ascend.copy': nc1hwc02nd to [40, 64] needs a source of shape [3, 64, 16], got [3, 64, 8]
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': nc1hwc02nd to [40, 64] needs a source of shape [3, 64, 16], got [3, 64, 8]
 ascend.kernel @k(%x: memref<3x64x8xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<40x64xf32, #ascend.space<ub>>
   ascend.copy %x, %u {layout = "nc1hwc02nd"} : memref<3x64x8xf32, #ascend.space<gm>> to memref<40x64xf32, #ascend.space<ub>>
@@ -274,7 +274,7 @@ ascend.kernel @k(%x: memref<3x64x8xf32, #ascend.space<gm>>) attributes {block_di
 }
 
 // -----
-// CHECK: error: 'ascend.copy': nc1hwc0 copies NC1HWC0 boxes [C1, H, W, 16], got [4, 64] -> [4, 64]
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': nc1hwc0 copies NC1HWC0 boxes [C1, H, W, 16], got [4, 64] -> [4, 64]
 ascend.kernel @k(%x: memref<4x64xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
   %l = ascend.alloc : memref<4x64xf32, #ascend.space<l1>>
   ascend.copy %x, %l {layout = "nc1hwc0"} : memref<4x64xf32, #ascend.space<gm>> to memref<4x64xf32, #ascend.space<l1>>
@@ -282,7 +282,7 @@ ascend.kernel @k(%x: memref<4x64xf32, #ascend.space<gm>>) attributes {block_dim 
 }
 
 // -----
-// CHECK: error: 'ascend.copy': pad cannot be combined with transpose or a fractal (nd2nz / nz2nd) layout change
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': pad cannot be combined with transpose or a fractal (nd2nz / nz2nd) layout change
 ascend.kernel @k(%x: memref<30x64xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<4x2x16x16xf32, #ascend.space<ub>>
   ascend.copy %x, %u {layout = "nd2nz", pad} : memref<30x64xf32, #ascend.space<gm>> to memref<4x2x16x16xf32, #ascend.space<ub>>
@@ -290,7 +290,7 @@ ascend.kernel @k(%x: memref<30x64xf32, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.copy': with transpose needs a 2-D source and the transposed destination, got [32, 16] -> [32, 16]
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': with transpose needs a 2-D source and the transposed destination, got [32, 16] -> [32, 16]
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %l = ascend.alloc : memref<32x16xf16, #ascend.space<l1>>
   %b = ascend.alloc : memref<32x16xf16, #ascend.space<l0b>>
@@ -299,7 +299,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.copy': destination memref<4x8x8xf16, #ascend.space<ub>>: rows must start on 32-byte blocks, but dim 1 steps 16 bytes
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': destination memref<4x8x8xf16, #ascend.space<ub>>: rows must start on 32-byte blocks, but dim 1 steps 16 bytes
 ascend.kernel @k(%x: memref<4x8x8xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<4x64xf16, #ascend.space<ub>>
   %v = memref.expand_shape %u [[0], [1, 2]] output_shape [4, 8, 8] : memref<4x64xf16, #ascend.space<ub>> into memref<4x8x8xf16, #ascend.space<ub>>
@@ -308,7 +308,7 @@ ascend.kernel @k(%x: memref<4x8x8xf16, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.copy': source memref<16x16xf16, strided<[32, 2]>, #ascend.space<gm>> must be contiguous in its innermost dimension (DMA moves rows)
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': source memref<16x16xf16, strided<[32, 2]>, #ascend.space<gm>> must be contiguous in its innermost dimension (DMA moves rows)
 ascend.kernel @k(%x: memref<16x32xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   %t = memref.subview %x[0, 0] [16, 16] [1, 2] : memref<16x32xf16, #ascend.space<gm>> to memref<16x16xf16, strided<[32, 2]>, #ascend.space<gm>>
@@ -317,7 +317,7 @@ ascend.kernel @k(%x: memref<16x32xf16, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.copy': uses pipe MTE3, which a cube kernel (@k) does not have
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': uses pipe MTE3, which a cube kernel (@k) does not have
 ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
   %l = ascend.alloc : memref<16x16xf16, #ascend.space<l1>>
   ascend.copy %l, %x : memref<16x16xf16, #ascend.space<l1>> to memref<16x16xf16, #ascend.space<gm>>
@@ -327,7 +327,7 @@ ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim
 // --- cube --------------------------------------------------------------------
 
 // -----
-// CHECK: error: 'ascend.mmad': a must be in l0a, got l0b
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.mmad': a must be in l0a, got l0b
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %a = ascend.alloc : memref<16x16xf16, #ascend.space<l0b>>
   %b = ascend.alloc : memref<16x16xf16, #ascend.space<l0b>>
@@ -337,7 +337,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.mmad': shapes do not chain: a [16, 32] x b [16, 16] -> c [16, 16]
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.mmad': shapes do not chain: a [16, 32] x b [16, 16] -> c [16, 16]
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %a = ascend.alloc : memref<16x32xf16, #ascend.space<l0a>>
   %b = ascend.alloc : memref<16x16xf16, #ascend.space<l0b>>
@@ -347,7 +347,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.mmad': computes f16 x f16 -> f16; the cube does f16 x f16 -> f32, f32 x f32 -> f32, i8 x i8 -> i32
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.mmad': computes f16 x f16 -> f16; the cube does f16 x f16 -> f32, f32 x f32 -> f32, i8 x i8 -> i32
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %a = ascend.alloc : memref<16x16xf16, #ascend.space<l0a>>
   %b = ascend.alloc : memref<16x16xf16, #ascend.space<l0b>>
@@ -357,7 +357,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.mmad': M=32, K=16, N=32: M and N must be multiples of 16 and K of 32
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.mmad': M=32, K=16, N=32: M and N must be multiples of 16 and K of 32
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %a = ascend.alloc : memref<32x16xi8, #ascend.space<l0a>>
   %b = ascend.alloc : memref<16x32xi8, #ascend.space<l0b>>
@@ -369,7 +369,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 // --- vector ------------------------------------------------------------------
 
 // -----
-// CHECK: error: 'ascend.vadd': operand #2 must be in ub, got gm
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vadd': operand #2 must be in ub, got gm
 ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   ascend.vadd %u, %u, %x : memref<16x16xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<gm>>
@@ -377,7 +377,7 @@ ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.vadd': source memref<16x32xf16, #ascend.space<ub>> must have the destination's shape and type memref<16x16xf16, #ascend.space<ub>>
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.vadd': source memref<16x32xf16, #ascend.space<ub>> must have the destination's shape and type memref<16x16xf16, #ascend.space<ub>>
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   %v = ascend.alloc : memref<16x32xf16, #ascend.space<ub>>
@@ -386,7 +386,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 }
 
 // -----
-// CHECK: error: 'ascend.vexp': needs a floating-point element type, got i32
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vexp': needs a floating-point element type, got i32
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x8xi32, #ascend.space<ub>>
   ascend.vexp %u, %u : memref<16x8xi32, #ascend.space<ub>>
@@ -394,7 +394,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 }
 
 // -----
-// CHECK: error: 'ascend.vadds': scalar operand #1 has type f32, the vectors f16
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.vadds': scalar operand #1 has type f32, the vectors f16
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   %s = arith.constant 1.0 : f32
@@ -403,7 +403,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 }
 
 // -----
-// CHECK: error: 'ascend.vcmp': destination must be an i1 mask of shape [16, 16], got memref<16x16xf16, #ascend.space<ub>>
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vcmp': destination must be an i1 mask of shape [16, 16], got memref<16x16xf16, #ascend.space<ub>>
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   ascend.vcmp %u, %u, %u {mode = "lt"} : memref<16x16xf16, #ascend.space<ub>>
@@ -411,7 +411,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 }
 
 // -----
-// CHECK: error: 'ascend.vcmp': mode must be one of eq, ne, lt, le, gt, ge, got 'less'
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.vcmp': mode must be one of eq, ne, lt, le, gt, ge, got 'less'
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   %m = ascend.alloc : memref<16x32xi1, #ascend.space<ub>>
@@ -421,7 +421,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 }
 
 // -----
-// CHECK: error: 'ascend.vreduce': reducing [16, 16] over [1] gives [16, 1] f16 (dims kept as 1), got memref<16x16xf16, #ascend.space<ub>>
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vreduce': reducing [16, 16] over [1] gives [16, 1] f16 (dims kept as 1), got memref<16x16xf16, #ascend.space<ub>>
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   ascend.vreduce %u, %u {kind = "sum"} : memref<16x16xf16, #ascend.space<ub>>
@@ -429,7 +429,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 }
 
 // -----
-// CHECK: error: 'ascend.vreduce': kind must be one of sum, max, min, got 'mean'
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vreduce': kind must be one of sum, max, min, got 'mean'
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   ascend.vreduce %u, %u {kind = "mean"} : memref<16x16xf16, #ascend.space<ub>>
@@ -437,7 +437,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 }
 
 // -----
-// CHECK: error: 'ascend.vbrcb': cannot broadcast memref<16x32xf16, #ascend.space<ub>> to memref<16x16xf16, #ascend.space<ub>>
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.vbrcb': cannot broadcast memref<16x32xf16, #ascend.space<ub>> to memref<16x16xf16, #ascend.space<ub>>
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
   %v = ascend.alloc : memref<16x32xf16, #ascend.space<ub>>
@@ -446,7 +446,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 }
 
 // -----
-// CHECK: error: 'ascend.vtranspose': transposing [16, 32] by [1, 0] gives [32, 16], got memref<16x32xf16, #ascend.space<ub>>
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vtranspose': transposing [16, 32] by [1, 0] gives [32, 16], got memref<16x32xf16, #ascend.space<ub>>
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %v = ascend.alloc : memref<16x32xf16, #ascend.space<ub>>
   ascend.vtranspose %v, %v : memref<16x32xf16, #ascend.space<ub>>
@@ -454,7 +454,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 }
 
 // -----
-// CHECK: error: 'ascend.vcast': round applies to float -> integer casts only
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.vcast': round applies to float -> integer casts only
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf32, #ascend.space<ub>>
   %v = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
@@ -465,42 +465,42 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 // --- sync --------------------------------------------------------------------
 
 // -----
-// CHECK: error: 'ascend.set_flag': unknown pipe 'MTE4'; pipes: S, V, M, MTE1, MTE2, MTE3, FIX
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.set_flag': unknown pipe 'MTE4'; pipes: S, V, M, MTE1, MTE2, MTE3, FIX
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.set_flag MTE4 -> V id 0
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.set_flag': needs two different pipes, got V -> V (use ascend.pipe_barrier V)
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.set_flag': needs two different pipes, got V -> V (use ascend.pipe_barrier V)
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.set_flag V -> V id 0
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.wait_flag': event id 8 must be in 0..7
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.wait_flag': event id 8 must be in 0..7
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.wait_flag MTE2 -> V id 8
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.set_flag': uses pipe V, which a cube kernel (@k) does not have; its pipes are S, M, MTE1, MTE2, FIX
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.set_flag': uses pipe V, which a cube kernel (@k) does not have; its pipes are S, M, MTE1, MTE2, FIX
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   ascend.set_flag MTE2 -> V id 0
   ascend.return
 }
 
 // -----
-// CHECK: error: 'ascend.set_flag': must be inside an ascend.kernel
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.set_flag': must be inside an ascend.kernel
 func.func @f() {
   ascend.set_flag MTE2 -> V id 0
   func.return
 }
 
 // -----
-// CHECK: error: 'ascend.pipe_barrier': unknown pipe 'X'; pipes: S, V, M, MTE1, MTE2, MTE3, FIX, ALL
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.pipe_barrier': unknown pipe 'X'; pipes: S, V, M, MTE1, MTE2, MTE3, FIX, ALL
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.pipe_barrier X
   ascend.return

@@ -1,7 +1,7 @@
 // Verifier errors of ascend.load3d and of copy {pad}, one case per chunk.
 // RUN: not geir-opt %s --split-input-file 2>&1 | filecheck %s
 
-// CHECK: error: 'ascend.load3d': source must be in l1, got ub
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.load3d': source must be in l1, got ub
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "mix"} {
   %c0 = arith.constant 0 : index
   %fm = ascend.alloc : memref<3x6x8xf32, #ascend.space<ub>>
@@ -11,7 +11,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "mix"} {
 }
 
 // -----
-// CHECK: error: 'ascend.load3d': destination must be in l0a or l0b, got l0c
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.load3d': destination must be in l0a or l0b, got l0c
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %c0 = arith.constant 0 : index
   %fm = ascend.alloc : memref<3x6x8xf32, #ascend.space<l1>>
@@ -21,7 +21,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.load3d': source memref<18x8xf32, #ascend.space<l1>> must be a feature-map box [C, H, W] or NC1HWC0 [C1, H, W, C0]
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.load3d': source memref<18x8xf32, #ascend.space<l1>> must be a feature-map box [C, H, W] or NC1HWC0 [C1, H, W, C0]
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %c0 = arith.constant 0 : index
   %fm = ascend.alloc : memref<18x8xf32, #ascend.space<l1>>
@@ -31,7 +31,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.load3d': copies f16 to f32; img2col keeps the element type
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.load3d': copies f16 to f32; img2col keeps the element type
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %c0 = arith.constant 0 : index
   %fm = ascend.alloc : memref<3x6x16xf16, #ascend.space<l1>>
@@ -41,7 +41,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.load3d': strides must be 2 integers >= 1, got [0, 1]
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.load3d': strides must be 2 integers >= 1, got [0, 1]
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %c0 = arith.constant 0 : index
   %fm = ascend.alloc : memref<3x6x8xf32, #ascend.space<l1>>
@@ -51,7 +51,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.load3d': pads must be 4 integers >= 0, got [1, 1]
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.load3d': pads must be 4 integers >= 0, got [1, 1]
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %c0 = arith.constant 0 : index
   %fm = ascend.alloc : memref<3x6x8xf32, #ascend.space<l1>>
@@ -61,7 +61,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.load3d': channels = 4 must be in 1..3 (the source's channels)
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.load3d': channels = 4 must be in 1..3 (the source's channels)
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %c0 = arith.constant 0 : index
   %fm = ascend.alloc : memref<3x6x8xf32, #ascend.space<l1>>
@@ -71,7 +71,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.load3d': out [7, 7] has 49 pixels, more than the 48 of the destination
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.load3d': out [7, 7] has 49 pixels, more than the 48 of the destination
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %c0 = arith.constant 0 : index
   %fm = ascend.alloc : memref<3x6x8xf32, #ascend.space<l1>>
@@ -81,7 +81,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.copy': with pad fills a destination at least as large as the source, got [16, 40] -> [16, 32]
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': with pad fills a destination at least as large as the source, got [16, 40] -> [16, 32]
 ascend.kernel @k(%x: memref<16x40xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
   %t = ascend.alloc : memref<16x32xf32, #ascend.space<l1>>
   ascend.copy %x, %t {pad} : memref<16x40xf32, #ascend.space<gm>> to memref<16x32xf32, #ascend.space<l1>>
@@ -89,7 +89,7 @@ ascend.kernel @k(%x: memref<16x40xf32, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.copy': with pad writes a destination no larger than the source, got [16, 32] -> [16, 40]
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': with pad writes a destination no larger than the source, got [16, 32] -> [16, 40]
 ascend.kernel @k(%y: memref<16x40xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
   %c = ascend.alloc : memref<16x32xf32, #ascend.space<l0c>>
   ascend.copy %c, %y {pad} : memref<16x32xf32, #ascend.space<l0c>> to memref<16x40xf32, #ascend.space<gm>>
@@ -97,7 +97,7 @@ ascend.kernel @k(%y: memref<16x40xf32, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.copy': pad applies to gm -> l1/ub (zero fill) and l0c/ub -> gm (crop), not l1 -> l0a
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': pad applies to gm -> l1/ub (zero fill) and l0c/ub -> gm (crop), not l1 -> l0a
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %a = ascend.alloc : memref<16x32xf32, #ascend.space<l1>>
   %b = ascend.alloc : memref<16x32xf32, #ascend.space<l0a>>
@@ -106,7 +106,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.copy': pad cannot be combined with transpose or a fractal (nd2nz / nz2nd) layout change
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': pad cannot be combined with transpose or a fractal (nd2nz / nz2nd) layout change
 ascend.kernel @k(%x: memref<16x16xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
   %t = ascend.alloc : memref<16x16xf32, #ascend.space<l1>>
   ascend.copy %x, %t {pad, layout = "nd2nz"} : memref<16x16xf32, #ascend.space<gm>> to memref<16x16xf32, #ascend.space<l1>>
@@ -114,7 +114,7 @@ ascend.kernel @k(%x: memref<16x16xf32, #ascend.space<gm>>) attributes {block_dim
 }
 
 // -----
-// CHECK: error: 'ascend.load3d': source memref<1x6x6x8xf32, #ascend.space<l1>>: an NC1HWC0 box ends in C0 = 16
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.load3d': source memref<1x6x6x8xf32, #ascend.space<l1>>: an NC1HWC0 box ends in C0 = 16
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %c0 = arith.constant 0 : index
   %fm = ascend.alloc : memref<1x6x6x8xf32, #ascend.space<l1>>
@@ -124,7 +124,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: 'ascend.load3d': channels = 17 must be in 1..16 (the source's channels)
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.load3d': channels = 17 must be in 1..16 (the source's channels)
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %c0 = arith.constant 0 : index
   %fm = ascend.alloc : memref<1x6x6x16xf32, #ascend.space<l1>>

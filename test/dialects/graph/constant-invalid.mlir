@@ -2,7 +2,7 @@
 // op and its location; parser errors give file:line:col.
 // RUN: not geir-opt %s --split-input-file -o /dev/null 2>&1 | filecheck %s
 
-// CHECK: error: 'graph.constant' at "c": value type tensor<2xf32> differs from result type tensor<3xf32>
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.constant' at "c": value type tensor<2xf32> differs from result type tensor<3xf32>
 // CHECK-NEXT: note: see current operation: %0 = "graph.constant"
 func.func @result_type_differs() {
   %0 = "graph.constant"() <{value = dense<1.000000e+00> : tensor<2xf32>}> : () -> tensor<3xf32> loc("c")
@@ -10,7 +10,7 @@ func.func @result_type_differs() {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.constant' at "c": Unexpected attribute 1.000000e+00 : f32
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.constant' at "c": Unexpected attribute 1.000000e+00 : f32
 // CHECK-NEXT: note: see current operation: %0 = "graph.constant"
 func.func @value_not_dense() {
   %0 = "graph.constant"() <{value = 1.000000e+00 : f32}> : () -> tensor<f32> loc("c")
@@ -27,7 +27,7 @@ func.func @custom_value_not_dense() {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.constant': result 'output' at position 0 does not verify:
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 4]]:3: 'graph.constant': result 'output' at position 0 does not verify:
 // CHECK-NEXT: vector<2xf32> should be of base attribute tensor
 // CHECK-NEXT: note: see current operation: %0 = "graph.constant"
 func.func @vector_value() {

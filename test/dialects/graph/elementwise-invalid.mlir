@@ -2,7 +2,7 @@
 // its location and the rule it breaks, then shows the op in generic form.
 // RUN: not geir-opt %s --split-input-file -o /dev/null 2>&1 | filecheck %s
 
-// CHECK: error: 'graph.add' at "add": result #0 has type tensor<2x4xf32>, but the operands imply tensor<2x3xf32>
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.add' at "add": result #0 has type tensor<2x4xf32>, but the operands imply tensor<2x3xf32>
 // CHECK-NEXT: note: see current operation: %0 = "graph.add"
 func.func @result_shape(%x: tensor<2x3xf32>, %y: tensor<3xf32>) {
   %0 = graph.add %x, %y : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x4xf32> loc("add")
@@ -10,7 +10,7 @@ func.func @result_shape(%x: tensor<2x3xf32>, %y: tensor<3xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.mul' at "mul": shapes [2, 3] and [4] do not broadcast
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.mul' at "mul": shapes [2, 3] and [4] do not broadcast
 // CHECK-NEXT: note: see current operation: %0 = "graph.mul"
 func.func @no_broadcast(%x: tensor<2x3xf32>, %y: tensor<4xf32>) {
   %0 = graph.mul %x, %y : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32> loc("mul")
@@ -18,7 +18,7 @@ func.func @no_broadcast(%x: tensor<2x3xf32>, %y: tensor<4xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.sub' at "sub": operands must have one element type, got {{f32, f16|f16, f32}}
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.sub' at "sub": operands must have one element type, got {{f32, f16|f16, f32}}
 // CHECK-NEXT: note: see current operation: %0 = "graph.sub"
 func.func @element_types_differ(%x: tensor<2xf32>, %y: tensor<2xf16>) {
   %0 = graph.sub %x, %y : (tensor<2xf32>, tensor<2xf16>) -> tensor<2xf32> loc("sub")
@@ -26,7 +26,7 @@ func.func @element_types_differ(%x: tensor<2xf32>, %y: tensor<2xf16>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.relu' at "relu": expects 1 operand, got 2
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.relu' at "relu": expects 1 operand, got 2
 // CHECK-NEXT: note: see current operation: %0 = "graph.relu"
 func.func @too_many_operands(%x: tensor<2xf32>) {
   %0 = graph.relu %x, %x : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32> loc("relu")
@@ -34,7 +34,7 @@ func.func @too_many_operands(%x: tensor<2xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.div' at "div": expects 2 operands, got 1
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.div' at "div": expects 2 operands, got 1
 // CHECK-NEXT: note: see current operation: %0 = "graph.div"
 func.func @too_few_operands(%x: tensor<2xf32>) {
   %0 = graph.div %x : (tensor<2xf32>) -> tensor<2xf32> loc("div")
@@ -42,7 +42,7 @@ func.func @too_few_operands(%x: tensor<2xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.sum' at "sum": expects at least 1 operands, got 0
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.sum' at "sum": expects at least 1 operands, got 0
 // CHECK-NEXT: note: see current operation: %0 = "graph.sum"
 func.func @variadic_without_operands() {
   %0 = graph.sum : () -> tensor<2xf32> loc("sum")
@@ -50,7 +50,7 @@ func.func @variadic_without_operands() {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.sigmoid' at "sigmoid": operand must have a floating-point element type, got i32
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.sigmoid' at "sigmoid": operand must have a floating-point element type, got i32
 // CHECK-NEXT: note: see current operation: %0 = "graph.sigmoid"
 func.func @float_only(%x: tensor<2xi32>) {
   %0 = graph.sigmoid %x : (tensor<2xi32>) -> tensor<2xi32> loc("sigmoid")
@@ -58,7 +58,7 @@ func.func @float_only(%x: tensor<2xi32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.logical_not' at "not": operand must be a tensor of i1
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.logical_not' at "not": operand must be a tensor of i1
 // CHECK-NEXT: note: see current operation: %0 = "graph.logical_not"
 func.func @not_of_float(%x: tensor<2xf32>) {
   %0 = graph.logical_not %x : (tensor<2xf32>) -> tensor<2xf32> loc("not")
@@ -66,7 +66,7 @@ func.func @not_of_float(%x: tensor<2xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.less' at "less": result #0 has type tensor<2xf32>, but the operands imply tensor<2xi1>
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.less' at "less": result #0 has type tensor<2xf32>, but the operands imply tensor<2xi1>
 // CHECK-NEXT: note: see current operation: %0 = "graph.less"
 func.func @compare_result_not_bool(%x: tensor<2xf32>) {
   %0 = graph.less %x, %x : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32> loc("less")
@@ -74,7 +74,7 @@ func.func @compare_result_not_bool(%x: tensor<2xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.where' at "where": condition must be a tensor of i1
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.where' at "where": condition must be a tensor of i1
 // CHECK-NEXT: note: see current operation: %0 = "graph.where"
 func.func @where_condition_not_bool(%c: tensor<2xf32>, %x: tensor<2xf32>) {
   %0 = graph.where %c, %x, %x : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32> loc("where")
@@ -82,7 +82,7 @@ func.func @where_condition_not_bool(%c: tensor<2xf32>, %x: tensor<2xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.where' at "where": the two branches must have one element type, got {{f32, i32|i32, f32}}
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.where' at "where": the two branches must have one element type, got {{f32, i32|i32, f32}}
 // CHECK-NEXT: note: see current operation: %0 = "graph.where"
 func.func @where_branches_differ(%c: tensor<2xi1>, %x: tensor<2xf32>, %y: tensor<2xi32>) {
   %0 = graph.where %c, %x, %y : (tensor<2xi1>, tensor<2xf32>, tensor<2xi32>) -> tensor<2xf32> loc("where")
@@ -90,7 +90,7 @@ func.func @where_branches_differ(%c: tensor<2xi1>, %x: tensor<2xf32>, %y: tensor
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.clip' at "clip": clip bounds must be scalars, got tensor<2xf32>
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.clip' at "clip": clip bounds must be scalars, got tensor<2xf32>
 // CHECK-NEXT: note: see current operation: %0 = "graph.clip"
 func.func @clip_bound_not_scalar(%x: tensor<4xf32>, %lo: tensor<2xf32>) {
   %0 = graph.clip %x, %lo : (tensor<4xf32>, tensor<2xf32>) -> tensor<4xf32> loc("clip")
@@ -98,7 +98,7 @@ func.func @clip_bound_not_scalar(%x: tensor<4xf32>, %lo: tensor<2xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.prelu' at "prelu": slope [2, 3] does not broadcast to [3]
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.prelu' at "prelu": slope [2, 3] does not broadcast to [3]
 // CHECK-NEXT: note: see current operation: %0 = "graph.prelu"
 func.func @prelu_slope_too_big(%x: tensor<3xf32>, %s: tensor<2x3xf32>) {
   %0 = graph.prelu %x, %s : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<3xf32> loc("prelu")
@@ -106,7 +106,7 @@ func.func @prelu_slope_too_big(%x: tensor<3xf32>, %s: tensor<2x3xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.cast' at "cast": requires attribute 'to'
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.cast' at "cast": requires attribute 'to'
 // CHECK-NEXT: note: see current operation: %0 = "graph.cast"
 func.func @cast_without_to(%x: tensor<2xf32>) {
   %0 = graph.cast %x : (tensor<2xf32>) -> tensor<2xf16> loc("cast")
@@ -114,7 +114,7 @@ func.func @cast_without_to(%x: tensor<2xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.cast' at "cast": result #0 has type tensor<2xf16>, but the operands imply tensor<2xi32>
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.cast' at "cast": result #0 has type tensor<2xf16>, but the operands imply tensor<2xi32>
 // CHECK-NEXT: note: see current operation: %0 = "graph.cast"
 func.func @cast_result_type(%x: tensor<2xf32>) {
   %0 = graph.cast %x {to = i32} : (tensor<2xf32>) -> tensor<2xf16> loc("cast")
@@ -122,7 +122,7 @@ func.func @cast_result_type(%x: tensor<2xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.leaky_relu' at "leaky_relu": attribute 'alpha' must be a float, got 1 : i64
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.leaky_relu' at "leaky_relu": attribute 'alpha' must be a float, got 1 : i64
 // CHECK-NEXT: note: see current operation: %0 = "graph.leaky_relu"
 func.func @attribute_of_wrong_kind(%x: tensor<2xf32>) {
   %0 = graph.leaky_relu %x {alpha = 1 : i64} : (tensor<2xf32>) -> tensor<2xf32> loc("leaky_relu")
@@ -130,7 +130,7 @@ func.func @attribute_of_wrong_kind(%x: tensor<2xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.relu' at "relu": property 'alpha' is not defined by the operation 'graph.relu'. Use the dictionary attribute to add arbitrary information to the operation.
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.relu' at "relu": property 'alpha' is not defined by the operation 'graph.relu'. Use the dictionary attribute to add arbitrary information to the operation.
 // CHECK-NEXT: note: see current operation: %0 = "graph.relu"
 func.func @unknown_attribute(%x: tensor<2xf32>) {
   %0 = graph.relu %x {alpha = 1.000000e+00 : f32} : (tensor<2xf32>) -> tensor<2xf32> loc("relu")
@@ -138,7 +138,7 @@ func.func @unknown_attribute(%x: tensor<2xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.dropout' at "dropout": training_mode dropout is not supported at inference
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 5]]:3: 'graph.dropout' at "dropout": training_mode dropout is not supported at inference
 // CHECK-NEXT: note: see current operation: %0 = "graph.dropout"
 func.func @dropout_in_training(%x: tensor<2xf32>) {
   %r = graph.constant dense<5.000000e-01> : tensor<f32>
@@ -148,7 +148,7 @@ func.func @dropout_in_training(%x: tensor<2xf32>) {
 }
 
 // -----
-// CHECK-NEXT: error: 'graph.relu' at "relu": operand #0 must be a tensor, got f32
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.relu' at "relu": operand #0 must be a tensor, got f32
 // CHECK-NEXT: note: see current operation: %0 = "graph.relu"
 func.func @operand_not_a_tensor(%x: f32) {
   %0 = graph.relu %x : (f32) -> f32 loc("relu")
