@@ -216,6 +216,8 @@ def _main(argv: Sequence[str] | None) -> int:
     import geir.frontend.onnx  # noqa: F401 - keep Python's imports out of the timings
     import geir.testing.models  # noqa: F401
 
+    if args.device:
+        device_spec(args)  # a bad name is an error before loading, which may take seconds
     start = time.perf_counter()
     module, description = load(args.model, args.seed)
     import_time = time.perf_counter() - start
