@@ -26,6 +26,7 @@ from geir.errors import GeirError
 from geir.tools import common
 
 PROG = "geir-run"
+NPY_MAGIC = b"\x93NUMPY"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,6 +133,9 @@ def make_feeds(specs, given: list[str], seed: int) -> tuple[dict[str, np.ndarray
 
 
 def _load_npy(path: str) -> np.ndarray:
+    with open(path, "rb") as f:  # a missing file is "cannot open"
+        if f.read(len(NPY_MAGIC)) != NPY_MAGIC:  # else numpy talks of pickled data
+            raise GeirError(f"{path} is not a .npy file (write arrays with numpy.save)")
     try:
         return np.load(path, allow_pickle=False)
     except (ValueError, OSError) as e:
