@@ -58,13 +58,14 @@ def load_model(model: onnx.ModelProto | str | Path | bytes) -> onnx.ModelProto:
         return model
     try:
         if isinstance(model, bytes):
-            return onnx.load_model_from_string(model)
-        path = Path(model)
-        if not path.is_file():
-            raise OnnxImportError(f"no such file: {path}")
-        proto = onnx.load(str(path))  # external data files are read from beside the model
+            proto, what = onnx.load_model_from_string(model), "the bytes are"  # b"" too: an empty model
+        else:
+            path = Path(model)
+            if not path.is_file():
+                raise OnnxImportError(f"no such file: {path}")
+            proto, what = onnx.load(str(path)), f"{path} is"  # external data files are read from beside the model
         if not proto.graph.node and not proto.graph.output:
-            raise OnnxImportError(f"{path} is not an ONNX model (no graph)")
+            raise OnnxImportError(f"{what} not an ONNX model (no graph)")
         return proto
     except OnnxImportError:
         raise

@@ -119,9 +119,15 @@ def import_onnx(source) -> ModuleOp:
     from geir.frontend.onnx import import_model
 
     if source in (None, STDIO):
-        source = read_bytes(source)
+        source, name = read_bytes(source), input_name(source)
+        empty = not source
     elif isinstance(source, str):
-        open(source, "rb").close()  # a missing file is "cannot open", whatever the importer says
+        with open(source, "rb") as f:  # a missing file is "cannot open", whatever the importer says
+            empty, name = not f.read(1), source
+    else:
+        empty = False
+    if empty:  # protobuf reads no bytes as an empty model: the importer would talk of opsets
+        raise GeirError(f"{name} is empty, not an ONNX model")
     module = import_model(source)
     verify(module)
     return module
