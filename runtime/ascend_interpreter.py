@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -649,7 +649,7 @@ def host_args(module: ModuleOp) -> list[HostArg]:
     """The host function's arguments with their names and roles."""
     f = host_function(module)
     attrs = f.arg_attrs.data if f.arg_attrs is not None else ()
-    out, counts = [], Counter()
+    out, counts, named = [], Counter(), set()
     for i, t in enumerate(f.function_type.inputs.data):
         d = attrs[i].data if i < len(attrs) else {}
         if not isinstance(t, MemRefType) or a.space_of(t) != "gm":
@@ -657,12 +657,18 @@ def host_args(module: ModuleOp) -> list[HostArg]:
         role = "workspace" if isinstance(d.get(attr_names.WORKSPACE), UnitAttr) else (
             "output" if isinstance(d.get(attr_names.OUTPUT), UnitAttr) else "input")
         name = d.get(attr_names.ONNX_NAME)
+        if isinstance(name, StringAttr):
+            named.add(i)
         name = name.data if isinstance(name, StringAttr) else f"{role}{counts[role]}"
         counts[role] += 1
         out.append(HostArg(i, name, role, t))
     if counts["workspace"] > 1:
         raise InterpreterError("the host function has more than one workspace argument")
-    return out
+    # An input without onnx.name is called by its SSA name (`%x` is "x"), as at graph
+    # level, unless two names would then be equal.
+    hinted = [replace(h, name=f.args[h.index].name_hint or h.name)
+              if h.role == "input" and h.index not in named and f.args else h for h in out]
+    return hinted if len({h.name for h in hinted}) == len(hinted) else out
 
 
 def ascend_input_specs(module: ModuleOp) -> list[tuple[str, tuple[int, ...], np.dtype]]:

@@ -129,15 +129,17 @@ def main_function(module: ModuleOp) -> func.FuncOp:
     raise InterpreterError("the module has no func.func @main to run")
 
 
-def _names(attrs, count: int, prefix: str) -> list[str]:
-    names = []
+def _names(attrs, count: int, prefix: str, values=()) -> list[str]:
+    """By `onnx.name`, else by the SSA name of `values[i]` (`%x` is "x", as a user reading
+    the IR calls it), else `<prefix><i>`."""
+    onnx_names = []
     for i in range(count):
-        name = None
-        if attrs is not None and i < len(attrs.data):
-            a = attrs.data[i].data.get(attr_names.ONNX_NAME)
-            if isinstance(a, StringAttr):
-                name = a.data
-        names.append(name or f"{prefix}{i}")
+        a = attrs.data[i].data.get(attr_names.ONNX_NAME) if attrs is not None and i < len(attrs.data) else None
+        onnx_names.append(a.data if isinstance(a, StringAttr) else None)
+    hints = [v.name_hint for v in values] if values else [None] * count
+    names = [name or hint or f"{prefix}{i}" for i, (name, hint) in enumerate(zip(onnx_names, hints))]
+    if len(set(names)) < len(names):  # a hint equal to another name: numbers, as before
+        names = [name or f"{prefix}{i}" for i, name in enumerate(onnx_names)]
     return names
 
 
@@ -145,7 +147,7 @@ def input_specs(module: ModuleOp) -> list[tuple[str, tuple[int, ...], np.dtype]]
     """(name, shape, dtype) of each graph input, in order."""
     f = main_function(module)
     types = f.function_type.inputs.data
-    names = _names(f.arg_attrs, len(types), "input")
+    names = _names(f.arg_attrs, len(types), "input", f.args)
     return [(n, tuple(t.get_shape()), to_dtype(t.element_type)) for n, t in zip(names, types)]
 
 

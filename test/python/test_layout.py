@@ -153,7 +153,7 @@ def test_formatted_ops_verify_on_logical_types():
     module = parse_module(text, make_context())
     module.verify()
     x = RNG.standard_normal((1, 20, 4, 4)).astype(np.float32)
-    got = run_module(module, {"input0": x})["output0"]
+    got = run_module(module, {"x": x})["output0"]
     assert np.array_equal(got, reference_of(g.MaxPoolOp)(x, kernel_shape=(2, 2)))
     bad = """
     func.func @f(%x: tensor<1x20x4x4xf32>) -> tensor<1x20x3x3xf32> {
@@ -185,7 +185,7 @@ def test_elementwise_runs_on_storage_arrays():
         def did_interpret_op(self, op, results):
             seen[op.name] = results
 
-    got = run_module(module, {"input0": x}, listeners=(Tap(),))["output0"]
+    got = run_module(module, {"x": x}, listeners=(Tap(),))["output0"]
     np.testing.assert_allclose(got, np.exp(x), rtol=1e-6)
     storage = seen["graph.exp"][0]
     assert storage.shape == (1, 2, 2, 2, 16) and np.all(storage[:, 1, :, :, 4:] == 1.0)
