@@ -10,6 +10,9 @@ member can be read without inflating it) holding
   device and options it was compiled for, the stage names, and the inputs and
   outputs (name, shape, dtype).
 
+The bytes depend only on the model and the options (fixed member order and
+timestamps): two compiles give the same file.
+
 GE's .om is the same idea: the graph, the weights and the memory plan in one
 file that the runtime loads without recompiling.
 """
@@ -30,6 +33,8 @@ from geir.dialects import make_context
 FORMAT = "geir-om"
 VERSION = 1
 PROGRAM, MANIFEST = "program.mlir", "manifest.json"
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+"""Every member's timestamp: the earliest a zip can hold (reproducible builds)."""
 
 
 def is_om(path: str | Path) -> bool:
@@ -52,8 +57,17 @@ def save_om(compiled, path: str | Path) -> None:
         "outputs": compiled.output_names(),
     }
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
-        z.writestr(MANIFEST, json.dumps(manifest, indent=2))
-        z.writestr(PROGRAM, print_module(compiled.module))
+        for name, text in ((MANIFEST, json.dumps(manifest, indent=2)), (PROGRAM, print_module(compiled.module))):
+            z.writestr(_member(name), text)
+
+
+def _member(name: str) -> zipfile.ZipInfo:
+    """A member whose header depends on nothing but its name: no time of writing, no
+    host's permissions, so two compiles of a model give the same bytes."""
+    info = zipfile.ZipInfo(name, date_time=ZIP_EPOCH)
+    info.create_system = 3  # unix, whatever the host
+    info.external_attr = 0o644 << 16
+    return info
 
 
 def load_om(path: str | Path) -> tuple[PipelineOptions, ModuleOp, list[str]]:
