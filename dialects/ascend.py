@@ -1,7 +1,8 @@
 """The ascend dialect: buffers, DMA, cube, vector and sync of the Da Vinci core.
 
 Hardware level, buffer semantics. Data lives in builtin memrefs whose memory
-space is `#ascend.space<gm|l1|l0a|l0b|l0c|ub>`; every op says which unit runs
+space is a string, `"gm" | "l1" | "l0a" | "l0b" | "l0c" | "ub"` (an attribute upstream
+MLIR accepts as a memory space, so every stage parses in mlir-opt); every op says which unit runs
 it (its pipe) and what it moves, so the interpreter can execute it with numpy
 and a simulator can time it from the IR alone. docs/ascend.md is the reference.
 
@@ -51,7 +52,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.dialects.utils import EnumAttribute, parse_func_op_like, print_func_op_like
+from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
 from xdsl.ir import (
     Attribute,
     Block,
@@ -75,7 +76,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
     CallableOpInterface,
@@ -160,19 +161,8 @@ class Space(StrEnum):
     UB = "ub"
 
 
-@irdl_attr_definition
-class SpaceAttr(EnumAttribute[Space]):
-    """`#ascend.space<ub>`: the memory space of a memref."""
-
-    name = "ascend.space"
-
-    def print_parameter(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.data.value}>")
-
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> Space:
-        with parser.in_angle_brackets():
-            return parser.parse_str_enum(Space)
+SPACE_NAMES = frozenset(s.value for s in Space)
+_SPACE_LIST = ", ".join(f'"{s.value}"' for s in Space)
 
 
 @irdl_attr_definition
@@ -189,21 +179,24 @@ class EventType(ParametrizedAttribute, TypeAttribute):
     name = "ascend.event"
 
 
-def space(name: str) -> SpaceAttr:
-    return SpaceAttr(Space(name))
+def space(name: str) -> StringAttr:
+    """The memory space attribute of `name`: the string itself (`memref<16xf16, "ub">`).
+    Upstream MLIR takes an integer, string or dictionary as a memref memory space (or a
+    registered dialect's attribute); a string reads as what it is."""
+    return StringAttr(Space(name).value)
 
 
 def memref_type(
     shape: Sequence[int], element_type: Attribute, space_name: str, layout: Attribute | None = None
 ) -> MemRefType:
-    """`memref<shape x elt, [layout,] #ascend.space<space_name>>`."""
+    """`memref<shape x elt, [layout,] "space_name">`."""
     return MemRefType(element_type, list(shape), layout or NoneAttr(), space(space_name))
 
 
 def space_of(t: Attribute) -> str | None:
     """The ascend memory space of a memref type, else None."""
-    if isinstance(t, MemRefType) and isinstance(t.memory_space, SpaceAttr):
-        return t.memory_space.data.value
+    if isinstance(t, MemRefType) and isinstance(t.memory_space, StringAttr) and t.memory_space.data in SPACE_NAMES:
+        return t.memory_space.data
     return None
 
 
@@ -274,7 +267,7 @@ def _memref(op: Operation, value: SSAValue, what: str, spaces: Iterable[str] | N
         _fail(op, f"{what} must be a memref, got {t}")
     s = space_of(t)
     if s is None:
-        _fail(op, f"{what} {t} needs an #ascend.space<...> memory space")
+        _fail(op, f"{what} {t} needs an ascend memory space ({_SPACE_LIST})")
     spaces = tuple(spaces) if spaces is not None else None
     if spaces is not None and s not in spaces:
         _fail(op, f"{what} must be in {' or '.join(spaces)}, got {s}")
@@ -357,7 +350,7 @@ class AllocOp(IRDLOperation):
     the start of the space, or of the workspace for gm) is written by memory
     planning; without it the buffer gets its own slot.
 
-        %b = ascend.alloc {offset = 0 : i64} : memref<16x256xf16, #ascend.space<ub>>
+        %b = ascend.alloc {offset = 0 : i64} : memref<16x256xf16, "ub">
 
     Rules: static shape, identity layout; ub/l1: the innermost dim is a whole
     number of 32-byte blocks; l0a/l0b/l0c: the last two dims are whole 16x16
@@ -386,7 +379,7 @@ class AllocOp(IRDLOperation):
         t = self.memref.type
         s = space_of(t)
         if s is None:
-            _fail(self, f"result {t} needs an #ascend.space<...> memory space")
+            _fail(self, f"result {t} needs an ascend memory space ({_SPACE_LIST})")
         if any(d < 0 for d in t.get_shape()):
             _fail(self, f"result {t} must have a static shape")
         if not isinstance(t.layout, NoneAttr):
@@ -495,7 +488,7 @@ class ViewOp(IRDLOperation):
     a concat's operands are written straight into the concat's buffer (GE's no-task ops and
     continuous inputs).
 
-        %q = ascend.view %qkv[65536] : memref<3x128x256xf32, #ascend.space<gm>> to memref<128x256xf32, #ascend.space<gm>>
+        %q = ascend.view %qkv[65536] : memref<3x128x256xf32, "gm"> to memref<128x256xf32, "gm">
 
     Rules: both gm, identity layout (the source is a whole buffer or a view, so its bytes are
     contiguous); the result lies inside the source; the offset is a multiple of the
@@ -991,8 +984,8 @@ class CopyOp(IRDLOperation):
       zero beyond src (ND2NZ / DataCopyPad padding); l0c -> gm (FIX) and ub -> gm (MTE3)
       may write a smaller dst, the leading part of src (Fixpipe mSize/nSize, DataCopyPad).
 
-        ascend.copy %x_gm, %x_ub : memref<16x256xf16, strided<[256, 1], offset: ?>, #ascend.space<gm>>
-                                   to memref<16x256xf16, #ascend.space<ub>>
+        ascend.copy %x_gm, %x_ub : memref<16x256xf16, strided<[256, 1], offset: ?>, "gm">
+                                   to memref<16x256xf16, "ub">
 
     Cube buffers are physically fractal: a plain gm -> l1 copy of an ND tile is
     the engine's ND2NZ, an l0c -> gm copy its NZ2ND (`physical_transform`).
@@ -1284,7 +1277,7 @@ class Load3dOp(IRDLOperation):
         ascend.load3d %fm[%ih, %iw], %col[%k, %oh, %ow] {image = array<i64: 56, 56>,
             kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>,
             pads = array<i64: 1, 1, 1, 1>, out = array<i64: 2, 56>, channels = 64 : i64}
-            : memref<64x4x64xf16, #ascend.space<l1>> to memref<64x112xf16, #ascend.space<l0b>>
+            : memref<64x4x64xf16, "l1"> to memref<64x112xf16, "l0b">
 
     `src` [C, Hs, Ws] (l1) holds channels 0..C-1 of the image rows ih.. and columns iw..
     (`image` [H, W] is the whole feature map; outside it lies the zero padding `pads`
@@ -1436,8 +1429,8 @@ class VectorOp(IRDLOperation):
     """Base of the vector ops: sources first, the destination last; memref
     operands in ub, scalars (arith values) of the element type.
 
-        ascend.vadd %a, %b, %c : memref<16x256xf16, #ascend.space<ub>>
-        ascend.vadds %a, %s, %c : memref<16x256xf16, #ascend.space<ub>>, f16, memref<16x256xf16, #ascend.space<ub>>
+        ascend.vadd %a, %b, %c : memref<16x256xf16, "ub">
+        ascend.vadds %a, %s, %c : memref<16x256xf16, "ub">, f16, memref<16x256xf16, "ub">
 
     (one type when all operands have it). `cost_kind` is the cost model's
     vector op kind (binary, unary, reduce, ...).
@@ -1825,8 +1818,8 @@ class ReferenceOp(IRDLOperation):
     Not a hardware instruction - a kernel holding one is marked `fallback`, so
     reports can count them (the goal is none).
 
-        ascend.reference "graph.lrn" ins(%x : memref<1x8x4x4xf32, #ascend.space<gm>>)
-                                     outs(%y : memref<1x8x4x4xf32, #ascend.space<gm>>) {size = 3 : i64}
+        ascend.reference "graph.lrn" ins(%x : memref<1x8x4x4xf32, "gm">)
+                                     outs(%y : memref<1x8x4x4xf32, "gm">) {size = 3 : i64}
 
     The trailing dictionary holds the graph op's attributes (checked against
     the op's attribute kinds); ins are read, outs written, all in gm.
@@ -1922,7 +1915,7 @@ class ReferenceOp(IRDLOperation):
 # The dialect.
 # ---------------------------------------------------------------------------
 
-ATTRIBUTES = [SpaceAttr, StreamType, EventType]
+ATTRIBUTES = [StreamType, EventType]
 
 
 def _all_ops() -> list[type[Operation]]:

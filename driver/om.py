@@ -31,7 +31,8 @@ from geir.errors import GeirError
 from geir.dialects import make_context
 
 FORMAT = "geir-om"
-VERSION = 1
+VERSION = 2
+"""2: memory spaces are strings (`"gm"`), not `#ascend.space<gm>` (docs/ascend.md)."""
 PROGRAM, MANIFEST = "program.mlir", "manifest.json"
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 """Every member's timestamp: the earliest a zip can hold (reproducible builds)."""

@@ -122,7 +122,7 @@ def test_missing_copy_is_a_wrong_number():
 
 
 def test_missing_cube_copy_is_a_wrong_number():
-    bad = edit(MATMUL, "  ascend.copy %ak1, %a0 : memref<32x16xf16, strided<[32, 1], offset: 16>, #ascend.space<l1>> to !l0a\n", "")
+    bad = edit(MATMUL, "  ascend.copy %ak1, %a0 : memref<32x16xf16, strided<[32, 1], offset: 16>, \"l1\"> to !l0a\n", "")
     a_ = RNG.integers(-4, 5, (32, 32)).astype(np.float16)
     b_ = RNG.integers(-4, 5, (32, 32)).astype(np.float16)
     c = run(bad, {"a": a_, "b": b_})["c"]
@@ -210,18 +210,18 @@ def test_trace_callback_and_cube_pipes():
 # ---------------------------------------------------------------------------
 
 VECTOR = """
-!gm = memref<16x32xf32, #ascend.space<gm>>
-!ub = memref<16x32xf32, #ascend.space<ub>>
-!out = memref<{out}, #ascend.space<gm>>
-!uout = memref<{out}, #ascend.space<ub>>
+!gm = memref<16x32xf32, "gm">
+!ub = memref<16x32xf32, "ub">
+!out = memref<{out}, "gm">
+!uout = memref<{out}, "ub">
 ascend.kernel @k(%x: !gm, %y: !gm, %z: !out) attributes {{block_dim = 1 : i64, core_type = "vector"}} {{
   %a = ascend.alloc : !ub
   %b = ascend.alloc : !ub
   %c = ascend.alloc : !uout
-  %m = ascend.alloc : memref<16x32xi1, #ascend.space<ub>>
-  %k = ascend.alloc : memref<16x32xi32, #ascend.space<ub>>
-  %r = ascend.alloc : memref<16x8xf32, #ascend.space<ub>>
-  %r1 = memref.subview %r[0, 0] [16, 1] [1, 1] : memref<16x8xf32, #ascend.space<ub>> to memref<16x1xf32, strided<[8, 1]>, #ascend.space<ub>>
+  %m = ascend.alloc : memref<16x32xi1, "ub">
+  %k = ascend.alloc : memref<16x32xi32, "ub">
+  %r = ascend.alloc : memref<16x8xf32, "ub">
+  %r1 = memref.subview %r[0, 0] [16, 1] [1, 1] : memref<16x8xf32, "ub"> to memref<16x1xf32, strided<[8, 1]>, "ub">
   %s = arith.constant 0.5 : f32
   ascend.copy %x, %a : !gm to !ub
   ascend.copy %y, %b : !gm to !ub
@@ -284,18 +284,18 @@ def test_dup():
 
 @pytest.mark.parametrize("mode,fn", [("lt", np.less), ("ge", np.greater_equal), ("eq", np.equal)])
 def test_compare_select_and_logic(mode, fn):
-    body = f"""ascend.vcmp %a, %b, %m {{mode = "{mode}"}} : !ub, !ub, memref<16x32xi1, #ascend.space<ub>>
-  ascend.vnot %m, %m : memref<16x32xi1, #ascend.space<ub>>
-  ascend.vor %m, %m, %m : memref<16x32xi1, #ascend.space<ub>>
-  ascend.vselect %m, %a, %b, %c : memref<16x32xi1, #ascend.space<ub>>, !ub, !ub, !ub"""
+    body = f"""ascend.vcmp %a, %b, %m {{mode = "{mode}"}} : !ub, !ub, memref<16x32xi1, "ub">
+  ascend.vnot %m, %m : memref<16x32xi1, "ub">
+  ascend.vor %m, %m, %m : memref<16x32xi1, "ub">
+  ascend.vselect %m, %a, %b, %c : memref<16x32xi1, "ub">, !ub, !ub, !ub"""
     y = np.where(RNG.random((16, 32)) < 0.3, VX, VY)
     np.testing.assert_array_equal(run_vector(body, y=y), np.where(~fn(VX, y), VX, y))
 
 
 @pytest.mark.parametrize("kind,fn", [("sum", np.sum), ("max", np.max), ("min", np.min)])
 def test_reduce_and_broadcast(kind, fn):
-    body = f"""ascend.vreduce %a, %r1 {{kind = "{kind}", axes = array<i64: 1>}} : !ub, memref<16x1xf32, strided<[8, 1]>, #ascend.space<ub>>
-  ascend.vbrcb %r1, %c : memref<16x1xf32, strided<[8, 1]>, #ascend.space<ub>>, !ub"""
+    body = f"""ascend.vreduce %a, %r1 {{kind = "{kind}", axes = array<i64: 1>}} : !ub, memref<16x1xf32, strided<[8, 1]>, "ub">
+  ascend.vbrcb %r1, %c : memref<16x1xf32, strided<[8, 1]>, "ub">, !ub"""
     want = np.broadcast_to(fn(VX, axis=1, keepdims=True), (16, 32))
     np.testing.assert_allclose(run_vector(body), want, rtol=1e-6)
 
@@ -303,8 +303,8 @@ def test_reduce_and_broadcast(kind, fn):
 @pytest.mark.parametrize("mode,fn", [(None, np.trunc), ("floor", np.floor), ("rint", np.rint)])
 def test_cast(mode, fn):
     attr = f' {{round = "{mode}"}}' if mode else ""
-    body = f"""ascend.vcast %a, %k{attr} : !ub, memref<16x32xi32, #ascend.space<ub>>
-  ascend.vcast %k, %c : memref<16x32xi32, #ascend.space<ub>>, !ub"""
+    body = f"""ascend.vcast %a, %k{attr} : !ub, memref<16x32xi32, "ub">
+  ascend.vcast %k, %c : memref<16x32xi32, "ub">, !ub"""
     np.testing.assert_array_equal(run_vector(body, x=VX * 4), fn(VX * 4))
 
 
@@ -315,8 +315,8 @@ def test_transpose():
 
 @BOTH
 def test_unaligned_ub_tile_is_an_error(compiled):
-    body = """%t = memref.subview %a[0, 4] [16, 8] [1, 1] : !ub to memref<16x8xf32, strided<[32, 1], offset: 4>, #ascend.space<ub>>
-  ascend.vcopy %t, %t : memref<16x8xf32, strided<[32, 1], offset: 4>, #ascend.space<ub>>"""
+    body = """%t = memref.subview %a[0, 4] [16, 8] [1, 1] : !ub to memref<16x8xf32, strided<[32, 1], offset: 4>, "ub">
+  ascend.vcopy %t, %t : memref<16x8xf32, strided<[32, 1], offset: 4>, "ub">"""
     with pytest.raises(InterpreterError, match="in @k block 0: the ub tile starts at byte 16, not on a 32-byte block"):
         run_vector(body, compiled=compiled)
 
@@ -325,8 +325,8 @@ LOOP_TILE = """%c{lo} = arith.constant {lo} : index
   %c8 = arith.constant 8 : index
   %c32 = arith.constant 32 : index
   scf.for %j = %c{lo} to %c32 step %c8 {{
-    %t = memref.subview %a[0, %j] [16, 8] [1, 1] : !ub to memref<16x8xf32, strided<[32, 1], offset: ?>, #ascend.space<ub>>
-    ascend.vmuls %t, %s, %t : memref<16x8xf32, strided<[32, 1], offset: ?>, #ascend.space<ub>>, f32, memref<16x8xf32, strided<[32, 1], offset: ?>, #ascend.space<ub>>
+    %t = memref.subview %a[0, %j] [16, 8] [1, 1] : !ub to memref<16x8xf32, strided<[32, 1], offset: ?>, "ub">
+    ascend.vmuls %t, %s, %t : memref<16x8xf32, strided<[32, 1], offset: ?>, "ub">, f32, memref<16x8xf32, strided<[32, 1], offset: ?>, "ub">
   }}
   ascend.vcopy %a, %c : !ub"""
 
@@ -347,34 +347,34 @@ def test_unaligned_ub_tile_at_a_loop_offset_is_an_error(compiled):
 # ---------------------------------------------------------------------------
 
 CUBE = """
-!nz = memref<2x2x16x16xf16, #ascend.space<gm>>
-!nd = memref<32x32xf16, #ascend.space<gm>>
-!l1 = memref<32x32xf16, #ascend.space<l1>>
-ascend.kernel @k(%a: !nz, %b: !nd, %c: !nd, %d: memref<2x2x16x16xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
+!nz = memref<2x2x16x16xf16, "gm">
+!nd = memref<32x32xf16, "gm">
+!l1 = memref<32x32xf16, "l1">
+ascend.kernel @k(%a: !nz, %b: !nd, %c: !nd, %d: memref<2x2x16x16xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "cube"} {
   %a1 = ascend.alloc : !l1
   %b1 = ascend.alloc : !l1
-  %a0 = ascend.alloc : memref<32x32xf16, #ascend.space<l0a>>
-  %b0 = ascend.alloc : memref<32x32xf16, #ascend.space<l0b>>
-  %c0 = ascend.alloc : memref<32x32xf32, #ascend.space<l0c>>
+  %a0 = ascend.alloc : memref<32x32xf16, "l0a">
+  %b0 = ascend.alloc : memref<32x32xf16, "l0b">
+  %c0 = ascend.alloc : memref<32x32xf32, "l0c">
   ascend.copy %a, %a1 {layout = "nz2nd"} : !nz to !l1
   ascend.copy %b, %b1 : !nd to !l1
   ascend.set_flag MTE2 -> MTE1 id 0
   ascend.wait_flag MTE2 -> MTE1 id 0
-  ascend.copy %a1, %a0 : !l1 to memref<32x32xf16, #ascend.space<l0a>>
-  ascend.copy %b1, %b0 {transpose} : !l1 to memref<32x32xf16, #ascend.space<l0b>>
+  ascend.copy %a1, %a0 : !l1 to memref<32x32xf16, "l0a">
+  ascend.copy %b1, %b0 {transpose} : !l1 to memref<32x32xf16, "l0b">
   ascend.set_flag MTE1 -> M id 0
   ascend.wait_flag MTE1 -> M id 0
-  ascend.mmad %a0, %b0, %c0 {init} : memref<32x32xf16, #ascend.space<l0a>>, memref<32x32xf16, #ascend.space<l0b>>, memref<32x32xf32, #ascend.space<l0c>>
+  ascend.mmad %a0, %b0, %c0 {init} : memref<32x32xf16, "l0a">, memref<32x32xf16, "l0b">, memref<32x32xf32, "l0c">
   ascend.set_flag M -> FIX id 0
   ascend.wait_flag M -> FIX id 0
-  ascend.copy %c0, %c {relu} : memref<32x32xf32, #ascend.space<l0c>> to !nd
-  ascend.copy %c0, %d {layout = "nd2nz"} : memref<32x32xf32, #ascend.space<l0c>> to memref<2x2x16x16xf32, #ascend.space<gm>>
+  ascend.copy %c0, %c {relu} : memref<32x32xf32, "l0c"> to !nd
+  ascend.copy %c0, %d {layout = "nd2nz"} : memref<32x32xf32, "l0c"> to memref<2x2x16x16xf32, "gm">
   ascend.return
 }
 func.func @main(%a: !nz {onnx.name = "a"}, %b: !nd {onnx.name = "b"}, %c: !nd {onnx.name = "c", ascend.output},
-                %d: memref<2x2x16x16xf32, #ascend.space<gm>> {onnx.name = "d", ascend.output}) {
+                %d: memref<2x2x16x16xf32, "gm"> {onnx.name = "d", ascend.output}) {
   %s = ascend.stream 0
-  ascend.launch @k on %s(%a, %b, %c, %d) : (!nz, !nd, !nd, memref<2x2x16x16xf32, #ascend.space<gm>>)
+  ascend.launch @k on %s(%a, %b, %c, %d) : (!nz, !nd, !nd, memref<2x2x16x16xf32, "gm">)
   func.return
 }
 """
@@ -414,8 +414,8 @@ def test_cube_tile_off_the_fractal_grid_is_an_error(compiled):
 # ---------------------------------------------------------------------------
 
 HOST = """
-!gm = memref<16x32xf32, #ascend.space<gm>>
-!ub = memref<16x32xf32, #ascend.space<ub>>
+!gm = memref<16x32xf32, "gm">
+!ub = memref<16x32xf32, "ub">
 ascend.kernel @add(%x: !gm, %y: !gm, %z: !gm) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %a = ascend.alloc {offset = 0 : i64} : !ub
   %b = ascend.alloc {offset = 2048 : i64} : !ub
@@ -430,7 +430,7 @@ ascend.kernel @add(%x: !gm, %y: !gm, %z: !gm) attributes {block_dim = 1 : i64, c
   ascend.return
 }
 func.func @main(%x: !gm {onnx.name = "x"}, %z: !gm {onnx.name = "z", ascend.output},
-                %ws: memref<4096xi8, #ascend.space<gm>> {ascend.workspace}) {
+                %ws: memref<4096xi8, "gm"> {ascend.workspace}) {
   %w = ascend.constant dense<2.500000e-01> : tensor<16x32xf32>
   %t = ascend.alloc {offset = 2048 : i64} : !gm
   %s0 = ascend.stream 0
@@ -486,15 +486,15 @@ def test_buffer_beyond_the_device_is_an_error(compiled):
 @BOTH
 def test_dma_path_missing_on_the_device_is_an_error(compiled):
     text = """
-    ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "mix"} {
-      %l = ascend.alloc : memref<16x16xf16, #ascend.space<l1>>
-      %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-      ascend.copy %l, %u : memref<16x16xf16, #ascend.space<l1>> to memref<16x16xf16, #ascend.space<ub>>
+    ascend.kernel @k(%x: memref<16x16xf16, "gm">) attributes {block_dim = 1 : i64, core_type = "mix"} {
+      %l = ascend.alloc : memref<16x16xf16, "l1">
+      %u = ascend.alloc : memref<16x16xf16, "ub">
+      ascend.copy %l, %u : memref<16x16xf16, "l1"> to memref<16x16xf16, "ub">
       ascend.return
     }
-    func.func @main(%x: memref<16x16xf16, #ascend.space<gm>> {onnx.name = "x"}) {
+    func.func @main(%x: memref<16x16xf16, "gm"> {onnx.name = "x"}) {
       %s = ascend.stream 0
-      ascend.launch @k on %s(%x) : (memref<16x16xf16, #ascend.space<gm>>)
+      ascend.launch @k on %s(%x) : (memref<16x16xf16, "gm">)
       func.return
     }
     """
@@ -620,8 +620,8 @@ def _program(name: str):
         "cube": (CUBE, {"a": RNG.standard_normal((2, 2, 16, 16)).astype(np.float16),
                         "b": RNG.standard_normal((32, 32)).astype(np.float16)}),
         "host": (HOST, {"x": RNG.standard_normal((16, 32)).astype(np.float32)}),
-        "reduce": (VECTOR.format(out="16x32xf32", body="""ascend.vreduce %a, %r1 {kind = "max", axes = array<i64: 1>} : !ub, memref<16x1xf32, strided<[8, 1]>, #ascend.space<ub>>
-  ascend.vbrcb %r1, %c : memref<16x1xf32, strided<[8, 1]>, #ascend.space<ub>>, !ub"""), {"x": VX, "y": VY}),
+        "reduce": (VECTOR.format(out="16x32xf32", body="""ascend.vreduce %a, %r1 {kind = "max", axes = array<i64: 1>} : !ub, memref<16x1xf32, strided<[8, 1]>, "ub">
+  ascend.vbrcb %r1, %c : memref<16x1xf32, strided<[8, 1]>, "ub">, !ub"""), {"x": VX, "y": VY}),
     }[name]
     return parse_module(text, make_context()), feeds
 

@@ -72,8 +72,8 @@ def test_the_step_is_part_of_memory_reuse():
 
 
 HOST = """
-!t = memref<4x8xf32, #ascend.space<gm>>
-!u = memref<4x8xf32, #ascend.space<ub>>
+!t = memref<4x8xf32, "gm">
+!u = memref<4x8xf32, "ub">
 ascend.kernel @copy(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %b = ascend.alloc : !u
   ascend.copy %x, %b : !t to !u
@@ -84,10 +84,10 @@ ascend.kernel @copy(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type =
 }
 func.func @main(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %z: !t {onnx.name = "z", ascend.output}) {
   %s = ascend.stream 0
-  %big = ascend.alloc : memref<2x4x8xf32, #ascend.space<gm>>
-  %lo = ascend.view %big[0] : memref<2x4x8xf32, #ascend.space<gm>> to !t
-  %hi = ascend.view %big[128] : memref<2x4x8xf32, #ascend.space<gm>> to !t
-  %mid = ascend.view %big[64] : memref<2x4x8xf32, #ascend.space<gm>> to !t
+  %big = ascend.alloc : memref<2x4x8xf32, "gm">
+  %lo = ascend.view %big[0] : memref<2x4x8xf32, "gm"> to !t
+  %hi = ascend.view %big[128] : memref<2x4x8xf32, "gm"> to !t
+  %mid = ascend.view %big[64] : memref<2x4x8xf32, "gm"> to !t
   ascend.launch @copy on %s(%x, %hi) : (!t, !t)
   ascend.launch @copy on %s(%x, %lo) : (!t, !t)
   ascend.launch @copy on %s(%mid, %y) : (!t, !t)

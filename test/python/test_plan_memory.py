@@ -175,11 +175,11 @@ def test_strategy_option_reaches_the_ir():
 
 def test_kernel_that_cannot_fit_is_a_clear_error():
     module = parse_module("""
-    ascend.kernel @k3_conv1(%x: memref<70x256xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
-      %a = ascend.alloc : memref<70x256xf32, #ascend.space<ub>>
-      %b = ascend.alloc : memref<70x256xf32, #ascend.space<ub>>
-      %c = ascend.alloc : memref<70x256xf32, #ascend.space<ub>>
-      ascend.vadd %a, %b, %c : memref<70x256xf32, #ascend.space<ub>>
+    ascend.kernel @k3_conv1(%x: memref<70x256xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
+      %a = ascend.alloc : memref<70x256xf32, "ub">
+      %b = ascend.alloc : memref<70x256xf32, "ub">
+      %c = ascend.alloc : memref<70x256xf32, "ub">
+      ascend.vadd %a, %b, %c : memref<70x256xf32, "ub">
       ascend.return
     }
     """, CTX)

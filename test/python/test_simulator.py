@@ -49,9 +49,9 @@ def run(text: str, **kw):
 
 
 TYPES = """
-!gm = memref<{rows}x256xf16, #ascend.space<gm>>
-!ub = memref<16x256xf16, #ascend.space<ub>>
-!tile = memref<16x256xf16, strided<[256, 1], offset: ?>, #ascend.space<gm>>
+!gm = memref<{rows}x256xf16, "gm">
+!ub = memref<16x256xf16, "ub">
+!tile = memref<16x256xf16, strided<[256, 1], offset: ?>, "gm">
 """
 
 
@@ -62,7 +62,7 @@ def add_kernel(name: str, tiles: int = 1, flags: bool = True, block_dim: int = 1
     rows = 16 * tiles * block_dim
     mte2_v = "ascend.set_flag MTE2 -> V id 0\n    ascend.wait_flag MTE2 -> V id 0" if flags else ""
     return f"""
-ascend.kernel @{name}(%x: memref<{rows}x256xf16, #ascend.space<gm>>, %z: memref<{rows}x256xf16, #ascend.space<gm>>)
+ascend.kernel @{name}(%x: memref<{rows}x256xf16, "gm">, %z: memref<{rows}x256xf16, "gm">)
     attributes {{core_type = "vector", block_dim = {block_dim} : i64{attrs}}} {{
   %block = ascend.block_idx
   %c0 = arith.constant 0 : index
@@ -74,8 +74,8 @@ ascend.kernel @{name}(%x: memref<{rows}x256xf16, #ascend.space<gm>>, %z: memref<
   ascend.set_flag MTE3 -> MTE2 id 0
   scf.for %i = %c0 to %cn step %c16 {{
     %row = arith.addi %base, %i : index
-    %xt = memref.subview %x[%row, 0] [16, 256] [1, 1] : memref<{rows}x256xf16, #ascend.space<gm>> to !tile
-    %zt = memref.subview %z[%row, 0] [16, 256] [1, 1] : memref<{rows}x256xf16, #ascend.space<gm>> to !tile
+    %xt = memref.subview %x[%row, 0] [16, 256] [1, 1] : memref<{rows}x256xf16, "gm"> to !tile
+    %zt = memref.subview %z[%row, 0] [16, 256] [1, 1] : memref<{rows}x256xf16, "gm"> to !tile
     ascend.wait_flag MTE3 -> MTE2 id 0
     ascend.copy %xt, %xu : !tile to !ub
     {mte2_v}
@@ -93,7 +93,7 @@ ascend.kernel @{name}(%x: memref<{rows}x256xf16, #ascend.space<gm>>, %z: memref<
 
 def one_kernel_program(tiles=1, flags=True, block_dim=1, loc="") -> str:
     rows = 16 * tiles * block_dim
-    gm = f"memref<{rows}x256xf16, #ascend.space<gm>>"
+    gm = f"memref<{rows}x256xf16, \"gm\">"
     return TYPES.format(rows=rows) + add_kernel("add", tiles, flags, block_dim, loc) + f"""
 func.func @main(%x: {gm} {{onnx.name = "x"}}, %z: {gm} {{onnx.name = "z", ascend.output}}) {{
   %s = ascend.stream 0
@@ -162,7 +162,7 @@ def test_blocks_run_in_waves_and_share_hbm():
 def two_stream_program(loc: str = "") -> str:
     """@long (4 tiles) on stream 0 and @short (1 tile) on stream 1 run at once; stream 1 then
     waits for the event stream 0 records after @long, and runs @tail on @long's output."""
-    g4, g1 = "memref<64x256xf16, #ascend.space<gm>>", "memref<16x256xf16, #ascend.space<gm>>"
+    g4, g1 = "memref<64x256xf16, \"gm\">", "memref<16x256xf16, \"gm\">"
     text = TYPES.format(rows=16)
     text += add_kernel("long", tiles=4, loc=loc)
     text += add_kernel("short", tiles=1)
@@ -215,7 +215,7 @@ def test_two_streams_overlap_and_the_event_orders_them():
 def test_concurrent_kernels_share_hbm():
     """Two DMA-heavy 24-block kernels on two streams: together they demand more than the HBM
     bandwidth, so each progresses at its fair share and both take longer than alone."""
-    gm = "memref<6144x256xf16, #ascend.space<gm>>"
+    gm = "memref<6144x256xf16, \"gm\">"
     text = TYPES.format(rows=6144) + add_kernel("p", tiles=16, block_dim=24) + add_kernel("q", tiles=16, block_dim=24)
     alone = text + f"""
 func.func @main(%x: {gm} {{onnx.name = "x"}}, %z: {gm} {{onnx.name = "z", ascend.output}}) {{
@@ -255,7 +255,7 @@ def scale_program(double: bool, tiles: int = 4) -> str:
     """z = 2x over `tiles` 16x256 tiles: copy in, vmuls in place, copy out. Single-buffered:
     one ub buffer, flags id 0. Double-buffered: ping/pong buffers with flags id 0 / id 1."""
     rows = 16 * tiles
-    gm = f"memref<{rows}x256xf16, #ascend.space<gm>>"
+    gm = f"memref<{rows}x256xf16, \"gm\">"
 
     def stage(buf: str, ident: int, off: str) -> str:
         return f"""
@@ -361,10 +361,10 @@ def test_tiles_of_one_buffer_that_do_not_overlap_do_not_race():
     copy of the second half and the vadd of the first: the bytes are disjoint, no race; the
     vadd of the second half, with no flag either, races with its copy."""
     text = """
-!gm = memref<16x256xf16, #ascend.space<gm>>
-!ub = memref<16x256xf16, #ascend.space<ub>>
-!half = memref<16x128xf16, strided<[256, 1], offset: ?>, #ascend.space<ub>>
-!ghalf = memref<16x128xf16, strided<[256, 1], offset: ?>, #ascend.space<gm>>
+!gm = memref<16x256xf16, "gm">
+!ub = memref<16x256xf16, "ub">
+!half = memref<16x128xf16, strided<[256, 1], offset: ?>, "ub">
+!ghalf = memref<16x128xf16, strided<[256, 1], offset: ?>, "gm">
 ascend.kernel @k(%x: !gm, %z: !gm) attributes {core_type = "vector", block_dim = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c128 = arith.constant 128 : index
@@ -477,10 +477,10 @@ def test_report_keys_and_types(tmp_path):
 def test_memory_keys_from_the_workspace_plan():
     """Three 8 KiB gm intermediates planned into a 16 KiB workspace: a live a second time
     while b is live, c reusing a's slot. Live ranges from host order give the lower bound."""
-    gm = "memref<16x256xf16, #ascend.space<gm>>"
+    gm = "memref<16x256xf16, \"gm\">"
     text = TYPES.format(rows=16) + add_kernel("add") + f"""
 func.func @main(%x: {gm} {{onnx.name = "x"}}, %z: {gm} {{onnx.name = "z", ascend.output}},
-                %ws: memref<16384xi8, #ascend.space<gm>> {{ascend.workspace}}) {{
+                %ws: memref<16384xi8, "gm"> {{ascend.workspace}}) {{
   %s = ascend.stream 0
   %a = ascend.alloc {{offset = 0 : i64}} : {gm}
   %b = ascend.alloc {{offset = 8192 : i64}} : {gm}
@@ -513,7 +513,7 @@ def test_fusion_rate_counts_nodes_per_kernel():
 
 def test_layout_conversion_share():
     """Two equal kernels, one marked as a layout conversion (graph.trans_data's lowering)."""
-    gm = "memref<16x256xf16, #ascend.space<gm>>"
+    gm = "memref<16x256xf16, \"gm\">"
     text = TYPES.format(rows=16) + add_kernel("add") + add_kernel("to_nz", attrs=", layout_conversion") + f"""
 func.func @main(%x: {gm} {{onnx.name = "x"}}, %y: {gm} {{onnx.name = "y", ascend.output}},
                 %z: {gm} {{onnx.name = "z", ascend.output}}) {{

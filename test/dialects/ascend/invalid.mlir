@@ -4,119 +4,127 @@
 // --- buffers ---------------------------------------------------------------
 
 // CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.view': offset 48 must be a non-negative multiple of 32 bytes
-func.func @f(%x: memref<4x64xf32, #ascend.space<gm>>) {
-  %v = ascend.view %x[48] : memref<4x64xf32, #ascend.space<gm>> to memref<2x64xf32, #ascend.space<gm>>
+func.func @f(%x: memref<4x64xf32, "gm">) {
+  %v = ascend.view %x[48] : memref<4x64xf32, "gm"> to memref<2x64xf32, "gm">
   func.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.view': bytes [768, 1280) of the result lie outside the source's 1024 bytes
-func.func @f(%x: memref<4x64xf32, #ascend.space<gm>>) {
-  %v = ascend.view %x[768] : memref<4x64xf32, #ascend.space<gm>> to memref<2x64xf32, #ascend.space<gm>>
+func.func @f(%x: memref<4x64xf32, "gm">) {
+  %v = ascend.view %x[768] : memref<4x64xf32, "gm"> to memref<2x64xf32, "gm">
   func.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.view': result memref<2x64xf32, #ascend.space<ub>> must be in gm (views of on-chip buffers are memref.subview)
-func.func @f(%x: memref<4x64xf32, #ascend.space<gm>>) {
-  %v = ascend.view %x[0] : memref<4x64xf32, #ascend.space<gm>> to memref<2x64xf32, #ascend.space<ub>>
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.view': result memref<2x64xf32, "ub"> must be in gm (views of on-chip buffers are memref.subview)
+func.func @f(%x: memref<4x64xf32, "gm">) {
+  %v = ascend.view %x[0] : memref<4x64xf32, "gm"> to memref<2x64xf32, "ub">
   func.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.view': source memref<4x64xf32, strided<[128, 1]>, #ascend.space<gm>> must have the identity layout
-func.func @f(%x: memref<4x64xf32, strided<[128, 1]>, #ascend.space<gm>>) {
-  %v = ascend.view %x[0] : memref<4x64xf32, strided<[128, 1]>, #ascend.space<gm>> to memref<2x64xf32, #ascend.space<gm>>
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.view': source memref<4x64xf32, strided<[128, 1]>, "gm"> must have the identity layout
+func.func @f(%x: memref<4x64xf32, strided<[128, 1]>, "gm">) {
+  %v = ascend.view %x[0] : memref<4x64xf32, strided<[128, 1]>, "gm"> to memref<2x64xf32, "gm">
   func.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.view': belongs in the host program, not in a kernel
-ascend.kernel @k(%x: memref<4x64xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %v = ascend.view %x[0] : memref<4x64xf32, #ascend.space<gm>> to memref<256xf32, #ascend.space<gm>>
+ascend.kernel @k(%x: memref<4x64xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %v = ascend.view %x[0] : memref<4x64xf32, "gm"> to memref<256xf32, "gm">
   ascend.return
 }
 
 // -----
 
-// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x32xf32> needs an #ascend.space<...> memory space
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x32xf32> needs an ascend memory space ("gm", "l1", "l0a", "l0b", "l0c", "ub")
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %a = ascend.alloc : memref<16x32xf32>
   ascend.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<?x32xf32, #ascend.space<ub>> must have a static shape
+
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x32xf32, "hbm"> needs an ascend memory space ("gm", "l1", "l0a", "l0b", "l0c", "ub")
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %a = ascend.alloc : memref<16x32xf32, "hbm">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<?x32xf32, "ub"> must have a static shape
 ascend.kernel @k(%n: index) attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %a = "ascend.alloc"() : () -> memref<?x32xf32, #ascend.space<ub>>
+  %a = "ascend.alloc"() : () -> memref<?x32xf32, "ub">
   ascend.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x32xf32, strided<[64, 1]>, #ascend.space<ub>> must have the identity layout
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x32xf32, strided<[64, 1]>, "ub"> must have the identity layout
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %a = ascend.alloc : memref<16x32xf32, strided<[64, 1]>, #ascend.space<ub>>
+  %a = ascend.alloc : memref<16x32xf32, strided<[64, 1]>, "ub">
   ascend.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': memref<16x10xf16, #ascend.space<ub>>: the innermost dim is 20 bytes, not a multiple of the 32-byte block of ub
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': memref<16x10xf16, "ub">: the innermost dim is 20 bytes, not a multiple of the 32-byte block of ub
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %a = ascend.alloc : memref<16x10xf16, #ascend.space<ub>>
+  %a = ascend.alloc : memref<16x10xf16, "ub">
   ascend.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x8xf16, #ascend.space<l0a>>: the last two dims must be multiples of 16 (whole fractals)
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x8xf16, "l0a">: the last two dims must be multiples of 16 (whole fractals)
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %a = ascend.alloc : memref<16x8xf16, #ascend.space<l0a>>
+  %a = ascend.alloc : memref<16x8xf16, "l0a">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': offset 16 must be a non-negative multiple of 32 in ub
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %a = ascend.alloc {offset = 16 : i64} : memref<16x16xf16, #ascend.space<ub>>
+  %a = ascend.alloc {offset = 16 : i64} : memref<16x16xf16, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': offset 256 must be a non-negative multiple of 512 in l0c
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %a = ascend.alloc {offset = 256 : i64} : memref<16x16xf32, #ascend.space<l0c>>
+  %a = ascend.alloc {offset = 256 : i64} : memref<16x16xf32, "l0c">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': uses l1, which a vector kernel (@k) does not have
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %a = ascend.alloc : memref<16x16xf16, #ascend.space<l1>>
+  %a = ascend.alloc : memref<16x16xf16, "l1">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': uses ub, which a cube kernel (@k) does not have
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %a = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  %a = ascend.alloc : memref<16x16xf16, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': must be inside an ascend.kernel
 func.func @f() {
-  %a = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  %a = ascend.alloc : memref<16x16xf16, "ub">
   func.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': of a gm buffer belongs in the host program, not in a kernel
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %a = ascend.alloc : memref<16x16xf16, #ascend.space<gm>>
+  %a = ascend.alloc : memref<16x16xf16, "gm">
   ascend.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.constant': result type memref<2xf32> must be memref<2xf32, #ascend.space<gm>>
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.constant': result type memref<2xf32> must be memref<2xf32, "gm">
 func.func @f() {
   %w = "ascend.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> memref<2xf32>
   func.return
@@ -148,13 +156,13 @@ func.func @f() {
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 6]]:3: 'ascend.launch': passes (memref<16xf32, #ascend.space<gm>>) to @k, which takes (memref<32xf32, #ascend.space<gm>>)
-ascend.kernel @k(%x: memref<32xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+// CHECK: error: {{.*}}:[[# @LINE + 6]]:3: 'ascend.launch': passes (memref<16xf32, "gm">) to @k, which takes (memref<32xf32, "gm">)
+ascend.kernel @k(%x: memref<32xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
-func.func @f(%x: memref<16xf32, #ascend.space<gm>>) {
+func.func @f(%x: memref<16xf32, "gm">) {
   %s = ascend.stream 0
-  ascend.launch @k on %s(%x) : (memref<16xf32, #ascend.space<gm>>)
+  ascend.launch @k on %s(%x) : (memref<16xf32, "gm">)
   func.return
 }
 
@@ -171,8 +179,8 @@ ascend.kernel @k() attributes {block_dim = 0 : i64, core_type = "vector"} {
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 1]]:1: 'ascend.kernel': argument #0 memref<16x16xf16, #ascend.space<ub>> must be a gm memref (kernels receive gm buffers)
-ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<ub>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+// CHECK: error: {{.*}}:[[# @LINE + 1]]:1: 'ascend.kernel': argument #0 memref<16x16xf16, "ub"> must be a gm memref (kernels receive gm buffers)
+ascend.kernel @k(%x: memref<16x16xf16, "ub">) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
 
@@ -187,8 +195,8 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 1]]:1: 'ascend.kernel': @k: some ub buffers have an offset and some do not; memory planning sets all of them
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %a = ascend.alloc {offset = 0 : i64} : memref<16x16xf16, #ascend.space<ub>>
-  %b = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  %a = ascend.alloc {offset = 0 : i64} : memref<16x16xf16, "ub">
+  %b = ascend.alloc : memref<16x16xf16, "ub">
   ascend.return
 }
 
@@ -203,124 +211,124 @@ func.func @f() {
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': has no DMA path gm -> l0c; paths:
-ascend.kernel @k(%x: memref<16x16xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %c = ascend.alloc : memref<16x16xf32, #ascend.space<l0c>>
-  ascend.copy %x, %c : memref<16x16xf32, #ascend.space<gm>> to memref<16x16xf32, #ascend.space<l0c>>
+ascend.kernel @k(%x: memref<16x16xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %c = ascend.alloc : memref<16x16xf32, "l0c">
+  ascend.copy %x, %c : memref<16x16xf32, "gm"> to memref<16x16xf32, "l0c">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': source shape [16, 32] and destination shape [16, 16] differ
-ascend.kernel @k(%x: memref<16x32xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  ascend.copy %x, %u : memref<16x32xf16, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
+ascend.kernel @k(%x: memref<16x32xf16, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, "ub">
+  ascend.copy %x, %u : memref<16x32xf16, "gm"> to memref<16x16xf16, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': copies f32 to f16; only the FIX pipe (from l0c) converts element types
-ascend.kernel @k(%x: memref<16x16xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  ascend.copy %x, %u : memref<16x16xf32, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
+ascend.kernel @k(%x: memref<16x16xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, "ub">
+  ascend.copy %x, %u : memref<16x16xf32, "gm"> to memref<16x16xf16, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': transpose is done by MTE1 (l1 -> l0a/l0b), not by MTE2 (gm -> ub)
-ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  ascend.copy %x, %u {transpose} : memref<16x16xf16, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
+ascend.kernel @k(%x: memref<16x16xf16, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, "ub">
+  ascend.copy %x, %u {transpose} : memref<16x16xf16, "gm"> to memref<16x16xf16, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': relu is done by the FIX pipe (from l0c), not by MTE3 (ub -> gm)
-ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  ascend.copy %u, %x {relu} : memref<16x16xf16, #ascend.space<ub>> to memref<16x16xf16, #ascend.space<gm>>
+ascend.kernel @k(%x: memref<16x16xf16, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, "ub">
+  ascend.copy %u, %x {relu} : memref<16x16xf16, "ub"> to memref<16x16xf16, "gm">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': layout must be one of nd2nz, nz2nd, nd2nc1hwc0, nc1hwc02nd, nc1hwc0, got 'nchw'
-ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  ascend.copy %x, %u {layout = "nchw"} : memref<16x16xf16, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
+ascend.kernel @k(%x: memref<16x16xf16, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, "ub">
+  ascend.copy %x, %u {layout = "nchw"} : memref<16x16xf16, "gm"> to memref<16x16xf16, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': nz2nd to [32, 32] needs a source of shape [2, 2, 16, 16], got [4, 16, 16]
-ascend.kernel @k(%x: memref<4x16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %l = ascend.alloc : memref<32x32xf16, #ascend.space<l1>>
-  ascend.copy %x, %l {layout = "nz2nd"} : memref<4x16x16xf16, #ascend.space<gm>> to memref<32x32xf16, #ascend.space<l1>>
+ascend.kernel @k(%x: memref<4x16x16xf16, "gm">) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %l = ascend.alloc : memref<32x32xf16, "l1">
+  ascend.copy %x, %l {layout = "nz2nd"} : memref<4x16x16xf16, "gm"> to memref<32x32xf16, "l1">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': nd2nc1hwc0 of [48, 64] needs a destination of shape [3, 64, 16], got [2, 64, 16]
-ascend.kernel @k(%x: memref<2x64x16xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %c = ascend.alloc : memref<48x64xf32, #ascend.space<l0c>>
-  ascend.copy %c, %x {layout = "nd2nc1hwc0"} : memref<48x64xf32, #ascend.space<l0c>> to memref<2x64x16xf32, #ascend.space<gm>>
+ascend.kernel @k(%x: memref<2x64x16xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %c = ascend.alloc : memref<48x64xf32, "l0c">
+  ascend.copy %c, %x {layout = "nd2nc1hwc0"} : memref<48x64xf32, "l0c"> to memref<2x64x16xf32, "gm">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': nc1hwc02nd to [40, 64] needs a source of shape [3, 64, 16], got [3, 64, 8]
-ascend.kernel @k(%x: memref<3x64x8xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<40x64xf32, #ascend.space<ub>>
-  ascend.copy %x, %u {layout = "nc1hwc02nd"} : memref<3x64x8xf32, #ascend.space<gm>> to memref<40x64xf32, #ascend.space<ub>>
+ascend.kernel @k(%x: memref<3x64x8xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<40x64xf32, "ub">
+  ascend.copy %x, %u {layout = "nc1hwc02nd"} : memref<3x64x8xf32, "gm"> to memref<40x64xf32, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': nc1hwc0 copies NC1HWC0 boxes [C1, H, W, 16], got [4, 64] -> [4, 64]
-ascend.kernel @k(%x: memref<4x64xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %l = ascend.alloc : memref<4x64xf32, #ascend.space<l1>>
-  ascend.copy %x, %l {layout = "nc1hwc0"} : memref<4x64xf32, #ascend.space<gm>> to memref<4x64xf32, #ascend.space<l1>>
+ascend.kernel @k(%x: memref<4x64xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %l = ascend.alloc : memref<4x64xf32, "l1">
+  ascend.copy %x, %l {layout = "nc1hwc0"} : memref<4x64xf32, "gm"> to memref<4x64xf32, "l1">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': pad cannot be combined with transpose or a fractal (nd2nz / nz2nd) layout change
-ascend.kernel @k(%x: memref<30x64xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<4x2x16x16xf32, #ascend.space<ub>>
-  ascend.copy %x, %u {layout = "nd2nz", pad} : memref<30x64xf32, #ascend.space<gm>> to memref<4x2x16x16xf32, #ascend.space<ub>>
+ascend.kernel @k(%x: memref<30x64xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<4x2x16x16xf32, "ub">
+  ascend.copy %x, %u {layout = "nd2nz", pad} : memref<30x64xf32, "gm"> to memref<4x2x16x16xf32, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': with transpose needs a 2-D source and the transposed destination, got [32, 16] -> [32, 16]
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %l = ascend.alloc : memref<32x16xf16, #ascend.space<l1>>
-  %b = ascend.alloc : memref<32x16xf16, #ascend.space<l0b>>
-  ascend.copy %l, %b {transpose} : memref<32x16xf16, #ascend.space<l1>> to memref<32x16xf16, #ascend.space<l0b>>
+  %l = ascend.alloc : memref<32x16xf16, "l1">
+  %b = ascend.alloc : memref<32x16xf16, "l0b">
+  ascend.copy %l, %b {transpose} : memref<32x16xf16, "l1"> to memref<32x16xf16, "l0b">
   ascend.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': destination memref<4x8x8xf16, #ascend.space<ub>>: rows must start on 32-byte blocks, but dim 1 steps 16 bytes
-ascend.kernel @k(%x: memref<4x8x8xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<4x64xf16, #ascend.space<ub>>
-  %v = memref.expand_shape %u [[0], [1, 2]] output_shape [4, 8, 8] : memref<4x64xf16, #ascend.space<ub>> into memref<4x8x8xf16, #ascend.space<ub>>
-  ascend.copy %x, %v : memref<4x8x8xf16, #ascend.space<gm>> to memref<4x8x8xf16, #ascend.space<ub>>
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': destination memref<4x8x8xf16, "ub">: rows must start on 32-byte blocks, but dim 1 steps 16 bytes
+ascend.kernel @k(%x: memref<4x8x8xf16, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<4x64xf16, "ub">
+  %v = memref.expand_shape %u [[0], [1, 2]] output_shape [4, 8, 8] : memref<4x64xf16, "ub"> into memref<4x8x8xf16, "ub">
+  ascend.copy %x, %v : memref<4x8x8xf16, "gm"> to memref<4x8x8xf16, "ub">
   ascend.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': source memref<16x16xf16, strided<[32, 2]>, #ascend.space<gm>> must be contiguous in its innermost dimension (DMA moves rows)
-ascend.kernel @k(%x: memref<16x32xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  %t = memref.subview %x[0, 0] [16, 16] [1, 2] : memref<16x32xf16, #ascend.space<gm>> to memref<16x16xf16, strided<[32, 2]>, #ascend.space<gm>>
-  ascend.copy %t, %u : memref<16x16xf16, strided<[32, 2]>, #ascend.space<gm>> to memref<16x16xf16, #ascend.space<ub>>
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': source memref<16x16xf16, strided<[32, 2]>, "gm"> must be contiguous in its innermost dimension (DMA moves rows)
+ascend.kernel @k(%x: memref<16x32xf16, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, "ub">
+  %t = memref.subview %x[0, 0] [16, 16] [1, 2] : memref<16x32xf16, "gm"> to memref<16x16xf16, strided<[32, 2]>, "gm">
+  ascend.copy %t, %u : memref<16x16xf16, strided<[32, 2]>, "gm"> to memref<16x16xf16, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': uses pipe MTE3, which a cube kernel (@k) does not have
-ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %l = ascend.alloc : memref<16x16xf16, #ascend.space<l1>>
-  ascend.copy %l, %x : memref<16x16xf16, #ascend.space<l1>> to memref<16x16xf16, #ascend.space<gm>>
+ascend.kernel @k(%x: memref<16x16xf16, "gm">) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %l = ascend.alloc : memref<16x16xf16, "l1">
+  ascend.copy %l, %x : memref<16x16xf16, "l1"> to memref<16x16xf16, "gm">
   ascend.return
 }
 
@@ -329,40 +337,40 @@ ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.mmad': a must be in l0a, got l0b
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %a = ascend.alloc : memref<16x16xf16, #ascend.space<l0b>>
-  %b = ascend.alloc : memref<16x16xf16, #ascend.space<l0b>>
-  %c = ascend.alloc : memref<16x16xf32, #ascend.space<l0c>>
-  ascend.mmad %a, %b, %c : memref<16x16xf16, #ascend.space<l0b>>, memref<16x16xf16, #ascend.space<l0b>>, memref<16x16xf32, #ascend.space<l0c>>
+  %a = ascend.alloc : memref<16x16xf16, "l0b">
+  %b = ascend.alloc : memref<16x16xf16, "l0b">
+  %c = ascend.alloc : memref<16x16xf32, "l0c">
+  ascend.mmad %a, %b, %c : memref<16x16xf16, "l0b">, memref<16x16xf16, "l0b">, memref<16x16xf32, "l0c">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.mmad': shapes do not chain: a [16, 32] x b [16, 16] -> c [16, 16]
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %a = ascend.alloc : memref<16x32xf16, #ascend.space<l0a>>
-  %b = ascend.alloc : memref<16x16xf16, #ascend.space<l0b>>
-  %c = ascend.alloc : memref<16x16xf32, #ascend.space<l0c>>
-  ascend.mmad %a, %b, %c : memref<16x32xf16, #ascend.space<l0a>>, memref<16x16xf16, #ascend.space<l0b>>, memref<16x16xf32, #ascend.space<l0c>>
+  %a = ascend.alloc : memref<16x32xf16, "l0a">
+  %b = ascend.alloc : memref<16x16xf16, "l0b">
+  %c = ascend.alloc : memref<16x16xf32, "l0c">
+  ascend.mmad %a, %b, %c : memref<16x32xf16, "l0a">, memref<16x16xf16, "l0b">, memref<16x16xf32, "l0c">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.mmad': computes f16 x f16 -> f16; the cube does f16 x f16 -> f32, f32 x f32 -> f32, i8 x i8 -> i32
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %a = ascend.alloc : memref<16x16xf16, #ascend.space<l0a>>
-  %b = ascend.alloc : memref<16x16xf16, #ascend.space<l0b>>
-  %c = ascend.alloc : memref<16x16xf16, #ascend.space<l0c>>
-  ascend.mmad %a, %b, %c : memref<16x16xf16, #ascend.space<l0a>>, memref<16x16xf16, #ascend.space<l0b>>, memref<16x16xf16, #ascend.space<l0c>>
+  %a = ascend.alloc : memref<16x16xf16, "l0a">
+  %b = ascend.alloc : memref<16x16xf16, "l0b">
+  %c = ascend.alloc : memref<16x16xf16, "l0c">
+  ascend.mmad %a, %b, %c : memref<16x16xf16, "l0a">, memref<16x16xf16, "l0b">, memref<16x16xf16, "l0c">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.mmad': M=32, K=16, N=32: M and N must be multiples of 16 and K of 32
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %a = ascend.alloc : memref<32x16xi8, #ascend.space<l0a>>
-  %b = ascend.alloc : memref<16x32xi8, #ascend.space<l0b>>
-  %c = ascend.alloc : memref<32x32xi32, #ascend.space<l0c>>
-  ascend.mmad %a, %b, %c : memref<32x16xi8, #ascend.space<l0a>>, memref<16x32xi8, #ascend.space<l0b>>, memref<32x32xi32, #ascend.space<l0c>>
+  %a = ascend.alloc : memref<32x16xi8, "l0a">
+  %b = ascend.alloc : memref<16x32xi8, "l0b">
+  %c = ascend.alloc : memref<32x32xi32, "l0c">
+  ascend.mmad %a, %b, %c : memref<32x16xi8, "l0a">, memref<16x32xi8, "l0b">, memref<32x32xi32, "l0c">
   ascend.return
 }
 
@@ -370,95 +378,95 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vadd': operand #2 must be in ub, got gm
-ascend.kernel @k(%x: memref<16x16xf16, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  ascend.vadd %u, %u, %x : memref<16x16xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<gm>>
+ascend.kernel @k(%x: memref<16x16xf16, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xf16, "ub">
+  ascend.vadd %u, %u, %x : memref<16x16xf16, "ub">, memref<16x16xf16, "ub">, memref<16x16xf16, "gm">
   ascend.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.vadd': source memref<16x32xf16, #ascend.space<ub>> must have the destination's shape and type memref<16x16xf16, #ascend.space<ub>>
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.vadd': source memref<16x32xf16, "ub"> must have the destination's shape and type memref<16x16xf16, "ub">
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  %v = ascend.alloc : memref<16x32xf16, #ascend.space<ub>>
-  ascend.vadd %v, %u, %u : memref<16x32xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<ub>>
+  %u = ascend.alloc : memref<16x16xf16, "ub">
+  %v = ascend.alloc : memref<16x32xf16, "ub">
+  ascend.vadd %v, %u, %u : memref<16x32xf16, "ub">, memref<16x16xf16, "ub">, memref<16x16xf16, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vexp': needs a floating-point element type, got i32
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x8xi32, #ascend.space<ub>>
-  ascend.vexp %u, %u : memref<16x8xi32, #ascend.space<ub>>
+  %u = ascend.alloc : memref<16x8xi32, "ub">
+  ascend.vexp %u, %u : memref<16x8xi32, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.vadds': scalar operand #1 has type f32, the vectors f16
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
+  %u = ascend.alloc : memref<16x16xf16, "ub">
   %s = arith.constant 1.0 : f32
-  ascend.vadds %u, %s, %u : memref<16x16xf16, #ascend.space<ub>>, f32, memref<16x16xf16, #ascend.space<ub>>
+  ascend.vadds %u, %s, %u : memref<16x16xf16, "ub">, f32, memref<16x16xf16, "ub">
   ascend.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vcmp': destination must be an i1 mask of shape [16, 16], got memref<16x16xf16, #ascend.space<ub>>
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vcmp': destination must be an i1 mask of shape [16, 16], got memref<16x16xf16, "ub">
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  ascend.vcmp %u, %u, %u {mode = "lt"} : memref<16x16xf16, #ascend.space<ub>>
+  %u = ascend.alloc : memref<16x16xf16, "ub">
+  ascend.vcmp %u, %u, %u {mode = "lt"} : memref<16x16xf16, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.vcmp': mode must be one of eq, ne, lt, le, gt, ge, got 'less'
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  %m = ascend.alloc : memref<16x32xi1, #ascend.space<ub>>
-  %n = memref.subview %m[0, 0] [16, 16] [1, 1] : memref<16x32xi1, #ascend.space<ub>> to memref<16x16xi1, strided<[32, 1]>, #ascend.space<ub>>
-  ascend.vcmp %u, %u, %n {mode = "less"} : memref<16x16xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<ub>>, memref<16x16xi1, strided<[32, 1]>, #ascend.space<ub>>
+  %u = ascend.alloc : memref<16x16xf16, "ub">
+  %m = ascend.alloc : memref<16x32xi1, "ub">
+  %n = memref.subview %m[0, 0] [16, 16] [1, 1] : memref<16x32xi1, "ub"> to memref<16x16xi1, strided<[32, 1]>, "ub">
+  ascend.vcmp %u, %u, %n {mode = "less"} : memref<16x16xf16, "ub">, memref<16x16xf16, "ub">, memref<16x16xi1, strided<[32, 1]>, "ub">
   ascend.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vreduce': reducing [16, 16] over [1] gives [16, 1] f16 (dims kept as 1), got memref<16x16xf16, #ascend.space<ub>>
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vreduce': reducing [16, 16] over [1] gives [16, 1] f16 (dims kept as 1), got memref<16x16xf16, "ub">
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  ascend.vreduce %u, %u {kind = "sum"} : memref<16x16xf16, #ascend.space<ub>>
+  %u = ascend.alloc : memref<16x16xf16, "ub">
+  ascend.vreduce %u, %u {kind = "sum"} : memref<16x16xf16, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vreduce': kind must be one of sum, max, min, got 'mean'
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  ascend.vreduce %u, %u {kind = "mean"} : memref<16x16xf16, #ascend.space<ub>>
+  %u = ascend.alloc : memref<16x16xf16, "ub">
+  ascend.vreduce %u, %u {kind = "mean"} : memref<16x16xf16, "ub">
   ascend.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.vbrcb': cannot broadcast memref<16x32xf16, #ascend.space<ub>> to memref<16x16xf16, #ascend.space<ub>>
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.vbrcb': cannot broadcast memref<16x32xf16, "ub"> to memref<16x16xf16, "ub">
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  %v = ascend.alloc : memref<16x32xf16, #ascend.space<ub>>
-  ascend.vbrcb %v, %u : memref<16x32xf16, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<ub>>
+  %u = ascend.alloc : memref<16x16xf16, "ub">
+  %v = ascend.alloc : memref<16x32xf16, "ub">
+  ascend.vbrcb %v, %u : memref<16x32xf16, "ub">, memref<16x16xf16, "ub">
   ascend.return
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vtranspose': transposing [16, 32] by [1, 0] gives [32, 16], got memref<16x32xf16, #ascend.space<ub>>
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vtranspose': transposing [16, 32] by [1, 0] gives [32, 16], got memref<16x32xf16, "ub">
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %v = ascend.alloc : memref<16x32xf16, #ascend.space<ub>>
-  ascend.vtranspose %v, %v : memref<16x32xf16, #ascend.space<ub>>
+  %v = ascend.alloc : memref<16x32xf16, "ub">
+  ascend.vtranspose %v, %v : memref<16x32xf16, "ub">
   ascend.return
 }
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.vcast': round applies to float -> integer casts only
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
-  %u = ascend.alloc : memref<16x16xf32, #ascend.space<ub>>
-  %v = ascend.alloc : memref<16x16xf16, #ascend.space<ub>>
-  ascend.vcast %u, %v {round = "floor"} : memref<16x16xf32, #ascend.space<ub>>, memref<16x16xf16, #ascend.space<ub>>
+  %u = ascend.alloc : memref<16x16xf32, "ub">
+  %v = ascend.alloc : memref<16x16xf16, "ub">
+  ascend.vcast %u, %v {round = "floor"} : memref<16x16xf32, "ub">, memref<16x16xf16, "ub">
   ascend.return
 }
 

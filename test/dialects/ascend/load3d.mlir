@@ -9,14 +9,14 @@
 // RUN: geir-opt %s | geir-opt | filecheck %s
 // RUN: geir-opt %s --generic | geir-opt | filecheck %s
 
-!x = memref<1x3x6x6xf32, #ascend.space<gm>>
-!w = memref<16x27xf32, #ascend.space<gm>>
-!y = memref<16x36xf32, #ascend.space<gm>>
-!fm = memref<3x6x8xf32, #ascend.space<l1>>
-!wl1 = memref<16x32xf32, #ascend.space<l1>>
-!l0a = memref<16x32xf32, #ascend.space<l0a>>
-!l0b = memref<32x48xf32, #ascend.space<l0b>>
-!l0c = memref<16x48xf32, #ascend.space<l0c>>
+!x = memref<1x3x6x6xf32, "gm">
+!w = memref<16x27xf32, "gm">
+!y = memref<16x36xf32, "gm">
+!fm = memref<3x6x8xf32, "l1">
+!wl1 = memref<16x32xf32, "l1">
+!l0a = memref<16x32xf32, "l0a">
+!l0b = memref<32x48xf32, "l0b">
+!l0c = memref<16x48xf32, "l0c">
 
 // CHECK-LABEL: ascend.kernel @conv(
 ascend.kernel @conv(%x: !x, %w: !w, %y: !y) attributes {core_type = "cube", block_dim = 1 : i64} {
@@ -26,14 +26,14 @@ ascend.kernel @conv(%x: !x, %w: !w, %y: !y) attributes {core_type = "cube", bloc
   %a = ascend.alloc {offset = 0 : i64} : !l0a
   %b = ascend.alloc {offset = 0 : i64} : !l0b
   %c = ascend.alloc {offset = 0 : i64} : !l0c
-  %img = memref.subview %x[0, 0, 0, 0] [1, 3, 6, 6] [1, 1, 1, 1] : !x to memref<3x6x6xf32, strided<[36, 6, 1]>, #ascend.space<gm>>
-  // CHECK: ascend.copy %img, %fm {pad} : memref<3x6x6xf32, strided<[36, 6, 1]>, #ascend.space<gm>> to memref<3x6x8xf32, #ascend.space<l1>>
-  ascend.copy %img, %fm {pad} : memref<3x6x6xf32, strided<[36, 6, 1]>, #ascend.space<gm>> to !fm
+  %img = memref.subview %x[0, 0, 0, 0] [1, 3, 6, 6] [1, 1, 1, 1] : !x to memref<3x6x6xf32, strided<[36, 6, 1]>, "gm">
+  // CHECK: ascend.copy %img, %fm {pad} : memref<3x6x6xf32, strided<[36, 6, 1]>, "gm"> to memref<3x6x8xf32, "l1">
+  ascend.copy %img, %fm {pad} : memref<3x6x6xf32, strided<[36, 6, 1]>, "gm"> to !fm
   ascend.copy %w, %wl1 {pad} : !w to !wl1
   ascend.set_flag MTE2 -> MTE1 id 0
   ascend.wait_flag MTE2 -> MTE1 id 0
   ascend.copy %wl1, %a : !wl1 to !l0a
-  // CHECK: ascend.load3d %fm[%c0, %c0], %b[%c0, %c0, %c0] {image = array<i64: 6, 6>, kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, out = array<i64: 6, 6>, channels = 3 : i64} : memref<3x6x8xf32, #ascend.space<l1>> to memref<32x48xf32, #ascend.space<l0b>>
+  // CHECK: ascend.load3d %fm[%c0, %c0], %b[%c0, %c0, %c0] {image = array<i64: 6, 6>, kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, out = array<i64: 6, 6>, channels = 3 : i64} : memref<3x6x8xf32, "l1"> to memref<32x48xf32, "l0b">
   ascend.load3d %fm[%c0, %c0], %b[%c0, %c0, %c0] {image = array<i64: 6, 6>, kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, out = array<i64: 6, 6>, channels = 3 : i64} : !fm to !l0b
   ascend.set_flag MTE1 -> M id 0
   ascend.wait_flag MTE1 -> M id 0
@@ -41,7 +41,7 @@ ascend.kernel @conv(%x: !x, %w: !w, %y: !y) attributes {core_type = "cube", bloc
   ascend.mmad %a, %b, %c {init} : !l0a, !l0b, !l0c
   ascend.set_flag M -> FIX id 0
   ascend.wait_flag M -> FIX id 0
-  // CHECK: ascend.copy %c, %y {pad} : memref<16x48xf32, #ascend.space<l0c>> to memref<16x36xf32, #ascend.space<gm>>
+  // CHECK: ascend.copy %c, %y {pad} : memref<16x48xf32, "l0c"> to memref<16x36xf32, "gm">
   ascend.copy %c, %y {pad} : !l0c to !y
   ascend.return
 }

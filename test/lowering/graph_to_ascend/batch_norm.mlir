@@ -7,7 +7,7 @@
 // so they are loaded and turned into a and b once, before the tile loop (flag id 2).
 // CHECK-LABEL: ascend.kernel @k0_bn(
 // CHECK-SAME:    attributes {block_dim = 16 : i64, core_type = "vector", template = "row"}
-// CHECK-COUNT-4: ascend.copy %{{.*}}, %{{.*}} : memref<1x16x1xf32, #ascend.space<gm>> to memref<1x16x1xf32, strided<[128, 8, 1]>, #ascend.space<ub>>
+// CHECK-COUNT-4: ascend.copy %{{.*}}, %{{.*}} : memref<1x16x1xf32, "gm"> to memref<1x16x1xf32, strided<[128, 8, 1]>, "ub">
 // CHECK-NEXT:    ascend.set_flag MTE2 -> V id 2
 // CHECK-NEXT:    ascend.wait_flag MTE2 -> V id 2
 // CHECK-NEXT:    %[[A:.*]] = memref.subview
@@ -17,10 +17,10 @@
 // CHECK-NEXT:    %[[B:.*]] = memref.subview
 // CHECK-NEXT:    ascend.vmul %[[MEAN:.*]], %[[A]], %[[B]]
 // CHECK-NEXT:    ascend.vsub %[[BIAS:.*]], %[[B]], %[[B]]
-// CHECK:         ascend.copy %{{.*}}, %[[X:.*]] : memref<4x16x64xf32, strided<[1024, 64, 1], offset: ?>, #ascend.space<gm>> to memref<4x16x64xf32, #ascend.space<ub>>
+// CHECK:         ascend.copy %{{.*}}, %[[X:.*]] : memref<4x16x64xf32, strided<[1024, 64, 1], offset: ?>, "gm"> to memref<4x16x64xf32, "ub">
 // CHECK-NEXT:    ascend.set_flag MTE2 -> V id 0
 // CHECK-NEXT:    ascend.wait_flag MTE2 -> V id 0
-// CHECK-NEXT:    ascend.vbrcb %[[A]], %[[AB:.*]] : memref<1x16x1xf32, strided<[128, 8, 1]>, #ascend.space<ub>>, memref<4x16x64xf32, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.vbrcb %[[A]], %[[AB:.*]] : memref<1x16x1xf32, strided<[128, 8, 1]>, "ub">, memref<4x16x64xf32, "ub">
 // CHECK-NEXT:    ascend.vmul %[[X]], %[[AB]], %[[X]]
 // CHECK-NEXT:    ascend.vbrcb %[[B]], %[[BB:.*]] :
 // CHECK-NEXT:    ascend.vadd %[[X]], %[[BB]], %[[X]]

@@ -6,9 +6,9 @@
 // its batch index times the rows of one matrix.
 // CHECK-LABEL: ascend.kernel @{{(batched_)?}}k0_bmm(
 // CHECK-SAME:    attributes {block_dim = 24 : i64, core_type = "cube", template = "matmul"}
-// CHECK:         %[[A:.*]] = memref.collapse_shape %a {{.*}} into memref<120x33xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %[[B:.*]] = memref.collapse_shape %b {{.*}} into memref<99x19xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %[[Y:.*]] = memref.collapse_shape %y {{.*}} into memref<120x19xf32, #ascend.space<gm>>
+// CHECK:         %[[A:.*]] = memref.collapse_shape %a {{.*}} into memref<120x33xf32, "gm">
+// CHECK-NEXT:    %[[B:.*]] = memref.collapse_shape %b {{.*}} into memref<99x19xf32, "gm">
+// CHECK-NEXT:    %[[Y:.*]] = memref.collapse_shape %y {{.*}} into memref<120x19xf32, "gm">
 // CHECK:         scf.for %[[T:.*]] = %block to %c6 step %c24 {
 // CHECK-NEXT:      %[[I:.*]] = arith.divui %[[T]], %c3 : index
 // CHECK-NEXT:      %[[J:.*]] = arith.remui %[[T]], %c3 : index
@@ -16,13 +16,13 @@
 // CHECK-NEXT:      %[[BROW:.*]] = arith.muli %[[J]], %c33 : index
 // CHECK-NEXT:      ascend.wait_flag MTE1 -> MTE2 id 0
 // CHECK-NEXT:      %[[AT:.*]] = memref.subview %[[A]][%[[AROW]], 0] [16, 33] [1, 1]
-// CHECK-NEXT:      ascend.copy %[[AT]], %l1a0 {pad} : memref<16x33xf32, strided<[33, 1], offset: ?>, #ascend.space<gm>> to memref<16x48xf32, #ascend.space<l1>>
+// CHECK-NEXT:      ascend.copy %[[AT]], %l1a0 {pad} : memref<16x33xf32, strided<[33, 1], offset: ?>, "gm"> to memref<16x48xf32, "l1">
 // CHECK-NEXT:      %[[BT:.*]] = memref.subview %[[B]][%[[BROW]], 0] [33, 16] [1, 1]
-// CHECK-NEXT:      ascend.copy %[[BT]], %l1b0 {pad} : memref<33x16xf32, strided<[19, 1], offset: ?>, #ascend.space<gm>> to memref<48x16xf32, #ascend.space<l1>>
+// CHECK-NEXT:      ascend.copy %[[BT]], %l1b0 {pad} : memref<33x16xf32, strided<[19, 1], offset: ?>, "gm"> to memref<48x16xf32, "l1">
 // fp32 inputs run the cube in fp32 mode.
-// CHECK:           ascend.mmad %l0a0, %l0b0, %l0c {init} : memref<16x48xf32, #ascend.space<l0a>>, memref<48x16xf32, #ascend.space<l0b>>, memref<16x16xf32, #ascend.space<l0c>>
+// CHECK:           ascend.mmad %l0a0, %l0b0, %l0c {init} : memref<16x48xf32, "l0a">, memref<48x16xf32, "l0b">, memref<16x16xf32, "l0c">
 // CHECK:           %[[YT:.*]] = memref.subview %[[Y]][%{{.*}}, 0] [16, 16] [1, 1]
-// CHECK-NEXT:      ascend.copy %l0c, %[[YT]] : memref<16x16xf32, #ascend.space<l0c>>
+// CHECK-NEXT:      ascend.copy %l0c, %[[YT]] : memref<16x16xf32, "l0c">
 func.func @batched(%a: tensor<2x3x20x33xf32> {onnx.name = "a"}, %b: tensor<1x3x33x19xf32> {onnx.name = "b"}) -> (tensor<2x3x20x19xf32> {onnx.name = "y"}) {
   %y = graph.matmul %a, %b : (tensor<2x3x20x33xf32>, tensor<1x3x33x19xf32>) -> tensor<2x3x20x19xf32> loc("bmm")
   func.return %y : tensor<2x3x20x19xf32>
@@ -35,7 +35,7 @@ func.func @batched(%a: tensor<2x3x20x33xf32> {onnx.name = "a"}, %b: tensor<1x3x3
 // blocks, each tile a row block of the stacked x.
 // CHECK-LABEL: ascend.kernel @{{(tall_)?}}k0_proj(
 // CHECK-SAME:    block_dim = 12 : i64
-// CHECK:         %[[X:.*]] = memref.collapse_shape %x {{.*}} into memref<32x64xf16, #ascend.space<gm>>
+// CHECK:         %[[X:.*]] = memref.collapse_shape %x {{.*}} into memref<32x64xf16, "gm">
 // CHECK:         scf.for %[[T:.*]] = %block to %c12 step %c12 {
 // CHECK-NEXT:      %[[I:.*]] = arith.divui %[[T]], %c6 : index
 // CHECK-NEXT:      %[[J:.*]] = arith.remui %[[T]], %c6 : index

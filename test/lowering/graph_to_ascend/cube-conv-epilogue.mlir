@@ -6,36 +6,36 @@
 // epilogue brings it back to ub with the bias column, broadcasts the bias over
 // the pixels, adds, applies relu and stores; each pipe hand-over has its flag.
 // CHECK-LABEL: ascend.kernel @{{(conv_bias_relu_)?}}k0_conv(
-// CHECK-SAME:    %b: memref<16xf32, #ascend.space<gm>>, %r: memref<1x16x7x7xf32, #ascend.space<gm>>)
+// CHECK-SAME:    %b: memref<16xf32, "gm">, %r: memref<1x16x7x7xf32, "gm">)
 // CHECK-SAME:    attributes {block_dim = 7 : i64, core_type = "mix", template = "conv"} {
-// CHECK:         %l0c = ascend.alloc {offset = 0 : i64} : memref<16x16xf32, #ascend.space<l0c>>
-// CHECK-NEXT:    %v0 = ascend.alloc {offset = 0 : i64} : memref<16x8xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %v1 = ascend.alloc {offset = 512 : i64} : memref<16x8xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %s0 = ascend.alloc {offset = 1024 : i64} : memref<16x8xf32, #ascend.space<ub>>
-// CHECK:         %[[OUT:.*]] = memref.collapse_shape %r {{.*}} into memref<16x49xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %[[BIAS:.*]] = memref.expand_shape %b {{.*}} into memref<16x1xf32, #ascend.space<gm>>
+// CHECK:         %l0c = ascend.alloc {offset = 0 : i64} : memref<16x16xf32, "l0c">
+// CHECK-NEXT:    %v0 = ascend.alloc {offset = 0 : i64} : memref<16x8xf32, "ub">
+// CHECK-NEXT:    %v1 = ascend.alloc {offset = 512 : i64} : memref<16x8xf32, "ub">
+// CHECK-NEXT:    %s0 = ascend.alloc {offset = 1024 : i64} : memref<16x8xf32, "ub">
+// CHECK:         %[[OUT:.*]] = memref.collapse_shape %r {{.*}} into memref<16x49xf32, "gm">
+// CHECK-NEXT:    %[[BIAS:.*]] = memref.expand_shape %b {{.*}} into memref<16x1xf32, "gm">
 // CHECK:         ascend.set_flag MTE3 -> MTE2 id 0
 // CHECK:         ascend.load3d
 // CHECK:         ascend.mmad
 // CHECK:         ascend.set_flag M -> FIX id 0
 // CHECK-NEXT:    ascend.wait_flag M -> FIX id 0
 // CHECK-NEXT:    %[[T:.*]] = memref.subview %[[OUT]][0, %{{.*}}] [16, 7] [1, 1]
-// CHECK-NEXT:    ascend.copy %l0c, %[[T]] {pad} : memref<16x16xf32, #ascend.space<l0c>> to memref<16x7xf32, strided<[49, 1], offset: ?>, #ascend.space<gm>>
+// CHECK-NEXT:    ascend.copy %l0c, %[[T]] {pad} : memref<16x16xf32, "l0c"> to memref<16x7xf32, strided<[49, 1], offset: ?>, "gm">
 // CHECK-NEXT:    ascend.set_flag FIX -> M id 0
 // CHECK-NEXT:    ascend.set_flag FIX -> MTE2 id 0
 // CHECK-NEXT:    ascend.wait_flag FIX -> MTE2 id 0
 // CHECK-NEXT:    ascend.wait_flag MTE3 -> MTE2 id 0
-// CHECK-NEXT:    ascend.copy %[[T]], %v0 {pad} : memref<16x7xf32, strided<[49, 1], offset: ?>, #ascend.space<gm>> to memref<16x8xf32, #ascend.space<ub>>
-// CHECK-NEXT:    ascend.copy %[[BIAS]], %s0 {pad} : memref<16x1xf32, #ascend.space<gm>> to memref<16x8xf32, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.copy %[[T]], %v0 {pad} : memref<16x7xf32, strided<[49, 1], offset: ?>, "gm"> to memref<16x8xf32, "ub">
+// CHECK-NEXT:    ascend.copy %[[BIAS]], %s0 {pad} : memref<16x1xf32, "gm"> to memref<16x8xf32, "ub">
 // CHECK-NEXT:    %[[COL:.*]] = memref.subview %s0[0, 0] [16, 1] [1, 1]
 // CHECK-NEXT:    ascend.set_flag MTE2 -> V id 0
 // CHECK-NEXT:    ascend.wait_flag MTE2 -> V id 0
-// CHECK-NEXT:    ascend.vbrcb %[[COL]], %v1 : memref<16x1xf32, strided<[8, 1]>, #ascend.space<ub>>, memref<16x8xf32, #ascend.space<ub>>
-// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<16x8xf32, #ascend.space<ub>>
-// CHECK-NEXT:    ascend.vrelu %v0, %v0 : memref<16x8xf32, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.vbrcb %[[COL]], %v1 : memref<16x1xf32, strided<[8, 1]>, "ub">, memref<16x8xf32, "ub">
+// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<16x8xf32, "ub">
+// CHECK-NEXT:    ascend.vrelu %v0, %v0 : memref<16x8xf32, "ub">
 // CHECK-NEXT:    ascend.set_flag V -> MTE3 id 0
 // CHECK-NEXT:    ascend.wait_flag V -> MTE3 id 0
-// CHECK-NEXT:    ascend.copy %v0, %[[T]] {pad} : memref<16x8xf32, #ascend.space<ub>> to memref<16x7xf32, strided<[49, 1], offset: ?>, #ascend.space<gm>>
+// CHECK-NEXT:    ascend.copy %v0, %[[T]] {pad} : memref<16x8xf32, "ub"> to memref<16x7xf32, strided<[49, 1], offset: ?>, "gm">
 // CHECK-NEXT:    ascend.set_flag MTE3 -> MTE2 id 0
 // CHECK-NEXT:  }
 // CHECK:         ascend.wait_flag MTE3 -> MTE2 id 0
@@ -63,8 +63,8 @@ func.func @conv_bias_relu(%x: tensor<1x8x14x14xf32> {onnx.name = "x"}) -> (tenso
 // relu on the way out of l0c), so the kernel stays a pure cube kernel.
 // CHECK-LABEL: ascend.kernel @{{(conv_relu_)?}}k0_conv(
 // CHECK-SAME:    core_type = "cube"
-// CHECK-NOT:     #ascend.space<ub>
-// CHECK:         ascend.copy %l0c, %{{.*}} {relu, pad} : memref<16x16xf32, #ascend.space<l0c>> to memref<16x14xf16, strided<[196, 1], offset: ?>, #ascend.space<gm>>
+// CHECK-NOT:     "ub"
+// CHECK:         ascend.copy %l0c, %{{.*}} {relu, pad} : memref<16x16xf32, "l0c"> to memref<16x14xf16, strided<[196, 1], offset: ?>, "gm">
 // CHECK-NOT:     ascend.v
 // CHECK:         ascend.return
 func.func @conv_relu(%x: tensor<1x8x14x14xf16> {onnx.name = "x"}) -> (tensor<1x16x14x14xf16> {onnx.name = "y"}) {
@@ -83,17 +83,17 @@ func.func @conv_relu(%x: tensor<1x8x14x14xf16> {onnx.name = "x"}) -> (tensor<1x1
 // ResNet's bottleneck end: conv + bias, sum with the shortcut, relu. The
 // shortcut tile comes from gm next to the staged tile; relu is in place.
 // CHECK-LABEL: ascend.kernel @{{(residual_)?}}k0_conv(
-// CHECK-SAME:    %s: memref<1x64x7x7xf32, #ascend.space<gm>>, %r: memref<1x64x7x7xf32, #ascend.space<gm>>)
+// CHECK-SAME:    %s: memref<1x64x7x7xf32, "gm">, %r: memref<1x64x7x7xf32, "gm">)
 // CHECK-SAME:    core_type = "mix"
-// CHECK:         %[[S:.*]] = memref.collapse_shape %s {{.*}} into memref<64x49xf32, #ascend.space<gm>>
+// CHECK:         %[[S:.*]] = memref.collapse_shape %s {{.*}} into memref<64x49xf32, "gm">
 // CHECK:         ascend.wait_flag MTE3 -> MTE2 id 0
 // CHECK-NEXT:    ascend.copy %[[T:.*]], %v0 {pad} : memref<32x7xf32
 // CHECK:         %[[ST:.*]] = memref.subview %[[S]]
-// CHECK-NEXT:    ascend.copy %[[ST]], %v2 {pad} : memref<32x7xf32, strided<[49, 1], offset: ?>, #ascend.space<gm>> to memref<32x8xf32, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.copy %[[ST]], %v2 {pad} : memref<32x7xf32, strided<[49, 1], offset: ?>, "gm"> to memref<32x8xf32, "ub">
 // CHECK:         ascend.vbrcb %{{.*}}, %v1
-// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<32x8xf32, #ascend.space<ub>>
-// CHECK-NEXT:    ascend.vadd %v0, %v2, %v0 : memref<32x8xf32, #ascend.space<ub>>
-// CHECK-NEXT:    ascend.vrelu %v0, %v0 : memref<32x8xf32, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<32x8xf32, "ub">
+// CHECK-NEXT:    ascend.vadd %v0, %v2, %v0 : memref<32x8xf32, "ub">
+// CHECK-NEXT:    ascend.vrelu %v0, %v0 : memref<32x8xf32, "ub">
 // CHECK:         ascend.copy %v0, %[[T]] {pad}
 func.func @residual(%x: tensor<1x32x7x7xf32> {onnx.name = "x"}, %s: tensor<1x64x7x7xf32> {onnx.name = "s"}) -> (tensor<1x64x7x7xf32> {onnx.name = "y"}) {
   %w = graph.constant dense<1.000000e-01> : tensor<64x32x1x1xf32> loc("w")
@@ -114,11 +114,11 @@ func.func @residual(%x: tensor<1x32x7x7xf32> {onnx.name = "x"}, %s: tensor<1x64x
 // channel concat, one K segment each (channels 0-15 from %pr_1, 16-31 from
 // %qr_1); the second segment's weights start at column 16.
 // CHECK-LABEL: ascend.kernel @{{(fire_)?}}k2_concat(
-// CHECK-SAME:    %pr: memref<1x16x8x8xf32, #ascend.space<gm>>, %qr: memref<1x16x8x8xf32, #ascend.space<gm>>, %w: memref<8x32x1x1xf32, #ascend.space<gm>>
+// CHECK-SAME:    %pr: memref<1x16x8x8xf32, "gm">, %qr: memref<1x16x8x8xf32, "gm">, %w: memref<8x32x1x1xf32, "gm">
 // CHECK-SAME:    template = "conv"
-// CHECK:         %[[P:.*]] = memref.collapse_shape %pr {{.*}} into memref<16x8x8xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %[[Q:.*]] = memref.collapse_shape %qr {{.*}} into memref<16x8x8xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %[[W:.*]] = memref.collapse_shape %w {{.*}} into memref<8x32xf32, #ascend.space<gm>>
+// CHECK:         %[[P:.*]] = memref.collapse_shape %pr {{.*}} into memref<16x8x8xf32, "gm">
+// CHECK-NEXT:    %[[Q:.*]] = memref.collapse_shape %qr {{.*}} into memref<16x8x8xf32, "gm">
+// CHECK-NEXT:    %[[W:.*]] = memref.collapse_shape %w {{.*}} into memref<8x32xf32, "gm">
 // CHECK:         memref.subview %[[P]][0, %{{.*}}, 0] [16, 1, 8] [1, 1, 1]
 // CHECK:         memref.subview %[[W]][0, 0] [8, 16] [1, 1]
 // CHECK:         ascend.mmad {{.*}} {init}

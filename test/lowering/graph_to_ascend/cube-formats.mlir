@@ -11,31 +11,31 @@
 // in ub as they lie ([C1, pixels, C0] tiles, no re-layout), the bias re-laid out to
 // [C1, 1, C0] and broadcast over the pixels.
 // CHECK-LABEL: ascend.kernel @k0_conv(
-// CHECK-SAME:    %w: memref<18x2x16x16xf16, #ascend.space<gm>>
-// CHECK-SAME:    %y: memref<1x2x8x8x16xf16, #ascend.space<gm>>
-// CHECK:         %l1fm0 = ascend.alloc {{.*}} : memref<2x4x8x16xf16, #ascend.space<l1>>
-// CHECK:         %v0 = ascend.alloc {{.*}} : memref<1x16x16xf16, #ascend.space<ub>>
-// CHECK:         %s0 = ascend.alloc {{.*}} : memref<1x1x16xf16, #ascend.space<ub>>
-// CHECK:         %[[Y:.*]] = memref.collapse_shape %y {{.*}} into memref<2x64x16xf16, #ascend.space<gm>>
-// CHECK:         ascend.copy %{{.*}}, %l1fm0 {layout = "nd2nc1hwc0"} : memref<32x4x8xf16, {{.*}}#ascend.space<gm>> to memref<2x4x8x16xf16, #ascend.space<l1>>
+// CHECK-SAME:    %w: memref<18x2x16x16xf16, "gm">
+// CHECK-SAME:    %y: memref<1x2x8x8x16xf16, "gm">
+// CHECK:         %l1fm0 = ascend.alloc {{.*}} : memref<2x4x8x16xf16, "l1">
+// CHECK:         %v0 = ascend.alloc {{.*}} : memref<1x16x16xf16, "ub">
+// CHECK:         %s0 = ascend.alloc {{.*}} : memref<1x1x16xf16, "ub">
+// CHECK:         %[[Y:.*]] = memref.collapse_shape %y {{.*}} into memref<2x64x16xf16, "gm">
+// CHECK:         ascend.copy %{{.*}}, %l1fm0 {layout = "nd2nc1hwc0"} : memref<32x4x8xf16, {{.*}}"gm"> to memref<2x4x8x16xf16, "l1">
 // CHECK:         %[[WT:.*]] = memref.subview %w[0, %{{.*}}, 0, 0] [18, 1, 16, 16] [1, 1, 1, 1]
-// CHECK-NEXT:    ascend.copy %[[WT]], %l1w0 {layout = "nz2nd"} : memref<18x1x16x16xf16, {{.*}} to memref<16x288xf16, #ascend.space<l1>>
-// CHECK:         ascend.load3d %l1fm0[%{{.*}}, %c0], %l0b0[%c0, %{{.*}}, %c0] {{{.*}}channels = 32 : i64} : memref<2x4x8x16xf16, #ascend.space<l1>> to memref<96x16xf16, #ascend.space<l0b>>
+// CHECK-NEXT:    ascend.copy %[[WT]], %l1w0 {layout = "nz2nd"} : memref<18x1x16x16xf16, {{.*}} to memref<16x288xf16, "l1">
+// CHECK:         ascend.load3d %l1fm0[%{{.*}}, %c0], %l0b0[%c0, %{{.*}}, %c0] {{{.*}}channels = 32 : i64} : memref<2x4x8x16xf16, "l1"> to memref<96x16xf16, "l0b">
 // CHECK:         %[[T:.*]] = memref.subview %[[Y]][%{{.*}}, %{{.*}}, 0] [1, 16, 16] [1, 1, 1]
-// CHECK-NEXT:    ascend.copy %l0c, %[[T]] {layout = "nd2nc1hwc0"} : memref<16x16xf32, #ascend.space<l0c>> to memref<1x16x16xf16, {{.*}}#ascend.space<gm>>
+// CHECK-NEXT:    ascend.copy %l0c, %[[T]] {layout = "nd2nc1hwc0"} : memref<16x16xf32, "l0c"> to memref<1x16x16xf16, {{.*}}"gm">
 // CHECK-NOT:     nc1hwc02nd
-// CHECK:         ascend.copy %[[T]], %v0 : memref<1x16x16xf16, {{.*}}#ascend.space<gm>> to memref<1x16x16xf16, #ascend.space<ub>>
-// CHECK:         ascend.copy %{{.*}}, %s0 {layout = "nd2nc1hwc0"} : memref<16x1xf16, {{.*}}#ascend.space<gm>> to memref<1x1x16xf16, #ascend.space<ub>>
-// CHECK:         ascend.vbrcb %s0, %v1 : memref<1x1x16xf16, #ascend.space<ub>>, memref<1x16x16xf16, #ascend.space<ub>>
-// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<1x16x16xf16, #ascend.space<ub>>
+// CHECK:         ascend.copy %[[T]], %v0 : memref<1x16x16xf16, {{.*}}"gm"> to memref<1x16x16xf16, "ub">
+// CHECK:         ascend.copy %{{.*}}, %s0 {layout = "nd2nc1hwc0"} : memref<16x1xf16, {{.*}}"gm"> to memref<1x1x16xf16, "ub">
+// CHECK:         ascend.vbrcb %s0, %v1 : memref<1x1x16xf16, "ub">, memref<1x16x16xf16, "ub">
+// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<1x16x16xf16, "ub">
 // CHECK-NEXT:    ascend.set_flag V -> MTE3
 // CHECK-NEXT:    ascend.wait_flag V -> MTE3
-// CHECK-NEXT:    ascend.copy %v0, %[[T]] : memref<1x16x16xf16, #ascend.space<ub>> to memref<1x16x16xf16, {{.*}}#ascend.space<gm>>
+// CHECK-NEXT:    ascend.copy %v0, %[[T]] : memref<1x16x16xf16, "ub"> to memref<1x16x16xf16, {{.*}}"gm">
 // NC1HWC0 in, NCHW out: the box is copied as it lies (l1's native format).
 // CHECK-LABEL: ascend.kernel @k1_conv(
-// CHECK:         ascend.copy %{{.*}}, %l1fm0 {layout = "nc1hwc0"} : memref<2x3x8x16xf16, strided<[1024, 128, 16, 1], offset: ?>, #ascend.space<gm>> to memref<2x3x8x16xf16, #ascend.space<l1>>
+// CHECK:         ascend.copy %{{.*}}, %l1fm0 {layout = "nc1hwc0"} : memref<2x3x8x16xf16, strided<[1024, 128, 16, 1], offset: ?>, "gm"> to memref<2x3x8x16xf16, "l1">
 // CHECK:         ascend.load3d %l1fm0
-// CHECK:         ascend.copy %l0c, %{{.*}} {pad} : memref<16x16xf32, #ascend.space<l0c>> to memref<16x8xf16, {{.*}}#ascend.space<gm>>
+// CHECK:         ascend.copy %l0c, %{{.*}} {pad} : memref<16x16xf32, "l0c"> to memref<16x8xf16, {{.*}}"gm">
 // CHECK-NOT:     ascend.reference
 func.func @main(%x: tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf16> {
   %w = graph.constant dense<5.000000e-01> : tensor<18x2x16x16xf16, #graph.format<FRACTAL_Z, NCHW, [32, 32, 3, 3]>>
@@ -51,8 +51,8 @@ func.func @main(%x: tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf16> {
 // A FRACTAL_NZ right matrix [64, 40] (stored [N1 = 3, K1 = 4, 16, 16]): each l1 chunk
 // takes its whole fractals, no padding copy.
 // CHECK-LABEL: ascend.kernel @k0_matmul(
-// CHECK-SAME:    %w: memref<3x4x16x16xf32, #ascend.space<gm>>
-// CHECK:         ascend.copy %{{.*}}, %l1b0 {layout = "nz2nd"} : memref<1x4x16x16xf32, {{.*}}#ascend.space<gm>> to memref<64x16xf32, #ascend.space<l1>>
+// CHECK-SAME:    %w: memref<3x4x16x16xf32, "gm">
+// CHECK:         ascend.copy %{{.*}}, %l1b0 {layout = "nz2nd"} : memref<1x4x16x16xf32, {{.*}}"gm"> to memref<64x16xf32, "l1">
 // CHECK:         ascend.mmad
 // CHECK-NOT:     ascend.reference
 func.func @main(%x: tensor<48x64xf32>) -> tensor<48x40xf32> {
@@ -67,11 +67,11 @@ func.func @main(%x: tensor<48x64xf32>) -> tensor<48x40xf32> {
 // formatted kernel: it runs on plain tensors, between trans_data kernels to its
 // operands' origin format and back (never a reference over storage arrays).
 // CHECK-LABEL: ascend.kernel @k0_trans_data(
-// CHECK-SAME:    %x: memref<1x2x8x8x16xf32, #ascend.space<gm>>, %{{.*}}: memref<1x32x8x8xf32, #ascend.space<gm>>)
+// CHECK-SAME:    %x: memref<1x2x8x8x16xf32, "gm">, %{{.*}}: memref<1x32x8x8xf32, "gm">)
 // CHECK:       ascend.kernel @k1_conv(
-// CHECK-SAME:    memref<1x32x8x8xf32, #ascend.space<gm>>, %w: memref<32x1x3x3xf32, #ascend.space<gm>>, %{{.*}}: memref<1x32x8x8xf32, #ascend.space<gm>>)
+// CHECK-SAME:    memref<1x32x8x8xf32, "gm">, %w: memref<32x1x3x3xf32, "gm">, %{{.*}}: memref<1x32x8x8xf32, "gm">)
 // CHECK:       ascend.kernel @k2_trans_data(
-// CHECK-SAME:    memref<1x32x8x8xf32, #ascend.space<gm>>, %{{.*}}: memref<1x2x8x8x16xf32, #ascend.space<gm>>)
+// CHECK-SAME:    memref<1x32x8x8xf32, "gm">, %{{.*}}: memref<1x2x8x8x16xf32, "gm">)
 // CHECK:       ascend.launch @k0_trans_data on %stream(%x, %[[P:.*]]) :
 // CHECK:       ascend.launch @k1_conv on %stream(%[[P]], %w, %[[Q:.*]]) :
 // CHECK-NEXT:  ascend.launch @k2_trans_data on %stream(%[[Q]], %y) :

@@ -8,56 +8,56 @@
 // product in y, MTE2 brings it and the row of c into ub, V scales, broadcasts
 // and adds, MTE3 writes y.
 // CHECK-LABEL: ascend.kernel @{{(gemm_)?}}k0_fc(
-// CHECK-SAME:    %a: memref<70x45xf32, #ascend.space<gm>>, %b: memref<38x70xf32, #ascend.space<gm>>, %c: memref<38xf32, #ascend.space<gm>>, %y: memref<45x38xf32, #ascend.space<gm>>)
+// CHECK-SAME:    %a: memref<70x45xf32, "gm">, %b: memref<38x70xf32, "gm">, %c: memref<38xf32, "gm">, %y: memref<45x38xf32, "gm">)
 // CHECK-SAME:    attributes {block_dim = 9 : i64, core_type = "mix", template = "matmul"} {
-// CHECK-NEXT:    %l1a0 = ascend.alloc {offset = 0 : i64} : memref<80x16xf32, #ascend.space<l1>>
-// CHECK:         %l1b0 = ascend.alloc {offset = 10240 : i64} : memref<16x80xf32, #ascend.space<l1>>
-// CHECK:         %l0a0 = ascend.alloc {offset = 0 : i64} : memref<16x80xf32, #ascend.space<l0a>>
-// CHECK:         %l0b0 = ascend.alloc {offset = 0 : i64} : memref<80x16xf32, #ascend.space<l0b>>
-// CHECK:         %l0c = ascend.alloc {offset = 0 : i64} : memref<16x16xf32, #ascend.space<l0c>>
-// CHECK-NEXT:    %v0 = ascend.alloc {offset = 0 : i64} : memref<16x16xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %v1 = ascend.alloc {offset = 1024 : i64} : memref<16x16xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %s0 = ascend.alloc {offset = 2048 : i64} : memref<1x16xf32, #ascend.space<ub>>
+// CHECK-NEXT:    %l1a0 = ascend.alloc {offset = 0 : i64} : memref<80x16xf32, "l1">
+// CHECK:         %l1b0 = ascend.alloc {offset = 10240 : i64} : memref<16x80xf32, "l1">
+// CHECK:         %l0a0 = ascend.alloc {offset = 0 : i64} : memref<16x80xf32, "l0a">
+// CHECK:         %l0b0 = ascend.alloc {offset = 0 : i64} : memref<80x16xf32, "l0b">
+// CHECK:         %l0c = ascend.alloc {offset = 0 : i64} : memref<16x16xf32, "l0c">
+// CHECK-NEXT:    %v0 = ascend.alloc {offset = 0 : i64} : memref<16x16xf32, "ub">
+// CHECK-NEXT:    %v1 = ascend.alloc {offset = 1024 : i64} : memref<16x16xf32, "ub">
+// CHECK-NEXT:    %s0 = ascend.alloc {offset = 2048 : i64} : memref<1x16xf32, "ub">
 // CHECK-DAG:     %[[ALPHA:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK-DAG:     %[[BETA:.*]] = arith.constant 2.000000e+00 : f32
-// CHECK:         %[[C:.*]] = memref.expand_shape %c {{.*}} into memref<1x38xf32, #ascend.space<gm>>
+// CHECK:         %[[C:.*]] = memref.expand_shape %c {{.*}} into memref<1x38xf32, "gm">
 // CHECK:         ascend.set_flag MTE3 -> MTE2 id 0
 // CHECK:         scf.for
 // CHECK:           %[[AT:.*]] = memref.subview %a[0, %[[M0:.*]]] [70, 16] [1, 1]
-// CHECK-NEXT:      ascend.copy %[[AT]], %l1a0 {pad} : memref<70x16xf32, strided<[45, 1], offset: ?>, #ascend.space<gm>> to memref<80x16xf32, #ascend.space<l1>>
+// CHECK-NEXT:      ascend.copy %[[AT]], %l1a0 {pad} : memref<70x16xf32, strided<[45, 1], offset: ?>, "gm"> to memref<80x16xf32, "l1">
 // CHECK-NEXT:      %[[BT:.*]] = memref.subview %b[%[[N0:.*]], 0] [16, 70] [1, 1]
-// CHECK-NEXT:      ascend.copy %[[BT]], %l1b0 {pad} : memref<16x70xf32, strided<[70, 1], offset: ?>, #ascend.space<gm>> to memref<16x80xf32, #ascend.space<l1>>
-// CHECK:           ascend.copy %l1a0, %l0a0 {transpose} : memref<80x16xf32, #ascend.space<l1>> to memref<16x80xf32, #ascend.space<l0a>>
-// CHECK-NEXT:      ascend.copy %l1b0, %l0b0 {transpose} : memref<16x80xf32, #ascend.space<l1>> to memref<80x16xf32, #ascend.space<l0b>>
+// CHECK-NEXT:      ascend.copy %[[BT]], %l1b0 {pad} : memref<16x70xf32, strided<[70, 1], offset: ?>, "gm"> to memref<16x80xf32, "l1">
+// CHECK:           ascend.copy %l1a0, %l0a0 {transpose} : memref<80x16xf32, "l1"> to memref<16x80xf32, "l0a">
+// CHECK-NEXT:      ascend.copy %l1b0, %l0b0 {transpose} : memref<16x80xf32, "l1"> to memref<80x16xf32, "l0b">
 // CHECK:           ascend.mmad %l0a0, %l0b0, %l0c {init}
 // CHECK:           ascend.set_flag M -> FIX id 0
 // CHECK-NEXT:      ascend.wait_flag M -> FIX id 0
 // CHECK-NEXT:      %[[YT:.*]] = memref.subview %y[%[[M0]], %[[N0]]] [16, 16] [1, 1]
-// CHECK-NEXT:      ascend.copy %l0c, %[[YT]] : memref<16x16xf32, #ascend.space<l0c>>
+// CHECK-NEXT:      ascend.copy %l0c, %[[YT]] : memref<16x16xf32, "l0c">
 // CHECK-NEXT:      ascend.set_flag FIX -> M id 0
 // CHECK-NEXT:      ascend.set_flag FIX -> MTE2 id 0
 // CHECK-NEXT:      ascend.wait_flag FIX -> MTE2 id 0
 // CHECK-NEXT:      ascend.wait_flag MTE3 -> MTE2 id 0
-// CHECK-NEXT:      ascend.copy %[[YT]], %v0 : memref<16x16xf32, strided<[38, 1], offset: ?>, #ascend.space<gm>> to memref<16x16xf32, #ascend.space<ub>>
+// CHECK-NEXT:      ascend.copy %[[YT]], %v0 : memref<16x16xf32, strided<[38, 1], offset: ?>, "gm"> to memref<16x16xf32, "ub">
 // CHECK-NEXT:      %[[CT:.*]] = memref.subview %[[C]][0, %[[N0]]] [1, 16] [1, 1]
-// CHECK-NEXT:      ascend.copy %[[CT]], %s0 : memref<1x16xf32, strided<[38, 1], offset: ?>, #ascend.space<gm>> to memref<1x16xf32, #ascend.space<ub>>
+// CHECK-NEXT:      ascend.copy %[[CT]], %s0 : memref<1x16xf32, strided<[38, 1], offset: ?>, "gm"> to memref<1x16xf32, "ub">
 // CHECK-NEXT:      ascend.set_flag MTE2 -> V id 0
 // CHECK-NEXT:      ascend.wait_flag MTE2 -> V id 0
-// CHECK-NEXT:      ascend.vbrcb %s0, %v1 : memref<1x16xf32, #ascend.space<ub>>, memref<16x16xf32, #ascend.space<ub>>
+// CHECK-NEXT:      ascend.vbrcb %s0, %v1 : memref<1x16xf32, "ub">, memref<16x16xf32, "ub">
 // CHECK-NEXT:      ascend.vmuls %v0, %[[ALPHA]], %v0
 // CHECK-NEXT:      ascend.vmuls %v1, %[[BETA]], %v1
-// CHECK-NEXT:      ascend.vadd %v0, %v1, %v0 : memref<16x16xf32, #ascend.space<ub>>
+// CHECK-NEXT:      ascend.vadd %v0, %v1, %v0 : memref<16x16xf32, "ub">
 // CHECK-NEXT:      ascend.set_flag V -> MTE3 id 0
 // CHECK-NEXT:      ascend.wait_flag V -> MTE3 id 0
-// CHECK-NEXT:      ascend.copy %v0, %[[YT]] : memref<16x16xf32, #ascend.space<ub>> to memref<16x16xf32, strided<[38, 1], offset: ?>, #ascend.space<gm>>
+// CHECK-NEXT:      ascend.copy %v0, %[[YT]] : memref<16x16xf32, "ub"> to memref<16x16xf32, strided<[38, 1], offset: ?>, "gm">
 // CHECK-NEXT:      ascend.set_flag MTE3 -> MTE2 id 0
 // CHECK-NEXT:    }
 // The edge tiles: only the valid columns are staged, read back (zero-padded to a
 // 32-byte row in ub) and stored.
 // CHECK:           %[[YE:.*]] = memref.subview %y[%{{.*}}, 32] [16, 6] [1, 1]
-// CHECK-NEXT:      ascend.copy %l0c, %[[YE]] {pad} : memref<16x16xf32, #ascend.space<l0c>> to memref<16x6xf32
-// CHECK:           ascend.copy %[[YE]], %{{.*}} {pad} : memref<16x6xf32, strided<[38, 1], offset: ?>, #ascend.space<gm>> to memref<16x8xf32, strided<[16, 1]>, #ascend.space<ub>>
-// CHECK:           ascend.copy %{{.*}}, %[[YE]] {pad} : memref<16x8xf32, strided<[16, 1]>, #ascend.space<ub>> to memref<16x6xf32
+// CHECK-NEXT:      ascend.copy %l0c, %[[YE]] {pad} : memref<16x16xf32, "l0c"> to memref<16x6xf32
+// CHECK:           ascend.copy %[[YE]], %{{.*}} {pad} : memref<16x6xf32, strided<[38, 1], offset: ?>, "gm"> to memref<16x8xf32, strided<[16, 1]>, "ub">
+// CHECK:           ascend.copy %{{.*}}, %[[YE]] {pad} : memref<16x8xf32, strided<[16, 1]>, "ub"> to memref<16x6xf32
 // CHECK:         ascend.wait_flag MTE1 -> MTE2 id 1
 // CHECK-NEXT:    ascend.wait_flag M -> MTE1 id 1
 // CHECK-NEXT:    ascend.wait_flag FIX -> M id 0

@@ -8,37 +8,37 @@
 // the bias (the add's left operand) is one row broadcast over the tile. Three
 // ub tiles suffice: values are written in place once their last reader ran.
 // CHECK-LABEL: ascend.kernel @{{(ffn_)?}}k0_fc1(
-// CHECK-SAME:    %b: memref<256xf32, #ascend.space<gm>>, %s2: memref<f32, #ascend.space<gm>>, %one: memref<f32, #ascend.space<gm>>, %half: memref<f32, #ascend.space<gm>>, %y: memref<1x16x256xf32, #ascend.space<gm>>)
+// CHECK-SAME:    %b: memref<256xf32, "gm">, %s2: memref<f32, "gm">, %one: memref<f32, "gm">, %half: memref<f32, "gm">, %y: memref<1x16x256xf32, "gm">)
 // CHECK-SAME:    attributes {block_dim = 16 : i64, core_type = "mix", template = "matmul"} {
-// CHECK:         %l0c = ascend.alloc {offset = 0 : i64} : memref<16x16xf32, #ascend.space<l0c>>
-// CHECK-NEXT:    %v0 = ascend.alloc {offset = 0 : i64} : memref<16x16xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %v1 = ascend.alloc {offset = 1024 : i64} : memref<16x16xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %s0 = ascend.alloc {offset = 2048 : i64} : memref<1x16xf32, #ascend.space<ub>>
+// CHECK:         %l0c = ascend.alloc {offset = 0 : i64} : memref<16x16xf32, "l0c">
+// CHECK-NEXT:    %v0 = ascend.alloc {offset = 0 : i64} : memref<16x16xf32, "ub">
+// CHECK-NEXT:    %v1 = ascend.alloc {offset = 1024 : i64} : memref<16x16xf32, "ub">
+// CHECK-NEXT:    %s0 = ascend.alloc {offset = 2048 : i64} : memref<1x16xf32, "ub">
 // CHECK-DAG:     %[[RSQRT2:.*]] = arith.constant 0.707106769 : f32
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK-DAG:     %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
-// CHECK:         %[[X:.*]] = memref.collapse_shape %x {{.*}} into memref<16x64xf32, #ascend.space<gm>>
-// CHECK:         %[[B:.*]] = memref.expand_shape %b {{.*}} into memref<1x256xf32, #ascend.space<gm>>
+// CHECK:         %[[X:.*]] = memref.collapse_shape %x {{.*}} into memref<16x64xf32, "gm">
+// CHECK:         %[[B:.*]] = memref.expand_shape %b {{.*}} into memref<1x256xf32, "gm">
 // CHECK:         scf.for
-// CHECK:           ascend.mmad %l0a0, %l0b0, %l0c {init} : memref<16x64xf32, #ascend.space<l0a>>, memref<64x16xf32, #ascend.space<l0b>>, memref<16x16xf32, #ascend.space<l0c>>
-// CHECK:           ascend.copy %l0c, %[[T:.*]] : memref<16x16xf32, #ascend.space<l0c>> to memref<16x16xf32, strided<[256, 1], offset: ?>, #ascend.space<gm>>
+// CHECK:           ascend.mmad %l0a0, %l0b0, %l0c {init} : memref<16x64xf32, "l0a">, memref<64x16xf32, "l0b">, memref<16x16xf32, "l0c">
+// CHECK:           ascend.copy %l0c, %[[T:.*]] : memref<16x16xf32, "l0c"> to memref<16x16xf32, strided<[256, 1], offset: ?>, "gm">
 // CHECK:           ascend.wait_flag FIX -> MTE2 id 0
 // CHECK-NEXT:      ascend.wait_flag MTE3 -> MTE2 id 0
 // CHECK-NEXT:      ascend.copy %[[T]], %v0
 // CHECK-NEXT:      %[[BT:.*]] = memref.subview %[[B]][0, %{{.*}}] [1, 16] [1, 1]
-// CHECK-NEXT:      ascend.copy %[[BT]], %s0 : memref<1x16xf32, strided<[256, 1], offset: ?>, #ascend.space<gm>> to memref<1x16xf32, #ascend.space<ub>>
+// CHECK-NEXT:      ascend.copy %[[BT]], %s0 : memref<1x16xf32, strided<[256, 1], offset: ?>, "gm"> to memref<1x16xf32, "ub">
 // CHECK-NEXT:      ascend.set_flag MTE2 -> V id 0
 // CHECK-NEXT:      ascend.wait_flag MTE2 -> V id 0
-// CHECK-NEXT:      ascend.vbrcb %s0, %v1 : memref<1x16xf32, #ascend.space<ub>>, memref<16x16xf32, #ascend.space<ub>>
-// CHECK-NEXT:      ascend.vadd %v1, %v0, %v1 : memref<16x16xf32, #ascend.space<ub>>
+// CHECK-NEXT:      ascend.vbrcb %s0, %v1 : memref<1x16xf32, "ub">, memref<16x16xf32, "ub">
+// CHECK-NEXT:      ascend.vadd %v1, %v0, %v1 : memref<16x16xf32, "ub">
 // CHECK-NEXT:      ascend.vmuls %v1, %[[RSQRT2]], %v0
-// CHECK-NEXT:      ascend.verf %v0, %v0 : memref<16x16xf32, #ascend.space<ub>>
+// CHECK-NEXT:      ascend.verf %v0, %v0 : memref<16x16xf32, "ub">
 // CHECK-NEXT:      ascend.vadds %v0, %[[ONE]], %v0
-// CHECK-NEXT:      ascend.vmul %v1, %v0, %v1 : memref<16x16xf32, #ascend.space<ub>>
+// CHECK-NEXT:      ascend.vmul %v1, %v0, %v1 : memref<16x16xf32, "ub">
 // CHECK-NEXT:      ascend.vmuls %v1, %[[HALF]], %v1
 // CHECK-NEXT:      ascend.set_flag V -> MTE3 id 0
 // CHECK-NEXT:      ascend.wait_flag V -> MTE3 id 0
-// CHECK-NEXT:      ascend.copy %v1, %[[T]] : memref<16x16xf32, #ascend.space<ub>> to memref<16x16xf32, strided<[256, 1], offset: ?>, #ascend.space<gm>>
+// CHECK-NEXT:      ascend.copy %v1, %[[T]] : memref<16x16xf32, "ub"> to memref<16x16xf32, strided<[256, 1], offset: ?>, "gm">
 // CHECK-NEXT:      ascend.set_flag MTE3 -> MTE2 id 0
 // CHECK:       func.func @ffn(
 // CHECK:         ascend.launch @{{(ffn_)?}}k0_fc1 on %stream(%x, %w, %b, %s2, %one, %half, %y)

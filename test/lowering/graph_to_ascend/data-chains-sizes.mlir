@@ -8,15 +8,15 @@
 // RUN: geir-opt %s -p convert-graph-to-ascend,ascend-plan-memory | filecheck %s
 
 // CHECK-LABEL: ascend.kernel @k0_heads(
-// CHECK:         %in_ub0 = ascend.alloc {offset = 0 : i64} : memref<128x1x96xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %out_ub0 = ascend.alloc {offset = 49152 : i64} : memref<1x128x96xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %in_ub1 = ascend.alloc {offset = 98304 : i64} : memref<128x1x96xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %out_ub1 = ascend.alloc {offset = 147456 : i64} : memref<1x128x96xf32, #ascend.space<ub>>
-// CHECK:         %in_ub0_1 = ascend.alloc {offset = 0 : i64} : memref<128x96xf32, #ascend.space<ub>>
-// CHECK:         %out_ub0_1 = ascend.alloc {offset = 49152 : i64} : memref<96x128xf32, #ascend.space<ub>>
-// CHECK:         %in_ub1_1 = ascend.alloc {offset = 98304 : i64} : memref<128x96xf32, #ascend.space<ub>>
-// CHECK:         %out_ub1_1 = ascend.alloc {offset = 147456 : i64} : memref<96x128xf32, #ascend.space<ub>>
-// CHECK:         %in_ub0_2 = ascend.alloc {offset = 0 : i64} : memref<128x1x96xf32, #ascend.space<ub>>
+// CHECK:         %in_ub0 = ascend.alloc {offset = 0 : i64} : memref<128x1x96xf32, "ub">
+// CHECK-NEXT:    %out_ub0 = ascend.alloc {offset = 49152 : i64} : memref<1x128x96xf32, "ub">
+// CHECK-NEXT:    %in_ub1 = ascend.alloc {offset = 98304 : i64} : memref<128x1x96xf32, "ub">
+// CHECK-NEXT:    %out_ub1 = ascend.alloc {offset = 147456 : i64} : memref<1x128x96xf32, "ub">
+// CHECK:         %in_ub0_1 = ascend.alloc {offset = 0 : i64} : memref<128x96xf32, "ub">
+// CHECK:         %out_ub0_1 = ascend.alloc {offset = 49152 : i64} : memref<96x128xf32, "ub">
+// CHECK:         %in_ub1_1 = ascend.alloc {offset = 98304 : i64} : memref<128x96xf32, "ub">
+// CHECK:         %out_ub1_1 = ascend.alloc {offset = 147456 : i64} : memref<96x128xf32, "ub">
+// CHECK:         %in_ub0_2 = ascend.alloc {offset = 0 : i64} : memref<128x1x96xf32, "ub">
 // CHECK:         ascend.vtranspose %in_ub0, %out_ub0 {perm = array<i64: 1, 0, 2>}
 // CHECK:         ascend.pipe_barrier ALL
 // CHECK:         scf.if

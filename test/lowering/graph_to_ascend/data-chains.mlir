@@ -12,16 +12,16 @@
 // (1, 0, 2) in ub. One kernel, three transfers, nothing between them in gm; a permuting
 // transfer is no byte copy (no geir.byte_copies).
 // CHECK-LABEL: ascend.kernel @k0_unsqueeze(
-// CHECK-SAME:    %a: memref<4x1x96xf32, #ascend.space<gm>>
-// CHECK-SAME:    %o0: memref<1x2x4x16xf32, #ascend.space<gm>>, %o1: memref<1x2x4x16xf32, #ascend.space<gm>>, %o2: memref<1x2x4x16xf32, #ascend.space<gm>>)
+// CHECK-SAME:    %a: memref<4x1x96xf32, "gm">
+// CHECK-SAME:    %o0: memref<1x2x4x16xf32, "gm">, %o1: memref<1x2x4x16xf32, "gm">, %o2: memref<1x2x4x16xf32, "gm">)
 // CHECK-SAME:    attributes {block_dim = 1 : i64, core_type = "vector", template = "data"} {
-// CHECK:         %[[X:.*]] = memref.expand_shape %{{.*}} output_shape [4, 6, 16] : memref<4x96xf32, #ascend.space<gm>> into memref<4x6x16xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %[[Q:.*]] = memref.subview %[[X]][0, 0, 0] [4, 2, 16] [1, 1, 1] : memref<4x6x16xf32, #ascend.space<gm>> to memref<4x2x16xf32, strided<[96, 16, 1]>, #ascend.space<gm>>
-// CHECK-NEXT:    %[[QO:.*]] = memref.collapse_shape %o0 {{.*}} into memref<2x4x16xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %[[K:.*]] = memref.subview %[[X]][0, 2, 0] [4, 2, 16] [1, 1, 1] : memref<4x6x16xf32, #ascend.space<gm>> to memref<4x2x16xf32, strided<[96, 16, 1], offset: 32>, #ascend.space<gm>>
-// CHECK-NEXT:    %[[KO:.*]] = memref.collapse_shape %o1 {{.*}} into memref<2x4x16xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %[[V:.*]] = memref.subview %[[X]][0, 4, 0] [4, 2, 16] [1, 1, 1] : memref<4x6x16xf32, #ascend.space<gm>> to memref<4x2x16xf32, strided<[96, 16, 1], offset: 64>, #ascend.space<gm>>
-// CHECK-NEXT:    %[[VO:.*]] = memref.collapse_shape %o2 {{.*}} into memref<2x4x16xf32, #ascend.space<gm>>
+// CHECK:         %[[X:.*]] = memref.expand_shape %{{.*}} output_shape [4, 6, 16] : memref<4x96xf32, "gm"> into memref<4x6x16xf32, "gm">
+// CHECK-NEXT:    %[[Q:.*]] = memref.subview %[[X]][0, 0, 0] [4, 2, 16] [1, 1, 1] : memref<4x6x16xf32, "gm"> to memref<4x2x16xf32, strided<[96, 16, 1]>, "gm">
+// CHECK-NEXT:    %[[QO:.*]] = memref.collapse_shape %o0 {{.*}} into memref<2x4x16xf32, "gm">
+// CHECK-NEXT:    %[[K:.*]] = memref.subview %[[X]][0, 2, 0] [4, 2, 16] [1, 1, 1] : memref<4x6x16xf32, "gm"> to memref<4x2x16xf32, strided<[96, 16, 1], offset: 32>, "gm">
+// CHECK-NEXT:    %[[KO:.*]] = memref.collapse_shape %o1 {{.*}} into memref<2x4x16xf32, "gm">
+// CHECK-NEXT:    %[[V:.*]] = memref.subview %[[X]][0, 4, 0] [4, 2, 16] [1, 1, 1] : memref<4x6x16xf32, "gm"> to memref<4x2x16xf32, strided<[96, 16, 1], offset: 64>, "gm">
+// CHECK-NEXT:    %[[VO:.*]] = memref.collapse_shape %o2 {{.*}} into memref<2x4x16xf32, "gm">
 // CHECK:         ascend.copy %[[Q]], %in_ub
 // CHECK:         ascend.vtranspose %in_ub, %out_ub {perm = array<i64: 1, 0, 2>}
 // CHECK:         ascend.copy %out_ub, %[[QO]]
@@ -73,9 +73,9 @@ func.func @qkv(%x: tensor<4x1x96xf32>) -> (tensor<1x2x4x16xf32>, tensor<1x2x4x16
 // A transpose of a slice with step 2 on the outer axis: the subview of the input as it lies
 // reads every second [6, 32] plane, the vtranspose puts the 6 in front.
 // CHECK-LABEL: ascend.kernel @k0_slice(
-// CHECK:         %[[S:.*]] = memref.subview %a[0, 0, 0] [3, 6, 32] [2, 1, 1] : memref<5x6x32xf32, #ascend.space<gm>> to memref<3x6x32xf32, strided<[384, 32, 1]>, #ascend.space<gm>>
+// CHECK:         %[[S:.*]] = memref.subview %a[0, 0, 0] [3, 6, 32] [2, 1, 1] : memref<5x6x32xf32, "gm"> to memref<3x6x32xf32, strided<[384, 32, 1]>, "gm">
 // CHECK:         ascend.copy %[[S]], %in_ub
-// CHECK:         ascend.vtranspose %in_ub, %out_ub {perm = array<i64: 1, 0, 2>} : memref<3x6x32xf32, #ascend.space<ub>>, memref<6x3x32xf32, #ascend.space<ub>>
+// CHECK:         ascend.vtranspose %in_ub, %out_ub {perm = array<i64: 1, 0, 2>} : memref<3x6x32xf32, "ub">, memref<6x3x32xf32, "ub">
 // CHECK:         ascend.copy %out_ub, %t
 // CHECK:       func.func @slice_transpose(
 // CHECK:         ascend.launch @k0_slice
@@ -101,7 +101,7 @@ func.func @slice_transpose(%x: tensor<5x6x32xf32>) -> tensor<6x3x32xf32> {
 // for ascend-elide-copies.
 // CHECK-LABEL: ascend.kernel @k0_rows(
 // CHECK-SAME:    geir.byte_copies = [array<i64: 6, 0, 0, 768, 512>]
-// CHECK:         memref.subview %{{.*}}[192] [128] [1] : memref<512xf32, #ascend.space<gm>> to memref<128xf32, strided<[1], offset: 192>, #ascend.space<gm>>
+// CHECK:         memref.subview %{{.*}}[192] [128] [1] : memref<512xf32, "gm"> to memref<128xf32, strided<[1], offset: 192>, "gm">
 // CHECK-NOT:     ascend.vtranspose
 // CHECK:         ascend.return
 func.func @rows(%x: tensor<8x4x16xf32>) -> tensor<2x64xf32> {

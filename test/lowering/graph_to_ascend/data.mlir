@@ -7,14 +7,14 @@
 // reuses the ub bytes of the first). With two images the pieces are not one run of bytes
 // each, so the kernel has no geir.byte_copies (the attributes end with the template).
 // CHECK-LABEL: ascend.kernel @k0_concat(
-// CHECK-SAME:    %a: memref<2x3x4x4xf32, #ascend.space<gm>>, %b: memref<2x5x4x4xf32, #ascend.space<gm>>, %y: memref<2x8x4x4xf32, #ascend.space<gm>>)
+// CHECK-SAME:    %a: memref<2x3x4x4xf32, "gm">, %b: memref<2x5x4x4xf32, "gm">, %y: memref<2x8x4x4xf32, "gm">)
 // CHECK-SAME:    attributes {block_dim = 1 : i64, core_type = "vector", template = "data"}
-// CHECK:         %in_ub = ascend.alloc {offset = 0 : i64} : memref<2x48xf32, #ascend.space<ub>>
-// CHECK:         %in_ub_1 = ascend.alloc {offset = 0 : i64} : memref<2x80xf32, #ascend.space<ub>>
-// CHECK:         %[[Y:.*]] = memref.collapse_shape %y {{.*}} into memref<2x128xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %[[A:.*]] = memref.collapse_shape %a {{.*}} into memref<2x48xf32, #ascend.space<gm>>
+// CHECK:         %in_ub = ascend.alloc {offset = 0 : i64} : memref<2x48xf32, "ub">
+// CHECK:         %in_ub_1 = ascend.alloc {offset = 0 : i64} : memref<2x80xf32, "ub">
+// CHECK:         %[[Y:.*]] = memref.collapse_shape %y {{.*}} into memref<2x128xf32, "gm">
+// CHECK-NEXT:    %[[A:.*]] = memref.collapse_shape %a {{.*}} into memref<2x48xf32, "gm">
 // CHECK-NEXT:    %[[YA:.*]] = memref.subview %[[Y]][0, 0] [2, 48] [1, 1]
-// CHECK-NEXT:    %[[B:.*]] = memref.collapse_shape %b {{.*}} into memref<2x80xf32, #ascend.space<gm>>
+// CHECK-NEXT:    %[[B:.*]] = memref.collapse_shape %b {{.*}} into memref<2x80xf32, "gm">
 // CHECK-NEXT:    %[[YB:.*]] = memref.subview %[[Y]][0, 48] [2, 80] [1, 1]
 // CHECK:         ascend.copy %[[A]], %in_ub
 // CHECK-NEXT:    ascend.set_flag MTE2 -> MTE3 id 0
@@ -45,7 +45,7 @@ func.func @split(%x: tensor<6x12xf32>) -> (tensor<6x4xf32>, tensor<6x4xf32>, ten
 // slice with constant starts/ends/steps: the source is a strided view (rows every 2nd, the
 // innermost dim contiguous - DMA moves rows).
 // CHECK-LABEL: ascend.kernel @k0_slice(
-// CHECK:         %[[S:.*]] = memref.subview %x[1, 2] [4, 5] [2, 1] : memref<10x8xf32, #ascend.space<gm>> to memref<4x5xf32, strided<[16, 1], offset: 10>, #ascend.space<gm>>
+// CHECK:         %[[S:.*]] = memref.subview %x[1, 2] [4, 5] [2, 1] : memref<10x8xf32, "gm"> to memref<4x5xf32, strided<[16, 1], offset: 10>, "gm">
 // CHECK:         %[[U:.*]] = memref.subview %in_ub[0, 0] [4, 5] [1, 1]
 // CHECK-NEXT:    ascend.copy %[[S]], %[[U]]
 // CHECK:         ascend.copy %{{.*}}, %y
@@ -63,15 +63,15 @@ func.func @slice(%x: tensor<10x8xf32>) -> tensor<4x5xf32> {
 // transpose [2, 3, 4, 5] by (0, 2, 3, 1): dims 2 and 3 stay together, so it is the transpose
 // [2, 3, 20] -> [2, 20, 3] of a collapsed view, one vtranspose per box.
 // CHECK-LABEL: ascend.kernel @k0_transpose(
-// CHECK:         %[[X:.*]] = memref.collapse_shape %x {{.*}} into memref<2x3x20xf32, #ascend.space<gm>>
-// CHECK:         %[[Y:.*]] = memref.collapse_shape %y {{.*}} into memref<2x20x3xf32, #ascend.space<gm>>
-// CHECK:         %[[I:.*]] = memref.subview %in_ub[0, 0, 0] [2, 3, 20] [1, 1, 1] : memref<2x3x24xf32, #ascend.space<ub>> to memref<2x3x20xf32, strided<[72, 24, 1]>, #ascend.space<ub>>
+// CHECK:         %[[X:.*]] = memref.collapse_shape %x {{.*}} into memref<2x3x20xf32, "gm">
+// CHECK:         %[[Y:.*]] = memref.collapse_shape %y {{.*}} into memref<2x20x3xf32, "gm">
+// CHECK:         %[[I:.*]] = memref.subview %in_ub[0, 0, 0] [2, 3, 20] [1, 1, 1] : memref<2x3x24xf32, "ub"> to memref<2x3x20xf32, strided<[72, 24, 1]>, "ub">
 // CHECK-NEXT:    ascend.copy %[[X]], %[[I]]
 // CHECK-NEXT:    ascend.set_flag MTE2 -> V id 0
 // CHECK-NEXT:    ascend.wait_flag MTE2 -> V id 0
 // CHECK-NEXT:    %[[I2:.*]] = memref.subview %in_ub
 // CHECK-NEXT:    %[[O:.*]] = memref.subview %out_ub[0, 0, 0] [2, 20, 3] [1, 1, 1]
-// CHECK-NEXT:    ascend.vtranspose %[[I2]], %[[O]] {perm = array<i64: 0, 2, 1>} : memref<2x3x20xf32, strided<[72, 24, 1]>, #ascend.space<ub>>, memref<2x20x3xf32, strided<[160, 8, 1]>, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.vtranspose %[[I2]], %[[O]] {perm = array<i64: 0, 2, 1>} : memref<2x3x20xf32, strided<[72, 24, 1]>, "ub">, memref<2x20x3xf32, strided<[160, 8, 1]>, "ub">
 // CHECK-NEXT:    ascend.set_flag V -> MTE3 id 0
 // CHECK-NEXT:    ascend.wait_flag V -> MTE3 id 0
 // CHECK:         ascend.copy %{{.*}}, %[[Y]]
@@ -86,10 +86,10 @@ func.func @transpose(%x: tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32> {
 // one transpose are reshapes of the gm buffers, not copies; the transpose of [1, 2, 4, 16]
 // by (0, 2, 1, 3) is the [2, 4, 16] -> [4, 2, 16] one.
 // CHECK-LABEL: ascend.kernel @k0_shuffle(
-// CHECK:         %[[A:.*]] = memref.expand_shape %a {{.*}} into memref<1x2x4x4x4xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %[[O:.*]] = memref.expand_shape %o {{.*}} into memref<1x4x2x4x4xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %[[A2:.*]] = memref.collapse_shape %[[A]] {{.*}} into memref<2x4x16xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %[[O2:.*]] = memref.collapse_shape %[[O]] {{.*}} into memref<4x2x16xf32, #ascend.space<gm>>
+// CHECK:         %[[A:.*]] = memref.expand_shape %a {{.*}} into memref<1x2x4x4x4xf32, "gm">
+// CHECK-NEXT:    %[[O:.*]] = memref.expand_shape %o {{.*}} into memref<1x4x2x4x4xf32, "gm">
+// CHECK-NEXT:    %[[A2:.*]] = memref.collapse_shape %[[A]] {{.*}} into memref<2x4x16xf32, "gm">
+// CHECK-NEXT:    %[[O2:.*]] = memref.collapse_shape %[[O]] {{.*}} into memref<4x2x16xf32, "gm">
 // CHECK:         ascend.copy %[[A2]], %in_ub
 // CHECK:         ascend.vtranspose %in_ub, %out_ub {perm = array<i64: 1, 0, 2>}
 // CHECK:         ascend.copy %out_ub, %[[O2]]
@@ -119,12 +119,12 @@ func.func @shuffle(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
 // CHECK-NEXT:    %[[LEFT:.*]] = memref.subview %y[1, 0] [3, 2] [1, 1]
 // CHECK-NEXT:    %[[RIGHT:.*]] = memref.subview %y[1, 6] [3, 2] [1, 1]
 // CHECK-NEXT:    %[[INNER:.*]] = memref.subview %y[1, 2] [3, 4] [1, 1]
-// CHECK:         ascend.vdup %[[V]], %out_ub : f32, memref<1x8xf32, #ascend.space<ub>>
+// CHECK:         ascend.vdup %[[V]], %out_ub : f32, memref<1x8xf32, "ub">
 // CHECK:         ascend.copy %out_ub, %[[TOP]]
 // CHECK:         ascend.copy %{{.*}}, %[[BOTTOM]]
 // CHECK:         ascend.copy %{{.*}}, %[[LEFT]]
 // CHECK:         ascend.copy %{{.*}}, %[[RIGHT]]
-// CHECK:         ascend.copy %x, %{{.*}} : memref<3x4xf32, #ascend.space<gm>> to memref<3x4xf32, strided<[8, 1]>, #ascend.space<ub>>
+// CHECK:         ascend.copy %x, %{{.*}} : memref<3x4xf32, "gm"> to memref<3x4xf32, strided<[8, 1]>, "ub">
 // CHECK:         ascend.copy %{{.*}}, %[[INNER]]
 func.func @pad(%x: tensor<3x4xf32>) -> tensor<5x8xf32> {
   %pads = graph.constant dense<[1, 2, 1, 2]> : tensor<4xi64>
@@ -139,7 +139,7 @@ func.func @pad(%x: tensor<3x4xf32>) -> tensor<5x8xf32> {
 // from gm, negative indices wrapped), then the row copied.
 // CHECK-LABEL: ascend.kernel @k0_gather(
 // CHECK-SAME:    template = "gather"
-// CHECK:         %[[I:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<6xi64, #ascend.space<gm>>
+// CHECK:         %[[I:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<6xi64, "gm">
 // CHECK-NEXT:    %[[IX:.*]] = arith.index_cast %[[I]] : i64 to index
 // CHECK-NEXT:    %[[NEG:.*]] = arith.cmpi slt, %[[IX]], %c0 : index
 // CHECK-NEXT:    %[[W:.*]] = arith.addi %[[IX]], %c10 : index
@@ -157,10 +157,10 @@ func.func @gather(%table: tensor<10x16xf32>, %ids: tensor<2x3xi64>) -> tensor<2x
 // offset, bytes) lets ascend-elide-copies make them views.
 // CHECK-LABEL: ascend.kernel @k0_flat(
 // CHECK-SAME:    geir.byte_copies = [array<i64: 1, 0, 0, 0, 96>]
-// CHECK:         ascend.copy %{{.*}}, %in_ub : memref<24xf32, #ascend.space<gm>> to memref<24xf32, #ascend.space<ub>>
+// CHECK:         ascend.copy %{{.*}}, %in_ub : memref<24xf32, "gm"> to memref<24xf32, "ub">
 // CHECK-LABEL: ascend.kernel @k1_copy(
 // CHECK-LABEL: func.func @views(
-// CHECK-SAME:    %x: memref<2x3x4xf32, #ascend.space<gm>>, %y: memref<6x4xf32, #ascend.space<gm>> {ascend.output}, %[[Z:.*]]: memref<2x3x4xf32, #ascend.space<gm>> {ascend.output})
+// CHECK-SAME:    %x: memref<2x3x4xf32, "gm">, %y: memref<6x4xf32, "gm"> {ascend.output}, %[[Z:.*]]: memref<2x3x4xf32, "gm"> {ascend.output})
 // CHECK:         ascend.launch @k0_flat on %stream(%x, %y)
 // CHECK-NEXT:    ascend.launch @k1_copy on %stream(%x, %[[Z]])
 func.func @views(%x: tensor<2x3x4xf32>) -> (tensor<6x4xf32>, tensor<2x3x4xf32>) {

@@ -6,11 +6,11 @@
 // space is [2, 16, 40]; b is loaded as its [1, 16, 1] tile (rows padded to 8 f32 = 32
 // bytes) and broadcast with vbrcb; the scalar 0.5 folds into vmuls; the chain runs in place.
 // CHECK-LABEL: ascend.kernel @k0_add(
-// CHECK-SAME:    %xa: memref<2x16x40xf32, #ascend.space<gm>>, %ba: memref<16x1xf32, #ascend.space<gm>>, %half: memref<f32, #ascend.space<gm>>, %r: memref<2x16x40xf32, #ascend.space<gm>>)
+// CHECK-SAME:    %xa: memref<2x16x40xf32, "gm">, %ba: memref<16x1xf32, "gm">, %half: memref<f32, "gm">, %r: memref<2x16x40xf32, "gm">)
 // CHECK-SAME:    attributes {block_dim = 1 : i64, core_type = "vector", template = "row"}
-// CHECK-DAG:     %[[X:.*]] = ascend.alloc {offset = 0 : i64} : memref<2x16x40xf32, #ascend.space<ub>>
-// CHECK-DAG:     %[[B:.*]] = ascend.alloc {offset = 5120 : i64} : memref<1x16x8xf32, #ascend.space<ub>>
-// CHECK-DAG:     %[[T:.*]] = ascend.alloc {offset = 5632 : i64} : memref<2x16x40xf32, #ascend.space<ub>>
+// CHECK-DAG:     %[[X:.*]] = ascend.alloc {offset = 0 : i64} : memref<2x16x40xf32, "ub">
+// CHECK-DAG:     %[[B:.*]] = ascend.alloc {offset = 5120 : i64} : memref<1x16x8xf32, "ub">
+// CHECK-DAG:     %[[T:.*]] = ascend.alloc {offset = 5632 : i64} : memref<2x16x40xf32, "ub">
 // CHECK-DAG:     %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK:         %[[BG:.*]] = memref.expand_shape %ba {{\[}}[0 : i64, 1 : i64], [2 : i64]] output_shape [1, 16, 1]
 // CHECK:         ascend.set_flag MTE3 -> MTE2 id 0
@@ -20,7 +20,7 @@
 // CHECK-NEXT:    ascend.copy %[[BG]], %[[BV]]
 // CHECK-NEXT:    ascend.set_flag MTE2 -> V id 0
 // CHECK-NEXT:    ascend.wait_flag MTE2 -> V id 0
-// CHECK-NEXT:    ascend.vbrcb %[[BV]], %[[T]] : memref<1x16x1xf32, strided<[128, 8, 1]>, #ascend.space<ub>>, memref<2x16x40xf32, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.vbrcb %[[BV]], %[[T]] : memref<1x16x1xf32, strided<[128, 8, 1]>, "ub">, memref<2x16x40xf32, "ub">
 // CHECK-NEXT:    ascend.vadd %[[X]], %[[T]], %[[X]]
 // CHECK-NEXT:    ascend.vmuls %[[X]], %[[HALF]], %[[X]]
 // CHECK-NEXT:    ascend.vrelu %[[X]], %[[X]]
@@ -32,7 +32,7 @@
 // CHECK-NEXT:    ascend.return
 // CHECK-NEXT:  } loc(fused["add", "mul", "relu"])
 // CHECK-LABEL: func.func @chain(
-// CHECK-SAME:    %x: memref<2x16x40xf32, #ascend.space<gm>> {onnx.name = "x"}, %b: memref<16x1xf32, #ascend.space<gm>> {onnx.name = "b"}, %y: memref<2x16x40xf32, #ascend.space<gm>> {onnx.name = "y", ascend.output})
+// CHECK-SAME:    %x: memref<2x16x40xf32, "gm"> {onnx.name = "x"}, %b: memref<16x1xf32, "gm"> {onnx.name = "b"}, %y: memref<2x16x40xf32, "gm"> {onnx.name = "y", ascend.output})
 // CHECK-NEXT:    %stream = ascend.stream 0
 // CHECK-NEXT:    %half = ascend.constant dense<5.000000e-01> : tensor<f32>
 // CHECK-NEXT:    ascend.launch @k0_add on %stream(%x, %b, %half, %y)
@@ -60,9 +60,9 @@ func.func @chain(%x: tensor<2x16x40xf32> {onnx.name = "x"}, %b: tensor<16x1xf32>
 // ids 0 and 1, set before the loop, waited for after it).
 // CHECK-LABEL: ascend.kernel @k0_add(
 // CHECK-SAME:    attributes {block_dim = 48 : i64, core_type = "vector", template = "row"}
-// CHECK-DAG:     %s0b1 = ascend.alloc {offset = 0 : i64} : memref<1x11x1024xf32, #ascend.space<ub>>
-// CHECK-DAG:     %s0b2 = ascend.alloc {offset = 45056 : i64} : memref<1x11x8xf32, #ascend.space<ub>>
-// CHECK-DAG:     %s1b1 = ascend.alloc {offset = 90464 : i64} : memref<1x11x1024xf32, #ascend.space<ub>>
+// CHECK-DAG:     %s0b1 = ascend.alloc {offset = 0 : i64} : memref<1x11x1024xf32, "ub">
+// CHECK-DAG:     %s0b2 = ascend.alloc {offset = 45056 : i64} : memref<1x11x8xf32, "ub">
+// CHECK-DAG:     %s1b1 = ascend.alloc {offset = 90464 : i64} : memref<1x11x1024xf32, "ub">
 // CHECK:         %[[MAIN:.*]] = arith.cmpi ult, %block, %c46 : index
 // CHECK-NEXT:    scf.if %[[MAIN]] {
 // CHECK-NEXT:      ascend.set_flag MTE3 -> MTE2 id 0
@@ -105,7 +105,7 @@ func.func @chain(%x: tensor<2x16x40xf32> {onnx.name = "x"}, %b: tensor<16x1xf32>
 // Without double buffering one set of buffers may take all of ub: [1, 21, 1024] tiles,
 // 4 x 12 of them, one per block (no loop), and the tails.
 // SINGLE-LABEL: ascend.kernel @k0_add(
-// SINGLE:        %b1 = ascend.alloc {offset = 0 : i64} : memref<1x21x1024xf32, #ascend.space<ub>>
+// SINGLE:        %b1 = ascend.alloc {offset = 0 : i64} : memref<1x21x1024xf32, "ub">
 // SINGLE-NOT:    id 1
 // SINGLE-NOT:    scf.for
 // SINGLE:        memref.subview %xa[%{{.*}}, %{{.*}}, 0] [1, 21, 1024] [1, 1, 1]
@@ -128,14 +128,14 @@ func.func @wide(%x: tensor<4x256x1024xf32>, %b: tensor<256x1xf32>) -> tensor<4x2
 // CHECK:         ascend.vadds
 // CHECK-LABEL: ascend.kernel @k1_less(
 // CHECK:         ascend.vdup
-// CHECK:         ascend.vcmp {{.*}} {mode = "lt"} : memref<40xf32, #ascend.space<ub>>, memref<40xf32, #ascend.space<ub>>, memref<40xi1, strided<[1]>, #ascend.space<ub>>
+// CHECK:         ascend.vcmp {{.*}} {mode = "lt"} : memref<40xf32, "ub">, memref<40xf32, "ub">, memref<40xi1, strided<[1]>, "ub">
 // CHECK-LABEL: ascend.kernel @k2_where(
 // CHECK:         ascend.vselect
 // CHECK-LABEL: func.func @ops(
-// CHECK-SAME:    %workspace: memref<1024xi8, #ascend.space<gm>> {ascend.workspace})
-// CHECK:         %d = ascend.alloc {offset = 0 : i64} : memref<40xf32, #ascend.space<gm>>
+// CHECK-SAME:    %workspace: memref<1024xi8, "gm"> {ascend.workspace})
+// CHECK:         %d = ascend.alloc {offset = 0 : i64} : memref<40xf32, "gm">
 // CHECK-NEXT:    ascend.launch @k0_sub on %stream(%x, %one, %d)
-// CHECK:         %m = ascend.alloc {offset = 512 : i64} : memref<40xi1, #ascend.space<gm>>
+// CHECK:         %m = ascend.alloc {offset = 512 : i64} : memref<40xi1, "gm">
 // CHECK-NEXT:    ascend.launch @k1_less on %stream(%d, %zero, %m)
 // CHECK-NEXT:    ascend.launch @k2_where on %stream(%m, %x, %d, %y)
 func.func @ops(%x: tensor<40xf32>) -> tensor<40xf32> {

@@ -5,10 +5,10 @@
 // result index, node names), for geir-compare.
 // RUN: geir-opt %s --split-input-file -p convert-graph-to-ascend | filecheck %s
 
-// CHECK:       ascend.kernel @k1_conv(%a: memref<1x2x4x4x16xf32, #ascend.space<gm>>, %t: memref<1x32x4x4xf32, #ascend.space<gm>>)
+// CHECK:       ascend.kernel @k1_conv(%a: memref<1x2x4x4x16xf32, "gm">, %t: memref<1x32x4x4xf32, "gm">)
 // CHECK-SAME:    template = "layout"
 // CHECK:       } loc("conv")
-// CHECK:       ascend.kernel @k2_softmax(%t: memref<1x32x4x4xf32, #ascend.space<gm>>, %b: memref<1x32x4x4xf32, #ascend.space<gm>>, %m: memref<1x32x4x4xf32, #ascend.space<gm>>)
+// CHECK:       ascend.kernel @k2_softmax(%t: memref<1x32x4x4xf32, "gm">, %b: memref<1x32x4x4xf32, "gm">, %m: memref<1x32x4x4xf32, "gm">)
 // CHECK-NOT:     ascend.reference
 // CHECK-SAME:    geir.outputs = {{\[}}[0 : i64, "mul"]]
 // CHECK:       } loc(fused["softmax", "mul"])
@@ -33,7 +33,7 @@ func.func @main(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
 // No trans_data, and no template takes mul, add, transpose and exp at once: from each op in
 // order, the longest run a template takes is one kernel (mul + add), the rest alone (the
 // transpose and exp take no kernel together).
-// CHECK:       ascend.kernel @k0_mul(%a: {{.*}}, %b: {{.*}}, %s: memref<4x64x32xf32, #ascend.space<gm>>)
+// CHECK:       ascend.kernel @k0_mul(%a: {{.*}}, %b: {{.*}}, %s: memref<4x64x32xf32, "gm">)
 // CHECK-SAME:    geir.outputs = {{\[}}[0 : i64, "add"]]
 // CHECK:       } loc(fused["mul", "add"])
 // CHECK:       ascend.kernel @k1_transpose(

@@ -6,14 +6,14 @@
 // first use); each intermediate an ascend.alloc in the workspace, one after the other at
 // 512-byte aligned offsets; the kernels are launched in program order on stream 0.
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME:    %x: memref<4x100xf32, #ascend.space<gm>> {onnx.name = "x"},
-// CHECK-SAME:    %y: memref<4x100xf32, #ascend.space<gm>> {onnx.name = "y", ascend.output},
-// CHECK-SAME:    %workspace: memref<4096xi8, #ascend.space<gm>> {ascend.workspace})
+// CHECK-SAME:    %x: memref<4x100xf32, "gm"> {onnx.name = "x"},
+// CHECK-SAME:    %y: memref<4x100xf32, "gm"> {onnx.name = "y", ascend.output},
+// CHECK-SAME:    %workspace: memref<4096xi8, "gm"> {ascend.workspace})
 // CHECK-NEXT:    %stream = ascend.stream 0
-// CHECK-NEXT:    %e = ascend.alloc {offset = 0 : i64} : memref<4x100xf32, #ascend.space<gm>>
+// CHECK-NEXT:    %e = ascend.alloc {offset = 0 : i64} : memref<4x100xf32, "gm">
 // CHECK-NEXT:    ascend.launch @k0_exp on %stream(%x, %e)
 // CHECK-NEXT:    %w = ascend.constant dense<2.000000e+00> : tensor<100xf32>
-// CHECK-NEXT:    %m = ascend.alloc {offset = 2048 : i64} : memref<4x100xf32, #ascend.space<gm>>
+// CHECK-NEXT:    %m = ascend.alloc {offset = 2048 : i64} : memref<4x100xf32, "gm">
 // CHECK-NEXT:    ascend.launch @k1_mul on %stream(%e, %w, %m)
 // CHECK-NEXT:    ascend.launch @k2_add on %stream(%m, %x, %y)
 // CHECK-NEXT:    func.return
@@ -34,7 +34,7 @@ func.func @main(%x: tensor<4x100xf32> {onnx.name = "x"}) -> (tensor<4x100xf32> {
 // CHECK-LABEL: ascend.kernel @k2_copy(
 // CHECK-LABEL: ascend.kernel @k3_copy(
 // CHECK-LABEL: func.func @outputs(
-// CHECK-SAME:    %x: memref<8xf32, #ascend.space<gm>>, %r: memref<8xf32, #ascend.space<gm>> {ascend.output}, %[[R2:.*]]: memref<8xf32, #ascend.space<gm>> {ascend.output}, %[[X2:.*]]: memref<8xf32, #ascend.space<gm>> {ascend.output}, %[[C:.*]]: memref<8xf32, #ascend.space<gm>> {ascend.output})
+// CHECK-SAME:    %x: memref<8xf32, "gm">, %r: memref<8xf32, "gm"> {ascend.output}, %[[R2:.*]]: memref<8xf32, "gm"> {ascend.output}, %[[X2:.*]]: memref<8xf32, "gm"> {ascend.output}, %[[C:.*]]: memref<8xf32, "gm"> {ascend.output})
 // CHECK:         ascend.launch @k0_relu on %stream(%x, %r)
 // CHECK-NEXT:    ascend.launch @k1_copy on %stream(%r, %[[R2]])
 // CHECK-NEXT:    ascend.launch @k2_copy on %stream(%x, %[[X2]])
@@ -70,7 +70,7 @@ func.func @shapes(%x: tensor<2x3x4xf32>, %t: tensor<2x12xf32>) -> tensor<2x12xf3
 // CHECK-LABEL: ascend.kernel @k1_a(
 // CHECK-SAME:    template = "row"
 // CHECK-LABEL: func.func @split(
-// CHECK:         %t = ascend.alloc {offset = 0 : i64} : memref<8x4xf32, #ascend.space<gm>>
+// CHECK:         %t = ascend.alloc {offset = 0 : i64} : memref<8x4xf32, "gm">
 // CHECK-NEXT:    ascend.launch @k0_t on %stream(%x, %t)
 // CHECK-NEXT:    ascend.launch @k1_a on %stream(%t, %b, %{{.*}})
 func.func @split(%x: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<8x4xf32> {
@@ -88,9 +88,9 @@ func.func @split(%x: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<8x4xf32> {
 // An op no template handles yet runs its numpy semantics in one ascend.reference over whole gm
 // buffers, in a kernel marked `fallback` (reports count them).
 // CHECK-LABEL: ascend.kernel @k0_argmax(
-// CHECK-SAME:    %x: memref<3x5xf32, #ascend.space<gm>>, %y: memref<3x1xi64, #ascend.space<gm>>)
+// CHECK-SAME:    %x: memref<3x5xf32, "gm">, %y: memref<3x1xi64, "gm">)
 // CHECK-SAME:    attributes {block_dim = 1 : i64, core_type = "vector", fallback}
-// CHECK-NEXT:    ascend.reference "graph.arg_max" ins(%x : memref<3x5xf32, #ascend.space<gm>>) outs(%y : memref<3x1xi64, #ascend.space<gm>>) {axis = 1 : i64}
+// CHECK-NEXT:    ascend.reference "graph.arg_max" ins(%x : memref<3x5xf32, "gm">) outs(%y : memref<3x1xi64, "gm">) {axis = 1 : i64}
 // CHECK-NEXT:    ascend.return
 func.func @fallback(%x: tensor<3x5xf32>) -> tensor<3x1xi64> {
   %y = graph.arg_max %x {axis = 1 : i64} : (tensor<3x5xf32>) -> tensor<3x1xi64> loc("argmax")

@@ -14,12 +14,12 @@
 // CHECK-SAME:    attributes {block_dim = 1 : i64, core_type = "vector", template = "pool"}
 // CHECK-NOT:     ascend.reference
 // CHECK-DAG:     %[[NEGINF:[a-z_0-9]+]] = arith.constant 0xff800000 : f32
-// CHECK-DAG:     %[[PLANE:[a-z_0-9]+]] = ascend.alloc {offset = 0 : i64} : memref<2x9x10x16xf32, #ascend.space<ub>>
-// CHECK-DAG:     %[[ACC:[a-z_0-9]+]] = ascend.alloc {offset = 11520 : i64} : memref<2x4x4x16xf32, #ascend.space<ub>>
-// CHECK-DAG:     %[[X:[a-z_0-9]+]] = memref.collapse_shape %x {{.*}} into memref<2x8x8x16xf32, #ascend.space<gm>>
-// CHECK-DAG:     %[[Y:[a-z_0-9]+]] = memref.collapse_shape %y {{.*}} into memref<2x4x4x16xf32, #ascend.space<gm>>
+// CHECK-DAG:     %[[PLANE:[a-z_0-9]+]] = ascend.alloc {offset = 0 : i64} : memref<2x9x10x16xf32, "ub">
+// CHECK-DAG:     %[[ACC:[a-z_0-9]+]] = ascend.alloc {offset = 11520 : i64} : memref<2x4x4x16xf32, "ub">
+// CHECK-DAG:     %[[X:[a-z_0-9]+]] = memref.collapse_shape %x {{.*}} into memref<2x8x8x16xf32, "gm">
+// CHECK-DAG:     %[[Y:[a-z_0-9]+]] = memref.collapse_shape %y {{.*}} into memref<2x4x4x16xf32, "gm">
 // CHECK:         %[[IN:[a-z_0-9]+]] = memref.subview %[[PLANE]][0, 1, 1, 0] [2, 8, 8, 16] [1, 1, 1, 1]
-// CHECK-NEXT:    ascend.copy %[[X]], %[[IN]] : memref<2x8x8x16xf32, #ascend.space<gm>> to
+// CHECK-NEXT:    ascend.copy %[[X]], %[[IN]] : memref<2x8x8x16xf32, "gm"> to
 // CHECK-NEXT:    ascend.set_flag MTE2 -> V id 0
 // CHECK-NEXT:    ascend.wait_flag MTE2 -> V id 0
 // CHECK-NEXT:    %[[TOP:[a-z_0-9]+]] = memref.subview %[[PLANE]][0, 0, 0, 0] [2, 1, 10, 16] [1, 1, 1, 1]
@@ -35,7 +35,7 @@
 // CHECK-COUNT-7: ascend.vmax %[[ACC]]
 // CHECK-NEXT:    ascend.set_flag V -> MTE3 id 0
 // CHECK-NEXT:    ascend.wait_flag V -> MTE3 id 0
-// CHECK-NEXT:    ascend.copy %[[ACC]], %[[Y]] : memref<2x4x4x16xf32, #ascend.space<ub>> to memref<2x4x4x16xf32, #ascend.space<gm>>
+// CHECK-NEXT:    ascend.copy %[[ACC]], %[[Y]] : memref<2x4x4x16xf32, "ub"> to memref<2x4x4x16xf32, "gm">
 // CHECK-NOT:     ascend.vtranspose
 // CHECK:         ascend.return
 func.func @maxpool(%x: tensor<1x2x8x8x16xf32, #graph.format<NC1HWC0, NCHW, [1, 20, 8, 8]>>) -> tensor<1x2x4x4x16xf32, #graph.format<NC1HWC0, NCHW, [1, 20, 4, 4]>> {
@@ -53,8 +53,8 @@ func.func @maxpool(%x: tensor<1x2x8x8x16xf32, #graph.format<NC1HWC0, NCHW, [1, 2
 // CHECK-NOT:     ascend.reference
 // CHECK-DAG:     %[[ZERO:[a-z_0-9]+]] = arith.constant 0.000000e+00 : f16
 // CHECK-DAG:     %[[ONE:[a-z_0-9]+]] = arith.constant 1.000000e+00 : f16
-// CHECK-DAG:     %[[PLANE:[a-z_0-9]+]] = ascend.alloc {offset = 0 : i64} : memref<1x6x6x16xf16, #ascend.space<ub>>
-// CHECK-DAG:     %[[MASK:[a-z_0-9]+]] = ascend.alloc {offset = {{[0-9]+}} : i64} : memref<1x6x6x16xf16, #ascend.space<ub>>
+// CHECK-DAG:     %[[PLANE:[a-z_0-9]+]] = ascend.alloc {offset = 0 : i64} : memref<1x6x6x16xf16, "ub">
+// CHECK-DAG:     %[[MASK:[a-z_0-9]+]] = ascend.alloc {offset = {{[0-9]+}} : i64} : memref<1x6x6x16xf16, "ub">
 // CHECK:         %[[IN:[a-z_0-9]+]] = memref.subview %[[PLANE]][0, 0, 0, 0] [1, 5, 5, 16] [1, 1, 1, 1]
 // CHECK-NEXT:    ascend.copy %{{.*}}, %[[IN]]
 // CHECK:         %[[BOTTOM:[a-z_0-9]+]] = memref.subview %[[PLANE]][0, 5, 0, 0] [1, 1, 6, 16] [1, 1, 1, 1]
@@ -71,7 +71,7 @@ func.func @maxpool(%x: tensor<1x2x8x8x16xf32, #graph.format<NC1HWC0, NCHW, [1, 2
 // CHECK-NEXT:    ascend.vdiv
 // CHECK-NEXT:    ascend.set_flag V -> MTE3 id 0
 // CHECK-NEXT:    ascend.wait_flag V -> MTE3 id 0
-// CHECK-NEXT:    ascend.copy %{{.*}}, %{{.*}} : memref<1x3x3x16xf16, #ascend.space<ub>> to memref<1x3x3x16xf16, #ascend.space<gm>>
+// CHECK-NEXT:    ascend.copy %{{.*}}, %{{.*}} : memref<1x3x3x16xf16, "ub"> to memref<1x3x3x16xf16, "gm">
 // CHECK-NOT:     ascend.vtranspose
 func.func @avgpool(%x: tensor<1x1x5x5x16xf16, #graph.format<NC1HWC0, NCHW, [1, 16, 5, 5]>>) -> tensor<1x1x3x3x16xf16, #graph.format<NC1HWC0, NCHW, [1, 16, 3, 3]>> {
   %y = graph.avg_pool %x {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x1x5x5x16xf16, #graph.format<NC1HWC0, NCHW, [1, 16, 5, 5]>>) -> tensor<1x1x3x3x16xf16, #graph.format<NC1HWC0, NCHW, [1, 16, 3, 3]>> loc("avgpool")
@@ -86,7 +86,7 @@ func.func @avgpool(%x: tensor<1x1x5x5x16xf16, #graph.format<NC1HWC0, NCHW, [1, 1
 // the last band is shorter (56 = 11 * 5 + 1).
 // CHECK-LABEL: ascend.kernel @k0_stem(
 // CHECK-SAME:    attributes {block_dim = {{[1-9][0-9]+}} : i64, core_type = "vector", template = "pool"}
-// CHECK:         %[[X:[a-z_0-9]+]] = memref.collapse_shape %x {{.*}} into memref<4x112x112x16xf32, #ascend.space<gm>>
+// CHECK:         %[[X:[a-z_0-9]+]] = memref.collapse_shape %x {{.*}} into memref<4x112x112x16xf32, "gm">
 // CHECK:         memref.subview %[[X]][%{{.*}}, 0, 0, 0] [1, 10, 112, 16] [1, 1, 1, 1]
 // CHECK-NEXT:    memref.subview %[[PLANE:[a-z_0-9]+]][0, 1, 1, 0] [1, 10, 112, 16] [1, 1, 1, 1]
 // CHECK:         memref.subview %[[X]][%{{.*}}, %{{.*}}, 0, 0] [1, 11, 112, 16] [1, 1, 1, 1]
@@ -105,9 +105,9 @@ func.func @stem(%x: tensor<1x4x112x112x16xf32, #graph.format<NC1HWC0, NCHW, [1, 
 // CHECK-LABEL: ascend.kernel @k0_gap(
 // CHECK-SAME:    template = "row"
 // CHECK-NOT:     ascend.reference
-// CHECK:         %[[X:[a-z_0-9]+]] = memref.collapse_shape %x {{.*}} into memref<64x49x16xf32, #ascend.space<gm>>
-// CHECK:         %[[Y:[a-z_0-9]+]] = memref.collapse_shape %y {{.*}} into memref<64x1x16xf32, #ascend.space<gm>>
-// CHECK:         ascend.vreduce %{{.*}}, %{{.*}} {kind = "sum", axes = array<i64: 1>} : memref<{{[0-9]+}}x49x16xf32, #ascend.space<ub>>, memref<{{[0-9]+}}x1x16xf32, #ascend.space<ub>>
+// CHECK:         %[[X:[a-z_0-9]+]] = memref.collapse_shape %x {{.*}} into memref<64x49x16xf32, "gm">
+// CHECK:         %[[Y:[a-z_0-9]+]] = memref.collapse_shape %y {{.*}} into memref<64x1x16xf32, "gm">
+// CHECK:         ascend.vreduce %{{.*}}, %{{.*}} {kind = "sum", axes = array<i64: 1>} : memref<{{[0-9]+}}x49x16xf32, "ub">, memref<{{[0-9]+}}x1x16xf32, "ub">
 // CHECK-NEXT:    ascend.vmuls
 func.func @gap(%x: tensor<1x64x7x7x16xf32, #graph.format<NC1HWC0, NCHW, [1, 1024, 7, 7]>>) -> tensor<1x64x1x1x16xf32, #graph.format<NC1HWC0, NCHW, [1, 1024, 1, 1]>> {
   %y = graph.global_avg_pool %x : (tensor<1x64x7x7x16xf32, #graph.format<NC1HWC0, NCHW, [1, 1024, 7, 7]>>) -> tensor<1x64x1x1x16xf32, #graph.format<NC1HWC0, NCHW, [1, 1024, 1, 1]>> loc("gap")
@@ -122,18 +122,18 @@ func.func @gap(%x: tensor<1x64x7x7x16xf32, #graph.format<NC1HWC0, NCHW, [1, 1024
 // CHECK-LABEL: ascend.kernel @k0_lrn(
 // CHECK-SAME:    template = "lrn"
 // CHECK-NOT:     ascend.reference
-// CHECK-DAG:     %[[ROWS:[a-z_0-9]+]] = ascend.alloc {{.*}} : memref<32x16xf32, #ascend.space<ub>>
-// CHECK-DAG:     %[[SQ:[a-z_0-9]+]] = ascend.alloc {{.*}} : memref<36x16xf32, #ascend.space<ub>>
-// CHECK-DAG:     %[[LANES:[a-z_0-9]+]] = ascend.alloc {{.*}} : memref<1x2x16x16xf32, #ascend.space<ub>>
-// CHECK:         ascend.copy %{{.*}}, %[[LANES]] : memref<1x2x16x16xf32, #ascend.space<gm>> to memref<1x2x16x16xf32, #ascend.space<ub>>
-// CHECK:         %[[V:[a-z_0-9]+]] = memref.expand_shape %[[ROWS]] {{.*}} into memref<1x2x16x16xf32, #ascend.space<ub>>
+// CHECK-DAG:     %[[ROWS:[a-z_0-9]+]] = ascend.alloc {{.*}} : memref<32x16xf32, "ub">
+// CHECK-DAG:     %[[SQ:[a-z_0-9]+]] = ascend.alloc {{.*}} : memref<36x16xf32, "ub">
+// CHECK-DAG:     %[[LANES:[a-z_0-9]+]] = ascend.alloc {{.*}} : memref<1x2x16x16xf32, "ub">
+// CHECK:         ascend.copy %{{.*}}, %[[LANES]] : memref<1x2x16x16xf32, "gm"> to memref<1x2x16x16xf32, "ub">
+// CHECK:         %[[V:[a-z_0-9]+]] = memref.expand_shape %[[ROWS]] {{.*}} into memref<1x2x16x16xf32, "ub">
 // CHECK-NEXT:    ascend.vtranspose %[[LANES]], %[[V]] {perm = array<i64: 0, 1, 3, 2>}
 // CHECK-NEXT:    %[[REAL:[a-z_0-9]+]] = memref.subview %[[ROWS]][0, 0] [20, 16] [1, 1]
 // CHECK-NEXT:    ascend.vdup %{{.*}}, %[[SQ]]
 // CHECK-NEXT:    %[[MID:[a-z_0-9]+]] = memref.subview %[[SQ]][2, 0] [20, 16] [1, 1]
 // CHECK-NEXT:    ascend.vmul %[[REAL]], %[[REAL]], %[[MID]]
 // CHECK:         ascend.vtranspose %{{.*}}, %[[LANES]] {perm = array<i64: 0, 1, 3, 2>}
-// CHECK:         ascend.copy %[[LANES]], %{{.*}} : memref<1x2x16x16xf32, #ascend.space<ub>> to memref<1x2x16x16xf32, #ascend.space<gm>>
+// CHECK:         ascend.copy %[[LANES]], %{{.*}} : memref<1x2x16x16xf32, "ub"> to memref<1x2x16x16xf32, "gm">
 func.func @lrn(%x: tensor<1x2x4x4x16xf32, #graph.format<NC1HWC0, NCHW, [1, 20, 4, 4]>>) -> tensor<1x2x4x4x16xf32, #graph.format<NC1HWC0, NCHW, [1, 20, 4, 4]>> {
   %y = graph.lrn %x {size = 5 : i64, alpha = 1.0e-04 : f32, beta = 7.5e-01 : f32, bias = 1.0 : f32} : (tensor<1x2x4x4x16xf32, #graph.format<NC1HWC0, NCHW, [1, 20, 4, 4]>>) -> tensor<1x2x4x4x16xf32, #graph.format<NC1HWC0, NCHW, [1, 20, 4, 4]>> loc("lrn")
   func.return %y : tensor<1x2x4x4x16xf32, #graph.format<NC1HWC0, NCHW, [1, 20, 4, 4]>>
@@ -146,7 +146,7 @@ func.func @lrn(%x: tensor<1x2x4x4x16xf32, #graph.format<NC1HWC0, NCHW, [1, 20, 4
 // CHECK-LABEL: ascend.kernel @k0_bn(
 // CHECK-SAME:    template = "layout", layout_conversion
 // CHECK-LABEL: ascend.kernel @k1_bn(
-// CHECK-SAME:    %in0: memref<1x20x4x4xf32, #ascend.space<gm>>
+// CHECK-SAME:    %in0: memref<1x20x4x4xf32, "gm">
 // CHECK-SAME:    template = "row"
 // CHECK-LABEL: ascend.kernel @k2_bn(
 // CHECK-SAME:    template = "layout", layout_conversion

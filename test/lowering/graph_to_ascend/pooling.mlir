@@ -9,18 +9,18 @@
 // -inf), the input rows go to plane[:, 1:9, 1:9, :]; window (i, j) is plane[:, i::2, j::2, :].
 // CHECK-LABEL: ascend.kernel @k0_maxpool(
 // CHECK-SAME:    attributes {block_dim = 1 : i64, core_type = "vector", template = "pool"}
-// CHECK-DAG:     %[[ROWS:.*]] = ascend.alloc {offset = 0 : i64} : memref<2x8x9x8xf32, #ascend.space<ub>>
-// CHECK-DAG:     %[[PLANE:.*]] = ascend.alloc {offset = 4608 : i64} : memref<2x9x10x8xf32, #ascend.space<ub>>
-// CHECK-DAG:     %[[ACC:.*]] = ascend.alloc {offset = 10368 : i64} : memref<2x4x4x8xf32, #ascend.space<ub>>
-// CHECK-DAG:     %[[OUT:.*]] = ascend.alloc {offset = 11392 : i64} : memref<2x8x4x8xf32, #ascend.space<ub>>
+// CHECK-DAG:     %[[ROWS:.*]] = ascend.alloc {offset = 0 : i64} : memref<2x8x9x8xf32, "ub">
+// CHECK-DAG:     %[[PLANE:.*]] = ascend.alloc {offset = 4608 : i64} : memref<2x9x10x8xf32, "ub">
+// CHECK-DAG:     %[[ACC:.*]] = ascend.alloc {offset = 10368 : i64} : memref<2x4x4x8xf32, "ub">
+// CHECK-DAG:     %[[OUT:.*]] = ascend.alloc {offset = 11392 : i64} : memref<2x8x4x8xf32, "ub">
 // CHECK-DAG:     %[[NEGINF:.*]] = arith.constant 0xff800000 : f32
-// CHECK:         %[[X1:.*]] = memref.collapse_shape %x {{.*}} into memref<16x8x8xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %[[X:.*]] = memref.expand_shape %[[X1]] {{.*}} into memref<2x8x8x8xf32, #ascend.space<gm>>
+// CHECK:         %[[X1:.*]] = memref.collapse_shape %x {{.*}} into memref<16x8x8xf32, "gm">
+// CHECK-NEXT:    %[[X:.*]] = memref.expand_shape %[[X1]] {{.*}} into memref<2x8x8x8xf32, "gm">
 // CHECK:         %[[R:.*]] = memref.subview %[[ROWS]][0, 0, 0, 0] [2, 8, 8, 8] [1, 1, 1, 1]
 // CHECK-NEXT:    ascend.copy %[[X]], %[[R]]
 // CHECK-NEXT:    ascend.set_flag MTE2 -> V id 0
 // CHECK-NEXT:    ascend.wait_flag MTE2 -> V id 0
-// CHECK-NEXT:    ascend.vdup %[[NEGINF]], %[[PLANE]] : f32, memref<2x9x10x8xf32, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.vdup %[[NEGINF]], %[[PLANE]] : f32, memref<2x9x10x8xf32, "ub">
 // CHECK-NEXT:    %[[R2:.*]] = memref.subview %[[ROWS]]
 // CHECK-NEXT:    %[[IN:.*]] = memref.subview %[[PLANE]][0, 1, 1, 0] [2, 8, 8, 8] [1, 1, 1, 1]
 // CHECK-NEXT:    ascend.vtranspose %[[R2]], %[[IN]] {perm = array<i64: 0, 2, 3, 1>}
@@ -33,7 +33,7 @@
 // CHECK-NEXT:    ascend.vtranspose %[[ACC]], %[[O]] {perm = array<i64: 0, 3, 1, 2>}
 // CHECK-NEXT:    ascend.set_flag V -> MTE3 id 0
 // CHECK-NEXT:    ascend.wait_flag V -> MTE3 id 0
-// CHECK:         ascend.copy %{{.*}}, %{{.*}} : memref<2x8x4x4xf32, strided<[256, 32, 8, 1]>, #ascend.space<ub>> to memref<2x8x4x4xf32, #ascend.space<gm>>
+// CHECK:         ascend.copy %{{.*}}, %{{.*}} : memref<2x8x4x4xf32, strided<[256, 32, 8, 1]>, "ub"> to memref<2x8x4x4xf32, "gm">
 func.func @maxpool(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
   %y = graph.max_pool %x {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> loc("maxpool")
   func.return %y : tensor<1x16x4x4xf32>
@@ -87,7 +87,7 @@ func.func @stem(%x: tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32> {
 
 // Global pools reduce each channel's H*W row.
 // CHECK-LABEL: ascend.kernel @k0_gap(
-// CHECK:         ascend.vreduce %{{.*}}, %{{.*}} {kind = "sum", axes = array<i64: 1>} : memref<32x49xf32, strided<[56, 1]>, #ascend.space<ub>>, memref<32x1xf32, strided<[8, 1]>, #ascend.space<ub>>
+// CHECK:         ascend.vreduce %{{.*}}, %{{.*}} {kind = "sum", axes = array<i64: 1>} : memref<32x49xf32, strided<[56, 1]>, "ub">, memref<32x1xf32, strided<[8, 1]>, "ub">
 // CHECK-NEXT:    ascend.vmuls
 // CHECK-LABEL: ascend.kernel @k1_gmp(
 // CHECK:         ascend.vreduce %{{.*}}, %{{.*}} {kind = "max", axes = array<i64: 1>}

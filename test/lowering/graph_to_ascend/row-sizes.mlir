@@ -10,11 +10,11 @@
 
 // CHECK-LABEL: ascend.kernel @k0_ln(
 // CHECK-SAME:    template = "row"
-// CHECK:         %c1 = ascend.alloc {offset = 0 : i64} : memref<1x8192xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %c2 = ascend.alloc {offset = 32768 : i64} : memref<1x8192xf32, #ascend.space<ub>>
-// CHECK:         %b1 = ascend.alloc {offset = 65536 : i64} : memref<1x8192xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %b2 = ascend.alloc {{.*}} : memref<1x8xf32, #ascend.space<ub>>
-// CHECK:         %b3 = ascend.alloc {{.*}} : memref<1x8192xf32, #ascend.space<ub>>
+// CHECK:         %c1 = ascend.alloc {offset = 0 : i64} : memref<1x8192xf32, "ub">
+// CHECK-NEXT:    %c2 = ascend.alloc {offset = 32768 : i64} : memref<1x8192xf32, "ub">
+// CHECK:         %b1 = ascend.alloc {offset = 65536 : i64} : memref<1x8192xf32, "ub">
+// CHECK-NEXT:    %b2 = ascend.alloc {{.*}} : memref<1x8xf32, "ub">
+// CHECK:         %b3 = ascend.alloc {{.*}} : memref<1x8192xf32, "ub">
 // CHECK-NOT:     ascend.alloc {{.*}} : memref<1x8192xf32
 // CHECK:         ascend.vbrcb %{{.*}}, %b3
 // CHECK-NEXT:    ascend.vsub %b1, %b3, %b1
@@ -34,9 +34,9 @@ func.func @layer_norm_8192(%x: tensor<4x8192xf32>, %g: tensor<8192xf32>, %b: ten
 // CHECK-LABEL: ascend.kernel @k0_softmax(
 // CHECK-SAME:    block_dim = 48 : i64
 // CHECK-SAME:    template = "row"
-// CHECK:         %b1 = ascend.alloc {{.*}} : memref<1x16384xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %b2 = ascend.alloc {{.*}} : memref<1x8xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %b3 = ascend.alloc {{.*}} : memref<1x16384xf32, #ascend.space<ub>>
+// CHECK:         %b1 = ascend.alloc {{.*}} : memref<1x16384xf32, "ub">
+// CHECK-NEXT:    %b2 = ascend.alloc {{.*}} : memref<1x8xf32, "ub">
+// CHECK-NEXT:    %b3 = ascend.alloc {{.*}} : memref<1x16384xf32, "ub">
 // CHECK-NOT:     s1b
 // CHECK:         scf.for
 // CHECK:         ascend.vsub %b1, %b3, %b1

@@ -6,10 +6,10 @@
 // sum, in place in the input buffer.
 // CHECK-LABEL: ascend.kernel @k0_softmax(
 // CHECK-SAME:    attributes {block_dim = 1 : i64, core_type = "vector", template = "row"}
-// CHECK-DAG:     %[[X:.*]] = ascend.alloc {offset = 0 : i64} : memref<16x40xf32, #ascend.space<ub>>
-// CHECK-DAG:     %[[M:.*]] = ascend.alloc {offset = 2560 : i64} : memref<16x8xf32, #ascend.space<ub>>
-// CHECK-DAG:     %[[MB:.*]] = ascend.alloc {offset = 3072 : i64} : memref<16x40xf32, #ascend.space<ub>>
-// CHECK:         ascend.copy %{{.*}}, %[[X]] : memref<16x40xf32, #ascend.space<gm>> to memref<16x40xf32, #ascend.space<ub>>
+// CHECK-DAG:     %[[X:.*]] = ascend.alloc {offset = 0 : i64} : memref<16x40xf32, "ub">
+// CHECK-DAG:     %[[M:.*]] = ascend.alloc {offset = 2560 : i64} : memref<16x8xf32, "ub">
+// CHECK-DAG:     %[[MB:.*]] = ascend.alloc {offset = 3072 : i64} : memref<16x40xf32, "ub">
+// CHECK:         ascend.copy %{{.*}}, %[[X]] : memref<16x40xf32, "gm"> to memref<16x40xf32, "ub">
 // CHECK:         %[[MV:.*]] = memref.subview %[[M]][0, 0] [16, 1] [1, 1]
 // CHECK-NEXT:    ascend.vreduce %[[X]], %[[MV]] {kind = "max", axes = array<i64: 1>}
 // CHECK-NEXT:    ascend.vbrcb %[[MV]], %[[MB]]
@@ -19,7 +19,7 @@
 // CHECK-NEXT:    ascend.vreduce %[[X]], %[[SV]] {kind = "sum", axes = array<i64: 1>}
 // CHECK-NEXT:    ascend.vbrcb %[[SV]], %[[SB:.*]] :
 // CHECK-NEXT:    ascend.vdiv %[[X]], %[[SB]], %[[X]]
-// CHECK:         ascend.copy %[[X]], %{{.*}} : memref<16x40xf32, #ascend.space<ub>> to memref<16x40xf32, #ascend.space<gm>>
+// CHECK:         ascend.copy %[[X]], %{{.*}} : memref<16x40xf32, "ub"> to memref<16x40xf32, "gm">
 func.func @softmax(%x: tensor<2x8x40xf32>) -> tensor<2x8x40xf32> {
   %y = graph.softmax %x {axis = -1 : i64} : (tensor<2x8x40xf32>) -> tensor<2x8x40xf32> loc("softmax")
   func.return %y : tensor<2x8x40xf32>
@@ -30,10 +30,10 @@ func.func @softmax(%x: tensor<2x8x40xf32>) -> tensor<2x8x40xf32> {
 // log_softmax over axis 1 of NCHW: the canonical space is [N, C, H*W] and the reduction runs
 // over the middle dim of the tile, the inner dim stays contiguous (36 f32 padded to 40).
 // CHECK-LABEL: ascend.kernel @k0_logsoftmax(
-// CHECK:         ascend.vreduce %{{.*}}, %{{.*}} {kind = "max", axes = array<i64: 1>} : memref<2x10x36xf32, strided<[400, 40, 1]>, #ascend.space<ub>>, memref<2x1x36xf32, strided<[40, 40, 1]>, #ascend.space<ub>>
+// CHECK:         ascend.vreduce %{{.*}}, %{{.*}} {kind = "max", axes = array<i64: 1>} : memref<2x10x36xf32, strided<[400, 40, 1]>, "ub">, memref<2x1x36xf32, strided<[40, 40, 1]>, "ub">
 // CHECK:         ascend.vsub
 // CHECK:         ascend.vexp
-// CHECK:         ascend.vreduce %{{.*}}, %{{.*}} {kind = "sum", axes = array<i64: 1>} : memref<2x10x36xf32, strided<[400, 40, 1]>, #ascend.space<ub>>, memref<2x1x36xf32, strided<[40, 40, 1]>, #ascend.space<ub>>
+// CHECK:         ascend.vreduce %{{.*}}, %{{.*}} {kind = "sum", axes = array<i64: 1>} : memref<2x10x36xf32, strided<[400, 40, 1]>, "ub">, memref<2x1x36xf32, strided<[40, 40, 1]>, "ub">
 // CHECK-NEXT:    ascend.vlog
 // CHECK:         ascend.vbrcb
 // CHECK-NEXT:    ascend.vsub
@@ -52,12 +52,12 @@ func.func @logsoftmax(%x: tensor<2x10x6x6xf32>) -> tensor<2x10x6x6xf32> {
 // back as soon as it is read, so long rows fit ub.
 // CHECK-LABEL: ascend.kernel @k0_residual(
 // CHECK-SAME:    attributes {block_dim = 32 : i64, core_type = "vector", template = "row"}
-// CHECK:         ascend.copy %{{.*}}, %[[G:.*]] : memref<1x512xf32, #ascend.space<gm>> to memref<1x512xf32, #ascend.space<ub>>
-// CHECK-NEXT:    ascend.copy %{{.*}}, %[[B:.*]] : memref<1x512xf32, #ascend.space<gm>> to memref<1x512xf32, #ascend.space<ub>>
+// CHECK:         ascend.copy %{{.*}}, %[[G:.*]] : memref<1x512xf32, "gm"> to memref<1x512xf32, "ub">
+// CHECK-NEXT:    ascend.copy %{{.*}}, %[[B:.*]] : memref<1x512xf32, "gm"> to memref<1x512xf32, "ub">
 // CHECK-NEXT:    ascend.set_flag MTE2 -> V id 2
 // CHECK-NEXT:    ascend.wait_flag MTE2 -> V id 2
-// CHECK:         ascend.copy %{{.*}}, %[[X:.*]] : memref<8x512xf32, strided<[512, 1], offset: ?>, #ascend.space<gm>> to memref<8x512xf32, #ascend.space<ub>>
-// CHECK:         ascend.copy %{{.*}}, %[[R:.*]] : memref<8x512xf32, strided<[512, 1], offset: ?>, #ascend.space<gm>> to memref<8x512xf32, #ascend.space<ub>>
+// CHECK:         ascend.copy %{{.*}}, %[[X:.*]] : memref<8x512xf32, strided<[512, 1], offset: ?>, "gm"> to memref<8x512xf32, "ub">
+// CHECK:         ascend.copy %{{.*}}, %[[R:.*]] : memref<8x512xf32, strided<[512, 1], offset: ?>, "gm"> to memref<8x512xf32, "ub">
 // CHECK:         ascend.vadd %[[X]], %[[R]], %[[X]]
 // CHECK-NEXT:    %[[MEAN:.*]] = memref.subview
 // CHECK-NEXT:    ascend.vreduce %[[X]], %[[MEAN]] {kind = "sum", axes = array<i64: 1>}
@@ -72,9 +72,9 @@ func.func @logsoftmax(%x: tensor<2x10x6x6xf32>) -> tensor<2x10x6x6xf32> {
 // CHECK-NEXT:    ascend.vsqrt %[[VAR]], %[[VAR]]
 // CHECK-NEXT:    ascend.vbrcb %[[VAR]], %[[MB]] :
 // CHECK-NEXT:    ascend.vdiv %[[X]], %[[MB]], %[[X]]
-// CHECK-NEXT:    ascend.vbrcb %[[G]], %[[MB]] : memref<1x512xf32, #ascend.space<ub>>, memref<8x512xf32, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.vbrcb %[[G]], %[[MB]] : memref<1x512xf32, "ub">, memref<8x512xf32, "ub">
 // CHECK-NEXT:    ascend.vmul %[[X]], %[[MB]], %[[X]]
-// CHECK-NEXT:    ascend.vbrcb %[[B]], %[[MB]] : memref<1x512xf32, #ascend.space<ub>>, memref<8x512xf32, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.vbrcb %[[B]], %[[MB]] : memref<1x512xf32, "ub">, memref<8x512xf32, "ub">
 // CHECK-NEXT:    ascend.vadd %[[X]], %[[MB]], %[[X]]
 func.func @add_layernorm(%x: tensor<4x64x512xf32>, %r: tensor<4x64x512xf32>, %g: tensor<512xf32>, %b: tensor<512xf32>) -> tensor<4x64x512xf32> {
   %y = graph.fusion "vector" (%x, %r, %g, %b) : (tensor<4x64x512xf32>, tensor<4x64x512xf32>, tensor<512xf32>, tensor<512xf32>) -> tensor<4x64x512xf32> {

@@ -10,9 +10,9 @@
 // the graph output is elided: the gather writes straight into %y through a view, and the
 // slice's constants (%s passed twice, as starts and as axes) are gone.
 // CHECK-LABEL: func.func @gather_then_whole_slice(
-// CHECK:         %t = ascend.view %x[0] : memref<1x13x33xf32, #ascend.space<gm>> to memref<13x33x1xf32, #ascend.space<gm>>
+// CHECK:         %t = ascend.view %x[0] : memref<1x13x33xf32, "gm"> to memref<13x33x1xf32, "gm">
 // CHECK-NEXT:    %i = ascend.constant dense<[-3, -9, -13, -10, 8]> : tensor<5xi64>
-// CHECK-NEXT:    %g = ascend.view %y[0] : memref<5x33x1xf32, #ascend.space<gm>> to memref<5x33x1xf32, #ascend.space<gm>>
+// CHECK-NEXT:    %g = ascend.view %y[0] : memref<5x33x1xf32, "gm"> to memref<5x33x1xf32, "gm">
 // CHECK-NEXT:    ascend.launch @k1_g on %stream(%t, %i, %g)
 // CHECK-NEXT:    func.return
 // PLAN-LABEL:  func.func @gather_then_whole_slice(
@@ -34,15 +34,15 @@ func.func @gather_then_whole_slice(%x: tensor<1x13x33xf32>) -> tensor<5x33x1xf32
 // in a list (row 3) and a scalar index (row 1, then squeezed) are views at that row's offset
 // (512 bytes a row); repeated indices are not one run of bytes and stay a gather kernel.
 // CHECK-LABEL: func.func @gather_rows(
-// CHECK:         %a = ascend.alloc {offset = 0 : i64} : memref<6x8x16xf32, #ascend.space<gm>>
+// CHECK:         %a = ascend.alloc {offset = 0 : i64} : memref<6x8x16xf32, "gm">
 // CHECK-NEXT:    ascend.launch @k0_a on %stream(%x, %a)
-// CHECK-NEXT:    %g = ascend.view %a[2048] : memref<6x8x16xf32, #ascend.space<gm>> to memref<2x8x16xf32, #ascend.space<gm>>
+// CHECK-NEXT:    %g = ascend.view %a[2048] : memref<6x8x16xf32, "gm"> to memref<2x8x16xf32, "gm">
 // CHECK-NEXT:    %j = ascend.constant dense<[1, 1, -6]> : tensor<3xi64>
 // CHECK-NEXT:    %h = ascend.alloc
 // CHECK-NEXT:    ascend.launch @{{.*}}_h on %stream(%a, %j, %h)
-// CHECK-NEXT:    %m = ascend.view %a[1536] : memref<6x8x16xf32, #ascend.space<gm>> to memref<1x8x16xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %n_slice = ascend.view %a[512] : memref<6x8x16xf32, #ascend.space<gm>> to memref<1x8x16xf32, #ascend.space<gm>>
-// CHECK-NEXT:    %n = ascend.view %n_slice[0] : memref<1x8x16xf32, #ascend.space<gm>> to memref<8x16xf32, #ascend.space<gm>>
+// CHECK-NEXT:    %m = ascend.view %a[1536] : memref<6x8x16xf32, "gm"> to memref<1x8x16xf32, "gm">
+// CHECK-NEXT:    %n_slice = ascend.view %a[512] : memref<6x8x16xf32, "gm"> to memref<1x8x16xf32, "gm">
+// CHECK-NEXT:    %n = ascend.view %n_slice[0] : memref<1x8x16xf32, "gm"> to memref<8x16xf32, "gm">
 // CHECK-NOT:     ascend.launch @{{.*}}_g on
 // CHECK-NOT:     ascend.launch @{{.*}}_m on
 // CHECK-NOT:     ascend.launch @{{.*}}_n on
@@ -72,12 +72,12 @@ func.func @gather_rows(%x: tensor<6x8x16xf32>) -> (tensor<2x8x16xf32>, tensor<3x
 // is passed twice and erased once), of whole outer rows (a view), and of part of an inner
 // axis (strided: stays a kernel, which keeps its constants, %one passed twice).
 // CHECK-LABEL: func.func @slices(
-// CHECK:         %a = ascend.view %w[0] : memref<4x8x16xf32, #ascend.space<gm>> to memref<4x8x16xf32, #ascend.space<gm>>
+// CHECK:         %a = ascend.view %w[0] : memref<4x8x16xf32, "gm"> to memref<4x8x16xf32, "gm">
 // CHECK-NEXT:    ascend.launch @k0_a on %stream(%x, %a)
 // CHECK-NEXT:    %z = ascend.constant dense<0> : tensor<1xi64>
 // CHECK-NEXT:    %four = ascend.constant dense<4> : tensor<1xi64>
 // CHECK-NEXT:    %one = ascend.constant dense<1> : tensor<1xi64>
-// CHECK-NEXT:    %b = ascend.view %a[1024] : memref<4x8x16xf32, #ascend.space<gm>> to memref<2x8x16xf32, #ascend.space<gm>>
+// CHECK-NEXT:    %b = ascend.view %a[1024] : memref<4x8x16xf32, "gm"> to memref<2x8x16xf32, "gm">
 // CHECK-NEXT:    %c = ascend.alloc
 // CHECK-NEXT:    ascend.launch @k3_inner on %stream(%a, %z, %four, %one, %one, %c)
 // CHECK-NOT:     ascend.launch @k1_whole

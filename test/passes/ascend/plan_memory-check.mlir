@@ -3,7 +3,7 @@
 // `inplace` mark that is not legal.
 // RUN: not geir-opt %s --split-input-file -p ascend-check-memory 2>&1 | filecheck %s
 
-!t = memref<16x64xf32, #ascend.space<gm>>
+!t = memref<16x64xf32, "gm">
 ascend.kernel @one(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
@@ -11,7 +11,7 @@ ascend.kernel @one(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = 
 // A safe plan passes unchanged.
 // CHECK-LABEL: func.func @safe(
 // CHECK:         %b = ascend.alloc {offset = 4096 : i64}
-func.func @safe(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %ws: memref<8192xi8, #ascend.space<gm>> {ascend.workspace}) {
+func.func @safe(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %ws: memref<8192xi8, "gm"> {ascend.workspace}) {
   %s = ascend.stream 0
   %a = ascend.alloc {offset = 0 : i64} : !t
   %b = ascend.alloc {offset = 4096 : i64} : !t
@@ -25,13 +25,13 @@ func.func @safe(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output
 
 // -----
 
-!t = memref<16x64xf32, #ascend.space<gm>>
+!t = memref<16x64xf32, "gm">
 ascend.kernel @one(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
 
 // CHECK: error: gm buffers %a at "relu1" and %b at "relu2" are live at the same time (launches 0..1 and launches 1..2) and share bytes [2048, 4096) of the workspace
-func.func @overlap(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %ws: memref<8192xi8, #ascend.space<gm>> {ascend.workspace}) {
+func.func @overlap(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %ws: memref<8192xi8, "gm"> {ascend.workspace}) {
   %s = ascend.stream 0
   %a = ascend.alloc {offset = 0 : i64} : !t loc("relu1")
   %b = ascend.alloc {offset = 2048 : i64} : !t loc("relu2")
@@ -43,7 +43,7 @@ func.func @overlap(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.out
 
 // -----
 
-!t = memref<16x64xf32, #ascend.space<gm>>
+!t = memref<16x64xf32, "gm">
 ascend.kernel @one(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
@@ -51,7 +51,7 @@ ascend.kernel @one(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = 
 // Launch 1 (stream 1, last user of %a) and launch 2 (stream 0, first user of %c) are not
 // ordered by any event: %c may not reuse %a's bytes.
 // CHECK: error: gm buffers %a and %c are live at the same time (launches 0..1 on streams 0, 1 and launches 2..3 on stream 0) and share bytes [0, 4096) of the workspace
-func.func @streams(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %ws: memref<12288xi8, #ascend.space<gm>> {ascend.workspace}) {
+func.func @streams(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %ws: memref<12288xi8, "gm"> {ascend.workspace}) {
   %s0 = ascend.stream 0
   %s1 = ascend.stream 1
   %e = ascend.event 0
@@ -69,13 +69,13 @@ func.func @streams(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.out
 
 // -----
 
-!t = memref<16x64xf32, #ascend.space<gm>>
+!t = memref<16x64xf32, "gm">
 ascend.kernel @one(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
 
 // CHECK: error: gm buffer %b at [8192, 12288) lies outside the 8192-byte workspace
-func.func @outside(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %ws: memref<8192xi8, #ascend.space<gm>> {ascend.workspace}) {
+func.func @outside(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %ws: memref<8192xi8, "gm"> {ascend.workspace}) {
   %s = ascend.stream 0
   %b = ascend.alloc {offset = 8192 : i64} : !t
   ascend.launch @one on %s(%x, %b) : (!t, !t)
@@ -85,8 +85,8 @@ func.func @outside(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.out
 
 // -----
 
-!t = memref<16x64xf32, #ascend.space<gm>>
-!u = memref<16x64xf32, #ascend.space<ub>>
+!t = memref<16x64xf32, "gm">
+!u = memref<16x64xf32, "ub">
 ascend.kernel @relu(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector", template = "eltwise"} {
   %b = ascend.alloc {offset = 0 : i64} : !u
   ascend.copy %x, %b : !t to !u
@@ -104,7 +104,7 @@ ascend.kernel @two(%x: !t, %y: !t, %z: !t) attributes {block_dim = 1 : i64, core
 
 // In place is legal only where the input dies: %a is read again by launch 2.
 // CHECK: error: gm buffers %a and %b are live at the same time (launches 0..2 and launches 1..2) and share bytes [0, 4096) of the workspace
-func.func @bad_inplace(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %ws: memref<4096xi8, #ascend.space<gm>> {ascend.workspace}) {
+func.func @bad_inplace(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %ws: memref<4096xi8, "gm"> {ascend.workspace}) {
   %s = ascend.stream 0
   %a = ascend.alloc {offset = 0 : i64} : !t
   %b = ascend.alloc {offset = 0 : i64, inplace} : !t
@@ -116,8 +116,8 @@ func.func @bad_inplace(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend
 
 // -----
 
-!g = memref<64x64xf32, #ascend.space<gm>>
-!u = memref<64x64xf32, #ascend.space<ub>>
+!g = memref<64x64xf32, "gm">
+!u = memref<64x64xf32, "ub">
 
 // CHECK: error: kernel 'unordered': ub buffers %a and %b are live at the same time and overlap at [0, 16384)
 ascend.kernel @unordered(%x: !g, %y: !g) attributes {block_dim = 1 : i64, core_type = "vector"} {
@@ -136,8 +136,8 @@ ascend.kernel @unordered(%x: !g, %y: !g) attributes {block_dim = 1 : i64, core_t
 
 // -----
 
-!g = memref<64x64xf32, #ascend.space<gm>>
-!u = memref<64x64xf32, #ascend.space<ub>>
+!g = memref<64x64xf32, "gm">
+!u = memref<64x64xf32, "ub">
 
 // CHECK: error: kernel 'too_far' needs 208 KiB of ub, the device has 192 KiB (212992 > 196608 bytes on ascend910b)
 ascend.kernel @too_far(%x: !g) attributes {block_dim = 1 : i64, core_type = "vector"} {

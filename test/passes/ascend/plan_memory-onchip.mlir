@@ -4,10 +4,10 @@
 // order the pipes of the first before the pipes of the second.
 // RUN: geir-opt %s --split-input-file -p ascend-plan-memory,ascend-check-memory | filecheck %s
 
-!g = memref<64x256xf32, #ascend.space<gm>>
-!u = memref<64x256xf32, #ascend.space<ub>>
-!gv = memref<96x256xf32, #ascend.space<gm>>
-!v = memref<96x256xf32, #ascend.space<ub>>
+!g = memref<64x256xf32, "gm">
+!u = memref<64x256xf32, "ub">
+!gv = memref<96x256xf32, "gm">
+!v = memref<96x256xf32, "ub">
 
 // Two phases. The first double-buffers 64 KiB tiles (%ping and %pong are separate allocs,
 // live for the whole loop, so they never share); after the loop the top-level waits order
@@ -15,9 +15,9 @@
 // second phase reuses their bytes: 128 KiB in all, where 224 KiB would not fit the 192 KiB
 // of ub. The lowering's offsets (here sequential) are replaced.
 // CHECK-LABEL: ascend.kernel @phases(
-// CHECK:         %ping = ascend.alloc {offset = 0 : i64} : memref<64x256xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %pong = ascend.alloc {offset = 65536 : i64} : memref<64x256xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %big = ascend.alloc {offset = 0 : i64} : memref<96x256xf32, #ascend.space<ub>>
+// CHECK:         %ping = ascend.alloc {offset = 0 : i64} : memref<64x256xf32, "ub">
+// CHECK-NEXT:    %pong = ascend.alloc {offset = 65536 : i64} : memref<64x256xf32, "ub">
+// CHECK-NEXT:    %big = ascend.alloc {offset = 0 : i64} : memref<96x256xf32, "ub">
 ascend.kernel @phases(%x: !g, %y: !g, %z: !gv, %w: !gv) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -61,8 +61,8 @@ ascend.kernel @phases(%x: !g, %y: !g, %z: !gv, %w: !gv) attributes {block_dim = 
 
 // -----
 
-!g = memref<64x64xf32, #ascend.space<gm>>
-!u = memref<64x64xf32, #ascend.space<ub>>
+!g = memref<64x64xf32, "gm">
+!u = memref<64x64xf32, "ub">
 
 // Two transfers through ub, one after the other (the lowering's data kernels): the flags
 // order %a's copy-in (MTE2) before its copy-out (MTE3), and MTE3 before the next copy-in, so
@@ -107,34 +107,34 @@ ascend.kernel @unordered(%x: !g, %y: !g) attributes {block_dim = 1 : i64, core_t
 
 // -----
 
-!a = memref<32x32xf16, #ascend.space<gm>>
-!c = memref<32x32xf32, #ascend.space<gm>>
+!a = memref<32x32xf16, "gm">
+!c = memref<32x32xf32, "gm">
 
 // A cube kernel: l1 buffers pack at 32-byte alignment, l0 buffers at 512 (every l0 buffer
 // is whole 512-byte fractals); each space is planned on its own from offset 0.
 // CHECK-LABEL: ascend.kernel @cube(
-// CHECK:         %a1 = ascend.alloc {offset = 0 : i64} : memref<32x32xf16, #ascend.space<l1>>
-// CHECK-NEXT:    %b1 = ascend.alloc {offset = 2048 : i64} : memref<32x32xf16, #ascend.space<l1>>
-// CHECK-NEXT:    %a0 = ascend.alloc {offset = 0 : i64} : memref<32x32xf16, #ascend.space<l0a>>
-// CHECK-NEXT:    %b0 = ascend.alloc {offset = 0 : i64} : memref<32x32xf16, #ascend.space<l0b>>
-// CHECK-NEXT:    %c0 = ascend.alloc {offset = 0 : i64} : memref<32x32xf32, #ascend.space<l0c>>
+// CHECK:         %a1 = ascend.alloc {offset = 0 : i64} : memref<32x32xf16, "l1">
+// CHECK-NEXT:    %b1 = ascend.alloc {offset = 2048 : i64} : memref<32x32xf16, "l1">
+// CHECK-NEXT:    %a0 = ascend.alloc {offset = 0 : i64} : memref<32x32xf16, "l0a">
+// CHECK-NEXT:    %b0 = ascend.alloc {offset = 0 : i64} : memref<32x32xf16, "l0b">
+// CHECK-NEXT:    %c0 = ascend.alloc {offset = 0 : i64} : memref<32x32xf32, "l0c">
 ascend.kernel @cube(%a: !a, %b: !a, %c: !c) attributes {block_dim = 1 : i64, core_type = "cube"} {
-  %a1 = ascend.alloc : memref<32x32xf16, #ascend.space<l1>>
-  %b1 = ascend.alloc : memref<32x32xf16, #ascend.space<l1>>
-  %a0 = ascend.alloc : memref<32x32xf16, #ascend.space<l0a>>
-  %b0 = ascend.alloc : memref<32x32xf16, #ascend.space<l0b>>
-  %c0 = ascend.alloc : memref<32x32xf32, #ascend.space<l0c>>
-  ascend.copy %a, %a1 : !a to memref<32x32xf16, #ascend.space<l1>>
-  ascend.copy %b, %b1 : !a to memref<32x32xf16, #ascend.space<l1>>
+  %a1 = ascend.alloc : memref<32x32xf16, "l1">
+  %b1 = ascend.alloc : memref<32x32xf16, "l1">
+  %a0 = ascend.alloc : memref<32x32xf16, "l0a">
+  %b0 = ascend.alloc : memref<32x32xf16, "l0b">
+  %c0 = ascend.alloc : memref<32x32xf32, "l0c">
+  ascend.copy %a, %a1 : !a to memref<32x32xf16, "l1">
+  ascend.copy %b, %b1 : !a to memref<32x32xf16, "l1">
   ascend.set_flag MTE2 -> MTE1 id 0
   ascend.wait_flag MTE2 -> MTE1 id 0
-  ascend.copy %a1, %a0 : memref<32x32xf16, #ascend.space<l1>> to memref<32x32xf16, #ascend.space<l0a>>
-  ascend.copy %b1, %b0 : memref<32x32xf16, #ascend.space<l1>> to memref<32x32xf16, #ascend.space<l0b>>
+  ascend.copy %a1, %a0 : memref<32x32xf16, "l1"> to memref<32x32xf16, "l0a">
+  ascend.copy %b1, %b0 : memref<32x32xf16, "l1"> to memref<32x32xf16, "l0b">
   ascend.set_flag MTE1 -> M id 0
   ascend.wait_flag MTE1 -> M id 0
-  ascend.mmad %a0, %b0, %c0 {init} : memref<32x32xf16, #ascend.space<l0a>>, memref<32x32xf16, #ascend.space<l0b>>, memref<32x32xf32, #ascend.space<l0c>>
+  ascend.mmad %a0, %b0, %c0 {init} : memref<32x32xf16, "l0a">, memref<32x32xf16, "l0b">, memref<32x32xf32, "l0c">
   ascend.set_flag M -> FIX id 0
   ascend.wait_flag M -> FIX id 0
-  ascend.copy %c0, %c : memref<32x32xf32, #ascend.space<l0c>> to !c
+  ascend.copy %c0, %c : memref<32x32xf32, "l0c"> to !c
   ascend.return
 }

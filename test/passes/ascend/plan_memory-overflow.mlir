@@ -3,8 +3,8 @@
 // RUN: not geir-opt %s --split-input-file -p ascend-plan-memory 2>&1 | filecheck %s
 // RUN: not geir-opt %s --split-input-file -p 'ascend-plan-memory{device=ascend310p}' 2>&1 | filecheck %s --check-prefix=P310
 
-!g = memref<70x256xf32, #ascend.space<gm>>
-!u = memref<70x256xf32, #ascend.space<ub>>
+!g = memref<70x256xf32, "gm">
+!u = memref<70x256xf32, "ub">
 
 // Three 70 KiB buffers live at once (a binary op and its result): 210 KiB > 192 KiB. The
 // 310P's ub has 256 KiB, where the kernel fits.
@@ -31,19 +31,19 @@ ascend.kernel @k3_conv1(%x: !g, %y: !g) attributes {block_dim = 1 : i64, core_ty
 // The cube side: two 48 KiB l0a buffers used in one loop (so live together) need 96 KiB of
 // the 64 KiB l0a.
 // CHECK: geir-opt: error: kernel 'big_l0a' needs 96 KiB of l0a, the device has 64 KiB
-!a = memref<96x256xf16, #ascend.space<gm>>
-!l = memref<96x256xf16, #ascend.space<l0a>>
+!a = memref<96x256xf16, "gm">
+!l = memref<96x256xf16, "l0a">
 ascend.kernel @big_l0a(%x: !a) attributes {block_dim = 1 : i64, core_type = "cube"} {
   %p = ascend.alloc : !l
   %q = ascend.alloc : !l
-  %b = ascend.alloc : memref<256x16xf16, #ascend.space<l0b>>
-  %c = ascend.alloc : memref<96x16xf32, #ascend.space<l0c>>
+  %b = ascend.alloc : memref<256x16xf16, "l0b">
+  %c = ascend.alloc : memref<96x16xf32, "l0c">
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   scf.for %i = %c0 to %c4 step %c1 {
-    ascend.mmad %p, %b, %c {init} : !l, memref<256x16xf16, #ascend.space<l0b>>, memref<96x16xf32, #ascend.space<l0c>>
-    ascend.mmad %q, %b, %c : !l, memref<256x16xf16, #ascend.space<l0b>>, memref<96x16xf32, #ascend.space<l0c>>
+    ascend.mmad %p, %b, %c {init} : !l, memref<256x16xf16, "l0b">, memref<96x16xf32, "l0c">
+    ascend.mmad %q, %b, %c : !l, memref<256x16xf16, "l0b">, memref<96x16xf32, "l0c">
   }
   ascend.return
 }
@@ -53,9 +53,9 @@ ascend.kernel @big_l0a(%x: !a) attributes {block_dim = 1 : i64, core_type = "cub
 // The device's memory: two 24 GiB intermediates live together (a 48 GiB workspace), 8 GiB
 // of input and 8 GiB of output: 64 GiB plus the weight, more than the 910B's 64 GiB HBM.
 // CHECK: geir-opt: error: @main needs 64.0 GiB of device memory (workspace 48.0 GiB, weights and constants 64 bytes, inputs and outputs 16.0 GiB), the ascend910b has 64.0 GiB: compile for a smaller batch or sequence
-!big = memref<2147483648xf32, #ascend.space<gm>>
-!half = memref<6442450944xf32, #ascend.space<gm>>
-ascend.kernel @k(%x: !big, %w: memref<16xf32, #ascend.space<gm>>, %y: !half) attributes {block_dim = 1 : i64, core_type = "vector"} {
+!big = memref<2147483648xf32, "gm">
+!half = memref<6442450944xf32, "gm">
+ascend.kernel @k(%x: !big, %w: memref<16xf32, "gm">, %y: !half) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
 ascend.kernel @k2(%x: !half, %y: !half, %z: !big) attributes {block_dim = 1 : i64, core_type = "vector"} {
@@ -65,9 +65,9 @@ func.func @main(%x: !big {onnx.name = "x"}, %z: !big {onnx.name = "z", ascend.ou
   %s = ascend.stream 0
   %w = ascend.constant dense<1.0> : tensor<16xf32>
   %a = ascend.alloc : !half
-  ascend.launch @k on %s(%x, %w, %a) : (!big, memref<16xf32, #ascend.space<gm>>, !half)
+  ascend.launch @k on %s(%x, %w, %a) : (!big, memref<16xf32, "gm">, !half)
   %b = ascend.alloc : !half
-  ascend.launch @k on %s(%x, %w, %b) : (!big, memref<16xf32, #ascend.space<gm>>, !half)
+  ascend.launch @k on %s(%x, %w, %b) : (!big, memref<16xf32, "gm">, !half)
   ascend.launch @k2 on %s(%a, %b, %z) : (!half, !half, !big)
   func.return
 }

@@ -58,47 +58,47 @@
 // BEST:         %b6 = ascend.alloc {offset = 6144 : i64, live = array<i64: 0, 1>}
 // BEST:         %b7 = ascend.alloc {offset = 9216 : i64, live = array<i64: 1, 4>}
 
-ascend.kernel @l0(%b4: memref<256xf32, #ascend.space<gm>>, %b6: memref<768xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+ascend.kernel @l0(%b4: memref<256xf32, "gm">, %b6: memref<768xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
-ascend.kernel @l1(%b2: memref<512xf32, #ascend.space<gm>>, %b3: memref<1024xf32, #ascend.space<gm>>, %b6: memref<768xf32, #ascend.space<gm>>, %b7: memref<512xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+ascend.kernel @l1(%b2: memref<512xf32, "gm">, %b3: memref<1024xf32, "gm">, %b6: memref<768xf32, "gm">, %b7: memref<512xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
-ascend.kernel @l2(%b0: memref<512xf32, #ascend.space<gm>>, %b2: memref<512xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+ascend.kernel @l2(%b0: memref<512xf32, "gm">, %b2: memref<512xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
-ascend.kernel @l3(%b3: memref<1024xf32, #ascend.space<gm>>, %b4: memref<256xf32, #ascend.space<gm>>, %b5: memref<768xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+ascend.kernel @l3(%b3: memref<1024xf32, "gm">, %b4: memref<256xf32, "gm">, %b5: memref<768xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
-ascend.kernel @l4(%b0: memref<512xf32, #ascend.space<gm>>, %b7: memref<512xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+ascend.kernel @l4(%b0: memref<512xf32, "gm">, %b7: memref<512xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
-ascend.kernel @l5(%b1: memref<512xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+ascend.kernel @l5(%b1: memref<512xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
-ascend.kernel @l6(%b5: memref<768xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+ascend.kernel @l6(%b5: memref<768xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
-ascend.kernel @l7(%b1: memref<512xf32, #ascend.space<gm>>) attributes {block_dim = 1 : i64, core_type = "vector"} {
+ascend.kernel @l7(%b1: memref<512xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
 func.func @search() {
   %s = ascend.stream 0
-  %b0 = ascend.alloc : memref<512xf32, #ascend.space<gm>>
-  %b1 = ascend.alloc : memref<512xf32, #ascend.space<gm>>
-  %b2 = ascend.alloc : memref<512xf32, #ascend.space<gm>>
-  %b3 = ascend.alloc : memref<1024xf32, #ascend.space<gm>>
-  %b4 = ascend.alloc : memref<256xf32, #ascend.space<gm>>
-  %b5 = ascend.alloc : memref<768xf32, #ascend.space<gm>>
-  %b6 = ascend.alloc : memref<768xf32, #ascend.space<gm>>
-  %b7 = ascend.alloc : memref<512xf32, #ascend.space<gm>>
-  ascend.launch @l0 on %s(%b4, %b6) : (memref<256xf32, #ascend.space<gm>>, memref<768xf32, #ascend.space<gm>>)
-  ascend.launch @l1 on %s(%b2, %b3, %b6, %b7) : (memref<512xf32, #ascend.space<gm>>, memref<1024xf32, #ascend.space<gm>>, memref<768xf32, #ascend.space<gm>>, memref<512xf32, #ascend.space<gm>>)
-  ascend.launch @l2 on %s(%b0, %b2) : (memref<512xf32, #ascend.space<gm>>, memref<512xf32, #ascend.space<gm>>)
-  ascend.launch @l3 on %s(%b3, %b4, %b5) : (memref<1024xf32, #ascend.space<gm>>, memref<256xf32, #ascend.space<gm>>, memref<768xf32, #ascend.space<gm>>)
-  ascend.launch @l4 on %s(%b0, %b7) : (memref<512xf32, #ascend.space<gm>>, memref<512xf32, #ascend.space<gm>>)
-  ascend.launch @l5 on %s(%b1) : (memref<512xf32, #ascend.space<gm>>)
-  ascend.launch @l6 on %s(%b5) : (memref<768xf32, #ascend.space<gm>>)
-  ascend.launch @l7 on %s(%b1) : (memref<512xf32, #ascend.space<gm>>)
+  %b0 = ascend.alloc : memref<512xf32, "gm">
+  %b1 = ascend.alloc : memref<512xf32, "gm">
+  %b2 = ascend.alloc : memref<512xf32, "gm">
+  %b3 = ascend.alloc : memref<1024xf32, "gm">
+  %b4 = ascend.alloc : memref<256xf32, "gm">
+  %b5 = ascend.alloc : memref<768xf32, "gm">
+  %b6 = ascend.alloc : memref<768xf32, "gm">
+  %b7 = ascend.alloc : memref<512xf32, "gm">
+  ascend.launch @l0 on %s(%b4, %b6) : (memref<256xf32, "gm">, memref<768xf32, "gm">)
+  ascend.launch @l1 on %s(%b2, %b3, %b6, %b7) : (memref<512xf32, "gm">, memref<1024xf32, "gm">, memref<768xf32, "gm">, memref<512xf32, "gm">)
+  ascend.launch @l2 on %s(%b0, %b2) : (memref<512xf32, "gm">, memref<512xf32, "gm">)
+  ascend.launch @l3 on %s(%b3, %b4, %b5) : (memref<1024xf32, "gm">, memref<256xf32, "gm">, memref<768xf32, "gm">)
+  ascend.launch @l4 on %s(%b0, %b7) : (memref<512xf32, "gm">, memref<512xf32, "gm">)
+  ascend.launch @l5 on %s(%b1) : (memref<512xf32, "gm">)
+  ascend.launch @l6 on %s(%b5) : (memref<768xf32, "gm">)
+  ascend.launch @l7 on %s(%b1) : (memref<512xf32, "gm">)
   func.return
 }

@@ -2,7 +2,7 @@
 // done, as the events order them. Every !t buffer is 4096 bytes.
 // RUN: geir-opt %s --split-input-file -p ascend-plan-memory,ascend-check-memory | filecheck %s
 
-!t = memref<16x64xf32, #ascend.space<gm>>
+!t = memref<16x64xf32, "gm">
 ascend.kernel @one(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
@@ -43,7 +43,7 @@ func.func @fork_join(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.o
 
 // -----
 
-!t = memref<16x64xf32, #ascend.space<gm>>
+!t = memref<16x64xf32, "gm">
 ascend.kernel @one(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }

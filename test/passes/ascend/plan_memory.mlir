@@ -5,12 +5,12 @@
 // RUN: geir-opt %s --split-input-file -p ascend-plan-memory,ascend-check-memory | filecheck %s
 // RUN: geir-opt %s --split-input-file -p 'ascend-plan-memory{reuse=false}' | filecheck %s --check-prefix=NOREUSE
 
-!t = memref<16x64xf32, #ascend.space<gm>>
-!u = memref<16x64xf32, #ascend.space<ub>>
+!t = memref<16x64xf32, "gm">
+!u = memref<16x64xf32, "ub">
 
 // The on-chip buffer of the kernel gets its offset too.
 // CHECK:       ascend.kernel @copy
-// CHECK-NEXT:    %b = ascend.alloc {offset = 0 : i64} : memref<16x64xf32, #ascend.space<ub>>
+// CHECK-NEXT:    %b = ascend.alloc {offset = 0 : i64} : memref<16x64xf32, "ub">
 ascend.kernel @copy(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector", template = "data"} {
   %b = ascend.alloc : !u
   ascend.copy %x, %b : !t to !u
@@ -23,14 +23,14 @@ ascend.kernel @copy(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type =
 // A straight line: each buffer dies at the launch after its producer, so two slots
 // alternate. `live` is [first launch, last launch] in host program order.
 // CHECK-LABEL: func.func @straight(
-// CHECK-SAME:    %workspace: memref<8192xi8, #ascend.space<gm>> {ascend.workspace})
+// CHECK-SAME:    %workspace: memref<8192xi8, "gm"> {ascend.workspace})
 // CHECK-SAME:    attributes {ascend.workspace_size = 8192 : i64, ascend.memory_plan = {strategy = "best", lower_bound = 8192 : i64, no_reuse = 12288 : i64}}
 // CHECK:         %a = ascend.alloc {offset = 0 : i64, live = array<i64: 0, 1>}
 // CHECK:         %b = ascend.alloc {offset = 4096 : i64, live = array<i64: 1, 2>}
 // CHECK:         %c = ascend.alloc {offset = 0 : i64, live = array<i64: 2, 3>}
 // Without reuse: one after the other, in program order (the workspace argument is added).
 // NOREUSE-LABEL: func.func @straight(
-// NOREUSE-SAME:    %workspace: memref<12288xi8, #ascend.space<gm>> {ascend.workspace})
+// NOREUSE-SAME:    %workspace: memref<12288xi8, "gm"> {ascend.workspace})
 // NOREUSE-SAME:    ascend.memory_plan = {strategy = "none", lower_bound = 8192 : i64, no_reuse = 12288 : i64}
 // NOREUSE:         %a = ascend.alloc {offset = 0 : i64, live = array<i64: 0, 1>}
 // NOREUSE:         %b = ascend.alloc {offset = 4096 : i64, live = array<i64: 1, 2>}
@@ -49,7 +49,7 @@ func.func @straight(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.ou
 
 // -----
 
-!t = memref<16x64xf32, #ascend.space<gm>>
+!t = memref<16x64xf32, "gm">
 ascend.kernel @one(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
@@ -61,13 +61,13 @@ ascend.kernel @two(%x: !t, %y: !t, %z: !t) attributes {block_dim = 1 : i64, core
 // lower bound, 3 x 4096); %d takes %a's bytes once both branches have read it. The old
 // sequential offsets are replaced.
 // CHECK-LABEL: func.func @diamond(
-// CHECK-SAME:    %ws: memref<12288xi8, #ascend.space<gm>> {ascend.workspace})
+// CHECK-SAME:    %ws: memref<12288xi8, "gm"> {ascend.workspace})
 // CHECK-SAME:    ascend.memory_plan = {strategy = "best", lower_bound = 12288 : i64, no_reuse = 16384 : i64}
 // CHECK:         %a = ascend.alloc {offset = 0 : i64, live = array<i64: 0, 2>}
 // CHECK:         %b = ascend.alloc {offset = 4096 : i64, live = array<i64: 1, 3>}
 // CHECK:         %c = ascend.alloc {offset = 8192 : i64, live = array<i64: 2, 3>}
 // CHECK:         %d = ascend.alloc {offset = 0 : i64, live = array<i64: 3, 4>}
-func.func @diamond(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %ws: memref<16384xi8, #ascend.space<gm>> {ascend.workspace}) {
+func.func @diamond(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %ws: memref<16384xi8, "gm"> {ascend.workspace}) {
   %s = ascend.stream 0
   %a = ascend.alloc {offset = 0 : i64} : !t
   ascend.launch @one on %s(%x, %a) : (!t, !t)
@@ -83,8 +83,8 @@ func.func @diamond(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.out
 
 // -----
 
-!t = memref<16x64xf32, #ascend.space<gm>>
-!c = memref<48x64xf32, #ascend.space<gm>>
+!t = memref<16x64xf32, "gm">
+!c = memref<48x64xf32, "gm">
 ascend.kernel @one(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }
@@ -122,9 +122,9 @@ func.func @concat(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.outp
 
 // -----
 
-!t = memref<16x64xf32, #ascend.space<gm>>
-!h = memref<16x64xf16, #ascend.space<gm>>
-!u = memref<16x64xf32, #ascend.space<ub>>
+!t = memref<16x64xf32, "gm">
+!h = memref<16x64xf16, "gm">
+!u = memref<16x64xf32, "ub">
 
 // Elementwise kernels (template "eltwise"/"row": tiles read each element before writing it).
 ascend.kernel @relu(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector", template = "eltwise"} {
@@ -177,8 +177,8 @@ func.func @inplace_chain(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", asce
 
 // -----
 
-!t = memref<16x64xf32, #ascend.space<gm>>
-!u = memref<16x64xf32, #ascend.space<ub>>
+!t = memref<16x64xf32, "gm">
+!u = memref<16x64xf32, "ub">
 ascend.kernel @relu(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector", template = "eltwise"} {
   %b = ascend.alloc : !u
   ascend.copy %x, %b : !t to !u
@@ -232,7 +232,7 @@ func.func @not_inplace(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend
 
 // -----
 
-!t = memref<16x64xf32, #ascend.space<gm>>
+!t = memref<16x64xf32, "gm">
 ascend.kernel @one(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.return
 }

@@ -2,8 +2,8 @@
 // RUN: geir-opt %s -p 'ascend-assign-streams,ascend-insert-events' | filecheck %s
 // RUN: geir-opt %s -p 'ascend-assign-streams{max-streams=8},ascend-insert-events,ascend-assign-streams{max-streams=8},ascend-insert-events' | filecheck %s
 
-!t = memref<16x16xf32, #ascend.space<gm>>
-!u = memref<16x16xf32, #ascend.space<ub>>
+!t = memref<16x16xf32, "gm">
+!u = memref<16x16xf32, "ub">
 
 // y = relu(x): reads its first argument, writes the second (copied into).
 ascend.kernel @un(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
@@ -43,7 +43,7 @@ ascend.kernel @bin(%x: !t, %y: !t, %z: !t) attributes {block_dim = 1 : i64, core
 // CHECK-NEXT:    ascend.launch @un on %stream(%c, %y)
 // CHECK-NEXT:    func.return
 func.func @main(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output},
-                %ws: memref<3072xi8, #ascend.space<gm>> {ascend.workspace}) {
+                %ws: memref<3072xi8, "gm"> {ascend.workspace}) {
   %stream = ascend.stream 0
   %a = ascend.alloc {offset = 0 : i64} : !t
   %b = ascend.alloc {offset = 1024 : i64} : !t

@@ -1,8 +1,8 @@
 // Diamonds: the two sides of a fork run on two streams, joined by events.
 // RUN: geir-opt %s -p 'ascend-assign-streams,ascend-insert-events' | filecheck %s
 
-!t = memref<16x16xf32, #ascend.space<gm>>
-!u = memref<16x16xf32, #ascend.space<ub>>
+!t = memref<16x16xf32, "gm">
+!u = memref<16x16xf32, "ub">
 
 // y = relu(x): reads its first argument, writes the second (copied into).
 ascend.kernel @un(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
@@ -50,7 +50,7 @@ ascend.kernel @bin(%x: !t, %y: !t, %z: !t) attributes {block_dim = 1 : i64, core
 // CHECK-NEXT:    ascend.launch @bin on %stream(%b, %c, %y)
 // CHECK-NEXT:    func.return
 func.func @diamond(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output},
-                   %ws: memref<3072xi8, #ascend.space<gm>> {ascend.workspace}) {
+                   %ws: memref<3072xi8, "gm"> {ascend.workspace}) {
   %stream = ascend.stream 0
   %a = ascend.alloc {offset = 0 : i64} : !t
   %b = ascend.alloc {offset = 1024 : i64} : !t
@@ -76,7 +76,7 @@ func.func @diamond(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.out
 // CHECK-NEXT:    ascend.launch @bin on %stream(%b, %c2, %y)
 // CHECK-NEXT:    func.return
 func.func @skewed(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output},
-                  %ws: memref<4096xi8, #ascend.space<gm>> {ascend.workspace}) {
+                  %ws: memref<4096xi8, "gm"> {ascend.workspace}) {
   %stream = ascend.stream 0
   %a = ascend.alloc {offset = 0 : i64} : !t
   %b = ascend.alloc {offset = 1024 : i64} : !t

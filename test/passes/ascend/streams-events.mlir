@@ -4,8 +4,8 @@
 // RUN: geir-opt %s -p ascend-insert-events | filecheck %s
 // RUN: geir-opt %s -p ascend-insert-events,ascend-insert-events | filecheck %s
 
-!t = memref<16x16xf32, #ascend.space<gm>>
-!u = memref<16x16xf32, #ascend.space<ub>>
+!t = memref<16x16xf32, "gm">
+!u = memref<16x16xf32, "ub">
 
 // y = relu(x): reads its first argument, writes the second (copied into).
 ascend.kernel @un(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
@@ -58,7 +58,7 @@ ascend.kernel @bin(%x: !t, %y: !t, %z: !t) attributes {block_dim = 1 : i64, core
 // CHECK-NEXT:    ascend.launch @bin on %s0(%c, %x, %y)
 // CHECK-NEXT:    func.return
 func.func @redundant(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output},
-                     %ws: memref<3072xi8, #ascend.space<gm>> {ascend.workspace}) {
+                     %ws: memref<3072xi8, "gm"> {ascend.workspace}) {
   %s0 = ascend.stream 0
   %s1 = ascend.stream 1
   %s2 = ascend.stream 2
@@ -104,7 +104,7 @@ func.func @redundant(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.o
 // CHECK-NEXT:    ascend.launch @un on %s1(%f, %z)
 // CHECK-NEXT:    func.return
 func.func @reuse(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}, %z: !t {onnx.name = "z", ascend.output},
-                 %ws: memref<3072xi8, #ascend.space<gm>> {ascend.workspace}) {
+                 %ws: memref<3072xi8, "gm"> {ascend.workspace}) {
   %s0 = ascend.stream 0
   %s1 = ascend.stream 1
   %a = ascend.alloc {offset = 0 : i64} : !t
@@ -138,9 +138,9 @@ func.func @independent(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend
 // Two kernels write the two halves of one buffer (views with static layouts) on two streams:
 // disjoint bytes, no event between them; the kernel reading the whole buffer waits for the
 // other stream's half.
-!top = memref<8x16xf32, strided<[16, 1]>, #ascend.space<gm>>
-!bot = memref<8x16xf32, strided<[16, 1], offset: 128>, #ascend.space<gm>>
-!h = memref<8x16xf32, #ascend.space<ub>>
+!top = memref<8x16xf32, strided<[16, 1]>, "gm">
+!bot = memref<8x16xf32, strided<[16, 1], offset: 128>, "gm">
+!h = memref<8x16xf32, "ub">
 ascend.kernel @fill_top(%x: !top, %y: !top) attributes {block_dim = 1 : i64, core_type = "vector"} {
   %b = ascend.alloc {offset = 0 : i64} : !h
   ascend.copy %x, %b : !top to !h
@@ -169,7 +169,7 @@ ascend.kernel @fill_bot(%x: !bot, %y: !bot) attributes {block_dim = 1 : i64, cor
 // CHECK-NEXT:    ascend.event_wait %event0 on %s0
 // CHECK-NEXT:    ascend.launch @un on %s0(%c, %y)
 func.func @slices(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output},
-                  %ws: memref<1024xi8, #ascend.space<gm>> {ascend.workspace}) {
+                  %ws: memref<1024xi8, "gm"> {ascend.workspace}) {
   %s0 = ascend.stream 0
   %s1 = ascend.stream 1
   %c = ascend.alloc {offset = 0 : i64} : !t

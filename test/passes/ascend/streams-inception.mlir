@@ -3,8 +3,8 @@
 // RUN: geir-opt %s -p 'ascend-assign-streams{max-streams=2},ascend-insert-events' | filecheck %s --check-prefix=TWO
 // RUN: geir-opt %s -p 'ascend-assign-streams{max-streams=1},ascend-insert-events' | filecheck %s --check-prefix=ONE
 
-!t = memref<16x16xf32, #ascend.space<gm>>
-!u = memref<16x16xf32, #ascend.space<ub>>
+!t = memref<16x16xf32, "gm">
+!u = memref<16x16xf32, "ub">
 
 // y = relu(x): reads its first argument, writes the second (copied into).
 ascend.kernel @un(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
@@ -119,7 +119,7 @@ ascend.kernel @cat4(%a: !t, %b: !t, %c: !t, %d: !t, %z: !t) attributes {block_di
 // ONE-NOT:     ascend.event
 // ONE:         ascend.launch @cat4 on %stream(
 func.func @main(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output},
-                %ws: memref<10240xi8, #ascend.space<gm>> {ascend.workspace}) {
+                %ws: memref<10240xi8, "gm"> {ascend.workspace}) {
   %stream = ascend.stream 0
   %in = ascend.alloc {offset = 0 : i64} : !t
   %p1 = ascend.alloc {offset = 1024 : i64} : !t
