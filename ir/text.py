@@ -11,6 +11,12 @@ constants print as `dense_resource<__elided__>` and no blobs are written
 xDSL keeps parsed blobs in a process-wide store on the builtin dialect; we
 move them into the constants right after parsing and leave the store empty,
 so nothing leaks between modules.
+
+Both forms go through upstream MLIR (`mlir-opt --allow-unregistered-dialect`) and back:
+the generic form keeps the blobs, and the parser reads upstream's location aliases
+defined after the module. The parser also remembers where each op starts
+(`source_location`, for verifier errors) and points a "not registered" error at the
+name itself.
 """
 
 from __future__ import annotations
@@ -243,11 +249,44 @@ _BLANK = re.compile(r"(?:\s|//[^\n]*)*")
 """Text with no op: whitespace and comments."""
 
 
+_LOC_ALIAS = re.compile(r"^(#[\w.$-]+) = loc\(.*\)[ \t]*$", re.MULTILINE)
+"""A location alias definition on a line of its own, as upstream prints them."""
+
+
+def hoist_location_aliases(text: str) -> str:
+    """Upstream MLIR (`--mlir-print-debuginfo`) defines location aliases after the module
+    that uses them (`loc(#loc3)` ... `#loc3 = loc("conv1")`); xDSL's parser wants an alias
+    defined first. Move every location alias definition to the start of the first line,
+    each after those it refers to, and leave its own line empty, so that line numbers in
+    error messages stay those of the text."""
+    defs = {m[1]: m[0].strip() for m in _LOC_ALIAS.finditer(text)}
+    if not defs:
+        return text
+    order: list[str] = []
+    placed: set[str] = set()
+
+    def place(alias: str, seen: frozenset[str] = frozenset()) -> None:
+        if alias in placed or alias in seen:  # a cycle is the parser's to report
+            return
+        body = defs[alias].split("=", 1)[1]
+        for used in re.findall(r"#[\w.$-]+", body):
+            if used in defs:
+                place(used, seen | {alias})
+        order.append(alias)
+        placed.add(alias)
+
+    for alias in defs:
+        place(alias)
+    return " ".join(defs[a] for a in order) + " " + _LOC_ALIAS.sub("", text)
+
+
 def parse_module(text: str, ctx: Context, name: str = "<input>") -> ModuleOp:
     """Parse MLIR text in `ctx` (geir's: `geir.dialects.make_context()`); resource blobs
-    become the constants' bytes. Text with no op is an empty module, as upstream."""
+    become the constants' bytes. Text with no op is an empty module, as upstream; location
+    aliases may be defined after their use, as upstream prints them."""
     if _BLANK.fullmatch(text):
         return ModuleOp([])
+    text = hoist_location_aliases(text)
     store = _blob_store(ctx)
     store.clear()
     try:

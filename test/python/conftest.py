@@ -1,8 +1,22 @@
 """Shared pytest setup: the model suite's accounting in the run's summary; caches freed per module."""
 
 import gc
+import os
+import shutil
 
 import pytest
+
+
+def require_tool(binary: str, package: str) -> str:
+    """The path of an external tool a test needs. In CI (CI=true, where .ci/run installs it)
+    a missing tool fails the test; elsewhere the test is skipped with the line to run."""
+    path = shutil.which(binary)
+    if path is None:
+        message = f"{binary} not found: install it with `apt-get install {package}`"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
 
 
 def pytest_terminal_summary(terminalreporter):
