@@ -109,6 +109,22 @@ class CompiledModel:
             return run_ascend_module(m, dict(feeds))
         return run_module(m, dict(feeds))
 
+    def graph_module(self) -> ModuleOp:
+        """The last graph-level stage: the graph the kernels are made of (fused, formatted)."""
+        from geir.runtime.ascend_interpreter import is_ascend_module
+
+        for module in reversed(self.stages.values()):
+            if not is_ascend_module(module):
+                return module
+        raise GeirError("no graph-level stage: an offline model holds only the program; compile the model instead")
+
+    def export_graph(self, path: str | Path) -> None:
+        """Write the graph as ONNX for a viewer (Netron): a node per kernel, named by the ONNX
+        nodes it fuses (driver/graph_onnx.py)."""
+        from geir.driver.graph_onnx import graph_onnx
+
+        onnx.save(graph_onnx(self.graph_module(), Path(path).stem), str(path))
+
     def save(self, path: str | Path) -> None:
         """Write the program: an offline model file for `.om` (driver/om.py), else MLIR text
         with the weights as resource blobs."""

@@ -71,6 +71,16 @@ def write_text(text: str, path: str | None) -> None:
         f.write(text)
 
 
+def write_bytes(data: bytes, path: str | None) -> None:
+    """Write to a file, or to stdout for `-`."""
+    if path in (None, STDIO):
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    with open(path, "wb") as f:
+        f.write(data)
+
+
 def add_output_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default=STDIO, metavar="FILE", help="output file (default: stdout)")
 

@@ -5,6 +5,7 @@
     geir-compile model.onnx --run      # compile, run on the modeled device, check against onnxruntime
     geir-compile model.onnx -o model.om -O2 --disable-pass graph-fuse --dump-dir dumps/
     geir-compile model.onnx -o model.om --streams 1 --memory-strategy greedy-size
+    geir-compile model.onnx -o model.om --export-graph model.graph.onnx   # open it in Netron
 
 The .om file holds the ascend program, its weights and its memory plan
 (driver/om.py); `geir-run model.om` runs it. `--dump-dir` writes the IR after
@@ -57,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--dump-dir", metavar="DIR", help="write the IR after every stage into DIR")
     d.add_argument("--dump-weights", action="store_true", help="keep weights in dumps (default: elided)")
     d.add_argument("--print-ir-after-change", action="store_true", help="print a stage's IR when it changed")
+    d.add_argument("--export-graph", metavar="FILE.onnx",
+                   help="write the compiled graph as ONNX for a viewer such as Netron: a node per kernel, "
+                   "named by the ONNX nodes it fuses")
     common.add_debug_arg(p)
     return p
 
@@ -74,7 +78,7 @@ def _main(argv: Sequence[str] | None) -> int:
         raise FileNotFoundError(2, "No such file or directory", args.model)
     else:
         model = args.model
-    if args.output is None and not args.run:
+    if args.output is None and not args.run and not args.export_graph:
         raise GeirError("give -o FILE.om (or --run to compile and run without writing)")
     compiled = geir.compile(
         model,
@@ -92,6 +96,8 @@ def _main(argv: Sequence[str] | None) -> int:
         _dump(compiled, args)
     if args.output:
         compiled.save(args.output)
+    if args.export_graph:
+        compiled.export_graph(args.export_graph)
     print(_summary(compiled, args.output))
     if args.run:
         print(_run_and_check(compiled, model))

@@ -3,6 +3,7 @@
     geir-opt model.mlir -p 'cse,dce' -o out.mlir
     geir-opt model.mlir -p 'graph-fuse{max-ops=8}' --print-ir-after-change --timing
     geir-opt cases.mlir --split-input-file      # `// -----` separates independent inputs
+    geir-opt model.mlir --view-op-graph=g.dot -o /dev/null && dot -Tsvg g.dot -o g.svg
 
 Pipelines use xDSL's syntax (`xdsl.utils.arg_spec.parse_pipeline`) and run in an
 `xdsl.passes.PassPipeline`; the passes are those of `geir.driver.registry`. The
@@ -53,6 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--print-ir-after-change", action="store_true", help="print the IR to stderr after every pass that changed it"
     )
     dumps.add_argument("--timing", action="store_true", help="print the wall time of every step to stderr")
+    dumps.add_argument(
+        "--view-op-graph",
+        nargs="?",
+        const="-",
+        metavar="FILE",
+        help="after the pipeline, write the op graph as Graphviz DOT to FILE (default: stderr): "
+        "the view-op-graph pass",
+    )
     common.add_print_args(p)
     common.add_debug_arg(p)
     return p
@@ -200,7 +209,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.list_passes:
         common.write_text(list_passes(available), args.output)
         return 0
-    runner = Runner(args, build_passes(args.passes, available))
+    passes = build_passes(args.passes, available)
+    if args.view_op_graph:
+        passes += (available["view-op-graph"]()(output=args.view_op_graph),)
+    runner = Runner(args, passes)
     name = common.input_name(args.input)
     text = common.read_text(args.input)
     chunks = split_chunks(text) if args.split_input_file else [text]

@@ -34,7 +34,7 @@ LAYERS = (
     ("passes", "rewrites within one dialect: passes/graph, passes/ascend"),
     ("lowering", "graph -> ascend: bufferization and the kernel templates"),
     ("runtime", "the interpreters, the simulator, the report and trace"),
-    ("driver", "pass registry, pipelines, compile, offline models, compare"),
+    ("driver", "pass registry, pipelines, compile, offline models, the graph as ONNX, compare"),
     ("api", "geir.compile / geir.load"),
     ("testing", "the model suite the tests and benchmarks share"),
     ("tools", "the command-line tools"),

@@ -31,6 +31,7 @@ from geir.passes.graph.fold_constants import FoldConstantsPass
 from geir.passes.graph.fold_shapes import FoldShapesPass
 from geir.passes.graph.fold_transpose import FoldTransposePass, ScalarOutOfMatMul
 from geir.passes.graph.simplify import SimplifyPass
+from geir.passes.graph.view_op_graph import ViewOpGraph
 from geir.runtime.interpreter import input_specs, random_inputs, run_module
 from geir.testing.suite import LIGHT_MODELS, assert_close, backend_cases, light_model, ort_run
 from geir.dialects import make_context
@@ -185,6 +186,7 @@ LIT_PASSES = {
     "fold_transpose": FoldTransposePass(),
     "simplify": SimplifyPass(),
     "cse_dce": _CseDce(),
+    "view_op_graph": ViewOpGraph(output=os.devnull),  # changes nothing
 }
 
 
