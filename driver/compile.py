@@ -5,15 +5,16 @@
     outputs = cm.run({"x": x})
     print(cm.mlir("03_fuse"))
 
-`model` is an onnx.ModelProto, a path, ONNX bytes, or a torch.nn.Module with
-`example_inputs` (exported with the TorchScript exporter; torch is optional).
+`model` is an onnx.ModelProto, a path, ONNX bytes, a torch.nn.Module with
+`example_inputs` (exported with the TorchScript exporter; torch is optional), or graph-level
+MLIR (a ModuleOp or a `.mlir` file).
 Options mirror GE's switches and are checked: an unknown one is an error.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,39 +159,68 @@ def _to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProt
     raise GeirError(f"cannot compile a {type(model).__name__}: give an onnx.ModelProto, a path, bytes or a torch.nn.Module")
 
 
-def compile(model: Any, device: str = "ascend910b", opt_level: int = 3, *, example_inputs=None, **options) -> CompiledModel:  # noqa: A001
-    """Import and compile a model with GE-style options (see driver/pipelines.py)."""
+Progress = Callable[[str, "float | None"], None]
+"""Called with a stage's name when it starts (None) and with its seconds when it ends."""
+
+
+def compile(  # noqa: A001
+    model: Any, device: str = "ascend910b", opt_level: int = 3, *, example_inputs=None,
+    progress: Progress | None = None, **options
+) -> CompiledModel:
+    """Import and compile a model with GE-style options (see driver/pipelines.py). `model` may
+    also be graph-level MLIR: a ModuleOp or a `.mlir` file (its first stage is the parsed
+    module). `progress` hears of every stage (geir-compile prints a line on a terminal)."""
     from geir.dialects import make_context
-    from geir.frontend.onnx import import_model
     from geir.driver.registry import get_all_passes
     from geir.target.device import load_device
 
     opts = PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)
     load_device(opts.device)  # an unknown device is an error before any work
     pipeline = build_pipeline(opts)
+    stages: dict[str, ModuleOp] = {}
+    seconds: dict[str, float] = {}
 
-    t0 = time.perf_counter()
-    module = import_model(_to_onnx(model, example_inputs))
-    module.verify()
-    stages = {"01_import": module.clone()}
-    seconds = {"01_import": time.perf_counter() - t0}
+    def stage(name: str, run: Callable[[], ModuleOp]) -> ModuleOp:
+        if progress:
+            progress(name, None)
+        t0 = time.perf_counter()
+        module = run()
+        module.verify()
+        stages[name], seconds[name] = module.clone(), time.perf_counter() - t0
+        if progress:
+            progress(name, seconds[name])
+        return module
+
+    module = stage("01_import", lambda: _import(model, example_inputs))
     ctx = make_context()
     registry = get_all_passes()
     for name, specs in pipeline.stages:
-        t0 = time.perf_counter()
-        _apply(ctx, module, registry, specs)
-        module.verify()
-        stages[name] = module.clone()
-        seconds[name] = time.perf_counter() - t0
+        stage(name, lambda specs=specs: _apply(ctx, module, registry, specs))
     return CompiledModel(opts, stages, seconds, pipeline.unavailable)
 
 
-def _apply(ctx, module: ModuleOp, registry, specs: list[str]) -> None:
+def _import(model: Any, example_inputs) -> ModuleOp:
+    """The graph-level module of a model: imported from ONNX, or graph-level MLIR as it is."""
+    from geir.frontend.onnx import import_model
+    from geir.ir.text import parse_module
+    from geir.runtime.ascend_interpreter import is_ascend_module
+
+    if isinstance(model, str | Path) and Path(model).suffix == ".mlir":
+        model = parse_module(Path(model).read_text(), make_context(), str(model))
+    if isinstance(model, ModuleOp):
+        if is_ascend_module(model):
+            raise GeirError("geir.compile takes graph-level IR; this module is already an ascend program")
+        return model.clone()
+    return import_model(_to_onnx(model, example_inputs))
+
+
+def _apply(ctx, module: ModuleOp, registry, specs: list[str]) -> ModuleOp:
     from xdsl.passes import PassPipeline
 
     from geir.driver.registry import build_passes
 
     PassPipeline(build_passes(",".join(specs), registry)).apply(ctx, module)
+    return module
 
 
 def load(path: str | Path) -> CompiledModel:

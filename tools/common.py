@@ -81,6 +81,24 @@ def write_bytes(data: bytes, path: str | None) -> None:
         f.write(data)
 
 
+def progress_printer(prog: str, stream=None):
+    """A `progress(stage, seconds)` callback printing one quiet line per stage, its name when
+    it starts and its time when it ends, when `stream` (stderr) is a terminal; else None:
+    nothing in logs and pipes."""
+    stream = stream or sys.stderr
+    if not stream.isatty():
+        return None
+
+    def progress(stage: str, seconds: float | None) -> None:
+        if seconds is None:
+            stream.write(f"{prog}: {stage} ...")
+        else:
+            stream.write(f" {seconds:.2f} s\n")
+        stream.flush()
+
+    return progress
+
+
 def add_output_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default=STDIO, metavar="FILE", help="output file (default: stdout)")
 

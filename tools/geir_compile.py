@@ -4,6 +4,7 @@
     geir-compile model.onnx -o model.om --device ascend910b -O3
     geir-compile model.onnx --run      # compile, run on the modeled device, check against onnxruntime
     geir-compile model.onnx -o model.om -O2 --disable-pass graph-fuse --dump-dir dumps/
+    geir-compile fused.mlir -o model.om            # graph-level MLIR, e.g. from geir-opt
     geir-compile model.onnx -o model.om --streams 1 --memory-strategy greedy-size
     geir-compile model.onnx -o model.om --export-graph model.graph.onnx   # open it in Netron
 
@@ -36,9 +37,11 @@ def _on_off(text: str) -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="Compile an ONNX model into a geir offline model (.om).")
-    p.add_argument("model", nargs="?", help="the .onnx model (default: light ResNet-50 from the onnx package, "
-                   "seeded random weights, compiled, run and profiled: the quick-start job)")
+    p = argparse.ArgumentParser(prog=PROG, description="Compile an ONNX model (or graph-level MLIR) into a "
+                                "geir offline model (.om). On a terminal, a line per stage shows its time.")
+    p.add_argument("model", nargs="?", help="the .onnx model, or graph-level .mlir (`-` for MLIR on stdin) "
+                   "(default: light ResNet-50 from the onnx package, seeded random weights, compiled, run and "
+                   "profiled: the quick-start job)")
     p.add_argument("-o", "--output", metavar="FILE.om", help="the offline model to write")
     p.add_argument("--run", action="store_true",
                    help="run the compiled model on the modeled device (seeded random inputs), print the "
@@ -74,6 +77,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
         model, args.run = load_light_model(DEFAULT_MODEL), True
         print(f"model: {DEFAULT_MODEL} (onnx package, seeded random weights)")
+    elif args.model == common.STDIO or args.model.endswith(".mlir"):
+        # graph-level MLIR, verified with the tools' messages (file:line:col)
+        model = common.parse_mlir(common.read_text(args.model), common.input_name(args.model))
     elif not os.path.isfile(args.model):
         raise FileNotFoundError(2, "No such file or directory", args.model)
     else:
@@ -91,6 +97,7 @@ def _main(argv: Sequence[str] | None) -> int:
         memory_strategy=args.memory_strategy,
         streams=args.streams,
         disable_passes=args.disable_pass,
+        progress=common.progress_printer(PROG),
     )
     if args.dump_dir or args.print_ir_after_change:
         _dump(compiled, args)
@@ -108,6 +115,7 @@ def _run_and_check(compiled, model) -> str:
     """Profile on seeded random inputs; compare the outputs with onnxruntime, or with
     geir's reference interpreter when onnxruntime is not installed."""
     import numpy as np
+    from xdsl.dialects.builtin import ModuleOp
 
     from geir.runtime.report import format_report
 
@@ -117,6 +125,8 @@ def _run_and_check(compiled, model) -> str:
         from geir.testing.suite import ort_run
         from geir.frontend.onnx import load_model
 
+        if isinstance(model, ModuleOp):  # compiled from MLIR: no ONNX model to run
+            raise ImportError
         reference, what = ort_run(load_model(model), feeds), "onnxruntime"
     except ImportError:
         from geir.runtime.interpreter import run_module
