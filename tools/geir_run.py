@@ -8,6 +8,7 @@
 Inputs not given with `--input` get seeded random data of the right shape and type.
 `--profile` (ascend-level IR) also times the run on the modeled device and prints the
 report table (docs/report.md); `--report`/`--trace` write it as JSON / a Chrome trace.
+On a terminal, a line on stderr shows each step (load, run) and its time.
 """
 
 from __future__ import annotations
@@ -222,9 +223,13 @@ def _main(argv: Sequence[str] | None) -> int:
 
     if args.device:
         device_spec(args)  # a bad name is an error before loading, which may take seconds
+    progress = common.progress_printer(PROG) or (lambda step, seconds: None)  # a line a step on a terminal
+    load_step = "import" if _is_onnx(args.model) else "parse"
+    progress(load_step, None)
     start = time.perf_counter()
     module, description = load(args.model, args.seed)
     import_time = time.perf_counter() - start
+    progress(load_step, import_time)
     from geir.runtime.ascend_interpreter import ascend_input_specs, is_ascend_module, run_ascend_module
 
     ascend = is_ascend_module(module)  # hardware-level IR runs on the ascend interpreter
@@ -233,6 +238,8 @@ def _main(argv: Sequence[str] | None) -> int:
                         "(a module with ascend.kernel ops)")
     specs = ascend_input_specs(module) if ascend else input_specs(module)
     feeds, origin = make_feeds(specs, args.input, args.seed)
+    step = "interpret + simulate" if ascend and wants_profile(args) else "interpret"
+    progress(step, None)
     start = time.perf_counter()
     profile_text = None
     if ascend and wants_profile(args):
@@ -242,10 +249,10 @@ def _main(argv: Sequence[str] | None) -> int:
     else:
         outputs = run_module(module, feeds)
     run_time = time.perf_counter() - start
+    progress(step, run_time)
     if args.output:
         save_npz(args.output, outputs)
-    step = "interpret + simulate" if profile_text is not None else "interpret"
-    times = {"import" if _is_onnx(args.model) else "parse": import_time, step: run_time}
+    times = {load_step: import_time, step: run_time}
     text = summary(description, module, origin, feeds, outputs, times)
     if profile_text is not None:
         text += "\n" + profile_text

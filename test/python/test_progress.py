@@ -1,6 +1,6 @@
 """Progress on a terminal: geir-compile prints one quiet line per stage (its name when it
-starts, its time when it ends) when stderr is a terminal, and nothing otherwise (the lit test
-test/tools/compile-mlir.test checks the pipe)."""
+starts, its time when it ends) when stderr is a terminal, geir-run one per step (load, run),
+and nothing otherwise (the lit tests compile-mlir.test and run-mlir.test check the pipe)."""
 
 from __future__ import annotations
 
@@ -49,3 +49,12 @@ def test_compile_reports_stages_to_a_callback():
     cm = geir.compile(str(MODEL), progress=lambda stage, seconds: seen.append((stage, seconds)))
     assert [s for s, t in seen if t is None] == cm.stage_names
     assert [(s, t) for s, t in seen if t is not None] == list(cm.compile_seconds.items())
+
+
+def test_run_shows_its_steps_on_a_terminal():
+    code, err = _stderr_on_a_terminal([sys.executable, "-m", "geir.tools.geir_run", str(MODEL)])
+    assert code == 0, err
+    lines = err.splitlines()
+    assert len(lines) == 2, err
+    assert re.fullmatch(r"geir-run: parse \.\.\. \d+\.\d\d s", lines[0]), lines[0]
+    assert re.fullmatch(r"geir-run: interpret \.\.\. \d+\.\d\d s", lines[1]), lines[1]
