@@ -2,14 +2,15 @@
 suite models, printed in the generic form, parses and verifies in `mlir-opt-22
 --allow-unregistered-dialect`; upstream's output with `--mlir-print-debuginfo` (locations as
 aliases defined after the module) reads back into geir, verifies, and prints to what upstream
-printed (resource names aside: geir names a blob after its value); the transformer's read-back
-program runs to the same outputs."""
+printed (resource names aside: geir names a blob after its value); the program inside the
+transformer's .om, read back from upstream, runs to the same outputs."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 import subprocess
+import zipfile
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from conftest import require_tool
 
 import geir
 from geir.dialects import make_context
+from geir.driver.om import PROGRAM
 from geir.ir.text import parse_module, print_module
 from geir.runtime.ascend_interpreter import run_ascend_module
 from geir.testing.suite import light_model
@@ -60,9 +62,13 @@ def test_every_stage_round_trips_through_upstream(compiled):
         assert blobs_by_value(again) == blobs_by_value(theirs), f"{stage}: geir changed upstream's IR"
 
 
-def test_read_back_program_runs_the_same():
+def test_read_back_program_runs_the_same(tmp_path):
+    """The program inside an .om, through upstream and back, runs to the same outputs."""
     cm = geir.compile(MODELS["transformer"]())
-    back = parse_module(upstream(print_module(cm.module, generic=True), "program"), make_context())
+    cm.save(tmp_path / "m.om")
+    with zipfile.ZipFile(tmp_path / "m.om") as z:
+        program = parse_module(z.read(PROGRAM).decode(), make_context())
+    back = parse_module(upstream(print_module(program, generic=True), "program"), make_context())
     feeds = cm.random_inputs(seed=0)
     ours, theirs = cm.run(feeds), run_ascend_module(back, feeds)
     assert list(ours) == list(theirs)
