@@ -10,18 +10,18 @@
 // Hidden 4096: tiles of two rows, double-buffered over the 48 vector cores.
 // CHECK-LABEL: ascend.kernel @k0_rms(
 // CHECK-SAME:    attributes {block_dim = 48 : i64, core_type = "vector", template = "row"}
-// CHECK:         %[[W:.*]] = ascend.alloc {offset = 0 : i64} : memref<1x4096xf32, #ascend.space<ub>>
-// CHECK:         %[[X:s0b1]] = ascend.alloc {{.*}} : memref<2x4096xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %[[T:s0b2]] = ascend.alloc {{.*}} : memref<2x4096xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %[[S:s0b3]] = ascend.alloc {{.*}} : memref<2x8xf32, #ascend.space<ub>>
+// CHECK:         %[[W:.*]] = ascend.alloc {offset = 0 : i64} : memref<1x4096xf32, "ub">
+// CHECK:         %[[X:s0b1]] = ascend.alloc {{.*}} : memref<2x4096xf32, "ub">
+// CHECK-NEXT:    %[[T:s0b2]] = ascend.alloc {{.*}} : memref<2x4096xf32, "ub">
+// CHECK-NEXT:    %[[S:s0b3]] = ascend.alloc {{.*}} : memref<2x8xf32, "ub">
 // CHECK-NOT:     ascend.alloc {{.*}} : memref<2x4096xf32
 // CHECK:         %[[INV_N:.*]] = arith.constant 0.000244140625 : f32
 // CHECK-NEXT:    %[[EPS:.*]] = arith.constant 1.000000e-06 : f32
-// CHECK:         ascend.copy %{{.*}}, %[[W]] : memref<1x4096xf32, #ascend.space<gm>> to memref<1x4096xf32, #ascend.space<ub>>
+// CHECK:         ascend.copy %{{.*}}, %[[W]] : memref<1x4096xf32, "gm"> to memref<1x4096xf32, "ub">
 // CHECK-NEXT:    ascend.set_flag MTE2 -> V id 2
 // CHECK-NEXT:    ascend.wait_flag MTE2 -> V id 2
 // CHECK:         scf.for
-// CHECK:         ascend.copy %{{.*}}, %[[X]] : memref<2x4096xf32, strided<[4096, 1], offset: ?>, #ascend.space<gm>> to memref<2x4096xf32, #ascend.space<ub>>
+// CHECK:         ascend.copy %{{.*}}, %[[X]] : memref<2x4096xf32, strided<[4096, 1], offset: ?>, "gm"> to memref<2x4096xf32, "ub">
 // CHECK:         ascend.vmul %[[X]], %[[X]], %[[T]]
 // CHECK-NEXT:    %[[MS:.*]] = memref.subview %[[S]][0, 0] [2, 1] [1, 1]
 // CHECK-NEXT:    ascend.vreduce %[[T]], %[[MS]] {kind = "sum", axes = array<i64: 1>}
@@ -30,9 +30,9 @@
 // CHECK-NEXT:    ascend.vsqrt %[[MS]], %[[MS]]
 // CHECK-NEXT:    ascend.vbrcb %[[MS]], %[[T]]
 // CHECK-NEXT:    ascend.vdiv %[[X]], %[[T]], %[[X]]
-// CHECK-NEXT:    ascend.vbrcb %[[W]], %[[T]] : memref<1x4096xf32, #ascend.space<ub>>, memref<2x4096xf32, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.vbrcb %[[W]], %[[T]] : memref<1x4096xf32, "ub">, memref<2x4096xf32, "ub">
 // CHECK-NEXT:    ascend.vmul %[[X]], %[[T]], %[[X]]
-// CHECK:         ascend.copy %[[X]], %{{.*}} : memref<2x4096xf32, #ascend.space<ub>> to memref<2x4096xf32, strided<[4096, 1], offset: ?>, #ascend.space<gm>>
+// CHECK:         ascend.copy %[[X]], %{{.*}} : memref<2x4096xf32, "ub"> to memref<2x4096xf32, strided<[4096, 1], offset: ?>, "gm">
 // CHECK:         s1b1
 // CHECK-NOT:     ascend.reference
 func.func @rms_norm_4096(%x: tensor<2048x4096xf32>, %w: tensor<4096xf32>) -> tensor<2048x4096xf32> {
@@ -47,10 +47,10 @@ func.func @rms_norm_4096(%x: tensor<2048x4096xf32>, %w: tensor<4096xf32>) -> ten
 // the scale are four 32 KiB rows, which fit once but not twice - one slot, one row a tile.
 // CHECK-LABEL: ascend.kernel @k0_residual(
 // CHECK-SAME:    attributes {block_dim = 48 : i64, core_type = "vector", template = "row"}
-// CHECK:         %[[W:c1]] = ascend.alloc {offset = 0 : i64} : memref<1x8192xf32, #ascend.space<ub>>
-// CHECK:         %[[X:b1]] = ascend.alloc {{.*}} : memref<1x8192xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %[[R:b2]] = ascend.alloc {{.*}} : memref<1x8192xf32, #ascend.space<ub>>
-// CHECK-NEXT:    %[[T:b3]] = ascend.alloc {{.*}} : memref<1x8192xf32, #ascend.space<ub>>
+// CHECK:         %[[W:c1]] = ascend.alloc {offset = 0 : i64} : memref<1x8192xf32, "ub">
+// CHECK:         %[[X:b1]] = ascend.alloc {{.*}} : memref<1x8192xf32, "ub">
+// CHECK-NEXT:    %[[R:b2]] = ascend.alloc {{.*}} : memref<1x8192xf32, "ub">
+// CHECK-NEXT:    %[[T:b3]] = ascend.alloc {{.*}} : memref<1x8192xf32, "ub">
 // CHECK-NOT:     ascend.alloc {{.*}} : memref<1x8192xf32
 // CHECK-NOT:     s1b
 // CHECK:         scf.for
@@ -80,10 +80,10 @@ func.func @add_rms_norm_8192(%x: tensor<2048x8192xf32>, %r: tensor<2048x8192xf32
 // CHECK-LABEL: ascend.kernel @k0_rms(
 // CHECK-SAME:    template = "row"
 // CHECK:         scf.for
-// CHECK:         ascend.vcast %[[X:.*]], %[[XF:.*]] : memref<1x4096xf16, #ascend.space<ub>>, memref<1x4096xf32, #ascend.space<ub>>
+// CHECK:         ascend.vcast %[[X:.*]], %[[XF:.*]] : memref<1x4096xf16, "ub">, memref<1x4096xf32, "ub">
 // CHECK-NEXT:    ascend.vmul %[[XF]], %[[XF]], %[[T:.*]] : memref<1x4096xf32
 // CHECK:         ascend.vdiv %[[XF]], %[[T]], %[[XF]] : memref<1x4096xf32
-// CHECK-NEXT:    ascend.vcast %[[XF]], %[[X]] : memref<1x4096xf32, #ascend.space<ub>>, memref<1x4096xf16, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.vcast %[[XF]], %[[X]] : memref<1x4096xf32, "ub">, memref<1x4096xf16, "ub">
 // CHECK-NEXT:    ascend.vmul %[[X]], %{{.*}}, %[[X]] : memref<1x4096xf16
 // CHECK-NOT:     ascend.reference
 func.func @rms_norm_f16(%x: tensor<64x4096xf16>, %w: tensor<4096xf16>) -> tensor<64x4096xf16> {
@@ -110,9 +110,9 @@ func.func @rms_norm_two_axes(%x: tensor<4x16x8x64xf32>, %w: tensor<8x64xf32>) ->
 // loop too, and broadcast over the rows.
 // CHECK-LABEL: ascend.kernel @k0_rms(
 // CHECK-SAME:    template = "row"
-// CHECK:         ascend.alloc {offset = 0 : i64} : memref<1x16x8xf32, #ascend.space<ub>>
+// CHECK:         ascend.alloc {offset = 0 : i64} : memref<1x16x8xf32, "ub">
 // CHECK:         ascend.vdiv %[[X:.*]], %[[T:.*]], %[[X]] : memref<1x16x512xf32
-// CHECK-NEXT:    ascend.vbrcb %{{.*}}, %[[T]] : memref<1x16x1xf32, strided<[128, 8, 1]>, #ascend.space<ub>>, memref<1x16x512xf32, #ascend.space<ub>>
+// CHECK-NEXT:    ascend.vbrcb %{{.*}}, %[[T]] : memref<1x16x1xf32, strided<[128, 8, 1]>, "ub">, memref<1x16x512xf32, "ub">
 // CHECK-NEXT:    ascend.vmul %[[X]], %[[T]], %[[X]]
 // CHECK-NOT:     ascend.reference
 func.func @rms_norm_row_scale(%x: tensor<4x16x512xf32>, %w: tensor<16x1xf32>) -> tensor<4x16x512xf32> {
