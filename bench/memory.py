@@ -46,7 +46,8 @@ def compile_host(name: str, opt_level: int, streams: int | None):
     options = {"disable_passes": ["ascend-plan-memory"]}
     if streams is not None:
         options["streams"] = streams
-    cm = geir.compile(load(name), opt_level=opt_level, **options)
+    # fp32 kept: the strategies compared on the model's own tensors (fp16 halves them all alike)
+    cm = geir.compile(load(name), opt_level=opt_level, precision_mode="must_keep_origin_dtype", **options)
     hosts = host_functions(cm.module)
     if not hosts:
         raise RuntimeError(f"{name}: no host program (stages {cm.stage_names})")

@@ -5,6 +5,10 @@ xDSL's pipeline syntax, so `geir-opt -p '<stage passes>'` reproduces any
 stage by hand. Stage names are numbered like GE's graph dumps
 (`01_import`, `02_simplify`, ...), which is how `--dump-dir` names files.
 
+Every level first sets the precision each op computes in (`precision_mode`, GE's names; the
+default is ATC's inference default `force_fp16`, `must_keep_origin_dtype` keeps the model's
+types): a choice of numerics, not an optimisation (target/precision.py).
+
 opt levels:
   O0  import only: no simplification, no fusion, ND layout, no reuse, one stream
   O1  + graph simplification (constant/shape folding, canonicalisation, BN folding, CSE/DCE)
@@ -23,7 +27,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from os import PathLike
+
 from geir.errors import GeirError
+from geir.target.precision import DEFAULT_MODE, KeepDtype, MixLists, mode_named
 
 
 class PipelineError(GeirError):
@@ -43,6 +50,9 @@ class PipelineOptions:
     double_buffer: bool | None = None  # None: on from O2
     lower: bool = True  # lower to the ascend dialect
     disable_passes: tuple[str, ...] = ()
+    precision_mode: str = DEFAULT_MODE
+    keep_dtype: tuple[str, ...] = ()  # op names and OpType::X lines (the API also takes a file's path)
+    modify_mixlist: str = ""  # the path of GE's mix-list JSON
 
     @classmethod
     def from_kwargs(cls, **kwargs) -> PipelineOptions:
@@ -52,9 +62,26 @@ class PipelineOptions:
             raise PipelineError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         if "disable_passes" in kwargs:
             kwargs["disable_passes"] = tuple(kwargs["disable_passes"])
+        for key in ("keep_dtype", "modify_mixlist"):
+            if key in kwargs and kwargs[key] is None:
+                del kwargs[key]
+        keep = kwargs.get("keep_dtype")
+        if isinstance(keep, str | PathLike):
+            kwargs["keep_dtype"] = KeepDtype.read(keep)
+        elif keep is not None:
+            kwargs["keep_dtype"] = tuple(keep)
+        if "modify_mixlist" in kwargs:
+            kwargs["modify_mixlist"] = str(kwargs["modify_mixlist"])
         opts = cls(**kwargs)
         if opts.opt_level not in (0, 1, 2, 3):
             raise PipelineError(f"opt_level must be 0, 1, 2 or 3, got {opts.opt_level}")
+        # the precision options fail here, before the model is read, with the same messages
+        mode = mode_named(opts.precision_mode)
+        KeepDtype.parse(opts.keep_dtype)
+        if opts.modify_mixlist:
+            if mode.policy != "mix":
+                raise PipelineError(f"modify_mixlist applies to the allow_mix_precision modes, not '{mode.name}'")
+            MixLists.load(opts.modify_mixlist)
         return opts
 
     def on(self, flag: bool | None, from_level: int) -> bool:
@@ -70,6 +97,20 @@ class Pipeline:
 # Decomposed ops become the ops the kernel library has (one row pass each), before graph-fuse
 # decides kernels: the fuse stage runs these first, and so do the benchmarks that fuse by hand.
 RECOGNIZERS = ("graph-recognize-layer-norm", "graph-recognize-rms-norm")
+
+
+def precision_spec(opts: PipelineOptions) -> str:
+    """graph-assign-precision with the options' mode, keep_dtype lines and mix list."""
+    args = [f"mode={opts.precision_mode}"]
+    if opts.keep_dtype:
+        args.append("keep-dtype=" + ",".join(_quoted(line) for line in opts.keep_dtype))
+    if opts.modify_mixlist:
+        args.append(f"modify-mixlist={_quoted(opts.modify_mixlist)}")
+    return "graph-assign-precision{" + " ".join(args) + "}"
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def build_pipeline(opts: PipelineOptions) -> Pipeline:
@@ -96,6 +137,10 @@ def build_pipeline(opts: PipelineOptions) -> Pipeline:
 
     if opts.opt_level >= 1:
         stage("simplify", "graph-simplify")
+    if opts.precision_mode != "must_keep_origin_dtype" or opts.keep_dtype:
+        # the recognisers first: a LayerNorm / RMSNorm is one op on the lists, not its pieces
+        recognize = RECOGNIZERS if opts.on(opts.fusion, 2) else ()
+        stage("precision", *recognize, precision_spec(opts))
     if opts.on(opts.fusion, 2):
         stage("fuse", *RECOGNIZERS, f"graph-fuse{{max-ops={opts.max_fusion_ops}}}")
     if opts.on(opts.layout, 3):

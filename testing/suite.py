@@ -119,6 +119,34 @@ def assert_close(actual: np.ndarray, expected: np.ndarray, what: str = "", rtol=
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
 
 
+def cosine(actual: np.ndarray, expected: np.ndarray) -> float:
+    """geir-compare's cosine (NaN / inf must sit where the reference has them), on arrays scaled
+    by the reference's largest finite value: some backend cases hold values near 1e200, whose
+    squares would overflow."""
+    from geir.driver.compare import compare_arrays
+
+    finite = np.abs(np.where(np.isfinite(expected), expected, 0))
+    scale = float(finite.max(initial=0.0)) or 1.0
+    return compare_arrays(np.asarray(actual, np.float64) / scale, np.asarray(expected, np.float64) / scale).cosine
+
+
+def assert_matches(actual: np.ndarray, expected: np.ndarray, mode: str, what: str = "") -> None:
+    """An output of a model compiled in precision `mode` against the fp32 reference: fp32's
+    tolerances for must_keep_origin_dtype, else cosine similarity >= the mode's bar
+    (target/precision.py); integer and bool outputs exactly."""
+    from geir.target.precision import mode_named
+
+    bar = mode_named(mode).min_cosine
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    if bar is None:
+        assert_close(actual, expected, what)
+    elif not np.issubdtype(expected.dtype, np.floating):
+        assert np.array_equal(actual, expected), f"{what}: {expected.dtype} outputs differ"
+    else:
+        cos = cosine(actual, expected)
+        assert cos >= bar, f"{what}: cosine {cos:.6f} < {bar} ({mode})"
+
+
 @lru_cache(maxsize=2)
 def reference_run(key: str):
     """(module, feeds, outputs) of a suite model imported and run before any pass.

@@ -41,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--memory-reuse", type=_on_off, metavar="on|off")
     g.add_argument("--streams", type=int, metavar="N")
     g.add_argument("--disable-pass", action="append", default=[], metavar="NAME", help="leave a pass out (repeatable)")
+    g.add_argument("--precision-mode", default=None, metavar="MODE",
+                   help="GE's precision mode, as geir-compile (default: force_fp16; must_keep_origin_dtype for fp32)")
     p.add_argument("--rtol", type=float, default=1e-4, help="CLOSE: relative tolerance (default: 1e-4)")
     p.add_argument("--atol", type=float, default=1e-5, help="CLOSE: absolute tolerance (default: 1e-5)")
     p.add_argument("--show", choices=("all", "diverging"), default="all",
@@ -72,6 +74,8 @@ def _main(argv: Sequence[str] | None) -> int:
         raise GeirError("--rtol and --atol must be >= 0")
     options = {"fusion": args.fusion, "layout": args.layout, "memory_reuse": args.memory_reuse,
                "streams": args.streams, "disable_passes": args.disable_pass}
+    if args.precision_mode is not None:
+        options["precision_mode"] = args.precision_mode
     stages = _names(args.stages)
     select_stages(stage_names(args.device, args.opt_level, **options), stages)  # bad names before any work
     module = common.import_onnx(args.model)  # the importer's errors for a bad file

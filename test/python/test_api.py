@@ -33,7 +33,7 @@ def test_stages_are_named_and_printable(squeezenet):
 
 
 def test_opt_level_0_imports_only(squeezenet):
-    cm = geir.compile(squeezenet, opt_level=0, lower=False)
+    cm = geir.compile(squeezenet, opt_level=0, lower=False, precision_mode="must_keep_origin_dtype")
     assert cm.stage_names == ["01_import"]
 
 
@@ -52,7 +52,7 @@ def test_bad_options_are_errors(squeezenet, kwargs, message):
 
 
 def test_disable_pass_removes_it(squeezenet):
-    cm = geir.compile(squeezenet, opt_level=1, lower=False, disable_passes=["graph-simplify"])
+    cm = geir.compile(squeezenet, opt_level=1, lower=False, disable_passes=["graph-simplify"], precision_mode="must_keep_origin_dtype")
     assert cm.stage_names == ["01_import"]
 
 
@@ -71,7 +71,7 @@ def test_torch_module_with_example_inputs():
     import torch  # part of the test extra
     net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(8 * 8 * 8, 10))
     x = torch.randn(1, 3, 8, 8)
-    cm = geir.compile(net, example_inputs=(x,), opt_level=1, lower=False)
+    cm = geir.compile(net, example_inputs=(x,), opt_level=1, lower=False, precision_mode="must_keep_origin_dtype")
     (name, _, _), = cm.input_specs()
     out = next(iter(cm.run({name: x.numpy()}).values()))
     np.testing.assert_allclose(out, net.eval()(x).detach().numpy(), rtol=1e-4, atol=1e-5)

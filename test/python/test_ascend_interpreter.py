@@ -611,7 +611,7 @@ def _program(name: str):
     if name == "convnet":
         import geir
 
-        compiled = geir.compile(small_convnet(), opt_level=2)
+        compiled = geir.compile(small_convnet(), opt_level=2, precision_mode="must_keep_origin_dtype")
         return compiled.module, compiled.random_inputs(seed=0)
     text, feeds = {
         "add": (ADD, {"x": X, "y": Y}),
@@ -955,7 +955,7 @@ def test_a_finished_program_frees_its_compiled_kernels_and_gathers():
     from geir.runtime.ascend_compiled import held_bytes
     from geir.runtime.ascend_semantics import Load3dGeometry
 
-    compiled = geir.compile(small_convnet(), opt_level=2)
+    compiled = geir.compile(small_convnet(), opt_level=2, precision_mode="must_keep_origin_dtype")
     compiled.run(compiled.random_inputs(seed=0))
     assert held_bytes(compiled.module) > 0
     kernels = [weakref.ref(op) for op in compiled.module.walk() if isinstance(op, a.KernelOp)]

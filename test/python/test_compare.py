@@ -77,7 +77,7 @@ def test_formatted_values_are_compared_logically():
     from geir.dialects import formats
 
     model = light_model("light_squeezenet")
-    cm = geir.compile(model, opt_level=3, lower=False)
+    cm = geir.compile(model, opt_level=3, lower=False, precision_mode="must_keep_origin_dtype")
     stage = next(s for s in cm.stages if s.endswith("_layout"))
     formatted = [op for op in cm.stages[stage].walk()
                  if any(formats.is_formatted(r.type) for r in op.results) and op.name != "graph.trans_data"]
@@ -111,8 +111,8 @@ OPT_LEVELS = (2, 3)
 @pytest.mark.parametrize("opt_level", OPT_LEVELS)
 def test_light_model_every_stage_is_close(opt_level):
     model = light_model("light_squeezenet")
-    report = compare_model(model, opt_level=opt_level)
-    assert [s.name for s in report.stages] == stage_names(opt_level=opt_level)
+    report = compare_model(model, opt_level=opt_level, precision_mode="must_keep_origin_dtype")
+    assert [s.name for s in report.stages] == stage_names(opt_level=opt_level, precision_mode="must_keep_origin_dtype")
     _assert_all_close(report, model.graph.node[-1].name)
     levels = {s.name.split("_", 1)[1]: s for s in report.stages}
     assert levels["import"].level == "graph" and levels["lower"].level == "ascend"
@@ -132,7 +132,7 @@ def test_light_model_every_stage_is_close(opt_level):
 @pytest.mark.parametrize("opt_level", OPT_LEVELS)
 def test_transformer_every_stage_is_close(opt_level):
     model = transformer_onnx()
-    report = compare_model(model, opt_level=opt_level)
+    report = compare_model(model, opt_level=opt_level, precision_mode="must_keep_origin_dtype")
     _assert_all_close(report, model.graph.node[-1].name)
     assert {s.name.split("_", 1)[1] for s in report.stages} >= {"import", "simplify", "fuse", "lower"}
 
@@ -173,7 +173,7 @@ def _with_pass_after(monkeypatch, stage: str, pass_cls) -> None:
 def test_broken_pass_is_found_at_the_op_it_breaks(monkeypatch):
     model = transformer_onnx()
     _with_pass_after(monkeypatch, "simplify", SwapSub)
-    report = compare_model(model, opt_level=3, stages=["import", "simplify", "fuse"])
+    report = compare_model(model, opt_level=3, stages=["import", "simplify", "fuse"], precision_mode="must_keep_origin_dtype")
     first = report.first_divergence()
     assert first is not None
     assert (first.stage, first.node, first.op) == ("02_simplify", "/0/ln1/Sub", "graph.sub")
@@ -188,7 +188,7 @@ def test_broken_kernel_is_found_at_the_ascend_level():
     """A conv weight negated in the lowered program: the first divergent tensor is the
     output of the kernel that reads it (the last ONNX node of its fused location)."""
     model = light_model("light_squeezenet")
-    cm = geir.compile(model, opt_level=2)
+    cm = geir.compile(model, opt_level=2, precision_mode="must_keep_origin_dtype")
     stage = next(s for s in cm.stages if s.endswith("_lower"))
     lowered = cm.stages[stage].clone()
     host = next(op for op in lowered.ops if not isinstance(op, a.KernelOp))

@@ -33,7 +33,7 @@ def model(name: str):
 
 @lru_cache(maxsize=4)
 def compiled(name: str, elide: bool) -> geir.api.CompiledModel:
-    return geir.compile(model(name), disable_passes=() if elide else ("ascend-elide-copies",))
+    return geir.compile(model(name), disable_passes=() if elide else ("ascend-elide-copies",), precision_mode="must_keep_origin_dtype")
 
 
 def launches(cm) -> list[a.LaunchOp]:
@@ -114,7 +114,7 @@ def test_compare_still_checks_an_elided_concat():
     m = model("light_squeezenet")
     rng = np.random.default_rng(0)
     feeds = {n: rng.standard_normal(s).astype(d) for n, s, d in ascend_input_specs(compiled("light_squeezenet", True).module)}
-    report = compare_model(m, feeds, stages=["lower", "elide_copies"])
+    report = compare_model(m, feeds, stages=["lower", "elide_copies"], precision_mode="must_keep_origin_dtype")
     lowered, elided = report.stages
     assert elided.name.endswith("elide_copies") and not elided.error
     assert {c.tensor for c in elided.comparisons} == {c.tensor for c in lowered.comparisons}
@@ -178,7 +178,7 @@ def test_constant_index_gather_chains_compile_and_match_onnxruntime(name, opt_le
     m, shape = _gather_chain_models()[name]
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     expected = ort_run(m, {"x": x})[0]
-    cm = geir.compile(m, opt_level=opt_level)
+    cm = geir.compile(m, opt_level=opt_level, precision_mode="must_keep_origin_dtype")
     assert_close(cm.run({"x": x})["y"], expected, f"{name} O{opt_level}")
     if opt_level == 3:  # the stage that crashed ran, and elided something
         assert any(s.endswith("elide_copies") for s in cm.stages)

@@ -83,7 +83,7 @@ def feeds_for(batch: int, seq: int, hidden: int, seed: int = 1) -> dict[str, np.
 def test_compiles_at_every_level_and_matches_onnxruntime(form, level):
     model = rms_block(form, 2, 16, 256)
     feeds = feeds_for(2, 16, 256)
-    cm = geir.compile(model, opt_level=level)
+    cm = geir.compile(model, opt_level=level, precision_mode="must_keep_origin_dtype")
     assert not fallback_ops(cm.module)
     assert_close(cm.run(feeds)["y"], ort_run(model, feeds)[0], f"{form} O{level}")
 
@@ -92,7 +92,7 @@ def test_compiles_at_every_level_and_matches_onnxruntime(form, level):
 def test_one_rms_norm_fused_with_the_residual_add(form):
     """From O2 every form is one graph.rms_norm, located at all its nodes, in one vector
     fusion with the residual Add; the lowering makes it one row kernel."""
-    cm = geir.compile(rms_block(form, 2, 16, 256), opt_level=2)
+    cm = geir.compile(rms_block(form, 2, 16, 256), opt_level=2, precision_mode="must_keep_origin_dtype")
     fused = next(m for name, m in cm.stages.items() if name.endswith("_fuse"))
     (norm,) = [op for op in fused.walk() if isinstance(op, g.RmsNormOp)]
     fusion = norm.parent_op()
@@ -122,7 +122,7 @@ def test_llama_sizes_are_row_kernels(hidden, run):
     """2048 tokens of LLaMA-7B / -70B hidden states: the fused residual Add + RMSNorm is one
     row kernel at O3 (whole rows in ub), not the fallback; at 4096 it runs and matches."""
     model = rms_block("rsqrt_div", 1, 2048, hidden)
-    cm = geir.compile(model, opt_level=3)
+    cm = geir.compile(model, opt_level=3, precision_mode="must_keep_origin_dtype")
     assert not fallback_ops(cm.module)
     kernels = [k for k in cm.module.ops if isinstance(k, a.KernelOp)]
     assert [k.attributes[attr_names.TEMPLATE].data for k in kernels] == ["row"]

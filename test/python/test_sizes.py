@@ -17,7 +17,8 @@ import pytest
 
 import geir
 from geir.lowering.graph_to_ascend import fallback_ops
-from geir.testing.suite import LIGHT_MODELS, assert_close, light_model, ort_run, with_batch
+from geir.target.precision import DEFAULT_MODE
+from geir.testing.suite import LIGHT_MODELS, assert_matches, light_model, ort_run, with_batch
 
 LEVELS = (0, 1, 2, 3)
 HIDDEN = (256, 768, 1024)
@@ -69,7 +70,8 @@ def test_transformer_block_matches_onnxruntime(hidden, seq, batch, level):
     model = transformer(hidden, seq, batch)
     x = np.random.default_rng(0).standard_normal((batch, seq, hidden)).astype(np.float32)
     expected = ort_run(model, {"x": x})[0]
-    assert_close(geir.compile(model, opt_level=level).run({"x": x})["y"], expected, f"O{level}")
+    # the default precision (force_fp16) at the sizes it is deployed at: judged by its bar
+    assert_matches(geir.compile(model, opt_level=level).run({"x": x})["y"], expected, DEFAULT_MODE, f"O{level}")
 
 
 @pytest.mark.parametrize("name", ["light_squeezenet", "light_resnet50"])
@@ -81,4 +83,4 @@ def test_suite_model_at_batch_8_matches_onnxruntime(name):
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     expected = ort_run(model, {spec.name: x})[0]
     (out,) = cm.run({spec.name: x}).values()
-    assert_close(out, expected, name)
+    assert_matches(out, expected, DEFAULT_MODE, name)
