@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from xdsl.dialects import func, memref
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation, OpResult, SSAValue
@@ -51,6 +51,7 @@ from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.ir.locations import loc_names
 from geir.dialects import attr_names
+from geir.runtime.kernel_args import written_args
 
 MIN_COSINE = 0.99
 MIN_SQNR_DB = 30.0
@@ -360,32 +361,6 @@ class GraphListener(Interpreter.Listener):
             self.c.graph_value(names, index, formats.logical_array(x, r.type), label, not isinstance(at, g.ConstantOp))
         elif not isinstance(at, g.ConstantOp):
             self.c.stage.unmapped += 1
-
-
-_VIEW_OPS = a.VIEW_OPS
-
-
-def written_args(kernel: Operation) -> list[int]:
-    """Positions of the kernel arguments its body writes (through views)."""
-    args = {arg: i for i, arg in enumerate(kernel.body.block.args)}
-    written: set[int] = set()
-    for op in kernel.body.walk():
-        if isinstance(op, a.CopyOp | a.Load3dOp):
-            dsts: Sequence[SSAValue] = (op.dst,)
-        elif isinstance(op, a.VectorOp):
-            dsts = (op.operands[-1],)
-        elif isinstance(op, a.ReferenceOp):
-            dsts = op.outs
-        elif isinstance(op, memref.StoreOp):
-            dsts = (op.memref,)
-        else:
-            continue
-        for v in dsts:
-            while isinstance(v, OpResult) and isinstance(v.op, _VIEW_OPS):
-                v = v.op.operands[0]
-            if v in args:
-                written.add(args[v])
-    return sorted(written)
 
 
 class AscendListener(Interpreter.Listener):

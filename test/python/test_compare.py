@@ -17,7 +17,8 @@ from geir.dialects import ascend as a
 from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.ir.locations import loc_names
-from geir.driver.compare import Thresholds, Verdict, compare_arrays, compare_model, stage_names, written_args
+from geir.driver.compare import Thresholds, Verdict, compare_arrays, compare_model, stage_names
+from geir.runtime.kernel_args import written_args
 from geir.testing.suite import light_model
 from geir.testing.transformer import transformer_onnx
 
