@@ -58,6 +58,7 @@ from geir.ir.locations import describe
 from geir.ir.types import to_dtype
 from geir.runtime import ascend_machine as machine
 from geir.runtime import ascend_semantics as semantics
+from geir.runtime.kernel_args import written_args
 
 _CACHE_ATTR = "_geir_compiled"
 _CODE: dict[str, Any] = {}
@@ -91,6 +92,7 @@ class CompiledKernel:
     launch_memos: int  # values the same for every block of a launch, kept in a list per launch
     source: str
     im2col: tuple[semantics.Load3dGeometry, ...] = ()  # its load3d ops' gathers (held as long as it is)
+    written: frozenset[int] = frozenset()  # the arguments it writes (kept with the code: the overflow check's)
 
     def accepts(self, args: Sequence[Any]) -> bool:
         if len(args) != self.arity:
@@ -661,7 +663,7 @@ class _Codegen:
             _CODE[source] = code
         exec(code, self.ns)
         return CompiledKernel(self.ns["kernel"], memref_args, len(block.args), self.launch_memos, source,
-                              tuple(self.load3d.values()))
+                              tuple(self.load3d.values()), frozenset(written_args(self.kernel)))
 
     def ops(self, block: Block) -> Operation | None:
         """Emits the ops of `block` but its terminator, which it returns."""

@@ -79,6 +79,7 @@ from geir.runtime.ascend_machine import (
 )
 from geir.runtime.ascend_semantics import Load3dOutside, copy_data, load3d_geometry, load3d_plan, vector_kernel
 from geir.runtime.interpreter import main_function
+from geir.runtime.overflow import OverflowWatch
 from geir.target.device import DeviceSpec, load_device
 
 COMPILE_KERNELS = True
@@ -304,6 +305,7 @@ class AscendFunctions(InterpreterFunctions):
                                  detail={"core_type": kernel.core_type.data, "block_dim": count}))
         outer = run.block
         body = compiled_body(interpreter, run, kernel, args) if run.compiled else None
+        watched = run.overflow.start(run, kernel, op, index, args) if run.overflow is not None else None
         try:
             for b in range(count):
                 run.block = BlockState(name, b, count, index, stream.id if stream else None)
@@ -317,6 +319,8 @@ class AscendFunctions(InterpreterFunctions):
                     raise InterpreterError(f"@{name} block {b} ended with flags set but never waited for: {flags}")
         finally:
             run.block = outer
+        if watched is not None:
+            run.overflow.finish(watched)
         return ()
 
     @impl_terminator(a.ReturnOp)
@@ -698,13 +702,16 @@ def run_ascend_module(
     trace: list | Callable[[TraceEvent], None] | None = None,
     listeners: tuple = (),
     compiled: bool | None = None,
+    overflow: list | None = None,
 ) -> dict[str, np.ndarray]:
     """Run the host function on named inputs; returns the outputs by name.
 
     `trace`: a list to append a TraceEvent per executed ascend op to, or a
     callback. `device`: whose buffer sizes and DMA paths apply. `compiled`:
     run kernel bodies as compiled Python (the default, COMPILE_KERNELS) or op by
-    op on xDSL's interpreter - same results, checks, errors and trace."""
+    op on xDSL's interpreter - same results, checks, errors and trace. `overflow`: a list to
+    append a `runtime.overflow.LaunchOverflow` to for each launch whose outputs overflowed or
+    saturated from in-range inputs (checked only when given)."""
     spec = load_device(device) if isinstance(device, str) else device
     hargs = host_args(module)
     inputs = [h for h in hargs if h.role == "input"]
@@ -733,12 +740,15 @@ def run_ascend_module(
             values.append(view_at(workspace, 0, h.type))
     sink = trace.append if isinstance(trace, list) else trace
     interpreter = make_ascend_interpreter(module, listeners)
-    interpreter.set_data(AscendFunctions, "run", RunState(spec, sink, workspace,
-                                                          compiled=COMPILE_KERNELS if compiled is None else compiled))
+    interpreter.set_data(AscendFunctions, "run", RunState(
+        spec, sink, workspace, compiled=COMPILE_KERNELS if compiled is None else compiled,
+        overflow=OverflowWatch(overflow.append) if overflow is not None else None))
     f = host_function(module)
     # Per-tile matmuls are small: BLAS threads cost more than they save (and
     # thrash on a shared machine), so the interpreter runs them on one thread.
-    with threadpool_limits(limits=1, user_api="blas"):
+    # inf / NaN are the device's numbers, not Python's problem: numpy does not warn (the
+    # overflow check reports them).
+    with threadpool_limits(limits=1, user_api="blas"), np.errstate(all="ignore"):
         results = interpreter.call_op(f.sym_name.data, tuple(values))
     outputs = [np.array(values[h.index]) for h in hargs if h.role == "output"]
     outputs += [np.array(r) for r in results]

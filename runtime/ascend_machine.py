@@ -111,6 +111,7 @@ class RunState:
     kernels: dict = field(default_factory=dict)  # kernel op -> its compiled body, checked this run
     buffers: dict[str, np.ndarray] = field(default_factory=dict)  # one byte buffer per space
     addresses: dict[str, int] = field(default_factory=dict)  # where each of them starts
+    overflow: Any = None  # a runtime/overflow.py OverflowWatch: each launch's outputs checked for inf/NaN
 
     def space(self, name: str, end: int | None = None) -> np.ndarray:
         """The block's byte buffer of a space, poisoned (0xFF) in [0, end). One buffer per

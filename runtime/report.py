@@ -20,6 +20,7 @@ from xdsl.ir import Operation
 from geir.dialects import ascend as a
 from geir.runtime.ascend_interpreter import host_args, host_function
 from geir.target.cost_model import CostModel
+from geir.runtime.overflow import LaunchOverflow, by_kernel, overflow_summary
 from geir.runtime.simulator import KernelRecord, SimResult
 
 REPORT_VERSION = 1
@@ -233,8 +234,16 @@ def build_report(sim: SimResult, module: ModuleOp) -> dict[str, Any]:
              "buffer": r.buffer, "kind": r.kind, "count": r.count}
             for r in sim.races
         ],
+        **overflow_keys(sim.overflow),
     }
     return report
+
+
+def overflow_keys(launches: list[LaunchOverflow]) -> dict[str, Any]:
+    """`overflow_kernels`, `overflow` (one entry per kernel, launch order) and `overflow_summary`
+    (one line, or null) from the launches the run found overflowing (runtime/overflow.py)."""
+    entries = by_kernel(launches)
+    return {"overflow_kernels": len(entries), "overflow": entries, "overflow_summary": overflow_summary(entries)}
 
 
 def write_report(report: Mapping[str, Any], path: str) -> None:
@@ -303,10 +312,14 @@ def format_report(report: Mapping[str, Any], top: int = 10) -> str:
         lines += ["", f"races ({r['race_count']}):"]
         lines += [f"  @{x['kernel']}: {x['first']} on {x['first_pipe']} / {x['second']} on "
                   f"{x['second_pipe']}, {x['buffer']}, {x['kind']}" for x in r["races"]]
+    if r["overflow_kernels"]:
+        lines += ["", f"overflow ({r['overflow_kernels']} kernel{'s' if r['overflow_kernels'] > 1 else ''}):"]
+        lines += [f"  @{x['kernel']} ({', '.join(x['nodes']) or '-'}): {x['overflowed']} inf/NaN, "
+                  f"{x['saturated']} saturated, {x['dtype']}" for x in r["overflow"]]
     if r["fallback_kernels"]:
         lines += ["", f"warning: {r['fallback_kernels']} kernel(s) run a reference fallback, not hardware ops"]
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["REPORT_VERSION", "UNIT_RATIOS", "build_report", "format_report", "memory_stats", "unit_ratios",
-           "write_report"]
+__all__ = ["REPORT_VERSION", "UNIT_RATIOS", "build_report", "format_report", "memory_stats", "overflow_keys",
+           "unit_ratios", "write_report"]

@@ -61,6 +61,7 @@ from geir.errors import GeirError
 from geir.ir.locations import describe, loc_names
 from geir.runtime.ascend_interpreter import run_ascend_module
 from geir.runtime.ascend_machine import TraceEvent, address, planned_offset
+from geir.runtime.overflow import LaunchOverflow
 from geir.target.cost_model import CostModel
 from geir.target.device import DeviceSpec, load_device
 from geir.dialects import attr_names
@@ -238,11 +239,12 @@ class Recorder(Interpreter.Listener):
         return [acc for acc in out if acc is not None]
 
 
-def record(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | DeviceSpec = "ascend910b"
-           ) -> tuple[dict[str, np.ndarray], list[Recorded]]:
-    """Run the program on the interpreter, recording every op with the bytes it touches."""
+def record(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | DeviceSpec = "ascend910b",
+           overflow: list | None = None) -> tuple[dict[str, np.ndarray], list[Recorded]]:
+    """Run the program on the interpreter, recording every op with the bytes it touches
+    (`overflow`: as ``run_ascend_module``'s)."""
     rec = Recorder()
-    outputs = run_ascend_module(module, feeds, device=device, trace=rec, listeners=(rec,))
+    outputs = run_ascend_module(module, feeds, device=device, trace=rec, listeners=(rec,), overflow=overflow)
     return outputs, rec.records
 
 
@@ -368,6 +370,7 @@ class SimResult:
     races: list[Race]
     timeline: list[Span]
     streams: tuple[int, ...]
+    overflow: list[LaunchOverflow] = field(default_factory=list)  # from the run (runtime/overflow.py)
 
 
 # ---------------------------------------------------------------------------
@@ -1058,10 +1061,14 @@ def simulate(records: Sequence[Recorded | TraceEvent], *, device: str | DeviceSp
 
 def profile(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | DeviceSpec = "ascend910b",
             strict: bool = False) -> tuple[dict[str, np.ndarray], SimResult]:
-    """Run the program (outputs as ``run_ascend_module``) and time it."""
+    """Run the program (outputs as ``run_ascend_module``) and time it; the result also holds
+    the launches whose outputs overflowed (`SimResult.overflow`)."""
     spec = load_device(device) if isinstance(device, str) else device
-    outputs, records = record(module, feeds, device=spec)
-    return outputs, simulate(records, device=spec, strict=strict)
+    overflow: list[LaunchOverflow] = []
+    outputs, records = record(module, feeds, device=spec, overflow=overflow)
+    sim = simulate(records, device=spec, strict=strict)
+    sim.overflow = overflow
+    return outputs, sim
 
 
 __all__ = [
