@@ -8,6 +8,9 @@
 Inputs not given with `--input` get seeded random data of the right shape and type.
 `--profile` (ascend-level IR) also times the run on the modeled device and prints the
 report table (docs/report.md); `--report`/`--trace` write it as JSON / a Chrome trace.
+On ascend-level IR every kernel launch is checked for overflow (runtime/overflow.py): a run
+that turned finite numbers into inf / NaN gets one line naming the first such kernel, its ONNX
+node and the precision modes that avoid it.
 On a terminal, a line on stderr shows each step (load, run) and its time.
 """
 
@@ -79,7 +82,8 @@ def device_spec(args):
 
 
 def run_profiled(module, feeds, args):
-    """Run with the trace hook, simulate; write the report/trace; (outputs, report table)."""
+    """Run with the trace hook, simulate; write the report/trace; (outputs, report table,
+    the overflow line or None)."""
     from geir.runtime.report import build_report, format_report, write_report
     from geir.runtime.simulator import profile
     from geir.runtime.trace import write_trace
@@ -90,7 +94,17 @@ def run_profiled(module, feeds, args):
         write_report(report, args.report)
     if args.trace:
         write_trace(sim, args.trace)
-    return outputs, format_report(report)
+    return outputs, format_report(report), report["overflow_summary"]
+
+
+def run_watched(module, feeds, args):
+    """Run on the ascend interpreter with the overflow check: (outputs, the overflow line or None)."""
+    from geir.runtime.ascend_interpreter import run_ascend_module
+    from geir.runtime.overflow import by_kernel, overflow_summary
+
+    launches: list = []
+    outputs = run_ascend_module(module, feeds, device=device_spec(args), overflow=launches)
+    return outputs, overflow_summary(by_kernel(launches))
 
 
 # ---------------------------------------------------------------------------
@@ -174,7 +188,7 @@ def table(rows: list[Sequence[str]], right: Sequence[int] = (), indent: str = " 
     return out
 
 
-def summary(description, module, origin, feeds, outputs, times) -> str:
+def summary(description, module, origin, feeds, outputs, times, overflow: str | None = None) -> str:
     counts = op_counts(module)
     lines = [f"model: {description}", "", f"ops ({sum(n for _, n in counts)}):"]
     lines += table([(name, str(n)) for name, n in counts], right=(1,))
@@ -186,6 +200,8 @@ def summary(description, module, origin, feeds, outputs, times) -> str:
     lines += table(rows, right=(3, 4, 5))
     bad = {name: int(a.size - np.isfinite(a).sum()) for name, a in outputs.items() if _is_float(a)}
     lines += [f"  warning: {name} has {n} non-finite values" for name, n in bad.items() if n]
+    if overflow:
+        lines += ["", overflow]
     lines += ["", "time:"]
     lines += table([(step, f"{t:.3f} s") for step, t in times.items()], right=(1,))
     return "\n".join(lines) + "\n"
@@ -230,7 +246,7 @@ def _main(argv: Sequence[str] | None) -> int:
     module, description = load(args.model, args.seed)
     import_time = time.perf_counter() - start
     progress(load_step, import_time)
-    from geir.runtime.ascend_interpreter import ascend_input_specs, is_ascend_module, run_ascend_module
+    from geir.runtime.ascend_interpreter import ascend_input_specs, is_ascend_module
 
     ascend = is_ascend_module(module)  # hardware-level IR runs on the ascend interpreter
     if (wants_profile(args) or args.device or args.strict) and not ascend:
@@ -241,11 +257,11 @@ def _main(argv: Sequence[str] | None) -> int:
     step = "interpret + simulate" if ascend and wants_profile(args) else "interpret"
     progress(step, None)
     start = time.perf_counter()
-    profile_text = None
+    profile_text = overflow = None
     if ascend and wants_profile(args):
-        outputs, profile_text = run_profiled(module, feeds, args)
+        outputs, profile_text, overflow = run_profiled(module, feeds, args)
     elif ascend:
-        outputs = run_ascend_module(module, feeds, device=device_spec(args))
+        outputs, overflow = run_watched(module, feeds, args)
     else:
         outputs = run_module(module, feeds)
     run_time = time.perf_counter() - start
@@ -253,7 +269,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.output:
         save_npz(args.output, outputs)
     times = {load_step: import_time, step: run_time}
-    text = summary(description, module, origin, feeds, outputs, times)
+    text = summary(description, module, origin, feeds, outputs, times, overflow)
     if profile_text is not None:
         text += "\n" + profile_text
     common.write_text(text, common.STDIO)
