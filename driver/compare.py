@@ -26,7 +26,11 @@ encoding, so a buffer whose shape is the NC1HWC0 / FRACTAL_NZ / NHWC storage sha
 tensor is converted back through `dialects.formats.to_logical`.
 
 Verdicts, per tensor: EQUAL (same dtype, same bytes), CLOSE (allclose at rtol/atol),
-SIMILAR (cosine >= 0.99 and SQNR >= 30 dB), DIFFERENT otherwise.
+SIMILAR (cosine >= 0.99 and SQNR >= 30 dB), DIFFERENT otherwise. The tolerances of CLOSE are
+fp32's: a low-precision tensor (f16 / bf16, on either side: geir compiled in a lower precision
+than the model, or a model in f16) is EQUAL, SIMILAR or DIFFERENT, judged by cosine and SQNR.
+Each comparison carries both dtypes, and the elements that overflowed: inf / NaN in geir's
+tensor where onnxruntime's is finite; the summary names the first op that overflowed.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from geir.errors import GeirError
 from geir.ir.locations import loc_names
 from geir.dialects import attr_names
 from geir.runtime.kernel_args import written_args
+from geir.runtime.overflow import dtype_name, is_low_precision
 
 MIN_COSINE = 0.99
 MIN_SQNR_DB = 30.0
@@ -75,7 +80,7 @@ class Thresholds:
     min_sqnr_db: float = MIN_SQNR_DB
 
     def describe(self) -> str:
-        return (f"EQUAL: same bytes; CLOSE: allclose(rtol={self.rtol:g}, atol={self.atol:g}); "
+        return (f"EQUAL: same bytes; CLOSE: allclose(rtol={self.rtol:g}, atol={self.atol:g}), not for f16/bf16; "
                 f"SIMILAR: cosine >= {self.min_cosine:g} and SQNR >= {self.min_sqnr_db:g} dB; "
                 f"DIFFERENT: otherwise")
 
@@ -86,20 +91,25 @@ class Metrics:
     max_abs_err: float
     cosine: float
     sqnr_db: float
+    overflow: int = 0  # elements inf / NaN in the tensor where the reference is finite
+    low_precision: bool = False  # f16 / bf16 on either side: SIMILAR is as good as it gets short of EQUAL
 
 
 def compare_arrays(actual: np.ndarray, expected: np.ndarray, th: Thresholds = Thresholds()) -> Metrics:
     """The verdict and metrics of `actual` against the reference `expected` (SQNR is the
-    reference's power over the error's, in dB: inf when they agree exactly)."""
+    reference's power over the error's, in dB: inf when they agree exactly). A low-precision
+    pair (f16 / bf16 on either side) skips CLOSE: fp32 tolerances say nothing about it."""
     x, ref = np.asarray(actual), np.asarray(expected)
     if x.shape != ref.shape:
         return Metrics(Verdict.DIFFERENT, math.inf, math.nan, -math.inf)
     if x.dtype == ref.dtype and np.ascontiguousarray(x).tobytes() == np.ascontiguousarray(ref).tobytes():
         return Metrics(Verdict.EQUAL, 0.0, 1.0, math.inf)
+    low = is_low_precision(x.dtype) or is_low_precision(ref.dtype)
     xf, rf = x.astype(np.float64, copy=False), ref.astype(np.float64, copy=False)
     fx, fr = np.isfinite(xf), np.isfinite(rf)
     if not np.array_equal(fx, fr) or not np.array_equal(xf[~fx], rf[~fr], equal_nan=True):
-        return Metrics(Verdict.DIFFERENT, math.inf, math.nan, -math.inf)  # NaN / inf in other places
+        overflow = int(np.count_nonzero(fr & ~fx))
+        return Metrics(Verdict.DIFFERENT, math.inf, math.nan, -math.inf, overflow, low)  # NaN / inf in other places
     xf, rf = xf[fx], rf[fr]
     err = xf - rf
     max_abs = float(np.max(np.abs(err))) if err.size else 0.0
@@ -108,13 +118,13 @@ def compare_arrays(actual: np.ndarray, expected: np.ndarray, th: Thresholds = Th
     nr = math.sqrt(signal)
     cosine = 1.0 if nx == nr == 0 else (float(np.dot(xf, rf)) / (nx * nr) if nx and nr else 0.0)
     sqnr = math.inf if noise == 0 else (10 * math.log10(signal / noise) if signal else -math.inf)
-    if np.allclose(xf, rf, rtol=th.rtol, atol=th.atol):
+    if not low and np.allclose(xf, rf, rtol=th.rtol, atol=th.atol):
         verdict = Verdict.CLOSE
     elif cosine >= th.min_cosine and sqnr >= th.min_sqnr_db:
         verdict = Verdict.SIMILAR
     else:
         verdict = Verdict.DIFFERENT
-    return Metrics(verdict, max_abs, cosine, sqnr)
+    return Metrics(verdict, max_abs, cosine, sqnr, 0, low)
 
 
 # ---------------------------------------------------------------------------
@@ -202,10 +212,29 @@ class Comparison:
     op: str  # what produced it in geir: 'graph.add', 'graph.fusion(graph.relu)', '@k3_conv1'
     order: int  # the ONNX node's position (topological)
     metrics: Metrics
+    dtype: str = ""  # geir's element type ("f16", "f32")
+    ref_dtype: str = ""  # onnxruntime's
 
     @property
     def verdict(self) -> Verdict:
         return self.metrics.verdict
+
+    @property
+    def beyond_tier(self) -> bool:
+        """Worse than its precision allows: beyond CLOSE, or beyond SIMILAR for f16 / bf16."""
+        return self.verdict > (Verdict.SIMILAR if self.metrics.low_precision else Verdict.CLOSE)
+
+    @property
+    def precision(self) -> str:
+        """The dtype, and the reference's where it differs: "f16 vs f32"."""
+        return self.dtype if self.dtype == self.ref_dtype else f"{self.dtype} vs {self.ref_dtype}"
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.metrics
+        return {"tensor": self.tensor, "node": self.node, "op": self.op, "order": self.order,
+                "dtype": self.dtype, "ref_dtype": self.ref_dtype, "verdict": self.verdict.name,
+                "max_abs_err": _json_float(m.max_abs_err), "cosine": _json_float(m.cosine),
+                "sqnr_db": _json_float(m.sqnr_db), "overflow": m.overflow}
 
 
 @dataclass
@@ -226,6 +255,17 @@ class StageResult:
     def first(self, at_least: Verdict = Verdict.DIFFERENT) -> Comparison | None:
         return next((c for c in self.comparisons if c.verdict >= at_least), None)
 
+    def first_overflow(self) -> Comparison | None:
+        return next((c for c in self.comparisons if c.metrics.overflow), None)
+
+    def first_beyond_tier(self) -> Comparison | None:
+        return next((c for c in self.comparisons if c.beyond_tier), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "level": self.level, "seconds": self.seconds, "error": self.error,
+                "unmapped": self.unmapped, "counts": {v.name: n for v, n in self.counts().items()},
+                "comparisons": [c.to_json() for c in self.comparisons]}
+
 
 @dataclass
 class CompareReport:
@@ -243,10 +283,32 @@ class CompareReport:
                 return first
         return None
 
+    def first_overflow(self) -> Comparison | None:
+        """The first stage with a tensor that overflowed (inf / NaN where onnxruntime's is
+        finite), and in it the first such tensor in topological order."""
+        return next((c for c in map(StageResult.first_overflow, self.stages) if c is not None), None)
+
+    def first_beyond_tier(self) -> Comparison | None:
+        """As first_divergence, for the first tensor worse than its precision allows (an fp32
+        tensor only SIMILAR, any DIFFERENT one)."""
+        return next((c for c in map(StageResult.first_beyond_tier, self.stages) if c is not None), None)
+
     def format(self, show: str = "all") -> str:
-        """The table (every row, or only rows worse than CLOSE), per-stage counts and the
-        first divergence."""
+        """The table (every row, or only rows worse than CLOSE: "diverging"; SIMILAR is as good
+        as f16 / bf16 get), per-stage counts, the first divergence and the first overflow."""
         return format_report(self, show)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready: every stage with its comparisons, and the summary's findings (non-finite
+        numbers as the strings "inf", "-inf", "nan")."""
+        first, overflow = self.first_divergence(), self.first_overflow()
+        th = self.thresholds
+        return {"model": self.model, "tensors": self.tensors,
+                "thresholds": {"rtol": th.rtol, "atol": th.atol, "min_cosine": th.min_cosine,
+                               "min_sqnr_db": th.min_sqnr_db},
+                "stages": [s.to_json() for s in self.stages],
+                "first_divergence": None if first is None else {"stage": first.stage, **first.to_json()},
+                "first_overflow": None if overflow is None else {"stage": overflow.stage, **overflow.to_json()}}
 
 
 # ---------------------------------------------------------------------------
@@ -284,8 +346,9 @@ class _Collector:
 
     def add(self, tensor: str, pos: int, op: str, value: np.ndarray) -> None:
         node = node_key(self.ref.nodes[pos])
-        self.found[tensor] = Comparison(self.stage.name, tensor, node, op, pos,
-                                        compare_arrays(value, self.ref.values[tensor], self.th))
+        ref = self.ref.values[tensor]
+        self.found[tensor] = Comparison(self.stage.name, tensor, node, op, pos, compare_arrays(value, ref, self.th),
+                                        dtype_name(value.dtype), dtype_name(ref.dtype))
 
     def graph_value(self, names: list[str], index: int, value: np.ndarray, op: str, count: bool = True) -> None:
         """A graph-level value: output `index` of the last named node with its shape.
@@ -468,7 +531,8 @@ def compare_stage(name: str, module: ModuleOp, feeds: Mapping[str, np.ndarray], 
         if ascend:
             run_ascend_module(module, feeds, device=device, listeners=(AscendListener(collector),))
         else:
-            run_module(module, feeds, listeners=(GraphListener(collector),))
+            with np.errstate(all="ignore"):  # an overflow is a finding of the comparison, not a warning
+                run_module(module, feeds, listeners=(GraphListener(collector),))
     except Exception as e:
         if raise_errors:
             raise
@@ -607,6 +671,10 @@ def _load(model: Any) -> tuple[onnx.ModelProto, str]:
 # ---------------------------------------------------------------------------
 
 
+def _json_float(x: float) -> float | str:
+    return x if math.isfinite(x) else _num(x, "")
+
+
 def _num(x: float, fmt: str) -> str:
     if math.isnan(x):
         return "nan"
@@ -616,18 +684,18 @@ def _num(x: float, fmt: str) -> str:
 
 
 def format_report(report: CompareReport, show: str = "all") -> str:
-    header = ("stage", "tensor", "ONNX node", "geir op", "verdict", "max abs err", "cosine", "SQNR dB")
+    header = ("stage", "tensor", "ONNX node", "geir op", "dtype", "verdict", "max abs err", "cosine", "SQNR dB")
     rows = []
     for stage in report.stages:
         for c in stage.comparisons:
-            if show == "all" or c.verdict > Verdict.CLOSE:
+            if show == "all" or c.beyond_tier:
                 m = c.metrics
-                rows.append((c.stage, c.tensor, c.node, c.op, c.verdict.name, _num(m.max_abs_err, ".3g"),
-                             _num(m.cosine, ".6f"), _num(m.sqnr_db, ".1f")))
+                rows.append((c.stage, c.tensor, c.node, c.op, c.precision, c.verdict.name,
+                             _num(m.max_abs_err, ".3g"), _num(m.cosine, ".6f"), _num(m.sqnr_db, ".1f")))
     lines = [f"model: {report.model}", f"verdicts: {report.thresholds.describe()}", ""]
     if rows:
         widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-        right = {5, 6, 7}
+        right = {6, 7, 8}
 
         def line(r):
             cells = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
@@ -635,7 +703,7 @@ def format_report(report: CompareReport, show: str = "all") -> str:
 
         lines += [line(header), line(tuple("-" * w for w in widths)), *map(line, rows), ""]
     elif show != "all":
-        lines += ["every compared tensor is EQUAL or CLOSE", ""]
+        lines += ["every compared tensor is EQUAL or CLOSE (SIMILAR for f16/bf16)", ""]
     lines.append(f"stages ({report.tensors} ONNX tensors from onnxruntime):")
     for stage in report.stages:
         n = len(stage.comparisons)
@@ -647,13 +715,18 @@ def format_report(report: CompareReport, show: str = "all") -> str:
         if stage.error:
             lines.append(f"    error: {stage.error}")
     first = report.first_divergence()
-    drift = report.first_divergence(Verdict.SIMILAR)
+    drift = report.first_beyond_tier()
     if first is not None:
         lines.append(f"first divergence: {_where(first)}")
     else:
         lines.append("first divergence: none (no tensor is DIFFERENT)")
     if drift is not None and drift is not first:
         lines.append(f"first tensor beyond CLOSE: {_where(drift)}")
+    overflow = report.first_overflow()
+    if overflow is not None:
+        lines.append(f"first overflow: stage {overflow.stage}, node '{overflow.node}' (tensor '{overflow.tensor}', "
+                     f"{overflow.op}, {overflow.dtype}): {overflow.metrics.overflow} inf/NaN where onnxruntime's "
+                     f"{overflow.ref_dtype} is finite")
     failed = [s.name for s in report.stages if s.error]
     if failed:
         lines.append(f"stages that failed: {', '.join(failed)} (compared up to the failure)")
@@ -662,6 +735,6 @@ def format_report(report: CompareReport, show: str = "all") -> str:
 
 def _where(c: Comparison) -> str:
     m = c.metrics
-    return (f"stage {c.stage}, node '{c.node}' (tensor '{c.tensor}', {c.op}): {c.verdict.name}, "
+    return (f"stage {c.stage}, node '{c.node}' (tensor '{c.tensor}', {c.op}, {c.precision}): {c.verdict.name}, "
             f"max abs err {_num(m.max_abs_err, '.3g')}, cosine {_num(m.cosine, '.6f')}, "
-            f"SQNR {_num(m.sqnr_db, '.1f')} dB")
+            f"SQNR {_num(m.sqnr_db, '.1f')} dB" + (f", {m.overflow} overflowed" if m.overflow else ""))

@@ -4,24 +4,31 @@
     geir-compare model.onnx --input x=x.npy -O 2 --stages simplify,lower
     geir-compare model.onnx --show diverging --rtol 1e-3
     geir-compare model.onnx --layout off --disable-pass graph-fuse      # bisect
+    geir-compare model.onnx --json compare.json                          # also as JSON
+    geir-compare model.onnx --program model.om         # a compiled program instead of the stages
 
 onnxruntime runs the model with every node output exposed; each stage of geir's pipeline
 runs on the same inputs and every tensor it produces is mapped back to its ONNX node and
-judged EQUAL / CLOSE / SIMILAR / DIFFERENT (driver/compare.py says how). The table ends
-with per-stage counts and the first divergence: the first stage with a DIFFERENT tensor
-and, in it, the first such node in topological order. Divergence is a finding, not an
-error: the exit code is 0 unless the input is bad (1).
+judged EQUAL / CLOSE / SIMILAR / DIFFERENT (driver/compare.py says how; f16 / bf16
+tensors by cosine and SQNR, not fp32 tolerances); each row shows the tensor's dtype. The
+table ends with per-stage counts and the first divergence: the first stage with a DIFFERENT
+tensor and, in it, the first such node in topological order; and, if any tensor overflowed
+(inf / NaN where onnxruntime's is finite), the first op that did. Divergence is a finding,
+not an error: the exit code is 0 unless the input is bad (1).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 
 from geir.tools import common
 
 PROG = "geir-compare"
+PROGRAM_STAGE = "program"
+"""The stage name of a program given with --program."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="optimisation level, as geir-compile (default: 3)")
     p.add_argument("--device", default="ascend910b", help="device name or device .json file (default: ascend910b)")
     p.add_argument("--stages", metavar="A,B", help="stages to compare, e.g. simplify,lower (default: all)")
+    p.add_argument("--program", metavar="FILE",
+                   help="compare this program (an .om or MLIR written by geir-compile, e.g. of the model "
+                        "in another precision) instead of compiling the model; compile options do not apply")
     g = p.add_argument_group("GE switches (override the -O level, as geir-compile; to bisect)")
     g.add_argument("--fusion", type=_on_off, metavar="on|off")
     g.add_argument("--layout", type=_on_off, metavar="on|off")
@@ -46,7 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rtol", type=float, default=1e-4, help="CLOSE: relative tolerance (default: 1e-4)")
     p.add_argument("--atol", type=float, default=1e-5, help="CLOSE: absolute tolerance (default: 1e-5)")
     p.add_argument("--show", choices=("all", "diverging"), default="all",
-                   help="table rows: every tensor, or only those worse than CLOSE (default: all)")
+                   help="table rows: every tensor, or only those worse than CLOSE (than SIMILAR for "
+                        "f16/bf16) (default: all)")
+    p.add_argument("--json", metavar="FILE.json", help="also write every comparison as JSON (`-`: stdout, no table)")
     common.add_debug_arg(p)
     return p
 
@@ -77,12 +89,22 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.precision_mode is not None:
         options["precision_mode"] = args.precision_mode
     stages = _names(args.stages)
-    select_stages(stage_names(args.device, args.opt_level, **options), stages)  # bad names before any work
+    program = None
+    if args.program:
+        if stages:
+            raise GeirError("--stages selects stages geir compiles; --program compares one program")
+        program = {PROGRAM_STAGE: common.load_module(args.program)}
+    else:
+        select_stages(stage_names(args.device, args.opt_level, **options), stages)  # bad names before any work
     module = common.import_onnx(args.model)  # the importer's errors for a bad file
     feeds, _ = make_feeds(input_specs(module), args.input, args.seed)
-    report = compare_model(args.model, feeds, stages or None, device=args.device, opt_level=args.opt_level,
-                           rtol=args.rtol, atol=args.atol, raise_errors=args.debug, **options)
-    common.write_text(report.format(args.show), common.STDIO)
+    report = compare_model(args.model, feeds, stages or None, compiled=program, device=args.device,
+                           opt_level=args.opt_level, rtol=args.rtol, atol=args.atol, raise_errors=args.debug,
+                           **options)
+    if args.json:
+        common.write_text(json.dumps(report.to_json(), indent=2) + "\n", args.json)
+    if args.json != common.STDIO:
+        common.write_text(report.format(args.show), common.STDIO)
     return 0
 
 

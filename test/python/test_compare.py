@@ -1,13 +1,18 @@
-"""geir-compare's engine (driver/compare.py): verdicts, every stage against onnxruntime,
-and a deliberately broken pass found at the op it breaks."""
+"""geir-compare's engine (driver/compare.py): verdicts (f16 / bf16 ones by cosine and SQNR),
+every stage against onnxruntime, a deliberately broken pass found at the op it breaks, and an
+f16 program's overflow found at the op that overflowed."""
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 from xdsl.passes import ModulePass
 
 import geir
@@ -54,6 +59,67 @@ def test_integer_and_zero_tensors():
     assert compare_arrays(np.zeros(4, np.float32), np.zeros(4, np.float32)).cosine == 1.0
     zero_vs_one = compare_arrays(np.zeros(4, np.float32), np.ones(4, np.float32))
     assert zero_vs_one.verdict is Verdict.DIFFERENT and zero_vs_one.cosine == 0.0
+
+
+def test_low_precision_tensors_are_judged_by_cosine_and_sqnr():
+    """fp32 tolerances say nothing about f16 / bf16: such a tensor is EQUAL, SIMILAR or
+    DIFFERENT, never CLOSE, even when it would pass allclose."""
+    rng = np.random.default_rng(0)
+    ref = rng.standard_normal(1000).astype(np.float32)
+    half = compare_arrays(ref.astype(np.float16), ref)
+    assert half.verdict is Verdict.SIMILAR and half.low_precision and half.sqnr_db > 60
+    assert compare_arrays(ref.astype(np.float16), ref, Thresholds(atol=1.0)).verdict is Verdict.SIMILAR
+    assert compare_arrays(ref, ref.astype(np.float16).astype(np.float32), Thresholds(atol=1.0)).verdict is Verdict.CLOSE
+    assert compare_arrays(ref.astype(np.float16), ref.astype(np.float16)).verdict is Verdict.EQUAL
+    noisy = compare_arrays((ref + 0.3 * rng.standard_normal(1000)).astype(np.float16), ref)
+    assert noisy.verdict is Verdict.DIFFERENT and noisy.sqnr_db < 30
+
+
+def test_overflow_is_inf_or_nan_where_the_reference_is_finite():
+    ref = np.array([1.0, 2.0, np.inf, np.nan, 5.0], np.float32)
+    x = np.array([1.0, np.inf, np.inf, np.nan, np.nan], np.float16)
+    m = compare_arrays(x, ref)
+    assert m.verdict is Verdict.DIFFERENT and m.overflow == 2  # not where the reference is inf / NaN too
+    assert compare_arrays(ref.copy(), ref).overflow == 0
+
+
+def _matmul(dtype) -> onnx.ModelProto:
+    """y = MatMul(x[16, 1024], w = 300), unnamed: "MatMul:y"."""
+    elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "mm",
+                              [helper.make_tensor_value_info("x", elem, [16, 1024])],
+                              [helper.make_tensor_value_info("y", elem, [16, 16])],
+                              [numpy_helper.from_array(np.full((1024, 16), 300, dtype), "w")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_an_f16_program_against_the_f32_model_names_the_op_that_overflowed():
+    """The model compiled in f16 (every stage) compared with onnxruntime on the f32 model: every
+    row carries both dtypes, the first overflow is the MatMul at the first stage."""
+    import json
+
+    stages = geir.compile(_matmul(np.float16)).stages
+    report = compare_model(_matmul(np.float32), {"x": np.full((16, 1024), 300, np.float32)}, compiled=stages)
+    rows = [c for s in report.stages for c in s.comparisons]
+    assert rows and all((c.dtype, c.ref_dtype, c.precision) == ("f16", "f32", "f16 vs f32") for c in rows)
+    first = report.first_overflow()
+    assert (first.stage, first.node, first.op, first.metrics.overflow) == ("01_import", "MatMul:y", "graph.matmul", 256)
+    assert report.first_divergence() is first
+    text = report.format()
+    assert ("first overflow: stage 01_import, node 'MatMul:y' (tensor 'y', graph.matmul, f16): 256 inf/NaN where "
+            "onnxruntime's f32 is finite") in text
+    lowered = next(c for c in rows if c.op.startswith("@"))
+    assert re.search(rf"\S+ +y +MatMul:y +{lowered.op} +f16 vs f32 +DIFFERENT +inf +nan +-inf", text)
+    data = json.loads(json.dumps(report.to_json(), allow_nan=False))  # strict JSON: no bare inf / nan
+    assert data["first_overflow"]["node"] == "MatMul:y" and data["first_overflow"]["overflow"] == 256
+    assert data["stages"][0]["comparisons"][0]["sqnr_db"] == "-inf"
+    # Small inputs: every f16 tensor is SIMILAR, which is all f16 can be; nothing overflows.
+    small = np.random.default_rng(0).standard_normal((16, 1024)).astype(np.float32) * 0.01
+    report = compare_model(_matmul(np.float32), {"x": small}, compiled=stages)
+    assert {c.verdict for s in report.stages for c in s.comparisons} == {Verdict.SIMILAR}
+    assert report.first_overflow() is None and report.first_beyond_tier() is None
+    assert "first overflow" not in report.format() and "beyond CLOSE" not in report.format()
+    assert "every compared tensor is EQUAL or CLOSE (SIMILAR for f16/bf16)" in report.format("diverging")
 
 
 def test_storage_buffers_are_read_back_in_logical_order():
