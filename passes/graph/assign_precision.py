@@ -25,10 +25,11 @@ fp16 tiles hold twice the elements); the pipelines run it first whatever the -O 
 choice of numerics rather than an optimisation (`must_keep_origin_dtype` leaves the graph
 unchanged).
 
-Under `force_fp32` / `cube_fp16in_fp32out` a cube op reads fp16 and its result is converted to
-fp32 right after it (a cast the fusion places in the cube kernel's epilogue); the hardware's FIX
-pipe writes fp32 from L0C directly, so geir's result carries one fp16 rounding the device's
-would not.
+Under `force_fp32` / `cube_fp16in_fp32out` a cube op reads its operands rounded to fp16 and
+computes in fp32: the device's numbers (fp16 products accumulated in f32 in L0C, written as f32
+by the FIX pipe, no fp16 rounding of the result, so no fp16 overflow), but geir's cube kernels
+write the type they read, so the op stays an f32 one and is priced at the f32 cube rate (a
+pessimistic latency; weights are stored rounded, in f32).
 """
 
 from __future__ import annotations
@@ -116,7 +117,9 @@ class _Assigner:
             return Decision(low if supports(op, low) else elt)
         if mode.policy == "fp32":
             if cube:
-                return Decision(self.f16, self.f32) if supports(op, self.f16) else Decision(elt)
+                # an fp16 / bf16 model's cube op reads values fp32 holds exactly: plain fp32
+                if elt == self.f32 and supports(op, self.f16):
+                    return Decision(self.f16, self.f32)
             return Decision(self.f32 if supports(op, self.f32) else elt)
         if elt != self.f32:  # the other modes only lower fp32
             return Decision(elt)
@@ -178,7 +181,7 @@ class _Assigner:
                 raise PrecisionError("graph-assign-precision runs before graph-layout: the function has formatted tensors")
         decisions = self.decide(ops)
         self.casts: dict[tuple[SSAValue, Attribute], SSAValue] = {}
-        self.orphans: list[Operation] = []
+        self.orphans: set[Operation] = set()  # ops a rewrite may have left unused
         self.arg_casts: dict[Block, Operation] = {}
         original = {op: [v.type for v in op.operands] for op in ops}
         computes = {op: compute_type(op) for op in ops}
@@ -193,6 +196,8 @@ class _Assigner:
             elt = computes[op]
             if isinstance(op, g.CastOp):
                 self.recast(op, d)
+            elif d is not None and d.out is not None:
+                self.round_through(op, d, original[op])
             elif d is not None and d.elt != elt and self.retype(op, elt, d, original[op]):
                 continue
             else:
@@ -205,6 +210,17 @@ class _Assigner:
         """Give a kept op its operands at their original types back."""
         for i, (v, t) in enumerate(zip(op.operands, types)):
             if v.type != t:
+                op.operands[i] = self.cast(v, t.element_type, op)
+
+    def round_through(self, op: Operation, d: Decision, types: list[Attribute]) -> None:
+        """The cube's fp16 in, fp32 out: the operands rounded to `d.elt` and back, the op in
+        `d.out`. The products of fp16 values accumulate in f32 and nothing of the result is
+        rounded to fp16, as L0C and the FIX pipe do (geir's cube kernels write the type they
+        read, so the op stays an f32 one: priced at the f32 cube rate, a pessimistic figure)."""
+        for i, (v, t) in enumerate(zip(op.operands, types)):
+            if _lowerable(t) and t.element_type != d.elt:
+                op.operands[i] = self.cast(self.cast(v, d.elt, op), d.out, op)
+            elif v.type != t:
                 op.operands[i] = self.cast(v, t.element_type, op)
 
     def retype(self, op: Operation, elt: Attribute, d: Decision, types: list[Attribute]) -> bool:
@@ -221,7 +237,7 @@ class _Assigner:
         if new is None or [r.type.element_type for r in new.results] != want:
             for v in inputs:
                 if v.owner is not op and not v.uses and isinstance(v.owner, g.CastOp | g.ConstantOp):
-                    self.orphans.append(v.owner)
+                    self.orphans.add(v.owner)
             if new is not None:
                 new.erase()
             return False
@@ -231,13 +247,6 @@ class _Assigner:
         for r, nr in zip(op.results, new.results):
             nr.name_hint = r.name_hint
         Rewriter.replace_op(op, new)
-        if d.out is not None:
-            for r in new.results:
-                if _lowerable(r.type) and r.type.element_type == d.elt:
-                    users = [u for u in r.uses]
-                    back = self.cast(r, d.out, new)
-                    for u in users:
-                        u.operation.operands[u.index] = back
         return True
 
     def recast(self, op: g.CastOp, d: Decision | None) -> None:
@@ -266,11 +275,11 @@ class _Assigner:
         if isinstance(owner, g.CastOp) and _widens(owner):
             # x -> wider -> elt is x -> elt: the wider type held x exactly
             out = self.cast(owner.operands[0], elt, user)
-            self.orphans.append(owner)
+            self.orphans.add(owner)
         elif isinstance(owner, g.ConstantOp) and owner.array_or_none() is not None:
             new = _converted_constant(owner, elt)
             Rewriter.insert_op(new, InsertPoint.after(owner))
-            self.orphans.append(owner)
+            self.orphans.add(owner)
             out = new.results[0]
         else:
             new = g.CastOp.build_op([v], None, to=elt)
@@ -301,7 +310,8 @@ def _converted_constant(c: g.ConstantOp, elt: Attribute) -> g.ConstantOp:
     dtype = to_dtype(elt)
     ty = c.results[0].type
     attr = c.value
-    if isinstance(attr, DenseIntOrFPElementsAttr) and len(attr.get_values()) == 1 and len(ty.get_shape()) > 0 \
+    # a splat (one element stored for the whole tensor) stays one
+    if isinstance(attr, DenseIntOrFPElementsAttr) and len(attr.data.data) == to_dtype(ty.element_type).itemsize \
             and int(np.prod(ty.get_shape())) > 1:
         new = splat(float(c.array().reshape(-1)[0]), TensorType(elt, ty.get_shape()), c.location)
     else:

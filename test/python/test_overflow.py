@@ -80,12 +80,22 @@ def test_an_f16_matmul_that_overflows_is_one_kernel_named_in_the_report():
     assert f"overflow (1 kernel):\n  @{entry['kernel']} (MatMul:y): 256 inf/NaN, 0 saturated, f16" in table
 
 
-def test_the_same_model_in_f32_does_not_overflow():
-    cm = geir.compile(matmul(np.float32))
+@pytest.mark.parametrize("mode", ["must_keep_origin_dtype", "force_fp32"])
+def test_the_same_model_in_f32_does_not_overflow(mode):
+    """Kept in fp32, or with the cube reading fp16 and writing fp32 (force_fp32): no overflow."""
+    cm = geir.compile(matmul(np.float32), precision_mode=mode)
     outputs, report = cm.profile(big(np.float32))
     assert np.allclose(outputs["y"], 300 * 300 * K)
     assert (report["overflow_kernels"], report["overflow"], report["overflow_summary"]) == (0, [], None)
     assert "overflow" not in format_report(report)
+
+
+def test_the_f32_model_in_the_default_mode_overflows_and_says_so():
+    """force_fp16 (the default) computes the f32 model's matmul in f16: the report names it."""
+    _, report = geir.compile(matmul(np.float32)).profile(big(np.float32))
+    assert report["overflow_kernels"] == 1
+    assert report["overflow_summary"].startswith("overflow in f16: kernel ")
+    assert "must_keep_origin_dtype" in report["overflow_summary"]
 
 
 def test_a_kernel_fed_inf_only_passes_it_on():
@@ -109,7 +119,7 @@ def test_a_weight_with_inf_is_not_an_overflow():
     """Read-only inputs (weights) are checked after the launch, when its outputs are out of range."""
     w = np.ones((K, 16), np.float32)
     w[7, 3] = np.inf
-    cm = geir.compile(matmul(np.float32, w=w))
+    cm = geir.compile(matmul(np.float32, w=w), precision_mode="must_keep_origin_dtype")
     assert np.isinf(cm.run({"x": np.ones((16, K), np.float32)})["y"]).any()
     assert launches(cm.module, {"x": np.ones((16, K), np.float32)}) == []
 

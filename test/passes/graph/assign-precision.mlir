@@ -15,7 +15,8 @@
 // force_fp16: everything in f16, one cast at each end, the weights stored in f16 (a splat stays
 // a splat). allow_mix_precision: the matmul is white, the add and relu follow it, softmax is
 // black and stays f32, tanh follows the softmax. allow_fp32_to_fp16: only the cube op.
-// force_fp32: the cube reads f16 and its result goes back to f32 at once. must_keep: unchanged.
+// force_fp32: the matmul reads its operands rounded to f16 (the weights stored rounded) and
+// computes in f32, as the cube with L0C and FIX: no f16 rounding of its result. must_keep: unchanged.
 // FP16-LABEL: func.func @mlp(
 // FP16-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("mm")
 // FP16-NEXT:    %w_f16 = graph.constant dense<5.000000e-01> : tensor<64x32xf16> loc("w")
@@ -51,11 +52,11 @@
 // CUBE-NEXT:    func.return %t : tensor<8x32xf32>
 // FP32-LABEL: func.func @mlp(
 // FP32-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("mm")
-// FP32-NEXT:    %w_f16 = graph.constant dense<5.000000e-01> : tensor<64x32xf16> loc("w")
+// FP32-NEXT:    %x_f16_f32 = graph.cast %x_f16 {to = f32} : (tensor<8x64xf16>) -> tensor<8x64xf32> loc("mm")
+// FP32-NEXT:    %w_f16_f32 = graph.constant dense<5.000000e-01> : tensor<64x32xf32> loc("w")
 // FP32-NEXT:    %b = graph.constant dense_resource<b> : tensor<32xf32> loc("b")
-// FP32-NEXT:    %y = graph.matmul %x_f16, %w_f16 : (tensor<8x64xf16>, tensor<64x32xf16>) -> tensor<8x32xf16> loc("mm")
-// FP32-NEXT:    %y_f32 = graph.cast %y {to = f32} : (tensor<8x32xf16>) -> tensor<8x32xf32> loc("mm")
-// FP32-NEXT:    %z = graph.add %y_f32, %b : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32> loc("bias")
+// FP32-NEXT:    %y = graph.matmul %x_f16_f32, %w_f16_f32 : (tensor<8x64xf32>, tensor<64x32xf32>) -> tensor<8x32xf32> loc("mm")
+// FP32-NEXT:    %z = graph.add %y, %b : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32> loc("bias")
 // FP32-NEXT:    %r = graph.relu %z : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("relu")
 // FP32-NEXT:    %s = graph.softmax %r {axis = -1 : i64} : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("softmax")
 // FP32-NEXT:    %t = graph.tanh %s : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("tanh")
@@ -166,9 +167,12 @@ func.func @gray_order_b(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8
 // MIX-NEXT:    %y = graph.matmul %x, %w_f16 : (tensor<8x64xf16>, tensor<64x16xf16>) -> tensor<8x16xf16> loc("mm")
 // MIX-NEXT:    func.return %y : tensor<8x16xf16>
 // FP32-LABEL: func.func @casts(
+// FP32-NEXT:    %x_f32 = graph.cast %x {to = f32} : (tensor<8x64xf16>) -> tensor<8x64xf32> loc("mm")
 // FP32-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x16xf32>) -> tensor<64x16xf16> loc("mm")
-// FP32-NEXT:    %y = graph.matmul %x, %w_f16 : (tensor<8x64xf16>, tensor<64x16xf16>) -> tensor<8x16xf16> loc("mm")
-// FP32-NEXT:    func.return %y : tensor<8x16xf16>
+// FP32-NEXT:    %w_f16_f32 = graph.cast %w_f16 {to = f32} : (tensor<64x16xf16>) -> tensor<64x16xf32> loc("mm")
+// FP32-NEXT:    %y = graph.matmul %x_f32, %w_f16_f32 : (tensor<8x64xf32>, tensor<64x16xf32>) -> tensor<8x16xf32> loc("mm")
+// FP32-NEXT:    %y_f16 = graph.cast %y {to = f16} : (tensor<8x16xf32>) -> tensor<8x16xf16> loc("mm")
+// FP32-NEXT:    func.return %y_f16 : tensor<8x16xf16>
 func.func @casts(%x: tensor<8x64xf16>, %w: tensor<64x16xf32>) -> tensor<8x16xf16> {
   %xf = graph.cast %x {to = f32} : (tensor<8x64xf16>) -> tensor<8x64xf32> loc("up")
   %y = graph.matmul %xf, %w : (tensor<8x64xf32>, tensor<64x16xf32>) -> tensor<8x16xf32> loc("mm")
