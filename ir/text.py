@@ -39,7 +39,7 @@ from xdsl.parser import Parser
 from xdsl.utils.lexer import Span
 from xdsl.printer import Printer
 
-from geir.ir.types import array_from_dense, to_dtype
+from geir.ir.types import array_from_dense, is_float_dtype, to_dtype
 
 LITERAL_LIMIT = 16
 """Constants with more elements than this print as resource blobs."""
@@ -91,7 +91,7 @@ def print_constant_value(printer: Printer, value: Attribute, hint: str | None = 
     assert isinstance(value, DenseIntOrFPElementsAttr)
     count = len(value)
     array = array_from_dense(value)
-    if array.dtype.kind == "f" and count and not np.isfinite(array).all():
+    if is_float_dtype(array.dtype) and count and not np.isfinite(array.astype(np.float32)).all():
         # xDSL reads `dense<0xFF800000>` as an integer, not as float bits: print the bytes.
         if count > LITERAL_LIMIT and getattr(printer, "_geir_resources", None) is not None:
             printer.print_string(f"dense_resource<{printer._geir_resources.add(hint, value)}>")

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     BytesAttr,
     DenseIntOrFPElementsAttr,
     Float16Type,
@@ -25,6 +27,7 @@ i1 = IntegerType(1)
 _ELEMENT_TO_DTYPE: list[tuple[Attribute, np.dtype]] = [
     (Float32Type(), np.dtype(np.float32)),
     (Float16Type(), np.dtype(np.float16)),
+    (BFloat16Type(), np.dtype(ml_dtypes.bfloat16)),
     (Float64Type(), np.dtype(np.float64)),
     (IntegerType(64), np.dtype(np.int64)),
     (IntegerType(32), np.dtype(np.int32)),
@@ -59,7 +62,24 @@ def to_element_type(dtype: np.dtype | type) -> Attribute:
 
 
 def is_float(element_type: Attribute) -> bool:
-    return isinstance(element_type, Float16Type | Float32Type | Float64Type)
+    return isinstance(element_type, Float16Type | BFloat16Type | Float32Type | Float64Type)
+
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+"""bfloat16 as numpy sees it: ml_dtypes' extension type (kind "V", so `np.issubdtype(...,
+np.floating)` is False for it - ask `is_float_dtype`)."""
+
+_FLOAT_DTYPES = frozenset(d for e, d in _ELEMENT_TO_DTYPE if is_float(e))
+
+
+def is_float_dtype(dtype: np.dtype | type) -> bool:
+    """A floating-point numpy dtype geir has an element type for, bfloat16 included."""
+    return np.dtype(dtype) in _FLOAT_DTYPES
+
+
+def is_low_precision(dtype: np.dtype | type) -> bool:
+    """f16 or bf16: computed in f32 and rounded once to the result (reference/graph.py)."""
+    return np.dtype(dtype).itemsize == 2 and is_float_dtype(dtype)
 
 
 def tensor(shape: Sequence[int], element_type: Attribute) -> TensorType:
