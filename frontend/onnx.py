@@ -38,7 +38,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAtt
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from geir.dialects import graph as g
-from geir.ir.types import UnsupportedTypeError, tensor, to_element_type
+from geir.ir.types import UnsupportedTypeError, is_float_dtype, tensor, to_dtype, to_element_type
 from geir.errors import OnnxImportError
 from geir.ir.locations import name_loc
 from geir.dialects import attr_names
@@ -145,6 +145,18 @@ def onnx_tensor_type(tp: onnx.TypeProto, what: str) -> TensorType:
     return tensor(dims, _element_type(tt.elem_type, what))
 
 
+def _check_array_type(array: np.ndarray, what: str) -> None:
+    """An OnnxImportError naming `what` if geir has no element type for the array's dtype."""
+    try:
+        to_element_type(array.dtype)
+    except UnsupportedTypeError:
+        try:
+            name = onnx.TensorProto.DataType.Name(onnx.helper.np_dtype_to_tensor_dtype(array.dtype))
+        except (KeyError, TypeError, ValueError):
+            name = str(array.dtype)
+        raise OnnxImportError(f"{what} has unsupported element type {name}") from None
+
+
 def _element_type(elem_type: int, what: str):
     try:
         return to_element_type(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
@@ -180,7 +192,9 @@ class _Importer:
             arg.name_hint = _hint(i.name)
             self.values[i.name] = arg
         for name, t in inits.items():
-            self.values[name] = self.constant(_tensor_array(t, self.base_dir), name, loc=name)
+            array = _tensor_array(t, self.base_dir)
+            _check_array_type(array, f"initializer '{name}'")
+            self.values[name] = self.constant(array, name, loc=name)
         for node in graph.node:
             self.node = node
             self.convert(node)
@@ -466,12 +480,14 @@ def _constant(im: _Importer, ins, attrs):
         array = np.array(v, np.int64)
     else:
         raise im.error(f"constant attribute '{key}' is not supported")
+    _check_array_type(array, im.where)
     return [im.constant(array)]
 
 
 @converts("ConstantOfShape")
 def _constant_of_shape(im: _Importer, ins, attrs):
     value = numpy_helper.to_array(attrs["value"]).reshape(1) if "value" in attrs else np.zeros(1, np.float32)
+    _check_array_type(value, f"{im.where}: value")
     return im.build(g.ConstantOfShapeOp, ins, value=value)
 
 
@@ -479,6 +495,13 @@ def _constant_of_shape(im: _Importer, ins, attrs):
 def _cast(im: _Importer, ins, attrs):
     to = _element_type(attrs["to"], im.where)
     return im.build(g.CastOp, ins, to=to)
+
+
+@converts("CastLike")
+def _cast_like(im: _Importer, ins, attrs):
+    """Cast to the element type of the second input (whose values are not read)."""
+    x, like = ins
+    return im.build(g.CastOp, [x], to=like.type.element_type)
 
 
 @converts("Dropout")
@@ -492,7 +515,7 @@ def _clip(im: _Importer, ins, attrs):
     x = ins[0]
     lo, hi = (ins + [None, None])[1:3]
     if im.opset < 11:
-        dt = np.float32
+        dt = to_dtype(x.type.element_type)
         lo = im.constant(np.array(attrs.get("min", -np.inf), dt)) if "min" in attrs else None
         hi = im.constant(np.array(attrs.get("max", np.inf), dt)) if "max" in attrs else None
     if lo is None and hi is not None:
@@ -501,10 +524,8 @@ def _clip(im: _Importer, ins, attrs):
 
 
 def _extreme(x: SSAValue, low: bool) -> np.ndarray:
-    from geir.ir.types import to_dtype
-
     dt = to_dtype(x.type.element_type)
-    if np.issubdtype(dt, np.floating):
+    if is_float_dtype(dt):
         return np.array(-np.inf if low else np.inf, dt)
     info = np.iinfo(dt)
     return np.array(info.min if low else info.max, dt)

@@ -159,3 +159,97 @@ def test_opsets_22_and_23_change_only_types_of_the_converted_ops():
         changed.append(op)
         assert signature(new) == signature(onnx.defs.get_schema(op, 21)), op
     assert "Cast" in changed and "Conv" in changed  # the comparison did run over the changed ops
+
+
+# ---------------------------------------------------------------------------
+# f16 and bf16: graph inputs, outputs, initializers, constants, Cast and CastLike.
+# ---------------------------------------------------------------------------
+
+
+def _low_precision_model(elem: int, dtype) -> onnx.ModelProto:
+    """x + w, times a Constant, through Cast to f16 and CastLike back to x's type; and a
+    ConstantOfShape of x's shape in x's type."""
+    w = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3).astype(dtype), "w")
+    c = numpy_helper.from_array(np.array([0.5, 1.0, 2.0], dtype))
+    nodes = [
+        helper.make_node("Constant", [], ["c"], value=c, name="c"),
+        helper.make_node("Add", ["x", "w"], ["a"], name="add"),
+        helper.make_node("Mul", ["a", "c"], ["m"], name="mul"),
+        helper.make_node("Cast", ["m"], ["h"], to=TensorProto.FLOAT16, name="to_f16"),
+        helper.make_node("CastLike", ["h", "x"], ["y"], name="like_x"),
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("ConstantOfShape", ["s"], ["z"], value=numpy_helper.from_array(np.array([1.25], dtype))),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", elem, [2, 3])],
+        [helper.make_tensor_value_info("y", elem, [2, 3]), helper.make_tensor_value_info("z", elem, [2, 3]),
+         helper.make_tensor_value_info("h", TensorProto.FLOAT16, [2, 3])], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+
+
+@pytest.mark.parametrize("elem", [TensorProto.FLOAT16, TensorProto.BFLOAT16], ids=["f16", "bf16"])
+def test_low_precision_model_imports_with_its_types(elem):
+    from geir.dialects import graph as g
+
+    dtype = helper.tensor_dtype_to_np_dtype(elem)
+    name = "f16" if elem == TensorProto.FLOAT16 else "bf16"
+    module = import_model(_low_precision_model(elem, dtype))
+    text = str(module)
+    assert f"%x: tensor<2x3x{name}>" in text and f"tensor<2x3x{name}> {{onnx.name = \"y\"}}" in text
+    consts = [op.array() for op in module.walk() if isinstance(op, g.ConstantOp)]
+    assert [c.dtype for c in consts] == [dtype, dtype]  # the initializer and the Constant node
+    casts = [op for op in module.walk() if isinstance(op, g.CastOp)]
+    assert [str(op.results[0].type.element_type) for op in casts] == ["f16", name]  # CastLike is a cast
+    x = np.array([[1, 2, 3], [4, 5, 6]], dtype)
+    out = run_module(module, {"x": x})
+    want = ((x.astype(np.float32) + np.arange(6).reshape(2, 3)) * [0.5, 1, 2])
+    assert out["y"].dtype == dtype and out["h"].dtype == np.float16 and out["z"].dtype == dtype
+    np.testing.assert_array_equal(out["y"].astype(np.float32), want)
+    np.testing.assert_array_equal(out["z"].astype(np.float32), np.full((2, 3), 1.25))
+
+
+def test_casts_to_and_from_bf16_and_f16_match_onnxruntime():
+    """Round to nearest even, inf and NaN kept, values past the range to inf: onnxruntime's
+    casts (outputs in f32: onnxruntime hands no bf16 array to numpy)."""
+    from geir.testing.suite import ort_run
+
+    nodes = [
+        helper.make_node("Cast", ["x"], ["b"], to=TensorProto.BFLOAT16),
+        helper.make_node("Cast", ["b"], ["yb"], to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
+        helper.make_node("CastLike", ["h", "b"], ["hb"]),  # f16 -> bf16
+        helper.make_node("Cast", ["hb"], ["yhb"], to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["b"], ["bh"], to=TensorProto.FLOAT16),  # bf16 -> f16
+        helper.make_node("Cast", ["bh"], ["ybh"], to=TensorProto.FLOAT),
+    ]
+    outs = ["yb", "yhb", "ybh"]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [512])],
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, [512]) for o in outs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    x = (np.random.default_rng(0).standard_normal(512) * np.logspace(-8, 6, 512)).astype(np.float32)
+    x[:5] = [np.inf, -np.inf, np.nan, 1.00390625, 1.01171875]  # two ties: to even
+    ours = run_module(import_model(model), {"x": x})
+    for name, theirs in zip(outs, ort_run(model, {"x": x})):
+        np.testing.assert_array_equal(ours[name], theirs, err_msg=name)
+
+
+@pytest.mark.parametrize("nodes,inputs,inits,message", [
+    ([("Identity", ["x"], {})], [("x", TensorProto.COMPLEX64)], [],
+     "graph input 'x' has unsupported element type COMPLEX64"),
+    ([("Cast", ["x"], {"to": TensorProto.FLOAT8E4M3FN})], [("x", TensorProto.FLOAT)], [],
+     r"node 'n0' \(Cast, opset 21\) has unsupported element type FLOAT8E4M3FN"),
+    ([("Identity", ["w"], {})], [], ["w"], "initializer 'w' has unsupported element type FLOAT8E4M3FN"),
+    ([("Constant", [], {"value": "f8"})], [], [],
+     r"node 'n0' \(Constant, opset 21\) has unsupported element type FLOAT8E4M3FN"),
+])
+def test_unsupported_element_types_are_clear_errors(nodes, inputs, inits, message):
+    import ml_dtypes
+
+    f8 = np.array([1, 2], ml_dtypes.float8_e4m3fn)
+    made = [helper.make_node(op, ins, ["y"], name=f"n{i}",
+                             **{k: numpy_helper.from_array(f8) if v == "f8" else v for k, v in attrs.items()})
+            for i, (op, ins, attrs) in enumerate(nodes)]
+    graph = helper.make_graph(made, "g", [helper.make_tensor_value_info(n, t, [2]) for n, t in inputs],
+                              [onnx.ValueInfoProto(name="y")], [numpy_helper.from_array(f8, n) for n in inits])
+    with pytest.raises(OnnxImportError, match=message):
+        import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
