@@ -12,6 +12,13 @@ dtypes: float32 stays float32, integer ops stay integer, comparisons give bool.
 Multi-result ops return a tuple.  Results may be views of their inputs
 (reshape, transpose, slice, ...); no kernel ever writes into an operand.
 
+f16 and bf16 ops compute in f32 and round once to the result's type, as the device does
+(the cube multiplies f16 / bf16 and accumulates in f32, rounding on the way out; a vector
+instruction rounds its own result): numpy alone would promote some of them (`bf16 @ bf16`
+is f32 in ml_dtypes) and round others at every step (a bf16 sum). The functions below are
+written for f32; `_at_operand_precision` wraps each (`REFERENCE`), so f32 runs them
+unchanged, bit for bit.
+
 The graph interpreter, the constant folder, import-time evaluation and the lowering's
 `ascend.reference` fallback call these functions through ``REFERENCE`` (by op class) at the
 end of the module.
@@ -29,6 +36,7 @@ from numpy.lib.stride_tricks import as_strided
 from xdsl.ir import Operation
 
 from geir.dialects import graph as g
+from geir.ir.types import is_float_dtype, is_low_precision
 
 # Several ops are named like Python builtins (sum, max, min, abs, round, pow,
 # range, slice); keep private handles on the builtins before they are shadowed.
@@ -401,8 +409,14 @@ def clip(x, min=None, max=None):  # noqa: A002 - ONNX operand names
     return x
 
 
+@_quiet
 def cast(x, *, to, saturate=1):
-    return np.asarray(x).astype(to)
+    # One rounding from any float type to any other: f16 <-> bf16 goes through f32, which
+    # holds both exactly.
+    x = np.asarray(x)
+    if is_low_precision(x.dtype) and is_low_precision(to) and x.dtype != np.dtype(to):
+        x = x.astype(np.float32)
+    return x.astype(to)
 
 
 # ---------------------------------------------------------------------------
@@ -920,8 +934,35 @@ def _as_array(fn):
     return kernel
 
 
+def _at_operand_precision(fn):
+    """`fn` computing an f16 / bf16 op in f32: the op's type is its first float operand's
+    (ONNX's type constraints: the other float operands have it too, but for an exponent);
+    when that is f16 or bf16, every f16 / bf16 operand goes in as f32 and every float result
+    comes back rounded once to that type. Other ops call `fn` as they are."""
+
+    @functools.wraps(fn)
+    def kernel(*args, **kwargs):
+        target = next((np.asarray(a).dtype for a in args if a is not None and is_float_dtype(np.asarray(a).dtype)), None)
+        if target is None or not is_low_precision(target):
+            return fn(*args, **kwargs)
+        wide = [np.asarray(a).astype(np.float32) if a is not None and is_low_precision(np.asarray(a).dtype) else a
+                for a in args]
+        out = fn(*wide, **kwargs)
+
+        def narrow(r):
+            r = np.asarray(r)
+            return r.astype(target) if is_float_dtype(r.dtype) and r.dtype != target else r
+
+        return tuple(map(narrow, out)) if isinstance(out, tuple) else narrow(out)
+
+    return kernel
+
+
+_OWN_TYPES = frozenset({g.CastOp, g.ShapeOp, g.SizeOp})
+"""Ops whose result type is not their operand's: they keep their own rule."""
+
 REFERENCE: dict[type[g.GraphOp], Callable] = {
-    op_type: _as_array(fn)
+    op_type: _as_array(fn if op_type in _OWN_TYPES else _at_operand_precision(fn))
     for op_type, fn in {
         g.ReluOp: relu,
         g.SigmoidOp: sigmoid,
@@ -975,7 +1016,6 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.MinOp: min,
         g.WhereOp: where,
         g.ClipOp: clip,
-        g.CastOp: cast,
         g.ConvOp: conv,
         g.ConvTransposeOp: conv_transpose,
         g.MaxPoolOp: max_pool,

@@ -10,6 +10,7 @@ and slices (lowering/templates/data.py) through the ascend interpreter against n
 import math
 import re
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -509,6 +510,70 @@ def test_data(args, kwargs):
     if kwargs.get("kin") == [None]:  # ONNX axes operand -> kernel attribute
         kwargs["kin"] = args[1][:1]
     check(*args, **kwargs)
+
+
+# --------------------------------------------------------------------------
+# f16 and bf16: the op computed in f32, rounded once to the operand's type
+# --------------------------------------------------------------------------
+
+LOW = {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
+
+
+def _lower(a, dtype):
+    return a.astype(dtype) if isinstance(a, np.ndarray) and a.dtype == np.float32 else a
+
+
+@pytest.mark.parametrize("low", list(LOW))
+@pytest.mark.parametrize("args,kwargs", UNARY + BINARY + VARIADIC + SELECT + CONV + CONV_T + POOL + NORM + MATMUL + DATA)
+def test_low_precision_kernels_give_the_operands_type(args, kwargs, low):
+    """Every case above with its f32 operands in f16 / bf16: each float result has that type
+    and is the f32 kernel's result on the same values rounded once (bf16 @ bf16 alone would
+    give f32 in ml_dtypes, a bf16 sum would round at every step)."""
+    dtype = LOW[low]
+    op, inputs = args[0], list(args[1])
+    attrs = args[2] if len(args) > 2 else {}
+    if op in ("Cast", "Shape", "Size", "ConstantOfShape"):
+        pytest.skip("the result type is the op's own, not its operand's")
+    kin = kwargs.get("kin")
+    if kin == [None]:
+        kin = inputs[1][:1]
+    operands = [None if a is None else np.asarray(a) for a in (inputs if kin is None else kin)]
+    kw = kwargs.get("kw") or {snake(k): v for k, v in attrs.items()}
+    fn = K.reference_of(g.OPS["graph." + KERNEL_NAME.get(op, snake(op))])
+    low_in = [_lower(a, dtype) for a in operands]
+    if not any(isinstance(a, np.ndarray) and a.dtype == dtype for a in low_in):
+        pytest.skip("no float operand")
+    got = fn(*low_in, **kw)
+    want = fn(*[a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == dtype else a for a in low_in], **kw)
+    for out, ref in zip(*(list(x) if isinstance(x, tuple) else [x] for x in (got, want)), strict=True):
+        if ref.dtype != np.float32:
+            assert out.dtype == ref.dtype
+            continue
+        assert out.dtype == dtype, (out.dtype, dtype)
+        np.testing.assert_array_equal(out.view(np.uint16), ref.astype(dtype).view(np.uint16))
+
+
+def test_low_precision_sum_and_matmul_round_once():
+    """Where numpy / ml_dtypes would not: a long bf16 sum, a bf16 matrix product."""
+    x = np.full(4096, 0.1, ml_dtypes.bfloat16)
+    s = K.reference_of(g.ReduceSumOp)(x, axes=None, keepdims=0)
+    assert s.dtype == x.dtype and float(s) == pytest.approx(409.6, rel=2 ** -8)
+    a, b = f32(8, 64).astype(ml_dtypes.bfloat16), f32(64, 8).astype(ml_dtypes.bfloat16)
+    y = K.reference_of(g.MatMulOp)(a, b)
+    assert y.dtype == a.dtype
+    np.testing.assert_array_equal(y, (a.astype(np.float32) @ b.astype(np.float32)).astype(a.dtype))
+
+
+@pytest.mark.parametrize("src,dst", [("f32", "bf16"), ("bf16", "f16"), ("f16", "bf16"), ("bf16", "f32"),
+                                     ("bf16", "i32"), ("i32", "bf16")])
+def test_cast_low_precision_rounds_once(src, dst):
+    types = {**LOW, "f32": np.dtype(np.float32), "i32": np.dtype(np.int32)}
+    x = (f32(256, scale=300.0) if src != "i32" else RNG.integers(-70000, 70000, 256)).astype(types[src])
+    y = K.reference_of(g.CastOp)(x, to=types[dst])
+    assert y.dtype == types[dst]
+    exact = x.astype(np.float64)
+    want = (np.trunc(exact) if dst == "i32" else exact).astype(np.float32).astype(types[dst])
+    np.testing.assert_array_equal(y, want)
 
 
 def test_every_graph_op_has_reference_semantics():
