@@ -34,6 +34,7 @@ from typing import ClassVar
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
@@ -1175,8 +1176,9 @@ class CopyOp(IRDLOperation):
 # Cube.
 # ---------------------------------------------------------------------------
 
-MMAD_TYPES = {("f16", "f32"), ("f32", "f32"), ("i8", "i32")}
-"""(input element type, accumulator element type) of the cube."""
+MMAD_TYPES = {("f16", "f32"), ("bf16", "f32"), ("f32", "f32"), ("i8", "i32")}
+"""(input element type, accumulator element type) of the cube: f16 and bf16 accumulate in
+f32 (rounded back by the FIX copy out of l0c), f32 runs at a quarter of the rate."""
 
 
 def short_type_name(elt: Attribute) -> str:
@@ -1191,8 +1193,8 @@ class MmadOp(IRDLOperation):
         ascend.mmad %a, %b, %c {init} : memref<MxKxf16, l0a>, memref<KxNxf16, l0b>, memref<MxNxf32, l0c>
 
     a [M, K] in l0a, b [K, N] in l0b, c [M, N] in l0c; f16 x f16 -> f32,
-    f32 x f32 -> f32 or i8 x i8 -> i32; M and N multiples of 16, K of 16 (32
-    for i8). Tiles are logical row-major matrices; the fractal layout is implied.
+    bf16 x bf16 -> f32, f32 x f32 -> f32 or i8 x i8 -> i32; M and N multiples of 16, K of
+    16 (32 for i8). Tiles are logical row-major matrices; the fractal layout is implied.
     """
 
     name = "ascend.mmad"
@@ -1219,7 +1221,7 @@ class MmadOp(IRDLOperation):
 
     @property
     def dtype(self) -> str:
-        """Input element type name (f16, f32, i8), for the cost model."""
+        """Input element type name (f16, bf16, f32, i8), for the cost model."""
         return short_type_name(self.a.type.element_type)
 
     def verify_(self) -> None:
@@ -1439,6 +1441,9 @@ class VectorOp(IRDLOperation):
     PIPE: ClassVar[str] = "V"
     COST_KIND: ClassVar[str] = "unary"
     FLOAT_ONLY: ClassVar[bool] = False
+    MOVES_BITS: ClassVar[bool] = False
+    """The instruction moves elements without computing on them (copy, dup, broadcast,
+    transpose): it takes any element type, bf16 included (`BF16_VECTOR_OPS`)."""
     SCALARS: ClassVar[tuple[int, ...]] = ()
     """Positions of scalar operands."""
 
@@ -1494,6 +1499,10 @@ class VectorOp(IRDLOperation):
                 _fail(self, f"scalar operand #{i} has type {st}, the vectors {dst.element_type}")
         if self.FLOAT_ONLY and not is_float(dst.element_type):
             _fail(self, f"needs a floating-point element type, got {dst.element_type}")
+        if not self.MOVES_BITS and not isinstance(self, _CastBase) \
+                and any(isinstance(t.element_type, BFloat16Type) for t in types):
+            _fail(self, "the vector unit has no bf16 arithmetic: compute in f32 "
+                        "(ascend.vcast bf16 <-> f32 around it)")
         self.check(types)
 
     def check(self, types: list[MemRefType]) -> None:
@@ -1528,12 +1537,13 @@ class VectorOp(IRDLOperation):
 
 
 def _vector_op(name: str, doc: str, operands: Sequence[str], *, cost: str, float_only: bool = False,
-               base: type[VectorOp] = VectorOp, **body) -> type[VectorOp]:
+               moves_bits: bool = False, base: type[VectorOp] = VectorOp, **body) -> type[VectorOp]:
     """Declare a vector op: one operand per name (`*name` marks a scalar)."""
     ns: dict = {"name": f"ascend.{name}", "__doc__": doc, "__module__": __name__,
-                "COST_KIND": cost, "FLOAT_ONLY": float_only,
+                "COST_KIND": cost, "FLOAT_ONLY": float_only, "MOVES_BITS": moves_bits,
                 "SCALARS": tuple(i for i, o in enumerate(operands) if o.startswith("*"))}
-    notes = {"COST_KIND": ClassVar[str], "FLOAT_ONLY": ClassVar[bool], "SCALARS": ClassVar[tuple]}
+    notes = {"COST_KIND": ClassVar[str], "FLOAT_ONLY": ClassVar[bool], "MOVES_BITS": ClassVar[bool],
+             "SCALARS": ClassVar[tuple]}
     for o in operands:
         ns[o.lstrip("*")] = operand_def() if o.startswith("*") else operand_def(MemRefType)
     ns.update(body)
@@ -1610,6 +1620,9 @@ class _CastBase(VectorOp):
         src, dst = types
         if src.get_shape() != dst.get_shape():
             _fail(self, f"source {list(src.get_shape())} and destination {list(dst.get_shape())} shapes differ")
+        pair = {short_type_name(src.element_type), short_type_name(dst.element_type)}
+        if "bf16" in pair and pair != {"bf16", "f32"} and len(pair) > 1:
+            _fail(self, f"converts {src.element_type} to {dst.element_type}; bf16 converts to and from f32 only")
         mode = _str(self.properties.get("round"))
         if mode is not None:
             if mode not in ROUND_MODES:
@@ -1669,8 +1682,9 @@ class _TransposeBase(VectorOp):
             _fail(self, f"transposing {list(ss)} by {list(perm)} gives {list(want)}, got {dst}")
 
 
-VdupOp = _vector_op("vdup", "Fills dst with a scalar.", ("*scalar", "dst"), cost="dup", base=_DupBase)
-VcopyOp = _vector_op("vcopy", "ub -> ub copy on the vector pipe.", _UNARY, cost="copy")
+VdupOp = _vector_op("vdup", "Fills dst with a scalar.", ("*scalar", "dst"), cost="dup", moves_bits=True,
+                    base=_DupBase)
+VcopyOp = _vector_op("vcopy", "ub -> ub copy on the vector pipe.", _UNARY, cost="copy", moves_bits=True)
 VcmpOp = _vector_op("vcmp", "i1 mask of `lhs <mode> rhs` (mode: eq, ne, lt, le, gt, ge).",
                     _BINARY, cost="compare", base=_CompareBase, mode=prop_def(StringAttr))
 VselectOp = _vector_op("vselect", "mask ? lhs : rhs", ("mask", "lhs", "rhs", "dst"), cost="select",
@@ -1682,9 +1696,9 @@ VreduceOp = _vector_op("vreduce", "sum / max / min over `axes` (default: the las
                        _UNARY, cost="reduce", base=_ReduceBase, kind=prop_def(StringAttr),
                        axes=opt_prop_def(DenseArrayBase))
 VbrcbOp = _vector_op("vbrcb", "Broadcast: src dims of 1 repeat to dst's (same rank).", _UNARY,
-                     cost="broadcast", base=_BroadcastBase)
+                     cost="broadcast", moves_bits=True, base=_BroadcastBase)
 VtransposeOp = _vector_op("vtranspose", "Permutes dims (`perm`, default: swap the last two).", _UNARY,
-                          cost="transpose", base=_TransposeBase, perm=opt_prop_def(DenseArrayBase))
+                          cost="transpose", moves_bits=True, base=_TransposeBase, perm=opt_prop_def(DenseArrayBase))
 SCALAR_FORMS: dict[type[VectorOp], type[VectorOp]] = {
     VaddOp: VaddsOp, VmulOp: VmulsOp, VmaxOp: VmaxsOp, VminOp: VminsOp,
 }
@@ -1932,4 +1946,11 @@ def _all_ops() -> list[type[Operation]]:
 
 
 OPS: dict[str, type[Operation]] = {op.name: op for op in _all_ops()}
+
+BF16_VECTOR_OPS: frozenset[type[VectorOp]] = frozenset(
+    op for op in OPS.values() if isinstance(op, type) and issubclass(op, VectorOp)
+    and (op.MOVES_BITS or issubclass(op, _CastBase)))
+"""The vector instructions that take bf16 on the 910B (dav-c220: Ascend C's Add, Exp,
+ReduceSum, Compare, Select, ... take half / float; its Cast converts bfloat16 <-> float):
+those that move elements, and vcast to and from f32. Kernels compute bf16 in f32."""
 Ascend = Dialect("ascend", list(OPS.values()), ATTRIBUTES)

@@ -355,12 +355,32 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.mmad': computes f16 x f16 -> f16; the cube does f16 x f16 -> f32, f32 x f32 -> f32, i8 x i8 -> i32
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.mmad': computes f16 x f16 -> f16; the cube does bf16 x bf16 -> f32, f16 x f16 -> f32, f32 x f32 -> f32, i8 x i8 -> i32
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
   %a = ascend.alloc : memref<16x16xf16, "l0a">
   %b = ascend.alloc : memref<16x16xf16, "l0b">
   %c = ascend.alloc : memref<16x16xf16, "l0c">
   ascend.mmad %a, %b, %c : memref<16x16xf16, "l0a">, memref<16x16xf16, "l0b">, memref<16x16xf16, "l0c">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.mmad': computes bf16 x f16 -> f32; the cube does bf16 x bf16 -> f32
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %a = ascend.alloc : memref<16x16xbf16, "l0a">
+  %b = ascend.alloc : memref<16x16xf16, "l0b">
+  %c = ascend.alloc : memref<16x16xf32, "l0c">
+  ascend.mmad %a, %b, %c : memref<16x16xbf16, "l0a">, memref<16x16xf16, "l0b">, memref<16x16xf32, "l0c">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.mmad': computes bf16 x bf16 -> bf16; the cube does bf16 x bf16 -> f32
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %a = ascend.alloc : memref<16x16xbf16, "l0a">
+  %b = ascend.alloc : memref<16x16xbf16, "l0b">
+  %c = ascend.alloc : memref<16x16xbf16, "l0c">
+  ascend.mmad %a, %b, %c : memref<16x16xbf16, "l0a">, memref<16x16xbf16, "l0b">, memref<16x16xbf16, "l0c">
   ascend.return
 }
 
@@ -467,6 +487,32 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %u = ascend.alloc : memref<16x16xf32, "ub">
   %v = ascend.alloc : memref<16x16xf16, "ub">
   ascend.vcast %u, %v {round = "floor"} : memref<16x16xf32, "ub">, memref<16x16xf16, "ub">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.vadd': the vector unit has no bf16 arithmetic: compute in f32 (ascend.vcast bf16 <-> f32 around it)
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xbf16, "ub">
+  ascend.vadd %u, %u, %u : memref<16x16xbf16, "ub">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.vcmp': the vector unit has no bf16 arithmetic
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x32xbf16, "ub">
+  %m = ascend.alloc : memref<16x32xi1, "ub">
+  ascend.vcmp %u, %u, %m {mode = "lt"} : memref<16x32xbf16, "ub">, memref<16x32xbf16, "ub">, memref<16x32xi1, "ub">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.vcast': converts bf16 to f16; bf16 converts to and from f32 only
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %u = ascend.alloc : memref<16x16xbf16, "ub">
+  %v = ascend.alloc : memref<16x16xf16, "ub">
+  ascend.vcast %u, %v : memref<16x16xbf16, "ub">, memref<16x16xf16, "ub">
   ascend.return
 }
 
