@@ -499,6 +499,18 @@ def test_depthwise_bias_relu6(vector_depthwise):
     assert kernel.attributes["template"].data == "depthwise"
 
 
+def test_depthwise_relu(vector_depthwise):
+    """A relu right after the product rides on the cube's FIX copy (plan.fold_relu_into_fix);
+    the vector kernel has no FIX copy and applies it itself."""
+    c = Case()
+    y = c.op(g.ConvOp, [c.input("x", rand(1, 20, 14, 14)), c.input("w", rand(20, 1, 3, 3))], group=20,
+             pads=(1, 1, 1, 1))
+    z = c.op(g.ReluOp, [y])
+    kernel = check(c, [z], 9)
+    assert kernel.attributes["template"].data == "depthwise"
+    assert any(isinstance(op, a.VreluOp) for op in kernel.walk())
+
+
 # ---------------------------------------------------------------------------
 # Storage formats (graph-layout): NC1HWC0 feature maps, FRACTAL_Z / FRACTAL_NZ weights.
 # ---------------------------------------------------------------------------

@@ -117,7 +117,8 @@ def _price(req: KernelRequest, plan: ConvPlan, buffers: EpilogueBuffers, ct: int
     vec = (cost.vector_cycles("dup", wide, dtype) + cost.vector_cycles("transpose", wide, dtype)
            + cost.vector_cycles("transpose", tile, dtype)
            + khw * (cost.vector_cycles("broadcast", tile, dtype) + 2 * cost.vector_cycles("binary", tile, dtype))
-           + sum(cost.vector_cycles(ins.op.COST_KIND, tile, dtype) for ins in plan.epilogue.instrs))
+           + sum(cost.vector_cycles(ins.op.COST_KIND, tile, dtype) for ins in plan.epilogue.instrs)
+           + (cost.vector_cycles("unary", tile, dtype) if plan.epilogue.fix_relu else 0))
     mte = (cost.dma_cycles(ct * window * geo.w * isz, "gm", "ub") + cost.dma_cycles(ct * khw * isz, "gm", "ub")
            + sides * cost.dma_cycles(tile, "gm", "ub") + stores * cost.dma_cycles(tile, "ub", "gm"))
     tiles = geo.n * ceil_div(geo.c, ct) * ceil_div(geo.oh, ohs)
@@ -237,4 +238,7 @@ class DepthwiseKernel:
             else:
                 kb.vec(a.VmulOp, xv, self.wb, self.tmp)
                 kb.vec(a.VaddOp, self.acc3, self.tmp, self.acc3)
-        kb.vec(a.VtransposeOp, self.acc, kb.tile(raw, [0, 0], [ct, ohs * ow]))
+        out = kb.tile(raw, [0, 0], [ct, ohs * ow])
+        kb.vec(a.VtransposeOp, self.acc, out)
+        if self.plan.epilogue.fix_relu:  # no FIX copy here to ride on
+            kb.vec(a.VreluOp, out, out)
