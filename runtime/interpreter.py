@@ -34,7 +34,7 @@ from xdsl.ir import Operation
 
 from geir.dialects import graph as g
 from geir.dialects import formats
-from geir.ir.types import to_dtype
+from geir.ir.types import is_float_dtype, to_dtype
 from geir.errors import InterpreterError
 from geir.ir.locations import describe
 from geir.reference.graph import REFERENCE, reference_of
@@ -163,7 +163,7 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
     for name, shape, dtype in input_specs(module):
         if any(d < 0 for d in shape):
             raise InterpreterError(f"input '{name}' has a dynamic shape {list(shape)}; give its value explicitly")
-        if np.issubdtype(dtype, np.floating):
+        if is_float_dtype(dtype):
             feeds[name] = rng.standard_normal(shape).astype(dtype)
         elif dtype == np.bool_:
             feeds[name] = rng.random(shape) < 0.5

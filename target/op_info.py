@@ -23,11 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 
 from geir.dialects import formats as F
 from geir.dialects import graph as g
 from geir.dialects.traits import Contraction, Normalization, RowSoftmax
+from geir.target.device import dtype_name
 
 # ---------------------------------------------------------------------------
 # Templates and the ops they take.
@@ -46,12 +47,22 @@ class KernelInfo:
     def takes(self, op: Operation | type[Operation]) -> bool:
         return (op if isinstance(op, type) else type(op)) in self.ops
 
+    def takes_type(self, element_type: Attribute) -> bool:
+        """The template computes in this element type (an xDSL type: f16, bf16, ...)."""
+        return dtype_name(element_type) in self.dtypes
+
 
 _VECTOR_DTYPES = frozenset({"f16", "bf16", "f32", "i1", "i8", "i16", "i32", "i64"})
+"""What the vector templates take. bf16 is among them although the 910B's vector unit has no
+bf16 arithmetic (ascend.BF16_VECTOR_OPS): the templates load bf16, compute in f32 and store
+bf16 (lowering/templates/common.py, compute_type)."""
 
 CUBE = KernelInfo(
     "cube", frozenset({g.ConvOp, g.MatMulOp, g.GemmOp}),
-    # fp16 / bf16 / int8 inputs accumulate in f32 / i32 in L0C; f32 runs the cube at 1/4 rate.
+    # fp16 / bf16 / int8 inputs accumulate in f32 / i32 in L0C (the FIX copy rounds back);
+    # f32 runs the cube at 1/4 rate. The kernels are built for the float ones
+    # (lowering/templates/cube/plan.py, KERNEL_DTYPES): int8 needs the quantize / dequantize
+    # ops around it, which the graph does not have yet.
     frozenset({"f16", "bf16", "f32", "i8"}))
 
 ROW = KernelInfo(
@@ -95,9 +106,9 @@ VECTOR_PASSES: dict[type[Operation], tuple[tuple[str, int], ...]] = {
     g.TransposeOp: (("transpose", 1),),
 }
 
-POOL = KernelInfo("pool", frozenset({g.MaxPoolOp, g.AvgPoolOp}), frozenset({"f16", "f32"}))
+POOL = KernelInfo("pool", frozenset({g.MaxPoolOp, g.AvgPoolOp}), frozenset({"f16", "bf16", "f32"}))
 
-LRN = KernelInfo("lrn", frozenset({g.LrnOp}), frozenset({"f16", "f32"}))
+LRN = KernelInfo("lrn", frozenset({g.LrnOp}), frozenset({"f16", "bf16", "f32"}))
 
 DATA = KernelInfo(
     "data", frozenset({

@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     DenseArrayBase,
     IndexType,
     IntegerAttr,
@@ -31,12 +31,13 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
+    f32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from geir.dialects import ascend as a
-from geir.ir.types import UnsupportedTypeError, to_dtype
+from geir.ir.types import UnsupportedTypeError, is_float_dtype, to_dtype
 from geir.errors import GeirError
 from geir.target.cost_model import CostModel
 from geir.target.device import DeviceSpec
@@ -100,6 +101,14 @@ def gm_type(value: SSAValue) -> MemRefType:
 
 def itemsize(elt: Attribute) -> int:
     return to_dtype(elt).itemsize
+
+
+def compute_type(elt: Attribute) -> Attribute:
+    """The element type the vector unit computes `elt` in: f32 for bf16, which the 910B's
+    vector unit only moves and converts (ascend.BF16_VECTOR_OPS); `elt` itself otherwise.
+    A template loads bf16 into ub, converts it with vcast, computes in f32 and converts the
+    results back before storing them: one rounding per result, not per instruction."""
+    return f32 if isinstance(elt, BFloat16Type) else elt
 
 
 def block_elems(elt: Attribute) -> int:
@@ -235,7 +244,7 @@ class KernelBuilder:
     def scalar(self, value: float | int, elt: Attribute) -> SSAValue:
         """A scalar constant of element type `elt` (operand of vadds/vmuls/vdup...)."""
         dtype = to_dtype(elt)
-        if np.issubdtype(dtype, np.floating):
+        if is_float_dtype(dtype):
             from xdsl.dialects.builtin import FloatAttr
 
             v = float(value)

@@ -3,7 +3,8 @@
 A depthwise convolution (group == C, one channel per group) has two kernels: the cube one
 (one output channel per group, padded to a 16-row fractal: the cube spends a 16 x 16
 fractal on each channel's 1 x 9 product) and this one; the cost model prices both and the
-cheaper is built - this one for all but the smallest layers.
+cheaper is built - this one for all but the smallest layers. A bf16 one moves its box and
+weights in bf16 and multiplies and adds them in f32 (common.compute_type).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from geir.lowering.templates.common import (
     KernelRequest,
     block_elems,
     ceil_div,
+    compute_type,
     itemsize,
     round_up,
     row_elems,
@@ -76,27 +78,33 @@ class DepthwiseTiling:
     estimate_us: float
 
 
-def _ub_bytes(geo: ConvGeometry, ct: int, ohs: int, isz: int, pool: int, sides: int) -> int:
-    """ub of a tile: the box, the padded transposed box, acc / tmp / wb, the weights (as
-    loaded and transposed) and the epilogue's tiles, + 2 KiB."""
+def _ub_bytes(geo: ConvGeometry, ct: int, ohs: int, elt: Attribute, buffers: EpilogueBuffers) -> int:
+    """ub of a tile: the box, the padded transposed box, the weights (as loaded and
+    transposed), acc / tmp / wb in the compute type (with the box and the weights converted
+    to it when that is not `elt`) and the epilogue's tiles, + 2 KiB."""
+    celt = compute_type(elt)
+    isz, csz = itemsize(elt), itemsize(celt)
     window = geo.window_rows(ohs)
     wp = round_up(geo.w, max(1, 32 // isz))
     pix = ohs * geo.ow
-    ecp = round_up(pix, max(1, 32 // isz))
-    return isz * (ct * window * wp + window * geo.padded_width * ct + 3 * pix * ct
-                  + ct * round_up(geo.khw, 32 // isz) + geo.khw * ct + (pool + sides) * ct * ecp) + 2048
+    stored = ct * window * wp + window * geo.padded_width * ct + ct * round_up(geo.khw, 32 // isz) + geo.khw * ct
+    computed = 3 * pix * ct + (buffers.pool + len(buffers.sides)) * ct * round_up(pix, max(1, 32 // csz))
+    if celt != elt:
+        computed += window * geo.padded_width * ct + geo.khw * ct
+        stored += (len(buffers.sides) + len(buffers.stores)) * ct * round_up(pix, max(1, 32 // isz))
+    return isz * stored + csz * computed + 2048
 
 
 def depthwise_tiling(req: KernelRequest, plan: ConvPlan, buffers: EpilogueBuffers) -> DepthwiseTiling | None:
     """Channels x output rows per tile for the vector kernel, priced like the cube's."""
     geo, spec = plan.geometry, req.device
-    isz, blk = itemsize(plan.elt), block_elems(plan.elt)
+    blk = block_elems(plan.elt)
     best: DepthwiseTiling | None = None
     for ct in (blk, 2 * blk, 4 * blk, 8 * blk):
         if ct > round_up(geo.c, blk) and ct != blk:
             break
         for ohs in range(1, geo.oh + 1):
-            if _ub_bytes(geo, ct, ohs, isz, buffers.pool, len(buffers.sides)) > spec.buffer_bytes["ub"]:
+            if _ub_bytes(geo, ct, ohs, plan.elt, buffers) > spec.buffer_bytes["ub"]:
                 break
             us = _price(req, plan, buffers, ct, ohs)
             if best is None or us < best.estimate_us:
@@ -108,17 +116,23 @@ def depthwise_tiling(req: KernelRequest, plan: ConvPlan, buffers: EpilogueBuffer
 def _price(req: KernelRequest, plan: ConvPlan, buffers: EpilogueBuffers, ct: int, ohs: int) -> float:
     """Microseconds of the kernel with tiles of ct channels x ohs output rows."""
     geo, cost, spec = plan.geometry, req.cost, req.device
+    celt = compute_type(plan.elt)
     isz, dtype, khw = itemsize(plan.elt), dtype_name(to_dtype(plan.elt)), geo.khw
+    csz, cdtype = itemsize(celt), dtype_name(to_dtype(celt))
     sides, stores = len(buffers.sides), len(buffers.stores)
     window = geo.window_rows(ohs)
     pix = ohs * geo.ow
     tile = pix * ct * isz
     wide = window * geo.padded_width * ct * isz
+    ctile = pix * ct * csz
     vec = (cost.vector_cycles("dup", wide, dtype) + cost.vector_cycles("transpose", wide, dtype)
-           + cost.vector_cycles("transpose", tile, dtype)
-           + khw * (cost.vector_cycles("broadcast", tile, dtype) + 2 * cost.vector_cycles("binary", tile, dtype))
-           + sum(cost.vector_cycles(ins.op.COST_KIND, tile, dtype) for ins in plan.epilogue.instrs)
-           + (cost.vector_cycles("unary", tile, dtype) if plan.epilogue.fix_relu else 0))
+           + cost.vector_cycles("transpose", ctile, cdtype)
+           + khw * (cost.vector_cycles("broadcast", ctile, cdtype) + 2 * cost.vector_cycles("binary", ctile, cdtype))
+           + sum(cost.vector_cycles(ins.op.COST_KIND, ctile, cdtype) for ins in plan.epilogue.instrs)
+           + (cost.vector_cycles("unary", ctile, cdtype) if plan.epilogue.fix_relu else 0))
+    if cdtype != dtype:  # the box and the weights converted, each side and output too
+        vec += (cost.vector_cycles("cast", wide * csz // isz, cdtype)
+                + (sides + stores) * cost.vector_cycles("cast", ctile, cdtype))
     mte = (cost.dma_cycles(ct * window * geo.w * isz, "gm", "ub") + cost.dma_cycles(ct * khw * isz, "gm", "ub")
            + sides * cost.dma_cycles(tile, "gm", "ub") + stores * cost.dma_cycles(tile, "ub", "gm"))
     tiles = geo.n * ceil_div(geo.c, ct) * ceil_div(geo.oh, ohs)
@@ -173,15 +187,19 @@ class DepthwiseKernel:
 
     def _alloc_ub(self) -> None:
         kb, t, geo, elt = self.kb, self.t, self.geo, self.elt
+        celt = compute_type(elt)
         ct, ohs, ow = t.ct, t.ohs, geo.ow
         window = geo.window_rows(ohs)
         self.box = kb.alloc([ct, window, row_elems(geo.w, elt)], elt, "ub", "box")
         self.xt = kb.alloc([window, geo.padded_width, ct], elt, "ub", "xt")
-        self.acc = kb.alloc([ohs * ow, ct], elt, "ub", "acc")
-        self.tmp = kb.alloc([ohs, ow, ct], elt, "ub", "tmp")
-        self.wb = kb.alloc([ohs, ow, ct], elt, "ub", "wb")
+        self.acc = kb.alloc([ohs * ow, ct], celt, "ub", "acc")
+        self.tmp = kb.alloc([ohs, ow, ct], celt, "ub", "tmp")
+        self.wb = kb.alloc([ohs, ow, ct], celt, "ub", "wb")
         self.wl = kb.alloc([ct, 1, row_elems(geo.khw, elt)], elt, "ub", "wl")
         self.wt = kb.alloc([geo.khw, 1, ct], elt, "ub", "wt")
+        # the box and the weights in the compute type, when that is not elt
+        self.xtf = kb.alloc([window, geo.padded_width, ct], celt, "ub", "xtf") if celt != elt else self.xt
+        self.wtf = kb.alloc([geo.khw, 1, ct], celt, "ub", "wtf") if celt != elt else self.wt
         self.acc3 = kb.view(self.acc, [ohs, ow, ct])
         self.zero = kb.scalar(0.0, elt)
 
@@ -229,10 +247,13 @@ class DepthwiseKernel:
             dst = kb.tile(self.xt, [rt.off, geo.pl, 0], [rt.rows, geo.w, ct])
             kb.vec(a.VtransposeOp, src, dst, perm=_perm(1, 2, 0))
         kb.vec(a.VtransposeOp, kb.tile(self.wl, [0, 0, 0], [ct, 1, geo.khw]), self.wt, perm=_perm(2, 1, 0))
+        if self.xtf is not self.xt:
+            kb.vec(a.VcastOp, self.xt, self.xtf)
+            kb.vec(a.VcastOp, self.wt, self.wtf)
         for tap in range(geo.khw):
             kh, kw = divmod(tap, geo.kw)
-            xv = kb.tile(self.xt, [kh * geo.dh, kw * geo.dw, 0], [ohs, ow, ct], [geo.sh, geo.sw, 1])
-            kb.vec(a.VbrcbOp, kb.tile(self.wt, [tap, 0, 0], [1, 1, ct]), self.wb)
+            xv = kb.tile(self.xtf, [kh * geo.dh, kw * geo.dw, 0], [ohs, ow, ct], [geo.sh, geo.sw, 1])
+            kb.vec(a.VbrcbOp, kb.tile(self.wtf, [tap, 0, 0], [1, 1, ct]), self.wb)
             if tap == 0:
                 kb.vec(a.VmulOp, xv, self.wb, self.acc3)
             else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from geir.dialects import formats as L
-from geir.lowering.templates.common import KernelRequest, block_elems, itemsize, row_elems
+from geir.lowering.templates.common import KernelRequest, block_elems, compute_type, itemsize, row_elems
 from geir.lowering.templates.cube.plan import ConvPlan, CubePlan
 
 UB_RESERVE = 1024
@@ -23,6 +23,7 @@ class EpilogueBuffers:
 
     def __init__(self, plan: CubePlan, staged: bool = True):
         self.plan = plan
+        self.staged = staged
         epi = plan.epilogue
         raw_outs = [i for i, key in epi.outputs if key is epi.result]
         self.staging = raw_outs[0] if raw_outs else epi.outputs[0][0]
@@ -94,15 +95,28 @@ class EpilogueBuffers:
         return True
 
     def rows(self, req: KernelRequest, mt: int, cols: int) -> int:
-        """Rows of one pass: as many as the pool and the side tiles leave room for in ub."""
-        elt = self.plan.elt
-        isz, blk, ecp = itemsize(elt), block_elems(elt), row_elems(cols, elt)
-        spans = [self.plan.epilogue.sides[v].spans for v in self.sides]
-        if self.blocked:  # [rows / C0, cols, C0] tiles, per-channel sides [rows / C0, 1, C0]
-            per_row = (self.pool * cols + sum(1 for s in spans if not s[2])) * isz
-            room = (req.device.buffer_bytes["ub"] - UB_RESERVE) // per_row
-            return max(0, min(mt, room))
-        per_row = (self.pool * ecp + blk * sum(1 for s in spans if s[1] and not s[2])) * isz
-        fixed = sum(ecp if s[2] else blk for s in spans if not s[1]) * isz + UB_RESERVE
-        room = (req.device.buffer_bytes["ub"] - fixed) // per_row
+        """Rows of one pass: as many as the pool and the side tiles leave room for in ub
+        (in the compute type), with the staging tiles of a converting epilogue (in the
+        stored type: epilogue_passes.py)."""
+        per_row, fixed = self._bytes(self.plan.elt, cols, compute=True)
+        if compute_type(self.plan.elt) != self.plan.elt:
+            stage_row, stage_fixed = self._bytes(self.plan.elt, cols, compute=False)
+            per_row, fixed = per_row + stage_row, fixed + stage_fixed
+        room = (req.device.buffer_bytes["ub"] - fixed - UB_RESERVE) // per_row
         return max(0, min(mt, room))
+
+    def _bytes(self, elt, cols: int, compute: bool) -> tuple[int, int]:
+        """(bytes per row of a pass, bytes whatever the rows) of the compute tiles (the pool
+        and the compact sides) or of the staging tiles (the values loaded, the outputs)."""
+        t = compute_type(elt) if compute else elt
+        isz, blk, ecp = itemsize(t), block_elems(t), row_elems(cols, t)
+        spans = [self.plan.epilogue.sides[v].spans for v in self.sides]
+        if compute:
+            tiles, compact = self.pool, spans
+        else:  # the raw result and the full sides, the outputs; the compact sides
+            tiles = int(self.needs_raw and self.staged) + len(self.stores) + sum(1 for s in spans if s[1] and s[2])
+            compact = [s for s in spans if not (s[1] and s[2])]
+        if self.blocked:  # [rows / C0, cols, C0] tiles, per-channel sides [rows / C0, 1, C0]
+            return (tiles * cols + sum(1 for s in compact if not s[2])) * isz, 0
+        per_row = (tiles * ecp + blk * sum(1 for s in compact if s[1] and not s[2])) * isz
+        return per_row, sum(ecp if s[2] else blk for s in compact if not s[1]) * isz

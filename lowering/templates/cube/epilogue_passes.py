@@ -5,6 +5,10 @@ the side operands into ub, the vector unit broadcasts the compact sides (`vbrcb`
 the program, MTE3 stores the outputs. On an NC1HWC0 result with whole C0 blocks of
 channels (`EpilogueBuffers.blocked`) the tiles are [rows / C0, cols, C0], as the result is
 stored; otherwise rows [channels or M, pixels or N].
+
+A bf16 kernel's program runs in f32 (common.compute_type: the vector unit has no bf16
+arithmetic): what MTE2 brings lands in bf16 staging tiles that the vector unit converts
+first (`vcast`), and each output is converted back into a staging tile that MTE3 stores.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from xdsl.ir import SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import formats as L
-from geir.lowering.templates.common import KernelBuilder, block_elems, ceil_div, row_elems
+from geir.lowering.templates.common import KernelBuilder, block_elems, ceil_div, compute_type, row_elems
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
 from geir.lowering.templates.cube.loops import Index, chunks
 from geir.lowering.templates.cube.plan import CubePlan
@@ -45,6 +49,8 @@ class EpiloguePasses:
         self.kb, self.plan, self.buffers, self.out2 = kb, plan, buffers, out2
         self.R, self.er, self.cols_max = R, er, cols_max
         self.elt = plan.elt
+        self.celt = compute_type(plan.elt)
+        self.converts = self.celt != self.elt
         self.c0 = L.c0_of(plan.elt)
         self.sides = plan.epilogue.sides
         self.side2 = {v: kb.view(kb.inputs[self.sides[v].arg], self._side_shape(v)) for v in buffers.sides}
@@ -63,22 +69,42 @@ class EpiloguePasses:
 
     def _alloc_tiles(self) -> None:
         """The pool of [er, ecp] ub tiles (blocked: [er / C0, cols, C0]) and the compact
-        tiles of the sides broadcast over rows or columns."""
-        kb, buffers, elt, er, c0 = self.kb, self.buffers, self.elt, self.er, self.c0
-        ecp = row_elems(self.cols_max, elt)
+        tiles of the sides broadcast over rows or columns, in the compute type; converting,
+        a staging tile in the stored type per value loaded (`stage_in`) and per output
+        stored (`stage_out`)."""
+        kb, buffers, elt, celt, er, c0 = self.kb, self.buffers, self.elt, self.celt, self.er, self.c0
+        self.stage_in: dict[object, SSAValue] = {}
+        self.stage_out: dict[int, SSAValue] = {}
+        loaded = ([self.plan.epilogue.result] if buffers.needs_raw and buffers.staged else []) + list(buffers.sides)
         if buffers.blocked:
-            self.pool = [kb.alloc([er // c0, self.cols_max, c0], elt, "ub", f"v{i}") for i in range(buffers.pool)]
+            full = [er // c0, self.cols_max, c0]
+            self.pool = [kb.alloc(full, celt, "ub", f"v{i}") for i in range(buffers.pool)]
             for v in buffers.sides:
                 if not self.sides[v].spans[2]:
-                    self.compact[v] = kb.alloc([er // c0, 1, c0], elt, "ub", f"s{len(self.compact)}")
+                    self.compact[v] = kb.alloc([er // c0, 1, c0], celt, "ub", f"s{len(self.compact)}")
+            if self.converts:
+                for key in loaded:
+                    shape = list(self.compact[key].type.get_shape()) if key in self.compact else full
+                    self.stage_in[key] = kb.alloc(shape, elt, "ub", f"in{len(self.stage_in)}")
+                for i, _ in buffers.stores:
+                    self.stage_out[i] = kb.alloc(full, elt, "ub", f"out{i}")
             return
-        self.pool = [kb.alloc([er, ecp], elt, "ub", f"v{i}") for i in range(buffers.pool)]
+        ecp = row_elems(self.cols_max, celt)
+        self.pool = [kb.alloc([er, ecp], celt, "ub", f"v{i}") for i in range(buffers.pool)]
         for v in buffers.sides:
             spans = self.sides[v].spans
             if spans[1] and spans[2]:
                 continue
-            shape = [er if spans[1] else 1, ecp if spans[2] else block_elems(elt)]
-            self.compact[v] = kb.alloc(shape, elt, "ub", f"s{len(self.compact)}")
+            shape = [er if spans[1] else 1, ecp if spans[2] else block_elems(celt)]
+            self.compact[v] = kb.alloc(shape, celt, "ub", f"s{len(self.compact)}")
+        if self.converts:
+            ecs = row_elems(self.cols_max, elt)
+            for key in loaded:
+                spans = self.sides[key].spans if key in self.sides else (True, True, True)
+                shape = [er if spans[1] else 1, ecs if spans[2] else block_elems(elt)]
+                self.stage_in[key] = kb.alloc(shape, elt, "ub", f"in{len(self.stage_in)}")
+            for i, _ in buffers.stores:
+                self.stage_out[i] = kb.alloc([er, ecs], elt, "ub", f"out{i}")
 
     @property
     def staging(self) -> SSAValue:
@@ -118,8 +144,9 @@ class EpiloguePasses:
                     gm_tile(kb, self.out2[i], grow, col, rows, cols, self.c0 if blocked_out else None)
             return out_tiles[i]
 
-        ecp = row_elems(cols, self.elt)
+        ecp = row_elems(cols, self.celt)
         tiles = [kb.tile(buf, [0, 0], [rows, ecp]) for buf in self.pool]
+        self.casts: list[tuple[SSAValue, SSAValue]] = []  # staged loads to convert first
 
         def tile_of(key: object) -> SSAValue:
             return tiles[buffers.where[key]]
@@ -128,19 +155,41 @@ class EpiloguePasses:
         if load is not None:
             load()
         elif buffers.needs_raw:
-            self._fill(out_tile(buffers.staging), tile_of(plan.epilogue.result), rows, cols, blocked_out)
+            raw = plan.epilogue.result
+            self._fill(out_tile(buffers.staging), self._landing(raw, tile_of(raw), [rows, ecp]), rows, cols, blocked_out)
         compact = self._load_sides(b, r, col, rows, cols, tile_of)
         kb.sync("MTE2", "V", 0)
         if compute is not None:
             compute(self.pool[buffers.where[plan.epilogue.result]])
         self._vector_program(tile_of, compact)
+        stored = {i: self._leaving(i, tile_of(key)) for i, key in buffers.stores}
         kb.sync("V", "MTE3", 0)
         for i, key in buffers.stores:
             props = {"layout": StringAttr("nd2nc1hwc0")} if blocked_out else {}
             if cols != ecp:
                 props["pad"] = UnitAttr()
-            kb.copy(tile_of(key), out_tile(i), **props)
+            kb.copy(stored[i], out_tile(i), **props)
         kb.set_flag("MTE3", "MTE2", 0)
+
+    def _landing(self, key: object, tile: SSAValue, shape: list[int]) -> SSAValue:
+        """Where MTE2 writes the value of `key` whose compute tile is `tile`: the tile itself,
+        or (converting) the `shape` part of its staging tile, whose conversion into `tile`
+        the vector program starts with."""
+        if not self.converts:
+            return tile
+        stage = self.kb.tile(self.stage_in[key], [0] * len(shape), shape)
+        self.casts.append((stage, tile))
+        return stage
+
+    def _leaving(self, i: int, tile: SSAValue) -> SSAValue:
+        """What MTE3 stores as output i: its compute tile, or (converting) the tile converted
+        into its staging tile."""
+        if not self.converts:
+            return tile
+        shape = list(tile.type.get_shape())
+        stage = self.kb.tile(self.stage_out[i], [0] * len(shape), shape)
+        self.kb.vec(a.VcastOp, tile, stage)
+        return stage
 
     def _fill(self, src: SSAValue, dst: SSAValue, rows: int, cols: int, blocked: bool = False) -> None:
         """gm -> ub; an NC1HWC0 tile arrives as [channels, pixels] rows."""
@@ -153,8 +202,8 @@ class EpiloguePasses:
     def _load_sides(self, b: Index, r: Index, col: Index, rows: int, cols: int,
                     tile_of: Callable[[object], SSAValue]) -> dict[object, SSAValue]:
         """MTE2 of the sides of a row pass: whole tiles, or compact ones to broadcast (returned)."""
-        kb, plan, elt = self.kb, self.plan, self.elt
-        ecp = row_elems(cols, elt)
+        kb, plan, celt = self.kb, self.plan, self.celt
+        ecp = row_elems(cols, celt)
         compact = {}
         for v in self.buffers.sides:
             side = self.sides[v]
@@ -162,27 +211,30 @@ class EpiloguePasses:
             view = self.side2[v]
             srow = kb.add(kb.mul(b, (self.R if side.blocked else plan.rows) if sr else 1) if sb else 0, r if sr else 0)
             if side.blocked and sc:
-                self._fill(gm_tile(kb, view, srow, col, rows, cols, self.c0), tile_of(v), rows, cols, True)
+                dst = self._landing(v, tile_of(v), [rows, ecp])
+                self._fill(gm_tile(kb, view, srow, col, rows, cols, self.c0), dst, rows, cols, True)
                 continue
             src = kb.tile(view, [srow, col if sc else 0], [rows if sr else 1, cols if sc else 1])
             if sr and sc:
-                self._fill(src, tile_of(v), rows, cols)
+                self._fill(src, self._landing(v, tile_of(v), [rows, ecp]), rows, cols)
             else:
-                shape = [rows if sr else 1, ecp if sc else block_elems(elt)]
+                shape = [rows if sr else 1, ecp if sc else block_elems(celt)]
                 dst = kb.tile(self.compact[v], [0, 0], shape)
-                self._fill(src, dst, rows, cols)
+                self._fill(src, self._landing(v, dst, shape), rows, cols)
                 compact[v] = kb.tile(dst, [0, 0], [shape[0], ecp if sc else 1])
         return compact
 
     def _vector_program(self, tile_of: Callable[[object], SSAValue], compact: dict[object, SSAValue]) -> None:
         """V: broadcast the compact sides over their tiles, then the epilogue instructions."""
         kb = self.kb
+        for stage, tile in self.casts:
+            kb.vec(a.VcastOp, stage, tile)
         for v, src in compact.items():
             kb.vec(a.VbrcbOp, src, tile_of(v))
         for ins in self.plan.epilogue.instrs:
             operands = [tile_of(s) for s in ins.srcs]
             if ins.scalar is not None:
-                operands.insert(1, kb.scalar(ins.scalar, self.elt))
+                operands.insert(1, kb.scalar(ins.scalar, self.celt))
             kb.vec(ins.op, *operands, tile_of(ins.dst))
 
     def _blocked_pass(self, grow: Index, b: Index, r: Index, col: Index, rows: int, cols: int,
@@ -193,7 +245,9 @@ class EpiloguePasses:
         outputs are stored as they lie."""
         kb, plan, buffers, c0 = self.kb, self.plan, self.buffers, self.c0
         rb = rows // c0
-        tiles = [kb.tile(buf, [0, 0, 0], [rb, cols, c0]) for buf in self.pool]
+        full = [rb, cols, c0]
+        tiles = [kb.tile(buf, [0, 0, 0], full) for buf in self.pool]
+        self.casts = []
 
         def tile_of(key: object) -> SSAValue:
             return tiles[buffers.where[key]]
@@ -205,7 +259,8 @@ class EpiloguePasses:
 
         kb.wait_flag("MTE3", "MTE2", 0)
         if buffers.needs_raw:
-            kb.copy(out_tile(buffers.staging), tile_of(plan.epilogue.result))
+            raw = plan.epilogue.result
+            kb.copy(out_tile(buffers.staging), self._landing(raw, tile_of(raw), full))
         compact = {}
         for v in buffers.sides:
             side = self.sides[v]
@@ -213,16 +268,18 @@ class EpiloguePasses:
             view = self.side2[v]
             srow = kb.add(kb.mul(b, self.R if side.blocked else plan.rows) if sb else 0, r)
             if sc:
-                kb.copy(gm_tile(kb, view, srow, col, rows, cols, self.c0), tile_of(v))
+                kb.copy(gm_tile(kb, view, srow, col, rows, cols, self.c0), self._landing(v, tile_of(v), full))
                 continue
             dst = compact[v] = kb.tile(self.compact[v], [0, 0, 0], [rb, 1, c0])
+            land = self._landing(v, dst, [rb, 1, c0])
             if side.blocked:
-                kb.copy(kb.tile(view, [kb.divui(srow, c0), 0, 0], [rb, 1, c0]), dst)
+                kb.copy(kb.tile(view, [kb.divui(srow, c0), 0, 0], [rb, 1, c0]), land)
             else:
-                kb.copy(kb.tile(view, [srow, 0], [rows, 1]), dst, layout=StringAttr("nd2nc1hwc0"))
+                kb.copy(kb.tile(view, [srow, 0], [rows, 1]), land, layout=StringAttr("nd2nc1hwc0"))
         kb.sync("MTE2", "V", 0)
         self._vector_program(tile_of, compact)
+        stored = {i: self._leaving(i, tile_of(key)) for i, key in buffers.stores}
         kb.sync("V", "MTE3", 0)
         for i, key in buffers.stores:
-            kb.copy(tile_of(key), out_tile(i))
+            kb.copy(stored[i], out_tile(i))
         kb.set_flag("MTE3", "MTE2", 0)

@@ -33,8 +33,9 @@ from geir.lowering.templates.cube.ops import (
 from geir.target import op_info
 from geir.target.device import dtype_name
 
-KERNEL_DTYPES = ("f16", "f32")
-"""Element types the cube kernels are built for (a subset of what op_info.CUBE lists)."""
+KERNEL_DTYPES = frozenset(d for d in op_info.CUBE.dtypes if d in ("f16", "bf16", "f32"))
+"""Element types the cube kernels are built for: the float ones op_info.CUBE lists (an int8
+product needs the quantize / dequantize ops around it)."""
 
 
 @dataclass(frozen=True)

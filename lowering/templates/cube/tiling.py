@@ -21,7 +21,7 @@ from xdsl.ir import Attribute
 from geir.dialects import formats as L
 from geir.dialects.ascend import FRACTAL
 from geir.ir.types import to_dtype
-from geir.lowering.templates.common import KernelRequest, ceil_div, itemsize, round_up, row_elems
+from geir.lowering.templates.common import KernelRequest, ceil_div, compute_type, itemsize, round_up, row_elems
 from geir.lowering.templates.cube.plan import ConvPlan, CubePlan, MatmulPlan
 from geir.target.cost_model import CostModel
 from geir.target.device import dtype_name
@@ -54,6 +54,10 @@ def tile_cols(plan: CubePlan, t: Tiling) -> int:
     return min(plan.cols, t.nt) if isinstance(plan, MatmulPlan) else t.ohs * t.owt
 
 
+ACC_BYTES = 4
+"""Bytes of an l0c element whatever the operands': f16, bf16 and f32 accumulate in f32
+(ascend.MMAD_TYPES), so l0c holds half as many f16 / bf16 elements as l0a / l0b hold."""
+
 MT_CHOICES = (16, 32, 48, 64, 96, 128, 192, 256)
 KT_CHOICES = (16, 32, 48, 64, 96, 128, 256)
 
@@ -67,24 +71,30 @@ def _choices(extent: int, choices: Sequence[int] = MT_CHOICES) -> list[int]:
 
 @dataclass
 class EpilogueCost:
-    """What the epilogue costs per tile: vector instructions over the tile, side loads."""
+    """What the epilogue costs per tile: vector instructions over the tile (in the compute
+    type, with a vcast per value loaded and stored when that is not the stored type), side
+    loads."""
 
     instrs: list[type]
     sides: int
     stores: int
     isz: int
+    celt: Attribute
 
     @classmethod
     def of(cls, buffers: EpilogueBuffers) -> EpilogueCost:
         plan = buffers.plan
         return cls([ins.op for ins in plan.epilogue.instrs], len(buffers.sides) + int(buffers.needs_raw),
-                   len(buffers.stores), itemsize(plan.elt))
+                   len(buffers.stores), itemsize(plan.elt), compute_type(plan.elt))
 
     def cycles(self, p: Pricer, rows: int, cols: int) -> int:
-        nbytes = rows * round_up(cols, max(1, 32 // self.isz)) * self.isz
+        csz, cdtype = itemsize(self.celt), dtype_name(to_dtype(self.celt))
+        nbytes = rows * round_up(cols, max(1, 32 // csz)) * csz
         mte2 = p.dma(rows * cols * self.isz, "gm", "ub") * (1 + self.sides)
         mte3 = p.dma(rows * cols * self.isz, "ub", "gm") * self.stores
-        vec = sum(p.cost.vector_cycles(op.COST_KIND, nbytes, p.dtype) for op in self.instrs)
+        vec = sum(p.cost.vector_cycles(op.COST_KIND, nbytes, cdtype) for op in self.instrs)
+        if cdtype != p.dtype:  # the loads and the stores converted
+            vec += (self.sides + self.stores) * p.cost.vector_cycles("cast", nbytes, cdtype)
         return mte2 + mte3 + int(vec * p.spec.cube_clock_hz / p.spec.vector_clock_hz)
 
 
@@ -174,7 +184,7 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
     kp = round_up(k, FRACTAL)
     cheapest = _Cheapest()
     for mt, nt in itertools.product(_choices(m), _choices(n)):
-        if not _fits(req, l0c=mt * nt * 4):
+        if not _fits(req, l0c=mt * nt * ACC_BYTES):
             continue
         for kt in _choices(k, KT_CHOICES):
             if not _fits(req, l0a=slots * mt * kt * isz, l0b=slots * kt * nt * isz):
@@ -234,7 +244,7 @@ def _conv_candidates(req: KernelRequest, plan: ConvPlan, pricer: Pricer,
     units, unit_k = ceil_div(geo.cg, c0), geo.khw * c0
     for mt, (ohs, owt) in itertools.product(_choices(geo.mg), pixel_tiles):
         np_ = round_up(ohs * owt, FRACTAL)
-        if not _fits(req, l0c=mt * np_ * 4):
+        if not _fits(req, l0c=mt * np_ * ACC_BYTES):
             continue
         rows, cols = geo.box(ohs, owt)
         box = rows * (cols * c0 if plan.w_fz else row_elems(cols, plan.elt)) * isz  # one unit of the l1 box

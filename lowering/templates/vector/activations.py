@@ -21,7 +21,7 @@ def _x(body: Body, op: Operation) -> tuple[SSAValue, list[int], Attribute]:
     """x's tile (broadcast to the result's), its shape, the element type."""
     r = op.results[0]
     x = body.operand(op.operands[0], body.te(r))
-    return x, list(x.type.get_shape()), r.type.element_type
+    return x, list(x.type.get_shape()), body.elt(r)
 
 
 def _inplace(body: Body, op: Operation) -> SSAValue:

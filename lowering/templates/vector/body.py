@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
-from geir.lowering.templates.common import KernelBuilder
+from geir.lowering.templates.common import KernelBuilder, compute_type
 from geir.lowering.templates.data import ub_shape, ub_view
 from geir.lowering.templates.vector.rules import emit_op
 
@@ -51,7 +51,11 @@ class BufferPool:
 
 class Body:
     """The vector ops of one tile (or of the prologue) on the buffers of one pool; the op
-    rules (rules.py) emit through it."""
+    rules (rules.py) emit through it.
+
+    A value lives in ub in its compute type (`elt`): a bf16 one in f32. It is copied in as it
+    is stored, into a staging buffer that `compute` converts first (`staged`), and converted
+    back into one that the store copies out (`stage_outputs`)."""
 
     def __init__(self, row: RowKernel, kb: KernelBuilder, pool: BufferPool, ext: Sequence[int],
                  values: dict[SSAValue, SSAValue]):
@@ -61,6 +65,9 @@ class Body:
         self.scratch: list[SSAValue] = []          # temporaries of the op rule being emitted
         self.temps: dict[SSAValue, SSAValue] = {}  # a temporary's view -> its buffer
         self.dying: set[SSAValue] = set()          # operands whose last use is that op
+        self.staged: list[tuple[SSAValue, SSAValue, SSAValue]] = []  # (staging buffer, its view, value view)
+        self.out_views: dict[SSAValue, SSAValue] = {}  # output -> the view its store copies
+        self.out_bufs: list[SSAValue] = []              # the staging buffers of those
 
     # -- buffers --------------------------------------------------------------------------------
 
@@ -68,11 +75,16 @@ class Body:
         """v's extents in this tile."""
         return self.row.tile_ext(v, self.ext)
 
+    @staticmethod
+    def elt(v: SSAValue) -> Attribute:
+        """The element type v is computed in (common.compute_type)."""
+        return compute_type(v.type.element_type)
+
     def view(self, v: SSAValue) -> SSAValue:
         v = self.row.alias.get(v, v)
         view = self.values.get(v)
         if view is None and v in self.row.scalars:  # a constant operand no rule folded
-            return self.dup(self.row.scalars[v], self.te(v), v.type.element_type)
+            return self.dup(self.row.scalars[v], self.te(v), self.elt(v))
         return self.values[v]
 
     def _new(self, shape: Sequence[int], elt: Attribute) -> tuple[SSAValue, SSAValue]:
@@ -80,8 +92,8 @@ class Body:
         return buf, ub_view(self.kb, buf, shape)
 
     def define(self, v: SSAValue, elt: Attribute | None = None) -> SSAValue:
-        """A new buffer for value v (of its tile shape)."""
-        buf, view = self._new(self.te(v), elt or v.type.element_type)
+        """A new buffer for value v (of its tile shape), in its compute type."""
+        buf, view = self._new(self.te(v), elt or self.elt(v))
         self.owned[v] = buf
         self.values[v] = view
         return view
@@ -110,17 +122,48 @@ class Body:
     def release_all(self) -> None:
         for v in list(self.owned):
             self.release(v)
+        for buf in self.out_bufs:
+            self.pool.put(buf)
+        self.out_bufs, self.out_views = [], {}
 
     def load(self, v: SSAValue, gm: SSAValue, off: Sequence[int | SSAValue]) -> None:
+        """MTE2: v's tile into its buffer, or into a staging buffer of its stored type that
+        `compute` converts first."""
         te = self.te(v)
         view = self.define(v)
         o = [x if j in self.row.space.dims[v] else 0 for j, x in enumerate(off)]
+        stored = v.type.element_type
+        if stored != self.elt(v):
+            buf, stage = self._new(te, stored)
+            self.staged.append((buf, stage, view))
+            view = stage
         self.kb.copy(self.kb.tile(gm, o, te), view)
+
+    def stage_outputs(self, outputs: Sequence[SSAValue]) -> None:
+        """V: convert each output computed in another type than it is stored in into a
+        staging buffer (`out_views`), the one rounding of its value."""
+        for v in dict.fromkeys(outputs):
+            stored = v.type.element_type
+            if stored == self.elt(v):
+                continue
+            buf, view = self._new(self.te(v), stored)
+            self.kb.vec(a.VcastOp, self.view(v), view)
+            self.out_bufs.append(buf)
+            self.out_views[v] = view
+
+    def out_view(self, v: SSAValue) -> SSAValue:
+        """What the store of output v copies out."""
+        return self.out_views.get(v) or self.view(v)
 
     # -- compute -------------------------------------------------------------------------------
 
     def compute(self, ops: list[Operation], keep: set[SSAValue]) -> None:
-        """Emit `ops`; a value's buffer is reused after its last use unless it is in `keep`."""
+        """Emit `ops` (after converting the staged loads); a value's buffer is reused after
+        its last use unless it is in `keep`."""
+        for buf, stage, view in self.staged:
+            self.kb.vec(a.VcastOp, stage, view)
+            self.pool.put(buf)
+        self.staged = []
         alias = self.row.alias
         root = lambda v: alias.get(v, v)  # noqa: E731
         last: dict[SSAValue, int] = {}
@@ -152,7 +195,7 @@ class Body:
         view = self.view(v)
         if list(view.type.get_shape()) == list(shape):
             return view
-        tmp = self.temp(shape, v.type.element_type)
+        tmp = self.temp(shape, view.type.element_type)
         self.kb.vec(a.VbrcbOp, view, tmp)
         return tmp
 
@@ -168,7 +211,7 @@ class Body:
         r = op.results[0]
         alias = self.row.alias
         te = self.te(r)
-        elt = r.type.element_type
+        elt = self.elt(r)
         for v in (alias.get(x, x) for x in inplace):
             buf = self.owned.get(v)
             if v in self.dying and buf is not None and buf.type.element_type == elt \

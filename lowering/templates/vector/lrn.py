@@ -4,7 +4,9 @@
 The squares go into a zero-padded [C + size - 1, tr] buffer and the window sum is `size`
 vadds of row-shifted views of it. On NC1HWC0 the tile [C1, tr, C0] is vtransposed to
 [C1 * C0, tr] first (channels as rows; the squares of the padding lanes are left zero, as
-ONNX's out-of-range channels) and back before it is stored.
+ONNX's out-of-range channels) and back before it is stored. A bf16 tile is converted to f32
+after it arrives and the result back to bf16 before it leaves (the vector unit has no bf16
+arithmetic).
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from geir.dialects import ascend as a
 from geir.dialects import attr_names
 from geir.dialects import formats
-from geir.ir.types import is_float
 from geir.lowering.templates.common import (
     KernelBuilder,
     KernelRequest,
     block_elems,
     ceil_div,
+    compute_type,
     itemsize,
     mark,
     round_up,
@@ -32,6 +34,7 @@ from geir.lowering.templates.common import (
     tile_pieces,
 )
 from geir.lowering.templates.data import MIN_TILE_BYTES, slots_of, ub_view
+from geir.target import op_info
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ class _Lrn:
         blocked = formats.storage_of(t) == formats.NC1HWC0
         if formats.is_formatted(t) and not (blocked and formats.origin_of(t) == formats.NCHW):
             return None
-        if len(xs) < 3 or not is_float(elt) or math.prod(xs) == 0:
+        if len(xs) < 3 or not op_info.LRN.takes_type(elt) or math.prod(xs) == 0:
             return None
         n, c, r = xs[0], xs[1], math.prod(xs[2:])
         c1, c0 = (shape_of(op.inputs[0])[1], shape_of(op.inputs[0])[4]) if blocked else (c, 1)
@@ -72,10 +75,21 @@ class _Lrn:
         """Rows of a tile: the channels, padding lanes included."""
         return self.c1 * self.c0
 
+    @property
+    def celt(self) -> Attribute:
+        """The element type the tile is computed in (common.compute_type)."""
+        return compute_type(self.elt)
+
     def need(self, tr: int) -> int:
         """ub bytes of one slot for tiles of `tr` pixels."""
         lanes = self.c1 * tr * self.c0 if self.blocked else 0
-        return ((3 * self.cp + self.size - 1) * round_up(tr, block_elems(self.elt)) + lanes) * itemsize(self.elt)
+        rows, wide = round_up(tr, block_elems(self.elt)), round_up(tr, block_elems(self.celt))
+        stored = self.cp * rows + lanes                                 # x, lanes
+        computed = (2 * self.cp + self.size - 1) * wide                 # sq, acc
+        if self.celt != self.elt:
+            stored += self.cp * rows                                    # the result converted back
+            computed += self.cp * wide                                  # x converted
+        return stored * itemsize(self.elt) + computed * itemsize(self.celt)
 
 
 def _tile_pixels(req: KernelRequest, L: _Lrn, slots: int) -> int | None:
@@ -123,6 +137,8 @@ class _Buffers:
     sq: SSAValue             # [cp + size - 1, trp] the squares, zero-padded for the window
     acc: SSAValue            # [cp, trp] the window sums, then the result
     lanes: SSAValue | None   # [1, c1, tr, c0] the tile as NC1HWC0 stores it (blocked only)
+    xf: SSAValue | None      # [cp, trp] x and the result in the compute type (bf16: f32) ...
+    accb: SSAValue | None    # ... and back (only when they differ)
 
 
 _TO_ROWS = [0, 1, 3, 2]  # [1, c1, w, c0] <-> [1, c1, c0, w]
@@ -140,14 +156,18 @@ class _LrnKernel:
             self.x = kb.view(kb.inputs[0], [L.n, L.c, L.r])
             self.y = kb.view(kb.outputs[0], [L.n, L.c, L.r])
         self.trp = trp = round_up(tr, block_elems(L.elt))
+        wide = round_up(tr, block_elems(L.celt))
+        conv = L.celt != L.elt
         self.bufs: list[_Buffers] = []
         for s in range(slots):
             sfx = str(s) if slots > 1 else ""
             self.bufs.append(_Buffers(
                 x=kb.alloc([L.cp, trp], L.elt, "ub", f"x{sfx}"),
-                sq=kb.alloc([L.cp + L.size - 1, trp], L.elt, "ub", f"sq{sfx}"),
-                acc=kb.alloc([L.cp, trp], L.elt, "ub", f"acc{sfx}"),
-                lanes=kb.alloc([1, L.c1, tr, L.c0], L.elt, "ub", f"lanes{sfx}") if L.blocked else None))
+                sq=kb.alloc([L.cp + L.size - 1, wide], L.celt, "ub", f"sq{sfx}"),
+                acc=kb.alloc([L.cp, wide], L.celt, "ub", f"acc{sfx}"),
+                lanes=kb.alloc([1, L.c1, tr, L.c0], L.elt, "ub", f"lanes{sfx}") if L.blocked else None,
+                xf=kb.alloc([L.cp, wide], L.celt, "ub", f"xf{sfx}") if conv else None,
+                accb=kb.alloc([L.cp, trp], L.elt, "ub", f"accb{sfx}") if conv else None))
         self.slots = slots
         self.state: dict[int, list] = {}
 
@@ -170,6 +190,11 @@ class _LrnKernel:
             return kb.tile(kb.view(buf, [1, L.c1, L.c0, self.trp]), [0, 0, 0, 0], [1, L.c1, L.c0, w])
         return kb.tile(kb.view(buf, [1, L.c, self.trp]), [0, 0, 0], [1, L.c, w])
 
+    def result(self, s: int) -> SSAValue:
+        """The buffer holding the result as stored: acc, or its conversion."""
+        b = self.bufs[s]
+        return b.accb if b.accb is not None else b.acc
+
     def lanes_view(self, s: int, w: int) -> SSAValue:
         return self.kb.tile(self.bufs[s].lanes, [0, 0, 0, 0], [1, self.L.c1, w, self.L.c0])
 
@@ -189,15 +214,19 @@ class _LrnKernel:
     def compute(self, s: int, w: int) -> None:
         kb, L = self.kb, self.L
         b = self.bufs[s]
-        S = lambda v: kb.scalar(v, L.elt)  # noqa: E731
+        S = lambda v: kb.scalar(v, L.celt)  # noqa: E731
         to_rows = DenseArrayBase.from_list(i64, _TO_ROWS)
         if L.blocked:
             kb.vec(a.VtransposeOp, self.lanes_view(s, w), self.rows_view(b.x, w), perm=to_rows)
         cp, lo = L.cp, (L.size - 1) // 2
-        xv = ub_view(kb, b.x, [cp, w])
+        x = b.x
+        if b.xf is not None:
+            kb.vec(a.VcastOp, ub_view(kb, b.x, [cp, w]), ub_view(kb, b.xf, [cp, w]))
+            x = b.xf
+        xv = ub_view(kb, x, [cp, w])
         sq = kb.tile(b.sq, [0, 0], [cp + L.size - 1, w])
         acc = ub_view(kb, b.acc, [cp, w])
-        real = ub_view(kb, b.x, [L.c, w])
+        real = ub_view(kb, x, [L.c, w])
         kb.vec(a.VdupOp, S(0.0), sq)
         kb.vec(a.VmulOp, real, real, kb.tile(sq, [lo, 0], [L.c, w]))
         kb.vec(a.VcopyOp, kb.tile(sq, [0, 0], [cp, w]), acc)
@@ -209,9 +238,11 @@ class _LrnKernel:
         kb.vec(a.VmulsOp, acc, S(L.beta), acc)
         kb.vec(a.VexpOp, acc, acc)
         kb.vec(a.VdivOp, xv, acc, acc)
+        if b.accb is not None:
+            kb.vec(a.VcastOp, acc, ub_view(kb, b.accb, [cp, w]))
         if L.blocked:
-            kb.vec(a.VtransposeOp, self.rows_view(b.acc, w), self.lanes_view(s, w), perm=to_rows)
+            kb.vec(a.VtransposeOp, self.rows_view(self.result(s), w), self.lanes_view(s, w), perm=to_rows)
 
     def store(self, s: int, w: int) -> None:
-        src = self.lanes_view(s, w) if self.L.blocked else self.rows_view(self.bufs[s].acc, w)
+        src = self.lanes_view(s, w) if self.L.blocked else self.rows_view(self.result(s), w)
         self.kb.copy(src, self._gm_box(self.y, self.state[s], w))

@@ -14,7 +14,9 @@ Ascend's pooling kernels use):
 
 Then one vmax / vadd per kernel offset of the strided window view
 `plane[:, i*dh::sh, j*dw::sw, :]`; for an average, the same sums over a 0/1 mask plane give
-the divisor.
+the divisor. A bf16 pool builds its plane in bf16 (copies, vdup and vtranspose move bits),
+converts it to f32 for the windows (the vector unit has no bf16 vmax / vadd) and the result
+back to bf16 before it leaves.
 """
 
 from __future__ import annotations
@@ -29,18 +31,19 @@ from geir.dialects import ascend as a
 from geir.dialects import attr_names
 from geir.dialects import formats
 from geir.dialects import graph as g
-from geir.ir.types import is_float
 from geir.lowering.templates.common import (
     KernelBuilder,
     KernelRequest,
     block_elems,
     ceil_div,
+    compute_type,
     itemsize,
     mark,
     round_up,
     shape_of,
 )
 from geir.lowering.templates.data import MIN_TILE_BYTES, slots_of, ub_view
+from geir.target import op_info
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,8 @@ class _Plan:
     """What the tiling and the emission share: the geometry, the op, the lanes."""
 
     geom: PoolGeometry
-    elt: Attribute
+    elt: Attribute      # as stored
+    celt: Attribute     # as computed (common.compute_type)
     is_max: bool
     include_pad: bool   # an average counts the padding in its divisor
     c0: int             # lanes of a plane row
@@ -157,7 +161,7 @@ class _Plan:
         include_pad = not is_max and bool(op.attrs().get("count_include_pad", 0))
         c0 = formats.c0_of(elt) if geom.blocked else block_elems(elt)
         cg = c0 if geom.blocked else max(d for d in range(1, c0 + 1) if geom.nc % d == 0)
-        return cls(geom, elt, is_max, include_pad, c0, cg)
+        return cls(geom, elt, compute_type(elt), is_max, include_pad, c0, cg)
 
     @property
     def groups(self) -> int:
@@ -171,17 +175,26 @@ class _Plan:
     def opad(self) -> int:  # an NCHW output row in ub
         return round_up(self.geom.ow, self.c0)
 
+    @property
+    def converts(self) -> bool:
+        """Computed in another type than stored: the plane and the result are converted."""
+        return self.celt != self.elt
+
     def need(self, gt: int, toh: int) -> int:
         """ub bytes of one slot for tiles of `gt` groups x `toh` output rows."""
         G, c0 = self.geom, self.c0
         span = G.span(toh)
-        per_group = span * G.wp * c0 + toh * G.ow * c0                 # plane, acc
+        stored = span * G.wp * c0                                      # plane
+        computed = toh * G.ow * c0                                     # acc
         if not G.blocked:
-            per_group += c0 * span * self.wpad + c0 * toh * self.opad   # rows in, rows out
-        n = gt * per_group
+            stored += c0 * span * self.wpad + c0 * toh * self.opad     # rows in, rows out
+        if self.converts:
+            computed += span * G.wp * c0                               # the plane converted
+            stored += toh * G.ow * c0                                  # the result converted
+        n = gt * (stored * itemsize(self.elt) + computed * itemsize(self.celt))
         if not self.is_max:
-            n += span * G.wp * c0 + toh * G.ow * c0 * (1 + gt)         # mask, counts
-        return n * itemsize(self.elt)
+            n += (span * G.wp * c0 + toh * G.ow * c0 * (1 + gt)) * itemsize(self.celt)  # mask, counts
+        return n
 
 
 def _choose_tiles(req: KernelRequest, plan: _Plan) -> tuple[int, int, int] | None:
@@ -224,7 +237,7 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
     geom = PoolGeometry.of(op)
     if geom is None:
         return None
-    if not is_float(op.inputs[0].type.element_type) or geom.nc * geom.oh * geom.ow == 0:
+    if not op_info.POOL.takes_type(op.inputs[0].type.element_type) or geom.nc * geom.oh * geom.ow == 0:
         return None
     plan = _Plan.of(op, geom)
     tiles = _choose_tiles(req, plan)
@@ -264,6 +277,8 @@ class _Buffers:
     plane: SSAValue         # [gt, span, Wp, c0] the padded plane, channels innermost
     acc: SSAValue           # [gt, toh, OW, c0] the result
     out: SSAValue | None    # [gt, c0, toh, opad] the result transposed back
+    planef: SSAValue | None  # the plane and the result in the compute type (bf16: f32)
+    accb: SSAValue | None    # and the result converted back (`_Plan.converts` only)
     mask: SSAValue | None   # [1, span, Wp, c0] 1 where a window counts
     cnt: SSAValue | None    # [1, toh, OW, c0] the divisors
     cntb: SSAValue | None   # [gt, toh, OW, c0] the divisors broadcast to the groups
@@ -277,7 +292,7 @@ class _PoolKernel:
     """The pool kernel's gm views and ub buffers; `pipeline` emits the tiles of one piece."""
 
     def __init__(self, kb: KernelBuilder, plan: _Plan, slots: int, gt: int, toh: int):
-        G, c0, elt = plan.geom, plan.c0, plan.elt
+        G, c0, elt, celt = plan.geom, plan.c0, plan.elt, plan.celt
         self.kb, self.plan, self.G, self.toh = kb, plan, G, toh
         groups = plan.groups
         if G.blocked:  # [N, C1, H, W, C0] -> one [H, W, C0] slab per group
@@ -293,14 +308,17 @@ class _PoolKernel:
         self.bufs: list[_Buffers] = []
         for s in range(slots):
             sfx = str(s) if slots > 1 else ""
+            conv = plan.converts
             self.bufs.append(_Buffers(
                 xin=None if G.blocked else kb.alloc([gt, c0, span, plan.wpad], elt, "ub", "rows" + sfx),
                 plane=kb.alloc([gt, span, G.wp, c0], elt, "ub", "plane" + sfx),
-                acc=kb.alloc([gt, toh, G.ow, c0], elt, "ub", "acc" + sfx),
+                acc=kb.alloc([gt, toh, G.ow, c0], celt, "ub", "acc" + sfx),
                 out=None if G.blocked else kb.alloc([gt, c0, toh, plan.opad], elt, "ub", "out" + sfx),
-                mask=kb.alloc([1, span, G.wp, c0], elt, "ub", "mask" + sfx) if avg else None,
-                cnt=kb.alloc([1, toh, G.ow, c0], elt, "ub", "cnt" + sfx) if avg else None,
-                cntb=kb.alloc([gt, toh, G.ow, c0], elt, "ub", "cntb" + sfx) if avg else None,
+                planef=kb.alloc([gt, span, G.wp, c0], celt, "ub", "planef" + sfx) if conv else None,
+                accb=kb.alloc([gt, toh, G.ow, c0], elt, "ub", "accb" + sfx) if conv else None,
+                mask=kb.alloc([1, span, G.wp, c0], celt, "ub", "mask" + sfx) if avg else None,
+                cnt=kb.alloc([1, toh, G.ow, c0], celt, "ub", "cnt" + sfx) if avg else None,
+                cntb=kb.alloc([gt, toh, G.ow, c0], celt, "ub", "cntb" + sfx) if avg else None,
             ))
         self.state: dict[int, tuple] = {}
 
@@ -346,10 +364,19 @@ class _PoolKernel:
                 kb.vec(a.VtransposeOp, ub_view(kb, b.xin, [n, plan.cg, band.in_rows, G.w]),
                        kb.tile(plane, [0, band.plane_row, G.pl, 0], self._interior(piece)),
                        perm=DenseArrayBase.from_list(i64, _PERM_IN))
-        acc = kb.tile(b.acc, [0, 0, 0, 0], [n, band.rows, G.ow, plan.cg])
+        if plan.converts:
+            wide = kb.tile(b.planef, [0, 0, 0, 0], [n, G.span(band.rows), G.wp, plan.cg])
+            kb.vec(a.VcastOp, plane, wide)
+            plane = wide
+        box = [n, band.rows, G.ow, plan.cg]
+        acc = kb.tile(b.acc, [0, 0, 0, 0], box)
         self._windows(plane, n, band.rows, acc, a.VmaxOp if plan.is_max else a.VaddOp)
         if not plan.is_max:
             kb.vec(a.VdivOp, acc, self._counts(piece, b), acc)
+        if plan.converts:
+            narrow = kb.tile(b.accb, [0, 0, 0, 0], box)
+            kb.vec(a.VcastOp, acc, narrow)
+            acc = narrow
         if not G.blocked:
             kb.vec(a.VtransposeOp, acc, ub_view(kb, b.out, [n, plan.cg, band.rows, G.ow]),
                    perm=DenseArrayBase.from_list(i64, _PERM_OUT))
@@ -358,7 +385,7 @@ class _PoolKernel:
         """An average's divisors: the window sums of a plane of 1 where the window counts (the
         input, and the padding with count_include_pad), 0 elsewhere, broadcast to the groups."""
         kb, G, plan, band, n = self.kb, self.G, self.plan, piece.band, piece.n
-        cg, elt = plan.cg, plan.elt
+        cg, elt = plan.cg, plan.celt
         mask = kb.tile(b.mask, [0, 0, 0, 0], [1, G.span(band.rows), G.wp, cg])
         kb.vec(a.VdupOp, kb.scalar(0.0, elt), mask)
         lo, hi = band.mask
@@ -390,7 +417,8 @@ class _PoolKernel:
         grp, oh0 = self.state[s]
         if G.blocked:
             box = [n, rows, G.ow, self.plan.cg]
-            kb.copy(kb.tile(self.bufs[s].acc, [0, 0, 0, 0], box), kb.tile(self.y, [grp, oh0, 0, 0], box))
+            result = self.bufs[s].accb if self.plan.converts else self.bufs[s].acc
+            kb.copy(kb.tile(result, [0, 0, 0, 0], box), kb.tile(self.y, [grp, oh0, 0, 0], box))
         else:
             box = [n, self.plan.cg, rows, G.ow]
             kb.copy(ub_view(kb, self.bufs[s].out, box), kb.tile(self.y, [grp, 0, oh0, 0], box))

@@ -83,7 +83,7 @@ REDUCTIONS: dict[type[Operation], tuple[Callable | None, str, Step | None]] = {
 def _reduce(body: Body, op: Operation) -> None:
     pre, kind, post = REDUCTIONS[type(op)]
     x = op.operands[0]
-    elt = x.type.element_type
+    elt = body.elt(x)
     xv = body.view(x)
     src = xv
     if pre is not None:
@@ -99,7 +99,7 @@ def _reduce_log_sum_exp(body: Body, op: Operation) -> None:
     """m + log(sum(exp(x - m))) with m the row's max: never overflows."""
     kb = body.kb
     x = op.operands[0]
-    elt = x.type.element_type
+    elt = body.elt(x)
     xv = body.view(x)
     full = list(xv.type.get_shape())
     m = _reduce_into(body, xv, op, "max", elt)
@@ -118,7 +118,7 @@ def _reduce_log_sum_exp(body: Body, op: Operation) -> None:
 def _minus_max(body: Body, op: Operation) -> tuple[SSAValue, list[int], Attribute]:
     """d = x - max(x) over the row, in the result's buffer; d, its shape, the element type."""
     x = op.operands[0]
-    elt = x.type.element_type
+    elt = body.elt(x)
     xv = body.view(x)
     full = list(xv.type.get_shape())
     m = _reduce_into(body, xv, op, "max", elt)
@@ -157,7 +157,7 @@ def _norm(body: Body, op: Operation) -> None:
     """(x - mean) / sqrt(var + eps) * scale + bias over the reduced dims."""
     kb = body.kb
     x = op.operands[0]
-    elt = x.type.element_type
+    elt = body.elt(x)
     xv = body.view(x)
     full = list(xv.type.get_shape())
     mean = _reduce_into(body, xv, op, "sum", elt)
@@ -176,7 +176,7 @@ def _rms_norm(body: Body, op: Operation) -> None:
     kb = body.kb
     x = op.operands[0]
     xv = body.view(x)
-    if itemsize(x.type.element_type) >= 4:
+    if itemsize(body.elt(x)) >= 4:
         dst = body.result(op, [x])
         _by_rms(body, op, xv, dst)
     else:
@@ -236,7 +236,7 @@ def bn_scale_shift(body: Body, op: Operation, keep: bool) -> tuple[SSAValue, SSA
     buffers that stay (the prologue's), else in temporaries of the current rule."""
     kb = body.kb
     x, scale, bias, mean, var = op.operands
-    elt = x.type.element_type
+    elt = body.elt(x)
     pshape = body.te(scale)
     sv, bv, mv, vv = (body.operand(p, pshape) for p in (scale, bias, mean, var))
 

@@ -43,7 +43,7 @@ class RowKernel:
             if not op_info.ROW.takes(op) or len(op.results) != 1:
                 raise Reject
             for v in (*op.operands, *op.results):
-                if math.prod(shape_of(v)) == 0:
+                if math.prod(shape_of(v)) == 0 or not op_info.ROW.takes_type(v.type.element_type):
                     raise Reject
             check_op(op)
             check_formats(op)
@@ -195,13 +195,14 @@ class RowKernel:
             def compute(tile, s):
                 body, _ = state[s]
                 body.compute(var_ops, set(req.outputs))
+                body.stage_outputs(req.outputs)
 
             def store(tile, s):
                 body, off = state[s]
                 for v, dst in outs:
                     te = self.tile_ext(v, body.ext)
                     o = [x if j in space.dims[v] else 0 for j, x in enumerate(off)]
-                    kb.copy(body.view(v), kb.tile(dst, o, te))
+                    kb.copy(body.out_view(v), kb.tile(dst, o, te))
                 body.release_all()
 
             kb.pipeline(n, per, load, store, compute, slots, last_blocks=i > 0)

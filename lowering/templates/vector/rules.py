@@ -93,7 +93,7 @@ def _binary(body: Body, op: Operation) -> SSAValue:
     into the scalar form of the instruction when it has one."""
     kb, scalars = body.kb, body.row.scalars
     shape = body.te(op.results[0])
-    elt = op.results[0].type.element_type
+    elt = body.elt(op.results[0])
     instr = BINARY[type(op)]
     consts = [v for v in op.operands if v in scalars]
     tensors = [v for v in op.operands if v not in scalars]
@@ -118,7 +118,7 @@ def _binary(body: Body, op: Operation) -> SSAValue:
 
 def _mean(body: Body, op: Operation) -> None:
     dst = _binary(body, op)
-    elt = op.results[0].type.element_type
+    elt = body.elt(op.results[0])
     body.kb.vec(a.VmulsOp, dst, body.scalar(1.0 / len(op.operands), elt), dst)
 
 
@@ -131,7 +131,7 @@ def _sub_div(body: Body, op: Operation) -> None:
         _binary(body, op)
         return
     shape = body.te(op.results[0])
-    elt = op.results[0].type.element_type
+    elt = body.elt(op.results[0])
     sub = isinstance(op, g.SubOp)
     if y in scalars:
         c = scalars[y]
@@ -157,7 +157,7 @@ def _sub_div(body: Body, op: Operation) -> None:
 def _compare(body: Body, op: Operation) -> None:
     x, y = op.operands
     shape = body.te(op.results[0])
-    et = x.type.element_type
+    et = body.elt(x)
     lhs = body.operand_or_dup(x, shape, et)
     rhs = body.operand_or_dup(y, shape, et)
     body.kb.vec(a.VcmpOp, lhs, rhs, body.result(op), mode=StringAttr(COMPARE[type(op)]))
@@ -166,7 +166,7 @@ def _compare(body: Body, op: Operation) -> None:
 def _where(body: Body, op: Operation) -> None:
     c, x, y = op.operands
     shape = body.te(op.results[0])
-    elt = op.results[0].type.element_type
+    elt = body.elt(op.results[0])
     cv = body.operand_or_dup(c, shape, i1)
     xv = body.operand_or_dup(x, shape, elt)
     yv = body.operand_or_dup(y, shape, elt)
@@ -176,7 +176,7 @@ def _where(body: Body, op: Operation) -> None:
 def _clip(body: Body, op: Operation) -> None:
     """max with the lower bound, then min with the upper (check_op: scalar bounds)."""
     kb, scalars = body.kb, body.row.scalars
-    elt = op.results[0].type.element_type
+    elt = body.elt(op.results[0])
     x0 = op.operands[0]
     x = _operand(body, op, x0)
     dst = body.result(op, [x0])
@@ -197,7 +197,7 @@ def _prelu(body: Body, op: Operation) -> None:
     """vlrelu with a scalar slope; else x < 0 ? x * slope : x."""
     kb, scalars = body.kb, body.row.scalars
     shape = body.te(op.results[0])
-    elt = op.results[0].type.element_type
+    elt = body.elt(op.results[0])
     x, slope = op.operands
     xv = _operand(body, op, x)
     if slope in scalars:
@@ -220,7 +220,24 @@ def _expand(body: Body, op: Operation) -> None:
 
 
 def _cast(body: Body, op: Operation) -> None:
-    body.kb.vec(a.VcastOp, _operand(body, op, op.operands[0]), body.result(op))
+    """One vcast to the result's type. A result computed in another type than it is stored
+    in (bf16, computed in f32) is rounded to its stored type and converted back - the cast's
+    one rounding - from f32: vcast converts bf16 to and from f32 only."""
+    kb, r = body.kb, op.results[0]
+    src = _operand(body, op, op.operands[0])
+    stored, elt = r.type.element_type, body.elt(r)
+    dst = body.result(op)
+    if stored == elt:
+        kb.vec(a.VcastOp, src, dst)
+        return
+    shape = list(src.type.get_shape())
+    if src.type.element_type != elt:
+        wide = body.temp(shape, elt)
+        kb.vec(a.VcastOp, src, wide)
+        src = wide
+    narrow = body.temp(shape, stored)
+    kb.vec(a.VcastOp, src, narrow)
+    kb.vec(a.VcastOp, narrow, dst)
 
 
 def _pow(body: Body, op: Operation) -> None:
@@ -235,7 +252,7 @@ def _pow(body: Body, op: Operation) -> None:
 def _pow_scalar(body: Body, op: Operation, x: SSAValue, c: float) -> None:
     """x ** c: one instruction for the common exponents, else exp(c * log x)."""
     kb = body.kb
-    elt = op.results[0].type.element_type
+    elt = body.elt(op.results[0])
     dst = body.result(op, [op.operands[0]])
     if c == 1:
         if x is not dst:
@@ -263,7 +280,7 @@ def _pow_tensor(body: Body, op: Operation, x: SSAValue, y: SSAValue) -> None:
     """x ** y elementwise: exp(y * log|x|), negated for a negative base and an odd integer
     exponent, NaN for a negative base and a non-integer one, 1 for y = 0 (as powf)."""
     kb = body.kb
-    elt = op.results[0].type.element_type
+    elt = body.elt(op.results[0])
     shape = list(x.type.get_shape())
     S = lambda v: body.scalar(v, elt)  # noqa: E731
     r = body.temp(shape, elt)

@@ -21,9 +21,9 @@ func.func @dynamic_inside(%s: tensor<2xi64>) -> tensor<2xi64> {
 
 // -----
 
-// CHECK: error: argument #0 of @bf16 has element type bf16, which has no ascend kernels
-func.func @bf16(%x: tensor<4xbf16>) -> tensor<4xbf16> {
-  func.return %x : tensor<4xbf16>
+// CHECK: error: argument #0 of @f80 has element type f80, which has no ascend kernels
+func.func @f80(%x: tensor<4xf80>) -> tensor<4xf80> {
+  func.return %x : tensor<4xf80>
 }
 
 // -----

@@ -1,0 +1,121 @@
+// convert-graph-to-ascend, cube matmul kernels in f16 and bf16: the cube multiplies 2-byte
+// operands and accumulates in f32 in l0c; the FIX copy rounds each tile to the result's type
+// on its way out. The epilogue computes in f16 on the vector unit, in f32 for bf16 (the
+// vector unit has no bf16 arithmetic: vcast in, vcast out).
+// RUN: geir-opt %s --split-input-file -p convert-graph-to-ascend | filecheck %s
+
+// Tiles take bytes, not elements: with K = 4096 the l1 chunk of K and the l0 step hold twice
+// as many f16 / bf16 elements as f32 ones in the same bytes - an f32 product of these shapes
+// takes [64, 512] l1 chunks and [64, 128] l0 steps (test_low_precision.py compares them) -
+// while l0c stays f32.
+// CHECK-LABEL: ascend.kernel @k0_mm(
+// CHECK-SAME:    %a: memref<128x4096xf16, "gm">
+// CHECK-NEXT:    ascend.alloc {offset = 0 : i64} : memref<64x1024xf16, "l1">
+// CHECK:         ascend.alloc {offset = 0 : i64} : memref<64x256xf16, "l0a">
+// CHECK:         ascend.alloc {offset = 0 : i64} : memref<64x48xf32, "l0c">
+// CHECK:         ascend.mmad %{{.*}} : memref<64x256xf16, "l0a">, memref<256x48xf16, "l0b">, memref<64x48xf32, "l0c">
+// CHECK:         ascend.copy %l0c, %{{.*}} : memref<64x48xf32, "l0c"> to memref<64x48xf16, strided<[128, 1], offset: ?>, "gm">
+func.func @mm_f16(%a: tensor<128x4096xf16>, %b: tensor<4096x128xf16>) -> tensor<128x128xf16> {
+  %y = graph.matmul %a, %b : (tensor<128x4096xf16>, tensor<4096x128xf16>) -> tensor<128x128xf16> loc("mm")
+  func.return %y : tensor<128x128xf16>
+}
+
+// -----
+
+// CHECK-LABEL: ascend.kernel @k0_mm(
+// CHECK-SAME:    %a: memref<128x4096xbf16, "gm">
+// CHECK-NEXT:    ascend.alloc {offset = 0 : i64} : memref<64x1024xbf16, "l1">
+// CHECK:         ascend.alloc {offset = 0 : i64} : memref<64x256xbf16, "l0a">
+// CHECK:         ascend.alloc {offset = 0 : i64} : memref<64x48xf32, "l0c">
+// CHECK:         ascend.mmad %{{.*}} : memref<64x256xbf16, "l0a">, memref<256x48xbf16, "l0b">, memref<64x48xf32, "l0c">
+// CHECK:         ascend.copy %l0c, %{{.*}} : memref<64x48xf32, "l0c"> to memref<64x48xbf16, strided<[128, 1], offset: ?>, "gm">
+func.func @mm_bf16(%a: tensor<128x4096xbf16>, %b: tensor<4096x128xbf16>) -> tensor<128x128xbf16> {
+  %y = graph.matmul %a, %b : (tensor<128x4096xbf16>, tensor<4096x128xbf16>) -> tensor<128x128xbf16> loc("mm")
+  func.return %y : tensor<128x128xbf16>
+}
+
+// -----
+
+// f16 with a bias and a relu after it: FIX rounds the f32 tile to f16 and stages it in the
+// output; the epilogue adds the broadcast bias and applies the relu in f16.
+// CHECK-LABEL: ascend.kernel @k0_f(
+// CHECK-SAME:    attributes {block_dim = 20 : i64, core_type = "mix", template = "matmul"}
+// CHECK:         ascend.alloc {offset = 0 : i64} : memref<16x16xf32, "l0c">
+// CHECK-NEXT:    %[[V0:.*]] = ascend.alloc {offset = 0 : i64} : memref<16x16xf16, "ub">
+// CHECK-NEXT:    %[[V1:.*]] = ascend.alloc {offset = 512 : i64} : memref<16x16xf16, "ub">
+// CHECK-NEXT:    %[[S0:.*]] = ascend.alloc {offset = 1024 : i64} : memref<1x16xf16, "ub">
+// CHECK:         ascend.mmad %{{.*}} : memref<16x96xf16, "l0a">, memref<96x16xf16, "l0b">, memref<16x16xf32, "l0c">
+// CHECK:         ascend.copy %l0c, %[[STAGED:.*]] : memref<16x16xf32, "l0c"> to memref<16x16xf16, strided<[80, 1], offset: ?>, "gm">
+// CHECK:         ascend.copy %[[STAGED]], %[[V0]]
+// CHECK:         ascend.wait_flag MTE2 -> V id 0
+// CHECK-NEXT:    ascend.vbrcb %[[S0]], %[[V1]] : memref<1x16xf16, "ub">, memref<16x16xf16, "ub">
+// CHECK-NEXT:    ascend.vadd %[[V0]], %[[V1]], %[[V0]] : memref<16x16xf16, "ub">
+// CHECK-NEXT:    ascend.vrelu %[[V0]], %[[V0]] : memref<16x16xf16, "ub">
+// CHECK-NEXT:    ascend.set_flag V -> MTE3 id 0
+// CHECK-NEXT:    ascend.wait_flag V -> MTE3 id 0
+// CHECK-NEXT:    ascend.copy %[[V0]], %[[STAGED]] : memref<16x16xf16, "ub"> to memref<16x16xf16, strided<[80, 1], offset: ?>, "gm">
+func.func @mm_bias_relu_f16(%a: tensor<64x96xf16>, %b: tensor<96x80xf16>, %c: tensor<80xf16>) -> tensor<64x80xf16> {
+  %y = graph.fusion "cube+vector" (%a, %b, %c) : (tensor<64x96xf16>, tensor<96x80xf16>, tensor<80xf16>) -> tensor<64x80xf16> {
+  ^bb0(%x: tensor<64x96xf16>, %w: tensor<96x80xf16>, %bias: tensor<80xf16>):
+    %m = graph.matmul %x, %w : (tensor<64x96xf16>, tensor<96x80xf16>) -> tensor<64x80xf16> loc("mm")
+    %s = graph.add %m, %bias : (tensor<64x80xf16>, tensor<80xf16>) -> tensor<64x80xf16> loc("bias")
+    %r = graph.relu %s : (tensor<64x80xf16>) -> tensor<64x80xf16> loc("relu")
+    graph.yield %r : tensor<64x80xf16>
+  } loc("f")
+  func.return %y : tensor<64x80xf16>
+}
+
+// -----
+
+// bf16: the same kernel, the pool of ub tiles in f32; the staged tile and the bias land in
+// bf16 staging tiles (in0, in1) that the vector unit converts first, and the result is
+// converted into a bf16 staging tile (out0) that MTE3 stores.
+// CHECK-LABEL: ascend.kernel @k0_f(
+// CHECK-SAME:    attributes {block_dim = 20 : i64, core_type = "mix", template = "matmul"}
+// CHECK:         %[[V0:.*]] = ascend.alloc {offset = 0 : i64} : memref<16x16xf32, "ub">
+// CHECK-NEXT:    %[[V1:.*]] = ascend.alloc {offset = 1024 : i64} : memref<16x16xf32, "ub">
+// CHECK-NEXT:    %[[S0:.*]] = ascend.alloc {offset = 2048 : i64} : memref<1x16xf32, "ub">
+// CHECK-NEXT:    %[[IN0:.*]] = ascend.alloc {offset = 2112 : i64} : memref<16x16xbf16, "ub">
+// CHECK-NEXT:    %[[IN1:.*]] = ascend.alloc {offset = 2624 : i64} : memref<1x16xbf16, "ub">
+// CHECK-NEXT:    %[[OUT0:.*]] = ascend.alloc {offset = 2656 : i64} : memref<16x16xbf16, "ub">
+// CHECK:         ascend.mmad %{{.*}} : memref<16x96xbf16, "l0a">, memref<96x16xbf16, "l0b">, memref<16x16xf32, "l0c">
+// CHECK:         ascend.copy %l0c, %[[STAGED:.*]] : memref<16x16xf32, "l0c"> to memref<16x16xbf16, strided<[80, 1], offset: ?>, "gm">
+// CHECK:         ascend.copy %[[STAGED]], %[[IN0]] : memref<16x16xbf16, strided<[80, 1], offset: ?>, "gm"> to memref<16x16xbf16, "ub">
+// CHECK:         ascend.copy %{{.*}}, %[[IN1]] : memref<1x16xbf16, strided<[80, 1], offset: ?>, "gm"> to memref<1x16xbf16, "ub">
+// CHECK:         ascend.wait_flag MTE2 -> V id 0
+// CHECK-NEXT:    ascend.vcast %[[IN0]], %[[V0]] : memref<16x16xbf16, "ub">, memref<16x16xf32, "ub">
+// CHECK-NEXT:    ascend.vcast %[[IN1]], %[[S0]] : memref<1x16xbf16, "ub">, memref<1x16xf32, "ub">
+// CHECK-NEXT:    ascend.vbrcb %[[S0]], %[[V1]] : memref<1x16xf32, "ub">, memref<16x16xf32, "ub">
+// CHECK-NEXT:    ascend.vadd %[[V0]], %[[V1]], %[[V0]] : memref<16x16xf32, "ub">
+// CHECK-NEXT:    ascend.vrelu %[[V0]], %[[V0]] : memref<16x16xf32, "ub">
+// CHECK-NEXT:    ascend.vcast %[[V0]], %[[OUT0]] : memref<16x16xf32, "ub">, memref<16x16xbf16, "ub">
+// CHECK-NEXT:    ascend.set_flag V -> MTE3 id 0
+// CHECK-NEXT:    ascend.wait_flag V -> MTE3 id 0
+// CHECK-NEXT:    ascend.copy %[[OUT0]], %[[STAGED]] : memref<16x16xbf16, "ub"> to memref<16x16xbf16, strided<[80, 1], offset: ?>, "gm">
+func.func @mm_bias_relu_bf16(%a: tensor<64x96xbf16>, %b: tensor<96x80xbf16>, %c: tensor<80xbf16>) -> tensor<64x80xbf16> {
+  %y = graph.fusion "cube+vector" (%a, %b, %c) : (tensor<64x96xbf16>, tensor<96x80xbf16>, tensor<80xbf16>) -> tensor<64x80xbf16> {
+  ^bb0(%x: tensor<64x96xbf16>, %w: tensor<96x80xbf16>, %bias: tensor<80xbf16>):
+    %m = graph.matmul %x, %w : (tensor<64x96xbf16>, tensor<96x80xbf16>) -> tensor<64x80xbf16> loc("mm")
+    %s = graph.add %m, %bias : (tensor<64x80xbf16>, tensor<80xbf16>) -> tensor<64x80xbf16> loc("bias")
+    %r = graph.relu %s : (tensor<64x80xbf16>) -> tensor<64x80xbf16> loc("relu")
+    graph.yield %r : tensor<64x80xbf16>
+  } loc("f")
+  func.return %y : tensor<64x80xbf16>
+}
+
+// -----
+
+// A relu right after the product rides on the FIX copy in bf16 too: no vector work at all.
+// CHECK-LABEL: ascend.kernel @k0_f(
+// CHECK-SAME:    attributes {block_dim = 20 : i64, core_type = "cube", template = "matmul"}
+// CHECK-NOT:     "ub"
+// CHECK:         ascend.copy %l0c, %{{.*}} {relu} : memref<16x16xf32, "l0c"> to memref<16x16xbf16
+func.func @mm_relu_bf16(%a: tensor<64x96xbf16>, %b: tensor<96x80xbf16>) -> tensor<64x80xbf16> {
+  %y = graph.fusion "cube+vector" (%a, %b) : (tensor<64x96xbf16>, tensor<96x80xbf16>) -> tensor<64x80xbf16> {
+  ^bb0(%x: tensor<64x96xbf16>, %w: tensor<96x80xbf16>):
+    %m = graph.matmul %x, %w : (tensor<64x96xbf16>, tensor<96x80xbf16>) -> tensor<64x80xbf16> loc("mm")
+    %r = graph.relu %m : (tensor<64x80xbf16>) -> tensor<64x80xbf16> loc("relu")
+    graph.yield %r : tensor<64x80xbf16>
+  } loc("f")
+  func.return %y : tensor<64x80xbf16>
+}
