@@ -42,7 +42,8 @@ from geir.target.cost_model import CostModel
 from geir.target.device import DeviceSpec
 
 POISON = 0xFF
-"""Byte pattern of memory nobody wrote: NaN for f16/f32, -1 for integers."""
+"""Byte pattern of memory nobody wrote: NaN for f16, bf16 and f32 (all exponent bits set,
+a nonzero mantissa), -1 for integers."""
 
 
 # ---------------------------------------------------------------------------

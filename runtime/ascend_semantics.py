@@ -22,6 +22,7 @@ from geir.dialects import formats
 from geir.dialects import graph as g
 from geir.errors import InterpreterError
 from geir.ir.locations import describe
+from geir.ir.types import is_float_dtype, is_low_precision
 from geir.reference.graph import reference_of
 from geir.runtime.ascend_machine import int_value, scalar_value
 
@@ -60,6 +61,11 @@ def copy_data(op: a.CopyOp, src: np.ndarray, dst_shape: tuple[int, ...]) -> np.n
 
 # ---------------------------------------------------------------------------
 # Vector instructions (numpy, in the element type).
+#
+# Each computes in at least f32 and is rounded once to its destination's type when written
+# (the reference kernels compute f16 in f32: reference/graph.py), so an f16 instruction rounds
+# its own result, as the device's does. The verifier keeps bf16 to the instructions that move
+# elements and to vcast (ascend.BF16_VECTOR_OPS); a vcast f32 -> bf16 rounds to nearest even.
 # ---------------------------------------------------------------------------
 
 
@@ -93,7 +99,18 @@ _SCALAR: dict[type[a.VectorOp], Callable] = {
 }
 _COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
             "gt": np.greater, "ge": np.greater_equal}
-_REDUCE = {"sum": np.add.reduce, "max": np.maximum.reduce, "min": np.minimum.reduce}
+
+
+def _wide_sum(x, axis, keepdims):
+    """A sum of f16 accumulated in f32 (rounded once when written): numpy would add f16 in
+    f16 along a strided axis and in f32 along a contiguous one; the model does the latter
+    everywhere, as the reference's reduce_sum does."""
+    if is_low_precision(x.dtype):
+        x = x.astype(np.float32)
+    return np.add.reduce(x, axis=axis, keepdims=keepdims)
+
+
+_REDUCE = {"sum": _wide_sum, "max": np.maximum.reduce, "min": np.minimum.reduce}
 _ROUND = {"rint": np.rint, "round": lambda x: np.trunc(x + np.copysign(0.5, x)),
           "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc}
 
@@ -123,7 +140,7 @@ def vector_kernel(op: a.VectorOp) -> Callable[[tuple], np.ndarray]:
 
         def cast(args):
             x = args[0]
-            if np.issubdtype(x.dtype, np.floating) and np.issubdtype(args[-1].dtype, np.integer):
+            if is_float_dtype(x.dtype) and np.issubdtype(args[-1].dtype, np.integer):
                 x = _ROUND[mode](x)
             return x
 

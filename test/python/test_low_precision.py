@@ -4,6 +4,8 @@ same dtype and against an f32 reference, and the simulator's dtype rates."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -11,9 +13,11 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, ModuleOp
 from xdsl.ir import Block, Region
 
+from geir.dialects import ascend as a
 from geir.dialects import graph as g
 from geir.dialects import make_context
 from geir.ir.text import print_module, parse_module
+from geir.runtime.ascend_interpreter import run_ascend_module
 from geir.ir.types import (
     BF16,
     array_from_dense,
@@ -87,3 +91,81 @@ def test_weights_round_trip_through_mlir_text(dtype):
         y = op.array()
         assert y.dtype == x.dtype and y.shape == x.shape
         np.testing.assert_array_equal(bits(y), bits(x))
+
+
+# ---------------------------------------------------------------------------
+# The ascend dialect at run time (runtime/ascend_*.py): bf16 buffers and conversions.
+# ---------------------------------------------------------------------------
+
+PROGRAMS = Path(__file__).resolve().parents[1] / "dialects" / "ascend"
+
+
+def _parse(text: str) -> ModuleOp:
+    module = parse_module(text, make_context())
+    module.verify()
+    return module
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "interpreted"])
+def test_hand_written_bf16_program(compiled):
+    """test/dialects/ascend/bf16.mlir: bf16 x bf16 accumulated in f32, rounded to nearest even
+    (relu on the way) by the FIX copy; and the vector kernel's vcast / vmuls in f32 / vcast,
+    vcopy, vdup, vbrcb and vtranspose on bf16."""
+    module = _parse((PROGRAMS / "bf16.mlir").read_text())
+    a_, b_, x = (RNG.standard_normal(s).astype(BF16) for s in ((16, 32), (32, 16), (16, 32)))
+    out = run_ascend_module(module, {"a": a_, "b": b_, "x": x}, compiled=compiled)
+    assert out["y"].dtype == BF16 and out["t"].dtype == BF16
+    product = np.maximum(a_.astype(np.float32) @ b_.astype(np.float32), 0)
+    np.testing.assert_array_equal(bits(out["y"]), bits(product.astype(BF16)))
+    np.testing.assert_array_equal(bits(out["t"]), bits((x.astype(np.float32) * 2).astype(BF16).T))
+
+
+_UNWRITTEN = """
+ascend.kernel @k(%x: memref<8x16xf32, "gm">, %y: memref<8x16xbf16, "gm">, %z: memref<8x16xbf16, "gm">)
+    attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %f = ascend.alloc {offset = 0 : i64} : memref<8x16xf32, "ub">
+  %h = ascend.alloc {offset = 512 : i64} : memref<8x16xbf16, "ub">
+  %u = ascend.alloc {offset = 1024 : i64} : memref<8x16xbf16, "ub">
+  ascend.copy %x, %f : memref<8x16xf32, "gm"> to memref<8x16xf32, "ub">
+  ascend.set_flag MTE2 -> V id 0
+  ascend.wait_flag MTE2 -> V id 0
+  ascend.vcast %f, %h : memref<8x16xf32, "ub">, memref<8x16xbf16, "ub">
+  ascend.set_flag V -> MTE3 id 0
+  ascend.wait_flag V -> MTE3 id 0
+  ascend.copy %h, %y : memref<8x16xbf16, "ub"> to memref<8x16xbf16, "gm">
+  ascend.copy %u, %z : memref<8x16xbf16, "ub"> to memref<8x16xbf16, "gm">
+  ascend.return
+}
+func.func @main(%x: memref<8x16xf32, "gm"> {onnx.name = "x"}, %y: memref<8x16xbf16, "gm"> {onnx.name = "y", ascend.output},
+                %z: memref<8x16xbf16, "gm"> {onnx.name = "z", ascend.output}) {
+  %s = ascend.stream 0
+  ascend.launch @k on %s(%x, %y, %z) : (memref<8x16xf32, "gm">, memref<8x16xbf16, "gm">, memref<8x16xbf16, "gm">)
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "interpreted"])
+def test_vcast_to_bf16_rounds_to_nearest_even_and_unwritten_bf16_is_nan(compiled):
+    x = RNG.standard_normal((8, 16)).astype(np.float32) * 100
+    x[0, :6] = [1.00390625, 1.01171875, -1.00390625, np.inf, np.nan, 3.4e38]  # ties to even, specials
+    out = run_ascend_module(_parse(_UNWRITTEN), {"x": x}, compiled=compiled)
+    np.testing.assert_array_equal(bits(out["y"]), bits(x.astype(BF16)))
+    assert np.isnan(out["z"].astype(np.float32)).all()  # ub nobody wrote: 0xFFFF, a bf16 NaN
+
+
+def test_f16_vreduce_accumulates_in_f32():
+    """A sum of f16 along a strided axis: numpy would add in f16 (0.1 * 4096 lands near
+    256 after rounding at every step), the model accumulates in f32 as the reference does."""
+    from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
+
+    from geir.runtime.ascend_semantics import vector_kernel
+
+    src = a.AllocOp.get(a.memref_type([4096, 16], Float16Type(), "ub"))
+    dst = a.AllocOp.get(a.memref_type([1, 16], Float16Type(), "ub"))
+    op = a.VreduceOp.create(operands=[src.memref, dst.memref],
+                            properties={"kind": StringAttr("sum"), "axes": DenseArrayBase.from_list(i64, [0])})
+    x = np.full((4096, 16), 0.1, np.float16)
+    got = vector_kernel(op)((x, np.empty((1, 16), np.float16))).astype(np.float16)
+    np.testing.assert_array_equal(got, np.full((1, 16), x.astype(np.float32).sum(0)[0], np.float16))
+

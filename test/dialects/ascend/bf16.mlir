@@ -1,7 +1,8 @@
 // bf16 in the ascend dialect: the cube multiplies bf16 and accumulates in f32, the FIX copy
 // rounds l0c's f32 to bf16 on the way out; the vector unit moves bf16 (copy, dup, broadcast,
 // transpose) and converts it to and from f32 (vcast), and computes in f32 in between.
-// The verifier errors for what the modeled 910B cannot do are in invalid.mlir.
+// The verifier errors for what the modeled 910B cannot do are in invalid.mlir. Run by
+// test/python/test_low_precision.py.
 // RUN: geir-opt %s | filecheck %s
 // RUN: geir-opt %s | geir-opt | filecheck %s
 // RUN: geir-opt %s --generic | geir-opt | filecheck %s
@@ -61,4 +62,15 @@ ascend.kernel @vector_bf16(%x: memref<16x32xbf16, "gm">, %y: memref<32x16xbf16, 
   ascend.wait_flag V -> MTE3 id 0
   ascend.copy %t, %y : memref<32x16xbf16, "ub"> to memref<32x16xbf16, "gm">
   ascend.return
+}
+
+// CHECK-LABEL: func.func @main(
+func.func @main(%a: memref<16x32xbf16, "gm"> {onnx.name = "a"}, %b: memref<32x16xbf16, "gm"> {onnx.name = "b"},
+                %x: memref<16x32xbf16, "gm"> {onnx.name = "x"},
+                %y: memref<16x16xbf16, "gm"> {onnx.name = "y", ascend.output},
+                %t: memref<32x16xbf16, "gm"> {onnx.name = "t", ascend.output}) {
+  %s = ascend.stream 0
+  ascend.launch @cube_bf16 on %s(%a, %b, %y) : (memref<16x32xbf16, "gm">, memref<32x16xbf16, "gm">, memref<16x16xbf16, "gm">)
+  ascend.launch @vector_bf16 on %s(%x, %t) : (memref<16x32xbf16, "gm">, memref<32x16xbf16, "gm">)
+  func.return
 }
