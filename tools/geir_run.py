@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from geir.errors import GeirError
+from geir.ir.types import is_float_dtype
 from geir.tools import common
 
 PROG = "geir-run"
@@ -212,7 +213,7 @@ def _shape(shape: Sequence[int]) -> str:
 
 
 def _is_float(a: np.ndarray) -> bool:
-    return np.issubdtype(a.dtype, np.floating)
+    return is_float_dtype(a.dtype)  # bf16 too, which numpy does not count as floating
 
 
 def _stats(a: np.ndarray) -> tuple[str, str, str]:
