@@ -54,6 +54,7 @@ from geir.dialects import formats
 from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.ir.locations import loc_names
+from geir.ir.types import is_float_dtype
 from geir.dialects import attr_names
 from geir.runtime.kernel_args import written_args
 from geir.runtime.overflow import dtype_name, is_low_precision
@@ -654,7 +655,7 @@ def _random_feeds(module: ModuleOp, seed: int) -> dict[str, np.ndarray]:
     if not is_ascend_module(module):
         return random_inputs(module, seed)
     rng = np.random.default_rng(seed)
-    return {n: rng.standard_normal(shape).astype(dtype) if np.issubdtype(dtype, np.floating)
+    return {n: rng.standard_normal(shape).astype(dtype) if is_float_dtype(dtype)
             else rng.integers(0, 4, shape).astype(dtype) for n, shape, dtype in ascend_input_specs(module)}
 
 

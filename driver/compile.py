@@ -23,6 +23,7 @@ import numpy as np
 import onnx
 from xdsl.dialects.builtin import ModuleOp
 
+from geir.ir.types import is_float_dtype
 from geir.errors import GeirError
 from geir.driver.pipelines import PipelineOptions, build_pipeline
 from geir.dialects import make_context
@@ -76,7 +77,7 @@ class CompiledModel:
 
     def random_inputs(self, seed: int = 0) -> dict[str, np.ndarray]:
         rng = np.random.default_rng(seed)
-        return {n: rng.standard_normal(s).astype(d) if np.issubdtype(d, np.floating) else rng.integers(0, 4, s).astype(d)
+        return {n: rng.standard_normal(s).astype(d) if is_float_dtype(d) else rng.integers(0, 4, s).astype(d)
                 for n, s, d in self.input_specs()}
 
     def profile(self, feeds: Mapping[str, np.ndarray] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:

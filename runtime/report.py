@@ -19,6 +19,8 @@ from xdsl.ir import Operation
 
 from geir.dialects import ascend as a
 from geir.runtime.ascend_interpreter import host_args, host_function
+from geir.runtime.ascend_machine import element_name
+from geir.runtime.kernel_args import written_args
 from geir.target.cost_model import CostModel
 from geir.runtime.overflow import LaunchOverflow, by_kernel, overflow_summary
 from geir.runtime.simulator import KernelRecord, SimResult
@@ -146,10 +148,26 @@ def _fusion_rate(kernels: list[KernelRecord]) -> tuple[float, int, int]:
     return max(0.0, 1.0 - len(symbols) / len(nodes)), len(symbols), len(nodes)
 
 
-def _kernel_entry(k: KernelRecord) -> dict[str, Any]:
+def kernel_dtypes(module: ModuleOp) -> dict[str, dict[str, list[str]]]:
+    """Per kernel, the element types of the buffers it reads and of those it writes: the
+    precision it computes in (the cube accumulates in f32 whatever it reads)."""
+    out = {}
+    for k in module.ops:
+        if isinstance(k, a.KernelOp):
+            args = k.body.block.args
+            written = set(written_args(k))
+            out[k.sym_name.data] = {
+                "reads": sorted({element_name(v.type) for i, v in enumerate(args) if i not in written}),
+                "writes": sorted({element_name(args[i].type) for i in written}),
+            }
+    return out
+
+
+def _kernel_entry(k: KernelRecord, dtypes: Mapping[str, dict[str, list[str]]]) -> dict[str, Any]:
     entry = {
         "name": k.name,
         "nodes": list(k.nodes),
+        "dtypes": dtypes.get(k.name, {"reads": [], "writes": []}),
         "launch": k.launch,
         "stream": k.stream,
         "core_type": k.core_type,
@@ -184,6 +202,7 @@ def build_report(sim: SimResult, module: ModuleOp) -> dict[str, Any]:
     """The report dict (JSON-ready; keys in docs/report.md)."""
     cm = CostModel(sim.device)
     kernels = sim.kernels
+    dtypes = kernel_dtypes(module)
     mem = memory_stats(module)
     flops: Counter = Counter()
     for k in kernels:
@@ -225,7 +244,8 @@ def build_report(sim: SimResult, module: ModuleOp) -> dict[str, Any]:
         "streams": len(sim.streams),
         **unit_ratios(kernels),
         "pipe_busy_us": {p: sim.pipe_busy_us[p] for p in a.PIPES if p in sim.pipe_busy_us},
-        "kernels": [_kernel_entry(k) for k in kernels],
+        "precision": dict(sorted(Counter(w for k in kernels for w in dtypes.get(k.name, {}).get("writes", [])).items())),
+        "kernels": [_kernel_entry(k, dtypes) for k in kernels],
         "fallback_kernels": sum(1 for k in kernels if k.fallback),
         "race_count": len(sim.races),
         "races": [

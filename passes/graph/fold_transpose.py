@@ -53,7 +53,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from geir.dialects import graph as g
-from geir.ir.types import is_float, to_dtype
+from geir.ir.types import is_float, is_float_dtype, to_dtype
 from geir.passes.graph.utils import (
     channel_vector,
     constant,
@@ -133,7 +133,7 @@ class MatMulTranspose(RewritePattern):
 
 
 def _lowest(dtype: np.dtype) -> float | int:
-    return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
+    return -np.inf if is_float_dtype(dtype) else np.iinfo(dtype).min
 
 
 class PadIntoWindow(RewritePattern):

@@ -37,7 +37,7 @@ def assert_similar(ours: dict[str, np.ndarray], expected: list[np.ndarray], mode
         assert_matches(a, b, mode, f"{what}:{name}")
 
 
-@pytest.mark.parametrize("mode", ["force_fp16", "allow_mix_precision", "allow_fp32_to_fp16"])
+@pytest.mark.parametrize("mode", ["force_fp16", "allow_mix_precision", "allow_fp32_to_fp16", "allow_mix_precision_bf16"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_backend_case_in_mode(case, mode):
     cm = geir.compile(case.model_path, precision_mode=mode)
@@ -45,7 +45,7 @@ def test_backend_case_in_mode(case, mode):
     assert_similar(cm.run(feeds), case.outputs(), mode, case.name)
 
 
-@pytest.mark.parametrize("mode", ["force_fp16", "allow_mix_precision", "must_keep_origin_dtype"])
+@pytest.mark.parametrize("mode", ["force_fp16", "allow_mix_precision", "allow_mix_precision_bf16", "must_keep_origin_dtype"])
 def test_light_model_in_mode(mode):
     model = light_model("light_squeezenet")
     cm = geir.compile(model, precision_mode=mode)
@@ -54,7 +54,7 @@ def test_light_model_in_mode(mode):
 
 
 @pytest.mark.parametrize("mode", ["force_fp16", "allow_mix_precision", "allow_fp32_to_fp16", "force_fp32",
-                                  "must_keep_origin_dtype"])
+                                  "allow_mix_precision_bf16", "allow_fp32_to_bf16", "must_keep_origin_dtype"])
 def test_transformer_in_mode(mode):
     from geir.testing.transformer import transformer_onnx
 
@@ -88,6 +88,9 @@ def test_force_fp16_halves_the_weights_and_speeds_the_cube():
     for mode in ("force_fp16", "must_keep_origin_dtype"):
         _, reports[mode] = geir.compile(model, precision_mode=mode).profile()
     fp16, fp32 = reports["force_fp16"], reports["must_keep_origin_dtype"]
+    # the report says what each kernel computes in
+    assert set(fp32["precision"]) == {"f32"} and fp16["precision"]["f16"] > fp16["precision"].get("f32", 0)
+    assert all(k["dtypes"]["writes"] == ["f32"] for k in fp32["kernels"])
     assert fp16["memory"]["constant_bytes"] <= 0.51 * fp32["memory"]["constant_bytes"]
     assert fp16["peak_memory_bytes"] < 0.6 * fp32["peak_memory_bytes"]
     assert fp16["latency_us"] < fp32["latency_us"]
@@ -136,7 +139,8 @@ def test_gray_ops_do_not_depend_on_the_order_of_the_ops(seed):
     assert _decisions(reference) == _decisions(shuffled)
 
 
-@pytest.mark.parametrize("mode", ["force_fp16", "allow_mix_precision", "allow_fp32_to_fp16", "force_fp32"])
+@pytest.mark.parametrize("mode", ["force_fp16", "allow_mix_precision", "allow_fp32_to_fp16", "force_fp32",
+                                  "allow_mix_precision_bf16", "allow_fp32_to_bf16"])
 def test_the_pass_keeps_the_graph_interpreters_outputs(mode):
     """graph-assign-precision alone, on the graph interpreter: outputs within the mode's bar of
     the fp32 graph's (the lowering's own error is not in this figure)."""

@@ -8,6 +8,8 @@
 // RUN: geir-opt %s --split-input-file -p 'graph-assign-precision{mode=allow_fp32_to_fp16}' | filecheck %s --check-prefix=CUBE
 // RUN: geir-opt %s --split-input-file -p 'graph-assign-precision{mode=force_fp32}' | filecheck %s --check-prefix=FP32
 // RUN: geir-opt %s --split-input-file -p 'graph-assign-precision{mode=must_keep_origin_dtype}' | filecheck %s --check-prefix=KEEP
+// RUN: geir-opt %s --split-input-file -p 'graph-assign-precision{mode=allow_mix_precision_bf16}' | filecheck %s --check-prefix=MIXBF
+// RUN: geir-opt %s --split-input-file -p 'graph-assign-precision{mode=allow_fp32_to_bf16}' | filecheck %s --check-prefix=CUBEBF
 // The default mode is force_fp16, and a second run changes nothing more.
 // RUN: geir-opt %s --split-input-file -p 'graph-assign-precision,graph-assign-precision' | filecheck %s --check-prefix=FP16
 
@@ -50,6 +52,29 @@
 // CUBE-NEXT:    %s = graph.softmax %r {axis = -1 : i64} : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("softmax")
 // CUBE-NEXT:    %t = graph.tanh %s : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("tanh")
 // CUBE-NEXT:    func.return %t : tensor<8x32xf32>
+// The bf16 modes: the same decisions, bf16 for f16.
+// MIXBF-LABEL: func.func @mlp(
+// MIXBF-NEXT:    %x_bf16 = graph.cast %x {to = bf16} : (tensor<8x64xf32>) -> tensor<8x64xbf16> loc("mm")
+// MIXBF-NEXT:    %w_bf16 = graph.constant dense<5.000000e-01> : tensor<64x32xbf16> loc("w")
+// MIXBF-NEXT:    %b_bf16 = graph.constant dense_resource<b_bf16> : tensor<32xbf16> loc("b")
+// MIXBF-NEXT:    %y = graph.matmul %x_bf16, %w_bf16 : (tensor<8x64xbf16>, tensor<64x32xbf16>) -> tensor<8x32xbf16> loc("mm")
+// MIXBF-NEXT:    %z = graph.add %y, %b_bf16 : (tensor<8x32xbf16>, tensor<32xbf16>) -> tensor<8x32xbf16> loc("bias")
+// MIXBF-NEXT:    %r = graph.relu %z : (tensor<8x32xbf16>) -> tensor<8x32xbf16> loc("relu")
+// MIXBF-NEXT:    %r_f32 = graph.cast %r {to = f32} : (tensor<8x32xbf16>) -> tensor<8x32xf32> loc("relu")
+// MIXBF-NEXT:    %s = graph.softmax %r_f32 {axis = -1 : i64} : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("softmax")
+// MIXBF-NEXT:    %t = graph.tanh %s : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("tanh")
+// MIXBF-NEXT:    func.return %t : tensor<8x32xf32>
+// CUBEBF-LABEL: func.func @mlp(
+// CUBEBF-NEXT:    %x_bf16 = graph.cast %x {to = bf16} : (tensor<8x64xf32>) -> tensor<8x64xbf16> loc("mm")
+// CUBEBF-NEXT:    %w_bf16 = graph.constant dense<5.000000e-01> : tensor<64x32xbf16> loc("w")
+// CUBEBF-NEXT:    %b = graph.constant dense_resource<b> : tensor<32xf32> loc("b")
+// CUBEBF-NEXT:    %y = graph.matmul %x_bf16, %w_bf16 : (tensor<8x64xbf16>, tensor<64x32xbf16>) -> tensor<8x32xbf16> loc("mm")
+// CUBEBF-NEXT:    %y_f32 = graph.cast %y {to = f32} : (tensor<8x32xbf16>) -> tensor<8x32xf32> loc("mm")
+// CUBEBF-NEXT:    %z = graph.add %y_f32, %b : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32> loc("bias")
+// CUBEBF-NEXT:    %r = graph.relu %z : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("relu")
+// CUBEBF-NEXT:    %s = graph.softmax %r {axis = -1 : i64} : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("softmax")
+// CUBEBF-NEXT:    %t = graph.tanh %s : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("tanh")
+// CUBEBF-NEXT:    func.return %t : tensor<8x32xf32>
 // FP32-LABEL: func.func @mlp(
 // FP32-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("mm")
 // FP32-NEXT:    %x_f16_f32 = graph.cast %x_f16 {to = f32} : (tensor<8x64xf16>) -> tensor<8x64xf32> loc("mm")
