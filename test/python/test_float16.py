@@ -94,7 +94,7 @@ def test_unknown_target_is_an_error():
 def _compile_run_compare(model32: onnx.ModelProto, dtype: str, inputs: list[np.ndarray] | None = None):
     """Random inputs (a light model: a kernel for every op, no fallback) or the case's."""
     _, np_dtype = TARGETS[dtype]
-    cm = geir.compile(to_low_precision(model32, dtype), opt_level=3)
+    cm = geir.compile(to_low_precision(model32, dtype), opt_level=3, precision_mode="must_keep_origin_dtype")  # the model's own type
     if inputs is None:
         assert not fallback_ops(cm.module)
     specs = cm.input_specs()

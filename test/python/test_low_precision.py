@@ -429,7 +429,7 @@ def test_fp16_matmul_model_is_faster_than_fp32_on_the_simulator():
     x = rng.standard_normal((n, d)).astype(np.float32)
     latency = {}
     for dtype, m in (("f32", model), ("f16", to_low_precision(model, "float16"))):
-        cm = geir.compile(m, opt_level=3)
+        cm = geir.compile(m, opt_level=3, precision_mode="must_keep_origin_dtype")  # each at its own type
         _, report = cm.profile({"x": x.astype(np.float16 if dtype == "f16" else np.float32)})
         latency[dtype] = report["latency_us"]
     assert latency["f16"] < 0.6 * latency["f32"], latency
@@ -448,7 +448,8 @@ def test_offline_model_keeps_bf16_weights(tmp_path):
     from geir.testing.float16 import to_low_precision
     from geir.testing.suite import light_model
 
-    cm = geir.compile(to_low_precision(light_model("light_squeezenet"), "bfloat16"), opt_level=2)
+    cm = geir.compile(to_low_precision(light_model("light_squeezenet"), "bfloat16"), opt_level=2,
+                      precision_mode="must_keep_origin_dtype")  # force_fp16 would make it f16
     path = tmp_path / "model.om"
     cm.save(path)
     with zipfile.ZipFile(path) as z:
