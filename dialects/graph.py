@@ -27,6 +27,8 @@ from typing import Any, ClassVar
 import numpy as np
 from xdsl.dialects.builtin import (
     DenseArrayBase,
+    IntegerType,
+    Signedness,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     FloatAttr,
@@ -740,6 +742,71 @@ class CastOp(GraphOp):
         return [tensor(_shape(types[0]), to_element_type(attrs["to"]))]
 
 
+INT8_TYPES = (IntegerType(8), IntegerType(8, Signedness.UNSIGNED))
+"""What an integer contraction multiplies: int8 / uint8 (GE's quantized Conv2D / MatMul)."""
+
+ACC_TYPE = IntegerType(32)
+"""What an integer contraction accumulates in and returns (int32, as the cube's L0C)."""
+
+
+QUANT_TYPES = (*INT8_TYPES, IntegerType(16), IntegerType(16, Signedness.UNSIGNED))
+"""The integer types a tensor is quantized to (ONNX QuantizeLinear's 8- and 16-bit ones)."""
+
+
+def _quant_params(types: Sequence[TensorType], what: str) -> tuple[int, ...]:
+    """Checks scale (float) and zero point against x; the shape they broadcast to (x's)."""
+    _require_float(types[1], "scale")
+    x = _shape(types[0])
+    try:
+        fits = broadcast_shapes(*map(_shape, types)) == x
+    except ShapeError:
+        fits = False
+    if not fits:
+        raise ShapeError(f"{what} parameters {[list(_shape(t)) for t in types[1:]]} do not broadcast to {list(x)}")
+    return x
+
+
+@graph_op
+class QuantizeOp(GraphOp):
+    """saturate(round_half_even(x / scale) + zero_point) in the zero point's integer type
+    (ONNX QuantizeLinear). scale and zero_point broadcast to x like a binary op's operands: a
+    per-tensor pair is scalars, a per-channel one is shaped along its axis (e.g. [1, C, 1, 1];
+    the importer reshapes ONNX's 1-D ones)."""
+
+    name = "graph.quantize"
+    TRAITS = (Elementwise(),)
+    OPERANDS = ("x", "scale", "zero_point")
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        _require_float(types[0])
+        shape = _quant_params(types, "quantize")
+        zp = types[2].element_type
+        if zp not in QUANT_TYPES:
+            raise ShapeError(f"zero point must be one of {', '.join(map(str, QUANT_TYPES))}, got {zp}")
+        return [tensor(shape, zp)]
+
+
+@graph_op
+class DequantizeOp(GraphOp):
+    """(x - zero_point) * scale in the scale's float type (ONNX DequantizeLinear); x is a
+    quantized tensor or an int32 accumulator (zero point absent or zero). Parameters broadcast
+    to x as for graph.quantize."""
+
+    name = "graph.dequantize"
+    TRAITS = (Elementwise(),)
+    OPERANDS = ("x", "scale", "zero_point?")
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = types[0].element_type
+        if x not in (*QUANT_TYPES, ACC_TYPE):
+            raise ShapeError(f"dequantize takes a quantized or int32 tensor, got {x}")
+        if len(types) > 2 and types[2].element_type != x:
+            raise ShapeError(f"zero point type {types[2].element_type} differs from the input's {x}")
+        return [tensor(_quant_params(types, "dequantize"), types[1].element_type)]
+
+
 @graph_op
 class DropoutOp(GraphOp):
     """Dropout at inference: the identity (ratio and training_mode are ignored)."""
@@ -772,18 +839,45 @@ def _check_bias(types, index, channels):
         raise ShapeError(f"bias must have shape [{channels}], got {list(_shape(types[index]))}")
 
 
+def is_integer_contraction(op: Operation) -> bool:
+    """A conv / matmul / gemm on int8 operands (int32 result)."""
+    return bool(op.has_trait(Contraction)) and any(
+        isinstance(v.type, TensorType) and v.type.element_type in INT8_TYPES for v in op.operands[:2])
+
+
+def _contraction_elt(types: Sequence[TensorType], what: str, attrs: dict[str, Any] | None = None) -> Attribute:
+    """The result element type of a contraction: the operands' type, or int32 for int8 / uint8
+    operands (the accumulator: the two products may mix int8 and uint8, a bias is int32)."""
+    elts = [t.element_type for t in types[:2]]
+    if not any(e in INT8_TYPES for e in elts):
+        if attrs and attrs.get("offset_x") is not None:
+            raise ShapeError("offset_x applies to int8 / uint8 inputs only")
+        return _same_elt(types)
+    if not all(e in INT8_TYPES for e in elts):
+        raise ShapeError(f"an integer {what} takes int8 / uint8 operands, got {', '.join(map(str, elts))}")
+    for t in types[2:]:
+        if t.element_type != ACC_TYPE:
+            raise ShapeError(f"an integer {what}'s bias must be {ACC_TYPE}, got {t.element_type}")
+    return ACC_TYPE
+
+
 @graph_op
 class ConvOp(GraphOp):
-    """N-d convolution (ONNX Conv): x [N, C, *S], w [M, C/group, *K], b [M]."""
+    """N-d convolution (ONNX Conv): x [N, C, *S], w [M, C/group, *K], b [M].
+
+    On int8 / uint8 x and w it is GE's quantized Conv2D: products accumulate exactly in int32,
+    the bias is int32, the result int32, and the padding holds `offset_x` (the input's zero
+    point, so that padding adds nothing once the zero point's share is taken off through the
+    bias; docs/quantization.md)."""
 
     name = "graph.conv"
     TRAITS = (Contraction(),)
     OPERANDS = ("x", "w", "b?")
-    ATTRS = _CONV_ATTRS
+    ATTRS = {**_CONV_ATTRS, "offset_x": Int(optional=True)}
 
     @classmethod
     def infer(cls, types, attrs, consts):
-        elt = _same_elt(types)
+        elt = _contraction_elt(types, "convolution", attrs)
         x, w = _shape(types[0]), _shape(types[1])
         if len(x) < 3 or len(w) != len(x):
             raise ShapeError(f"input {list(x)} and weight {list(w)} must both have rank >= 3 and equal rank")
@@ -852,7 +946,8 @@ def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
 
 @graph_op
 class MatMulOp(GraphOp):
-    """Matrix product with numpy semantics (batched, broadcast, 1-D promotion)."""
+    """Matrix product with numpy semantics (batched, broadcast, 1-D promotion); int8 / uint8
+    operands give the exact int32 product."""
 
     name = "graph.matmul"
     TRAITS = (Contraction(),)
@@ -860,13 +955,14 @@ class MatMulOp(GraphOp):
 
     @classmethod
     def infer(cls, types, attrs, consts):
-        elt = _same_elt(types)
+        elt = _contraction_elt(types, "matmul")
         return [tensor(matmul_shape(_shape(types[0]), _shape(types[1])), elt)]
 
 
 @graph_op
 class GemmOp(GraphOp):
-    """alpha * op(a) @ op(b) + beta * c, op = optional transpose (ONNX Gemm)."""
+    """alpha * op(a) @ op(b) + beta * c, op = optional transpose (ONNX Gemm). On int8 / uint8
+    a and b: the exact int32 product plus an int32 c, alpha = beta = 1."""
 
     name = "graph.gemm"
     TRAITS = (Contraction(),)
@@ -875,7 +971,9 @@ class GemmOp(GraphOp):
 
     @classmethod
     def infer(cls, types, attrs, consts):
-        elt = _same_elt(types)
+        elt = _contraction_elt(types, "gemm")
+        if elt == ACC_TYPE and (attrs["alpha"] != 1.0 or attrs["beta"] != 1.0):
+            raise ShapeError("an integer gemm takes alpha = beta = 1")
         a, b = _shape(types[0]), _shape(types[1])
         if len(a) != 2 or len(b) != 2:
             raise ShapeError(f"operands must be matrices, got {list(a)} and {list(b)}")

@@ -419,12 +419,46 @@ def cast(x, *, to, saturate=1):
     return x.astype(to)
 
 
+def quantize(x, scale, zero_point):
+    """ONNX QuantizeLinear: x / scale in float32, rounded half to even, plus the zero point,
+    saturated to its type."""
+    info = np.iinfo(zero_point.dtype)
+    with np.errstate(all="ignore"):
+        q = np.rint(np.asarray(x, np.float32) / np.asarray(scale, np.float32))
+    q = np.clip(np.nan_to_num(q) + zero_point.astype(np.float32), info.min, info.max)
+    return q.astype(zero_point.dtype)
+
+
+def dequantize(x, scale, zero_point=None):
+    """ONNX DequantizeLinear: (x - zero_point) * scale, in float32, then the scale's type."""
+    q = np.asarray(x, np.int64)
+    if zero_point is not None:
+        q = q - np.asarray(zero_point, np.int64)
+    y = q.astype(np.float32) * np.asarray(scale, np.float32)
+    return y.astype(scale.dtype, copy=False)
+
+
 # ---------------------------------------------------------------------------
 # Convolution
 # ---------------------------------------------------------------------------
 
 
-def conv(x, w, b=None, *, pads=None, strides=None, dilations=None, group=1, kernel_shape=None):
+def _integer(fn):
+    """An int8 / uint8 contraction gives the exact int32 result. It runs in float64 (BLAS; numpy
+    has no fast integer matmul), exact while a sum stays below 2^53: |x w| <= 2^16, so for any
+    K below 2^37."""
+
+    @functools.wraps(fn)
+    def kernel(*operands, **attrs):
+        if operands[0].dtype.kind not in "iu":
+            return fn(*operands, **attrs)
+        return fn(*(np.asarray(v, np.float64) for v in operands), **attrs).astype(np.int32)
+
+    return kernel
+
+
+@_integer
+def conv(x, w, b=None, *, pads=None, strides=None, dilations=None, group=1, kernel_shape=None, offset_x=None):
     nd = x.ndim - 2
     kernel, pb, pe, st, dl = _spatial_attrs(nd, w.shape[2:], pads, strides, dilations)
     n, c = x.shape[:2]
@@ -433,7 +467,7 @@ def conv(x, w, b=None, *, pads=None, strides=None, dilations=None, group=1, kern
         (i + b0 + e0 - d * (k - 1) - 1) // s + 1
         for i, b0, e0, d, k, s in zip(x.shape[2:], pb, pe, dl, kernel, st)
     ]
-    win = _windows(_pad_spatial(x, pb, pe, 0), kernel, st, dl, out_sp)
+    win = _windows(_pad_spatial(x, pb, pe, offset_x or 0), kernel, st, dl, out_sp)
     ksize, length = math.prod(kernel), math.prod(out_sp)
 
     if group > 1 and group == c and w.shape[1] == 1:
@@ -661,10 +695,12 @@ def log_softmax(x, *, axis=-1):
 # ---------------------------------------------------------------------------
 
 
+@_integer
 def matmul(a, b):
     return np.matmul(a, b)
 
 
+@_integer
 def gemm(a, b, c=None, *, alpha=1.0, beta=1.0, trans_a=0, trans_b=0):
     y = np.matmul(a.T if trans_a else a, b.T if trans_b else b)
     if alpha != 1.0:
@@ -1010,6 +1046,8 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.LogicalXorOp: logical_xor,
         g.PReluOp: prelu,
         g.CastOp: cast,
+        g.QuantizeOp: quantize,
+        g.DequantizeOp: dequantize,
         g.SumOp: sum,
         g.MeanOp: mean,
         g.MaxOp: max,
