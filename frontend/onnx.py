@@ -40,6 +40,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from geir.dialects import graph as g
 from geir.ir.types import UnsupportedTypeError, is_float_dtype, tensor, to_dtype, to_element_type
 from geir.errors import OnnxImportError
+from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
 from geir.ir.locations import name_loc
 from geir.dialects import attr_names
 
@@ -119,7 +120,7 @@ def _check_supported(graph: onnx.GraphProto, opset: int) -> None:
     bad = [
         f"node '{n.name or n.output[0]}' ({n.op_type}, opset {opset}{', domain ' + n.domain if n.domain else ''})"
         for n in graph.node
-        if n.op_type not in CONVERTERS or n.domain not in ("", "ai.onnx")
+        if converter_of(n) is None
     ]
     if bad:
         more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
@@ -291,6 +292,33 @@ class _Importer:
         self._evaluate(op)
         return list(op.results)
 
+    def op(self, cls: type[g.GraphOp], inputs: list[SSAValue], **attrs: Any) -> SSAValue:
+        """An intermediate op of a node that expands to several (its result is not one of the
+        node's outputs, so there is no onnx type to check it against)."""
+        try:
+            op = cls.build_op(inputs, **attrs)
+        except (g.ShapeError, ValueError) as e:
+            raise self.error(str(e)) from None
+        self.add(op)
+        return op.results[0]
+
+    def conv_attrs(self, attrs: dict[str, Any], x: SSAValue, w: SSAValue) -> dict[str, Any]:
+        """A Conv-like node's group, strides, dilations and explicit pads (auto_pad resolved)."""
+        kernel = tuple(w.type.get_shape()[2:])
+        if "kernel_shape" in attrs and tuple(attrs["kernel_shape"]) != kernel:
+            raise self.error(f"kernel_shape {attrs['kernel_shape']} differs from the weight's {list(kernel)}")
+        return {"group": attrs.get("group", 1), **_spatial_attrs(self, attrs, x, kernel)}
+
+    def pool_attrs(self, cls: type[g.GraphOp], attrs: dict[str, Any], x: SSAValue) -> dict[str, Any]:
+        """A MaxPool / AveragePool-like node's attributes (auto_pad resolved)."""
+        kernel = tuple(attrs["kernel_shape"])
+        extra = {"ceil_mode": attrs.get("ceil_mode", 0)}
+        if cls is g.AvgPoolOp:
+            extra["count_include_pad"] = attrs.get("count_include_pad", 0)
+        if attrs.get("storage_order", 0):
+            raise self.error("storage_order 1 is not supported")
+        return {"kernel_shape": kernel, **_spatial_attrs(self, attrs, x, kernel), **extra}
+
     def _onnx_type(self, name: str) -> TensorType | None:
         tp = self.onnx_types.get(name)
         if tp is None or not tp.tensor_type.HasField("shape"):
@@ -306,7 +334,7 @@ class _Importer:
             if n and v is None:
                 raise self.error(f"input '{n}' is not defined")
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        results = CONVERTERS[node.op_type](self, inputs, attrs)
+        results = converter_of(node)(self, inputs, attrs)
         for name, value in zip(node.output, results):
             if name:
                 if value.name_hint is None:
@@ -558,10 +586,7 @@ def _spatial_attrs(im: _Importer, attrs, x: SSAValue, kernel: tuple[int, ...], t
 @converts("Conv")
 def _conv(im: _Importer, ins, attrs):
     _no_gaps(im, ins)
-    kernel = tuple(ins[1].type.get_shape()[2:])
-    if "kernel_shape" in attrs and tuple(attrs["kernel_shape"]) != kernel:
-        raise im.error(f"kernel_shape {attrs['kernel_shape']} differs from the weight's {list(kernel)}")
-    return im.build(g.ConvOp, ins, group=attrs.get("group", 1), **_spatial_attrs(im, attrs, ins[0], kernel))
+    return im.build(g.ConvOp, ins, **im.conv_attrs(attrs, ins[0], ins[1]))
 
 
 @converts("ConvTranspose")
@@ -592,13 +617,7 @@ def _conv_transpose(im: _Importer, ins, attrs):
 
 def _pool(cls):
     def convert(im: _Importer, ins, attrs):
-        kernel = tuple(attrs["kernel_shape"])
-        extra = {"ceil_mode": attrs.get("ceil_mode", 0)}
-        if cls is g.AvgPoolOp:
-            extra["count_include_pad"] = attrs.get("count_include_pad", 0)
-        if attrs.get("storage_order", 0):
-            raise im.error("storage_order 1 is not supported")
-        return im.build(cls, [ins[0]], kernel_shape=kernel, **_spatial_attrs(im, attrs, ins[0], kernel), **extra)
+        return im.build(cls, [ins[0]], **im.pool_attrs(cls, attrs, ins[0]))
 
     return convert
 
@@ -765,6 +784,19 @@ def _pad(im: _Importer, ins, attrs):
             ins[2] = im.constant(np.array(0, to_dtype(x.type.element_type)))
         _no_gaps(im, ins)
     return im.build(g.PadOp, ins, mode=mode)
+
+
+CONVERTERS.update(QUANTIZED_CONVERTERS)
+
+
+def converter_of(node: onnx.NodeProto) -> Converter | None:
+    """The converter of a node: the default domain's, or onnxruntime's quantized contrib ops
+    (com.microsoft: what its quantizer writes in the QOperator format)."""
+    if node.domain in ("", "ai.onnx"):
+        return CONVERTERS.get(node.op_type)
+    if node.domain == "com.microsoft":
+        return CONTRIB_CONVERTERS.get(node.op_type)
+    return None
 
 
 # Ops handled by name only, for clear errors on what is deliberately missing.

@@ -52,7 +52,7 @@ from geir.ir.types import is_float, to_dtype, to_element_type
 from geir.passes.graph.utils import constant, splat
 from geir.target import op_info
 from geir.target.device import dtype_name
-from geir.target.precision import DEFAULT_MODE, KeepDtype, MixLists, Mode, PrecisionError, mode_named, op_class_named
+from geir.target.precision import ALWAYS_KEPT, DEFAULT_MODE, KeepDtype, MixLists, Mode, PrecisionError, mode_named, op_class_named
 
 def element(name: str) -> Attribute:
     """The MLIR element type of a dtype name (f16, bf16, f32)."""
@@ -110,7 +110,7 @@ class _Assigner:
     def fixed(self, op: Operation, elt: Attribute) -> Decision | None:
         """The decision that does not depend on other ops (None: a gray op of a mix mode)."""
         mode, low = self.mode, self.low
-        if self.kept(op) or mode.policy == "keep":
+        if self.kept(op) or mode.policy == "keep" or type(op) in ALWAYS_KEPT:
             return Decision(elt)
         cube = op_info.CUBE.takes(op)
         if mode.policy == "force":

@@ -56,7 +56,7 @@ def evaluate(op: Operation) -> tuple[np.ndarray, ...] | None:
 
     A kernel that fails or disagrees with the declared types leaves the op
     alone: the interpreter will report it with the op's location."""
-    if not isinstance(op, g.GraphOp):
+    if not isinstance(op, g.GraphOp) or _keeps_integers(op):
         return None
     args = [g.constant_value_of(v) for v in op.inputs]
     if any(a is None for a in args):
@@ -77,6 +77,12 @@ def evaluate(op: Operation) -> tuple[np.ndarray, ...] | None:
             return None
         values.append(v.astype(to_dtype(r.type.element_type), copy=False))
     return tuple(values)
+
+
+def _keeps_integers(op: Operation) -> bool:
+    """A dequantize of quantized weights stays: folded, the int8 weights would be float
+    constants again (4x the bytes) and graph-fold-qdq could no longer make the op int8."""
+    return isinstance(op, g.DequantizeOp)
 
 
 @dataclass

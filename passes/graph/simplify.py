@@ -2,7 +2,8 @@
 
 One round runs graph-fold-shapes (which is the constant folder with static
 shapes as a source), graph-canonicalize, graph-fold-batchnorm,
-graph-fold-transpose, then xDSL's cse and dce. Rounds repeat while the module
+graph-fold-transpose, graph-fold-qdq (int8 contractions from quantized models),
+then xDSL's cse and dce. Rounds repeat while the module
 changes: a pass reports a change when it rewrote something, cse and dce when
 they removed ops. One rule can enable another (a folded reshape target lets
 reshapes compose, a folded BatchNorm lets a per-channel mul reach a conv), so
@@ -24,6 +25,7 @@ from xdsl.transforms.dead_code_elimination import dce
 from geir.passes.graph.canonicalize import canonicalize
 from geir.passes.graph.fold_batchnorm import fold_batchnorm
 from geir.passes.graph.fold_constants import DEFAULT_MAX_BYTES
+from geir.passes.graph.fold_qdq import fold_qdq
 from geir.passes.graph.fold_shapes import fold_shapes
 from geir.passes.graph.fold_transpose import fold_transpose
 
@@ -41,6 +43,7 @@ def simplify(
         changed |= canonicalize(module, fast_math)
         changed |= fold_batchnorm(module)
         changed |= fold_transpose(module)
+        changed |= fold_qdq(module)
         before = _count(module)
         cse(module)
         dce(module)
@@ -51,7 +54,7 @@ def simplify(
 
 @dataclass(frozen=True)
 class SimplifyPass(ModulePass):
-    """fold-shapes/constants, canonicalize, fold-batchnorm, fold-transpose, cse, dce to a fixed point."""
+    """fold-shapes/constants, canonicalize, fold-batchnorm, fold-transpose, fold-qdq, cse, dce to a fixed point."""
 
     name = "graph-simplify"
 

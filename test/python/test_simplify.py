@@ -27,6 +27,7 @@ from geir.ir.text import parse_module, print_module
 from geir.frontend.onnx import import_model
 from geir.passes.graph.canonicalize import CanonicalizePass
 from geir.passes.graph.fold_batchnorm import FoldBatchNormPass
+from geir.passes.graph.fold_qdq import FoldQdqPass
 from geir.passes.graph.fold_constants import FoldConstantsPass
 from geir.passes.graph.fold_shapes import FoldShapesPass
 from geir.passes.graph.fold_transpose import FoldTransposePass, ScalarOutOfMatMul
@@ -184,6 +185,7 @@ LIT_PASSES = {
     "canonicalize": CanonicalizePass(fast_math=True),
     "fold_batchnorm": FoldBatchNormPass(),
     "fold_transpose": FoldTransposePass(),
+    "fold_qdq": FoldQdqPass(),
     "simplify": SimplifyPass(),
     "cse_dce": _CseDce(),
     "view_op_graph": ViewOpGraph(output=os.devnull),  # changes nothing

@@ -1,0 +1,295 @@
+"""graph-fold-qdq: dequantize -> conv / matmul / gemm into the int8 contraction.
+
+A quantized model arrives as quantize -> dequantize pairs around float ops (ONNX QDQ, or the
+pairs geir's calibration inserts). A contraction whose input and weights are dequantizes
+
+    conv(dequantize(xq, sx, zx), dequantize(wq, sw, zw), b)
+
+computes on the integers: it becomes
+
+    dequantize(conv(xq, wq - zw, b'){offset_x = zx}, sx * sw)
+
+with the weights' zero point folded into them (when the difference fits int8) and the input's
+share in the int32 bias (b' = bq - zx * sum(w) per output channel; the padding holds zx, so it
+adds nothing). The contraction then runs on the cube in int8 and the dequantize (and whatever
+follows it, up to the next quantize) is its epilogue. Conditions, each one a reason to leave
+the op in float (still correct: its dequantizes stay): the input's parameters are per tensor
+constants, the weights are an int8 / uint8 constant with parameters per tensor or per output
+channel, a bias is a float constant or a dequantize of an int32 one at scale sx * sw, a gemm's
+c is constant when beta != 1.
+
+Before that, uint8 becomes int8 (`RetypeUint8`): quantize(x, s, z) in uint8 minus 128 is
+quantize(x, s, z - 128) in int8, the saturation range shifted with it, so a uint8 quantize whose
+users are dequantizes, or integer contractions reading it as their input, is retyped and its
+users adjusted (their zero point or offset_x shifted, the contraction's int32 bias raised by
+128 * sum(w)). The cube multiplies int8 by int8.
+
+Numerics: the integer products are exact; the float op summed products of rounded values, so
+results differ from before by float rounding only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+
+from geir.dialects import graph as g
+from geir.ir.types import is_float, to_dtype
+from geir.passes.graph.utils import constant, hint, replace_checked
+
+_INT32 = np.iinfo(np.int32)
+_I8, _U8 = g.INT8_TYPES
+
+
+def _const(v: SSAValue | None) -> np.ndarray | None:
+    return None if v is None else g.constant_value_of(v)
+
+
+def _per_tensor(dq: g.DequantizeOp) -> tuple[float, int] | None:
+    """(scale, zero point) of a dequantize whose parameters are one-element constants."""
+    s = _const(dq.inputs[1])
+    z = _const(dq.inputs[2]) if len(dq.inputs) > 2 else np.zeros((), np.int64)
+    if s is None or z is None or s.size != 1 or z.size != 1:
+        return None
+    return float(s.reshape(())), int(z.reshape(()))
+
+
+def _along(param: np.ndarray, shape: tuple[int, ...], axis: int) -> np.ndarray | None:
+    """A parameter broadcast against `shape` as its vector along `axis` (length shape[axis]),
+    or None if it varies along another axis or does not broadcast."""
+    try:
+        full = np.broadcast_to(param, shape)
+    except ValueError:
+        return None
+    index = tuple(slice(None) if i == axis else 0 for i in range(len(shape)))
+    vector = full[index]
+    if not np.array_equal(full, np.broadcast_to(vector.reshape([-1 if i == axis else 1 for i in range(len(shape))]), shape)):
+        return None
+    return np.ascontiguousarray(vector)
+
+
+@dataclass(frozen=True)
+class _Weights:
+    """The int8 weights of a contraction, their per-output-channel scale and the sum of each
+    output channel's weights (the zero point's share)."""
+
+    values: np.ndarray
+    scale: np.ndarray
+    sums: np.ndarray
+
+
+def _weights(dq: g.DequantizeOp, axis: int) -> _Weights | None:
+    w = _const(dq.inputs[0])
+    s = _const(dq.inputs[1])
+    z = _const(dq.inputs[2]) if len(dq.inputs) > 2 else np.zeros((), np.int64)
+    if w is None or s is None or z is None or dq.inputs[0].type.element_type not in g.INT8_TYPES:
+        return None
+    scale = _along(np.asarray(s, np.float32), w.shape, axis)
+    zero = _along(np.asarray(z, np.int64), w.shape, axis)
+    if scale is None or zero is None:
+        return None
+    d = w.astype(np.int64) - zero.reshape([-1 if i == axis else 1 for i in range(w.ndim)])
+    if d.size and (d.min() < -128 or d.max() > 127):
+        return None
+    moved = np.moveaxis(d, axis, 0)
+    return _Weights(d.astype(np.int8), scale, moved.reshape(moved.shape[0], -1).sum(axis=1))
+
+
+def _out_axis(op: Operation) -> int | None:
+    """The weight axis that becomes the result's channel / column axis."""
+    if isinstance(op, g.ConvOp):
+        return 0
+    if isinstance(op, g.GemmOp):
+        return 0 if op.attrs()["trans_b"] else 1
+    if isinstance(op, g.MatMulOp) and len(op.inputs[1].type.get_shape()) == 2:
+        return 1
+    return None
+
+
+def _result_param(vector: np.ndarray, op: Operation) -> np.ndarray:
+    """A per-output-channel vector shaped to broadcast against the contraction's result."""
+    if vector.size == 1:
+        return vector.reshape(())
+    rank = len(op.results[0].type.get_shape())
+    return vector.reshape([-1 if i == 1 else 1 for i in range(rank)]) if isinstance(op, g.ConvOp) else vector
+
+
+class FoldContraction(RewritePattern):
+    """conv / matmul / gemm on dequantized int8 input and weights: the int8 contraction and a
+    dequantize of its int32 result."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.ConvOp | g.MatMulOp | g.GemmOp) or not is_float(op.results[0].type.element_type):
+            return
+        x_dq, w_dq = op.inputs[0].owner, op.inputs[1].owner
+        if not isinstance(x_dq, g.DequantizeOp) or not isinstance(w_dq, g.DequantizeOp):
+            return
+        if x_dq.inputs[0].type.element_type not in g.INT8_TYPES:
+            return
+        axis = _out_axis(op)
+        x_params = _per_tensor(x_dq)
+        weights = _weights(w_dq, axis) if axis is not None else None
+        if x_params is None or weights is None:
+            return
+        sx, zx = x_params
+        attrs = op.attrs()
+        alpha = attrs.get("alpha", 1.0) if isinstance(op, g.GemmOp) else 1.0
+        acc_scale = (np.float32(sx) * weights.scale).astype(np.float32)
+        int_bias, float_bias = self._bias(op, acc_scale)
+        if int_bias is False:
+            return
+        total = (np.zeros(weights.sums.shape, np.int64) if int_bias is None else int_bias) - zx * weights.sums
+        if total.min(initial=0) < _INT32.min or total.max(initial=0) > _INT32.max:
+            return
+        out_elt = op.results[0].type.element_type
+        f = to_dtype(out_elt)
+        loc = op.location
+        new: list[Operation] = [w := constant(weights.values, loc, hint(op.inputs[1], "int8"))]
+        inputs: list[SSAValue] = [x_dq.inputs[0], w.output]
+        needs_bias = int_bias is not None or zx != 0
+        int_attrs = {k: v for k, v in attrs.items() if k not in ("alpha", "beta")}
+        if needs_bias and not isinstance(op, g.MatMulOp):
+            new.append(b := constant(total.astype(np.int32), loc, hint(op.results[0], "bias_int32")))
+            inputs.append(b.output)
+        if isinstance(op, g.ConvOp) and zx:
+            int_attrs["offset_x"] = zx
+        new.append(acc_op := type(op).build_op(inputs, **int_attrs))
+        acc = acc_op.results[0]
+        if isinstance(op, g.MatMulOp) and needs_bias:
+            new.append(b := constant(total.astype(np.int32), loc, hint(op.results[0], "bias_int32")))
+            new.append(add := g.AddOp.build_op([acc, b.output]))
+            acc = add.output
+        new.append(s := constant(_result_param((acc_scale * np.float32(alpha)).astype(f), op), loc,
+                                 hint(op.results[0], "scale")))
+        new.append(dq := g.DequantizeOp.build_op([acc, s.output]))
+        if float_bias is not None:
+            new.append(c := constant(float_bias.astype(f), loc, hint(op.results[0], "bias")))
+            new.append(g.AddOp.build_op([dq.output, c.output]))
+        for o in new:
+            o.location = loc
+        new[-1].results[0].name_hint = op.results[0].name_hint
+        replace_checked(op, new, rewriter)
+
+    @staticmethod
+    def _bias(op: Operation, acc_scale: np.ndarray):
+        """(int32 bias, float bias) of the contraction: an int32 constant dequantized at the
+        accumulator's scale goes into the int8 op, a float constant is added after the
+        dequantize; (False, None) when neither (the op is left alone)."""
+        if isinstance(op, g.MatMulOp) or len(op.inputs) < 3:
+            return None, None
+        b = op.inputs[2]
+        beta = op.attrs().get("beta", 1.0) if isinstance(op, g.GemmOp) else 1.0
+        owner = b.owner
+        if isinstance(owner, g.DequantizeOp) and beta == 1.0 and owner.inputs[0].type.element_type == g.ACC_TYPE:
+            q = _const(owner.inputs[0])
+            s = _const(owner.inputs[1])
+            z = _const(owner.inputs[2]) if len(owner.inputs) > 2 else np.zeros((), np.int64)
+            if q is not None and s is not None and z is not None and not z.any() and q.ndim <= 1 and (
+                    q.size in (1, acc_scale.size)):
+                if np.allclose(np.broadcast_to(s.reshape(-1), acc_scale.shape), acc_scale, rtol=1e-6, atol=0):
+                    return np.broadcast_to(q.reshape(-1), acc_scale.shape).astype(np.int64), None
+        value = _const(b)
+        if value is None:
+            return False, None
+        value = np.asarray(value) * np.asarray(beta, value.dtype)
+        if isinstance(op, g.ConvOp):
+            value = value.reshape([-1 if i == 1 else 1 for i in range(len(op.results[0].type.get_shape()))])
+        return None, value
+
+
+class RetypeUint8(RewritePattern):
+    """A uint8 quantize read only by dequantizes and integer contractions (as their input):
+    int8 with the zero point moved by -128."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.QuantizeOp) or op.output.type.element_type != _U8:
+            return
+        zp = _const(op.inputs[2])
+        users = [use.operation for use in op.output.uses]
+        if zp is None or not users or not all(self._adjustable(u, op.output) for u in users):
+            return
+        loc = op.location
+        z8 = constant((zp.astype(np.int16) - 128).astype(np.int8), loc, hint(op.inputs[2], "int8"))
+        q8 = g.QuantizeOp.build_op([op.inputs[0], op.inputs[1], z8.output])
+        q8.location = loc
+        q8.output.name_hint = op.output.name_hint
+        rewriter.insert([z8, q8], InsertPoint.before(op))
+        for user in users:
+            ops = self._retyped(user, q8.output)
+            rewriter.replace(user, ops, [ops[-1].results[0]])
+        rewriter.erase(op)
+
+    @staticmethod
+    def _adjustable(user: Operation, value: SSAValue) -> bool:
+        if isinstance(user, g.DequantizeOp):
+            return user.inputs[0] is value and len(user.inputs) == 3 and _const(user.inputs[2]) is not None
+        if isinstance(user, g.ConvOp | g.GemmOp | g.MatMulOp) and g.is_integer_contraction(user):
+            uses = [i for i, v in enumerate(user.inputs) if v is value]
+            if uses != [0] or _out_axis(user) is None or _const(user.inputs[1]) is None:
+                return False
+            return len(user.inputs) < 3 or _const(user.inputs[2]) is not None
+        return False
+
+    @staticmethod
+    def _retyped(user: Operation, new: SSAValue) -> list[Operation]:
+        loc = user.location
+        if isinstance(user, g.DequantizeOp):
+            zp = _const(user.inputs[2]).astype(np.int16) - 128
+            z = constant(zp.astype(np.int8), loc, hint(user.inputs[2], "int8"))
+            dq = g.DequantizeOp.build_op([new, user.inputs[1], z.output])
+            dq.location = loc
+            dq.output.name_hint = user.output.name_hint
+            return [z, dq]
+        # sum(x_u8 w) = sum(x_s8 w) + 128 sum(w): the bias takes the difference
+        w = _const(user.inputs[1]).astype(np.int64)
+        axis = _out_axis(user)
+        moved = np.moveaxis(w, axis, 0)
+        sums = 128 * moved.reshape(moved.shape[0], -1).sum(axis=1)
+        ops: list[Operation] = []
+        attrs = user.attrs()
+        if isinstance(user, g.ConvOp) and attrs.get("offset_x") is not None:
+            attrs["offset_x"] = attrs["offset_x"] - 128
+        elif isinstance(user, g.ConvOp):
+            attrs["offset_x"] = -128  # the uint8 padding was 0
+        if isinstance(user, g.MatMulOp):
+            ops.append(mm := g.MatMulOp.build_op([new, user.inputs[1]]))
+            ops.append(b := constant(sums.astype(np.int32), loc, hint(user.results[0], "bias_int32")))
+            ops.append(g.AddOp.build_op([mm.output, b.output]))
+        else:
+            old_bias = _const(user.inputs[2]).astype(np.int64) if len(user.inputs) > 2 else 0
+            total = np.broadcast_to(old_bias, sums.shape) + sums if np.ndim(old_bias) <= 1 else old_bias + sums
+            ops.append(b := constant(total.astype(np.int32), loc, hint(user.results[0], "bias_int32")))
+            ops.append(type(user).build_op([new, user.inputs[1], b.output], **attrs))
+        for o in ops:
+            o.location = loc
+        ops[-1].results[0].name_hint = user.results[0].name_hint
+        return ops
+
+
+def fold_qdq(module: ModuleOp) -> bool:
+    """uint8 to int8, then every contraction that folds; True if anything changed."""
+    return PatternRewriteWalker(
+        GreedyRewritePatternApplier([RetypeUint8(), FoldContraction()]), apply_recursively=True
+    ).rewrite_module(module)
+
+
+@dataclass(frozen=True)
+class FoldQdqPass(ModulePass):
+    """dequantize -> conv / matmul / gemm into int8 contractions with a dequantize epilogue."""
+
+    name = "graph-fold-qdq"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fold_qdq(op)

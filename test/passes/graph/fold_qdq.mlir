@@ -1,0 +1,160 @@
+// graph-fold-qdq: dequantize -> conv / matmul / gemm into the int8 contraction and a
+// dequantize of its int32 result; uint8 quantizes become int8.
+// RUN: geir-opt %s --split-input-file -p graph-fold-qdq | filecheck %s
+// RUN: geir-opt %s --split-input-file -p graph-fold-qdq,graph-fold-qdq | filecheck %s
+
+// Per-channel weights, a per-tensor int8 input with zero point 0, a float bias: the bias is
+// added after the dequantize, whose scale is sx * sw per output channel.
+// CHECK-LABEL: func.func @conv_float_bias(
+// CHECK:         %q = graph.quantize %x, %sx, %zx
+// CHECK-NEXT:    %wd_int8 = graph.constant dense_resource<wd_int8> : tensor<2x2x3x3xi8> loc("conv")
+// CHECK-NEXT:    %y = graph.conv %q, %wd_int8 {pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xi8>, tensor<2x2x3x3xi8>) -> tensor<1x2x4x4xi32> loc("conv")
+// CHECK-NEXT:    %y_scale = graph.constant dense<{{\[\[\[\[}}1.250000e-01]], {{\[\[}}6.250000e-02]]]]> : tensor<1x2x1x1xf32> loc("conv")
+// CHECK-NEXT:    %y_1 = graph.dequantize %y, %y_scale : (tensor<1x2x4x4xi32>, tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32> loc("conv")
+// CHECK-NEXT:    %y_bias = graph.constant dense<{{\[\[\[\[}}1.000000e+00]], {{\[\[}}-1.000000e+00]]]]> : tensor<1x2x1x1xf32> loc("conv")
+// CHECK-NEXT:    %y_2 = graph.add %y_1, %y_bias
+// CHECK-NEXT:    func.return %y_2
+func.func @conv_float_bias(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %sx = graph.constant dense<0.5> : tensor<f32> loc("sx")
+  %zx = graph.constant dense<0> : tensor<i8> loc("zx")
+  %q = graph.quantize %x, %sx, %zx : (tensor<1x2x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x4x4xi8> loc("q")
+  %xd = graph.dequantize %q, %sx, %zx : (tensor<1x2x4x4xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x4x4xf32> loc("dq")
+  %wq = graph.constant dense<[[[[1, -2, 3], [4, 5, -6], [7, 8, 9]], [[-1, 2, 3], [4, 5, 6], [7, -8, 9]]], [[[1, 1, 1], [1, 1, 1], [1, 1, 1]], [[2, 2, 2], [2, 2, 2], [2, 2, 2]]]]> : tensor<2x2x3x3xi8> loc("wq")
+  %sw = graph.constant dense<[[[[0.25]]], [[[0.125]]]]> : tensor<2x1x1x1xf32> loc("sw")
+  %wd = graph.dequantize %wq, %sw : (tensor<2x2x3x3xi8>, tensor<2x1x1x1xf32>) -> tensor<2x2x3x3xf32> loc("wdq")
+  %b = graph.constant dense<[1.0, -1.0]> : tensor<2xf32> loc("b")
+  %y = graph.conv %xd, %wd, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32> loc("conv")
+  func.return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// An input zero point (3) and an int32 bias dequantized at sx * sw: the padding holds the
+// zero point (offset_x) and the bias takes off 3 * sum(w) per channel: 7 - 3 * 9, 2 - 3 * 18.
+// CHECK-LABEL: func.func @conv_zero_point(
+// CHECK:         %q = graph.quantize %x, %sx, %zx
+// CHECK-NEXT:    %wd_int8 = graph.constant dense_resource<wd_int8> : tensor<2x1x3x3xi8>
+// CHECK-NEXT:    %y_bias_int32 = graph.constant dense<[-20, -52]> : tensor<2xi32> loc("conv")
+// CHECK-NEXT:    %y = graph.conv %q, %wd_int8, %y_bias_int32 {pads = array<i64: 0, 0, 0, 0>, group = 1 : i64, offset_x = 3 : i64} : (tensor<1x1x4x4xi8>, tensor<2x1x3x3xi8>, tensor<2xi32>) -> tensor<1x2x2x2xi32>
+// CHECK-NEXT:    %y_scale = graph.constant dense<1.250000e-01> : tensor<1x2x1x1xf32>
+// CHECK-NEXT:    %y_1 = graph.dequantize %y, %y_scale
+// CHECK-NEXT:    func.return %y_1
+func.func @conv_zero_point(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  %sx = graph.constant dense<0.5> : tensor<f32> loc("sx")
+  %zx = graph.constant dense<3> : tensor<i8> loc("zx")
+  %q = graph.quantize %x, %sx, %zx : (tensor<1x1x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x1x4x4xi8> loc("q")
+  %xd = graph.dequantize %q, %sx, %zx : (tensor<1x1x4x4xi8>, tensor<f32>, tensor<i8>) -> tensor<1x1x4x4xf32> loc("dq")
+  %wq = graph.constant dense<[[[[1, 1, 1], [1, 1, 1], [1, 1, 1]]], [[[2, 2, 2], [2, 2, 2], [2, 2, 2]]]]> : tensor<2x1x3x3xi8> loc("wq")
+  %sw = graph.constant dense<0.25> : tensor<f32> loc("sw")
+  %wd = graph.dequantize %wq, %sw : (tensor<2x1x3x3xi8>, tensor<f32>) -> tensor<2x1x3x3xf32> loc("wdq")
+  %bq = graph.constant dense<[7, 2]> : tensor<2xi32> loc("bq")
+  %sb = graph.constant dense<0.125> : tensor<f32> loc("sb")
+  %bd = graph.dequantize %bq, %sb : (tensor<2xi32>, tensor<f32>) -> tensor<2xf32> loc("bdq")
+  %y = graph.conv %xd, %wd, %bd {pads = array<i64: 0, 0, 0, 0>} : (tensor<1x1x4x4xf32>, tensor<2x1x3x3xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32> loc("conv")
+  func.return %y : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// uint8 (onnxruntime's default) becomes int8: zero point 130 - 128 = 2, in the quantize, the
+// dequantize and the conv's offset_x.
+// CHECK-LABEL: func.func @uint8_input(
+// CHECK:         %zx_int8 = graph.constant dense<2> : tensor<i8> loc("q")
+// CHECK-NEXT:    %q = graph.quantize %x, %sx, %zx_int8 : (tensor<1x1x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x1x4x4xi8> loc("q")
+// CHECK-NEXT:    %wd_int8 = graph.constant
+// CHECK-NEXT:    %y_bias_int32 = graph.constant dense<0> : tensor<1xi32>
+// CHECK-NEXT:    %y = graph.conv %q, %wd_int8, %y_bias_int32 {pads = array<i64: 1, 1, 1, 1>, group = 1 : i64, offset_x = 2 : i64}
+// CHECK-NOT:     ui8
+func.func @uint8_input(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  %sx = graph.constant dense<0.5> : tensor<f32> loc("sx")
+  %zx = graph.constant dense<130> : tensor<ui8> loc("zx")
+  %q = graph.quantize %x, %sx, %zx : (tensor<1x1x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x1x4x4xui8> loc("q")
+  %xd = graph.dequantize %q, %sx, %zx : (tensor<1x1x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x1x4x4xf32> loc("dq")
+  %wq = graph.constant dense<[[[[0, 1, 0], [1, -4, 1], [0, 1, 0]]]]> : tensor<1x1x3x3xi8> loc("wq")
+  %sw = graph.constant dense<0.25> : tensor<f32> loc("sw")
+  %wd = graph.dequantize %wq, %sw : (tensor<1x1x3x3xi8>, tensor<f32>) -> tensor<1x1x3x3xf32> loc("wdq")
+  %y = graph.conv %xd, %wd {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32> loc("conv")
+  func.return %y : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// A matmul with [K, N] weights, per-column scales and an input zero point: the int8 matmul
+// plus an int32 correction -zx * colsum(w) = [-2 * 3, -2 * -1], then the dequantize.
+// CHECK-LABEL: func.func @matmul_per_column(
+// CHECK:         %wd_int8 = graph.constant dense<{{\[\[}}1, 0], [1, -2], [1, 1]]> : tensor<3x2xi8> loc("mm")
+// CHECK-NEXT:    %y = graph.matmul %q, %wd_int8 : (tensor<2x3xi8>, tensor<3x2xi8>) -> tensor<2x2xi32> loc("mm")
+// CHECK-NEXT:    %y_bias_int32 = graph.constant dense<[-6, 2]> : tensor<2xi32> loc("mm")
+// CHECK-NEXT:    %y_1 = graph.add %y, %y_bias_int32 : (tensor<2x2xi32>, tensor<2xi32>) -> tensor<2x2xi32> loc("mm")
+// CHECK-NEXT:    %y_scale = graph.constant dense<[5.000000e-02, 2.500000e-02]> : tensor<2xf32> loc("mm")
+// CHECK-NEXT:    %y_2 = graph.dequantize %y_1, %y_scale : (tensor<2x2xi32>, tensor<2xf32>) -> tensor<2x2xf32> loc("mm")
+// CHECK-NEXT:    func.return %y_2
+func.func @matmul_per_column(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  %sx = graph.constant dense<0.1> : tensor<f32> loc("sx")
+  %zx = graph.constant dense<2> : tensor<i8> loc("zx")
+  %q = graph.quantize %x, %sx, %zx : (tensor<2x3xf32>, tensor<f32>, tensor<i8>) -> tensor<2x3xi8> loc("q")
+  %xd = graph.dequantize %q, %sx, %zx : (tensor<2x3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x3xf32> loc("dq")
+  %wq = graph.constant dense<[[1, 0], [1, -2], [1, 1]]> : tensor<3x2xi8> loc("wq")
+  %sw = graph.constant dense<[0.5, 0.25]> : tensor<2xf32> loc("sw")
+  %wd = graph.dequantize %wq, %sw : (tensor<3x2xi8>, tensor<2xf32>) -> tensor<3x2xf32> loc("wdq")
+  %y = graph.matmul %xd, %wd : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32> loc("mm")
+  func.return %y : tensor<2x2xf32>
+}
+
+// -----
+
+// A gemm with transposed weights (per-row scales) and alpha 2 (into the scale), beta 1 and a
+// float c added after the dequantize.
+// CHECK-LABEL: func.func @gemm_trans_b(
+// CHECK:         %y = graph.gemm %q, %wd_int8 {{{.*}}trans_b = 1 : i64} : (tensor<2x3xi8>, tensor<2x3xi8>) -> tensor<2x2xi32> loc("gemm")
+// CHECK-NEXT:    %y_scale = graph.constant dense<[1.000000e-01, 5.000000e-02]> : tensor<2xf32> loc("gemm")
+// CHECK-NEXT:    %y_1 = graph.dequantize %y, %y_scale
+// CHECK-NEXT:    %y_bias = graph.constant dense<[5.000000e-01, 1.500000e+00]> : tensor<2xf32> loc("gemm")
+// CHECK-NEXT:    %y_2 = graph.add %y_1, %y_bias
+// CHECK-NEXT:    func.return %y_2
+func.func @gemm_trans_b(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  %sx = graph.constant dense<0.1> : tensor<f32> loc("sx")
+  %zx = graph.constant dense<0> : tensor<i8> loc("zx")
+  %q = graph.quantize %x, %sx, %zx : (tensor<2x3xf32>, tensor<f32>, tensor<i8>) -> tensor<2x3xi8> loc("q")
+  %xd = graph.dequantize %q, %sx, %zx : (tensor<2x3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x3xf32> loc("dq")
+  %wq = graph.constant dense<[[1, 2, 3], [-1, 0, 1]]> : tensor<2x3xi8> loc("wq")
+  %sw = graph.constant dense<[[0.5], [0.25]]> : tensor<2x1xf32> loc("sw")
+  %wd = graph.dequantize %wq, %sw : (tensor<2x3xi8>, tensor<2x1xf32>) -> tensor<2x3xf32> loc("wdq")
+  %c = graph.constant dense<[0.5, 1.5]> : tensor<2xf32> loc("c")
+  %y = graph.gemm %xd, %wd, %c {alpha = 2.0 : f32, trans_b = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x2xf32> loc("gemm")
+  func.return %y : tensor<2x2xf32>
+}
+
+// -----
+
+// What must not fold: per-channel input parameters, weights that are not constant, uint8
+// weights whose difference to the zero point leaves int8, a matmul of two activations.
+// CHECK-LABEL: func.func @not_folded(
+// CHECK:         %y0 = graph.conv %xc, %wd : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> loc("per_channel_input")
+// CHECK:         %y1 = graph.conv %xd, %wad : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> loc("weights_not_constant")
+// CHECK:         %y2 = graph.conv %xd, %wud : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> loc("uint8_weights_beyond_int8")
+// CHECK:         %y3 = graph.matmul %ad, %bd : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32> loc("two_activations")
+// CHECK-NOT:     xi32>
+func.func @not_folded(%x: tensor<1x2x4x4xf32>, %wa: tensor<2x2x1x1xi8>, %a: tensor<2x3xi8>, %b: tensor<3x2xi8>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<2x2xf32>) {
+  %sc = graph.constant dense<[[[0.5]], [[0.25]]]> : tensor<2x1x1xf32> loc("sc")
+  %zc = graph.constant dense<0> : tensor<2x1x1xi8> loc("zc")
+  %qc = graph.quantize %x, %sc, %zc : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>, tensor<2x1x1xi8>) -> tensor<1x2x4x4xi8> loc("qc")
+  %xc = graph.dequantize %qc, %sc, %zc : (tensor<1x2x4x4xi8>, tensor<2x1x1xf32>, tensor<2x1x1xi8>) -> tensor<1x2x4x4xf32> loc("dqc")
+  %s = graph.constant dense<0.5> : tensor<f32> loc("s")
+  %z = graph.constant dense<0> : tensor<i8> loc("z")
+  %wq = graph.constant dense<1> : tensor<2x2x1x1xi8> loc("wq")
+  %wd = graph.dequantize %wq, %s, %z : (tensor<2x2x1x1xi8>, tensor<f32>, tensor<i8>) -> tensor<2x2x1x1xf32> loc("wdq")
+  %y0 = graph.conv %xc, %wd : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> loc("per_channel_input")
+  %q = graph.quantize %x, %s, %z : (tensor<1x2x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x4x4xi8> loc("q")
+  %xd = graph.dequantize %q, %s, %z : (tensor<1x2x4x4xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x4x4xf32> loc("dq")
+  %wad = graph.dequantize %wa, %s, %z : (tensor<2x2x1x1xi8>, tensor<f32>, tensor<i8>) -> tensor<2x2x1x1xf32> loc("wadq")
+  %y1 = graph.conv %xd, %wad : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> loc("weights_not_constant")
+  %wu = graph.constant dense<200> : tensor<2x2x1x1xui8> loc("wu")
+  %zu = graph.constant dense<0> : tensor<ui8> loc("zu")
+  %wud = graph.dequantize %wu, %s, %zu : (tensor<2x2x1x1xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x2x1x1xf32> loc("wudq")
+  %y2 = graph.conv %xd, %wud : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> loc("uint8_weights_beyond_int8")
+  %ad = graph.dequantize %a, %s, %z : (tensor<2x3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x3xf32> loc("adq")
+  %bd = graph.dequantize %b, %s, %z : (tensor<3x2xi8>, tensor<f32>, tensor<i8>) -> tensor<3x2xf32> loc("bdq")
+  %y3 = graph.matmul %ad, %bd : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32> loc("two_activations")
+  func.return %y0, %y1, %y2, %y3 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<2x2xf32>
+}
