@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any
 
@@ -93,7 +93,7 @@ class Metrics:
     cosine: float
     sqnr_db: float
     overflow: int = 0  # elements inf / NaN in the tensor where the reference is finite
-    low_precision: bool = False  # f16 / bf16 on either side: SIMILAR is as good as it gets short of EQUAL
+    low_precision: bool = False  # f16 / bf16 on either side, or int8 stages: SIMILAR is as good as it gets
 
 
 def compare_arrays(actual: np.ndarray, expected: np.ndarray, th: Thresholds = Thresholds()) -> Metrics:
@@ -184,7 +184,10 @@ def onnx_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> R
         for out in node.output:
             if out and out not in known and out not in names:
                 names.append(out)
-                exposed.graph.output.append(typed.get(out) or onnx.helper.make_empty_tensor_value_info(out))
+                info = typed.get(out)
+                if info is None or not info.type.tensor_type.elem_type:  # untyped: onnxruntime infers it
+                    info = onnx.helper.make_empty_tensor_value_info(out)
+                exposed.graph.output.append(info)
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.log_severity_level = 3
@@ -246,6 +249,7 @@ class StageResult:
     unmapped: int = 0  # values that stand for no ONNX tensor
     error: str | None = None  # the stage failed to compile or run
     seconds: float = 0.0
+    quantized: bool = False  # int8 ops in this stage or before: judged by the SIMILAR tier
 
     def counts(self) -> dict[Verdict, int]:
         out = dict.fromkeys(Verdict, 0)
@@ -264,6 +268,7 @@ class StageResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "level": self.level, "seconds": self.seconds, "error": self.error,
+                "quantized": self.quantized,
                 "unmapped": self.unmapped, "counts": {v.name: n for v, n in self.counts().items()},
                 "comparisons": [c.to_json() for c in self.comparisons]}
 
@@ -274,6 +279,25 @@ class CompareReport:
     stages: list[StageResult]
     thresholds: Thresholds
     tensors: int  # ONNX node outputs onnxruntime produced
+    node_inputs: dict[int, tuple[str, ...]] = field(default_factory=dict)  # node position -> its input tensors
+
+    def most_lost(self) -> tuple[Comparison, float] | None:
+        """In the last quantized stage: the layer whose output lost the most SQNR relative to
+        its inputs' (the best of them; a model input counts as exact), and the dB it lost."""
+        stage = next((s for s in reversed(self.stages) if s.quantized and s.comparisons), None)
+        if stage is None:
+            return None
+        sqnr = {c.tensor: c.metrics.sqnr_db for c in stage.comparisons}
+        best: tuple[Comparison, float] | None = None
+        for c in stage.comparisons:
+            before = [sqnr[t] for t in self.node_inputs.get(c.order, ()) if t in sqnr]
+            lost = (max(before) if before else math.inf) - c.metrics.sqnr_db
+            if math.isinf(lost) and math.isinf(c.metrics.sqnr_db):
+                continue  # exact where its inputs were: nothing lost
+            if best is None or (math.isfinite(lost) and (not math.isfinite(best[1]) or lost > best[1])) or (
+                    math.isinf(lost) and math.isinf(best[1]) and c.metrics.sqnr_db < best[0].metrics.sqnr_db):
+                best = (c, lost)
+        return best
 
     def first_divergence(self, at_least: Verdict = Verdict.DIFFERENT) -> Comparison | None:
         """The first stage (pipeline order) with a tensor at least this bad, and in it the
@@ -302,14 +326,16 @@ class CompareReport:
     def to_json(self) -> dict[str, Any]:
         """JSON-ready: every stage with its comparisons, and the summary's findings (non-finite
         numbers as the strings "inf", "-inf", "nan")."""
-        first, overflow = self.first_divergence(), self.first_overflow()
+        first, overflow, lost = self.first_divergence(), self.first_overflow(), self.most_lost()
         th = self.thresholds
         return {"model": self.model, "tensors": self.tensors,
                 "thresholds": {"rtol": th.rtol, "atol": th.atol, "min_cosine": th.min_cosine,
                                "min_sqnr_db": th.min_sqnr_db},
                 "stages": [s.to_json() for s in self.stages],
                 "first_divergence": None if first is None else {"stage": first.stage, **first.to_json()},
-                "first_overflow": None if overflow is None else {"stage": overflow.stage, **overflow.to_json()}}
+                "first_overflow": None if overflow is None else {"stage": overflow.stage, **overflow.to_json()},
+                "most_lost": None if lost is None else {"stage": lost[0].stage, "sqnr_lost_db": _json_float(lost[1]),
+                                                        **lost[0].to_json()}}
 
 
 # ---------------------------------------------------------------------------
@@ -348,7 +374,14 @@ class _Collector:
     def add(self, tensor: str, pos: int, op: str, value: np.ndarray) -> None:
         node = node_key(self.ref.nodes[pos])
         ref = self.ref.values[tensor]
-        self.found[tensor] = Comparison(self.stage.name, tensor, node, op, pos, compare_arrays(value, ref, self.th),
+        if (value.dtype.kind in "iub") != (ref.dtype.kind in "iub"):
+            # a quantized (integer) value standing for a float tensor: its scale is not known here
+            self.stage.unmapped += 1
+            return
+        metrics = compare_arrays(value, ref, self.th)
+        if self.stage.quantized and not metrics.low_precision:
+            metrics = replace(metrics, low_precision=True)
+        self.found[tensor] = Comparison(self.stage.name, tensor, node, op, pos, metrics,
                                         dtype_name(value.dtype), dtype_name(ref.dtype))
 
     def graph_value(self, names: list[str], index: int, value: np.ndarray, op: str, count: bool = True) -> None:
@@ -519,13 +552,14 @@ class AscendListener(Interpreter.Listener):
 
 def compare_stage(name: str, module: ModuleOp, feeds: Mapping[str, np.ndarray], ref: Reference,
                   th: Thresholds = Thresholds(), *, device: str = "ascend910b",
-                  raise_errors: bool = False) -> StageResult:
-    """Run one stage's program on `feeds` and compare every value it produces."""
+                  raise_errors: bool = False, quantized: bool = False) -> StageResult:
+    """Run one stage's program on `feeds` and compare every value it produces (`quantized`:
+    an int8 stage, or one after it, judged by the SIMILAR tier)."""
     from geir.runtime.ascend_interpreter import is_ascend_module, run_ascend_module
     from geir.runtime.interpreter import run_module
 
     ascend = is_ascend_module(module)
-    stage = StageResult(name, "ascend" if ascend else "graph")
+    stage = StageResult(name, "ascend" if ascend else "graph", quantized=quantized or is_quantized(module))
     collector = _Collector(ref, stage, th)
     t0 = time.perf_counter()
     try:
@@ -637,15 +671,26 @@ def compare_model(
     th = Thresholds(rtol, atol)
     ref = onnx_reference(proto, feeds)
     results = []
+    quantized = False
+    for name in modules:  # a stage after an int8 one computes on what int8 left
+        quantized = quantized or is_quantized(modules[name])
+        if name in selected:
+            results.append(compare_stage(name, modules[name], feeds, ref, th, device=device,
+                                         raise_errors=raise_errors, quantized=quantized))
     for name in selected:
         if name in modules:
-            results.append(compare_stage(name, modules[name], feeds, ref, th, device=device,
-                                         raise_errors=raise_errors))
-        elif failed and name == failed[0]:
+            continue
+        if failed and name == failed[0]:
             results.append(StageResult(name, "-", error=f"compile failed: {failed[1]}"))
         else:
             results.append(StageResult(name, "-", error="not compiled: an earlier stage failed"))
-    return CompareReport(label, results, th, len(ref.values))
+    inputs = {i: tuple(n.input) for i, n in enumerate(ref.nodes)}
+    return CompareReport(label, results, th, len(ref.values), inputs)
+
+
+def is_quantized(module: ModuleOp) -> bool:
+    """A graph-level module with quantize ops (an ascend one has none left to show)."""
+    return any(isinstance(op, g.QuantizeOp) for op in module.walk())
 
 
 def _random_feeds(module: ModuleOp, seed: int) -> dict[str, np.ndarray]:
@@ -704,7 +749,7 @@ def format_report(report: CompareReport, show: str = "all") -> str:
 
         lines += [line(header), line(tuple("-" * w for w in widths)), *map(line, rows), ""]
     elif show != "all":
-        lines += ["every compared tensor is EQUAL or CLOSE (SIMILAR for f16/bf16)", ""]
+        lines += ["every compared tensor is EQUAL or CLOSE (SIMILAR for f16 / bf16 and int8 stages)", ""]
     lines.append(f"stages ({report.tensors} ONNX tensors from onnxruntime):")
     for stage in report.stages:
         n = len(stage.comparisons)
@@ -728,6 +773,11 @@ def format_report(report: CompareReport, show: str = "all") -> str:
         lines.append(f"first overflow: stage {overflow.stage}, node '{overflow.node}' (tensor '{overflow.tensor}', "
                      f"{overflow.op}, {overflow.dtype}): {overflow.metrics.overflow} inf/NaN where onnxruntime's "
                      f"{overflow.ref_dtype} is finite")
+    lost = report.most_lost()
+    if lost is not None:
+        c, db = lost
+        lines.append(f"lost most to int8: node '{c.node}' (tensor '{c.tensor}', {c.op}) in stage {c.stage}: SQNR "
+                     f"{_num(c.metrics.sqnr_db, '.1f')} dB, {_num(db, '.1f')} dB below its best input")
     failed = [s.name for s in report.stages if s.error]
     if failed:
         lines.append(f"stages that failed: {', '.join(failed)} (compared up to the failure)")
