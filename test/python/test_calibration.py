@@ -14,6 +14,7 @@ from geir.driver.calibration import (
     activation_params,
     threshold,
 )
+from geir.passes.graph.quantize import weight_params
 
 OUTLIERS = np.array([40.0, -35.0, 30.0, 50.0, -45.0])
 
@@ -115,3 +116,16 @@ def test_non_finite_activations_are_an_error():
     with pytest.raises(CalibrationError, match="non-finite"):
         TensorStats.of(np.array([1.0, np.inf]))
 
+
+def test_weights_per_output_channel():
+    w = np.random.default_rng(6).standard_normal((8, 3, 3, 3)).astype(np.float32)
+    w[2] = 0
+    w_q, s = weight_params(w, 0)
+    assert w_q.dtype == np.int8 and s.shape == (8, 1, 1, 1)
+    expected = np.abs(w).max(axis=(1, 2, 3)) / 127
+    expected[2] = 1.0
+    np.testing.assert_allclose(s.reshape(-1), expected, rtol=1e-6)
+    assert np.abs(w_q).reshape(8, -1).max(axis=1).tolist() == [127] * 2 + [0] + [127] * 5
+    assert np.max(np.abs(w_q * s - w)) <= s.max() / 2 + 1e-7  # within half a step
+    cols_q, cols = weight_params(w.reshape(8, 27).T.copy(), 1)  # a matmul's [K, N]: per column
+    assert cols.shape == (8,)
