@@ -5,6 +5,6 @@
     outputs = compiled.run({"input": x})
 """
 
-from geir.api import CompiledModel, compile, load  # noqa: A004 - the API's name, as in torch.compile
+from geir.api import CompiledModel, compile, load, quantize  # noqa: A004 - the API's name, as in torch.compile
 
-__all__ = ["CompiledModel", "compile", "load"]
+__all__ = ["CompiledModel", "compile", "load", "quantize"]

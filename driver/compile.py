@@ -14,7 +14,7 @@ Options mirror GE's switches and are checked: an unknown one is an error.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from geir.ir.types import is_float_dtype
 from geir.errors import GeirError
+from geir.driver.model_import import import_graph
 from geir.driver.pipelines import PipelineOptions, build_pipeline
 from geir.dialects import make_context
 
@@ -139,27 +140,6 @@ class CompiledModel:
             Path(path).write_text(print_module(self.module))
 
 
-def _to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProto | str | Path | bytes:
-    if isinstance(model, onnx.ModelProto | str | Path | bytes):
-        return model
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is not None and isinstance(model, torch.nn.Module):
-        if example_inputs is None:
-            raise GeirError("a torch.nn.Module needs example_inputs to be exported to ONNX")
-        import io
-        import warnings
-
-        f = io.BytesIO()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(model.eval(), tuple(example_inputs), f, dynamo=False, opset_version=17)
-        return f.getvalue()
-    raise GeirError(f"cannot compile a {type(model).__name__}: give an onnx.ModelProto, a path, bytes or a torch.nn.Module")
-
-
 Progress = Callable[[str, "float | None"], None]
 """Called with a stage's name when it starts (None) and with its seconds when it ends."""
 
@@ -170,11 +150,15 @@ def compile(  # noqa: A001
 ) -> CompiledModel:
     """Import and compile a model with GE-style options (see driver/pipelines.py). `model` may
     also be graph-level MLIR: a ModuleOp or a `.mlir` file (its first stage is the parsed
-    module). `progress` hears of every stage (geir-compile prints a line on a terminal)."""
+    module). `progress` hears of every stage (geir-compile prints a line on a terminal).
+    `quantize="int8"` with `calibration_data=...` calibrates the float model first
+    (driver/quantize.py, QuantizeOptions)."""
     from geir.dialects import make_context
     from geir.driver.registry import get_all_passes
+    from geir.driver.quantize import QuantizeOptions
     from geir.target.device import load_device
 
+    quantize = QuantizeOptions.take(options)
     opts = PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)
     load_device(opts.device)  # an unknown device is an error before any work
     pipeline = build_pipeline(opts)
@@ -192,27 +176,14 @@ def compile(  # noqa: A001
             progress(name, seconds[name])
         return module
 
-    module = stage("01_import", lambda: _import(model, example_inputs))
+    module = stage("01_import", lambda: import_graph(model, example_inputs))
+    if quantize is not None:  # a choice of numerics, at every -O level (docs/quantization.md)
+        module = stage("01_quantize", lambda: quantize.apply(module, progress=progress is not None))
     ctx = make_context()
     registry = get_all_passes()
     for name, specs in pipeline.stages:
         stage(name, lambda specs=specs: _apply(ctx, module, registry, specs))
     return CompiledModel(opts, stages, seconds, pipeline.unavailable)
-
-
-def _import(model: Any, example_inputs) -> ModuleOp:
-    """The graph-level module of a model: imported from ONNX, or graph-level MLIR as it is."""
-    from geir.frontend.onnx import import_model
-    from geir.ir.text import parse_module
-    from geir.runtime.ascend_interpreter import is_ascend_module
-
-    if isinstance(model, str | Path) and Path(model).suffix == ".mlir":
-        model = parse_module(Path(model).read_text(), make_context(), str(model))
-    if isinstance(model, ModuleOp):
-        if is_ascend_module(model):
-            raise GeirError("geir.compile takes graph-level IR; this module is already an ascend program")
-        return model.clone()
-    return import_model(_to_onnx(model, example_inputs))
 
 
 def _apply(ctx, module: ModuleOp, registry, specs: list[str]) -> ModuleOp:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,11 +221,16 @@ def _quantize_layer(layer: Layer, params: LayerRange, rewriter: Rewriter) -> Non
         rewriter.erase_op(old_w)
 
 
+def unnamed(module: ModuleOp, names: Iterable[str]) -> list[str]:
+    """The names no op of the module has in its location."""
+    present = {n for op in module.walk() for n in loc_names(op.location)}
+    return [n for n in names if n not in present]
+
+
 def insert_qdq(module: ModuleOp, table: CalibrationTable, skip: tuple[str, ...] = ()) -> list[str]:
     """Quantize every layer of the table not in `skip`; returns the names of those quantized."""
-    names = {n for op in module.walk() for n in loc_names(op.location)}
     for what, wanted in (("calibration table", table.layers), ("skip", skip)):
-        unknown = [n for n in wanted if n not in names]
+        unknown = unnamed(module, wanted)
         if unknown:
             raise QuantizeError(f"{what}: no op of the graph is named {', '.join(repr(n) for n in unknown)}")
     rewriter = Rewriter()

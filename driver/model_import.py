@@ -1,0 +1,54 @@
+"""A model as the graph dialect, whatever form it is given in (geir.compile, geir.quantize).
+
+`model` is an onnx.ModelProto, a path, ONNX bytes, a torch.nn.Module with `example_inputs`
+(exported with the TorchScript exporter; torch is optional), or graph-level MLIR (a ModuleOp or
+a `.mlir` file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import onnx
+from xdsl.dialects.builtin import ModuleOp
+
+from geir.dialects import make_context
+from geir.errors import GeirError
+
+
+def to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProto | str | Path | bytes:
+    if isinstance(model, onnx.ModelProto | str | Path | bytes):
+        return model
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None and isinstance(model, torch.nn.Module):
+        if example_inputs is None:
+            raise GeirError("a torch.nn.Module needs example_inputs to be exported to ONNX")
+        import io
+        import warnings
+
+        f = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model.eval(), tuple(example_inputs), f, dynamo=False, opset_version=17)
+        return f.getvalue()
+    raise GeirError(f"cannot compile a {type(model).__name__}: give an onnx.ModelProto, a path, bytes or a torch.nn.Module")
+
+
+def import_graph(model: Any, example_inputs: Sequence[Any] | None = None) -> ModuleOp:
+    """The graph-level module of a model: imported from ONNX, or graph-level MLIR as it is."""
+    from geir.frontend.onnx import import_model
+    from geir.ir.text import parse_module
+    from geir.runtime.ascend_interpreter import is_ascend_module
+
+    if isinstance(model, str | Path) and Path(model).suffix == ".mlir":
+        model = parse_module(Path(model).read_text(), make_context(), str(model))
+    if isinstance(model, ModuleOp):
+        if is_ascend_module(model):
+            raise GeirError("geir.compile takes graph-level IR; this module is already an ascend program")
+        return model.clone()
+    return import_model(to_onnx(model, example_inputs))
