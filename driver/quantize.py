@@ -150,7 +150,7 @@ def calibration_runs(data: Any, specs: Sequence[InputSpec]) -> Iterator[list[Fee
             runs.append({n: _as_input(n, sample[n], s, d, f" (sample {i})") for n, s, d in specs})
         yield runs
     else:
-        raise CalibrationError(f"calibration data is a {type(data).__name__}: give a dict input name -> samples, a "
+        raise CalibrationError(f"calibration data of type {type(data).__name__}: give a dict input name -> samples, a "
                                "list of per-sample dicts, a .npz file or a directory of .npz files")
 
 

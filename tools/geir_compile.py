@@ -7,6 +7,7 @@
     geir-compile fused.mlir -o model.om            # graph-level MLIR, e.g. from geir-opt
     geir-compile model.onnx -o model.om --streams 1 --memory-strategy greedy-size
     geir-compile model.onnx -o model.om --export-graph model.graph.onnx   # open it in Netron
+    geir-compile model.onnx -o model.om --quantize int8 --calibration-data calib/   # int8, calibrated
 
 The .om file holds the ascend program, its weights and its memory plan
 (driver/om.py); `geir-run model.om` runs it. `--dump-dir` writes the IR after
@@ -22,6 +23,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from geir.driver.calibration import DEFAULT_METHOD, DEFAULT_PERCENTILE, METHODS
 from geir.errors import GeirError
 from geir.target.precision import DEFAULT_MODE, MODES, mode_named
 from geir.tools import common
@@ -65,6 +67,19 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--keep-dtype", metavar="FILE", help="ops kept at their original type: a node name or OpType::X per line")
     q.add_argument("--modify-mixlist", metavar="FILE.json",
                    help='edits of the allow_mix_precision lists: {"black-list": {"to-add": [...], "to-remove": [...]}, ...}')
+    c = p.add_argument_group("int8 quantization (docs/quantization.md, Calibration)")
+    c.add_argument("--quantize", metavar="int8", help="calibrate the float model on --calibration-data and "
+                   "compile it in int8 (quantize / dequantize around each conv, gemm and matmul)")
+    c.add_argument("--calibration-data", metavar="DIR|FILE.npz",
+                   help="samples of the model's inputs: a .npz file (input name -> [S, *input shape]) or a "
+                   "directory of them (shards)")
+    c.add_argument("--calibration-method", default=DEFAULT_METHOD, metavar="METHOD",
+                   help=f"how a range is chosen: {', '.join(METHODS)} (default: {DEFAULT_METHOD})")
+    c.add_argument("--calibration-percentile", type=float, default=DEFAULT_PERCENTILE, metavar="P",
+                   help=f"the percentile method's percentile (default: {DEFAULT_PERCENTILE})")
+    c.add_argument("--calibration-table", metavar="FILE.json", help="write the calibration table")
+    c.add_argument("--quantize-skip", action="append", default=[], metavar="NAME",
+                   help="a layer (node name) kept in float (repeatable)")
     d = p.add_argument_group("debugging")
     d.add_argument("--dump-dir", metavar="DIR", help="write the IR after every stage into DIR")
     d.add_argument("--dump-weights", action="store_true", help="keep weights in dumps (default: elided)")
@@ -109,6 +124,7 @@ def _main(argv: Sequence[str] | None) -> int:
         keep_dtype=args.keep_dtype,
         modify_mixlist=args.modify_mixlist,
         progress=common.progress_printer(PROG),
+        **_quantize_options(args),
     )
     if args.dump_dir or args.print_ir_after_change:
         _dump(compiled, args)
@@ -120,6 +136,16 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.run:
         print(_run_and_check(compiled, model))
     return 0
+
+
+def _quantize_options(args) -> dict:
+    if not args.quantize:
+        if args.calibration_data or args.calibration_table or args.quantize_skip:
+            raise GeirError("--calibration-data, --calibration-table and --quantize-skip go with --quantize int8")
+        return {}
+    return {"quantize": args.quantize, "calibration_data": args.calibration_data,
+            "calibration_method": args.calibration_method, "calibration_percentile": args.calibration_percentile,
+            "quantize_skip": args.quantize_skip, "calibration_table": args.calibration_table}
 
 
 def cosine(a, b) -> float:
@@ -134,14 +160,17 @@ def cosine(a, b) -> float:
 
 def _run_and_check(compiled, model) -> str:
     """Profile on seeded random inputs; compare the outputs with onnxruntime, or with
-    geir's reference interpreter when onnxruntime is not installed."""
-    import numpy as np
+    geir's reference interpreter when onnxruntime is not installed; an int8 model with the
+    graph interpreter on its QDQ graph (the int8 numerics)."""
     from xdsl.dialects.builtin import ModuleOp
-
-    from geir.runtime.report import format_report
 
     feeds = compiled.random_inputs(seed=0)
     outputs, report = compiled.profile(feeds)
+    if "01_quantize" in compiled.stages:  # the int8 numerics: the QDQ graph, not the float model
+        from geir.runtime.interpreter import run_module
+
+        reference = list(run_module(compiled.stages["01_quantize"], feeds).values())
+        return _check_lines(compiled, report, outputs, reference, "geir's reference interpreter on the QDQ graph")
     try:
         from geir.testing.suite import ort_run
         from geir.frontend.onnx import load_model
@@ -153,6 +182,14 @@ def _run_and_check(compiled, model) -> str:
         from geir.runtime.interpreter import run_module
 
         reference, what = list(run_module(compiled.stages["01_import"], feeds).values()), "geir's reference interpreter"
+    return _check_lines(compiled, report, outputs, reference, what)
+
+
+def _check_lines(compiled, report, outputs, reference, what: str) -> str:
+    import numpy as np
+
+    from geir.runtime.report import format_report
+
     mode = mode_named(compiled.options.precision_mode)
     metric = "rtol 1e-4, atol 1e-5" if mode.min_cosine is None else f"cosine >= {mode.min_cosine}"
     lines = ["", format_report(report), "",

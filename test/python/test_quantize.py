@@ -1,0 +1,262 @@
+"""geir.quantize, geir.compile(quantize="int8") and geir-compile --quantize: the forms of
+calibration data (all giving the same table, shards merged exactly), the table and graph-quantize
+agreeing, skip, the progress bar, and one clear error for each bad input."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import geir
+from geir.driver.model_import import import_graph
+from geir.errors import GeirError
+from geir.ir.text import print_module
+from geir.passes.graph.quantize import CalibrationTable, insert_qdq, is_quantized
+from geir.passes.graph.simplify import simplify
+from geir.runtime.interpreter import run_module
+from geir.tools import geir_compile
+
+BATCH = 2
+SHAPE = (BATCH, 3, 6, 6)
+
+
+@pytest.fixture(scope="module")
+def model() -> onnx.ModelProto:
+    """conv -> relu -> flatten -> gemm (trans_b) -> matmul by a constant, node names conv, gemm, mm."""
+    rng = np.random.default_rng(0)
+
+    def init(name, shape):
+        return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("Flatten", ["r"], ["f"], name="flatten"),
+        helper.make_node("Gemm", ["f", "w2", "b2"], ["g"], name="gemm", transB=1),
+        helper.make_node("MatMul", ["g", "w3"], ["y"], name="mm"),
+    ]
+    graph = helper.make_graph(
+        nodes, "small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, (BATCH, 5))],
+        [init("w", (4, 3, 3, 3)), init("b", (4,)), init("w2", (16, 144)), init("b2", (16,)), init("w3", (16, 5))])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.fixture(scope="module")
+def samples() -> np.ndarray:
+    """12 calibration samples, each a whole input of the model."""
+    return np.random.default_rng(1).standard_normal((12, *SHAPE)).astype(np.float32)
+
+
+def _table(model, data, **kwargs) -> CalibrationTable:
+    return geir.quantize(model, data, progress=False, **kwargs)[1]
+
+
+def test_every_form_of_calibration_data_gives_the_same_table(model, samples, tmp_path):
+    """Stacked samples, rows of the batch, per-sample dicts, one .npz, a directory of shards of
+    different sizes (merged): the statistics, so the tables, are the same exactly."""
+    reference = _table(model, {"x": samples})
+    assert sorted(reference.layers) == ["conv", "gemm", "mm"]
+    np.savez(tmp_path / "all.npz", x=samples)
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    np.savez(shards / "0.npz", x=samples[:1])
+    np.savez(shards / "1.npz", x=samples[1:8].reshape(-1, *SHAPE[1:]))  # rows, run BATCH at a time
+    np.savez(shards / "2.npz", x=samples[8:])
+    for data in ({"x": samples.reshape(-1, *SHAPE[1:])}, [{"x": s} for s in samples], tmp_path / "all.npz",
+                 str(shards)):
+        assert _table(model, data) == reference
+
+
+def test_quantized_graph_is_what_graph_quantize_makes_of_the_table(model, samples, tmp_path):
+    path = tmp_path / "table.json"
+    qdq, table = geir.quantize(model, {"x": samples}, method="percentile", percentile=99.9, progress=False,
+                               table=path)
+    assert CalibrationTable.load(path) == table and table.method == "percentile" and table.percentile == 99.9
+    again = import_graph(model)
+    simplify(again)
+    insert_qdq(again, CalibrationTable.load(path))
+    assert print_module(again) == print_module(qdq)
+    feeds = {"x": samples[0]}
+    ours, ref = run_module(qdq, feeds)["y"], run_module(import_graph(model), feeds)["y"]
+    assert 0 < np.max(np.abs(ours - ref)) < 0.05 * np.max(np.abs(ref))  # fake quantization, close
+
+
+def test_skip_keeps_a_layer_in_float(model, samples):
+    qdq, table = geir.quantize(model, {"x": samples}, skip=["gemm"], progress=False)
+    assert sorted(table.layers) == ["conv", "mm"]
+    assert is_quantized(qdq)
+
+
+def test_compile_quantizes_as_a_stage(model, samples, tmp_path):
+    compiled = geir.compile(model, opt_level=1, lower=False, quantize="int8", calibration_data={"x": samples},
+                            calibration_method="minmax", calibration_table=tmp_path / "t.json",
+                            precision_mode="must_keep_origin_dtype")
+    assert compiled.stage_names == ["01_import", "01_quantize", "02_simplify"]
+    assert CalibrationTable.load(tmp_path / "t.json") == _table(model, {"x": samples}, method="minmax")
+    qdq, _ = geir.quantize(model, {"x": samples}, method="minmax", progress=False)
+    feeds = {"x": samples[3]}
+    np.testing.assert_allclose(compiled.run(feeds)["y"], run_module(qdq, feeds)["y"], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "data,message",
+    [
+        ({"y": np.zeros((2, *SHAPE), np.float32)}, r"no data for input\(s\) 'x'; 'y' is not an input; "
+                                                    r"the model's inputs are 'x'"),
+        ({"x": np.zeros((2, 3, 5, 5), np.float32)}, r"input 'x' has shape \[2, 3, 5, 5\]; give samples of the "
+                                                     r"model's input shape \[2, 3, 6, 6\]"),
+        ([{"x": np.zeros((1, 3, 6, 6), np.float32)}], r"\(sample 0\): input 'x' has shape \[1, 3, 6, 6\], "
+                                                       r"the model's is \[2, 3, 6, 6\]"),
+        ({"x": np.zeros((0, *SHAPE), np.float32)}, "the calibration set is empty"),
+        ([], "the calibration set is empty"),
+        ({"x": np.zeros((2, *SHAPE), np.int64) + 1j}, "input 'x' has dtype complex128"),
+        (42, "calibration data of type int: give a dict"),
+    ],
+)
+def test_bad_calibration_data_is_an_error(model, data, message):
+    with pytest.raises(GeirError, match=message):
+        geir.quantize(model, data, progress=False)
+
+
+def test_bad_files_are_errors(model, tmp_path):
+    with pytest.raises(GeirError, match="no such file or directory"):
+        geir.quantize(model, tmp_path / "nope.npz", progress=False)
+    with pytest.raises(GeirError, match="holds no .npz file"):
+        geir.quantize(model, tmp_path, progress=False)
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    with pytest.raises(GeirError, match="cannot read .*bad.npz"):
+        geir.quantize(model, tmp_path / "bad.npz", progress=False)
+
+
+def test_bad_options_are_errors(model, samples):
+    data = {"x": samples}
+    with pytest.raises(GeirError, match="unknown calibration method 'kl'; methods: minmax, percentile, entropy, mse"):
+        geir.quantize(model, data, method="kl")
+    with pytest.raises(GeirError, match="skip: no op of the graph is named 'nope'"):
+        geir.quantize(model, data, skip=["nope"], progress=False)
+    with pytest.raises(GeirError, match="unknown calibration method"):
+        geir.compile(model, quantize="int8", calibration_data=data, calibration_method="kl")
+    with pytest.raises(GeirError, match="unknown type 'int4'"):
+        geir.compile(model, quantize="int4", calibration_data=data)
+    with pytest.raises(GeirError, match="needs calibration_data"):
+        geir.compile(model, quantize="int8")
+    with pytest.raises(GeirError, match="calibration_data given without quantize"):
+        geir.compile(model, calibration_data=data)
+
+
+def test_a_quantized_model_is_not_quantized_again(model, samples):
+    qdq, _ = geir.quantize(model, {"x": samples}, progress=False)
+    with pytest.raises(GeirError, match="already quantized"):
+        geir.quantize(qdq, {"x": samples}, progress=False)
+    with pytest.raises(GeirError, match="already quantized"):
+        geir.compile(qdq, quantize="int8", calibration_data={"x": samples})
+
+
+# ---------------------------------------------------------------------------
+# geir-compile
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def files(model, samples, tmp_path):
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    np.savez(tmp_path / "calib.npz", x=samples)
+    return tmp_path
+
+
+def _cli(capsys, *args) -> tuple[int, str, str]:
+    code = geir_compile.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_compiles_int8_and_writes_the_table(files, capsys, samples, model):
+    code, out, err = _cli(capsys, files / "m.onnx", "-o", files / "m.om", "--quantize", "int8",
+                          "--calibration-data", files / "calib.npz", "--calibration-method", "mse",
+                          "--calibration-table", files / "t.json", "--precision-mode", "must_keep_origin_dtype")
+    assert code == 0, err
+    assert err == ""  # no progress bar when stderr is not a terminal
+    assert CalibrationTable.load(files / "t.json") == _table(model, {"x": samples}, method="mse")
+    qdq, _ = geir.quantize(model, {"x": samples}, method="mse", progress=False)
+    np.testing.assert_allclose(geir.load(files / "m.om").run({"x": samples[5]})["y"],
+                               run_module(qdq, {"x": samples[5]})["y"], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--quantize", "int8", "--calibration-data", "{d}/calib.npz", "--calibration-method", "kl"],
+         "unknown calibration method 'kl'"),
+        (["--quantize", "int8"], "needs calibration_data"),
+        (["--calibration-data", "{d}/calib.npz"], "go with --quantize int8"),
+        (["--quantize", "int8", "--calibration-data", "{d}/nope"], "no such file or directory: .*nope"),
+        (["--quantize", "int8", "--calibration-data", "{d}/wrong.npz"], r"\(wrong.npz\): no data for input\(s\) 'x'"),
+    ],
+)
+def test_cli_errors_are_one_line(files, capsys, args, message):
+    np.savez(files / "wrong.npz", image=np.zeros((1, *SHAPE), np.float32))
+    code, _, err = _cli(capsys, files / "m.onnx", "-o", files / "m.om", *(a.format(d=files) for a in args))
+    assert code == 1
+    assert re.fullmatch(rf"geir-compile: error: .*{message}.*\n", err), err
+
+
+def test_cli_refuses_to_quantize_a_quantized_model(files, capsys, samples, model):
+    qdq, _ = geir.quantize(model, {"x": samples}, progress=False)
+    (files / "q.mlir").write_text(print_module(qdq))
+    code, _, err = _cli(capsys, files / "q.mlir", "-o", files / "m.om", "--quantize", "int8",
+                        "--calibration-data", files / "calib.npz")
+    assert code == 1 and err.startswith("geir-compile: error: the model is already quantized"), err
+
+
+def _terminal(text: str) -> list[str]:
+    """The lines a terminal shows for text with save / restore cursor and clear-to-end codes."""
+    lines, line, col, saved = [], [], 0, 0
+    for token in re.split(r"(\x1b7|\x1b8|\x1b\[K|\n|\r)", text):
+        if token == "\x1b7":
+            saved = col
+        elif token == "\x1b8":
+            col = saved
+        elif token == "\x1b[K":
+            del line[col:]
+        elif token == "\r":
+            col = 0
+        elif token == "\n":
+            lines.append("".join(line))
+            line, col = [], 0
+        else:
+            line[col: col + len(token)] = token
+            col += len(token)
+    return lines + (["".join(line)] if line else [])
+
+
+def test_cli_shows_a_progress_bar_on_a_terminal(files):
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "geir.tools.geir_compile", str(files / "m.onnx"), "-o",
+                             str(files / "m.om"), "-O1", "--quantize", "int8", "--calibration-data",
+                             str(files / "calib.npz")], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.wait() == 0
+    raw = b"".join(chunks).decode()
+    assert " calibrating [" + "#" * 30 + "] 12/12" in raw  # drawn, to the end
+    lines = _terminal(raw.replace("\r\n", "\n"))
+    assert re.fullmatch(r"geir-compile: 01_quantize \.\.\. \d+\.\d\d s", lines[1]), lines  # then erased
