@@ -185,7 +185,7 @@ class ProgressBar:
 
     def __init__(self, label: str, total: int, enabled: bool = True, stream=None):
         self.stream = stream or sys.stderr
-        self.enabled = enabled and self.stream.isatty()
+        self.enabled = enabled and getattr(self.stream, "isatty", lambda: False)()
         self.label, self.total = label, total
         if self.enabled:
             self.stream.write(self.SAVE)
