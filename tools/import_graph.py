@@ -34,8 +34,8 @@ LAYERS = (
     ("passes", "rewrites within one dialect: passes/graph, passes/ascend"),
     ("lowering", "graph -> ascend: bufferization and the kernel templates"),
     ("runtime", "the interpreters, the simulator, the report and trace"),
-    ("driver", "pass registry, pipelines, compile, offline models, the graph as ONNX, compare"),
-    ("api", "geir.compile / geir.load"),
+    ("driver", "pass registry, pipelines, compile, int8 calibration, offline models, the graph as ONNX, compare"),
+    ("api", "geir.compile / geir.load / geir.quantize"),
     ("testing", "the model suite the tests and benchmarks share"),
     ("tools", "the command-line tools"),
 )
