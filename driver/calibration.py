@@ -17,7 +17,8 @@ A method turns stats into a threshold T, the largest |x| the int8 range represen
 * `entropy`: TensorRT's search: for each candidate i (from the number of levels to 2048 bins),
   the reference P = hist[:i] with the outliers hist[i:] added to its last bin, and Q = hist[:i]
   merged into as many levels and spread back over its non-zero bins; T = the upper edge of the
-  bin i with the least KL(P || Q);
+  bin i with the least KL(P || Q) (the widest of equals). Bin 0 counts as bin 1 does, so the
+  zeros of a ReLU do not decide the range;
 * `mse`: the bin edge T minimising the expected squared quantization error of the histogram
   (its bin centres, rounded to the grid of step T / levels, clipped at T).
 
@@ -153,6 +154,11 @@ def _entropy_bins(hist: np.ndarray, levels: int) -> int:
     """TensorRT's KL search: the number of bins i kept whose quantization to `levels` levels
     loses the least information about the whole distribution."""
     hist = hist.astype(np.float64)
+    # A ReLU's zeros are exact at any threshold; left in, their spike in bin 0 would dominate the
+    # divergence. Bin 0 counts as its neighbour does (pytorch-quantization's rule).
+    hist[0] = hist[1]
+    if not hist.any():
+        return 1
     top = int(np.nonzero(hist)[0].max()) + 1
     if top <= levels:  # fewer occupied bins than levels: nothing to gain by clipping
         return top
@@ -169,7 +175,7 @@ def _entropy_bins(hist: np.ndarray, levels: int) -> int:
         lengths = np.diff(np.append(starts, i))
         q = np.repeat(np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0), lengths) * nonzero
         kl = _kl(p, q)
-        if kl < best_kl:
+        if kl <= best_kl:  # ties: the widest range
             best, best_kl = i, kl
     return best
 
