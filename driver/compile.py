@@ -178,12 +178,25 @@ def compile(  # noqa: A001
 
     module = stage("01_import", lambda: import_graph(model, example_inputs))
     if quantize is not None:  # a choice of numerics, at every -O level (docs/quantization.md)
-        module = stage("01_quantize", lambda: quantize.apply(module, progress=progress is not None))
+        # a fallback search prices its candidates with these very options (int8 layers aside)
+        latency_of = default_latency_of(device, opt_level, **options) if quantize.tolerance is not None else None
+        module = stage("01_quantize", lambda: quantize.apply(module, progress=progress is not None,
+                                                             latency_of=latency_of))
     ctx = make_context()
     registry = get_all_passes()
     for name, specs in pipeline.stages:
         stage(name, lambda specs=specs: _apply(ctx, module, registry, specs))
     return CompiledModel(opts, stages, seconds, pipeline.unavailable)
+
+
+def default_latency_of(device: str = "ascend910b", opt_level: int = 3, **options):
+    """What prices an int8 fallback candidate (driver/sensitivity.py): the QDQ module compiled
+    with these options, its modeled-device report."""
+
+    def latency_of(module: ModuleOp):
+        return compile(module, device=device, opt_level=opt_level, **options).report
+
+    return latency_of
 
 
 def _apply(ctx, module: ModuleOp, registry, specs: list[str]) -> ModuleOp:

@@ -24,7 +24,7 @@ calibration_data=...)` and `geir-compile --quantize int8` do the same as their f
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from collections.abc import Iterator, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
@@ -250,9 +250,11 @@ class QuantizeOptions:
     percentile: float = DEFAULT_PERCENTILE
     skip: tuple[str, ...] = ()
     table: str | None = None
+    tolerance: float | None = None  # the outputs' cosine an accuracy-driven fallback must meet
+    report: Any = None  # hears the fallback search's trade-off table (a str)
 
     KEYS = ("quantize", "calibration_data", "calibration_method", "calibration_percentile", "quantize_skip",
-            "calibration_table")
+            "calibration_table", "quantize_tolerance", "quantize_report")
 
     @classmethod
     def take(cls, options: dict[str, Any]) -> QuantizeOptions | None:
@@ -271,16 +273,29 @@ class QuantizeOptions:
             raise CalibrationError("quantize=\"int8\" needs calibration_data (samples of the model's inputs)")
         opts = cls(mine["calibration_data"], mine.get("calibration_method") or DEFAULT_METHOD,
                    DEFAULT_PERCENTILE if mine.get("calibration_percentile") is None else mine["calibration_percentile"], tuple(mine.get("quantize_skip") or ()),
-                   None if mine.get("calibration_table") is None else str(mine["calibration_table"]))
+                   None if mine.get("calibration_table") is None else str(mine["calibration_table"]),
+                   mine.get("quantize_tolerance"), mine.get("quantize_report"))
         check_method(opts.method, opts.percentile)
+        check_tolerance(opts.tolerance)
         return opts
 
-    def apply(self, module: ModuleOp, progress: bool = False) -> ModuleOp:
+    def apply(self, module: ModuleOp, progress: bool = False, latency_of=None) -> ModuleOp:
         module, table = quantize_module(module, self.calibration_data, self.method, self.percentile, self.skip,
-                                        progress)
+                                        progress, tolerance=self.tolerance, latency_of=latency_of)
         if self.table is not None:
             table.save(self.table)
+        if table.search is not None and self.report is not None:
+            self.report(table.search.format())
         return module
+
+
+EVAL_SAMPLES = 8
+"""Calibration samples the fallback search evaluates each candidate on (the first ones)."""
+
+
+def check_tolerance(tolerance: float | None) -> None:
+    if tolerance is not None and not 0 < tolerance <= 1:
+        raise CalibrationError(f"tolerance {tolerance}: the outputs' cosine to the float model, in (0, 1]")
 
 
 def _input_names(module: ModuleOp) -> dict[str, str]:
@@ -289,9 +304,12 @@ def _input_names(module: ModuleOp) -> dict[str, str]:
 
 
 def quantize_module(module: ModuleOp, calibration_data: Any, method: str = DEFAULT_METHOD,
-                    percentile: float = DEFAULT_PERCENTILE, skip: Sequence[str] = (), progress: bool = True
-                    ) -> tuple[ModuleOp, CalibrationTable]:
-    """Calibrate a graph-level float module in place (it is simplified first) and insert QDQ."""
+                    percentile: float = DEFAULT_PERCENTILE, skip: Sequence[str] = (), progress: bool = True, *,
+                    tolerance: float | None = None, latency_of=None) -> tuple[ModuleOp, CalibrationTable]:
+    """Calibrate a graph-level float module in place (it is simplified first) and insert QDQ.
+    With a `tolerance` (the outputs' cosine to the float model), the layers an accuracy-driven
+    search keeps in float (driver/sensitivity.py, priced by `latency_of`: a QDQ module -> the
+    simulator's report) are skipped and named in the table."""
     from geir.passes.graph.simplify import simplify
 
     check_method(method, percentile)
@@ -311,23 +329,49 @@ def quantize_module(module: ModuleOp, calibration_data: Any, method: str = DEFAU
         layers[name] = LayerRange(p.scale, p.zero_point, {"input": inputs[name], "min": s.min, "max": s.max,
                                                           "threshold": p.threshold})
     table = CalibrationTable(method, layers, percentile if method == "percentile" else None)
+    if tolerance is not None:
+        check_tolerance(tolerance)
+        search = _fallback(module, table, calibration_data, tolerance, skip, progress, latency_of)
+        table = replace(table, float_layers=search.chosen.float_layers, search=search)
+        skip = skip + search.chosen.float_layers
     insert_qdq(module, table, skip)
     module.verify()
     return module, table
 
 
+def _fallback(module: ModuleOp, table: CalibrationTable, calibration_data: Any, tolerance: float,
+              skip: tuple[str, ...], progress: bool, latency_of):
+    from geir.driver.sensitivity import search_fallback
+    from geir.runtime.interpreter import input_specs
+
+    specs = input_specs(module)
+    feeds = [f for runs in calibration_runs(calibration_data, specs) for f in runs][:EVAL_SAMPLES]
+    line = ProgressBar("fallback search", 1, progress)
+    try:
+        return search_fallback(module, table, feeds, tolerance, skip=skip, latency_of=latency_of,
+                               progress=lambda text: line.enabled and line.stream.write(
+                                   f"{line.RESTORE} fallback search: {text}{line.CLEAR}"))
+    finally:
+        line.close()
+
+
 def quantize(model: Any, calibration_data: Any, method: str = DEFAULT_METHOD, percentile: float = DEFAULT_PERCENTILE,
              skip: Sequence[str] = (), progress: bool = True, *, table: str | PathLike | None = None,
-             example_inputs=None) -> tuple[ModuleOp, CalibrationTable]:
+             example_inputs=None, tolerance: float | None = None, latency_of=None
+             ) -> tuple[ModuleOp, CalibrationTable]:
     """Calibrate `model` (anything geir.compile takes) on `calibration_data` (module docstring)
     and return its QDQ graph module, which geir.compile takes, and the calibration table
     (written to `table` when given). `skip`: node names of layers kept in float; `progress`: a
-    progress bar over the samples on stderr when it is a terminal."""
+    progress bar over the samples on stderr when it is a terminal. `tolerance`: the cosine of
+    the outputs to the float model's that an accuracy-driven fallback must meet (layers kept in
+    float, chosen by sensitivity and by the modeled latency `latency_of` gives: driver/sensitivity.py;
+    geir.quantize prices on a device); the table names them (`float_layers`) and holds the search
+    (`table.search.format()`: the trade-off)."""
     from geir.driver.model_import import import_graph
 
     check_method(method, percentile)
     module, calibration = quantize_module(import_graph(model, example_inputs), calibration_data, method, percentile,
-                                          skip, progress)
+                                          skip, progress, tolerance=tolerance, latency_of=latency_of)
     if table is not None:
         calibration.save(table)
     return module, calibration

@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--calibration-table", metavar="FILE.json", help="write the calibration table")
     c.add_argument("--quantize-skip", action="append", default=[], metavar="NAME",
                    help="a layer (node name) kept in float (repeatable)")
+    c.add_argument("--tolerance", type=float, metavar="COS",
+                   help="accuracy-driven fallback: keep the layers in float (chosen by sensitivity and modeled "
+                   "latency) that bring the outputs' cosine to the float model to at least COS; prints the trade-off")
     d = p.add_argument_group("debugging")
     d.add_argument("--dump-dir", metavar="DIR", help="write the IR after every stage into DIR")
     d.add_argument("--dump-weights", action="store_true", help="keep weights in dumps (default: elided)")
@@ -140,12 +143,14 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _quantize_options(args) -> dict:
     if not args.quantize:
-        if args.calibration_data or args.calibration_table or args.quantize_skip:
-            raise GeirError("--calibration-data, --calibration-table and --quantize-skip go with --quantize int8")
+        if args.calibration_data or args.calibration_table or args.quantize_skip or args.tolerance is not None:
+            raise GeirError("--calibration-data, --calibration-table, --quantize-skip and --tolerance go with "
+                            "--quantize int8")
         return {}
     return {"quantize": args.quantize, "calibration_data": args.calibration_data,
             "calibration_method": args.calibration_method, "calibration_percentile": args.calibration_percentile,
-            "quantize_skip": args.quantize_skip, "calibration_table": args.calibration_table}
+            "quantize_skip": args.quantize_skip, "calibration_table": args.calibration_table,
+            "quantize_tolerance": args.tolerance, "quantize_report": print if args.tolerance is not None else None}
 
 
 def cosine(a, b) -> float:

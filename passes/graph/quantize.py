@@ -77,11 +77,15 @@ class CalibrationTable:
     method: str
     layers: dict[str, LayerRange]
     percentile: float | None = None
+    float_layers: tuple[str, ...] = ()  # what an accuracy-driven fallback kept in float
+    search: Any = field(default=None, compare=False, repr=False)  # that search (driver/sensitivity.py)
 
     def to_json(self) -> str:
         doc: dict[str, Any] = {"version": TABLE_VERSION, "method": self.method}
         if self.percentile is not None:
             doc["percentile"] = self.percentile
+        if self.float_layers:
+            doc["float_layers"] = list(self.float_layers)
         doc["layers"] = {name: {**r.info, "scale": r.scale, "zero_point": r.zero_point}
                          for name, r in self.layers.items()}
         return json.dumps(doc, indent=1) + "\n"
@@ -126,7 +130,10 @@ class CalibrationTable:
                 raise bad(f"layer '{name}': zero_point must be an int8 integer, got {zero!r}")
             info = {k: v for k, v in entry.items() if k not in ("scale", "zero_point")}
             parsed[name] = LayerRange(float(scale), zero, info)
-        return cls(doc["method"], parsed, doc.get("percentile"))
+        kept = doc.get("float_layers", [])
+        if not isinstance(kept, list) or not all(isinstance(n, str) for n in kept):
+            raise bad("'float_layers' must be a list of layer names")
+        return cls(doc["method"], parsed, doc.get("percentile"), tuple(kept))
 
 
 # ---------------------------------------------------------------------------

@@ -260,3 +260,19 @@ def test_cli_shows_a_progress_bar_on_a_terminal(files):
     assert " calibrating [" + "#" * 30 + "] 12/12" in raw  # drawn, to the end
     lines = _terminal(raw.replace("\r\n", "\n"))
     assert re.fullmatch(r"geir-compile: 01_quantize \.\.\. \d+\.\d\d s", lines[1]), lines  # then erased
+
+
+def test_cli_tolerance_prints_the_trade_off(files, capsys):
+    """--tolerance: the fallback search's table (candidates, cosine, modeled latency, the chosen
+    one starred) before the compile summary, and the float layers in the written table."""
+    code, out, err = _cli(capsys, files / "m.onnx", "-o", files / "m.om", "--quantize", "int8",
+                          "--calibration-data", files / "calib.npz", "--tolerance", "1.0",
+                          "--calibration-table", files / "t.json")
+    assert code == 0, err
+    assert "int8 fallback search: output cosine >= 1" in out
+    chosen = [line for line in out.splitlines() if line.startswith("*")]
+    assert len(chosen) == 1 and " 1.000000  yes " in chosen[0], out
+    table = CalibrationTable.load(files / "t.json")
+    assert table.float_layers and sorted(table.float_layers) == sorted(table.layers)
+    code, out, err = _cli(capsys, files / "m.onnx", "-o", files / "m.om", "--tolerance", "0.9")
+    assert code == 1 and "go with --quantize int8" in err

@@ -17,6 +17,8 @@ import torch
 from sklearn import datasets
 
 import geir
+from geir.dialects import graph as g
+from geir.dialects.traits import Contraction
 from geir.driver.calibration import METHODS
 from geir.runtime.interpreter import run_module
 
@@ -110,3 +112,50 @@ def test_compiled_int8_agrees_with_the_qdq_graph(digits):
     step = table.layers["/5/Gemm"].scale * np.abs(weights["5.weight"]).max()
     print(f"\ncompiled vs QDQ graph: max |diff| {np.abs(ours - reference).max():.3g}, one step {step:.3g}, {(~close).sum()} of {close.size} logits beyond 1e-4")
     assert np.abs(ours - reference).max() <= 2 * step
+
+
+@pytest.mark.parametrize("tolerance", [0.9, 0.999996, 1.0])
+def test_accuracy_driven_fallback(digits, tolerance):
+    """geir.quantize(tolerance=cos): the layers kept in float meet the tolerance on the
+    evaluation samples, are the fewest along the sensitivity order or cheaper by modeled
+    latency, are named in the table and stay float in the QDQ graph; the trade-off table lists
+    the candidates."""
+    from geir.driver.sensitivity import cosine
+    from geir.passes.graph.quantize import CalibrationTable
+
+    model, calibration, images, labels = digits
+    qdq, table = geir.quantize(model, {"x": calibration[:40]}, method="minmax", progress=False, tolerance=tolerance)
+    search = table.search
+    assert search.chosen.cosine >= tolerance and search.chosen.float_layers == table.float_layers
+    order = sorted(search.sensitivity, key=lambda n: (search.sensitivity[n], n))
+    fewest = min(len(c.float_layers) for c in search.candidates if c.cosine >= tolerance)
+    assert table.float_layers == tuple(order[:len(table.float_layers)]) or any(
+        "cost" in c.strategy and c is search.chosen for c in search.candidates)
+    if "cost" not in search.chosen.strategy:
+        assert len(table.float_layers) == fewest
+    if tolerance == 1.0:  # only every layer in float reaches 1 exactly
+        assert sorted(table.float_layers) == sorted(search.sensitivity)
+    if tolerance == 0.9:
+        assert table.float_layers == ()
+    from geir.ir.locations import loc_names
+    layers = [op for op in qdq.walk() if op.has_trait(Contraction)]
+    in_float = {n for op in layers if not isinstance(op.operands[0].owner, g.DequantizeOp) for n in loc_names(op.location)}
+    assert set(table.float_layers) <= in_float and len(layers) == 3
+    assert not (set(search.sensitivity) - set(table.float_layers)) & in_float
+    text = search.format()
+    assert "int8 fallback search: output cosine >=" in text and "*" in text
+    assert CalibrationTable.from_json(table.to_json()).float_layers == table.float_layers
+    # the chosen set's cosine is what the QDQ graph computes on the evaluation samples
+    float_module = geir.compile(model, opt_level=0, lower=False).module
+    evals = [{"x": calibration[i:i + BATCH]} for i in range(0, 40, BATCH)]
+    ours = [o for f in evals for o in run_module(qdq, f).values()]
+    ref = [o for f in evals for o in run_module(float_module, f).values()]
+    assert abs(cosine(ours, ref) - search.chosen.cosine) < 1e-6
+
+
+def test_tolerance_is_a_cosine(digits):
+    from geir.driver.calibration import CalibrationError
+
+    model, calibration, _, _ = digits
+    with pytest.raises(CalibrationError, match=r"tolerance 1.5: the outputs' cosine to the float model, in \(0, 1\]"):
+        geir.quantize(model, {"x": calibration[:20]}, progress=False, tolerance=1.5)
