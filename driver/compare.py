@@ -62,6 +62,7 @@ from geir.runtime.overflow import dtype_name, is_low_precision
 MIN_COSINE = 0.99
 MIN_SQNR_DB = 30.0
 IMPORT_STAGE = "01_import"
+QUANTIZE_STAGE = "01_quantize"  # geir.compile(quantize="int8"): calibration and QDQ after the import
 
 
 class Verdict(IntEnum):
@@ -589,12 +590,22 @@ def compile_stages(model: onnx.ModelProto, device: str = "ascend910b", opt_level
 
     from geir.dialects import make_context
     from geir.frontend.onnx import import_model
+    from geir.driver.quantize import QuantizeOptions
     from geir.driver.registry import build_passes, get_all_passes
 
+    options = dict(options)
+    quantize = QuantizeOptions.take(options)
     pipeline = _pipeline(device, opt_level, **options)
     module = import_model(model)
     module.verify()
     stages = {IMPORT_STAGE: module.clone()}
+    if quantize is not None and until != IMPORT_STAGE:  # geir.compile's first stage (driver/compile.py)
+        try:
+            module = quantize.apply(module)
+            module.verify()
+        except GeirError as e:
+            return stages, (QUANTIZE_STAGE, _error_text(e))
+        stages[QUANTIZE_STAGE] = module.clone()
     ctx, registry = make_context(), get_all_passes()
     for name, specs in pipeline.stages:
         if until is not None and until in stages:
@@ -610,8 +621,11 @@ def compile_stages(model: onnx.ModelProto, device: str = "ascend910b", opt_level
 
 def _pipeline(device: str, opt_level: int, **options):
     from geir.driver.pipelines import PipelineOptions, build_pipeline
+    from geir.driver.quantize import QuantizeOptions
     from geir.target.device import load_device
 
+    options = dict(options)
+    QuantizeOptions.take(options)  # checked; a stage of its own, before the pipeline's
     opts = PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)
     load_device(opts.device)  # an unknown device is an error before any work
     return build_pipeline(opts)
@@ -619,7 +633,8 @@ def _pipeline(device: str, opt_level: int, **options):
 
 def stage_names(device: str = "ascend910b", opt_level: int = 3, **options) -> list[str]:
     """The stages geir.compile makes with these options (without compiling)."""
-    return [IMPORT_STAGE, *(name for name, _ in _pipeline(device, opt_level, **options).stages)]
+    first = [IMPORT_STAGE, QUANTIZE_STAGE] if options.get("quantize") else [IMPORT_STAGE]
+    return [*first, *(name for name, _ in _pipeline(device, opt_level, **options).stages)]
 
 
 def select_stages(names: Sequence[str], wanted: Sequence[str] | None) -> list[str]:

@@ -6,6 +6,7 @@
     geir-compare model.onnx --layout off --disable-pass graph-fuse      # bisect
     geir-compare model.onnx --json compare.json                          # also as JSON
     geir-compare model.onnx --program model.om         # a compiled program instead of the stages
+    geir-compare model.onnx --quantize int8 --calibration-data calib.npz   # int8 against fp32
 
 onnxruntime runs the model with every node output exposed; each stage of geir's pipeline
 runs on the same inputs and every tensor it produces is mapped back to its ONNX node and
@@ -14,7 +15,9 @@ tensors by cosine and SQNR, not fp32 tolerances); each row shows the tensor's dt
 table ends with per-stage counts and the first divergence: the first stage with a DIFFERENT
 tensor and, in it, the first such node in topological order; and, if any tensor overflowed
 (inf / NaN where onnxruntime's is finite), the first op that did. Divergence is a finding,
-not an error: the exit code is 0 unless the input is bad (1).
+not an error: the exit code is 0 unless the input is bad (1). With --quantize int8 the float
+model is the reference of the int8 program: its stages are judged by the SIMILAR tier, and the
+summary names the layer that lost the most SQNR to int8.
 """
 
 from __future__ import annotations
@@ -53,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--disable-pass", action="append", default=[], metavar="NAME", help="leave a pass out (repeatable)")
     g.add_argument("--precision-mode", default=None, metavar="MODE",
                    help="GE's precision mode, as geir-compile (default: force_fp16; must_keep_origin_dtype for fp32)")
+    q = p.add_argument_group("int8 (as geir-compile; docs/quantization.md)")
+    q.add_argument("--quantize", metavar="int8", help="compile the model calibrated in int8 and compare it with "
+                   "the float model")
+    q.add_argument("--calibration-data", metavar="DIR|FILE.npz", help="samples of the model's inputs")
+    q.add_argument("--calibration-method", default=None, metavar="METHOD", help="minmax, percentile, entropy, mse")
     p.add_argument("--rtol", type=float, default=1e-4, help="CLOSE: relative tolerance (default: 1e-4)")
     p.add_argument("--atol", type=float, default=1e-5, help="CLOSE: absolute tolerance (default: 1e-5)")
     p.add_argument("--show", choices=("all", "diverging"), default="all",
@@ -88,6 +96,9 @@ def _main(argv: Sequence[str] | None) -> int:
                "streams": args.streams, "disable_passes": args.disable_pass}
     if args.precision_mode is not None:
         options["precision_mode"] = args.precision_mode
+    if args.quantize or args.calibration_data:
+        options.update(quantize=args.quantize, calibration_data=args.calibration_data,
+                       calibration_method=args.calibration_method)
     stages = _names(args.stages)
     program = None
     if args.program:

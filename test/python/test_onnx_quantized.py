@@ -4,6 +4,8 @@ compared with onnxruntime's int8 execution (docs/quantization.md)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import onnx
 import onnx.version_converter
@@ -329,3 +331,18 @@ def test_compare_names_the_layer_that_lost_most(coarse):
     assert c.node == coarse and lost > 10, (c.node, lost)
     assert f"lost most to int8: node '{coarse}'" in report.format()
     assert report.to_json()["most_lost"]["node"] == coarse
+
+
+def test_geir_compare_quantize_against_the_float_model(tmp_path, capsys):
+    from geir.tools import geir_compare
+
+    onnx.save(_conv_chain(None), tmp_path / "m.onnx")
+    np.savez(tmp_path / "c.npz", x=np.random.default_rng(0).standard_normal((4, 1, 3, 16, 16)).astype(np.float32))
+    code = geir_compare.main([str(tmp_path / "m.onnx"), "--quantize", "int8", "--calibration-data",
+                              str(tmp_path / "c.npz"), "--stages", "import,quantize,plan_memory"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "01_import (graph" in out and "01_quantize (graph" in out and "09_plan_memory (ascend" in out
+    assert re.search(r"lost most to int8: node 'conv\d' \(tensor 'c\d', @k\d+_conv\d\) in stage 09_plan_memory", out)
+    import_line = next(line for line in out.splitlines() if line.startswith("  01_import"))
+    assert "5 CLOSE" in import_line  # the float stage is judged by fp32 tolerances
