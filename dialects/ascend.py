@@ -1266,6 +1266,15 @@ class MmadOp(IRDLOperation):
 # ---------------------------------------------------------------------------
 
 
+def _value_range(elt: Attribute) -> tuple[float, float]:
+    """The integers an element type holds (a float type: no bound checked here)."""
+    if is_float(elt):
+        return -math.inf, math.inf
+    dtype = to_dtype(elt)
+    bits = dtype.itemsize * 8
+    return (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if dtype.kind == "i" else (0, 2 ** bits - 1)
+
+
 def _ints(attr: Attribute | None) -> tuple[int, ...]:
     return tuple(attr.get_values()) if attr is not None else ()  # type: ignore[union-attr]
 
@@ -1294,6 +1303,11 @@ class Load3dOp(IRDLOperation):
     An NC1HWC0 box `src` [C1, Hs, Ws, C0] (the hardware's native l1 feature map) orders K
     as (c1, kh, kw, c0), row k = ((c1 * KH + kh) * KW + kw) * C0 + c0 with channel
     c = c1 * C0 + c0: the order of FRACTAL_Z weights, whose [Cout, K] matrix that is.
+
+    `pad_value` (optional, an integer of the element type's range) is what the padding
+    holds instead of zero: the device's Load3D padding-value register (Ascend C
+    `SetLoadDataPaddingValue`). An int8 convolution pads with the input's zero point
+    (graph.conv's `offset_x`); channels past `channels` and pixels past `out` stay zero.
     """
 
     name = "ascend.load3d"
@@ -1311,6 +1325,7 @@ class Load3dOp(IRDLOperation):
     pads = prop_def(DenseArrayBase)
     out = prop_def(DenseArrayBase)
     channels = prop_def(IntegerAttr)
+    pad_value = opt_prop_def(IntegerAttr)
 
     PIPE: ClassVar[str] = "MTE1"
     GEOMETRY: ClassVar[tuple[tuple[str, int, int], ...]] = (
@@ -1321,16 +1336,24 @@ class Load3dOp(IRDLOperation):
     @classmethod
     def get(cls, src, origin: Sequence[SSAValue], dst, start: Sequence[SSAValue], *, image: Sequence[int],
             kernel: Sequence[int], strides: Sequence[int], dilations: Sequence[int], pads: Sequence[int],
-            out: Sequence[int], channels: int) -> Load3dOp:
-        """`origin` = (ih, iw) of src[:, 0, 0]; `start` = (k, oh, ow) of the tile."""
+            out: Sequence[int], channels: int, pad_value: int = 0) -> Load3dOp:
+        """`origin` = (ih, iw) of src[:, 0, 0]; `start` = (k, oh, ow) of the tile; a nonzero
+        `pad_value` fills the padding."""
         arrays = dict(image=image, kernel=kernel, strides=strides, dilations=dilations, pads=pads, out=out)
         props: dict[str, Attribute] = {k: DenseArrayBase.from_list(i64, list(v)) for k, v in arrays.items()}
         props["channels"] = IntegerAttr(channels, i64)
+        if pad_value:
+            props["pad_value"] = IntegerAttr(int(pad_value), i64)
         return cls.create(operands=[SSAValue.get(src), *map(SSAValue.get, origin), SSAValue.get(dst),
                                     *map(SSAValue.get, start)], properties=props)
 
     def geometry(self, name: str) -> tuple[int, ...]:
         return _ints(self.properties.get(name))
+
+    @property
+    def padding_value(self) -> int:
+        """What the padding holds (0 unless `pad_value` says otherwise)."""
+        return int_value(self.pad_value) if self.pad_value is not None else 0
 
     @property
     def pipe(self) -> str:
@@ -1376,6 +1399,11 @@ class Load3dOp(IRDLOperation):
         pixels = dt.get_shape()[1] if d == "l0b" else dt.get_shape()[0]
         if oht * owt > pixels:
             _fail(self, f"out [{oht}, {owt}] has {oht * owt} pixels, more than the {pixels} of the destination")
+        if self.pad_value is not None:
+            lo, hi = _value_range(st.element_type)
+            if not lo <= self.padding_value <= hi:
+                _fail(self, f"pad_value = {self.padding_value} is not a {short_type_name(st.element_type)} "
+                            f"(range {lo}..{hi})")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1387,7 +1415,7 @@ class Load3dOp(IRDLOperation):
         printer.print_string("[")
         printer.print_list((self.k, self.oh, self.ow), printer.print_operand)
         printer.print_string("]")
-        order = [name for name, _, _ in self.GEOMETRY] + ["channels"]
+        order = [name for name, _, _ in self.GEOMETRY] + ["channels", "pad_value"]
         props = {k: self.properties[k] for k in order if k in self.properties}
         printer.print_op_attributes({**props, **self.attributes})
         printer.print_string(" : ")

@@ -439,6 +439,7 @@ def _load3d_fn(op: a.Load3dOp, geometry: semantics.Load3dGeometry):
     nbytes, dtype = op.nbytes, machine.element_name(op.dst.type)
     write, TE, plan, outside = machine.write, machine.TraceEvent, semantics.load3d_plan, semantics.Load3dOutside
     calls = geometry.calls
+    pad = op.padding_value
 
     def load3d(R, B, fm, ih, iw, dst, k, oh, ow):
         found = calls.get((ih, iw, k, oh, ow, fm.shape, dst.shape))
@@ -450,9 +451,9 @@ def _load3d_fn(op: a.Load3dOp, geometry: semantics.Load3dGeometry):
         base, g = found
         src = fm.reshape(-1)[base:]  # a view (a copy of a strided box)
         try:
-            g.into(src, dst)
+            g.into(src, dst, pad)
         except (ValueError, TypeError):  # e.g. a read-only destination: the interpreter's error
-            write(R, op, dst, g.tile(src))
+            write(R, op, dst, g.tile(src, pad))
         tr = R.trace
         if tr is not None:
             tr(TE(op, "MTE1", B.kernel, B.index, B.launch, B.stream, nbytes, tuple(dst.shape), dtype,

@@ -586,7 +586,8 @@ class ReferenceFunctions(InterpreterFunctions):
 @register_impls
 class Load3dFunctions(InterpreterFunctions):
     """`ascend.load3d`: gathers the convolution windows of the l1 box into the l0 tile;
-    padding, channels past `channels` and pixels past the tile are zeros."""
+    channels past `channels` and pixels past the tile are zeros, the padding holds the op's
+    pad value."""
 
     @impl(a.Load3dOp)
     def run_load3d(self, interpreter: Interpreter, op: a.Load3dOp, args):
@@ -597,10 +598,11 @@ class Load3dFunctions(InterpreterFunctions):
         except Load3dOutside as e:
             raise InterpreterError(f"{_where(interpreter, op)}: {e.message(k, ih, iw, fm.shape)}") from None
         src = fm.reshape(-1)[base:]  # a view (a copy of a strided box)
+        pad = op.padding_value
         try:
-            g.into(src, dst)
+            g.into(src, dst, pad)
         except (ValueError, TypeError):
-            _write(interpreter, op, dst, g.tile(src))
+            _write(interpreter, op, dst, g.tile(src, pad))
         _emit(interpreter, op, "MTE1", nbytes=op.nbytes, shape=tuple(dst.shape), dtype=element_name(op.dst.type),
               detail={"src": "l1", "dst": op.dst_space, "transform": "img2col"})
         return ()

@@ -182,8 +182,9 @@ class Im2col:
     every entry is zero); then the rows `zero_rows`, columns `zero_cols` and flat entries
     `zeros` are zero (padding, channels past `channels`, pixels past `out`; None: none).
     `span` box elements from `base` are read; `clean`: the gather is all of it (nothing to
-    zero). `outside`: (row, pixel, box row, box column) of the first entry outside the box
-    instead (the tile raises Load3dOutside)."""
+    zero). `padding`: the flat entries in the image's padding (they hold the op's pad value
+    where it is not zero; None: none). `outside`: (row, pixel, box row, box column) of the
+    first entry outside the box instead (the tile raises Load3dOutside)."""
 
     take: np.ndarray | None
     shape: tuple[int, int]
@@ -193,26 +194,38 @@ class Im2col:
     span: int = 0
     outside: tuple[int, int, int, int] | None = None
     clean: bool = False
+    padding: np.ndarray | None = None
 
     @classmethod
-    def of(cls, take: np.ndarray, valid: np.ndarray, span: int) -> Im2col:
+    def of(cls, take: np.ndarray, valid: np.ndarray, span: int, padding: np.ndarray) -> Im2col:
         """Zeros where not `valid`: whole rows and columns as such (a channel past `channels`,
-        a pixel past `out`), the rest (the padding) entry by entry."""
+        a pixel past `out`), the rest (the padding) entry by entry; `padding` marks the
+        entries in the image's padding."""
+        pads = np.flatnonzero(padding) if padding.any() else None
         if not valid.any():
-            return cls(None, valid.shape)
+            return cls(None, valid.shape, padding=pads)
         rows, cols = ~valid.any(1), ~valid.any(0)
         rest = ~(valid | rows[:, None] | cols[None, :])
         return cls(take, valid.shape, _index_or_slice(rows), _index_or_slice(cols),
-                   np.flatnonzero(rest) if rest.any() else None, span, clean=bool(valid.all()))
+                   np.flatnonzero(rest) if rest.any() else None, span, clean=bool(valid.all()), padding=pads)
 
     @property
     def nbytes(self) -> int:
-        parts = (self.take, self.zero_rows, self.zero_cols, self.zeros)
+        parts = (self.take, self.zero_rows, self.zero_cols, self.zeros, self.padding)
         return sum(x.nbytes for x in parts if isinstance(x, np.ndarray))
 
-    def into(self, src: np.ndarray, dst: np.ndarray) -> None:
-        """Gathers the tile from the flat box `src` into `dst`; numpy's ValueError or TypeError
-        if it cannot (read-only, another type): the caller then writes `tile(src)`."""
+    def into(self, src: np.ndarray, dst: np.ndarray, pad_value: int = 0) -> None:
+        """Gathers the tile from the flat box `src` into `dst`, the padding holding
+        `pad_value`; numpy's ValueError or TypeError if it cannot (read-only, another type):
+        the caller then writes `tile(src, pad_value)`."""
+        self._gather(src, dst)
+        if pad_value and self.padding is not None:
+            if dst.flags.c_contiguous:
+                dst.reshape(-1)[self.padding] = pad_value
+            else:
+                dst.put(self.padding, pad_value)
+
+    def _gather(self, src: np.ndarray, dst: np.ndarray) -> None:
         if self.take is None:
             dst.fill(0)
             return
@@ -229,10 +242,10 @@ class Im2col:
             else:
                 dst.put(self.zeros, 0)
 
-    def tile(self, src: np.ndarray) -> np.ndarray:
+    def tile(self, src: np.ndarray, pad_value: int = 0) -> np.ndarray:
         """The gathered tile as a new array."""
         tile = np.empty(self.shape, src.dtype)
-        self.into(src, tile)
+        self.into(src, tile, pad_value)
         return tile
 
 
@@ -332,7 +345,9 @@ class Load3dGeometry:
         ty = ((j // self.owt) * self.sh)[None, :] + (kh * self.dh)[:, None]
         tx = ((j % self.owt) * self.sw)[None, :] + (kw * self.dw)[:, None]
         valid = (c < channels)[:, None] & (j < self.oht * self.owt)[None, :]
-        valid &= (ty >= ys[0]) & (ty < ys[1]) & (tx >= xs[0]) & (tx < xs[1])
+        inside = (ty >= ys[0]) & (ty < ys[1]) & (tx >= xs[0]) & (tx < xs[1])
+        padding = valid & ~inside
+        valid &= inside
         by, bx = ry + ty, rx + tx
         outside = valid & ((by < 0) | (by >= shape[1]) | (bx < 0) | (bx >= shape[2]))
         if outside.any():
@@ -345,8 +360,8 @@ class Load3dGeometry:
         take = np.where(valid, flat, 0).astype(np.intp)
         span = int(take.max(initial=-1)) + 1 if valid.any() else 0
         if self.transposed:
-            take, valid = np.ascontiguousarray(take.T), valid.T
-        return Im2col.of(take, valid, span)
+            take, valid, padding = np.ascontiguousarray(take.T), valid.T, padding.T
+        return Im2col.of(take, valid, span, padding)
 
 
 def _clamp_edge(lo: int, hi: int, extent: int) -> tuple[int, int]:
@@ -388,11 +403,11 @@ def load3d_tile(op: a.Load3dOp, fm: np.ndarray, ih: int, iw: int, k: int, oh: in
     """The [rows K, cols pixels] im2col tile `op` gathers from the l1 box `fm` (origin ih, iw),
     K rows from k, pixels from (oh, ow). A 3-D box [C, Hs, Ws] orders K as (c, kh, kw); a 4-D
     NC1HWC0 box [C1, Hs, Ws, C0] as (c1, kh, kw, c0), the FRACTAL_Z order. Padding, channels
-    >= `channels` and pixels past the `out` window are zero; Load3dOutside if an entry needed
+    >= `channels` and pixels past the `out` window are zero (the padding: the op's pad value); Load3dOutside if an entry needed
     lies outside the box."""
     geometry = load3d_geometry(op)
     base, g = load3d_plan(geometry, fm.shape, ih, iw, k, oh, ow, (cols, rows) if geometry.transposed else (rows, cols))
-    tile = g.tile(fm.reshape(-1)[base:])
+    tile = g.tile(fm.reshape(-1)[base:], op.padding_value)
     return tile.T if geometry.transposed else tile
 
 

@@ -59,10 +59,10 @@ bf16 (lowering/templates/common.py, compute_type)."""
 
 CUBE = KernelInfo(
     "cube", frozenset({g.ConvOp, g.MatMulOp, g.GemmOp}),
-    # fp16 / bf16 / int8 inputs accumulate in f32 / i32 in L0C (the FIX copy rounds back);
-    # f32 runs the cube at 1/4 rate. The kernels are built for the float ones
-    # (lowering/templates/cube/plan.py, KERNEL_DTYPES): int8 needs the quantize / dequantize
-    # ops around it, which the graph does not have yet.
+    # fp16 / bf16 inputs accumulate in f32 in L0C (the FIX copy rounds back), int8 x int8 in
+    # i32 (the result is the i32 accumulator; a fused dequantize / requantize epilogue turns
+    # it into float or int8); f32 runs the cube at 1/4 rate. uint8 operands are not taken:
+    # graph-fold-qdq retypes uint8 activations to int8 (docs/quantization.md).
     frozenset({"f16", "bf16", "f32", "i8"}))
 
 ROW = KernelInfo(
@@ -73,6 +73,7 @@ ROW = KernelInfo(
         g.AddOp, g.SubOp, g.MulOp, g.DivOp, g.LogicalAndOp, g.LogicalOrOp, g.MaxOp, g.MinOp, g.SumOp,
         g.MeanOp, g.EqualOp, g.LessOp, g.GreaterOp, g.LessOrEqualOp, g.GreaterOrEqualOp, g.LogicalXorOp,
         g.WhereOp, g.ClipOp, g.PReluOp, g.PowOp, g.ExpandOp, g.BatchNormOp, g.CastOp,
+        g.QuantizeOp, g.DequantizeOp,
         # elementwise, a short sequence of instructions
         g.SoftplusOp, g.SoftsignOp, g.LeakyReluOp, g.EluOp, g.SeluOp, g.CeluOp, g.HardSigmoidOp,
         g.HardSwishOp, g.GeluOp, g.ShrinkOp, g.MishOp, g.ThresholdedReluOp,
@@ -99,6 +100,9 @@ VECTOR_PASSES: dict[type[Operation], tuple[tuple[str, int], ...]] = {
     g.PReluOp: (("compare", 1), ("select", 1)),
     g.WhereOp: (("select", 1),),
     g.CastOp: (("cast", 1),),
+    # divide, round, + zero point, clamp (2), convert / convert, - zero point, * scale
+    g.QuantizeOp: (("binary", 4), ("unary", 1), ("cast", 1)),
+    g.DequantizeOp: (("cast", 1), ("binary", 2)),
     g.ExpandOp: (("broadcast", 1),),
     g.SigmoidOp: (("unary", 2), ("binary", 1)),
     g.ErfOp: (("unary", 1), ("binary", 4)),

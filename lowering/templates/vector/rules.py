@@ -2,7 +2,7 @@
 (target/op_info.py ROW; views excepted: they share their operand's buffer) to the function
 that emits its vector ops into a tile body. This module has the elementwise families;
 activations.py the activations made of several instructions, reductions.py the reductions,
-softmax and the normalisations.
+softmax and the normalisations, quantization.py quantize and dequantize.
 
 A rule reads its operands' tiles with `body.operand` (broadcast to the result's tile when
 smaller), writes `body.result(op, inplace)` (a dying operand's buffer when it may), and
@@ -22,7 +22,7 @@ from geir.dialects import ascend as a
 from geir.dialects import graph as g
 from geir.ir.types import i1, is_float
 from geir.lowering.templates.common import LoweringError, shape_of
-from geir.lowering.templates.vector import activations, reductions
+from geir.lowering.templates.vector import activations, quantization, reductions
 from geir.lowering.templates.vector.space import Reject, scalar_const
 
 if TYPE_CHECKING:
@@ -71,6 +71,8 @@ def check_op(op: Operation) -> None:
         raise Reject
     if isinstance(op, g.ClipOp) and any(math.prod(shape_of(v)) != 1 for v in op.operands[1:]):
         raise Reject
+    if type(op) in quantization.RULES:
+        quantization.check(op)
 
 
 # ---------------------------------------------------------------------------
@@ -317,6 +319,7 @@ RULES: dict[type[Operation], Rule] = {
     g.ExpandOp: _expand, g.CastOp: _cast,
     **activations.RULES,
     **reductions.RULES,
+    **quantization.RULES,
 }
 """Graph op class -> the function that emits its vector ops (every class of op_info.ROW but
 the views)."""

@@ -1,0 +1,106 @@
+"""Row-template rules for graph.quantize and graph.dequantize, op for op as
+reference/graph.py computes them (in f32):
+
+    quantize:   vdiv(x, scale) -> vround (half to even) -> + zero point -> clamp to the
+                zero point type's range -> vcast (exact: the values are integers in range)
+    dequantize: vcast(x) to f32 -> - zero point -> * scale -> vcast to the scale's type
+
+The scale of a quantize is divided by, not multiplied by its reciprocal: x * (1 / s) is not
+always the f32 x / s the reference rounds. Integer operands are converted with vcast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects.builtin import StringAttr, f32
+from xdsl.ir import Operation, SSAValue
+
+from geir.dialects import ascend as a
+from geir.dialects import graph as g
+from geir.ir.types import is_float, to_dtype
+from geir.lowering.templates.vector.space import Reject
+
+if TYPE_CHECKING:
+    from geir.lowering.templates.vector.body import Body
+
+
+def integer_range(elt) -> tuple[int, int]:
+    """The values of an integer element type (a quantize's saturation bounds)."""
+    info = np.iinfo(to_dtype(elt))
+    return int(info.min), int(info.max)
+
+
+def check(op: Operation) -> None:
+    """What the rules take: f32 / f16 floats, integer quantized values."""
+    if isinstance(op, g.QuantizeOp) and not is_float(op.operands[0].type.element_type):
+        raise Reject
+    if isinstance(op, g.DequantizeOp) and not is_float(op.results[0].type.element_type):
+        raise Reject
+
+
+def _in_f32(body: Body, v: SSAValue, shape: list[int]) -> SSAValue:
+    """v's tile broadcast to `shape`, as f32 (a constant scalar vdup'ed)."""
+    if v in body.row.scalars:
+        return body.dup(body.row.scalars[v], shape, f32)
+    t = body.operand(v, shape)
+    if t.type.element_type == f32:
+        return t
+    w = body.temp(shape, f32)
+    body.kb.vec(a.VcastOp, t, w)
+    return w
+
+
+def _plus_zero_point(body: Body, t: SSAValue, zp: SSAValue, shape: list[int], subtract: bool) -> None:
+    """t += zp (or t -= zp) in f32; a constant zero point as an immediate (none if zero)."""
+    kb = body.kb
+    if zp in body.row.scalars:
+        z = float(body.row.scalars[zp])
+        if z:
+            kb.vec(a.VaddsOp, t, body.scalar(-z if subtract else z, f32), t)
+        return
+    zt = _in_f32(body, zp, shape)
+    kb.vec(a.VsubOp if subtract else a.VaddOp, t, zt, t)
+
+
+def _store(body: Body, op: Operation, t: SSAValue, rounding: str | None) -> None:
+    """The f32 tile t into the op's result (converted when its type is another)."""
+    dst = body.result(op)
+    if dst.type.element_type == f32:
+        body.kb.vec(a.VcopyOp, t, dst)
+    else:
+        props = {"round": StringAttr(rounding)} if rounding else {}
+        body.kb.vec(a.VcastOp, t, dst, **props)
+
+
+def quantize(body: Body, op: Operation) -> None:
+    kb = body.kb
+    x, scale, zp = op.operands
+    shape = body.te(op.results[0])
+    t = body.temp(shape, f32)
+    kb.vec(a.VdivOp, _in_f32(body, x, shape), _in_f32(body, scale, shape), t)
+    kb.vec(a.VroundOp, t, t)
+    _plus_zero_point(body, t, zp, shape, subtract=False)
+    lo, hi = integer_range(op.results[0].type.element_type)
+    kb.vec(a.VmaxsOp, t, body.scalar(lo, f32), t)
+    kb.vec(a.VminsOp, t, body.scalar(hi, f32), t)
+    _store(body, op, t, "rint")
+
+
+def dequantize(body: Body, op: Operation) -> None:
+    kb = body.kb
+    x, scale, *zp = op.operands
+    shape = body.te(op.results[0])
+    t = body.temp(shape, f32)
+    kb.vec(a.VcastOp, body.operand(x, shape), t)
+    if zp:
+        _plus_zero_point(body, t, zp[0], shape, subtract=True)
+    if scale in body.row.scalars:
+        kb.vec(a.VmulsOp, t, body.scalar(float(body.row.scalars[scale]), f32), t)
+    else:
+        kb.vec(a.VmulOp, t, _in_f32(body, scale, shape), t)
+    _store(body, op, t, None)
+
+
+RULES = {g.QuantizeOp: quantize, g.DequantizeOp: dequantize}
