@@ -38,6 +38,9 @@ LAYOUT_CONVERSION = "layout_conversion"
 """The kernel only converts storage formats (lowered from graph.trans_data)."""
 OUTPUTS = "geir.outputs"
 """[[result, value name], ...]: the graph value each output of a split fusion's kernel holds."""
+SCRATCH = "geir.scratch"
+"""N: the kernel's last N arguments are its own gm workspace (a mix kernel's staging of the
+int32 accumulator), allocated by the host for each launch: written, but not outputs."""
 BYTE_COPIES = "geir.byte_copies"
 """[dst, dst_offset, src, src_offset, bytes] runs: the kernel only moves contiguous bytes."""
 

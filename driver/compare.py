@@ -520,7 +520,8 @@ class AscendListener(Interpreter.Listener):
         written = [i for i in self._written_by(kernel) if isinstance(self._args[i], np.ndarray)]
         tags = kernel.attributes.get(attr_names.OUTPUTS)
         if tags is not None:  # a piece of a split fusion: each output says which value it holds
-            first = len(self._args) - len(tags.data)
+            scratch = kernel.attributes.get(attr_names.SCRATCH)  # after the outputs
+            first = len(self._args) - len(tags.data) - (scratch.value.data if scratch else 0)
             for i in written:
                 if i >= first:
                     index, *nodes = tags.data[i - first].data

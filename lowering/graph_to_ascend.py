@@ -227,7 +227,21 @@ class _FunctionLowering:
 
     def _launch(self, kernel: a.KernelOp, args: Sequence[SSAValue]) -> None:
         self.kernels.append(kernel)
-        self.host_ops.append(a.LaunchOp.get(kernel.sym_name.data, self.stream, list(args)))
+        self.host_ops.append(a.LaunchOp.get(kernel.sym_name.data, self.stream, [*args, *self._scratch(kernel)]))
+
+    def _scratch(self, kernel: a.KernelOp) -> list[SSAValue]:
+        """Workspace buffers for the kernel's own gm arguments (`geir.scratch`)."""
+        count = kernel.attributes.get(attr_names.SCRATCH)
+        types = kernel.function_type.inputs.data[-count.value.data:] if count else ()
+        out = []
+        for t in types:
+            offset = round_up(self.workspace_bytes, a.OFFSET_ALIGN["gm"])
+            op = a.AllocOp.get(t, offset)
+            op.memref.name_hint = f"{kernel.sym_name.data}_scratch"
+            self.workspace_bytes = offset + a.nbytes_of(t)
+            self.host_ops.append(op)
+            out.append(op.memref)
+        return out
 
     def lower_op(self, op: Operation) -> None:
         if isinstance(op, g.ConstantOp) or self._fold(op):

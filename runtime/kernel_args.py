@@ -14,11 +14,17 @@ from xdsl.dialects import memref
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from geir.dialects import ascend as a
+from geir.dialects import attr_names
 
 
 def written_args(kernel: Operation) -> list[int]:
-    """Positions of the kernel arguments its body writes (through views)."""
-    args = {arg: i for i, arg in enumerate(kernel.body.block.args)}
+    """Positions of the kernel arguments its body writes (through views); the kernel's own
+    scratch buffers (`geir.scratch`) are not among them: they hold no tensor."""
+    block_args = kernel.body.block.args
+    scratch = kernel.attributes.get(attr_names.SCRATCH)
+    if scratch is not None:
+        block_args = block_args[:len(block_args) - scratch.value.data]
+    args = {arg: i for i, arg in enumerate(block_args)}
     written: set[int] = set()
     for op in kernel.body.walk():
         if isinstance(op, a.CopyOp | a.Load3dOp):

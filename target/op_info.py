@@ -148,9 +148,11 @@ def cube_formats(op: g.GraphOp, i: int, matmul_nz: bool = True) -> tuple[str, ..
     """The storage formats operand `i` (the result if i == number of operands) of a conv /
     matmul / gemm kernel can take, the kernel's native one last: those the op accepts
     (dialects/formats.py) that the value's rank allows. Grouped and depthwise convs read and
-    write ND only (no kernel takes them blocked)."""
+    write ND only (no kernel takes them blocked). int8 contractions too: their blocked forms
+    differ (C0 = 32, 16x32 FRACTAL_Z / NZ fractals, an i32 result in C0 = 16 blocks) and the
+    kernels read int8 as it lies in ND."""
     n = len(op.operands)
-    if isinstance(op, g.ConvOp) and op.attrs()["group"] != 1:
+    if (isinstance(op, g.ConvOp) and op.attrs()["group"] != 1) or g.is_integer_contraction(op):
         return (F.ND,)
     v = op.results[0] if i == n else op.operands[i]
     rank = len(F.logical_shape(v.type))

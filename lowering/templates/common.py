@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
     DenseArrayBase,
+    FunctionType,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -37,6 +38,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from geir.dialects import ascend as a
+from geir.dialects import attr_names
 from geir.ir.types import UnsupportedTypeError, is_float_dtype, to_dtype
 from geir.errors import GeirError
 from geir.target.cost_model import CostModel
@@ -561,6 +563,19 @@ class KernelBuilder:
         finally:
             self._builder.insert(scf.YieldOp())
             self._builder = outer
+
+    def scratch(self, shape: Sequence[int], elt: Attribute, name: str) -> SSAValue:
+        """A gm buffer of the kernel's own (an argument after the outputs, counted in the
+        kernel's `geir.scratch`; the host allocates it for the launch): where a mix kernel's
+        cube stages a tile whose type no output has."""
+        t = a.memref_type(shape, elt, "gm")
+        arg = self.block.insert_arg(t, len(self.block.args))
+        arg.name_hint = name
+        self.args.append(arg)
+        self.kernel.properties["function_type"] = FunctionType.from_lists(list(self.block.arg_types), [])
+        count = self.kernel.attributes.get(attr_names.SCRATCH)
+        self.kernel.attributes[attr_names.SCRATCH] = IntegerAttr((count.value.data if count else 0) + 1, i64)
+        return arg
 
     # done -----------------------------------------------------------------------------------
 

@@ -116,7 +116,8 @@ def role_of(op: Operation) -> Role:
         return Role.OPAQUE
     if not all(_static(v.type) for v in (*op.operands, *op.results)):
         return Role.OPAQUE
-    if not all(is_float(r.type.element_type) or r.type.element_type == i1 for r in op.results):
+    if not all(is_float(r.type.element_type) or r.type.element_type == i1 for r in op.results) \
+            and not _int8_kernel_op(op):
         return Role.OPAQUE
     # A role says what the op is to a kernel, so only ops some template takes get one.
     if op_info.CUBE.takes(op):
@@ -140,6 +141,15 @@ def role_of(op: Operation) -> Role:
     if op.has_trait(Elementwise):
         return Role.ELEMENTWISE
     return Role.OPAQUE
+
+
+def _int8_kernel_op(op: Operation) -> bool:
+    """An op with integer results that an int8 kernel computes: a contraction of signed int8
+    operands (the cube; uint8 ones run the fallback) or a quantize (row, cube epilogue)."""
+    if isinstance(op, g.QuantizeOp):
+        return True
+    return g.is_integer_contraction(op) and all(
+        v.type.element_type == g.INT8_TYPES[0] for v in op.operands[:2])
 
 
 def reduced_row(op: Operation) -> tuple[tuple[int, int], ...]:
@@ -275,7 +285,8 @@ def op_work(op: Operation, role: Role, standalone: bool = False) -> Work:
     """The op's work; a view costs nothing inside a kernel and a copy on its own."""
     w = Work()
     if role is R.CUBE:
-        w.cube_dtype = _device_dtype(op.results[0], cube=True)
+        # the cube's rate is its operands' (int8 accumulates in an i32 result)
+        w.cube_dtype = _device_dtype(op.operands[0] if g.is_integer_contraction(op) else op.results[0], cube=True)
         out = _shape(op.results[0])
         if isinstance(op, g.ConvOp):
             k = _shape(op.operands[1])
@@ -293,7 +304,8 @@ def op_work(op: Operation, role: Role, standalone: bool = False) -> Work:
     if not values or not all(_static(v.type) for v in values):
         return w
     big = max(values, key=_nbytes)
-    dtype = _device_dtype(op.results[0] if op.results else big)
+    # quantize / dequantize compute in f32 whatever they read or write
+    dtype = "f32" if isinstance(op, g.QuantizeOp | g.DequantizeOp) else _device_dtype(op.results[0] if op.results else big)
     if role in (R.VIEW, R.CHANNEL_CONCAT):
         if standalone:
             w.add_vector("copy", dtype, _nbytes(big))

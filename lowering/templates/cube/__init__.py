@@ -43,10 +43,10 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
         return None
     slots = 2 if req.double_buffer else 1
     buffers = EpilogueBuffers(plan) if plan.epilogue.has_work else None
-    pricer = Pricer(req.cost, plan.elt, slots, EpilogueCost.of(buffers) if buffers else None)
+    pricer = Pricer(req.cost, plan.elt, slots, EpilogueCost.of(buffers) if buffers else None, plan.out_elt)
     tiling = matmul_tiling(req, plan, pricer) if isinstance(plan, MatmulPlan) else conv_tiling(req, plan, pricer)
     try:
-        if is_depthwise(plan):
+        if is_depthwise(plan) and not plan.integer:  # the vector kernel computes in the operands' type
             vector_buffers = EpilogueBuffers(plan, staged=False)
             vector = depthwise_tiling(req, plan, vector_buffers)
             if vector is not None and (tiling is None or vector.estimate_us < tiling.estimate_us):

@@ -88,7 +88,7 @@ class ConvKernel(CubeKernel):
 
             def chunk(c0: Index, cc: int, s: int, first: bool, fm2=fm2, fm_row=fm_row, wcol0=wcol0) -> None:
                 first = first and first_chunk[0]
-                kc = round_up(cc * khw, FRACTAL)
+                kc = round_up(cc * khw, plan.k_fractal)
                 kb.wait_flag("MTE1", "MTE2", s)
                 box = kb.tile(fm2, [kb.add(fm_row, c0), window.ih, window.iw], [cc, rows, cols])
                 self._load(box, self.l1b[s])
@@ -167,7 +167,7 @@ class ConvKernel(CubeKernel):
             box, [kb.index(w.ih), kb.index(w.iw)], dst, [kb.index(kk), kb.index(w.oh0), kb.index(w.ow0)],
             image=(geo.h, geo.w), kernel=(geo.kh, geo.kw), strides=(geo.sh, geo.sw),
             dilations=(geo.dh, geo.dw), pads=(geo.pt, geo.pl, geo.pb, geo.pr),
-            out=(w.ohs, w.owt), channels=channels))
+            out=(w.ohs, w.owt), channels=channels, pad_value=self.plan.pad_value))
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,11 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.dialects.builtin import IntegerType, f16, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import formats as L
 from geir.dialects import graph as g
+from geir.ir.types import is_float, to_dtype
 from geir.lowering.templates.cube.ops import (
     Unsupported,
     is_view,
@@ -86,6 +88,7 @@ class Epilogue:
     sides: dict[object, Side] = field(default_factory=dict)
     outputs: list[tuple[int, object]] = field(default_factory=list)  # (output index, value key)
     fix_relu: bool = False
+    compute: Attribute | None = None  # the type the program computes in (None: the result's)
 
     @property
     def has_work(self) -> bool:
@@ -118,6 +121,10 @@ class EpilogueBuilder:
         self.frame = frame
         self.index = index
         self.used = used
+        # an int8 product's i32 result may be dequantized, activated, requantized: values of
+        # several types, all computed in f32 (exact for the int8 and int32 values involved
+        # below 2^24) or, with no float value, in i32
+        self.integer = not is_float(frame.elt)
         # what the ops after the cube op read as the cube result (a bias or a gemm's alpha /
         # beta already applied to it)
         self.cube_value: object = epilogue.result
@@ -176,7 +183,7 @@ class EpilogueBuilder:
             if len(op.results) != 1:
                 raise Unsupported
             res = op.results[0]
-            if res.type.element_type != self.frame.elt or math.prod(logical_shape(res)) != numel:
+            if not self._takes_type(op, res.type.element_type) or math.prod(logical_shape(res)) != numel:
                 raise Unsupported
             if storage(res) != storage(result):
                 raise Unsupported
@@ -184,6 +191,20 @@ class EpilogueBuilder:
             self.used.add(op)
             main[res] = self._translate(op, main, same_frame)
         self._outputs(main, outputs)
+        if self.integer:
+            floats = [v for v in (*main, *self.epilogue.sides) if is_float(v.type.element_type)]
+            self.epilogue.compute = f32 if floats else self.frame.elt
+
+    def _takes_type(self, op: Operation, elt: Attribute) -> bool:
+        """The result type of an epilogue op: the cube result's; on an int8 product also f32 /
+        f16 values and the integer results of exact ops (the f32 program computes them exactly)."""
+        if elt == self.frame.elt and not self.integer:
+            return True
+        if not self.integer:
+            return False
+        if is_float(elt):
+            return elt in (f32, f16)
+        return elt in (*EPILOGUE_INTEGERS, self.frame.elt) and (is_view(op) or type(op) in EXACT_INTEGER_OPS)
 
     def _outputs(self, main: dict[SSAValue, object], outputs: Sequence[SSAValue]) -> None:
         for v in outputs:
@@ -212,7 +233,11 @@ class EpilogueBuilder:
         if translation is None:
             raise Unsupported
         res_shape = logical_shape(op.results[0])
-        if isinstance(op, g.BatchNormOp):  # per-channel parameters: [C] along axis 1
+        if isinstance(op, g.QuantizeOp):  # the scale is divided by: a tile, not an immediate
+            x, scale, zp = op.operands
+            ops = [self.operand(x, main, same_frame), self.side(scale, main, same_frame),
+                   self.operand(zp, main, same_frame)]
+        elif isinstance(op, g.BatchNormOp):  # per-channel parameters: [C] along axis 1
             per_channel = (res_shape[1],) + (1,) * (len(res_shape) - 2)
             ops = [self.operand(v, main, same_frame, per_channel if i else None) for i, v in enumerate(op.operands)]
         else:
@@ -230,7 +255,7 @@ class EpilogueBuilder:
         if known is not None and known.size == 1:
             return Scalar(float(np.asarray(known).reshape(-1)[0]))
         sides = self.epilogue.sides
-        if v not in self.index or v.type.element_type != self.frame.elt:
+        if v not in self.index or not self._side_type(v.type.element_type):
             raise Unsupported
         if v in sides:
             return v
@@ -241,6 +266,21 @@ class EpilogueBuilder:
         if storage(v) not in (L.ND, L.NC1HWC0):
             raise Unsupported
         sides[v] = Side(self.index[v], spans, blocked)
+        return v
+
+    def _side_type(self, elt: Attribute) -> bool:
+        """A side of this type is read: the result's, or on an int8 product a float or an
+        integer of the quantized types (converted as it lands in ub)."""
+        return elt == self.frame.elt or (self.integer and elt in (f32, f16, *EPILOGUE_INTEGERS))
+
+    def side(self, v: SSAValue, main: dict[SSAValue, object], same_frame: bool) -> object:
+        """v as a Side even when it is a known scalar (a quantize divides by its scale)."""
+        key = self.operand(v, main, same_frame)
+        if scalar_of(key) is None:
+            return key
+        if v not in self.index or not self._side_type(v.type.element_type):
+            raise Unsupported
+        self.epilogue.sides[v] = Side(self.index[v], (False, False, False))
         return v
 
     def _spans(self, side: tuple[int, ...], same_frame: bool) -> tuple[bool, bool, bool]:
@@ -439,6 +479,46 @@ def _batch_norm(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> obje
     return dst
 
 
+def _dequantize(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+    """(x - zero point) * scale, in f32 (reference/graph.py dequantize)."""
+    x, scale, *zp = ops
+    if zp and scalar_of(zp[0]) != 0.0:
+        t = Temp(None)
+        b.binary(a.VsubOp, t, x, zp[0])
+        x = t
+    b.binary(a.VmulOp, dst, x, scale)
+    return dst
+
+
+def _quantize(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+    """saturate(rint(x / scale) + zero point): vdiv by the scale's tile (x * (1 / scale) is
+    not always the f32 quotient), vround (half to even), + zero point, clamp; the value is
+    then an integer of the result's range, which the store's vcast converts exactly."""
+    x, scale, zp = ops
+    lo, hi = _integer_range(op.results[0].type.element_type)
+    b.emit(Instr(a.VdivOp, dst, (x, scale)))
+    b.emit(Instr(a.VroundOp, dst, (dst,)))
+    if scalar_of(zp) != 0.0:
+        b.binary(a.VaddOp, dst, dst, zp)
+    b.emit(Instr(a.VmaxsOp, dst, (dst,), float(lo)))
+    b.emit(Instr(a.VminsOp, dst, (dst,), float(hi)))
+    return dst
+
+
+def _integer_range(elt: Attribute) -> tuple[int, int]:
+    info = np.iinfo(to_dtype(elt))
+    return int(info.min), int(info.max)
+
+
+EPILOGUE_INTEGERS = (IntegerType(8), IntegerType(32))
+"""Integer types an int8 product's epilogue reads and writes besides f32 / f16: int8 (a
+requantized result, a zero point) and int32 (the accumulator, a bias)."""
+
+EXACT_INTEGER_OPS = frozenset({g.QuantizeOp, g.AddOp, g.SubOp, g.ReluOp, g.MaxOp, g.MinOp, g.ClipOp})
+"""Ops with an integer result an int8 product's epilogue takes. In an i32 program (no float
+value) they are exact; in an f32 one (with a dequantize) a quantize is exact and an i32
+add is exact while its values stay below 2^24 in magnitude."""
+
 _TRANSLATIONS: dict[type[Operation], Translation] = {
     **{op: _unary(vop) for op, vop in UNARY.items()},
     **{op: _binary(vop) for op, vop in BINARY.items()},
@@ -452,4 +532,6 @@ _TRANSLATIONS: dict[type[Operation], Translation] = {
     g.HardSwishOp: _hard_swish,
     g.PReluOp: _prelu,
     g.BatchNormOp: _batch_norm,
+    g.DequantizeOp: _dequantize,
+    g.QuantizeOp: _quantize,
 }

@@ -5,12 +5,27 @@ from __future__ import annotations
 
 import math
 
+from xdsl.ir import Attribute
+
 from geir.dialects import formats as L
 from geir.lowering.templates.common import KernelRequest, block_elems, compute_type, itemsize, row_elems
 from geir.lowering.templates.cube.plan import ConvPlan, CubePlan
 
 UB_RESERVE = 1024
 """Bytes of ub an epilogue pass leaves free."""
+
+
+def epilogue_compute_type(plan: CubePlan) -> Attribute:
+    """What the epilogue's ub tiles hold: the compute type of the result (f32 for bf16), or
+    what the builder chose for an int8 product's values (f32 with a dequantize, else i32)."""
+    return plan.epilogue.compute or compute_type(plan.elt)
+
+
+def stored_type(plan: CubePlan, key: object) -> Attribute:
+    """The gm element type of an epilogue value: the cube result's, or a side's own."""
+    if key is plan.epilogue.result or not hasattr(key, "type"):
+        return plan.out_elt
+    return key.type.element_type
 
 
 class EpilogueBuffers:
@@ -98,17 +113,28 @@ class EpilogueBuffers:
         """Rows of one pass: as many as the pool and the side tiles leave room for in ub
         (in the compute type), with the staging tiles of a converting epilogue (in the
         stored type: epilogue_passes.py)."""
-        per_row, fixed = self._bytes(self.plan.elt, cols, compute=True)
-        if compute_type(self.plan.elt) != self.plan.elt:
-            stage_row, stage_fixed = self._bytes(self.plan.elt, cols, compute=False)
+        celt = epilogue_compute_type(self.plan)
+        per_row, fixed = self._bytes(celt, cols, compute=True)
+        if any(t != celt for t in self.stored_types()):
+            stage_row, stage_fixed = self._bytes(self.widest_stored(), cols, compute=False)
             per_row, fixed = per_row + stage_row, fixed + stage_fixed
         room = (req.device.buffer_bytes["ub"] - fixed - UB_RESERVE) // per_row
         return max(0, min(mt, room))
 
-    def _bytes(self, elt, cols: int, compute: bool) -> tuple[int, int]:
+    def stored_types(self) -> list[Attribute]:
+        """The gm types of the values loaded (the raw result, the sides) and of the outputs."""
+        plan = self.plan
+        loaded = [stored_type(plan, plan.epilogue.result)] if self.needs_raw and self.staged else []
+        return [*loaded, *(stored_type(plan, v) for v in self.sides),
+                *(plan.output_types[i] for i, _ in self.stores)]
+
+    def widest_stored(self) -> Attribute:
+        return max(self.stored_types(), key=itemsize, default=self.plan.out_elt)
+
+    def _bytes(self, t: Attribute, cols: int, compute: bool) -> tuple[int, int]:
         """(bytes per row of a pass, bytes whatever the rows) of the compute tiles (the pool
-        and the compact sides) or of the staging tiles (the values loaded, the outputs)."""
-        t = compute_type(elt) if compute else elt
+        and the compact sides) or of the staging tiles (the values loaded, the outputs: each
+        counted in the widest stored type)."""
         isz, blk, ecp = itemsize(t), block_elems(t), row_elems(cols, t)
         spans = [self.plan.epilogue.sides[v].spans for v in self.sides]
         if compute:

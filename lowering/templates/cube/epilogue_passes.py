@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects.builtin import StringAttr, UnitAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import formats as L
 from geir.lowering.templates.common import KernelBuilder, block_elems, ceil_div, compute_type, row_elems
-from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
+from geir.ir.types import is_float
+from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers, epilogue_compute_type, stored_type
 from geir.lowering.templates.cube.loops import Index, chunks
 from geir.lowering.templates.cube.plan import CubePlan
 
@@ -48,14 +49,18 @@ class EpiloguePasses:
                  R: int, er: int, cols_max: int):
         self.kb, self.plan, self.buffers, self.out2 = kb, plan, buffers, out2
         self.R, self.er, self.cols_max = R, er, cols_max
-        self.elt = plan.elt
-        self.celt = compute_type(plan.elt)
-        self.converts = self.celt != self.elt
+        self.celt = epilogue_compute_type(plan)
+        self.converts = any(t != self.celt for t in buffers.stored_types())
         self.c0 = L.c0_of(plan.elt)
         self.sides = plan.epilogue.sides
         self.side2 = {v: kb.view(kb.inputs[self.sides[v].arg], self._side_shape(v)) for v in buffers.sides}
         self.compact: dict[object, SSAValue] = {}
         self._alloc_tiles()
+        # FIX stages the raw tile in an output of its type, or in a gm buffer of the kernel's
+        # own (an int8 product's i32 tile on its way to a float or int8 output)
+        out = out2[buffers.staging]
+        self.own_staging = out.type.element_type != plan.out_elt
+        self.staging = kb.scratch([plan.batch * R, plan.cols], plan.out_elt, "acc") if self.own_staging else out
 
     def _side_shape(self, v: object) -> list[int]:
         """A side's gm view as [B * R or 1, C or 1] (NC1HWC0 ones: [B * C1, C or 1, C0])."""
@@ -72,7 +77,11 @@ class EpiloguePasses:
         tiles of the sides broadcast over rows or columns, in the compute type; converting,
         a staging tile in the stored type per value loaded (`stage_in`) and per output
         stored (`stage_out`)."""
-        kb, buffers, elt, celt, er, c0 = self.kb, self.buffers, self.elt, self.celt, self.er, self.c0
+        kb, buffers, celt, er, c0 = self.kb, self.buffers, self.celt, self.er, self.c0
+        plan = self.plan
+
+        def elt_of(key: object) -> Attribute:
+            return stored_type(plan, key)
         self.stage_in: dict[object, SSAValue] = {}
         self.stage_out: dict[int, SSAValue] = {}
         loaded = ([self.plan.epilogue.result] if buffers.needs_raw and buffers.staged else []) + list(buffers.sides)
@@ -85,9 +94,9 @@ class EpiloguePasses:
             if self.converts:
                 for key in loaded:
                     shape = list(self.compact[key].type.get_shape()) if key in self.compact else full
-                    self.stage_in[key] = kb.alloc(shape, elt, "ub", f"in{len(self.stage_in)}")
+                    self.stage_in[key] = kb.alloc(shape, elt_of(key), "ub", f"in{len(self.stage_in)}")
                 for i, _ in buffers.stores:
-                    self.stage_out[i] = kb.alloc(full, elt, "ub", f"out{i}")
+                    self.stage_out[i] = kb.alloc(full, plan.output_types[i], "ub", f"out{i}")
             return
         ecp = row_elems(self.cols_max, celt)
         self.pool = [kb.alloc([er, ecp], celt, "ub", f"v{i}") for i in range(buffers.pool)]
@@ -97,19 +106,19 @@ class EpiloguePasses:
                 continue
             shape = [er if spans[1] else 1, ecp if spans[2] else block_elems(celt)]
             self.compact[v] = kb.alloc(shape, celt, "ub", f"s{len(self.compact)}")
-        if self.converts:
-            ecs = row_elems(self.cols_max, elt)
+        if self.converts:  # a staging tile per value whose stored type is not the compute type
             for key in loaded:
+                elt = elt_of(key)
+                if elt == celt:
+                    continue
                 spans = self.sides[key].spans if key in self.sides else (True, True, True)
-                shape = [er if spans[1] else 1, ecs if spans[2] else block_elems(elt)]
+                shape = [er if spans[1] else 1, row_elems(self.cols_max, elt) if spans[2] else block_elems(elt)]
                 self.stage_in[key] = kb.alloc(shape, elt, "ub", f"in{len(self.stage_in)}")
             for i, _ in buffers.stores:
-                self.stage_out[i] = kb.alloc([er, ecs], elt, "ub", f"out{i}")
+                elt = plan.output_types[i]
+                if elt != celt:
+                    self.stage_out[i] = kb.alloc([er, row_elems(self.cols_max, elt)], elt, "ub", f"out{i}")
 
-    @property
-    def staging(self) -> SSAValue:
-        """The output the FIX copy stages the raw tile in."""
-        return self.out2[self.buffers.staging]
 
     def after_fix(self, row: Index, col: Index, mv: int, nv: int, staged: SSAValue) -> None:
         """The passes over a tile of mv x nv at (row, col) that FIX wrote to `staged`."""
@@ -140,9 +149,14 @@ class EpiloguePasses:
 
         def out_tile(i: int) -> SSAValue:
             if i not in out_tiles:
-                out_tiles[i] = staged if staged is not None and i == buffers.staging else \
+                out_tiles[i] = staged if staged is not None and i == buffers.staging and not self.own_staging else \
                     gm_tile(kb, self.out2[i], grow, col, rows, cols, self.c0 if blocked_out else None)
             return out_tiles[i]
+
+        def staged_tile() -> SSAValue:
+            if self.own_staging:
+                return staged if staged is not None else gm_tile(kb, self.staging, grow, col, rows, cols)
+            return out_tile(buffers.staging)
 
         ecp = row_elems(cols, self.celt)
         tiles = [kb.tile(buf, [0, 0], [rows, ecp]) for buf in self.pool]
@@ -156,7 +170,7 @@ class EpiloguePasses:
             load()
         elif buffers.needs_raw:
             raw = plan.epilogue.result
-            self._fill(out_tile(buffers.staging), self._landing(raw, tile_of(raw), [rows, ecp]), rows, cols, blocked_out)
+            self._fill(staged_tile(), self._landing(raw, tile_of(raw), [rows, ecp]), rows, cols, blocked_out)
         compact = self._load_sides(b, r, col, rows, cols, tile_of)
         kb.sync("MTE2", "V", 0)
         if compute is not None:
@@ -175,7 +189,7 @@ class EpiloguePasses:
         """Where MTE2 writes the value of `key` whose compute tile is `tile`: the tile itself,
         or (converting) the `shape` part of its staging tile, whose conversion into `tile`
         the vector program starts with."""
-        if not self.converts:
+        if key not in self.stage_in:
             return tile
         stage = self.kb.tile(self.stage_in[key], [0] * len(shape), shape)
         self.casts.append((stage, tile))
@@ -184,11 +198,14 @@ class EpiloguePasses:
     def _leaving(self, i: int, tile: SSAValue) -> SSAValue:
         """What MTE3 stores as output i: its compute tile, or (converting) the tile converted
         into its staging tile."""
-        if not self.converts:
+        if i not in self.stage_out:
             return tile
         shape = list(tile.type.get_shape())
         stage = self.kb.tile(self.stage_out[i], [0] * len(shape), shape)
-        self.kb.vec(a.VcastOp, tile, stage)
+        # float -> integer: the values are integers already (a quantize's), rint keeps them
+        props = {} if is_float(stage.type.element_type) or not is_float(tile.type.element_type) else \
+            {"round": StringAttr("rint")}
+        self.kb.vec(a.VcastOp, tile, stage, **props)
         return stage
 
     def _fill(self, src: SSAValue, dst: SSAValue, rows: int, cols: int, blocked: bool = False) -> None:

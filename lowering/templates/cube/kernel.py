@@ -49,7 +49,8 @@ class CubeKernel:
         self._operand_buffers()
         self.l0a = [kb.alloc([t.mt, t.kt], elt, "l0a", f"l0a{s}") for s in range(slots)]
         self.l0b = [kb.alloc([t.kt, t.nt], elt, "l0b", f"l0b{s}") for s in range(slots)]
-        self.l0c = kb.alloc([t.mt, t.nt], f32, "l0c", "l0c")
+        # l0c accumulates in f32 (float operands) or in the i32 result (int8 operands)
+        self.l0c = kb.alloc([t.mt, t.nt], plan.out_elt if plan.integer else f32, "l0c", "l0c")
         # Outputs as [B * R, C]; NC1HWC0 ones as [B * C1, C, C0].
         self.out2 = [o if plan.out_nz else
                      kb.view(o, [plan.batch * self.R // self.c0, plan.cols, self.c0] if plan.out_blocked

@@ -54,7 +54,7 @@ class MatmulKernel(CubeKernel):
         acc = kb.tile(self.l0c, [0, 0], [mp, np_])
 
         def chunk(k0: Index, kc: int, s: int, first: bool) -> None:
-            kcp = round_up(kc, FRACTAL)
+            kcp = round_up(kc, plan.k_fractal)
             kb.wait_flag("MTE1", "MTE2", s)
             if lhs.trans:
                 self._to_l1(self.a2, plan.lhs_nz, arow, k0, m0, kc, mv, kb.tile(self.l1a[s], [0, 0], [kcp, mp]))

@@ -19,6 +19,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import formats as L
 from geir.dialects import graph as g
+from geir.dialects.ascend import FRACTAL
 from geir.ir.types import is_float, to_dtype
 from geir.lowering.templates.common import KernelRequest
 from geir.lowering.templates.cube.epilogue import Epilogue, EpilogueBuilder, ResultFrame
@@ -33,9 +34,12 @@ from geir.lowering.templates.cube.ops import (
 from geir.target import op_info
 from geir.target.device import dtype_name
 
-KERNEL_DTYPES = frozenset(d for d in op_info.CUBE.dtypes if d in ("f16", "bf16", "f32"))
-"""Element types the cube kernels are built for: the float ones op_info.CUBE lists (an int8
-product needs the quantize / dequantize ops around it)."""
+KERNEL_DTYPES = frozenset(op_info.CUBE.dtypes)
+"""Operand element types the cube kernels are built for: f16, bf16, f32 (the result in the
+operands' type) and i8 (signed int8 x int8, the result the i32 accumulator)."""
+
+INT8_K_FRACTAL = 32
+"""K of an int8 fractal: the cube multiplies 16x32 by 32x16 int8 fractals (ascend.mmad)."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,8 @@ class CubePlan:
     TEMPLATE: ClassVar[str]        # the kernel's `template` attribute
 
     cube: Operation
-    elt: Attribute                 # element type of operands and result
+    elt: Attribute                 # element type of the operands (and of a float result)
+    out_elt: Attribute             # element type of the cube op's result (i32 for int8)
     batch: int                     # B of the [B, R, C] result
     rows: int                      # R
     cols: int                      # C
@@ -129,6 +134,17 @@ class CubePlan:
     frame: tuple[int, ...]         # out_shape with the dims a 1-D matmul operand drops
     out_format: str                # storage of the result
     epilogue: Epilogue
+    output_types: tuple[Attribute, ...] = ()  # element types of the kernel's outputs
+
+    @property
+    def integer(self) -> bool:
+        """An int8 x int8 product accumulated and returned in i32."""
+        return self.out_elt != self.elt
+
+    @property
+    def k_fractal(self) -> int:
+        """K granularity of l0a / l0b and of the mmad: 32 for int8, 16 otherwise."""
+        return INT8_K_FRACTAL if self.integer else FRACTAL
 
     @property
     def out_blocked(self) -> bool:
@@ -140,7 +156,7 @@ class CubePlan:
 
     def result_frame(self) -> ResultFrame:
         axes = self._axes() if self.frame == self.out_shape else None
-        return ResultFrame(self.elt, self.out_shape, axes, isinstance(self, ConvPlan))
+        return ResultFrame(self.out_elt, self.out_shape, axes, isinstance(self, ConvPlan))
 
     def _axes(self) -> tuple[list[int], list[int], list[int]]:
         """The dims of out_shape that make up the B, R and C axes."""
@@ -181,6 +197,7 @@ class ConvPlan(CubePlan):
     weight: int
     x_blocked: bool = False
     w_fz: bool = False
+    pad_value: int = 0             # what the padding holds: an int8 conv's offset_x
 
     def _axes(self) -> tuple[list[int], list[int], list[int]]:
         return [0], [1], list(range(2, len(self.out_shape)))
@@ -216,13 +233,9 @@ class _Analysis:
 
     def plan(self) -> CubePlan:
         op = self.cube
-        elt = op.results[0].type.element_type
-        if not is_float(elt) or dtype_name(to_dtype(elt)) not in KERNEL_DTYPES:
-            raise Unsupported
-        if any(v.type.element_type != elt for v in op.operands):
-            raise Unsupported
+        elt, out_elt = _element_types(op)
         self._check_formats(op)
-        plan = self._conv(op, elt) if isinstance(op, g.ConvOp) else self._matmul(op, elt)
+        plan = self._conv(op, elt, out_elt) if isinstance(op, g.ConvOp) else self._matmul(op, elt, out_elt)
         builder = EpilogueBuilder(plan.epilogue, plan.result_frame(), self.index, self.used)
         if isinstance(op, g.GemmOp):
             attrs = op.attrs()
@@ -233,6 +246,7 @@ class _Analysis:
         if any(o not in self.used for o in self.req.ops):
             raise Unsupported  # ops before the cube op that are not its prologue, or left over
         builder.fold_relu_into_fix()
+        plan.output_types = tuple(v.type.element_type for v in self.req.outputs)
         return plan
 
     @staticmethod
@@ -287,8 +301,9 @@ class _Analysis:
 
     # -- matmul and gemm --------------------------------------------------------------------
 
-    def _matmul(self, op: Operation, elt: Attribute) -> MatmulPlan:
-        plan = self._gemm(op, elt) if isinstance(op, g.GemmOp) else self._batched_matmul(op, elt)
+    def _matmul(self, op: Operation, elt: Attribute, out_elt: Attribute) -> MatmulPlan:
+        common = self._matmul_common(op, elt, out_elt)
+        plan = self._gemm(op, common) if isinstance(op, g.GemmOp) else self._batched_matmul(op, common)
         if plan.lhs_nz or plan.rhs_nz or plan.out_nz:
             # fractal operands are read whole-fractal at (row, col) of the stored matrix: one
             # matrix (no batch), not reached through views
@@ -299,24 +314,23 @@ class _Analysis:
                 raise Unsupported
         return plan
 
-    def _matmul_common(self, op: Operation, elt: Attribute) -> dict:
+    def _matmul_common(self, op: Operation, elt: Attribute, out_elt: Attribute) -> dict:
         """The MatmulPlan fields both forms share."""
-        return dict(cube=op, elt=elt, out_shape=logical_shape(op.results[0]), out_format=storage(op.results[0]),
+        return dict(cube=op, elt=elt, out_elt=out_elt, out_shape=logical_shape(op.results[0]), out_format=storage(op.results[0]),
                     epilogue=Epilogue(op.results[0]), lhs_nz=storage(op.operands[0]) == L.FRACTAL_NZ,
                     rhs_nz=storage(op.operands[1]) == L.FRACTAL_NZ)
 
-    def _gemm(self, op: Operation, elt: Attribute) -> MatmulPlan:
+    def _gemm(self, op: Operation, common: dict) -> MatmulPlan:
         attrs = op.attrs()
         lhs = self.resolve(op.operands[0])
         rhs = self.resolve(op.operands[1])
-        common = self._matmul_common(op, elt)
         m, n = common["out_shape"]
         trans_a, trans_b = bool(attrs["trans_a"]), bool(attrs["trans_b"])
         k = lhs.shape[0] if trans_a else lhs.shape[1]
         return MatmulPlan(**common, batch=1, rows=m, cols=n, k=k, frame=common["out_shape"],
                           lhs=Operand(lhs.arg, (1, m, k), trans_a), rhs=Operand(rhs.arg, (1, k, n), trans_b))
 
-    def _batched_matmul(self, op: Operation, elt: Attribute) -> MatmulPlan:
+    def _batched_matmul(self, op: Operation, common: dict) -> MatmulPlan:
         """numpy's matmul: 1-D operands promoted, batch dims broadcast."""
         lhs = self.resolve(op.operands[0], allow_trans=True)
         rhs = self.resolve(op.operands[1], allow_trans=True)
@@ -336,7 +350,6 @@ class _Analysis:
         rb = [1] * (len(batch) - len(rs[:-2])) + rs[:-2]
         lhs_b, rhs_b = _batch_strides(batch, lb), _batch_strides(batch, rb)
         nb = math.prod(batch)
-        common = self._matmul_common(op, elt)
         frame = (*batch, m, n)
         # A batch of left matrices times one right matrix is one tall matrix.
         if nb > 1 and not any(rhs_b) and all(s > 0 for s, d in zip(lhs_b, batch) if d > 1) and not lhs.trans:
@@ -350,7 +363,7 @@ class _Analysis:
 
     # -- convolution ------------------------------------------------------------------------
 
-    def _conv(self, op: Operation, elt: Attribute) -> ConvPlan:
+    def _conv(self, op: Operation, elt: Attribute, out_elt: Attribute) -> ConvPlan:
         x, w = logical_shape(op.operands[0]), logical_shape(op.operands[1])
         if len(x) not in (3, 4):
             raise Unsupported
@@ -363,9 +376,28 @@ class _Analysis:
         # a FRACTAL_Z chunk is whole C0 blocks: a concat's parts must be too, and blocked
         if w_fz and len(segments) > 1 and (not x_blocked or any(sg.count % L.c0_of(elt) for sg in segments)):
             raise Unsupported
-        return ConvPlan(cube=op, elt=elt, batch=geo.n, rows=geo.m, cols=geo.oh * geo.ow, k=geo.cg * geo.khw,
-                        out_shape=out, frame=out, out_format=storage(op.results[0]), epilogue=Epilogue(op.results[0]),
-                        geometry=geo, segments=segments, weight=weight, x_blocked=x_blocked, w_fz=w_fz)
+        return ConvPlan(cube=op, elt=elt, out_elt=out_elt, batch=geo.n, rows=geo.m, cols=geo.oh * geo.ow,
+                        k=geo.cg * geo.khw, out_shape=out, frame=out, out_format=storage(op.results[0]),
+                        epilogue=Epilogue(op.results[0]), geometry=geo, segments=segments, weight=weight,
+                        x_blocked=x_blocked, w_fz=w_fz, pad_value=op.attrs().get("offset_x") or 0)
+
+
+def _element_types(op: Operation) -> tuple[Attribute, Attribute]:
+    """(operand, result) element types of a cube op the kernels take, or Unsupported: float
+    operands and result of one type, or int8 operands with the i32 result (uint8: not taken,
+    graph-fold-qdq retypes uint8 activations to int8 and the fallback runs what is left)."""
+    out = op.results[0].type.element_type
+    elt = op.operands[0].type.element_type
+    if any(v.type.element_type != elt for v in op.operands[:2]):
+        raise Unsupported
+    if is_float(elt):
+        if out != elt or any(v.type.element_type != elt for v in op.operands[2:]):
+            raise Unsupported
+    elif not (elt == g.INT8_TYPES[0] and out == g.ACC_TYPE):  # signed int8 x int8 -> i32
+        raise Unsupported
+    if dtype_name(to_dtype(elt)) not in KERNEL_DTYPES:
+        raise Unsupported
+    return elt, out
 
 
 def _batch_strides(batch: list[int], dims: list[int]) -> tuple[int, ...]:

@@ -22,6 +22,7 @@ from geir.dialects import formats as L
 from geir.dialects.ascend import FRACTAL
 from geir.ir.types import to_dtype
 from geir.lowering.templates.common import KernelRequest, ceil_div, compute_type, itemsize, round_up, row_elems
+from geir.lowering.templates.cube.epilogue_buffers import epilogue_compute_type
 from geir.lowering.templates.cube.plan import ConvPlan, CubePlan, MatmulPlan
 from geir.target.cost_model import CostModel
 from geir.target.device import dtype_name
@@ -62,11 +63,12 @@ MT_CHOICES = (16, 32, 48, 64, 96, 128, 192, 256)
 KT_CHOICES = (16, 32, 48, 64, 96, 128, 256)
 
 
-def _choices(extent: int, choices: Sequence[int] = MT_CHOICES) -> list[int]:
-    """Multiples of 16 to try for a dim of `extent` (the whole dim when it is small)."""
-    whole = round_up(extent, FRACTAL)
-    out = sorted({c for c in choices if c < whole} | ({whole} if whole <= max(choices) else set()))
-    return out or [FRACTAL]
+def _choices(extent: int, choices: Sequence[int] = MT_CHOICES, unit: int = FRACTAL) -> list[int]:
+    """Multiples of `unit` (16, or an int8 K's 32) to try for a dim of `extent` (the whole
+    dim when it is small)."""
+    whole = round_up(extent, unit)
+    out = sorted({c for c in choices if c < whole and c % unit == 0} | ({whole} if whole <= max(choices) else set()))
+    return out or [unit]
 
 
 @dataclass
@@ -85,7 +87,7 @@ class EpilogueCost:
     def of(cls, buffers: EpilogueBuffers) -> EpilogueCost:
         plan = buffers.plan
         return cls([ins.op for ins in plan.epilogue.instrs], len(buffers.sides) + int(buffers.needs_raw),
-                   len(buffers.stores), itemsize(plan.elt), compute_type(plan.elt))
+                   len(buffers.stores), itemsize(buffers.widest_stored()), epilogue_compute_type(plan))
 
     def cycles(self, p: Pricer, rows: int, cols: int) -> int:
         csz, cdtype = itemsize(self.celt), dtype_name(to_dtype(self.celt))
@@ -101,9 +103,11 @@ class EpilogueCost:
 class Pricer:
     """Prices one tile of a candidate with the device's cost model (cube-clock cycles)."""
 
-    def __init__(self, cost: CostModel, elt: Attribute, slots: int, epilogue: EpilogueCost | None):
+    def __init__(self, cost: CostModel, elt: Attribute, slots: int, epilogue: EpilogueCost | None,
+                 out_elt: Attribute | None = None):
         self.cost = cost
         self.isz = itemsize(elt)
+        self.out_isz = itemsize(out_elt or elt)  # what FIX writes: an int8 product's i32
         self.dtype = dtype_name(to_dtype(elt))
         self.slots = slots
         self.epilogue = epilogue
@@ -121,7 +125,7 @@ class Pricer:
         chunk overlaps nothing - each tile starts on slot 0 and FIX waits for its cube.
         Single-buffered, everything runs in turn. MTE2 runs at no more than the block's share
         of HBM (`blocks` loading at once, `gm_bytes` per tile)."""
-        fix = self.dma(mv * nv * self.isz, "l0c", "gm")
+        fix = self.dma(mv * nv * self.out_isz, "l0c", "gm")
         epi = self.epilogue.cycles(self, mv, nv) if self.epilogue else 0
         if gm_bytes:
             share = self.spec.hbm_bytes_per_s / self.spec.cube_clock_hz / max(1, blocks)
@@ -181,12 +185,16 @@ class _Cheapest:
 def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tiling | None:
     isz, slots = pricer.isz, pricer.slots
     m, n, k, nb = plan.rows, plan.cols, plan.k, plan.batch
-    kp = round_up(k, FRACTAL)
+    kf = plan.k_fractal
+    kp = round_up(k, kf)
     cheapest = _Cheapest()
-    for mt, nt in itertools.product(_choices(m), _choices(n)):
+    # l1 rows are whole 32-byte blocks: an int8 operand's [K, N] (or transposed [K, M]) tile
+    # needs 32 columns
+    mn = 32 // isz if isz < 2 else FRACTAL
+    for mt, nt in itertools.product(_choices(m, unit=mn), _choices(n, unit=mn)):
         if not _fits(req, l0c=mt * nt * ACC_BYTES):
             continue
-        for kt in _choices(k, KT_CHOICES):
+        for kt in _choices(k, KT_CHOICES, kf):
             if not _fits(req, l0a=slots * mt * kt * isz, l0b=slots * kt * nt * isz):
                 continue
             room = req.device.buffer_bytes["l1"] // (slots * (mt + nt) * isz)
@@ -196,7 +204,7 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
             tm, tn = ceil_div(m, mt), ceil_div(n, nt)
             tiles = nb * tm * tn
             blocks = pricer.blocks(tiles)
-            hbm = tiles * (mt + nt) * kp * isz + nb * m * n * isz
+            hbm = tiles * (mt + nt) * kp * isz + nb * m * n * pricer.out_isz
             steps = ceil_div(kp, kt)
             mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * nt * isz, "l1", "l0b"))
             cube = steps * req.cost.mmad_cycles(mt, kt, nt, pricer.dtype)
@@ -248,25 +256,26 @@ def _conv_candidates(req: KernelRequest, plan: ConvPlan, pricer: Pricer,
             continue
         rows, cols = geo.box(ohs, owt)
         box = rows * (cols * c0 if plan.w_fz else row_elems(cols, plan.elt)) * isz  # one unit of the l1 box
-        for kt in KT_CHOICES:
-            if kt > round_up(units * unit_k, FRACTAL) and kt != KT_CHOICES[0]:
+        for kt in (c for c in KT_CHOICES if c % plan.k_fractal == 0):
+            if kt > round_up(units * unit_k, plan.k_fractal) and kt != plan.k_fractal:
                 break
             if not _fits(req, l0a=slots * mt * kt * isz, l0b=slots * kt * np_ * isz):
                 continue
-            most = _l1_units(req, units, unit_k, box, mt, isz, slots)
+            most = _l1_units(req, units, unit_k, box, mt, isz, slots, plan.k_fractal)
             if most < 1 or (plan.w_fz and not plan.x_blocked and most < units):
                 continue  # an NCHW box is re-laid out to NC1HWC0 by one copy: all its channels
             _price_conv_chunks(req, plan, pricer, cheapest, mt, ohs, owt, kt, most)
     return cheapest.best
 
 
-def _l1_units(req: KernelRequest, units: int, unit_k: int, box: int, mt: int, isz: int, slots: int) -> int:
+def _l1_units(req: KernelRequest, units: int, unit_k: int, box: int, mt: int, isz: int, slots: int,
+              kf: int = FRACTAL) -> int:
     """Units (channels or C0 blocks) per l1 chunk: at most what fits, the box plus the
     weights of the chunk; fewer give more chunks, whose loads overlap the cube when
     double-buffered."""
     l1 = req.device.buffer_bytes["l1"]
     most = min(units, l1 // (slots * (box + mt * unit_k * isz + 64)))
-    while most > 0 and slots * (most * box + mt * round_up(most * unit_k, FRACTAL) * isz) > l1:
+    while most > 0 and slots * (most * box + mt * round_up(most * unit_k, kf) * isz) > l1:
         most -= 1
     return most
 
@@ -285,9 +294,9 @@ def _price_conv_chunks(req: KernelRequest, plan: ConvPlan, pricer: Pricer, cheap
     tiles = geo.n * geo.group * ceil_div(geo.mg, mt) * ceil_div(geo.oh, ohs) * ceil_div(geo.ow, owt)
     blocks = pricer.blocks(tiles)
     hbm = (tiles * (req.cost.dma_bytes(geo.cg * rows * cols * isz, fm_run) + mt * units * unit_k * isz)
-           + geo.n * geo.m * geo.oh * geo.ow * isz)
+           + geo.n * geo.m * geo.oh * geo.ow * pricer.out_isz)
     for cc in per_chunk(units, most, slots if (plan.x_blocked or not plan.w_fz) else 1):
-        kc = round_up(cc * unit_k, FRACTAL)
+        kc = round_up(cc * unit_k, plan.k_fractal)
         chunks = ceil_div(units, cc)
         steps = chunks * ceil_div(kc, kt)
         fm_bytes = cc * c0 * rows * cols * isz
