@@ -189,3 +189,21 @@ def test_memory_plan_counts_int8_and_int32_bytes():
     assert scratch == [64 * 96 * 4]  # the i32 staging in int32 bytes
     x = next(op for op in model.module.walk() if isinstance(op, a.KernelOp)).body.block.args[0]
     assert a.nbytes_of(x.type) == 64 * 128  # int8 operands in one byte each
+
+
+def test_load3d_pad_value_fills_the_padding_only():
+    """The semantics both interpreters share: padding entries hold pad_value, channels past
+    `channels` and K rows past the windows stay zero."""
+    from geir.runtime.ascend_semantics import load3d_tile
+
+    text = open(__file__.replace("python/test_int8_kernels.py", "dialects/ascend/load3d-pad-value.mlir")).read()
+    module = parse_module(text, make_context(), "load3d")
+    op = next(o for o in module.walk() if isinstance(o, a.Load3dOp))
+    fm = RNG.integers(1, 100, (3, 6, 32)).astype(np.int8)  # no zeros, no -3 in the image
+    tile = load3d_tile(op, fm, 0, 0, 0, 0, 0, 32, 48)
+    image = fm[:, :, :6]
+    padded = np.pad(image, ((0, 0), (1, 1), (1, 1)), constant_values=-3)
+    for k in range(27):  # (c, kh, kw) rows against the padded image
+        c, kh, kw = k // 9, k // 3 % 3, k % 3
+        assert np.array_equal(tile[k, :36], padded[c, kh:kh + 6, kw:kw + 6].reshape(-1))
+    assert not tile[27:].any() and not tile[:, 36:].any()
