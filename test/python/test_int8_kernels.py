@@ -207,3 +207,22 @@ def test_load3d_pad_value_fills_the_padding_only():
         c, kh, kw = k // 9, k // 3 % 3, k % 3
         assert np.array_equal(tile[k, :36], padded[c, kh:kh + 6, kw:kw + 6].reshape(-1))
     assert not tile[27:].any() and not tile[:, 36:].any()
+
+
+def test_deployment_size_conv_is_one_int8_mix_kernel():
+    """A ResNet stage's 3x3 conv, 256 -> 256 channels on 56x56 at batch 8, with its
+    dequantize -> relu -> requantize: compiled (running it is the bench's job, it takes
+    minutes) into one mix kernel on the cube at int8."""
+    x, w, out = (8, 256, 56, 56), (256, 256, 3, 3), (8, 256, 56, 56)
+    consts = ("  %s = graph.constant dense<0.001> : tensor<1x256x1x1xf32>\n"
+              "  %s2 = graph.constant dense<0.05> : tensor<f32>\n  %z2 = graph.constant dense<0> : tensor<i8>\n")
+    f32t, i8t = _t(out, "f32"), _t(out, "i8")
+    tail = (f"  %d = graph.dequantize %y, %s : ({_t(out, 'i32')}, tensor<1x256x1x1xf32>) -> {f32t}\n"
+            f"  %r = graph.relu %d : ({f32t}) -> {f32t}\n"
+            f"  %q = graph.quantize %r, %s2, %z2 : ({f32t}, tensor<f32>, tensor<i8>) -> {i8t}\n"
+            f"  func.return %q : {i8t}\n")
+    model = _compile(_conv_text(x, w, out, "{pads = array<i64: 1, 1, 1, 1>, offset_x = 3 : i64}", tail, i8t, consts))
+    kernels = _kernels(model)
+    assert len(kernels) == 1 and kernels[0].core_type.data == "mix"
+    mmads = [op for op in kernels[0].walk() if isinstance(op, a.MmadOp)]
+    assert mmads and all(op.dtype == "i8" for op in mmads)
