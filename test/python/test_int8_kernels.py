@@ -226,3 +226,55 @@ def test_deployment_size_conv_is_one_int8_mix_kernel():
     assert len(kernels) == 1 and kernels[0].core_type.data == "mix"
     mmads = [op for op in kernels[0].walk() if isinstance(op, a.MmadOp)]
     assert mmads and all(op.dtype == "i8" for op in mmads)
+
+
+ROW_QDQ = """func.func @main(%x: tensor<2x16x10x10xf32> {onnx.name = "x"}, %a: tensor<2x16x10x10xi8> {onnx.name = "a"}) -> tensor<2x16x10x10xi8> {
+  %m = graph.constant dense<0.5> : tensor<f32>
+  %s = graph.constant dense<0.02> : tensor<f32>
+  %z = graph.constant dense<1> : tensor<i8>
+  %sa = graph.constant dense<0.03> : tensor<1x16x1x1xf32>
+  %za = graph.constant dense<-2> : tensor<1x16x1x1xi8>
+  %y = graph.mul %x, %m : (tensor<2x16x10x10xf32>, tensor<f32>) -> tensor<2x16x10x10xf32>
+  %da = graph.dequantize %a, %sa, %za : (tensor<2x16x10x10xi8>, tensor<1x16x1x1xf32>, tensor<1x16x1x1xi8>) -> tensor<2x16x10x10xf32>
+  %t = graph.add %y, %da : (tensor<2x16x10x10xf32>, tensor<2x16x10x10xf32>) -> tensor<2x16x10x10xf32>
+  %r = graph.relu %t : (tensor<2x16x10x10xf32>) -> tensor<2x16x10x10xf32>
+  %q = graph.quantize %r, %s, %z : (tensor<2x16x10x10xf32>, tensor<f32>, tensor<i8>) -> tensor<2x16x10x10xi8>
+  func.return %q : tensor<2x16x10x10xi8>
+}
+"""
+
+
+def test_row_kernel_fuses_quantize_and_dequantize_with_elementwise_ops():
+    """A graph input's quantize after a scale, with an int8 residual dequantized per channel
+    (zero points too): one row kernel, equal to the reference."""
+    model = _compile(ROW_QDQ)
+    feeds = {"x": (RNG.standard_normal((2, 16, 10, 10)) * 3).astype(np.float32), "a": _int8((2, 16, 10, 10))}
+    got, ref = _run(model, feeds)
+    assert got.dtype == np.int8 and np.array_equal(got, ref)
+    kernels = _kernels(model)
+    assert len(kernels) == 1 and kernels[0].attributes[attr_names.TEMPLATE].data == "row"
+
+
+def test_int8_conv_epilogue_with_a_float_residual():
+    """conv(i8) -> dequantize -> add(float residual) -> relu -> quantize in one kernel."""
+    x, w, out = (1, 8, 10, 10), (24, 8, 3, 3), (1, 24, 10, 10)
+    f32t, i8t = _t(out, "f32"), _t(out, "i8")
+    text = f"""func.func @main(%x: {_t(x, 'i8')} {{onnx.name = "x"}}, %w: {_t(w, 'i8')} {{onnx.name = "w"}}, %res: {f32t} {{onnx.name = "res"}}) -> {i8t} {{
+  %s = graph.constant dense<0.002> : tensor<f32>
+  %s2 = graph.constant dense<0.04> : tensor<f32>
+  %z2 = graph.constant dense<3> : tensor<i8>
+  %y = graph.conv %x, %w {{pads = array<i64: 1, 1, 1, 1>, offset_x = -1 : i64}} : ({_t(x, 'i8')}, {_t(w, 'i8')}) -> {_t(out, 'i32')}
+  %d = graph.dequantize %y, %s : ({_t(out, 'i32')}, tensor<f32>) -> {f32t}
+  %t = graph.add %d, %res : ({f32t}, {f32t}) -> {f32t}
+  %r = graph.relu %t : ({f32t}) -> {f32t}
+  %q = graph.quantize %r, %s2, %z2 : ({f32t}, tensor<f32>, tensor<i8>) -> {i8t}
+  func.return %q : {i8t}
+}}
+"""
+    model = _compile(text)
+    feeds = {"x": _int8(x), "w": _int8(w), "res": RNG.standard_normal(out).astype(np.float32)}
+    got, ref = _run(model, feeds)
+    diff = np.abs(got.astype(np.int32) - ref.astype(np.int32))
+    assert diff.max() <= 1 and np.mean(diff == 0) >= 0.99
+    kernels = _kernels(model)
+    assert len(kernels) == 1 and kernels[0].attributes[attr_names.TEMPLATE].data == "conv"

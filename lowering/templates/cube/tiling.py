@@ -22,7 +22,7 @@ from geir.dialects import formats as L
 from geir.dialects.ascend import FRACTAL
 from geir.ir.types import to_dtype
 from geir.lowering.templates.common import KernelRequest, ceil_div, compute_type, itemsize, round_up, row_elems
-from geir.lowering.templates.cube.epilogue_buffers import epilogue_compute_type
+from geir.lowering.templates.cube.epilogue_buffers import epilogue_compute_type, stored_type
 from geir.lowering.templates.cube.plan import ConvPlan, CubePlan, MatmulPlan
 from geir.target.cost_model import CostModel
 from geir.target.device import dtype_name
@@ -74,29 +74,33 @@ def _choices(extent: int, choices: Sequence[int] = MT_CHOICES, unit: int = FRACT
 @dataclass
 class EpilogueCost:
     """What the epilogue costs per tile: vector instructions over the tile (in the compute
-    type, with a vcast per value loaded and stored when that is not the stored type), side
-    loads."""
+    type, with a vcast per value loaded or stored in another type), the loads (the staged
+    result and the sides) and the stores, each in its own element type's bytes."""
 
     instrs: list[type]
-    sides: int
-    stores: int
-    isz: int
+    loads: list[int]    # itemsize of each value loaded (the staged result first)
+    stores: list[int]   # itemsize of each output stored
+    converted: int      # values loaded or stored in another type than the compute type
     celt: Attribute
 
     @classmethod
     def of(cls, buffers: EpilogueBuffers) -> EpilogueCost:
         plan = buffers.plan
-        return cls([ins.op for ins in plan.epilogue.instrs], len(buffers.sides) + int(buffers.needs_raw),
-                   len(buffers.stores), itemsize(buffers.widest_stored()), epilogue_compute_type(plan))
+        celt = epilogue_compute_type(plan)
+        loads = ([stored_type(plan, plan.epilogue.result)] if buffers.needs_raw else []) + \
+            [stored_type(plan, v) for v in buffers.sides]
+        stores = [plan.output_types[i] for i, _ in buffers.stores]
+        return cls([ins.op for ins in plan.epilogue.instrs], [itemsize(t) for t in loads],
+                   [itemsize(t) for t in stores], sum(t != celt for t in (*loads, *stores)), celt)
 
     def cycles(self, p: Pricer, rows: int, cols: int) -> int:
         csz, cdtype = itemsize(self.celt), dtype_name(to_dtype(self.celt))
         nbytes = rows * round_up(cols, max(1, 32 // csz)) * csz
-        mte2 = p.dma(rows * cols * self.isz, "gm", "ub") * (1 + self.sides)
-        mte3 = p.dma(rows * cols * self.isz, "ub", "gm") * self.stores
+        staged = self.loads[0] if self.loads else p.out_isz  # what FIX wrote, read back
+        mte2 = p.dma(rows * cols * staged, "gm", "ub") + sum(p.dma(rows * cols * n, "gm", "ub") for n in self.loads)
+        mte3 = sum(p.dma(rows * cols * n, "ub", "gm") for n in self.stores)
         vec = sum(p.cost.vector_cycles(op.COST_KIND, nbytes, cdtype) for op in self.instrs)
-        if cdtype != p.dtype:  # the loads and the stores converted
-            vec += (self.sides + self.stores) * p.cost.vector_cycles("cast", nbytes, cdtype)
+        vec += self.converted * p.cost.vector_cycles("cast", nbytes, cdtype)
         return mte2 + mte3 + int(vec * p.spec.cube_clock_hz / p.spec.vector_clock_hz)
 
 
