@@ -11,12 +11,13 @@ computes on the integers: it becomes
 
 with the weights' zero point folded into them (when the difference fits int8) and the input's
 share in the int32 bias (b' = bq - zx * sum(w) per output channel; the padding holds zx, so it
-adds nothing). The contraction then runs on the cube in int8 and the dequantize (and whatever
+adds nothing). A float bias per output channel is rounded into the int32 bias at the
+accumulator's scale sx * sw, as quantize_static writes it: half an accumulator step off at
+most, and the epilogue is left with the dequantize alone. The contraction then runs on the cube in int8 and the dequantize (and whatever
 follows it, up to the next quantize) is its epilogue. Conditions, each one a reason to leave
 the op in float (still correct: its dequantizes stay): the input's parameters are per tensor
 constants, the weights are an int8 / uint8 constant with parameters per tensor or per output
-channel, a bias is a float constant or a dequantize of an int32 one at scale sx * sw, a gemm's
-c is constant when beta != 1.
+channel, a bias is a float constant or a dequantize of an int32 one at scale sx * sw.
 
 Before that, uint8 becomes int8 (`RetypeUint8`): quantize(x, s, z) in uint8 minus 128 is
 quantize(x, s, z - 128) in int8, the saturation range shifted with it, so a uint8 quantize whose
@@ -146,8 +147,8 @@ class FoldContraction(RewritePattern):
         sx, zx = x_params
         attrs = op.attrs()
         alpha = attrs.get("alpha", 1.0) if isinstance(op, g.GemmOp) else 1.0
-        acc_scale = (np.float32(sx) * weights.scale).astype(np.float32)
-        int_bias, float_bias = self._bias(op, acc_scale)
+        acc_scale = (np.float32(sx) * weights.scale * np.float32(alpha)).astype(np.float32)  # alpha: a gemm's
+        int_bias, float_bias = self._bias(op, acc_scale, alpha)
         if int_bias is False:
             return
         total = (np.zeros(weights.sums.shape, np.int64) if int_bias is None else int_bias) - zx * weights.sums
@@ -171,7 +172,7 @@ class FoldContraction(RewritePattern):
             new.append(b := constant(total.astype(np.int32), loc, hint(op.results[0], "bias_int32")))
             new.append(add := g.AddOp.build_op([acc, b.output]))
             acc = add.output
-        new.append(s := constant(_result_param((acc_scale * np.float32(alpha)).astype(f), op), loc,
+        new.append(s := constant(_result_param(acc_scale.astype(f), op), loc,
                                  hint(op.results[0], "scale")))
         new.append(dq := g.DequantizeOp.build_op([acc, s.output]))
         if float_bias is not None:
@@ -183,16 +184,18 @@ class FoldContraction(RewritePattern):
         replace_checked(op, new, rewriter)
 
     @staticmethod
-    def _bias(op: Operation, acc_scale: np.ndarray):
+    def _bias(op: Operation, acc_scale: np.ndarray, alpha: float):
         """(int32 bias, float bias) of the contraction: an int32 constant dequantized at the
-        accumulator's scale goes into the int8 op, a float constant is added after the
+        accumulator's scale goes into the int8 op, and so does a per-channel float constant,
+        rounded to that scale; another float constant (a gemm's [M, N] c) is added after the
         dequantize; (False, None) when neither (the op is left alone)."""
         if isinstance(op, g.MatMulOp) or len(op.inputs) < 3:
             return None, None
         b = op.inputs[2]
         beta = op.attrs().get("beta", 1.0) if isinstance(op, g.GemmOp) else 1.0
         owner = b.owner
-        if isinstance(owner, g.DequantizeOp) and beta == 1.0 and owner.inputs[0].type.element_type == g.ACC_TYPE:
+        if (isinstance(owner, g.DequantizeOp) and beta == 1.0 and alpha == 1.0
+                and owner.inputs[0].type.element_type == g.ACC_TYPE):
             q = _const(owner.inputs[0])
             s = _const(owner.inputs[1])
             z = _const(owner.inputs[2]) if len(owner.inputs) > 2 else np.zeros((), np.int64)
@@ -204,6 +207,13 @@ class FoldContraction(RewritePattern):
         if value is None:
             return False, None
         value = np.asarray(value) * np.asarray(beta, value.dtype)
+        if value.ndim <= 1 and value.size in (1, acc_scale.size):
+            # per output channel: into the int32 bias at the accumulator's scale (what
+            # quantize_static writes), half an accumulator step off at most
+            with np.errstate(all="ignore"):
+                q = np.rint(np.broadcast_to(value.reshape(-1), acc_scale.shape).astype(np.float64) / acc_scale)
+            if np.all(np.isfinite(q)) and np.abs(q).max(initial=0) < 2**31 - 2**24:
+                return q.astype(np.int64), None
         if isinstance(op, g.ConvOp):
             value = value.reshape([-1 if i == 1 else 1 for i in range(len(op.results[0].type.get_shape()))])
         return None, value

@@ -11,7 +11,10 @@ first name) and `skip` does not:
   over each channel (1 for a channel of zeros), w_q = round_half_even(w / s_w) in int8, s_w
   shaped to broadcast against w: [M, 1, 1, 1] for conv weights, [N] for a matmul's [K, N]
   columns, [N, 1] or [N] for a gemm's b as trans_b lays it out;
-* the bias stays float.
+* a constant bias per output channel becomes int32 at the accumulator's scale s * s_w
+  (`dequantize(b_q, s * s_w)`, as onnxruntime's quantize_static writes it): the QDQ graph then
+  computes what the int8 kernel does, which adds it to the int32 accumulator; another bias
+  (a gemm's [M, N] c, alpha or beta != 1) stays float.
 
 Quantizable: a conv (any group, depthwise included), a gemm, or a matmul whose right operand
 is a float constant and whose data input is not a constant or already a dequantize. Anything
@@ -221,11 +224,43 @@ def _quantize_layer(layer: Layer, params: LayerRange, rewriter: Rewriter) -> Non
     sw = constant(s_w, loc, hint(w_value, "scale"))
     dqw = g.DequantizeOp.build_op([wq, sw])
     dqw.location, dqw.output.name_hint = loc, hint(w_value, "dq")
-    rewriter.insert_op([s, z, q, dq, wq, sw, dqw], InsertPoint.before(op))
-    old_w = w_value.owner
-    op.operands = (dq.output, dqw.output, *op.operands[2:])
-    if isinstance(old_w, Operation) and not old_w.results[0].uses:
-        rewriter.erase_op(old_w)
+    new = [s, z, q, dq, wq, sw, dqw]
+    bias = _int32_bias(op, params.scale, s_w)
+    rest = list(op.operands[2:])
+    if bias is not None:
+        bq = constant(bias[0], loc, hint(rest[0], "q"))
+        bs = constant(bias[1], loc, hint(rest[0], "scale"))
+        dqb = g.DequantizeOp.build_op([bq, bs])
+        dqb.location, dqb.output.name_hint = loc, hint(rest[0], "dq")
+        new += [bq, bs, dqb]
+        rest[0] = dqb.output
+    rewriter.insert_op(new, InsertPoint.before(op))
+    old = [v.owner for v in op.operands[1:]]
+    op.operands = (dq.output, dqw.output, *rest)
+    for o in old:
+        if isinstance(o, Operation) and not o.results[0].uses:
+            rewriter.erase_op(o)
+
+
+def _int32_bias(op: Operation, x_scale: float, s_w: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """A constant bias per output channel as (int32 values, scale): at the accumulator's scale
+    s_x * s_w, as quantize_static writes it, so the QDQ graph computes what the int8 kernel
+    does (graph-fold-qdq adds it in int32). None for no bias, one not per channel, a gemm
+    with alpha or beta != 1, or values beyond int32."""
+    if len(op.operands) < 3:
+        return None
+    if isinstance(op, g.GemmOp) and (op.attrs()["alpha"] != 1.0 or op.attrs()["beta"] != 1.0):
+        return None
+    b = g.constant_value_of(op.operands[2])
+    scale = (np.float32(x_scale) * np.asarray(s_w, np.float32).reshape(-1)).astype(np.float32)
+    if b is None or b.ndim > 1 or b.size not in (1, scale.size) or not np.all(scale > 0):
+        return None
+    with np.errstate(all="ignore"):
+        q = np.rint(np.broadcast_to(b.reshape(-1).astype(np.float64), scale.shape) / scale)
+    if not np.all(np.isfinite(q)) or np.abs(q).max(initial=0) >= 2**31 - 2**24:
+        return None
+    shape = b.shape if b.size == scale.size else scale.shape
+    return q.astype(np.int32).reshape(shape), scale.astype(b.dtype).reshape(shape)
 
 
 def unnamed(module: ModuleOp, names: Iterable[str]) -> list[str]:

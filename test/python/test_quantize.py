@@ -22,6 +22,7 @@ from geir.ir.text import print_module
 from geir.passes.graph.quantize import CalibrationTable, insert_qdq, is_quantized
 from geir.passes.graph.simplify import simplify
 from geir.runtime.interpreter import run_module
+from geir.testing.suite import lit_chunks
 from geir.tools import geir_compile
 
 BATCH = 2
@@ -276,3 +277,49 @@ def test_cli_tolerance_prints_the_trade_off(files, capsys):
     assert table.float_layers and sorted(table.float_layers) == sorted(table.layers)
     code, out, err = _cli(capsys, files / "m.onnx", "-o", files / "m.om", "--tolerance", "0.9")
     assert code == 1 and "go with --quantize int8" in err
+
+
+# ---------------------------------------------------------------------------
+# graph-quantize's lit cases, run: the QDQ graph is the float graph up to int8 rounding
+# ---------------------------------------------------------------------------
+
+LIT_DIR = os.path.join(os.path.dirname(__file__), "..", "passes", "graph")
+
+
+@pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "quantize")])
+def test_lit_case_weights_and_biases_within_half_a_step(chunk):
+    """graph-quantize's lit cases, run: every constant the pass quantized (weights per channel,
+    biases at the accumulator's scale) dequantizes to within half a quantization step of the
+    float constant it replaced, and a data input inside its calibrated range comes back from
+    quantize -> dequantize within half a step."""
+    from xdsl.context import Context
+
+    from geir.dialects import graph as g
+    from geir.dialects import make_context
+    from geir.ir.text import parse_module
+    from geir.passes.graph.quantize import QuantizePass
+    from geir.reference.graph import dequantize, quantize
+
+    module = parse_module(chunk, make_context())
+    contractions = {op: [g.constant_value_of(v) for v in op.operands] for op in module.walk()
+                    if isinstance(op, g.ConvOp | g.GemmOp | g.MatMulOp)}
+    QuantizePass(table=os.path.join(LIT_DIR, "Inputs", "quantize-table.json")).apply(Context(), module)
+    module.verify()
+    checked = 0
+    for op, before in contractions.items():
+        for value, old in zip(op.operands, before):
+            dq = value.owner
+            if old is None or not isinstance(dq, g.DequantizeOp):
+                continue
+            q, scale = (g.constant_value_of(v) for v in dq.operands[:2])
+            back = dequantize(q, scale)
+            assert np.all(np.abs(back - old) <= np.broadcast_to(scale, old.shape) / 2 + 1e-7), op.location
+            checked += 1
+        x = op.operands[0].owner
+        if isinstance(x, g.DequantizeOp) and isinstance(x.operands[0].owner, g.QuantizeOp):
+            s, z = g.constant_value_of(x.operands[1]), g.constant_value_of(x.operands[2])
+            lo, hi = (np.iinfo(np.int8).min - int(z)) * float(s), (np.iinfo(np.int8).max - int(z)) * float(s)
+            values = np.linspace(lo, hi, 1001, dtype=np.float32)
+            assert np.abs(dequantize(quantize(values, s, z), s, z) - values).max() <= float(s) / 2 + 1e-6
+            checked += 1
+    assert checked >= 2

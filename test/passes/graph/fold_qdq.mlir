@@ -4,16 +4,16 @@
 // RUN: geir-opt %s --split-input-file -p graph-fold-qdq,graph-fold-qdq | filecheck %s
 
 // Per-channel weights, a per-tensor int8 input with zero point 0, a float bias: the bias is
-// added after the dequantize, whose scale is sx * sw per output channel.
+// rounded into an int32 one at the accumulator's scale sx * sw per output channel
+// (1 / 0.125 = 8, -1 / 0.0625 = -16), the dequantize is all that is left after the conv.
 // CHECK-LABEL: func.func @conv_float_bias(
 // CHECK:         %q = graph.quantize %x, %sx, %zx
 // CHECK-NEXT:    %wd_int8 = graph.constant dense_resource<wd_int8> : tensor<2x2x3x3xi8> loc("conv")
-// CHECK-NEXT:    %y = graph.conv %q, %wd_int8 {pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xi8>, tensor<2x2x3x3xi8>) -> tensor<1x2x4x4xi32> loc("conv")
+// CHECK-NEXT:    %y_bias_int32 = graph.constant dense<[8, -16]> : tensor<2xi32> loc("conv")
+// CHECK-NEXT:    %y = graph.conv %q, %wd_int8, %y_bias_int32 {pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xi8>, tensor<2x2x3x3xi8>, tensor<2xi32>) -> tensor<1x2x4x4xi32> loc("conv")
 // CHECK-NEXT:    %y_scale = graph.constant dense<{{\[\[\[\[}}1.250000e-01]], {{\[\[}}6.250000e-02]]]]> : tensor<1x2x1x1xf32> loc("conv")
 // CHECK-NEXT:    %y_1 = graph.dequantize %y, %y_scale : (tensor<1x2x4x4xi32>, tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32> loc("conv")
-// CHECK-NEXT:    %y_bias = graph.constant dense<{{\[\[\[\[}}1.000000e+00]], {{\[\[}}-1.000000e+00]]]]> : tensor<1x2x1x1xf32> loc("conv")
-// CHECK-NEXT:    %y_2 = graph.add %y_1, %y_bias
-// CHECK-NEXT:    func.return %y_2
+// CHECK-NEXT:    func.return %y_1
 func.func @conv_float_bias(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %sx = graph.constant dense<0.5> : tensor<f32> loc("sx")
   %zx = graph.constant dense<0> : tensor<i8> loc("zx")
@@ -103,16 +103,21 @@ func.func @matmul_per_column(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
 
 // -----
 
-// A gemm with transposed weights (per-row scales) and alpha 2 (into the scale), beta 1 and a
-// float c added after the dequantize.
+// A gemm with transposed weights (per-row scales), alpha 2 (into the scale: 0.1 * 0.5 * 2,
+// 0.1 * 0.25 * 2) and a per-column float c rounded into the int32 bias at that scale; a gemm
+// whose c is a whole [M, N] matrix adds it after the dequantize.
 // CHECK-LABEL: func.func @gemm_trans_b(
-// CHECK:         %y = graph.gemm %q, %wd_int8 {{{.*}}trans_b = 1 : i64} : (tensor<2x3xi8>, tensor<2x3xi8>) -> tensor<2x2xi32> loc("gemm")
+// CHECK:         %y_bias_int32 = graph.constant dense<[5, 30]> : tensor<2xi32> loc("gemm")
+// CHECK-NEXT:    %y = graph.gemm %q, %wd_int8, %y_bias_int32 {{{.*}}trans_b = 1 : i64} : (tensor<2x3xi8>, tensor<2x3xi8>, tensor<2xi32>) -> tensor<2x2xi32> loc("gemm")
 // CHECK-NEXT:    %y_scale = graph.constant dense<[1.000000e-01, 5.000000e-02]> : tensor<2xf32> loc("gemm")
 // CHECK-NEXT:    %y_1 = graph.dequantize %y, %y_scale
-// CHECK-NEXT:    %y_bias = graph.constant dense<[5.000000e-01, 1.500000e+00]> : tensor<2xf32> loc("gemm")
-// CHECK-NEXT:    %y_2 = graph.add %y_1, %y_bias
-// CHECK-NEXT:    func.return %y_2
-func.func @gemm_trans_b(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+// CHECK:         %z = graph.gemm %q, %wd_int8_1 {{.*}} : (tensor<2x3xi8>, tensor<2x3xi8>) -> tensor<2x2xi32> loc("gemm_matrix_c")
+// CHECK-NEXT:    %z_scale = graph.constant
+// CHECK-NEXT:    %z_1 = graph.dequantize %z, %z_scale
+// CHECK-NEXT:    %z_bias = graph.constant dense<{{\[\[}}5.000000e-01, 1.500000e+00], [2.500000e+00, 3.500000e+00]]> : tensor<2x2xf32> loc("gemm_matrix_c")
+// CHECK-NEXT:    %z_2 = graph.add %z_1, %z_bias
+// CHECK-NEXT:    func.return %y_1, %z_2
+func.func @gemm_trans_b(%x: tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
   %sx = graph.constant dense<0.1> : tensor<f32> loc("sx")
   %zx = graph.constant dense<0> : tensor<i8> loc("zx")
   %q = graph.quantize %x, %sx, %zx : (tensor<2x3xf32>, tensor<f32>, tensor<i8>) -> tensor<2x3xi8> loc("q")
@@ -122,7 +127,9 @@ func.func @gemm_trans_b(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
   %wd = graph.dequantize %wq, %sw : (tensor<2x3xi8>, tensor<2x1xf32>) -> tensor<2x3xf32> loc("wdq")
   %c = graph.constant dense<[0.5, 1.5]> : tensor<2xf32> loc("c")
   %y = graph.gemm %xd, %wd, %c {alpha = 2.0 : f32, trans_b = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x2xf32> loc("gemm")
-  func.return %y : tensor<2x2xf32>
+  %cm = graph.constant dense<[[0.5, 1.5], [2.5, 3.5]]> : tensor<2x2xf32> loc("cm")
+  %z = graph.gemm %xd, %wd, %cm {trans_b = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<2x2xf32> loc("gemm_matrix_c")
+  func.return %y, %z : tensor<2x2xf32>, tensor<2x2xf32>
 }
 
 // -----

@@ -40,8 +40,11 @@ func.func @convs(%x: tensor<1x2x4x4xf32>) -> tensor<1x4x4x4xf32> {
 // CHECK-NEXT: %w_q = graph.constant dense<{{\[}}{{\[}}{{\[}}[127]], {{\[}}[-64]]], {{\[}}{{\[}}[127]], {{\[}}[1]]], {{\[}}{{\[}}[0]], {{\[}}[0]]], {{\[}}{{\[}}[-127]], {{\[}}[13]]]]> : tensor<4x2x1x1xi8> loc("conv")
 // CHECK-NEXT: %w_scale = graph.constant dense<{{\[}}{{\[}}{{\[}}[1.000000e+00]]], {{\[}}{{\[}}[2.000000e+00]]], {{\[}}{{\[}}[1.000000e+00]]], {{\[}}{{\[}}[1.000000e-01]]]]> : tensor<4x1x1x1xf32> loc("conv")
 // CHECK-NEXT: %w_dq = graph.dequantize %w_q, %w_scale : (tensor<4x2x1x1xi8>, tensor<4x1x1x1xf32>) -> tensor<4x2x1x1xf32> loc("conv")
-// The bias stays float.
-// CHECK-NEXT: %y = graph.conv %x_dq, %w_dq, %b : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32> loc("conv")
+// The bias: int32 at the accumulator's scale x_scale * w_scale (0.5 / 0.03125 = 16, ...).
+// CHECK-NEXT: %b_q = graph.constant dense<[16, 4, 0, -320]> : tensor<4xi32> loc("conv")
+// CHECK-NEXT: %b_scale = graph.constant dense<[3.125000e-02, 6.250000e-02, 3.125000e-02, 3.125000e-03]> : tensor<4xf32> loc("conv")
+// CHECK-NEXT: %b_dq = graph.dequantize %b_q, %b_scale : (tensor<4xi32>, tensor<4xf32>) -> tensor<4xf32> loc("conv")
+// CHECK-NEXT: %y = graph.conv %x_dq, %w_dq, %b_dq : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32> loc("conv")
 // After the ReLU: [0, T] on 256 levels, zero point -128. A depthwise conv, per channel too.
 // CHECK:      %r_zero_point = graph.constant dense<-128> : tensor<i8> loc("dw")
 // CHECK:      %wd_scale = graph.constant dense<{{\[}}{{\[}}{{\[}}[1.000000e-02]]], {{\[}}{{\[}}[2.000000e-02]]], {{\[}}{{\[}}[3.000000e-02]]], {{\[}}{{\[}}[1.000000e+00]]]]> : tensor<4x1x1x1xf32> loc("dw")
@@ -63,7 +66,9 @@ func.func @products(%f: tensor<2x3xf32>, %h: tensor<2x4xf32>, %k: tensor<4x2xf32
 // CHECK:      %f_q = graph.quantize %f, %f_scale, %f_zero_point : (tensor<2x3xf32>, tensor<f32>, tensor<i8>) -> tensor<2x3xi8> loc("gemm")
 // CHECK:      %wb_q = graph.constant dense<{{\[}}[127, 0, 0], [0, -127, 0], [0, 0, 127], [127, 0, 0]]> : tensor<4x3xi8> loc("gemm")
 // CHECK-NEXT: %wb_scale = graph.constant dense<{{\[}}[1.000000e-02], [2.000000e-02], [1.000000e-01], [1.000000e-03]]> : tensor<4x1xf32> loc("gemm")
-// CHECK:      %g = graph.gemm %f_dq, %wb_dq, %c {trans_b = 1 : i64}
+// c per column: int32 at f_scale * wb_scale (1 / 0.000625 = 1600, ...).
+// CHECK:      %c_q = graph.constant dense<[1600, 1600, 480, 64000]> : tensor<4xi32> loc("gemm")
+// CHECK:      %g = graph.gemm %f_dq, %wb_dq, %c_dq {trans_b = 1 : i64}
 // matmul [K, N] weights: one scale per column, [N].
 // CHECK:      %wm_q = graph.constant dense<{{\[}}[127, 0], [0, 127], [0, 0], [-127, 0]]> : tensor<4x2xi8> loc("mm")
 // CHECK-NEXT: %wm_scale = graph.constant dense<[1.000000e-02, 2.000000e-02]> : tensor<2xf32> loc("mm")
