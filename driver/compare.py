@@ -281,18 +281,39 @@ class CompareReport:
     thresholds: Thresholds
     tensors: int  # ONNX node outputs onnxruntime produced
     node_inputs: dict[int, tuple[str, ...]] = field(default_factory=dict)  # node position -> its input tensors
+    producers: dict[str, int] = field(default_factory=dict)  # tensor -> the position of its node
+    model_inputs: frozenset[str] = frozenset()
 
     def most_lost(self) -> tuple[Comparison, float] | None:
-        """In the last quantized stage: the layer whose output lost the most SQNR relative to
-        its inputs' (the best of them; a model input counts as exact), and the dB it lost."""
-        stage = next((s for s in reversed(self.stages) if s.quantized and s.comparisons), None)
-        if stage is None:
+        """In the quantized stage that shows the most tensors (the latest of those: fused kernels
+        materialise fewer), the layer whose output lost the most SQNR relative to its inputs'
+        (the best of them; a model input counts as exact), and the dB it lost."""
+        quantized = [(len(s.comparisons), i) for i, s in enumerate(self.stages) if s.quantized and s.comparisons]
+        if not quantized:
             return None
+        stage = self.stages[max(quantized)[1]]
         sqnr = {c.tensor: c.metrics.sqnr_db for c in stage.comparisons}
+        memo: dict[str, float | None] = {}
+
+        def before(tensor: str) -> float | None:
+            """The SQNR a tensor arrives with: its own if compared, a model input's inf, else
+            the best of what its node read (through values the stage does not materialise, a
+            fused relu's); None for weights."""
+            if tensor in sqnr:
+                return sqnr[tensor]
+            if tensor in self.model_inputs:
+                return math.inf
+            if tensor not in memo:
+                memo[tensor] = None
+                pos = self.producers.get(tensor)
+                got = [] if pos is None else [b for b in map(before, self.node_inputs.get(pos, ())) if b is not None]
+                memo[tensor] = max(got) if got else None
+            return memo[tensor]
+
         best: tuple[Comparison, float] | None = None
         for c in stage.comparisons:
-            before = [sqnr[t] for t in self.node_inputs.get(c.order, ()) if t in sqnr]
-            lost = (max(before) if before else math.inf) - c.metrics.sqnr_db
+            inputs = [b for b in map(before, self.node_inputs.get(c.order, ())) if b is not None]
+            lost = (max(inputs) if inputs else math.inf) - c.metrics.sqnr_db
             if math.isinf(lost) and math.isinf(c.metrics.sqnr_db):
                 continue  # exact where its inputs were: nothing lost
             if best is None or (math.isfinite(lost) and (not math.isfinite(best[1]) or lost > best[1])) or (
@@ -701,7 +722,10 @@ def compare_model(
         else:
             results.append(StageResult(name, "-", error="not compiled: an earlier stage failed"))
     inputs = {i: tuple(n.input) for i, n in enumerate(ref.nodes)}
-    return CompareReport(label, results, th, len(ref.values), inputs)
+    producers = {t: i for i, n in enumerate(ref.nodes) for t in n.output}
+    initializers = {t.name for t in proto.graph.initializer}
+    data = frozenset(v.name for v in proto.graph.input if v.name not in initializers)
+    return CompareReport(label, results, th, len(ref.values), inputs, producers, data)
 
 
 def is_quantized(module: ModuleOp) -> bool:

@@ -505,6 +505,18 @@ def _quantize(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object
     return dst
 
 
+def _float_cast(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+    """A cast between f32 and f16 in an int8 product's epilogue: nothing. The program computes
+    in f32 whatever its values' types (the dequantized value of a force_fp16 model is cast to
+    f16 for the ops after it and back for the requantize); skipping the f16 rounding is more
+    precise than the graph and moves a requantized value by at most one step, where it lies
+    on a rounding boundary (docs/quantization.md)."""
+    src, dst_t = op.operands[0].type.element_type, op.results[0].type.element_type
+    if not (b.integer and is_float(src) and is_float(dst_t)):
+        raise Unsupported
+    return ops[0]
+
+
 def _integer_range(elt: Attribute) -> tuple[int, int]:
     info = np.iinfo(to_dtype(elt))
     return int(info.min), int(info.max)
@@ -534,4 +546,5 @@ _TRANSLATIONS: dict[type[Operation], Translation] = {
     g.BatchNormOp: _batch_norm,
     g.DequantizeOp: _dequantize,
     g.QuantizeOp: _quantize,
+    g.CastOp: _float_cast,
 }
