@@ -346,3 +346,14 @@ def test_geir_compare_quantize_against_the_float_model(tmp_path, capsys):
     assert re.search(r"lost most to int8: node 'conv\d' \(tensor 'c\d', graph.conv\) in stage 01_quantize", out)
     import_line = next(line for line in out.splitlines() if line.startswith("  01_import"))
     assert "5 CLOSE" in import_line  # the float stage is judged by fp32 tolerances
+
+
+def test_int8_program_round_trips_through_an_offline_model(tmp_path):
+    """An int8 program (cube kernels with their i32 scratch) saved as .om and loaded again
+    computes the same bytes."""
+    compiled = geir.compile(_conv_chain("conv2"))
+    assert compiled.report["fallback_kernels"] == 0
+    x = np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    compiled.save(tmp_path / "m.om")
+    again = geir.load(tmp_path / "m.om")
+    np.testing.assert_array_equal(next(iter(again.run({"x": x}).values())), next(iter(compiled.run({"x": x}).values())))
