@@ -13,8 +13,9 @@ with the weights' zero point folded into them (when the difference fits int8) an
 share in the int32 bias (b' = bq - zx * sum(w) per output channel; the padding holds zx, so it
 adds nothing). A float bias per output channel is rounded into the int32 bias at the
 accumulator's scale sx * sw, as quantize_static writes it: half an accumulator step off at
-most, and the epilogue is left with the dequantize alone. The contraction then runs on the cube in int8 and the dequantize (and whatever
-follows it, up to the next quantize) is its epilogue. Conditions, each one a reason to leave
+most, and the epilogue is left with the dequantize alone. The contraction then runs on the
+cube in int8 and the dequantize (and whatever follows it, up to the next quantize) is its
+epilogue. Conditions, each one a reason to leave
 the op in float (still correct: its dequantizes stay): the input's parameters are per tensor
 constants, the weights are an int8 / uint8 constant with parameters per tensor or per output
 channel, a bias is a float constant or a dequantize of an int32 one at scale sx * sw.
@@ -26,7 +27,8 @@ users adjusted (their zero point or offset_x shifted, the contraction's int32 bi
 128 * sum(w)). The cube multiplies int8 by int8.
 
 Numerics: the integer products are exact; the float op summed products of rounded values, so
-results differ from before by float rounding only.
+results differ from before by float rounding, and by at most half an accumulator step where a
+float bias was rounded into the int32 one.
 """
 
 from __future__ import annotations
