@@ -37,7 +37,8 @@ FALLBACK = "fallback"
 LAYOUT_CONVERSION = "layout_conversion"
 """The kernel only converts storage formats (lowered from graph.trans_data)."""
 OUTPUTS = "geir.outputs"
-"""[[result, value name], ...]: the graph value each output of a split fusion's kernel holds."""
+"""[[result, node names...], ...]: the graph value each output of a kernel holds (a piece of a split
+fusion, or a fused kernel with several outputs); after them only the scratch arguments."""
 SCRATCH = "geir.scratch"
 """N: the kernel's last N arguments are its own gm workspace (a mix kernel's staging of the
 int32 accumulator), allocated by the host for each launch: written, but not outputs."""

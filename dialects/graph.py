@@ -38,7 +38,7 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Dialect, OpResult, Operation, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -57,6 +57,7 @@ from xdsl.traits import ConstantLike, HasParent, IsolatedFromAbove, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from geir.dialects import formats
+from geir.ir.locations import loc_names
 from geir.dialects.traits import (
     Contraction,
     DataMovement,
@@ -1963,3 +1964,23 @@ def _finish() -> None:
 
 
 _finish()
+
+
+def node_output(value: OpResult) -> tuple[int, list[str]]:
+    """The ONNX node output `value` holds, as (output index, node names): its op's result,
+    except that a conversion the compiler inserted - a precision cast or a layout trans_data,
+    located at the producer of what it converts - holds that producer's output. (A model's own
+    Cast is located at its own node, so it holds its own output.)"""
+    op = value.op
+    names = loc_names(op.location)
+    while isinstance(op, CastOp | TransDataOp) and isinstance(op.operands[0], OpResult):
+        src = op.operands[0]
+        if isinstance(src.op, FusionOp):  # the value the fusion yields as this result
+            inner = src.op.yield_op().values[src.index]
+            if not isinstance(inner, OpResult):
+                break
+            src = inner
+        if loc_names(src.op.location) != names:
+            break
+        value, op = src, src.op
+    return value.index, names

@@ -467,15 +467,17 @@ class GraphListener(Interpreter.Listener):
         if isinstance(op, g.FusionOp):
             for r, v, x in zip(op.results, op.yield_op().values, results):
                 if isinstance(v, OpResult):
-                    self._value(v.op, v.index, r, x, f"{op.name}({v.op.name})")
+                    self._value(v, r, x, f"{op.name}({v.op.name})")
             return
         for r, x in zip(op.results, results):
-            self._value(op, r.index, r, x, op.name)
+            self._value(r, r, x, op.name)
 
-    def _value(self, at: Operation, index: int, r: SSAValue, x: Any, label: str) -> None:
+    def _value(self, v: OpResult, r: SSAValue, x: Any, label: str) -> None:
+        """`x`, the value of `r` (which is `v`, or the fusion result `v` is yielded as)."""
         if not isinstance(r.type, TensorType) or not isinstance(x, np.ndarray):
             return
-        names = loc_names(at.location)
+        at = v.op
+        index, names = g.node_output(v)
         if names:
             self.c.graph_value(names, index, formats.logical_array(x, r.type), label, not isinstance(at, g.ConstantOp))
         elif not isinstance(at, g.ConstantOp):
@@ -601,7 +603,8 @@ def compare_stage(name: str, module: ModuleOp, feeds: Mapping[str, np.ndarray], 
 
 
 def _error_text(e: BaseException) -> str:
-    return str(e) if isinstance(e, GeirError) else f"{type(e).__name__}: {e}"
+    """A GeirError's message, or for anything else (a bug in geir) what the tools print."""
+    return str(e) if isinstance(e, GeirError) else f"internal error: {type(e).__name__}: {e}"
 
 
 def compile_stages(model: onnx.ModelProto, device: str = "ascend910b", opt_level: int = 3, *,
@@ -684,6 +687,7 @@ def compare_model(
     atol: float = 1e-5,
     seed: int = 0,
     raise_errors: bool = False,
+    reference: Reference | None = None,
     **options,
 ) -> CompareReport:
     """Compare every stage of geir (or `stages`) with onnxruntime, tensor by tensor.
@@ -692,7 +696,8 @@ def compare_model(
     random). `compiled`: stage name -> module to compare instead of compiling (a
     CompiledModel's `stages`, possibly edited). Other keywords are geir.compile options.
     A stage that fails to compile or run is reported in its StageResult.error (later
-    stages are not compiled); `raise_errors` raises instead."""
+    stages are not compiled); `raise_errors` raises instead. `reference`: onnxruntime's
+    values on these feeds, when the caller already has them (onnx_reference)."""
     proto, label = _load(model)
     failed: tuple[str, str] | None = None
     if compiled is None:
@@ -706,7 +711,7 @@ def compare_model(
     if feeds is None:
         feeds = _random_feeds(next(iter(modules.values())), seed)
     th = Thresholds(rtol, atol)
-    ref = onnx_reference(proto, feeds)
+    ref = reference if reference is not None else onnx_reference(proto, feeds)
     results = []
     quantized = False
     for name in modules:  # a stage after an int8 one computes on what int8 left

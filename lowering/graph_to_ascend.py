@@ -40,7 +40,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, OpResult, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from geir.dialects import ascend as a
@@ -262,9 +262,12 @@ class _FunctionLowering:
             self.names.discard(req.name)
             self._plain_fallback(op)
             return
+        kernel = kernel or reference_kernel(req)
+        if _ambiguous(outputs):
+            _tag_outputs(kernel, outputs)
         args = [self.buffer(v) for v in inputs]
         args += [self.result_buffer(v) for v in outputs]
-        self._launch(kernel or reference_kernel(req), args)
+        self._launch(kernel, args)
 
     def _plain_fallback(self, op: g.GraphOp) -> None:
         """An op on formatted tensors no template takes: its numpy semantics are on logical
@@ -319,6 +322,8 @@ class _FunctionLowering:
         req = self._request(fusion, ops, inputs, yielded, fusion.kind.data)
         kernel = build_kernel(req)
         if kernel is not None:
+            if all(isinstance(v, OpResult) and v.op in ops for v in yielded) and _ambiguous(yielded):
+                _tag_outputs(kernel, yielded)
             self._launch(kernel, [self.buffer(v) for v in inputs] + outs)
             return
         # No template takes the fusion as a whole. Its trans_data ops (graph-layout converts
@@ -358,9 +363,7 @@ class _FunctionLowering:
             # the name the probes gave it (each probe took the same next name, then freed it)
             self.count += 1
             self.names.add(kernel.sym_name.data)
-            kernel.attributes[attr_names.OUTPUTS] = ArrayAttr(
-                [ArrayAttr([IntegerAttr(v.index, i64), *map(StringAttr, loc_names(v.owner.location))])
-                 for v in outputs])
+            _tag_outputs(kernel, outputs)
             self._launch(kernel, [self.buffer(v) for v in inputs] + [self.result_buffer(v) for v in outputs])
             i = end
 
@@ -457,6 +460,20 @@ def _check_value(value: SSAValue, what: str) -> None:
         to_dtype(t.element_type)
     except UnsupportedTypeError:
         raise LoweringError(f"{what} has element type {t.element_type}, which has no ascend kernels") from None
+
+
+def _ambiguous(outputs: Sequence[SSAValue]) -> bool:
+    """Whether the kernel's node names and output shapes may not say which node output each
+    output argument holds (geir-compare would guess): several outputs, or one that holds a
+    node's output other than its first (a precision cast of a split's second part)."""
+    return len(outputs) > 1 or any(isinstance(v, OpResult) and g.node_output(v)[0] != 0 for v in outputs)
+
+
+def _tag_outputs(kernel: a.KernelOp, outputs: Sequence[SSAValue]) -> None:
+    """Record which node output (index, node names: graph.node_output) each output argument holds."""
+    tags = [g.node_output(v) if isinstance(v, OpResult) else (0, []) for v in outputs]
+    kernel.attributes[attr_names.OUTPUTS] = ArrayAttr(
+        [ArrayAttr([IntegerAttr(index, i64), *map(StringAttr, names)]) for index, names in tags])
 
 
 def _kind_of(op: Operation) -> str:

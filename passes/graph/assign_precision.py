@@ -40,14 +40,15 @@ import ml_dtypes
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from geir.dialects import attr_names
 from geir.dialects import formats
 from geir.dialects import graph as g
-from geir.ir.locations import loc_names
+from geir.ir.locations import loc_names, name_loc
 from geir.ir.types import is_float, to_dtype, to_element_type
 from geir.passes.graph.utils import constant, splat
 from geir.target import op_info
@@ -284,8 +285,9 @@ class _Assigner:
         else:
             new = g.CastOp.build_op([v], None, to=elt)
             if isinstance(v, BlockArgument):
-                # argument casts in argument order, before everything else
-                new.location = user.location
+                # argument casts in argument order, before everything else; located at the
+                # graph input (the user's node would claim its output is the input's cast)
+                new.location = _argument_location(v, user)
                 last = self.arg_casts.get(v.owner)
                 Rewriter.insert_op(new, InsertPoint.after(last) if last else InsertPoint.at_start(v.owner))
                 self.arg_casts[v.owner] = new
@@ -349,3 +351,15 @@ class AssignPrecisionPass(ModulePass):
                                                   if line.startswith("OpType::") else line not in names)]
         if missing:
             raise PrecisionError(f"keep_dtype: no op of the graph is named by {', '.join(repr(m) for m in missing)}")
+
+
+def _argument_location(arg: BlockArgument, user: Operation) -> Attribute:
+    """The graph input's ONNX name (else its SSA name) as a location; the user's otherwise."""
+    f = arg.owner.parent_op()
+    attrs = getattr(f, "arg_attrs", None)
+    name = None
+    if attrs is not None and arg.index < len(attrs.data):
+        got = attrs.data[arg.index].data.get(attr_names.ONNX_NAME)
+        name = got.data if isinstance(got, StringAttr) else None
+    name = name or arg.name_hint
+    return name_loc(name) if name else user.location

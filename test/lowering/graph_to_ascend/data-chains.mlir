@@ -14,7 +14,8 @@
 // CHECK-LABEL: ascend.kernel @k0_unsqueeze(
 // CHECK-SAME:    %a: memref<4x1x96xf32, "gm">
 // CHECK-SAME:    %o0: memref<1x2x4x16xf32, "gm">, %o1: memref<1x2x4x16xf32, "gm">, %o2: memref<1x2x4x16xf32, "gm">)
-// CHECK-SAME:    attributes {block_dim = 1 : i64, core_type = "vector", template = "data"} {
+// CHECK-SAME:    attributes {block_dim = 1 : i64, core_type = "vector", template = "data",
+// CHECK-SAME:    geir.outputs = {{\[}}[0 : i64, "q"], [0 : i64, "k"], [0 : i64, "v"]]} {
 // CHECK:         %[[X:.*]] = memref.expand_shape %{{.*}} output_shape [4, 6, 16] : memref<4x96xf32, "gm"> into memref<4x6x16xf32, "gm">
 // CHECK-NEXT:    %[[Q:.*]] = memref.subview %[[X]][0, 0, 0] [4, 2, 16] [1, 1, 1] : memref<4x6x16xf32, "gm"> to memref<4x2x16xf32, strided<[96, 16, 1]>, "gm">
 // CHECK-NEXT:    %[[QO:.*]] = memref.collapse_shape %o0 {{.*}} into memref<2x4x16xf32, "gm">

@@ -46,7 +46,8 @@ func.func @rms_norm_4096(%x: tensor<2048x4096xf32>, %w: tensor<4096xf32>) -> ten
 // block; the residual stream h is a result too, CANN's AddRmsNorm): x, r, the temporary and
 // the scale are four 32 KiB rows, which fit once but not twice - one slot, one row a tile.
 // CHECK-LABEL: ascend.kernel @k0_residual(
-// CHECK-SAME:    attributes {block_dim = 48 : i64, core_type = "vector", template = "row"}
+// CHECK-SAME:    attributes {block_dim = 48 : i64, core_type = "vector", template = "row",
+// CHECK-SAME:    geir.outputs = {{\[}}[0 : i64, "residual"], [0 : i64, "rms"]]}
 // CHECK:         %[[W:c1]] = ascend.alloc {offset = 0 : i64} : memref<1x8192xf32, "ub">
 // CHECK:         %[[X:b1]] = ascend.alloc {{.*}} : memref<1x8192xf32, "ub">
 // CHECK-NEXT:    %[[R:b2]] = ascend.alloc {{.*}} : memref<1x8192xf32, "ub">
