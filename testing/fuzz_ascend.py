@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import func, scf
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
@@ -181,6 +181,7 @@ class VectorSpec:
     n_inputs: int
     phases: list[list[VOp]]          # one body per phase (phase k writes output k)
     prologue: int | None = None      # phase 2 starts with a vdup of this scalar into a buffer
+    poke: bool = False               # a scalar step: each tile's out[0, 1] = out[0, 0] (memref.load/store)
 
 
 def random_body(rng: random.Random, dtype: str, n_inputs: int, n_ops: int, const: bool = False) -> list[VOp]:
@@ -247,18 +248,24 @@ def build_vector(name: str, spec: VectorSpec, device: DeviceSpec
     names = [f"x{i}" for i in range(spec.n_inputs)] + [f"z{k}" for k in range(n_out)]
     kb = _builder(name, [gm] * spec.n_inputs, [gm] * n_out, names, "vector", spec.block_dim, device)
     tr, c = spec.tile_rows, spec.cols
-    per_slot_tiles = spec.tiles_per_block // spec.slots
-    reuse = None if per_slot_tiles >= 2 else (
-        f"each slot holds one tile per block ({spec.tiles_per_block} tiles, {spec.slots} slots): no buffer is refilled")
+    tpb = spec.tiles_per_block
+
+    def reuse(s: int) -> str | None:
+        n = len(range(s, tpb, spec.slots))
+        return None if n >= 2 else f"slot {s} holds {n} tile(s) per block: its buffers are never refilled"
     guards: list[FlagGuard] = []
     phases: list[list[str]] = []
     stored: list[str] = []
     live: list[tuple[str, str]] = []
     for s in range(spec.slots):
         guards += [FlagGuard(name, ("MTE2", "V", s), f"slot {s}: V reads the tiles MTE2 loaded"),
-                   FlagGuard(name, ("V", "MTE3", s), f"slot {s}: MTE3 stores the tile V computed"),
+                   FlagGuard(name, ("V", "MTE3", s), f"slot {s}: MTE3 stores the tile V computed",
+                             "the scalar step waits V -> S first, and the scalar unit issues the store only "
+                             "after that wait" if spec.poke else None),
                    FlagGuard(name, ("MTE3", "MTE2", s), f"slot {s}: MTE2 refills (and V rewrites) the "
-                             f"buffers only after the previous tile left", reuse)]
+                             f"buffers only after the previous tile left", reuse(s))]
+        if spec.poke:
+            guards.append(FlagGuard(name, ("V", "S", s), f"slot {s}: the scalar unit reads what V computed"))
     for k, body in enumerate(spec.phases):
         made: list[str] = []
 
@@ -318,20 +325,28 @@ def build_vector(name: str, spec: VectorSpec, device: DeviceSpec
                     kb.vec(a.VreduceOp, srcs[0], temps[j], kind=StringAttr(op.sub),
                            axes=DenseArrayBase.from_list(i64, [0]))
                     kb.vec(a.VbrcbOp, temps[j], dst)
+            if spec.poke:  # out[0, 1] = out[0, 0] on the scalar unit (which blocks later issue)
+                kb.sync("V", "S", s)
+                value = kb.emit(memref.LoadOp.get(bufs[-1], [kb.index(0), kb.index(0)])).res
+                kb.emit(memref.StoreOp.get(value, bufs[-1], [kb.index(0), kb.index(1)]))
             kb.sync("V", "MTE3", s)
             kb.copy(bufs[-1], kb.tile(kb.args[spec.n_inputs + k], [row, 0], [tr, c]))
             kb.set_flag("MTE3", "MTE2", s)
 
         for s in range(spec.slots):
             kb.set_flag("MTE3", "MTE2", s)
-        if spec.loop and per_slot_tiles > 1:
-            with kb.loop(0, spec.tiles_per_block, spec.slots, "t") as t:
-                for s in range(spec.slots):
-                    one(kb.add(t, s), s)
+        if spec.loop and tpb > spec.slots:
+            with kb.loop(0, tpb, spec.slots, "t") as t:
+                one(t, 0)
+                for s in range(1, spec.slots):
+                    if tpb % spec.slots:  # the last round is partial: a tail tile under scf.if
+                        with kb.if_(kb.less(kb.add(t, s), tpb)):
+                            one(kb.add(t, s), s)
+                    else:
+                        one(kb.add(t, s), s)
         else:
-            for t in range(0, spec.tiles_per_block, spec.slots):
-                for s in range(spec.slots):
-                    one(t + s, s)
+            for t in range(tpb):
+                one(t, t % spec.slots)
         for s in range(spec.slots):
             kb.wait_flag("MTE3", "MTE2", s)
     two = Phases(name, tuple(phases[0]), tuple(phases[1]), tuple(stored),
@@ -345,7 +360,11 @@ def eval_vector(spec: VectorSpec, inputs: list[np.ndarray]) -> list[np.ndarray]:
         vals = list(inputs)
         if k and spec.prologue is not None:
             vals.append(np.full(inputs[0].shape, spec.prologue, inputs[0].dtype))
-        outs.append(eval_body(body, vals, spec.tile_rows))
+        z = eval_body(body, vals, spec.tile_rows)
+        if spec.poke:
+            z = z.copy()
+            z[::spec.tile_rows, 1] = z[::spec.tile_rows, 0]
+        outs.append(z)
     return outs
 
 
@@ -479,12 +498,20 @@ def build_cube(name: str, spec: CubeSpec, device: DeviceSpec) -> tuple[a.KernelO
 
 
 def eval_cube(spec: CubeSpec, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """The model: f32 accumulation of the K steps of each output tile, rounded once by FIX."""
-    acc = np.zeros((spec.m, spec.n), np.float32)
+    """The model: each output tile accumulates its K steps in f32, one [tm, tk] x [tk, tn]
+    product a step, as the cube does (f32 sums are exact only in that order once values
+    outgrow 2^24), rounded once by FIX."""
+    out = np.empty((spec.m, spec.n), DTYPES[spec.out])
     with np.errstate(all="ignore"):
-        for k0 in range(0, spec.k, spec.tk):
-            acc += x[:, k0:k0 + spec.tk].astype(np.float32) @ w[k0:k0 + spec.tk].astype(np.float32)
-    return acc.astype(DTYPES[spec.out])
+        for m0 in range(0, spec.m, spec.tm):
+            for n0 in range(0, spec.n, spec.tn):
+                acc = np.zeros((spec.tm, spec.tn), np.float32)
+                for k0 in range(0, spec.k, spec.tk):
+                    xs = np.ascontiguousarray(x[m0:m0 + spec.tm, k0:k0 + spec.tk], np.float32)
+                    ws = np.ascontiguousarray(w[k0:k0 + spec.tk, n0:n0 + spec.tn], np.float32)
+                    acc = acc + np.matmul(xs, ws)
+                out[m0:m0 + spec.tm, n0:n0 + spec.tn] = acc
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -508,20 +535,21 @@ def random_vector(rng: random.Random, dtype: str, rows: int | None, cols: int | 
         cols = block * rng.choice([1, 2, 4, 8])
     slots = rng.choice([1, 2])
     if rows is None:
-        tr, tpb, bd = rng.choice(TILE_ROWS), slots * rng.choice([1, 1, 2, 3]), rng.choice([1, 2, 3, 4])
+        tr, tpb, bd = rng.choice(TILE_ROWS), rng.choice([1, 2, 2, 3, 4, 5, 6]), rng.choice([1, 2, 3, 4])
         rows = tr * tpb * bd
     else:
         options = [(tr, tpb, rows // (tr * tpb)) for tr in _divisors(rows, TILE_ROWS)
                    for tpb in range(1, 7) if (rows // tr) % tpb == 0 and rows // (tr * tpb) <= 8]
         tr, tpb, bd = rng.choice(options)
-        slots = slots if tpb % 2 == 0 else 1
+    slots = min(slots, tpb)
     n_inputs = rng.choice([1, 2])
     phases = [random_body(rng, dtype, n_inputs, rng.randint(1, 5))]
     prologue = None
     if rng.random() < 0.3:
         prologue = rng.choice([1, 2, -3]) if rng.random() < 0.7 else None
         phases.append(random_body(rng, dtype, n_inputs, rng.randint(1, 3), const=prologue is not None))
-    return VectorSpec(dtype, rows, cols, tr, tpb, bd, slots, rng.random() < 0.7, n_inputs, phases, prologue)
+    return VectorSpec(dtype, rows, cols, tr, tpb, bd, slots, rng.random() < 0.7, n_inputs, phases, prologue,
+                      rng.random() < 0.2)
 
 
 def random_cube(rng: random.Random, dtype: str, m: int | None, k: int | None) -> CubeSpec:
@@ -620,7 +648,7 @@ def generate(seed: int, device: str | DeviceSpec = DEFAULT_DEVICE) -> Program:
     expected = {o: values[o] for o in outputs}
     rtol = {o: FLOAT_RTOL.get(a.short_type_name(types[o].element_type), 0.0) if o in inexact else 0.0
             for o in outputs}
-    kinds = sorted({op.name for op in module.walk() if op.name.startswith(("ascend.", "scf."))})
+    kinds = sorted({op.name for op in module.walk() if op.name.startswith(("ascend.", "scf.", "memref.load", "memref.store"))})
     return Program(seed, module, feeds, expected, rtol, guards, phases, live_chip, live_gm, launches, values,
                    kinds)
 
