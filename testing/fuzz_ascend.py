@@ -65,7 +65,7 @@ from geir.lowering.templates.common import KernelBuilder
 from geir.passes.ascend.check_memory import MemoryPlanError, check_memory_plan
 from geir.passes.ascend.plan_memory import PlanMemory
 from geir.runtime.ascend_interpreter import run_ascend_module
-from geir.runtime.simulator import Recorder, simulate
+from geir.runtime.simulator import Recorder, StreamRaceError, simulate
 from geir.target.device import DEFAULT_DEVICE, DeviceSpec, load_device
 
 i32 = IntegerType(32)
@@ -104,6 +104,7 @@ class Program:
     live_chip: list[tuple[str, str, str]]        # (kernel, buffer, buffer) live at one op
     live_gm: list[tuple[str, str]]               # gm buffers live at one launch
     launches: list[tuple[str, list[str], list[str]]]  # (kernel, inputs, outputs) in host order
+    events: list[tuple[int, str, str]]          # (event id, producer, consumer) on two streams
     values: dict[str, np.ndarray]                # the model's value of every host tensor
     kinds: list[str] = field(default_factory=list)
 
@@ -597,8 +598,12 @@ def generate(seed: int, device: str | DeviceSpec = DEFAULT_DEVICE) -> Program:
         types[nm] = _gm(shape, dt)
         return nm
 
+    two_streams = rng.random() < 0.4
+    streams: list[int] = []
     for i in range(n_kernels):
         name = f"k{i}"
+        if produced and rng.random() < 0.3:  # a fork (an older tensor) or a fresh chain
+            cur = rng.choice([*produced[:-1], None])
         ct = types[cur] if cur else None
         shape = tuple(ct.get_shape()) if ct else None
         cdt = a.short_type_name(ct.element_type) if ct else None
@@ -634,6 +639,7 @@ def generate(seed: int, device: str | DeviceSpec = DEFAULT_DEVICE) -> Program:
         guards += g
         live_chip += [(name, x, y) for x, y in live]
         launches.append((name, ins, outs))
+        streams.append(rng.choice([0, 1]) if two_streams else 0)
         produced += outs
         cur = outs[0]
 
@@ -644,38 +650,71 @@ def generate(seed: int, device: str | DeviceSpec = DEFAULT_DEVICE) -> Program:
     # gm buffers passed to one launch are live together.
     live_gm = [(x, y) for _, ins, outs in launches for x in ins if x in workspace
                for y in outs if y in workspace]
-    module = ModuleOp([*kernels, _host(types, list(feeds), outputs, workspace, launches)])
+    host, events = _host(types, list(feeds), outputs, workspace, launches, streams)
+    module = ModuleOp([*kernels, host])
     module.verify()
     expected = {o: values[o] for o in outputs}
     rtol = {o: FLOAT_RTOL.get(a.short_type_name(types[o].element_type), 0.0) if o in inexact else 0.0
             for o in outputs}
     kinds = sorted({op.name for op in module.walk() if op.name.startswith(("ascend.", "scf.", "memref.load", "memref.store"))})
-    return Program(seed, module, feeds, expected, rtol, guards, phases, live_chip, live_gm, launches, values,
-                   kinds)
+    return Program(seed, module, feeds, expected, rtol, guards, phases, live_chip, live_gm, launches=launches,
+                   events=events, values=values, kinds=kinds)
 
 
 def _host(types: dict[str, MemRefType], inputs: list[str], outputs: list[str], workspace: list[str],
-          launches: list[tuple[str, list[str], list[str]]]) -> func.FuncOp:
-    """`@main`: inputs and outputs as arguments, intermediates as gm allocs, one stream."""
+          launches: list[tuple[str, list[str], list[str]]], streams: Sequence[int] | None = None
+          ) -> tuple[func.FuncOp, list[tuple[int, str, str]]]:
+    """`@main`: inputs and outputs as arguments, intermediates as gm allocs, each launch on
+    its stream, and an event from a producer to a consumer on another stream wherever no
+    earlier event orders them already (so each event orders a pair nothing else does).
+    Returns the function and its events (id, producer, consumer)."""
+    streams = list(streams) if streams is not None else [0] * len(launches)
+    producer = {o: i for i, (_, _, outs) in enumerate(launches) for o in outs}
+    # Vector clocks: clock[s][t] = launches of stream t that stream s is ordered after.
+    clock: dict[int, dict[int, int]] = {s: {} for s in set(streams)}
+    seq: list[int] = []
+    after: list[dict[int, int]] = []
+    records: dict[int, list[int]] = {}
+    waits: dict[int, list[int]] = {}
+    events: list[tuple[int, str, str]] = []
+    for i, (kernel, ins, _) in enumerate(launches):
+        s = streams[i]
+        for p in sorted({producer[x] for x in ins if x in producer}, reverse=True):
+            if streams[p] == s or clock[s].get(streams[p], 0) > seq[p]:
+                continue
+            e = len(events)
+            events.append((e, launches[p][0], kernel))
+            records.setdefault(p, []).append(e)
+            waits.setdefault(i, []).append(e)
+            for t, n in after[p].items():
+                clock[s][t] = max(clock[s].get(t, 0), n)
+        seq.append(clock[s].get(s, 0))
+        clock[s][s] = seq[-1] + 1
+        after.append(dict(clock[s]))
     names = inputs + outputs
     block = Block(arg_types=[types[n] for n in names])
     value: dict[str, SSAValue] = {}
     for arg, n in zip(block.args, names):
         arg.name_hint = n
         value[n] = arg
-    stream = a.StreamOp.get(0)
-    block.add_op(stream)
+    stream_ops = {s: a.StreamOp.get(s) for s in sorted(set(streams))}
+    event_ops = [a.EventOp.get(e) for e, _, _ in events]
+    block.add_ops([*stream_ops.values(), *event_ops])
     for n in workspace:
         op = a.AllocOp.get(types[n])
         op.memref.name_hint = n
         block.add_op(op)
         value[n] = op.memref
-    for kernel, ins, outs in launches:
+    for i, (kernel, ins, outs) in enumerate(launches):
+        stream = stream_ops[streams[i]]
+        block.add_ops(a.EventWaitOp.get(event_ops[e], stream) for e in waits.get(i, ()))
         block.add_op(a.LaunchOp.get(kernel, stream, [value[x] for x in ins + outs]))
+        block.add_ops(a.EventRecordOp.get(event_ops[e], stream) for e in records.get(i, ()))
     block.add_op(func.ReturnOp())
     attrs = [DictionaryAttr({attr_names.ONNX_NAME: StringAttr(n)}) for n in inputs]
     attrs += [DictionaryAttr({attr_names.ONNX_NAME: StringAttr(n), attr_names.OUTPUT: UnitAttr()}) for n in outputs]
-    return func.FuncOp("main", FunctionType.from_lists(block.arg_types, []), Region(block), arg_attrs=ArrayAttr(attrs))
+    f = func.FuncOp("main", FunctionType.from_lists(block.arg_types, []), Region(block), arg_attrs=ArrayAttr(attrs))
+    return f, events
 
 
 # ---------------------------------------------------------------------------
@@ -760,7 +799,7 @@ def alone(program: Program, module: ModuleOp, kernel: str) -> ModuleOp:
     clone = _kernel(module, kernel).clone()
     clone.properties["block_dim"] = IntegerAttr(1, i64)
     types = dict(zip(ins + outs, clone.function_type.inputs.data))
-    return ModuleOp([clone, _host(types, ins, outs, [], [(kernel, ins, outs)])])
+    return ModuleOp([clone, _host(types, ins, outs, [], [(kernel, ins, outs)])[0]])
 
 
 def _races(module: ModuleOp, feeds: dict[str, np.ndarray], device: DeviceSpec, compiled: bool | None = None):
@@ -860,6 +899,17 @@ def _mutate(program: Program, module: ModuleOp, spec: DeviceSpec, out: Outcome, 
             out.missed.append(f"{what}: the simulator reports no race")
 
     host = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    for e, producer, consumer in program.events:
+        ops = [op for op in host.walk() if isinstance(op, a.EventRecordOp | a.EventWaitOp)
+               and a.int_value(op.event.owner.properties["id"]) == e]
+        what = f"event {e} (@{producer} -> @{consumer} on another stream) removed"
+        with removed(ops):
+            try:
+                _races(module, program.feeds, spec)
+                out.missed.append(what + ": no race between the streams reported")
+            except StreamRaceError:
+                out.caught.append(what)
+
     ws = host.attributes.get(attr_names.WORKSPACE_SIZE)
     pairs = [(_allocs(_kernel(module, k)), x, y) for k, x, y in program.live_chip]
     pairs += [(_allocs(host), x, y) for x, y in program.live_gm]
