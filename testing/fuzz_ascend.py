@@ -1,20 +1,22 @@
 """Differential fuzzing of the ascend level: random valid programs, checked by every oracle.
 
 `generate(seed)` builds a module of one to three `ascend.kernel`s and a host `@main` that
-launches them in a chain (each kernel's output is the next one's input, through a gm
-workspace buffer), with the lowering's own builder (`KernelBuilder`):
+launches them in a chain (sometimes a fork), intermediates in gm workspace buffers, on one
+stream or two, with the lowering's own builder (`KernelBuilder`):
 
-* **vector kernels**: per block a tile loop (`scf.for`, or unrolled) over rows of gm tensors;
-  each tile is loaded into ub (MTE2), run through a random chain of vector ops (V), stored
-  (MTE3); single or double buffered; sometimes a second phase after `pipe_barrier ALL`
-  computing a second output, starting with a `vdup` prologue;
+* **vector kernels**: per block a tile loop (`scf.for`, or unrolled; a partial last round of
+  double buffering under `scf.if`) over rows of gm tensors; each tile is loaded into ub
+  (MTE2), run through a random chain of vector ops (V) and sometimes a scalar step (S),
+  stored (MTE3); single or double buffered; sometimes a second phase after
+  `pipe_barrier ALL` computing a second output, starting with a `vdup` prologue;
 * **cube kernels**: a matmul per output tile, K in steps: gm -> l1 (MTE2) -> l0a / l0b
   (MTE1) -> mmad (M) -> l0c -> gm (FIX), with l1 and l0 single or double buffered and l1
   holding one K step or the whole K row.
 
 Every cross-pipe dependency - each read after a write and each reuse of a buffer (write
-after read) - gets its own flag (src, dst, id), so the programs are race-free by
-construction and `FlagGuard` records what each flag guards. The oracles (`check`):
+after read) - gets its own flag (src, dst, id), and every producer -> consumer pair across
+streams an event unless one orders it already, so the programs are race-free by
+construction; `FlagGuard` records what each flag guards. The oracles (`check`):
 
 1. the interpreter's outputs equal a numpy evaluation of the generated semantics (`Program.
    expected`; exact unless an inexact op such as vexp ran, see `Program.rtol`);
@@ -22,9 +24,10 @@ construction and `FlagGuard` records what each flag guards. The oracles (`check`
    finds no race and keeps `time_us >= lower_bound_us` for every kernel;
 3. mutations are caught: removing the set_flag / wait_flag ops of any one guarding flag
    makes the simulator report a race in that kernel (every flag, except those that guard
-   no reuse - `FlagGuard.redundant` says why); giving two buffers that are live together
-   the same offset (gm, and on chip) makes the checker raise; removing the barrier the
-   planner shared bytes across makes the checker raise.
+   no reuse - `FlagGuard.redundant` says why); removing an event is a stream race; giving
+   two buffers that are live together one offset (gm, and on chip) makes the checker raise;
+   removing a barrier the plan relies on races and makes the checker raise; and a random
+   aliasing of two buffers is rejected by the checker or shown safe by a run.
 
 `run_campaign(n, seed)` runs n programs and returns the counts (docs/fuzzing-ascend.md).
 """
