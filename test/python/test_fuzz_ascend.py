@@ -2,7 +2,6 @@
 random race-free programs through the interpreter, the memory planner and checker and the
 simulator, with every flag mutation; and the regressions it found."""
 
-import numpy as np
 import pytest
 
 from geir.dialects import ascend as a
