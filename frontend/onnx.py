@@ -42,6 +42,7 @@ from geir.ir.types import UnsupportedTypeError, is_float_dtype, tensor, to_dtype
 from geir.errors import OnnxImportError
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
 from geir.ir.locations import name_loc
+from geir.target.device import MAX_TENSOR_BYTES
 from geir.dialects import attr_names
 
 MIN_OPSET, MAX_OPSET = 6, 23
@@ -86,6 +87,7 @@ def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: b
         model = _load_without_external_data(Path(model))
     proto = load_model(model)
     opset = _default_opset(proto)
+    check_graph(proto.graph, opset)
     try:
         inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
     except Exception as e:
@@ -116,6 +118,75 @@ def _default_opset(proto: onnx.ModelProto) -> int:
     raise OnnxImportError("the model imports no default-domain opset")
 
 
+def _where(node: onnx.NodeProto, opset: int) -> str:
+    """How errors name a node: its name (else its first output), op type and opset."""
+    return f"node '{node.name or node.output[0]}' ({node.op_type}, opset {opset})"
+
+
+def check_graph(graph: onnx.GraphProto, opset: int) -> None:
+    """Reject a graph that is not a dataflow graph in order, naming the node and the value:
+    every value has one producer (a node, a graph input or an initializer), and every node
+    input is produced before the node - by no node (a missing value), by the node itself
+    or a node depending on it (a cycle), or by a later node (ONNX lists nodes in
+    topological order)."""
+    sources = {i.name: "a graph input" for i in graph.input}
+    sources.update((t.name, "an initializer") for t in graph.initializer)
+    producer: dict[str, int] = {}
+    for i, node in enumerate(graph.node):
+        for name in filter(None, node.output):
+            if name in producer:
+                first = graph.node[producer[name]]
+                raise OnnxImportError(f"{_where(node, opset)}: output '{name}' is already written by node "
+                                      f"'{first.name or first.output[0]}' ({first.op_type}); an ONNX value has "
+                                      f"one producer")
+            if name in sources:
+                raise OnnxImportError(f"{_where(node, opset)}: output '{name}' is already {sources[name]}; an "
+                                      f"ONNX value has one producer")
+            producer[name] = i
+    for i, node in enumerate(graph.node):
+        for name in filter(None, node.input):
+            if name in sources or producer.get(name, len(graph.node)) < i:
+                continue
+            if name not in producer:
+                raise OnnxImportError(f"{_where(node, opset)}: input '{name}' is produced by no node and is "
+                                      f"no graph input or initializer")
+            cycle = _cycle_through(graph, producer, i, name)
+            if cycle:
+                raise OnnxImportError(f"{_where(node, opset)}: input '{name}' depends on the node's own output: "
+                                      f"the graph has a cycle {cycle}")
+            later = graph.node[producer[name]]
+            raise OnnxImportError(f"{_where(node, opset)}: input '{name}' is written by node "
+                                  f"'{later.name or later.output[0]}' ({later.op_type}), which comes after it; "
+                                  f"ONNX lists nodes in topological order")
+
+
+def _cycle_through(graph: onnx.GraphProto, producer: dict[str, int], start: int, value: str) -> str | None:
+    """'a' -> 'x' -> 'b' -> 'y' -> 'a' (nodes and the values between them) if `value`, an
+    input of node `start`, depends on that node's outputs, else None: a backward search
+    from the value's producer through the producers of its inputs."""
+    parent: dict[int, tuple[str, int]] = {producer[value]: (value, start)}  # node -> (value it feeds, consumer)
+    stack = [producer[value]]
+    while stack:
+        n = stack.pop()
+        if n == start:
+            break
+        for name in filter(None, graph.node[n].input):
+            p = producer.get(name)
+            if p is not None and p not in parent:
+                parent[p] = (name, n)
+                stack.append(p)
+    if start not in parent:
+        return None
+    path, n = [start], start
+    while True:  # follow the values forward from the start node back to itself
+        value_fed, n = parent[n]
+        path += [value_fed, n]
+        if n == start:
+            break
+    label = lambda k: graph.node[k].name or graph.node[k].output[0]  # noqa: E731
+    return " -> ".join(f"'{label(x)}'" if j % 2 == 0 else f"'{x}'" for j, x in enumerate(path))
+
+
 def _check_supported(graph: onnx.GraphProto, opset: int) -> None:
     bad = [
         f"node '{n.name or n.output[0]}' ({n.op_type}, opset {opset}{', domain ' + n.domain if n.domain else ''})"
@@ -143,6 +214,10 @@ def onnx_tensor_type(tp: onnx.TypeProto, what: str) -> TensorType:
             sym = d.dim_param or "?"
             raise OnnxImportError(f"{what} has a dynamic dimension '{sym}'; geir needs static shapes")
         dims.append(d.dim_value)
+    negative = [d for d in dims if d < 0]
+    if negative:
+        raise OnnxImportError(f"{what} has a negative dimension {negative[0]} in its shape {dims}; a dimension "
+                              f"is a size, 0 or more")
     return tensor(dims, _element_type(tt.elem_type, what))
 
 
@@ -218,8 +293,7 @@ class _Importer:
 
     @property
     def where(self) -> str:
-        n = self.node
-        return f"node '{n.name or n.output[0]}' ({n.op_type}, opset {self.opset})"
+        return _where(self.node, self.opset)
 
     def error(self, msg: str) -> OnnxImportError:
         return OnnxImportError(f"{self.where}: {msg}")
@@ -287,6 +361,7 @@ class _Importer:
             for name, mine, theirs in zip(names, types, onnx_types):
                 if theirs is not None and theirs != mine:
                     raise self.error(f"output '{name}': geir infers {mine}, onnx infers {theirs}")
+        self.check_size(types, names)
         op = cls.create(operands=inputs, result_types=list(types), properties=props)
         self.add(op)
         self._evaluate(op)
@@ -299,8 +374,22 @@ class _Importer:
             op = cls.build_op(inputs, **attrs)
         except (g.ShapeError, ValueError) as e:
             raise self.error(str(e)) from None
+        self.check_size([r.type for r in op.results], [])
         self.add(op)
         return op.results[0]
+
+    def check_size(self, types: list[TensorType], names: list[str]) -> None:
+        """Reject a result above MAX_TENSOR_BYTES from its shape, before anything - the
+        interpreter, constant folding, the lowering's evaluation of ConstantOfShape, Range,
+        Expand or Tile of constants - tries to allocate it."""
+        for i, t in enumerate(types):
+            elements = math.prod(t.get_shape())
+            nbytes = elements * np.dtype(to_dtype(t.element_type)).itemsize
+            if nbytes > MAX_TENSOR_BYTES:
+                what = f"output '{names[i]}'" if i < len(names) else "an intermediate result"
+                raise self.error(f"{what} would hold {elements} elements of {t.element_type} "
+                                 f"({_size_text(nbytes)}), more than geir's tensor limit MAX_TENSOR_BYTES = "
+                                 f"{_size_text(MAX_TENSOR_BYTES)} (the device memory of the largest modeled device)")
 
     def conv_attrs(self, attrs: dict[str, Any], x: SSAValue, w: SSAValue) -> dict[str, Any]:
         """A Conv-like node's group, strides, dilations and explicit pads (auto_pad resolved)."""
@@ -329,7 +418,7 @@ class _Importer:
             return None
 
     def convert(self, node: onnx.NodeProto) -> None:
-        inputs = [self.values[n] if n else None for n in node.input]
+        inputs = [self.values.get(n) if n else None for n in node.input]
         for n, v in zip(node.input, inputs):
             if n and v is None:
                 raise self.error(f"input '{n}' is not defined")
@@ -351,6 +440,15 @@ def _tensor_array(t: onnx.TensorProto, base_dir: str | None = None) -> np.ndarra
         return numpy_helper.to_array(t, base_dir or "")
     except Exception as e:
         raise OnnxImportError(f"initializer '{t.name}' cannot be read: {e}") from None
+
+
+def _size_text(nbytes: int) -> str:
+    """Bytes in the largest binary unit that keeps the number at least 1 (3.55 PiB)."""
+    for unit, size in (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20),
+                       ("KiB", 2**10)):
+        if nbytes >= size:
+            return f"{nbytes / size:.3g} {unit}"
+    return f"{nbytes} bytes"
 
 
 def _node_name(node: onnx.NodeProto | None) -> str:

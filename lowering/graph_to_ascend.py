@@ -21,6 +21,7 @@ kernels.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ from geir.lowering.templates import build_kernel
 from geir.lowering.templates.common import KernelBuilder, KernelRequest, LoweringError, gm_type, round_up
 from geir.lowering.templates.data import build_copy
 from geir.target.cost_model import CostModel
-from geir.target.device import DEFAULT_DEVICE, load_device
+from geir.target.device import DEFAULT_DEVICE, MAX_TENSOR_BYTES, load_device
 from geir.reference.graph import reference_of
 from geir.dialects import attr_names
 
@@ -196,6 +197,9 @@ class _FunctionLowering:
             size = sum(int(np.prod(r.type.get_shape())) for r in op.results)
             if not op.has_trait(ValueGenerator) and size > FOLD_LIMIT:
                 return False
+            if any(math.prod(r.type.get_shape()) * np.dtype(to_dtype(r.type.element_type)).itemsize
+                   > MAX_TENSOR_BYTES for r in op.results):
+                return False  # a generator too large for any device is never allocated here
         out = reference_of(op)(*args, **op.kernel_kwargs())
         outs = out if isinstance(out, tuple) else (out,)
         for r, value in zip(op.results, outs):

@@ -22,6 +22,12 @@ from geir.errors import GeirError
 DEVICES_DIR = Path(__file__).parent / "devices"
 DEFAULT_DEVICE = "ascend910b"
 
+MAX_TENSOR_BYTES = 64 * 2**30
+"""The largest tensor geir materialises: 64 GiB, the device memory (`hbm_bytes`) of the largest
+device it models (ascend910b.json). A larger tensor fits no modeled device, so the importer
+rejects a node whose output is larger, from its shape, and constant folding never allocates
+one (test_device.py keeps it equal to the largest device file's figure)."""
+
 
 DTYPE_BYTES: Mapping[str, int] = MappingProxyType({
     "f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "u8": 1,

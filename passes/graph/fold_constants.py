@@ -9,7 +9,9 @@ whole chains (Shape -> Gather -> Concat -> Reshape target) fold in one sweep.
 
 Results larger than `max-bytes` (per result, from the declared type, checked
 before anything runs) are left alone, so ConstantOfShape or Expand to a huge
-shape is never materialised. Constants that only fed a folded op are erased.
+shape is never materialised; whatever `max-bytes` says, nothing above
+`MAX_TENSOR_BYTES` (target/device.py: the memory of the largest modeled device)
+is. Constants that only fed a folded op are erased.
 
 `fold_constants(module, max_bytes, source)` is the machinery other passes call:
 `source(op)` may give the values of an op whose operands are not constants
@@ -32,6 +34,7 @@ from geir.dialects import graph as g
 from geir.ir.types import to_dtype
 from geir.passes.graph.utils import constant, nbytes, splat, static_shape
 from geir.reference.graph import reference_of
+from geir.target.device import MAX_TENSOR_BYTES
 
 DEFAULT_MAX_BYTES = 16 * 2**20
 
@@ -39,8 +42,9 @@ Source = Callable[[Operation], "tuple[np.ndarray, ...] | None"]
 
 
 def fits(op: Operation, max_bytes: int) -> bool:
-    """Every result has a static type of at most `max_bytes`."""
-    return all(static_shape(r.type) is not None and nbytes(r.type) <= max_bytes for r in op.results)
+    """Every result has a static type of at most `max_bytes` (and of MAX_TENSOR_BYTES)."""
+    limit = min(max_bytes, MAX_TENSOR_BYTES)
+    return all(static_shape(r.type) is not None and nbytes(r.type) <= limit for r in op.results)
 
 
 def is_splat(a: np.ndarray) -> bool:

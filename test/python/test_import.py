@@ -257,3 +257,112 @@ def test_unsupported_element_types_are_clear_errors(nodes, inputs, inits, messag
                               [onnx.ValueInfoProto(name="y")], [numpy_helper.from_array(f8, n) for n in inits])
     with pytest.raises(OnnxImportError, match=message):
         import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
+
+
+# ---------------------------------------------------------------------------
+# Invalid graphs and tensors no device holds: one clear error at import.
+# ---------------------------------------------------------------------------
+
+
+def _graph_model(nodes, inputs, outputs, inits=()) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _vi(name, shape, elem=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def test_a_cycle_through_geir_compile_names_the_node_and_the_path():
+    import geir
+
+    model = _graph_model(
+        [helper.make_node("Relu", ["x"], ["r"], name="relu0"),
+         helper.make_node("Add", ["r", "c"], ["a"], name="add"),
+         helper.make_node("Mul", ["a", "x"], ["b"], name="mul"),
+         helper.make_node("Neg", ["b"], ["c"], name="neg")],
+        [_vi("x", [4])], [_vi("c", [4])])
+    with pytest.raises(OnnxImportError) as info:
+        geir.compile(model)
+    assert str(info.value) == ("node 'add' (Add, opset 17): input 'c' depends on the node's own output: the graph "
+                               "has a cycle 'add' -> 'a' -> 'mul' -> 'b' -> 'neg' -> 'c' -> 'add'")
+
+
+def test_a_node_reading_a_later_value_is_out_of_order_not_a_cycle():
+    model = _graph_model(
+        [helper.make_node("Neg", ["r"], ["y"], name="neg"), helper.make_node("Relu", ["x"], ["r"], name="relu")],
+        [_vi("x", [4])], [_vi("y", [4])])
+    with pytest.raises(OnnxImportError, match=r"node 'neg' \(Neg, opset 17\): input 'r' is written by node 'relu' "
+                                              r"\(Relu\), which comes after it; ONNX lists nodes in topological order"):
+        import_model(model)
+
+
+def test_a_node_output_may_not_rename_a_graph_input_or_an_initializer():
+    w = numpy_helper.from_array(np.ones(4, np.float32), "w")
+    for name, what in (("x", "a graph input"), ("w", "an initializer")):
+        model = _graph_model([helper.make_node("Relu", ["x"], [name], name="relu")],
+                             [_vi("x", [4])], [_vi(name, [4])], [w])
+        with pytest.raises(OnnxImportError, match=f"output '{name}' is already {what}; an ONNX value has one producer"):
+            import_model(model)
+
+
+def test_tensor_limit_is_the_largest_modeled_device_memory():
+    from geir.target.device import MAX_TENSOR_BYTES, list_devices, load_device
+
+    assert MAX_TENSOR_BYTES == max(load_device(d).hbm_bytes for d in list_devices())
+
+
+def test_tile_of_a_constant_past_the_limit_is_rejected_and_one_at_it_imports():
+    from geir.target.device import MAX_TENSOR_BYTES
+
+    def tile(repeats: int) -> onnx.ModelProto:
+        return _graph_model(
+            [helper.make_node("Tile", ["one", "repeats"], ["y"], name="tile")], [], [_vi("y", [repeats], TensorProto.INT8)],
+            [numpy_helper.from_array(np.ones(1, np.int8), "one"),
+             numpy_helper.from_array(np.array([repeats], np.int64), "repeats")])
+
+    import_model(tile(MAX_TENSOR_BYTES))  # exactly the limit: imported, nothing allocated
+    with pytest.raises(OnnxImportError, match=r"node 'tile' \(Tile, opset 17\): output 'y' would hold 68719476737 "
+                                              r"elements of i8 \(64 GiB\), more than geir's tensor limit"):
+        import_model(tile(MAX_TENSOR_BYTES + 1))
+
+
+def test_folding_never_allocates_past_the_limit_whatever_max_bytes_says(monkeypatch):
+    """A ConstantOfShape of 10^15 elements in graph IR (no importer to stop it): neither
+    graph-fold-constants nor the lowering's evaluation of generators runs its kernel (numpy
+    would try to allocate 3.55 PiB); the memory planner then rejects the program against
+    the device."""
+    from xdsl.context import Context
+
+    from geir.dialects import graph as g
+    from geir.dialects import make_context
+    from geir.driver.registry import build_passes, get_all_passes
+    from geir.errors import GeirError
+    from geir.ir.text import parse_module
+    from geir.lowering import graph_to_ascend
+    from geir.passes.graph import fold_constants
+
+    evaluated = []
+
+    def spy(real):
+        def reference_of(op):
+            evaluated.append(op.name)
+            return real(op)
+        return reference_of
+
+    monkeypatch.setattr(fold_constants, "reference_of", spy(fold_constants.reference_of))
+    monkeypatch.setattr(graph_to_ascend, "reference_of", spy(graph_to_ascend.reference_of))
+    text = """
+func.func @main() -> (tensor<1000000000000000xf32> {onnx.name = "y"}) {
+  %s = graph.constant dense<1000000000000000> : tensor<1xi64>
+  %y = graph.constant_of_shape %s {value = dense<1.0> : tensor<1xf32>} : (tensor<1xi64>) -> tensor<1000000000000000xf32>
+  func.return %y : tensor<1000000000000000xf32>
+}
+"""
+    module = parse_module(text, make_context())
+    fold_constants.FoldConstantsPass(max_bytes=2**62).apply(Context(), module)
+    assert any(isinstance(op, g.ConstantOfShapeOp) for op in module.walk())
+    with pytest.raises(GeirError, match="needs 3725290.3 GiB of device memory"):
+        for p in build_passes("convert-graph-to-ascend,ascend-plan-memory", get_all_passes()):
+            p.apply(Context(), module)
+    assert evaluated == []

@@ -106,6 +106,40 @@ CASES = {
                           [vi("x", [2])], [vi("y", [2])]),
         opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.acme", 1)],
     ),
+    # Invalid models (each must be one clear error): two nodes write 'y'.
+    "duplicate_output": lambda: model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu"), helper.make_node("Neg", ["x"], ["y"], name="neg")],
+        [vi("x", [4])], [vi("y", [4])],
+    ),
+    # A graph input with a negative dimension.
+    "negative_dim": lambda: model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [2, -3])], [vi("y", [2, -3])],
+    ),
+    # add reads b, which relu computes from add's output.
+    "cycle": lambda: model(
+        [helper.make_node("Add", ["x", "b"], ["a"], name="add"), helper.make_node("Relu", ["a"], ["b"], name="relu")],
+        [vi("x", [4])], [vi("b", [4])],
+    ),
+    # add reads b, which nothing produces.
+    "missing_input": lambda: model(
+        [helper.make_node("Add", ["x", "b"], ["y"], name="add")], [vi("x", [4])], [vi("y", [4])],
+    ),
+    # ConstantOfShape of 10^15 float32 elements: 3.55 PiB.
+    "constant_of_shape_huge": lambda: model(
+        [helper.make_node("ConstantOfShape", ["shape"], ["y"], name="fill")], [], [vi("y", [10**15])],
+        [const("shape", np.array([10**15], np.int64))],
+    ),
+    # Range of 2^40 int64 elements (8 TiB): from constants, so folding would allocate it.
+    "range_huge": lambda: model(
+        [helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="range")], [], [vi("y", [2**40], TensorProto.INT64)],
+        [const("start", np.array(0, np.int64)), const("limit", np.array(2**40, np.int64)),
+         const("delta", np.array(1, np.int64))],
+    ),
+    # Expand of a constant to 2^20 x 2^20 float32 (4 TiB).
+    "expand_huge": lambda: model(
+        [helper.make_node("Expand", ["one", "shape"], ["y"], name="expand")], [], [vi("y", [2**20, 2**20])],
+        [const("one", np.ones((1, 1), np.float32)), const("shape", np.array([2**20, 2**20], np.int64))],
+    ),
 }
 
 if __name__ == "__main__":
