@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 
 from geir.dialects import ascend as a
+from geir.passes.ascend.plan_memory import gm_lower_bound
 from geir.runtime.ascend_interpreter import host_args, host_function
 from geir.runtime.ascend_machine import element_name
 from geir.runtime.kernel_args import written_args
@@ -64,7 +64,12 @@ def unit_ratios(kernels: list[KernelRecord]) -> dict[str, float]:
 
 def memory_stats(module: ModuleOp) -> dict[str, int]:
     """Device memory of the host program (bytes): inputs/outputs, constants, the workspace,
-    gm ``ascend.alloc`` intermediates, and the live-range bound from host program order."""
+    gm ``ascend.alloc`` intermediates, and the figures built from them.
+
+    The lower bound is ascend-plan-memory's (`gm_lower_bound`: the most bytes live at once,
+    lifetimes from stream order and events, views and in-place outputs sharing their input's
+    bytes), computed from the IR whether or not the program carries a plan, so no plan - the
+    one it carries, another strategy's, none - is below it."""
     f = host_function(module)
     io = workspace = 0
     for h in host_args(module):
@@ -73,47 +78,12 @@ def memory_stats(module: ModuleOp) -> dict[str, int]:
             workspace += n
         else:
             io += n
-    consts = allocs_total = unplanned = 0
-    planned_any = False
-    top = list(f.body.block.ops)
-    index = {op: i for i, op in enumerate(top)}
-    events: list[tuple[int, int]] = []   # (position, +bytes / -bytes)
-
-    def top_of(op: Operation) -> int:
-        while op not in index and op.parent_op() is not None:
-            op = op.parent_op()
-        return index.get(op, len(top))
-
-    for op in f.walk():
-        if isinstance(op, a.ConstantOp):
-            consts += a.nbytes_of(op.results[0].type)
-        elif isinstance(op, a.AllocOp) and op.space == "gm":
-            n = op.nbytes
-            allocs_total += n
-            if op.offset is None:
-                unplanned += n
-            else:
-                planned_any = True
-            first = last = top_of(op)
-            uses, seen = list(op.results[0].uses), set()
-            users = []
-            while uses:
-                use = uses.pop()
-                user = use.operation
-                if id(user) in seen:
-                    continue
-                seen.add(id(user))
-                users.append(top_of(user))
-                if isinstance(user, a.VIEW_OPS):
-                    uses.extend(u for r in user.results for u in r.uses)
-            if users:
-                first, last = min(users), max(users)
-            events.append((first, n))
-            events.append((last + 1, -n))
-    live = peak_live = 0
-    for _, delta in sorted(events, key=lambda e: (e[0], e[1])):
-        live += delta
-        peak_live = max(peak_live, live)
+    consts = sum(a.nbytes_of(op.results[0].type) for op in f.walk() if isinstance(op, a.ConstantOp))
+    allocs = [op for op in f.walk() if isinstance(op, a.AllocOp) and op.space == "gm"]
+    allocs_total = sum(op.nbytes for op in allocs)
+    unplanned = sum(op.nbytes for op in allocs if op.offset is None)
+    planned_any = any(op.offset is not None for op in allocs)
+    intermediates = gm_lower_bound(f) if allocs else 0
     opaque = 0 if planned_any else workspace   # a workspace no alloc is planned into
     return {
         "io_bytes": io,
@@ -122,7 +92,7 @@ def memory_stats(module: ModuleOp) -> dict[str, int]:
         "intermediate_bytes": allocs_total,
         "peak_memory_bytes": io + consts + workspace + unplanned,
         "no_reuse_memory_bytes": io + consts + allocs_total + opaque,
-        "memory_lower_bound_bytes": io + consts + peak_live + opaque,
+        "memory_lower_bound_bytes": io + consts + intermediates + opaque,
     }
 
 
@@ -259,6 +229,41 @@ def build_report(sim: SimResult, module: ModuleOp) -> dict[str, Any]:
     return report
 
 
+BOUNDS: Mapping[str, str] = {
+    "roofline_bound_us": "latency_us",
+    "roofline.cube_us": "latency_us",
+    "roofline.hbm_us": "latency_us",
+    "roofline.critical_path_us": "latency_us",
+    "memory_lower_bound_bytes": "peak_memory_bytes",
+    "memory.memory_lower_bound_bytes": "memory.peak_memory_bytes",
+    "kernels[].lower_bound_us": "kernels[].time_us",
+}
+"""Each lower bound of the report -> the measured figure it may not exceed (`a.b`: key b of
+object a; `kernels[].k`: key k of every kernel entry against the same entry's figure)."""
+
+
+def _get(report: Mapping[str, Any], path: str) -> Any:
+    for key in path.split("."):
+        report = report[key]
+    return report
+
+
+def check_bounds(report: Mapping[str, Any]) -> list[str]:
+    """The bounds the report states that its own figures break, one line each (empty when
+    every bound holds). A bound above what the run measured is a bound that over-counts:
+    a defect of the bound, never of the run."""
+    broken = []
+    for bound, figure in BOUNDS.items():
+        if bound.startswith("kernels[]."):
+            b, f = bound.removeprefix("kernels[]."), figure.removeprefix("kernels[].")
+            pairs = [(f"kernel @{k['name']} (launch {k['launch']}) {b}", k[b], f, k[f]) for k in report["kernels"]]
+        else:
+            pairs = [(bound, _get(report, bound), figure, _get(report, figure))]
+        broken += [f"{name} = {value:g} > {fname} = {fvalue:g}" for name, value, fname, fvalue in pairs
+                   if value > fvalue]
+    return broken
+
+
 def overflow_keys(launches: list[LaunchOverflow]) -> dict[str, Any]:
     """`overflow_kernels`, `overflow` (one entry per kernel, launch order) and `overflow_summary`
     (one line, or null) from the launches the run found overflowing (runtime/overflow.py)."""
@@ -341,5 +346,5 @@ def format_report(report: Mapping[str, Any], top: int = 10) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["REPORT_VERSION", "UNIT_RATIOS", "build_report", "format_report", "memory_stats", "overflow_keys",
+__all__ = ["BOUNDS", "REPORT_VERSION", "UNIT_RATIOS", "build_report", "check_bounds", "format_report", "memory_stats", "overflow_keys",
            "unit_ratios", "write_report"]

@@ -30,7 +30,7 @@ The pass is idempotent: it recomputes everything from the IR.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -52,11 +52,12 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from geir.dialects import ascend as a
-from geir.passes.ascend.check_memory import GmBuffer, KernelFlow, MemoryPlanError, Schedule, arg_access, chip_conflicts, conflicts, elementwise, gm_buffers, host_functions, inplace_pairs, kib, lifetimes, live_bound, schedule, workspace_arg
+from geir.passes.ascend.check_memory import GmBuffer, KernelFlow, Lifetimes, MemoryPlanError, Schedule, arg_access, chip_conflicts, conflicts, elementwise, gm_buffers, host_functions, inplace_pairs, kib, lifetimes, live_bound, schedule, workspace_arg
 from geir.passes.ascend.memory_strategies import (
     STRATEGIES,
     Plan,
     Problem,
+    adjacency,
     best,
     clique_bound,
     ge,
@@ -83,6 +84,7 @@ class HostMemory:
     groups: list[list[int]]       # buffer indices; the first is the group's original buffer
     inplace: set[int]             # buffers written in place over their group's bytes
     problem: Problem
+    lower_bound: int              # bytes no plan goes below (gm_lower_bound)
 
     @property
     def no_reuse_bytes(self) -> int:
@@ -142,16 +144,37 @@ def host_memory(host: func.FuncOp, inplace: bool = True) -> HostMemory:
     unused = life.first < 0
     starts = np.where(unused, 0, life.first)
     ends = np.where(unused, 0, life.last)
-    problem = Problem.from_conflicts(sizes, starts, ends, edges, live_bound(sched, life, sizes))
-    if sched.streams > 1:  # concurrent buffers are live together without a common launch
-        problem = replace(problem, bound=clique_bound(problem.sizes, problem.neighbours, problem.bound))
-    return HostMemory(sched, bufs, groups, marked, problem)
+    neighbours = adjacency(len(groups), edges)
+    problem = Problem(sizes, neighbours, starts, ends, _most_live(sched, life, sizes, neighbours))
+    # the bound on plans counts each buffer's own bytes: the highest buffer of a plan needs no
+    # padding to the alignment (the checker asks offset + bytes <= the workspace)
+    nbytes = np.array([max(bufs[i].op.nbytes for i in g) for g in groups], dtype=np.int64)
+    return HostMemory(sched, bufs, groups, marked, problem, _most_live(sched, life, nbytes, neighbours))
+
+
+def _most_live(sched: Schedule, life: Lifetimes, sizes: np.ndarray, neighbours: tuple[np.ndarray, ...]) -> int:
+    """The most bytes live at one launch; with several streams, also the heaviest clique of
+    conflicting buffers (concurrent buffers are live together without a common launch)."""
+    bound = live_bound(sched, life, sizes)
+    if sched.streams > 1:
+        bound = clique_bound(sizes, neighbours, bound)
+    return bound
+
+
+def gm_lower_bound(host: func.FuncOp) -> int:
+    """Bytes no placement of the host's gm buffers goes below: the most bytes the program
+    holds at once - each buffer's own bytes, an in-place group (and a view) once, several
+    streams' concurrent buffers together - whatever a planner chose or whether it ran. What
+    `ascend.memory_plan` records as `lower_bound` and the profile report counts."""
+    return host_memory(host, inplace=True).lower_bound
 
 
 def plan_host(host: func.FuncOp, strategy: str = "best", reuse: bool = True, inplace: bool = True) -> Plan:
     """Plan the workspace of one host function and write the plan into the IR."""
     mem = host_memory(host, inplace=inplace and reuse)
     p = mem.problem
+    # the bound no plan beats shares in-place pairs even when this plan does not
+    bound = mem.lower_bound if inplace and reuse else gm_lower_bound(host)
     plan = solve(p, strategy) if reuse else _sequential(mem)
     offsets = [0] * len(mem.buffers)
     for g, off in zip(mem.groups, plan.offsets):
@@ -174,7 +197,7 @@ def plan_host(host: func.FuncOp, strategy: str = "best", reuse: bool = True, inp
     host.attributes[attr_names.WORKSPACE_SIZE] = IntegerAttr(size, i64)
     host.attributes[attr_names.MEMORY_PLAN] = DictionaryAttr({
         "strategy": StringAttr(strategy if reuse else "none"),
-        "lower_bound": IntegerAttr(p.bound, i64),
+        "lower_bound": IntegerAttr(bound, i64),
         "no_reuse": IntegerAttr(mem.no_reuse_bytes, i64),
     })
     return plan
