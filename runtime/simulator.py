@@ -54,7 +54,7 @@ import numpy as np
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter
-from xdsl.ir import Dialect, Operation, OpResult, SSAValue
+from xdsl.ir import BlockArgument, Dialect, Operation, OpResult, SSAValue
 
 from geir.dialects import ascend as a
 from geir.errors import GeirError
@@ -123,6 +123,8 @@ class Recorded:
     event: TraceEvent
     accesses: tuple[Access, ...] = ()
     args: tuple[tuple[str, int, int], ...] = ()   # a launch: (name, lo, hi) of its gm arguments
+    io: tuple[tuple[int, int], ...] = ()          # a launch: [lo, hi) of its arguments that are graph
+                                                  # inputs, outputs or constants (or views of them)
 
 
 _VIEW_OPS = a.VIEW_OPS
@@ -165,6 +167,7 @@ class Recorder(Interpreter.Listener):
         self.records: list[Recorded] = []
         self._pending: tuple[Operation, tuple] | None = None
         self._launch_args: tuple[tuple[str, int, int], ...] = ()
+        self._launch_io: tuple[tuple[int, int], ...] = ()
         self._alloc_base: dict[Operation, int] = {}
         self._roots: dict[SSAValue, Operation | None] = {}
 
@@ -174,6 +177,7 @@ class Recorder(Interpreter.Listener):
             self._pending = (op, args)
         elif isinstance(op, a.LaunchOp):  # its buffers, to name them in stream-race messages
             self._launch_args = _launch_args(op, args[1:])
+            self._launch_io = _io_ranges(op, args[1:])
 
     def did_interpret_op(self, op: Operation, results: tuple) -> None:
         if isinstance(op, a.AllocOp) and results and isinstance(results[0], np.ndarray):
@@ -187,7 +191,8 @@ class Recorder(Interpreter.Listener):
             accesses = tuple(self._accesses(event.op, pending[1]))
         if isinstance(event.op, a.LaunchOp) and event.pipe == "host":
             args, self._launch_args = self._launch_args, ()
-            self.records.append(Recorded(event, accesses, args))
+            io, self._launch_io = self._launch_io, ()
+            self.records.append(Recorded(event, accesses, args, io))
             return
         self.records.append(Recorded(event, accesses))
 
@@ -371,6 +376,8 @@ class SimResult:
     timeline: list[Span]
     streams: tuple[int, ...]
     overflow: list[LaunchOverflow] = field(default_factory=list)  # from the run (runtime/overflow.py)
+    io_bytes_touched: int | None = None  # distinct bytes of graph inputs, outputs and constants the
+                                         # kernels touch (None: plain trace events, no bytes)
 
 
 # ---------------------------------------------------------------------------
@@ -647,6 +654,9 @@ class _Sim:
                 if acc.space == "gm":
                     gm[ev.launch].append(acc)
         self.gm_accesses = gm
+        io = [r for rec in records for r in rec.io]
+        timed_bytes = any(rec.accesses for rec in records)
+        self.io_bytes_touched = _bytes_within([acc for accs in gm.values() for acc in accs], io) if timed_bytes else None
         return [launches[k] for k in sorted(launches)], tasks, sorted(tasks)
 
     # -- one kernel ------------------------------------------------------------------------
@@ -839,7 +849,8 @@ class _Sim:
         pipe_busy: Counter = Counter()
         for k in kernels:
             pipe_busy.update(k.pipe_busy_us)
-        return SimResult(self.spec, latency, kernels, dict(pipe_busy), self.races, timeline, tuple(streams))
+        return SimResult(self.spec, latency, kernels, dict(pipe_busy), self.races, timeline, tuple(streams),
+                         io_bytes_touched=self.io_bytes_touched)
 
     def kernel_spans(self, kernels: Iterable[KernelRecord]) -> Iterable[Span]:
         lo = self.cm.launch_overhead_us()
@@ -903,6 +914,29 @@ class StreamRace:
                 f"and no event orders them; run ascend-insert-events after changing streams or buffers")
 
 
+def _io_ranges(op: a.LaunchOp, arrays: Sequence[Any]) -> tuple[tuple[int, int], ...]:
+    """[lo, hi) of the launch's arguments that are (views of) graph inputs, outputs or
+    constants: host function arguments other than the workspace, and ascend.constant results."""
+    out = []
+    for value, x in zip(op.args, arrays):
+        while isinstance(value, OpResult) and isinstance(value.op, _VIEW_OPS):
+            value = value.op.operands[0]
+        graph_arg = isinstance(value, BlockArgument) and not _is_workspace(value)
+        if (graph_arg or isinstance(value, OpResult) and isinstance(value.op, a.ConstantOp)) \
+                and isinstance(x, np.ndarray) and x.size:
+            lo, hi, _, _ = _rows(x)
+            out.append((lo, hi))
+    return tuple(out)
+
+
+def _is_workspace(arg: BlockArgument) -> bool:
+    host = arg.owner.parent_op()
+    attrs = getattr(host, "arg_attrs", None)
+    if attrs is None or arg.index >= len(attrs.data):
+        return False
+    return attr_names.WORKSPACE in attrs.data[arg.index].data
+
+
 def _launch_args(op: a.LaunchOp, arrays: Sequence[Any]) -> tuple[tuple[str, int, int], ...]:
     out = []
     for value, x in zip(op.args, arrays):
@@ -910,6 +944,31 @@ def _launch_args(op: a.LaunchOp, arrays: Sequence[Any]) -> tuple[tuple[str, int,
             lo, hi, _, _ = _rows(x)
             out.append((value.name_hint or "?", lo, hi))
     return tuple(out)
+
+
+def _bytes_within(accesses: Sequence[Access], ranges: Sequence[tuple[int, int]]) -> int:
+    """Distinct bytes covered by the accesses that lie inside the union of the [lo, hi) ranges."""
+    s, e = _segments(accesses)
+    if not len(s) or not ranges:
+        return 0
+    lo, hi = _merged(np.array([r[0] for r in ranges], np.int64), np.array([r[1] for r in ranges], np.int64))
+    total = 0
+    for a_lo, a_hi in zip(lo.tolist(), hi.tolist()):
+        first, last = np.searchsorted(e, a_lo, "right"), np.searchsorted(s, a_hi, "left")
+        total += int((np.minimum(e[first:last], a_hi) - np.maximum(s[first:last], a_lo)).sum())
+    return total
+
+
+def _merged(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """[s, e) intervals as sorted, disjoint segments."""
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    reach = np.maximum.accumulate(e)
+    new = np.empty(len(s), bool)
+    new[0] = True
+    new[1:] = s[1:] > reach[:-1]
+    first = np.flatnonzero(new)
+    return s[first], np.maximum.reduceat(e, first)
 
 
 def _segments(accesses: Sequence[Access]) -> tuple[np.ndarray, np.ndarray]:
@@ -921,15 +980,7 @@ def _segments(accesses: Sequence[Access]) -> tuple[np.ndarray, np.ndarray]:
         s = acc.starts if acc.starts is not None else np.array([acc.lo], np.int64)
         starts.append(s)
         ends.append(s + (acc.run if acc.starts is not None else acc.hi - acc.lo))
-    s, e = np.concatenate(starts), np.concatenate(ends)
-    order = np.argsort(s, kind="stable")
-    s, e = s[order], e[order]
-    reach = np.maximum.accumulate(e)
-    new = np.empty(len(s), bool)
-    new[0] = True
-    new[1:] = s[1:] > reach[:-1]
-    first = np.flatnonzero(new)
-    return s[first], np.maximum.reduceat(e, first)
+    return _merged(np.concatenate(starts), np.concatenate(ends))
 
 
 def _pieces(bounds: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:

@@ -476,7 +476,7 @@ def test_report_keys_and_types(tmp_path):
 
 def test_memory_keys_from_the_workspace_plan():
     """Three 8 KiB gm intermediates planned into a 16 KiB workspace: a live a second time
-    while b is live, c reusing a's slot. Live ranges from host order give the lower bound."""
+    while b is live, c reusing a's slot. The lower bound is the planner's: two buffers live at once."""
     gm = "memref<16x256xf16, \"gm\">"
     text = TYPES.format(rows=16) + add_kernel("add") + f"""
 func.func @main(%x: {gm} {{onnx.name = "x"}}, %z: {gm} {{onnx.name = "z", ascend.output}},
