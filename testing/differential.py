@@ -7,7 +7,9 @@ runs every stage's program in the interpreter with geir-compare's machinery
 * **mismatch**: a tensor worse than its precision's tier (fp32: CLOSE, rtol 1e-4 /
   atol 1e-5; f16: SIMILAR) - reported as the first divergent stage and op;
 * **crash**: a compile or run failure that is not a `GeirError` (geir's own bug);
-* **rejected**: a `GeirError` - geir declines the model with a message; counted by reason.
+* **rejected**: a `GeirError` - geir declines the model with a message; counted by reason;
+* **race** / **bound**: the final program's profile (highest level checked) shows a race, or
+  a `*bound*` figure of the report above the figure it bounds (runtime/report.check_bounds).
 
 `shrink` cuts a mismatching model down to what still mismatches: the ancestors of the first
 divergent tensor, then that node alone on onnxruntime's values of its inputs.
@@ -22,9 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 from onnx import helper
+from xdsl.dialects.builtin import ModuleOp
 
 from geir.driver.compare import (
     Reference,
+    _error_text,
     StageResult,
     Thresholds,
     Verdict,
@@ -104,11 +108,32 @@ def check(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], levels: Seque
                     break
             if finding is None and failed:
                 finding = _failure(*failed, level, precision)
+            if finding is None and level == max(levels) and modules:
+                finding = _report_finding(list(modules.values())[-1], feeds, level, precision)
             if finding is not None:
                 found.append(finding)
                 if finding.kind == "rejected":
                     return found  # the same model is rejected the same way everywhere
     return found
+
+
+def _report_finding(module: ModuleOp, feeds: Mapping[str, np.ndarray], level: int, precision: str) -> Finding | None:
+    """The profile of the final program: a race, or a bound its own figures break."""
+    from geir.runtime.report import build_report, check_bounds
+    from geir.runtime.simulator import profile
+
+    stage = "profile"
+    try:
+        _, sim = profile(module, dict(feeds))
+        report = build_report(sim, module)
+    except Exception as e:  # noqa: BLE001 - classified like a stage's failure
+        return _failure(stage, _error_text(e), level, precision)
+    if report["race_count"]:
+        return Finding("race", level, precision, stage, "; ".join(map(str, sim.races[:3])))
+    broken = check_bounds(report)
+    if broken:
+        return Finding("bound", level, precision, stage, "; ".join(broken[:3]))
+    return None
 
 
 # ---------------------------------------------------------------------------
