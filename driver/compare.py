@@ -596,13 +596,13 @@ def compare_stage(name: str, module: ModuleOp, feeds: Mapping[str, np.ndarray], 
     except Exception as e:
         if raise_errors:
             raise
-        stage.error = f"run failed: {_error_text(e)}"
+        stage.error = f"run failed: {error_text(e)}"
     stage.seconds = time.perf_counter() - t0
     collector.finish()  # what ran before a failure is still compared
     return stage
 
 
-def _error_text(e: BaseException) -> str:
+def error_text(e: BaseException) -> str:
     """A GeirError's message, or for anything else (a bug in geir) what the tools print."""
     return str(e) if isinstance(e, GeirError) else f"internal error: {type(e).__name__}: {e}"
 
@@ -629,7 +629,7 @@ def compile_stages(model: onnx.ModelProto, device: str = "ascend910b", opt_level
             module = quantize.apply(module)
             module.verify()
         except GeirError as e:
-            return stages, (QUANTIZE_STAGE, _error_text(e))
+            return stages, (QUANTIZE_STAGE, error_text(e))
         stages[QUANTIZE_STAGE] = module.clone()
     ctx, registry = make_context(), get_all_passes()
     for name, specs in pipeline.stages:
@@ -639,7 +639,7 @@ def compile_stages(model: onnx.ModelProto, device: str = "ascend910b", opt_level
             PassPipeline(build_passes(",".join(specs), registry)).apply(ctx, module)
             module.verify()
         except Exception as e:  # noqa: BLE001 - reported as the stage's failure
-            return stages, (name, _error_text(e))
+            return stages, (name, error_text(e))
         stages[name] = module.clone()
     return stages, None
 

@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from geir.driver.compare import (
     Reference,
-    _error_text,
+    error_text,
     StageResult,
     Thresholds,
     Verdict,
@@ -127,7 +127,7 @@ def _report_finding(module: ModuleOp, feeds: Mapping[str, np.ndarray], level: in
         _, sim = profile(module, dict(feeds))
         report = build_report(sim, module)
     except Exception as e:  # noqa: BLE001 - classified like a stage's failure
-        return _failure(stage, _error_text(e), level, precision)
+        return _failure(stage, error_text(e), level, precision)
     if report["race_count"]:
         return Finding("race", level, precision, stage, "; ".join(map(str, sim.races[:3])))
     broken = check_bounds(report)

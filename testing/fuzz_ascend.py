@@ -170,7 +170,7 @@ class VOp:
     kind: str            # a BINARY / WITH_SCALAR / UNARY name, "dup" (vdup + binary), "colreduce"
     args: tuple[int, ...]
     scalar: int = 0
-    sub: str = ""        # dup: the binary op; colreduce: sum | max
+    sub: str = ""        # dup: the binary op; colreduce: one of ascend.REDUCE_KINDS
 
 
 @dataclass
@@ -213,7 +213,7 @@ def random_body(rng: random.Random, dtype: str, n_inputs: int, n_ops: int, const
         elif r < 0.9:
             body.append(VOp("dup", (pick(),), rng.choice([-1, 2, 3]), rng.choice(list(BINARY))))
         else:
-            body.append(VOp("colreduce", (pick(),), sub=rng.choice(["sum", "max"])))
+            body.append(VOp("colreduce", (pick(),), sub=rng.choice(a.REDUCE_KINDS)))
     if not body:
         body.append(VOp(rng.choice(unary), (0,)))
     return body
@@ -238,7 +238,7 @@ def eval_body(body: list[VOp], inputs: list[np.ndarray], tile_rows: int) -> np.n
                 r, c = x.shape
                 t = x.reshape(r // tile_rows, tile_rows, c)
                 wide = t.astype(np.float32) if dt == np.float16 else t
-                red = wide.sum(axis=1, keepdims=True) if op.sub == "sum" else wide.max(axis=1, keepdims=True)
+                red = getattr(np, op.sub)(wide, axis=1, keepdims=True)
                 y = np.broadcast_to(red.astype(dt), t.shape).reshape(r, c)
             vals.append(np.asarray(y, dt))
     return vals[-1]
