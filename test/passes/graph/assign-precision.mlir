@@ -20,7 +20,7 @@
 // force_fp32: the matmul reads its operands rounded to f16 (the weights stored rounded) and
 // computes in f32, as the cube with L0C and FIX: no f16 rounding of its result. must_keep: unchanged.
 // FP16-LABEL: func.func @mlp(
-// FP16-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("mm")
+// FP16-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("x")
 // FP16-NEXT:    %w_f16 = graph.constant dense<5.000000e-01> : tensor<64x32xf16> loc("w")
 // FP16-NEXT:    %b_f16 = graph.constant dense_resource<b_f16> : tensor<32xf16> loc("b")
 // FP16-NEXT:    %y = graph.matmul %x_f16, %w_f16 : (tensor<8x64xf16>, tensor<64x32xf16>) -> tensor<8x32xf16> loc("mm")
@@ -31,7 +31,7 @@
 // FP16-NEXT:    %t_f32 = graph.cast %t {to = f32} : (tensor<8x32xf16>) -> tensor<8x32xf32> loc("tanh")
 // FP16-NEXT:    func.return %t_f32 : tensor<8x32xf32>
 // MIX-LABEL: func.func @mlp(
-// MIX-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("mm")
+// MIX-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("x")
 // MIX-NEXT:    %w_f16 = graph.constant dense<5.000000e-01> : tensor<64x32xf16> loc("w")
 // MIX-NEXT:    %b_f16 = graph.constant dense_resource<b_f16> : tensor<32xf16> loc("b")
 // MIX-NEXT:    %y = graph.matmul %x_f16, %w_f16 : (tensor<8x64xf16>, tensor<64x32xf16>) -> tensor<8x32xf16> loc("mm")
@@ -42,7 +42,7 @@
 // MIX-NEXT:    %t = graph.tanh %s : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("tanh")
 // MIX-NEXT:    func.return %t : tensor<8x32xf32>
 // CUBE-LABEL: func.func @mlp(
-// CUBE-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("mm")
+// CUBE-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("x")
 // CUBE-NEXT:    %w_f16 = graph.constant dense<5.000000e-01> : tensor<64x32xf16> loc("w")
 // CUBE-NEXT:    %b = graph.constant dense_resource<b> : tensor<32xf32> loc("b")
 // CUBE-NEXT:    %y = graph.matmul %x_f16, %w_f16 : (tensor<8x64xf16>, tensor<64x32xf16>) -> tensor<8x32xf16> loc("mm")
@@ -54,7 +54,7 @@
 // CUBE-NEXT:    func.return %t : tensor<8x32xf32>
 // The bf16 modes: the same decisions, bf16 for f16.
 // MIXBF-LABEL: func.func @mlp(
-// MIXBF-NEXT:    %x_bf16 = graph.cast %x {to = bf16} : (tensor<8x64xf32>) -> tensor<8x64xbf16> loc("mm")
+// MIXBF-NEXT:    %x_bf16 = graph.cast %x {to = bf16} : (tensor<8x64xf32>) -> tensor<8x64xbf16> loc("x")
 // MIXBF-NEXT:    %w_bf16 = graph.constant dense<5.000000e-01> : tensor<64x32xbf16> loc("w")
 // MIXBF-NEXT:    %b_bf16 = graph.constant dense_resource<b_bf16> : tensor<32xbf16> loc("b")
 // MIXBF-NEXT:    %y = graph.matmul %x_bf16, %w_bf16 : (tensor<8x64xbf16>, tensor<64x32xbf16>) -> tensor<8x32xbf16> loc("mm")
@@ -65,7 +65,7 @@
 // MIXBF-NEXT:    %t = graph.tanh %s : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("tanh")
 // MIXBF-NEXT:    func.return %t : tensor<8x32xf32>
 // CUBEBF-LABEL: func.func @mlp(
-// CUBEBF-NEXT:    %x_bf16 = graph.cast %x {to = bf16} : (tensor<8x64xf32>) -> tensor<8x64xbf16> loc("mm")
+// CUBEBF-NEXT:    %x_bf16 = graph.cast %x {to = bf16} : (tensor<8x64xf32>) -> tensor<8x64xbf16> loc("x")
 // CUBEBF-NEXT:    %w_bf16 = graph.constant dense<5.000000e-01> : tensor<64x32xbf16> loc("w")
 // CUBEBF-NEXT:    %b = graph.constant dense_resource<b> : tensor<32xf32> loc("b")
 // CUBEBF-NEXT:    %y = graph.matmul %x_bf16, %w_bf16 : (tensor<8x64xbf16>, tensor<64x32xbf16>) -> tensor<8x32xbf16> loc("mm")
@@ -76,8 +76,8 @@
 // CUBEBF-NEXT:    %t = graph.tanh %s : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("tanh")
 // CUBEBF-NEXT:    func.return %t : tensor<8x32xf32>
 // FP32-LABEL: func.func @mlp(
-// FP32-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("mm")
-// FP32-NEXT:    %x_f16_f32 = graph.cast %x_f16 {to = f32} : (tensor<8x64xf16>) -> tensor<8x64xf32> loc("mm")
+// FP32-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("x")
+// FP32-NEXT:    %x_f16_f32 = graph.cast %x_f16 {to = f32} : (tensor<8x64xf16>) -> tensor<8x64xf32> loc("x")
 // FP32-NEXT:    %w_f16_f32 = graph.constant dense<5.000000e-01> : tensor<64x32xf32> loc("w")
 // FP32-NEXT:    %b = graph.constant dense_resource<b> : tensor<32xf32> loc("b")
 // FP32-NEXT:    %y = graph.matmul %x_f16_f32, %w_f16_f32 : (tensor<8x64xf32>, tensor<64x32xf32>) -> tensor<8x32xf32> loc("mm")
@@ -112,8 +112,8 @@ func.func @mlp(%x: tensor<8x64xf32>) -> tensor<8x32xf32> {
 // are lowered under allow_mix_precision; add_mixed also sees neg of the f32 argument and stays
 // f32. @gray_order_b is the same graph listed in another order: the same decisions.
 // FP16-LABEL: func.func @gray_order_a(
-// FP16-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("mm")
-// FP16-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x64xf32>) -> tensor<64x64xf16> loc("mm")
+// FP16-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("x")
+// FP16-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x64xf32>) -> tensor<64x64xf16> loc("w")
 // FP16-NEXT:    %m = graph.matmul %x_f16, %w_f16 : (tensor<8x64xf16>, tensor<64x64xf16>) -> tensor<8x64xf16> loc("mm")
 // FP16-NEXT:    %r = graph.relu %m : (tensor<8x64xf16>) -> tensor<8x64xf16> loc("relu")
 // FP16-NEXT:    %n = graph.neg %x_f16 : (tensor<8x64xf16>) -> tensor<8x64xf16> loc("neg")
@@ -123,8 +123,8 @@ func.func @mlp(%x: tensor<8x64xf32>) -> tensor<8x32xf32> {
 // FP16-NEXT:    %b_f32 = graph.cast %b {to = f32} : (tensor<8x64xf16>) -> tensor<8x64xf32> loc("add_mixed")
 // FP16-NEXT:    func.return %b_f32 : tensor<8x64xf32>
 // MIX-LABEL: func.func @gray_order_a(
-// MIX-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("mm")
-// MIX-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x64xf32>) -> tensor<64x64xf16> loc("mm")
+// MIX-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("x")
+// MIX-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x64xf32>) -> tensor<64x64xf16> loc("w")
 // MIX-NEXT:    %m = graph.matmul %x_f16, %w_f16 : (tensor<8x64xf16>, tensor<64x64xf16>) -> tensor<8x64xf16> loc("mm")
 // MIX-NEXT:    %r = graph.relu %m : (tensor<8x64xf16>) -> tensor<8x64xf16> loc("relu")
 // MIX-NEXT:    %n = graph.neg %x : (tensor<8x64xf32>) -> tensor<8x64xf32> loc("neg")
@@ -134,8 +134,8 @@ func.func @mlp(%x: tensor<8x64xf32>) -> tensor<8x32xf32> {
 // MIX-NEXT:    %b = graph.add %a_f32, %n : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32> loc("add_mixed")
 // MIX-NEXT:    func.return %b : tensor<8x64xf32>
 // CUBE-LABEL: func.func @gray_order_a(
-// CUBE-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("mm")
-// CUBE-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x64xf32>) -> tensor<64x64xf16> loc("mm")
+// CUBE-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("x")
+// CUBE-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x64xf32>) -> tensor<64x64xf16> loc("w")
 // CUBE-NEXT:    %m = graph.matmul %x_f16, %w_f16 : (tensor<8x64xf16>, tensor<64x64xf16>) -> tensor<8x64xf16> loc("mm")
 // CUBE-NEXT:    %m_f32 = graph.cast %m {to = f32} : (tensor<8x64xf16>) -> tensor<8x64xf32> loc("mm")
 // CUBE-NEXT:    %r = graph.relu %m_f32 : (tensor<8x64xf32>) -> tensor<8x64xf32> loc("relu")
@@ -159,8 +159,8 @@ func.func @gray_order_a(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8
 // The graph of @gray_order_a with the ops in another topological order and the adds' operands
 // swapped: the same casts and types.
 // MIX-LABEL: func.func @gray_order_b(
-// MIX-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("mm")
-// MIX-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x64xf32>) -> tensor<64x64xf16> loc("mm")
+// MIX-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<8x64xf32>) -> tensor<8x64xf16> loc("x")
+// MIX-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x64xf32>) -> tensor<64x64xf16> loc("w")
 // MIX-NEXT:    %n = graph.neg %x : (tensor<8x64xf32>) -> tensor<8x64xf32> loc("neg")
 // MIX-NEXT:    %m = graph.matmul %x_f16, %w_f16 : (tensor<8x64xf16>, tensor<64x64xf16>) -> tensor<8x64xf16> loc("mm")
 // MIX-NEXT:    %r = graph.relu %m : (tensor<8x64xf16>) -> tensor<8x64xf16> loc("relu")
@@ -184,17 +184,17 @@ func.func @gray_order_b(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8
 // An f16 model's own casts around an fp32 matmul: once the matmul computes in f16, the widening
 // cast and the cast back cancel (f16 -> f32 -> f16 is exact) and both disappear.
 // FP16-LABEL: func.func @casts(
-// FP16-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x16xf32>) -> tensor<64x16xf16> loc("mm")
+// FP16-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x16xf32>) -> tensor<64x16xf16> loc("w")
 // FP16-NEXT:    %y = graph.matmul %x, %w_f16 : (tensor<8x64xf16>, tensor<64x16xf16>) -> tensor<8x16xf16> loc("mm")
 // FP16-NEXT:    func.return %y : tensor<8x16xf16>
 // MIX-LABEL: func.func @casts(
-// MIX-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x16xf32>) -> tensor<64x16xf16> loc("mm")
+// MIX-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x16xf32>) -> tensor<64x16xf16> loc("w")
 // MIX-NEXT:    %y = graph.matmul %x, %w_f16 : (tensor<8x64xf16>, tensor<64x16xf16>) -> tensor<8x16xf16> loc("mm")
 // MIX-NEXT:    func.return %y : tensor<8x16xf16>
 // FP32-LABEL: func.func @casts(
-// FP32-NEXT:    %x_f32 = graph.cast %x {to = f32} : (tensor<8x64xf16>) -> tensor<8x64xf32> loc("mm")
-// FP32-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x16xf32>) -> tensor<64x16xf16> loc("mm")
-// FP32-NEXT:    %w_f16_f32 = graph.cast %w_f16 {to = f32} : (tensor<64x16xf16>) -> tensor<64x16xf32> loc("mm")
+// FP32-NEXT:    %x_f32 = graph.cast %x {to = f32} : (tensor<8x64xf16>) -> tensor<8x64xf32> loc("x")
+// FP32-NEXT:    %w_f16 = graph.cast %w {to = f16} : (tensor<64x16xf32>) -> tensor<64x16xf16> loc("w")
+// FP32-NEXT:    %w_f16_f32 = graph.cast %w_f16 {to = f32} : (tensor<64x16xf16>) -> tensor<64x16xf32> loc("w")
 // FP32-NEXT:    %y = graph.matmul %x_f32, %w_f16_f32 : (tensor<8x64xf32>, tensor<64x16xf32>) -> tensor<8x16xf32> loc("mm")
 // FP32-NEXT:    %y_f16 = graph.cast %y {to = f16} : (tensor<8x16xf32>) -> tensor<8x16xf16> loc("mm")
 // FP32-NEXT:    func.return %y_f16 : tensor<8x16xf16>
@@ -210,7 +210,7 @@ func.func @casts(%x: tensor<8x64xf16>, %w: tensor<64x16xf32>) -> tensor<8x16xf16
 // Integer operands (gather indices, a reshape's shape) keep their types; f64 is never lowered
 // (no kernel computes it); exp is black under allow_mix_precision.
 // FP16-LABEL: func.func @ints(
-// FP16-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<2x8x16xf32>) -> tensor<2x8x16xf16> loc("gather")
+// FP16-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<2x8x16xf32>) -> tensor<2x8x16xf16> loc("x")
 // FP16-NEXT:    %g = graph.gather %x_f16, %i {axis = 1 : i64} : (tensor<2x8x16xf16>, tensor<4xi64>) -> tensor<2x4x16xf16> loc("gather")
 // FP16-NEXT:    %g_f32 = graph.cast %g {to = f32} : (tensor<2x4x16xf16>) -> tensor<2x4x16xf32> loc("gather")
 // FP16-NEXT:    %shape = graph.constant dense<16> : tensor<2xi64> loc("shape")
@@ -243,7 +243,7 @@ func.func @ints(%x: tensor<2x8x16xf32>, %i: tensor<4xi64>) -> (tensor<2x4x16xf32
 // One constant used by a lowered op and by a black one: converted once for the first, kept as
 // it is for the second (allow_mix_precision); force_fp16 converts it once for both.
 // FP16-LABEL: func.func @shared_constant(
-// FP16-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<4x8xf32>) -> tensor<4x8xf16> loc("mm")
+// FP16-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<4x8xf32>) -> tensor<4x8xf16> loc("x")
 // FP16-NEXT:    %c_f16 = graph.constant dense<{{.*}}> : tensor<8xf16> loc("c")
 // FP16-NEXT:    %w_f16 = graph.constant dense<1.250000e-01> : tensor<8x8xf16> loc("w")
 // FP16-NEXT:    %m = graph.matmul %x_f16, %w_f16 : (tensor<4x8xf16>, tensor<8x8xf16>) -> tensor<4x8xf16> loc("mm")
@@ -253,7 +253,7 @@ func.func @ints(%x: tensor<2x8x16xf32>, %i: tensor<4xi64>) -> (tensor<2x4x16xf32
 // FP16-NEXT:    %p_f32 = graph.cast %p {to = f32} : (tensor<4x8xf16>) -> tensor<4x8xf32> loc("pow_black")
 // FP16-NEXT:    func.return %a_f32, %p_f32 : tensor<4x8xf32>, tensor<4x8xf32>
 // MIX-LABEL: func.func @shared_constant(
-// MIX-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<4x8xf32>) -> tensor<4x8xf16> loc("mm")
+// MIX-NEXT:    %x_f16 = graph.cast %x {to = f16} : (tensor<4x8xf32>) -> tensor<4x8xf16> loc("x")
 // MIX-NEXT:    %c = graph.constant dense<{{.*}}> : tensor<8xf32> loc("c")
 // MIX-NEXT:    %c_f16 = graph.constant dense<{{.*}}> : tensor<8xf16> loc("c")
 // MIX-NEXT:    %w_f16 = graph.constant dense<1.250000e-01> : tensor<8x8xf16> loc("w")
