@@ -6,19 +6,18 @@ or result attribute). Initializers become `graph.constant`s holding the
 tensor's bytes, every op is located at its node name, and result types come
 from the dialect's own shape inference, checked against onnx's.
 
-Opsets 6 to 23 are supported (6 for the PyTorch-converted test models; its
+Opsets 6 to 28 are supported (6 for the PyTorch-converted test models; its
 legacy `broadcast`/`axis` binary-op attributes are rewritten to numpy
 broadcasting): attributes that later opsets turned into inputs
 (Slice starts, Pad pads, Clip bounds, Split sizes, reduction and squeeze axes)
 are normalised here to the newest form, so the dialect sees one semantics.
 
-Opsets 22 and 23 changed no semantics of the ops converted here (each schema compared with
-its opset-21 version, test_import.py): 22 added bfloat16 to the float ops (Conv,
-ConvTranspose, the pools, InstanceNormalization, activations) and float8 to Dropout, 23
-float4e2m1 to Cast, the constants and the shape and data-movement ops - element types, which
-`_element_type` takes or rejects by name - and 22's MaxPool / AveragePool only spell out
-that a ceil_mode window that would start in the end padding is dropped, which the dialect's
-pool shape already does. Opset 23 adds RMSNormalization (graph.rms_norm).
+What opsets 22 to 28 changed in the converted ops is one table, `OPSET_CHANGES`
+(frontend/onnx_opsets.py): mostly element types (bfloat16, float8, float4, int2, float6),
+which `_element_type` takes or rejects by name; a new attribute is checked against the
+values geir honours before the converter runs (`check_opset_changes`), so a model using
+one geir cannot honour is one error naming the node, op type, opset and attribute.
+test_import.py checks the table lists every schema version of every converted op.
 """
 
 from __future__ import annotations
@@ -40,12 +39,13 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from geir.dialects import graph as g
 from geir.ir.types import UnsupportedTypeError, is_float_dtype, tensor, to_dtype, to_element_type
 from geir.errors import OnnxImportError
+from geir.frontend.onnx_opsets import check_opset_changes
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
 from geir.ir.locations import name_loc
 from geir.target.device import MAX_TENSOR_BYTES
 from geir.dialects import attr_names
 
-MIN_OPSET, MAX_OPSET = 6, 23
+MIN_OPSET, MAX_OPSET = 6, 28  # 28: the newest opset OPSET_CHANGES has been checked against
 _KNOWN_LIMIT = 4096  # largest result (elements) evaluated at import for shape inference
 
 
@@ -423,6 +423,8 @@ class _Importer:
             if n and v is None:
                 raise self.error(f"input '{n}' is not defined")
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        if node.domain in ("", "ai.onnx"):
+            check_opset_changes(node.op_type, self.opset, attrs, self.error)
         results = converter_of(node)(self, inputs, attrs)
         for name, value in zip(node.output, results):
             if name:
@@ -525,7 +527,7 @@ for _t, _c in [
     ("HardSwish", g.HardSwishOp), ("Mish", g.MishOp), ("Not", g.LogicalNotOp),
     ("Where", g.WhereOp), ("MatMul", g.MatMulOp),
     ("Sum", g.SumOp), ("Mean", g.MeanOp), ("Max", g.MaxOp), ("Min", g.MinOp), ("Size", g.SizeOp),
-    ("GlobalAveragePool", g.GlobalAvgPoolOp), ("GlobalMaxPool", g.GlobalMaxPoolOp), ("Range", g.RangeOp),
+    ("GlobalAveragePool", g.GlobalAvgPoolOp), ("GlobalMaxPool", g.GlobalMaxPoolOp),
     ("GatherElements", g.GatherElementsOp), ("Expand", g.ExpandOp), ("Tile", g.TileOp),
 ]:
     _simple(_t, _c)
@@ -572,7 +574,6 @@ _simple("Transpose", g.TransposeOp, {"perm": "perm"})
 _simple("Concat", g.ConcatOp, {"axis": "axis"})
 _simple("Flatten", g.FlattenOp, {"axis": "axis"})
 _simple("DepthToSpace", g.DepthToSpaceOp, {"blocksize": "blocksize", "mode": "mode"})
-_simple("SpaceToDepth", g.SpaceToDepthOp, {"blocksize": "blocksize"})
 _simple("Shape", g.ShapeOp, {"start": "start", "end": "end"})
 _simple("ArgMax", g.ArgMaxOp, {"axis": "axis", "keepdims": "keepdims", "select_last_index": "select_last_index"})
 _simple("ArgMin", g.ArgMinOp, {"axis": "axis", "keepdims": "keepdims", "select_last_index": "select_last_index"})
@@ -587,6 +588,49 @@ def _prelu(im: _Importer, ins, attrs):
         # Opset 6 broadcasts a 1-D slope along the channel axis.
         slope = _reshape(im, slope, (ss[0], *([1] * (len(xs) - 2))))
     return im.build(g.PReluOp, [x, slope])
+
+
+@converts("SpaceToDepth")
+def _space_to_depth(im: _Importer, ins, attrs):
+    unknown = set(attrs) - {"blocksize", "mode"}
+    if unknown:
+        raise im.error(f"attribute(s) {sorted(unknown)} are not supported")
+    x, b = ins[0], attrs.get("blocksize", 0)
+    if _decode(attrs.get("mode", "DCR")) == "DCR":
+        return im.build(g.SpaceToDepthOp, [x], blocksize=b)
+    # CRD (opset 28) orders a channel's b*b block entries together: y[n, c*b*b + i*b + j, h, w]
+    # = x[n, c, h*b + i, w*b + j], the inverse of DepthToSpace's CRD; graph.space_to_depth
+    # has DCR only, so the node becomes reshape, transpose, reshape.
+    shape = x.type.get_shape()
+    if len(shape) != 4 or b < 1 or shape[2] % b or shape[3] % b:
+        raise im.error(f"input shape {list(shape)} is not rank 4 with spatial dims divisible by blocksize {b}")
+    n, c, h, w = shape
+    blocks = _reshape(im, x, (n, c, h // b, b, w // b, b))
+    moved = im.op(g.TransposeOp, [blocks], perm=(0, 1, 3, 5, 2, 4))
+    return im.build(g.ReshapeOp, [moved, im.constant(np.array((n, c * b * b, h // b, w // b), np.int64))])
+
+
+@converts("Range")
+def _range(im: _Importer, ins, attrs):
+    elt = ins[0].type.element_type
+    if im.opset < 27 or not (is_float_dtype(to_dtype(elt)) and np.dtype(to_dtype(elt)).itemsize == 2):
+        return im.build(g.RangeOp, ins)
+    # float16 / bfloat16 from opset 27: start, limit and delta in float32, the result cast
+    # back (stash_type 1, the only value check_opset_changes lets through), so a long range
+    # does not stall where x + delta rounds to x.
+    f32 = to_element_type(np.dtype(np.float32))
+    known = [im.const_value(v) for v in ins]
+    if all(k is not None for k in known):
+        wide = im.op(g.RangeOp, [im.constant(np.asarray(k, np.float32)) for k in known])
+    else:  # runtime bounds: the length is onnx's inferred one, as im.build takes it for Range
+        declared = im._onnx_type(im.node.output[0])
+        if declared is None:
+            raise im.error("the result shape depends on values geir cannot fold; no static shape")
+        op = g.RangeOp.create(operands=[im.op(g.CastOp, [v], to=f32) for v in ins],
+                              result_types=[tensor(declared.get_shape(), f32)])
+        im.add(op)
+        wide = op.results[0]
+    return im.build(g.CastOp, [wide], to=elt)
 
 
 @converts("Constant")
