@@ -129,40 +129,103 @@ def test_rms_normalization_opset23_matches_onnxruntime(shape, scale_shape, attrs
 @pytest.mark.parametrize("opset,attrs,message", [
     (23, {"stash_type": 0}, r"node 'rms' \(RMSNormalization, opset 23\): stash_type other than float32"),
     (22, {}, r"node 'rms' \(RMSNormalization, opset 22\): RMSNormalization exists from opset 23 on"),
-    (24, {}, "opset 24 is not supported"),
+    (29, {}, r"opset 29 is not supported \(geir imports opsets 6 to 28\)"),
 ])
 def test_rms_normalization_rejections_are_clear(opset, attrs, message):
     with pytest.raises(OnnxImportError, match=message):
         import_model(_rms_model((2, 8), (8,), opset=opset, **attrs))
 
 
-def test_opsets_22_and_23_change_only_types_of_the_converted_ops():
-    """MAX_OPSET went from 21 to 23 after comparing, op by op, each converted op's schema at
-    23 with its opset-21 one: the versions 22 and 23 add element types (bfloat16; float4e2m1)
-    and keep every attribute (name, type, default), input and output. A converter written for
-    the opset-21 semantics is right at 23; an op that changes beyond types needs a look."""
+def _schema_versions(op: str, first: int, last: int) -> list[int]:
+    """The versions of op's schema that begin in first..last."""
+    versions = set()
+    for opset in range(first, last + 1):
+        try:
+            since = onnx.defs.get_schema(op, opset).since_version
+        except onnx.defs.SchemaError:
+            continue
+        if since >= first:
+            versions.add(since)
+    return sorted(versions)
+
+
+def _signature(schema):
+    """Everything of a schema but its docs and element types."""
+    attrs = {k: (a.type, a.required, a.default_value.SerializeToString()) for k, a in schema.attributes.items()}
+    ios = [(p.name, p.option, p.is_homogeneous) for p in (*schema.inputs, *schema.outputs)]
+    return attrs, ios, (schema.min_input, schema.max_input, schema.min_output, schema.max_output)
+
+
+def test_opset_changes_list_every_new_schema_of_the_converted_ops():
+    """OPSET_CHANGES (frontend/onnx_opsets.py) holds each schema version after 21 of each
+    converted op, and a version that changes more than element types and docs names the
+    attribute it adds: an onnx release that changes a converted op fails here until the
+    table - and the converter - say how geir takes it."""
     from geir.frontend.onnx import CONVERTERS, MAX_OPSET
+    from geir.frontend.onnx_opsets import OPSET_CHANGES
 
-    def signature(schema):
-        attrs = {k: (a.type, a.required, a.default_value.SerializeToString()) for k, a in schema.attributes.items()}
-        ios = [(p.name, p.option, p.is_homogeneous) for p in (*schema.inputs, *schema.outputs)]
-        return attrs, ios, (schema.min_input, schema.max_input, schema.min_output, schema.max_output)
-
-    assert MAX_OPSET == 23
-    changed = []
+    assert MAX_OPSET == 28
     for op in sorted(CONVERTERS):
-        new = onnx.defs.get_schema(op, MAX_OPSET)
-        if new.since_version <= 21:
-            continue
-        if op == "RMSNormalization":  # new in 23, converted for its own semantics
-            continue
-        if op in ("QuantizeLinear", "DequantizeLinear"):
-            # 23 adds QuantizeLinear's `precision` and DequantizeLinear's `output_dtype`: both
-            # converted (frontend/onnx_quantized.py) and tested in test_onnx_quantized.py
-            continue
-        changed.append(op)
-        assert signature(new) == signature(onnx.defs.get_schema(op, 21)), op
-    assert "Cast" in changed and "Conv" in changed  # the comparison did run over the changed ops
+        versions = _schema_versions(op, 22, MAX_OPSET)
+        table = OPSET_CHANGES.get(op, ())
+        assert [c.since for c in table] == versions, op
+        for change in table:
+            new = _signature(onnx.defs.get_schema(op, change.since))
+            if change.since == _schema_versions(op, 1, change.since)[0]:
+                continue  # the op's first schema (RMSNormalization, 23)
+            old_attrs, *old_rest = _signature(onnx.defs.get_schema(op, change.since - 1))
+            new_attrs, *new_rest = new
+            assert new_rest == old_rest, (op, change.since)
+            added = set(new_attrs) - set(old_attrs)
+            assert added == ({change.attribute} if change.attribute else set()), (op, change.since)
+            assert {k: v for k, v in new_attrs.items() if k in old_attrs} == old_attrs, (op, change.since)
+    assert [c.since for c in OPSET_CHANGES["Cast"]] == [23, 24, 25, 28]  # the loop did compare
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_space_to_depth_modes_match_onnx_reference(mode):
+    """Opset 28's mode: CRD becomes reshape + transpose + reshape, at the graph level and O3."""
+    import geir
+    from onnx.reference import ReferenceEvaluator
+
+    node = helper.make_node("SpaceToDepth", ["x"], ["y"], name="s2d", blocksize=2, mode=mode)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 12, 2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 28)])
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 6)).astype(np.float32)
+    expected = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(run_module(import_model(model), {"x": x})["y"], expected)
+    compiled = geir.compile(model, opt_level=3, precision_mode="must_keep_origin_dtype")
+    np.testing.assert_array_equal(compiled.run({"x": x})["y"], expected)
+
+
+def test_range_opset27_counts_float16_in_float32():
+    """Opset 27's stash_type (default 1): a float16 range is start + i * delta in float32,
+    rounded once; in float16 `i * delta` would round before the add (58 values, most off)."""
+    from onnx.reference import ReferenceEvaluator
+
+    inits = [numpy_helper.from_array(np.array(v, np.float16), n) for n, v in (("s", 100.1), ("l", 140.1), ("d", 0.7))]
+    graph = helper.make_graph([helper.make_node("Range", ["s", "l", "d"], ["y"], name="range")], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [58])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 27)])
+    y = run_module(import_model(model), {})["y"]
+    assert y.dtype == np.float16
+    np.testing.assert_array_equal(y, ReferenceEvaluator(model).run(None, {})[0])
+
+
+@pytest.mark.parametrize("opset,node,message", [
+    (28, helper.make_node("Range", ["s", "l", "d"], ["y"], name="range", stash_type=TensorProto.DOUBLE),
+     r"node 'range' \(Range, opset 28\): attribute stash_type=11 is not supported \(opset 27 adds float16, "
+     r"bfloat16 and stash_type\); geir honours 1"),
+    (26, helper.make_node("Range", ["s", "l", "d"], ["y"], name="range", stash_type=1),
+     r"node 'range' \(Range, opset 26\): attribute 'stash_type' exists from opset 27 on"),
+])
+def test_opset_change_rejections_are_clear(opset, node, message):
+    inits = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("s", 0), ("l", 4), ("d", 1))]
+    graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    with pytest.raises(OnnxImportError, match=message):
+        import_model(model)
 
 
 # ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 import sys
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper, numpy_helper, save
 
 F = TensorProto.FLOAT
@@ -15,7 +16,10 @@ def vi(name, shape, t=F):
 def model(nodes, inputs, outputs, inits=(), opset=17, value_info=()):
     g = helper.make_graph(nodes, "test", inputs, outputs, list(inits), value_info=list(value_info))
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = max(8, helper.find_min_ir_version_for(list(m.opset_import)))  # opset 23: IR 11
+    try:
+        m.ir_version = max(8, helper.find_min_ir_version_for(list(m.opset_import)))  # opset 23: IR 11
+    except ValueError:  # an opset newer than the installed onnx knows: its newest IR
+        m.ir_version = onnx.IR_VERSION
     return m
 
 
@@ -83,7 +87,7 @@ CASES = {
         [helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", ["N", 4])], [vi("y", ["N", 4])]
     ),
     "opset5": lambda: model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [4])], [vi("y", [4])], opset=5),
-    "opset24": lambda: model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [4])], [vi("y", [4])], opset=24),
+    "opset29": lambda: model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [4])], [vi("y", [4])], opset=29),
     "rms_norm_stash_type": lambda: model(
         [helper.make_node("RMSNormalization", ["x", "scale"], ["y"], name="rms", stash_type=0)],
         [vi("x", [2, 4])], [vi("y", [2, 4])], [const("scale", np.ones(4, np.float32))], opset=23,
@@ -139,6 +143,52 @@ CASES = {
     "expand_huge": lambda: model(
         [helper.make_node("Expand", ["one", "shape"], ["y"], name="expand")], [], [vi("y", [2**20, 2**20])],
         [const("one", np.ones((1, 1), np.float32)), const("shape", np.array([2**20, 2**20], np.int64))],
+    ),
+    # What opsets 22-28 changed (frontend/onnx_opsets.py), one model per rule.
+    "relu_opset28": lambda: model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [4])], [vi("y", [4])], opset=28),
+    "cast_round_mode": lambda: model(
+        [helper.make_node("Cast", ["x"], ["y"], name="cast", to=TensorProto.FLOAT16, round_mode="down")],
+        [vi("x", [4])], [vi("y", [4], TensorProto.FLOAT16)], opset=24,
+    ),
+    "cast_to_e8m0": lambda: model(
+        [helper.make_node("Cast", ["x"], ["y"], name="cast", to=TensorProto.FLOAT8E8M0)],
+        [vi("x", [4])], [vi("y", [4], TensorProto.FLOAT8E8M0)], opset=24,
+    ),
+    "castlike_round_mode_opset23": lambda: model(
+        [helper.make_node("CastLike", ["x", "like"], ["y"], name="castlike", round_mode="up")],
+        [vi("x", [4]), vi("like", [1], TensorProto.FLOAT16)], [vi("y", [4], TensorProto.FLOAT16)], opset=23,
+    ),
+    "int2_input": lambda: model(
+        [helper.make_node("Identity", ["x"], ["y"], name="id")],
+        [vi("x", [4], TensorProto.INT2)], [vi("y", [4], TensorProto.INT2)], opset=25,
+    ),
+    "float6_cast": lambda: model(
+        [helper.make_node("Cast", ["x"], ["y"], name="cast", to=TensorProto.FLOAT6E2M3)],
+        [vi("x", [4])], [vi("y", [4], TensorProto.FLOAT6E2M3)], opset=28,
+    ),
+    "range_f16": lambda: model(
+        [helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="range")], [],
+        [vi("y", [4], TensorProto.FLOAT16)],
+        [const("start", np.array(2048, np.float16)), const("limit", np.array(2052, np.float16)),
+         const("delta", np.array(1, np.float16))], opset=27,
+    ),
+    "range_f16_stash_f16": lambda: model(
+        [helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="range", stash_type=TensorProto.FLOAT16)],
+        [], [vi("y", [4], TensorProto.FLOAT16)],
+        [const("start", np.array(0, np.float16)), const("limit", np.array(4, np.float16)),
+         const("delta", np.array(1, np.float16))], opset=27,
+    ),
+    "space_to_depth_crd": lambda: model(
+        [helper.make_node("SpaceToDepth", ["x"], ["y"], name="s2d", blocksize=2, mode="CRD")],
+        [vi("x", [1, 3, 4, 6])], [vi("y", [1, 12, 2, 3])], opset=28,
+    ),
+    "space_to_depth_mode_opset27": lambda: model(
+        [helper.make_node("SpaceToDepth", ["x"], ["y"], name="s2d", blocksize=2, mode="CRD")],
+        [vi("x", [1, 3, 4, 6])], [vi("y", [1, 12, 2, 3])], opset=27,
+    ),
+    "mod_fmod0_float": lambda: model(
+        [helper.make_node("Mod", ["a", "b"], ["y"], name="mod", fmod=0)],
+        [vi("a", [4]), vi("b", [4])], [vi("y", [4])], opset=28,
     ),
 }
 
