@@ -1,10 +1,11 @@
 """ONNX coverage: every node conformance case of the installed onnx, run by geir.
 
 Each case (`onnx.backend.test.case.node.collect_testcases()`, those with data) is run
-twice: at the graph level (import + the graph interpreter, the dialect's numpy reference
-semantics) and at O3 (`geir.compile(..., opt_level=3, precision_mode="must_keep_origin_dtype")`,
-the lowered program on the ascend interpreter), and compared with the outputs onnx ships
-at the case's own rtol / atol. Each run ends as one of
+twice (geir/testing/onnx_conformance.py): at the graph level (import + the graph
+interpreter, the dialect's numpy reference semantics) and at O3
+(`geir.compile(..., opt_level=3, precision_mode="must_keep_origin_dtype")`, the lowered
+program on the ascend interpreter), and compared with the outputs onnx ships at the
+case's own rtol / atol. Each run ends as one of
 
     pass      the outputs match
     rejected  a GeirError: geir refuses the model with a clear message (grouped by reason,
@@ -16,7 +17,12 @@ at the case's own rtol / atol. Each run ends as one of
 and the tables give them per op type (the op a case tests: an `_expanded` case counts
 for the op it expands) and in total, with the share of all cases that pass at O3.
 
+`--write-sample FILE` writes the fixed sample test/python/test_onnx_conformance.py holds
+to passing: every `--every`-th case that passes at both levels, plus the first passing
+case of each op type the stride missed (so every op that passes is in it).
+
     python bench/onnx_coverage.py [--jobs 2] [--timeout 60] [--ops Cast,Shape] [--json out.json]
+                                  [--write-sample test/python/onnx_conformance_sample.txt --every 5]
 """
 
 from __future__ import annotations
@@ -25,135 +31,10 @@ import argparse
 import collections
 import json
 import multiprocessing
-import re
-import signal
 import sys
 import time
-import warnings
 
-import numpy as np
-
-STATUSES = ("pass", "rejected", "mismatch", "crash", "timeout")
-LEVELS = ("graph", "O3")
-
-
-class CaseTimeout(BaseException):
-    """Raised by the alarm; a BaseException so no `except Exception` in geir swallows it."""
-
-
-def conformance_cases() -> list:
-    """The node conformance cases that ship inputs and outputs, in onnx's (stable) order."""
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # onnx's case generators overflow casts on purpose
-        return [c for c in collect_testcases() if c.data_sets]
-
-
-def op_of(case, by_name: dict) -> str:
-    """The op type a case tests: its node's, or for an expanded function the op it expands."""
-    base = re.sub(r"_expanded(_ver\d+)?$", "", case.name)
-    twin = by_name.get(base, case)
-    nodes = twin.model.graph.node
-    return nodes[0].op_type if len(nodes) == 1 else nodes[-1].op_type
-
-
-def as_array(value):
-    """Case data is numpy, or a TensorProto for a type numpy lacks (bfloat16, float8, ...);
-    a sequence or optional value stays as it is (geir has no such types and says so)."""
-    import onnx
-    from onnx import numpy_helper
-
-    if isinstance(value, onnx.TensorProto):
-        return numpy_helper.to_array(value)
-    return value if isinstance(value, (list, tuple, type(None))) else np.asarray(value)
-
-
-def feeds_of(model, inputs) -> dict:
-    initialized = {t.name for t in model.graph.initializer}
-    names = [i.name for i in model.graph.input if i.name not in initialized]
-    return {name: as_array(value) for name, value in zip(names, inputs)}
-
-
-def compare(ours: list, expected: list, rtol: float, atol: float) -> str | None:
-    """None if the outputs match as onnx's backend test compares them, else what differs."""
-    if len(ours) != len(expected):
-        return f"{len(ours)} outputs, expected {len(expected)}"
-    for i, (a, b) in enumerate(zip(ours, expected)):
-        a, b = np.asarray(a), as_array(b)
-        if not isinstance(b, np.ndarray):
-            return f"output {i}: expected a {type(b).__name__}, not a tensor"
-        if a.shape != b.shape:
-            return f"output {i}: shape {list(a.shape)}, expected {list(b.shape)}"
-        if a.dtype != b.dtype:
-            return f"output {i}: dtype {a.dtype}, expected {b.dtype}"
-        if b.dtype.kind == "V":  # ml_dtypes' bfloat16 and friends: compared as float32
-            a, b = a.astype(np.float32), b.astype(np.float32)
-        if b.dtype.kind in "fc":
-            ok = np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
-        else:
-            ok = np.array_equal(a, b)
-        if not ok:
-            return f"output {i}: values differ"
-    return None
-
-
-def reason_of(message: str) -> str:
-    """A rejection's reason without the names and numbers of the case, to group by."""
-    text = message.splitlines()[0] if message else ""
-    text = re.sub(r"node '[^']*' \([^)]*\)", "node", text)
-    text = re.sub(r"'[^']*'", "'_'", text)
-    text = re.sub(r"\[[^\]]*\]", "[_]", text)
-    text = re.sub(r"\b\d+\b", "N", text)
-    return text[:110]
-
-
-def _run_graph(model, feeds: dict) -> list:
-    from geir.frontend.onnx import import_model
-    from geir.runtime.interpreter import run_module
-
-    return list(run_module(import_model(model), feeds).values())
-
-
-def _run_o3(model, feeds: dict) -> list:
-    import geir
-
-    compiled = geir.compile(model, opt_level=3, precision_mode="must_keep_origin_dtype")
-    return list(compiled.run(feeds).values())
-
-
-RUNNERS = {"graph": _run_graph, "O3": _run_o3}
-
-
-def run_level(level: str, case, timeout: int) -> tuple[str, str]:
-    """(status, detail) of one case at one level."""
-    from geir.errors import GeirError
-
-    inputs, expected = case.data_sets[0]
-
-    def on_alarm(signum, frame):
-        raise CaseTimeout()
-
-    signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(timeout)
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            ours = RUNNERS[level](case.model, feeds_of(case.model, inputs))
-    except CaseTimeout:
-        return "timeout", f"> {timeout} s"
-    except GeirError as e:
-        return "rejected", str(e)
-    except Exception as e:  # noqa: BLE001 - any other exception is a geir bug: counted, not fatal
-        return "crash", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-    finally:
-        signal.alarm(0)
-    try:
-        diff = compare(ours, expected, case.rtol, case.atol)
-    except Exception as e:  # noqa: BLE001 - an output numpy cannot compare is a mismatch
-        diff = f"{type(e).__name__}: {e}"
-    return ("mismatch", diff) if diff else ("pass", "")
-
+from geir.testing.onnx_conformance import LEVELS, STATUSES, conformance_cases, op_of, reason_of, run_level
 
 _CASES: list = []
 _OPS: list = []
@@ -225,6 +106,30 @@ def print_tables(results: list[dict], top: int) -> None:
     print(f"\nPass at O3: {passed} of {len(results)} cases = {100 * passed / max(len(results), 1):.1f}%")
 
 
+def sample_of(results: list[dict], every: int) -> list[str]:
+    """Every `every`-th case passing at both levels, plus each passing op's first case."""
+    passing = [r for r in results if r["graph"] == r["O3"] == "pass"]
+    chosen = {r["name"] for r in passing[::every]}
+    covered = {r["op"] for r in passing if r["name"] in chosen}
+    for r in passing:
+        if r["op"] not in covered:
+            chosen.add(r["name"])
+            covered.add(r["op"])
+    return [r["name"] for r in passing if r["name"] in chosen]
+
+
+def write_sample(path: str, names: list[str], every: int, total: int) -> None:
+    import onnx
+
+    with open(path, "w") as f:
+        f.write(f"# onnx {onnx.__version__} node conformance cases that pass at the graph level and at O3,\n"
+                f"# checked by test/python/test_onnx_conformance.py. Written by\n"
+                f"#   python bench/onnx_coverage.py --write-sample {path} --every {every}\n"
+                f"# every {every}th passing case plus the first passing case of each op type: "
+                f"{len(names)} of {total}.\n")
+        f.writelines(f"{n}\n" for n in names)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
@@ -232,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ops", default="", help="comma-separated op types to run (default: all)")
     ap.add_argument("--top", type=int, default=40, help="op types listed one by one")
     ap.add_argument("--json", default="", help="write the per-case results here")
+    ap.add_argument("--write-sample", default="", help="write the test's fixed sample of passing cases here")
+    ap.add_argument("--every", type=int, default=5, help="the sample's stride over the passing cases")
     args = ap.parse_args(argv)
 
     _init_worker()
@@ -245,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
+    if args.write_sample:
+        if wanted:
+            ap.error("--write-sample needs every case: drop --ops")
+        write_sample(args.write_sample, sample_of(results, args.every), args.every, len(results))
     return 0
 
 
