@@ -21,7 +21,11 @@ for the op it expands) and in total, with the share of all cases that pass at O3
 to passing: every `--every`-th case that passes at both levels, plus the first passing
 case of each op type the stride missed (so every op that passes is in it).
 
+`--freeze-inputs` freezes a graph input geir needs constant (a reduction's axes, Split's
+sizes) to the case's value of it (`geir.compile(..., freeze=...)`) instead of rejecting.
+
     python bench/onnx_coverage.py [--jobs 2] [--timeout 60] [--ops Cast,Shape] [--json out.json]
+                                  [--freeze-inputs]
                                   [--write-sample test/python/onnx_conformance_sample.txt --every 5]
 """
 
@@ -47,12 +51,12 @@ def _init_worker() -> None:
     _OPS = [op_of(c, by_name) for c in _CASES]
 
 
-def run_case(index: int, timeout: int) -> dict:
+def run_case(index: int, timeout: int, freeze_inputs: bool) -> dict:
     case = _CASES[index]
     result = {"name": case.name, "op": _OPS[index]}
     for level in LEVELS:
         t0 = time.perf_counter()
-        status, detail = run_level(level, case, timeout)
+        status, detail = run_level(level, case, timeout, freeze_inputs)
         result[level] = status
         result[f"{level}_detail"] = detail
         result[f"{level}_s"] = round(time.perf_counter() - t0, 3)
@@ -63,8 +67,8 @@ def _run_case_star(args) -> dict:
     return run_case(*args)
 
 
-def run_all(indices: list[int], jobs: int, timeout: int) -> list[dict]:
-    work = [(i, timeout) for i in indices]
+def run_all(indices: list[int], jobs: int, timeout: int, freeze_inputs: bool) -> list[dict]:
+    work = [(i, timeout, freeze_inputs) for i in indices]
     if jobs <= 1:
         return [run_case(*w) for w in work]
     with multiprocessing.get_context("fork").Pool(jobs, initializer=_init_worker, maxtasksperchild=50) as pool:
@@ -136,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=int, default=60, help="seconds per case and level")
     ap.add_argument("--ops", default="", help="comma-separated op types to run (default: all)")
     ap.add_argument("--top", type=int, default=40, help="op types listed one by one")
+    ap.add_argument("--freeze-inputs", action="store_true",
+                    help="freeze a graph input geir needs constant (axes, split) to the case's value, as "
+                    "geir.compile(freeze=...) does")
     ap.add_argument("--json", default="", help="write the per-case results here")
     ap.add_argument("--write-sample", default="", help="write the test's fixed sample of passing cases here")
     ap.add_argument("--every", type=int, default=5, help="the sample's stride over the passing cases")
@@ -145,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = set(filter(None, args.ops.split(",")))
     indices = [i for i, op in enumerate(_OPS) if not wanted or op in wanted]
     t0 = time.perf_counter()
-    results = run_all(indices, args.jobs, args.timeout)
+    results = run_all(indices, args.jobs, args.timeout, args.freeze_inputs)
     print(f"{len(results)} node conformance cases of onnx (opsets up to "
           f"{__import__('onnx').defs.onnx_opset_version()}) in {time.perf_counter() - t0:.0f} s")
     print_tables(results, args.top)
@@ -153,8 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
     if args.write_sample:
-        if wanted:
-            ap.error("--write-sample needs every case: drop --ops")
+        if wanted or args.freeze_inputs:
+            ap.error("--write-sample needs every case as geir.compile takes it: drop --ops and --freeze-inputs")
         write_sample(args.write_sample, sample_of(results, args.every), args.every, len(results))
     return 0
 

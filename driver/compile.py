@@ -152,13 +152,16 @@ def compile(  # noqa: A001
     also be graph-level MLIR: a ModuleOp or a `.mlir` file (its first stage is the parsed
     module). `progress` hears of every stage (geir-compile prints a line on a terminal).
     `quantize="int8"` with `calibration_data=...` calibrates the float model first
-    (driver/quantize.py, QuantizeOptions)."""
+    (driver/quantize.py, QuantizeOptions). `freeze={"axes": [1]}` makes those graph inputs
+    constants before import (frontend/onnx.py freeze_inputs): a reduction's axes or a
+    Split's sizes given as inputs must be constants for static shapes."""
     from geir.dialects import make_context
     from geir.driver.registry import get_all_passes
     from geir.driver.quantize import QuantizeOptions
     from geir.target.device import load_device
 
     quantize = QuantizeOptions.take(options)
+    freeze = options.pop("freeze", None)  # graph inputs made constants at import, not a pipeline option
     opts = PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)
     load_device(opts.device)  # an unknown device is an error before any work
     pipeline = build_pipeline(opts)
@@ -176,7 +179,7 @@ def compile(  # noqa: A001
             progress(name, seconds[name])
         return module
 
-    module = stage("01_import", lambda: import_graph(model, example_inputs))
+    module = stage("01_import", lambda: import_graph(model, example_inputs, freeze))
     if quantize is not None:  # a choice of numerics, at every -O level (docs/quantization.md)
         # a fallback search prices its candidates with these very options (int8 layers aside)
         latency_of = default_latency_of(device, opt_level, **options) if quantize.tolerance is not None else None

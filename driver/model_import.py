@@ -7,7 +7,7 @@ a `.mlir` file).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,10 @@ def to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProto
     raise GeirError(f"cannot compile a {type(model).__name__}: give an onnx.ModelProto, a path, bytes or a torch.nn.Module")
 
 
-def import_graph(model: Any, example_inputs: Sequence[Any] | None = None) -> ModuleOp:
-    """The graph-level module of a model: imported from ONNX, or graph-level MLIR as it is."""
+def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
+                 freeze: Mapping[str, Any] | None = None) -> ModuleOp:
+    """The graph-level module of a model: imported from ONNX (`freeze`: graph inputs made
+    constants first, frontend/onnx.py freeze_inputs), or graph-level MLIR as it is."""
     from geir.frontend.onnx import import_model
     from geir.ir.text import parse_module
     from geir.runtime.ascend_interpreter import is_ascend_module
@@ -48,7 +50,9 @@ def import_graph(model: Any, example_inputs: Sequence[Any] | None = None) -> Mod
     if isinstance(model, str | Path) and Path(model).suffix == ".mlir":
         model = parse_module(Path(model).read_text(), make_context(), str(model))
     if isinstance(model, ModuleOp):
+        if freeze:
+            raise GeirError("freeze makes ONNX graph inputs constants; this model is MLIR")
         if is_ascend_module(model):
             raise GeirError("geir.compile takes graph-level IR; this module is already an ascend program")
         return model.clone()
-    return import_model(to_onnx(model, example_inputs))
+    return import_model(to_onnx(model, example_inputs), freeze=freeze)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ import onnx
 from onnx import numpy_helper
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from geir.dialects import graph as g
 from geir.ir.types import UnsupportedTypeError, is_float_dtype, tensor, to_dtype, to_element_type
@@ -75,8 +75,12 @@ def load_model(model: onnx.ModelProto | str | Path | bytes) -> onnx.ModelProto:
         raise OnnxImportError(f"{model} is not a valid ONNX model: {e}") from None
 
 
-def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: bool = True) -> ModuleOp:
+def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: bool = True,
+                 freeze: Mapping[str, Any] | None = None) -> ModuleOp:
     """Import an ONNX model into a module holding `func.func @main`.
+
+    `freeze` maps graph input names to values: those inputs become constants first
+    (`freeze_inputs`), for a model that gives reduction axes or split sizes as inputs.
 
     A model file's external data is read tensor by tensor as the importer reaches it, not
     into the proto first: shape inference serialises the proto, which protobuf limits to
@@ -86,6 +90,8 @@ def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: b
         base_dir = str(Path(model).resolve().parent)
         model = _load_without_external_data(Path(model))
     proto = load_model(model)
+    if freeze:
+        proto = freeze_inputs(proto, freeze)
     opset = _default_opset(proto)
     check_graph(proto.graph, opset)
     try:
@@ -95,6 +101,44 @@ def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: b
     _check_supported(proto.graph, opset)
     importer = _Importer(opset, _value_types(inferred.graph), check_shapes, base_dir)
     return importer.run(proto.graph)
+
+
+def freeze_inputs(proto: onnx.ModelProto, values: Mapping[str, Any]) -> onnx.ModelProto:
+    """A copy of the model whose named graph inputs are initializers holding `values`.
+
+    geir needs static shapes, so an input that decides one - a reduction's axes, Split's
+    sizes, a Reshape target - must be a constant; a model that leaves it to the caller is
+    compiled for one value of it. Each value takes the input's element type, and its
+    declared shape when the element counts agree (`--freeze axes=1` fills an input of
+    shape [1] or a scalar)."""
+    frozen = onnx.ModelProto()
+    frozen.CopyFrom(proto)
+    graph = frozen.graph
+    initialized = {t.name for t in graph.initializer}
+    inputs = {vi.name: vi for vi in graph.input if vi.name not in initialized}
+    for name, value in values.items():
+        if name not in inputs:
+            raise OnnxImportError(f"freeze: '{name}' is not a graph input; the inputs are {sorted(inputs)}")
+        graph.initializer.append(numpy_helper.from_array(_frozen_value(inputs[name], value), name))
+        graph.input.remove(inputs[name])
+    frozen.ir_version = max(frozen.ir_version, 4)  # from IR 4 an initializer need not be an input
+    return frozen
+
+
+def _frozen_value(vi: onnx.ValueInfoProto, value: Any) -> np.ndarray:
+    tt = vi.type.tensor_type
+    what = f"freeze: graph input '{vi.name}'"
+    dtype = to_dtype(_element_type(tt.elem_type, what))
+    try:
+        array = np.asarray(value).astype(dtype)
+    except (TypeError, ValueError) as e:
+        raise OnnxImportError(f"{what}: {e}") from None
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+    if tt.HasField("shape") and None not in dims and list(array.shape) != dims:
+        if array.size != math.prod(dims):
+            raise OnnxImportError(f"{what} has shape {dims}; the value given has shape {list(array.shape)}")
+        array = array.reshape(dims)
+    return array
 
 
 def _load_without_external_data(path: Path) -> onnx.ModelProto:
@@ -339,8 +383,16 @@ class _Importer:
     def require_const(self, value: SSAValue | None, what: str) -> np.ndarray:
         c = self.const_value(value)
         if c is None:
-            raise self.error(f"{what} must be a constant")
+            raise self.error(f"{what} must be a constant{self._freeze_hint(value)}")
         return c
+
+    def _freeze_hint(self, value: SSAValue | None) -> str:
+        """How to make a graph input a constant, when `value` is one."""
+        if not isinstance(value, BlockArgument):
+            return ""
+        name = next(n for n, v in self.values.items() if v is value)
+        return (f"; it is graph input '{name}': freeze it to a value "
+                f"(geir.compile(..., freeze={{'{name}': ...}}), geir-compile --freeze {name}=...)")
 
     def build(self, cls: type[g.GraphOp], inputs: list[SSAValue], n_results: int = 1, **attrs: Any) -> list[SSAValue]:
         """Create an op; result types from the dialect, checked against onnx's."""

@@ -100,25 +100,46 @@ def reason_of(message: str) -> str:
     return text[:110]
 
 
-def _run_graph(model, feeds: dict) -> list:
+def _run_graph(model, feeds: dict, freeze: dict) -> list:
     from geir.frontend.onnx import import_model
     from geir.runtime.interpreter import run_module
 
-    return list(run_module(import_model(model), feeds).values())
+    return list(run_module(import_model(model, freeze=freeze), feeds).values())
 
 
-def _run_o3(model, feeds: dict) -> list:
+def _run_o3(model, feeds: dict, freeze: dict) -> list:
     import geir
 
-    compiled = geir.compile(model, opt_level=3, precision_mode="must_keep_origin_dtype")
+    compiled = geir.compile(model, opt_level=3, precision_mode="must_keep_origin_dtype", freeze=freeze)
     return list(compiled.run(feeds).values())
+
+
+# The importer's hint when a shape-deciding operand (axes, split sizes) is a graph input.
+_NOT_CONSTANT = re.compile(r"must be a constant; it is graph input '([^']+)'")
+
+
+def _run_freezing(level: str, model, feeds: dict, freeze_inputs: bool) -> list:
+    """Run; with `freeze_inputs`, each graph input the importer needs constant is frozen to
+    the case's value of it (geir.compile's freeze) and the run repeated."""
+    from geir.errors import OnnxImportError
+
+    freeze: dict = {}
+    while True:
+        try:
+            return RUNNERS[level](model, feeds, freeze)
+        except OnnxImportError as e:
+            needed = _NOT_CONSTANT.search(str(e))
+            if not freeze_inputs or needed is None or needed.group(1) not in feeds:
+                raise
+            freeze[needed.group(1)] = feeds.pop(needed.group(1))
 
 
 RUNNERS = {"graph": _run_graph, "O3": _run_o3}
 
 
-def run_level(level: str, case, timeout: int = 60) -> tuple[str, str]:
-    """(status, detail) of one case at one level ("graph" or "O3")."""
+def run_level(level: str, case, timeout: int = 60, freeze_inputs: bool = False) -> tuple[str, str]:
+    """(status, detail) of one case at one level ("graph" or "O3"); `freeze_inputs`: graph
+    inputs that must be constants are frozen to the case's values of them."""
     from geir.errors import GeirError
 
     inputs, expected = case.data_sets[0]
@@ -131,7 +152,7 @@ def run_level(level: str, case, timeout: int = 60) -> tuple[str, str]:
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            ours = RUNNERS[level](case.model, feeds_of(case.model, inputs))
+            ours = _run_freezing(level, case.model, feeds_of(case.model, inputs), freeze_inputs)
     except CaseTimeout:
         return "timeout", f"> {timeout} s"
     except GeirError as e:

@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="ascend910b", help="device name or device .json file (default: ascend910b)")
     p.add_argument("-O", dest="opt_level", type=int, choices=range(4), default=3, metavar="{0,1,2,3}",
                    help="optimisation level (default 3)")
+    p.add_argument("--freeze", action="append", default=[], metavar="NAME=V[,V...]|NAME=FILE.npy",
+                   help="make graph input NAME a constant with these values (its element type; repeatable): "
+                   "for reduction axes or split sizes given as inputs")
     g = p.add_argument_group("GE switches (override the -O level)")
     g.add_argument("--fusion", type=_on_off, metavar="on|off")
     g.add_argument("--max-fusion-ops", type=int, default=32)
@@ -112,6 +115,7 @@ def _main(argv: Sequence[str] | None) -> int:
         model = args.model
     if args.output is None and not args.run and not args.export_graph:
         raise GeirError("give -o FILE.om (or --run to compile and run without writing)")
+    freeze = dict(parse_freeze(f) for f in args.freeze)
     compiled = geir.compile(
         model,
         device=args.device,
@@ -127,6 +131,7 @@ def _main(argv: Sequence[str] | None) -> int:
         keep_dtype=args.keep_dtype,
         modify_mixlist=args.modify_mixlist,
         progress=common.progress_printer(PROG),
+        freeze=freeze,
         **_quantize_options(args),
     )
     if args.dump_dir or args.print_ir_after_change:
@@ -137,8 +142,24 @@ def _main(argv: Sequence[str] | None) -> int:
         compiled.export_graph(args.export_graph)
     print(_summary(compiled, args.output))
     if args.run:
-        print(_run_and_check(compiled, model))
+        print(_run_and_check(compiled, model, freeze))
     return 0
+
+
+def parse_freeze(text: str) -> tuple[str, "np.ndarray"]:
+    """`NAME=1,2` (numbers, the input's element type applied at import) or `NAME=FILE.npy`."""
+    import numpy as np
+
+    name, sep, values = text.partition("=")
+    if not sep or not name or not values:
+        raise GeirError(f"--freeze {text}: expected NAME=V[,V...] or NAME=FILE.npy")
+    if values.endswith(".npy"):
+        return name, np.load(values)
+    try:
+        numbers = [float(v) if any(c in v.lower() for c in ".en") else int(v) for v in values.split(",")]
+    except ValueError:
+        raise GeirError(f"--freeze {text}: '{values}' is not a comma-separated list of numbers") from None
+    return name, np.array(numbers)
 
 
 def _quantize_options(args) -> dict:
@@ -163,7 +184,7 @@ def cosine(a, b) -> float:
     return float(np.dot(a, b) / (na * nb))
 
 
-def _run_and_check(compiled, model) -> str:
+def _run_and_check(compiled, model, freeze: dict) -> str:
     """Profile on seeded random inputs; compare the outputs with onnxruntime, or with
     geir's reference interpreter when onnxruntime is not installed; an int8 model with the
     graph interpreter on its QDQ graph (the int8 numerics)."""
@@ -182,7 +203,12 @@ def _run_and_check(compiled, model) -> str:
 
         if isinstance(model, ModuleOp):  # compiled from MLIR: no ONNX model to run
             raise ImportError
-        reference, what = ort_run(load_model(model), feeds), "onnxruntime"
+        proto = load_model(model)
+        if freeze:  # onnxruntime runs the model geir compiled: those inputs are constants
+            from geir.frontend.onnx import freeze_inputs
+
+            proto = freeze_inputs(proto, freeze)
+        reference, what = ort_run(proto, feeds), "onnxruntime"
     except ImportError:
         from geir.runtime.interpreter import run_module
 

@@ -62,3 +62,38 @@ def test_unsupported_op_case_is_one_clear_error():
         geir.compile(case.model, opt_level=3)
     assert str(info.value) == message
     assert run_level("O3", case) == ("rejected", message)
+
+
+def test_freeze_makes_a_graph_input_a_constant():
+    """A reduction's axes given as a graph input: one error naming the way out, and with
+    geir.compile(freeze=...) the case passes at O3; the caller's model is left as it was."""
+    import numpy as np
+
+    from geir.testing.onnx_conformance import compare, feeds_of
+
+    case = _case("test_reduce_sum_keepdims_example")
+    with pytest.raises(OnnxImportError) as info:
+        geir.compile(case.model, opt_level=3)
+    assert str(info.value) == (
+        "node 'reduced' (ReduceSum, opset 13): axes must be a constant; it is graph input 'axes': freeze it to a "
+        "value (geir.compile(..., freeze={'axes': ...}), geir-compile --freeze axes=...)")
+    feeds = feeds_of(case.model, case.data_sets[0][0])
+    axes = feeds.pop("axes")
+    compiled = geir.compile(case.model, opt_level=3, precision_mode="must_keep_origin_dtype", freeze={"axes": axes})
+    assert [name for name, _, _ in compiled.input_specs()] == ["data"]
+    assert compare(list(compiled.run(feeds).values()), case.data_sets[0][1], case.rtol, case.atol) is None
+    assert [i.name for i in case.model.graph.input] == ["data", "axes"]
+    assert run_level("O3", case, freeze_inputs=True) == ("pass", "")
+    assert run_level("O3", case)[0] == "rejected"
+    # a scalar fills the input of shape [1]; the element type is the input's (int64)
+    module = import_model(case.model, freeze={"axes": np.float32(1)})
+    assert "axes = array<i64: 1>" in str(module)
+
+
+@pytest.mark.parametrize("freeze,message", [
+    ({"nope": [1]}, r"^freeze: 'nope' is not a graph input; the inputs are \['axes', 'data'\]$"),
+    ({"axes": [[0, 1], [1, 2]]}, r"^freeze: graph input 'axes' has shape \[1\]; the value given has shape \[2, 2\]$"),
+])
+def test_freeze_errors_are_clear(freeze, message):
+    with pytest.raises(OnnxImportError, match=message):
+        import_model(_case("test_reduce_sum_keepdims_example").model, freeze=freeze)

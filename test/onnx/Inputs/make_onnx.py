@@ -186,6 +186,11 @@ CASES = {
         [helper.make_node("SpaceToDepth", ["x"], ["y"], name="s2d", blocksize=2, mode="CRD")],
         [vi("x", [1, 3, 4, 6])], [vi("y", [1, 12, 2, 3])], opset=27,
     ),
+    # A reduction whose axes are a graph input: geir-compile --freeze axes=1 (compile-freeze.test).
+    "reduce_axes_graph_input": lambda: model(
+        [helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="sum", keepdims=0)],
+        [vi("x", [2, 3]), vi("axes", [1], TensorProto.INT64)], [vi("y", [2])], opset=18,
+    ),
     "mod_fmod0_float": lambda: model(
         [helper.make_node("Mod", ["a", "b"], ["y"], name="mod", fmod=0)],
         [vi("a", [4]), vi("b", [4])], [vi("y", [4])], opset=28,
