@@ -580,7 +580,7 @@ for _t, _c in [
     ("Where", g.WhereOp), ("MatMul", g.MatMulOp),
     ("Sum", g.SumOp), ("Mean", g.MeanOp), ("Max", g.MaxOp), ("Min", g.MinOp), ("Size", g.SizeOp),
     ("GlobalAveragePool", g.GlobalAvgPoolOp), ("GlobalMaxPool", g.GlobalMaxPoolOp),
-    ("GatherElements", g.GatherElementsOp), ("Expand", g.ExpandOp), ("Tile", g.TileOp),
+    ("Expand", g.ExpandOp), ("Tile", g.TileOp),
 ]:
     _simple(_t, _c)
 
@@ -622,6 +622,7 @@ _simple("Mod", g.ModOp, {"fmod": "fmod"})
 _simple("LRN", g.LrnOp, {"size": "size", "alpha": "alpha", "beta": "beta", "bias": "bias"})
 _simple("InstanceNormalization", g.InstanceNormOp, {"epsilon": "epsilon"})
 _simple("Gather", g.GatherOp, {"axis": "axis"})
+_simple("GatherElements", g.GatherElementsOp, {"axis": "axis"})
 _simple("Transpose", g.TransposeOp, {"perm": "perm"})
 _simple("Concat", g.ConcatOp, {"axis": "axis"})
 _simple("Flatten", g.FlattenOp, {"axis": "axis"})
