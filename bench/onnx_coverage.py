@@ -35,10 +35,14 @@ import argparse
 import collections
 import json
 import multiprocessing
+import re
 import sys
 import time
 
 from geir.testing.onnx_conformance import LEVELS, STATUSES, conformance_cases, op_of, reason_of, run_level
+
+# An "unsupported ONNX operator" error names each node as "node 'n' (OpType, opset N...)".
+_UNSUPPORTED_OP = re.compile(r"node '[^']*' \((\w+), opset")
 
 _CASES: list = []
 _OPS: list = []
@@ -106,6 +110,12 @@ def print_tables(results: list[dict], top: int) -> None:
             print(f"  {status} at {level}, by reason:")
             for key, names in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:25]:
                 print(f"    {len(names):>5}  {key}   (e.g. {', '.join(names[:2])})")
+    unsupported = collections.Counter(
+        op for r in results if r["O3"] == "rejected" and r["O3_detail"].startswith("unsupported ONNX operator")
+        for op in set(_UNSUPPORTED_OP.findall(r["O3_detail"])))
+    if unsupported:
+        print(f"\nOp types geir does not convert, by the cases (at O3) naming them ({len(unsupported)} types):")
+        print("    " + ", ".join(f"{op} {n}" for op, n in unsupported.most_common(30)))
     passed = sum(r["O3"] == "pass" for r in results)
     print(f"\nPass at O3: {passed} of {len(results)} cases = {100 * passed / max(len(results), 1):.1f}%")
 
