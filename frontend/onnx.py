@@ -729,7 +729,14 @@ def _cast_like(im: _Importer, ins, attrs):
 
 @converts("Dropout")
 def _dropout(im: _Importer, ins, attrs):
-    # Inference: the identity; the mask output is rejected by convert().
+    # Inference: the identity; the mask output is rejected by convert(). Opset 12's
+    # training_mode input decides that, so it must be known: a runtime one could ask for
+    # random dropout, which the identity would silently not do.
+    training = ins[2] if len(ins) > 2 else None
+    if training is not None and bool(im.require_const(training, "training_mode")):
+        ratio = ins[1] if len(ins) > 1 else None
+        if ratio is None or float(im.require_const(ratio, "ratio")) != 0:
+            raise im.error("training mode (random dropout) is not supported")
     return im.build(g.DropoutOp, [ins[0]])
 
 

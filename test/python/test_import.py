@@ -429,3 +429,27 @@ func.func @main() -> (tensor<1000000000000000xf32> {onnx.name = "y"}) {
         for p in build_passes("convert-graph-to-ascend,ascend-plan-memory", get_all_passes()):
             p.apply(Context(), module)
     assert evaluated == []
+
+
+def _dropout_model(training_init=None, ratio=0.5) -> onnx.ModelProto:
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])]
+    inits = [numpy_helper.from_array(np.array(ratio, np.float32), "r")]
+    if training_init is None:
+        inputs.append(helper.make_tensor_value_info("t", TensorProto.BOOL, []))
+    else:
+        inits.append(numpy_helper.from_array(np.array(training_init), "t"))
+    graph = helper.make_graph([helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop")], "g", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_dropout_training_mode_is_known_or_an_error():
+    """A runtime training_mode could ask for random dropout, which the identity would not do."""
+    with pytest.raises(OnnxImportError, match=r"^node 'drop' \(Dropout, opset 13\): training_mode must be a "
+                                              r"constant; it is graph input 't': freeze it"):
+        import_model(_dropout_model())
+    with pytest.raises(OnnxImportError, match=r"training mode \(random dropout\) is not supported"):
+        import_model(_dropout_model(), freeze={"t": True})
+    x = np.arange(4, dtype=np.float32)
+    for model in (_dropout_model(training_init=False), _dropout_model(training_init=True, ratio=0.0)):
+        np.testing.assert_array_equal(run_module(import_model(model), {"x": x})["y"], x)
