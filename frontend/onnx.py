@@ -390,7 +390,9 @@ class _Importer:
         """How to make a graph input a constant, when `value` is one."""
         if not isinstance(value, BlockArgument):
             return ""
-        name = next(n for n, v in self.values.items() if v is value)
+        name = next((n for n, v in self.values.items() if v is value), None)
+        if name is None:
+            return ""
         return (f"; it is graph input '{name}': freeze it to a value "
                 f"(geir.compile(..., freeze={{'{name}': ...}}), geir-compile --freeze {name}=...)")
 
@@ -669,8 +671,8 @@ def _range(im: _Importer, ins, attrs):
     if im.opset < 27 or not (is_float_dtype(to_dtype(elt)) and np.dtype(to_dtype(elt)).itemsize == 2):
         return im.build(g.RangeOp, ins)
     # float16 / bfloat16 from opset 27: start, limit and delta in float32, the result cast
-    # back (stash_type 1, the only value check_opset_changes lets through), so a long range
-    # does not stall where x + delta rounds to x.
+    # back (stash_type 1, the only value check_opset_changes lets through): each value is
+    # start + i * delta rounded once, where float16 would round i * delta and then the sum.
     f32 = to_element_type(np.dtype(np.float32))
     known = [im.const_value(v) for v in ins]
     if all(k is not None for k in known):
