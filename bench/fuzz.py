@@ -9,10 +9,12 @@ node alone, or the fewest nodes that still mismatch) and saved under --save as a
 test case (model.onnx + test_data_set_0/) for a regression test.
 
     python bench/fuzz.py [--models 10000] [--seed 0] [--jobs 2] [--levels 0,1,2,3]
-                         [--max-nodes 8] [--fp16] [--save DIR] [--timeout 120]
+                         [--max-nodes 8] [--fp16] [--save DIR] [--timeout 120] [--ascend N]
 
-`--fp16` adds force_fp16 at O3, judged by the SIMILAR tier. Exit status 1 if anything was
-found. The CI test runs a bounded campaign of the same code (test/python/test_fuzz.py).
+`--fp16` adds force_fp16 at O3, judged by the SIMILAR tier. `--ascend N` then runs N random
+ascend programs through the race and memory-plan checkers with every mutation
+(testing/fuzz_ascend.py, docs/fuzzing-ascend.md). Exit status 1 if anything was found. The CI
+tests run bounded campaigns of the same code (test/python/test_fuzz.py, test_fuzz_ascend.py).
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=int, default=120)
     p.add_argument("--max-nodes", type=int, default=8)
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--ascend", type=int, default=0, metavar="N", help="also N random ascend programs")
     a = p.parse_args(argv)
     levels = tuple(int(x) for x in a.levels.split(","))
     work = [(a.seed + i, levels, (FP32,), a.save, a.timeout, a.max_nodes) for i in range(a.models)]
@@ -115,7 +118,27 @@ def main(argv: list[str] | None = None) -> int:
         print("\nfindings:")
         for seed, kind, text in sorted(findings):
             print(f"  seed {seed} ({kind}): {text}")
-    return 1 if findings else 0
+    bad = bool(findings)
+    if a.ascend:
+        bad |= _ascend_campaign(a.ascend, a.seed)
+    return 1 if bad else 0
+
+
+def _ascend_campaign(n: int, seed: int) -> bool:
+    """The ascend-level campaign's counts; whether it found anything."""
+    from geir.testing.fuzz_ascend import run_campaign
+
+    r = run_campaign(n, seed)
+    print(f"\nascend programs: {r['programs']} ({r['kernels']} kernels), {r['seconds']:.0f} s, "
+          f"{r['programs_per_s']:.1f} programs/s")
+    for key in ("mismatches", "unexpected_races", "bound_violations", "plan_check_failures", "crashes",
+                "mutations_caught", "mutations_missed", "redundant_flags", "aliasings_accepted"):
+        print(f"  {key:20s} {r[key]}")
+    print("  caught by family: " + ", ".join(f"{k} {v}" for k, v in r["caught_by_family"].items()))
+    print("  op kinds: " + ", ".join(f"{k} {v}" for k, v in r["op_kinds"].items()))
+    for o in r["failures"]:
+        print(f"  failure: {o}")
+    return bool(r["failures"])
 
 
 class _Serial:
