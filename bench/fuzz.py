@@ -44,7 +44,7 @@ def _alarm(signum, frame):  # noqa: ARG001 - signal handler signature
 def run_one(args: tuple[int, tuple[int, ...], tuple[str, ...], str | None, int, int]) -> dict:
     """Generate model `seed`, check it, shrink and save what it finds."""
     seed, levels, precisions, save, timeout, max_nodes = args
-    fm = generate_seeded(seed, max_nodes)
+    fm = generate_seeded(seed, max_nodes, exact_inputs=FP32 in precisions)
     out = {"seed": seed, "ops": fm.ops, "findings": []}
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(timeout)

@@ -45,7 +45,7 @@ def test_seeded_campaign(seeds, levels, precision):
     tier): no mismatch or crash, no race or broken bound in the final program's profile."""
     wrong = []
     for seed in seeds:
-        fm = generate_seeded(seed)
+        fm = generate_seeded(seed, exact_inputs=precision == FP32)
         with np.errstate(all="ignore"):
             found = check(fm.model, fm.feeds, levels, (precision,))
         wrong += [f"seed {seed}: {f}" for f in found if f.kind != "rejected"]
@@ -170,7 +170,7 @@ def test_precision_casts_are_compared_as_the_tensor_they_convert(seed):
     the fusion that makes it, and as a lowered kernel of its own) was compared with the first
     part. Input casts are now located at the input; graph.node_output resolves a conversion to
     its producer's output, and the lowering tags such kernels with it."""
-    fm = generate_seeded(seed)
+    fm = generate_seeded(seed, exact_inputs=False)
     assert check(fm.model, fm.feeds, (3,), ("force_fp16",)) == []
 
 
@@ -183,3 +183,16 @@ def test_input_cast_is_located_at_the_input():
     from geir.ir.locations import loc_names
 
     assert [loc_names(c.location) for c in casts] == [["x"], ["abs"]]
+
+
+@pytest.mark.parametrize("seed", [200029, 200258, 200344])
+def test_low_precision_models_leave_out_what_needs_exact_inputs(seed):
+    """Campaign seeds 200029, 200258, 200344 (force_fp16): Round / ArgMin / Greater of a graph
+    input one step from onnxruntime's. Not a geir bug: force_fp16 rounds the input to f16 first
+    (GE does the same), and such ops jump on the last bit. Low-precision models are generated
+    without them; the fp32 models keep them, and agree exactly."""
+    exact = generate_seeded(seed)
+    assert {"Round", "ArgMin", "Greater"} & set(exact.ops)
+    assert check(exact.model, exact.feeds, (3,)) == []
+    low = generate_seeded(seed, exact_inputs=False)
+    assert not {"Round", "ArgMin", "ArgMax", "Greater", "Less", "Floor", "Ceil", "Sign", "Where"} & set(low.ops)
