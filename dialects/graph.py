@@ -64,6 +64,7 @@ from geir.dialects.traits import (
     Elementwise,
     Normalization,
     Reduction,
+    RowMixing,
     RowSoftmax,
     ShapeComputation,
     ValueGenerator,
@@ -1089,6 +1090,44 @@ class RmsNormOp(_RowNorm):
             fits = False
         if not fits:
             raise ShapeError(f"scale {list(scale)} does not broadcast to the input shape {list(x)}")
+        return [types[0]]
+
+
+@graph_op
+class RotaryEmbeddingOp(GraphOp):
+    """Rotary position embedding (RoPE) of the last axis: y = x * cos + rotate(x) * sin, with
+    rotate(x) = concat(-x2, x1) of the row's halves x1, x2 (`interleaved` 0: GPT-NeoX / HF
+    LLaMA's rotate_half), or of its even / odd elements, y[2i] = x[2i] cos - x[2i+1] sin,
+    y[2i+1] = x[2i+1] cos + x[2i] sin (`interleaved` 1: GPT-J / Meta LLaMA's complex form).
+    cos and sin hold one angle per element of the row (each angle twice: the halves' or the
+    pairs'), broadcast to x's shape - the form the PyTorch exporters write, so a recognised
+    rotation computes exactly what it replaced. The ONNX RotaryEmbedding op (opset 23), whose
+    caches hold each angle once, is imported onto it with the caches widened."""
+
+    name = "graph.rotary_embedding"
+    OPERANDS = ("x", "cos", "sin")
+    ATTRS = {"interleaved": Int(0)}
+    TRAITS = (RowMixing(),)
+
+    def reduced_axes(self) -> tuple[int, ...]:
+        return (len(formats.logical_shape(self.inputs[0].type)) - 1,)
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        _same_elt(types)
+        _require_float(types[0])
+        x = _shape(types[0])
+        if not x or x[-1] % 2:
+            raise ShapeError(f"the rotated axis must have an even size, got shape {list(x)}")
+        if attrs["interleaved"] not in (0, 1):
+            raise ShapeError(f"interleaved must be 0 or 1, got {attrs['interleaved']}")
+        for what, t in zip(("cos", "sin"), types[1:]):
+            try:
+                fits = broadcast_shapes(_shape(t), x) == x
+            except ShapeError:
+                fits = False
+            if not fits:
+                raise ShapeError(f"{what} {list(_shape(t))} does not broadcast to the input shape {list(x)}")
         return [types[0]]
 
 

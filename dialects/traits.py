@@ -12,6 +12,7 @@ kernel template takes is not a family but a fact about the target: target/op_inf
 | Reduction | reduces `reduced_axes(op)` (kept as 1 or dropped) | reduce_*, arg_max, arg_min, global pools, instance_norm |
 | RowSoftmax | a row reduction mapped back over the row: exp(x - max) / sum | softmax, log_softmax |
 | Normalization | normalises each row over its trailing axes with statistics of the row | layer_norm, rms_norm |
+| RowMixing | each result element combines elements of its own row (the last axis), nothing is reduced | rotary_embedding |
 | DataMovement | moves or selects elements, computes nothing | transpose, slice, gather, gather_elements, pad, tile, concat, split, depth_to_space, space_to_depth |
 | ShapeComputation | the result depends only on the operands' shapes | shape, size |
 | ValueGenerator | the result is generated from small operands (a fill, a range) | constant_of_shape, range |
@@ -56,13 +57,20 @@ class Normalization(OpTrait):
     """Normalises rows (the trailing axes from `axis`) with statistics of each row."""
 
 
-ROW_TRAITS = (Reduction, RowSoftmax, Normalization)
-"""Families whose ops reduce rows: each op says which axes (`reduced_axes`)."""
+@dataclass(frozen=True)
+class RowMixing(OpTrait):
+    """Each result element combines elements of its own row (the last axis) with parameters
+    broadcast to the operand (a rotation of the row's halves): a kernel holds whole rows, as
+    for a normalisation, but nothing is reduced."""
+
+
+ROW_TRAITS = (Reduction, RowSoftmax, Normalization, RowMixing)
+"""Families whose ops need whole rows: each op says which axes (`reduced_axes`)."""
 
 
 def reduced_axes(op: Operation) -> tuple[int, ...]:
-    """The axes of the first operand an op of a ROW_TRAITS family reduces, normalised and
-    sorted (the whole row a kernel must hold)."""
+    """The axes of the first operand an op of a ROW_TRAITS family reduces (or, RowMixing,
+    mixes), normalised and sorted (the whole row a kernel must hold)."""
     return op.reduced_axes()  # type: ignore[attr-defined]
 
 

@@ -858,6 +858,65 @@ def _rms_norm(im: _Importer, ins, attrs):
     return im.build(g.RmsNormOp, ins[:2], axis=attrs.get("axis", -1), epsilon=attrs.get("epsilon", 1e-5))
 
 
+@converts("RotaryEmbedding")
+def _rotary_embedding(im: _Importer, ins, attrs):
+    """RotaryEmbedding (opset 23) onto graph.rotary_embedding. The caches hold each angle
+    once ([positions or B x S, r/2]); the op takes one angle per element, so they are
+    gathered at position_ids, widened to r (halves: concat(c, c); interleaved: each angle
+    twice in a row) and given a heads axis. A rotary_embedding_dim r below the head size
+    rotates x[..., :r] and keeps the rest; a 3-D x [B, S, heads * D] is seen as
+    [B, S, heads, D] and reshaped back."""
+    if im.opset < 23:
+        raise im.error("RotaryEmbedding exists from opset 23 on")
+    x, cos, sin = ins[:3]
+    if x is None or cos is None or sin is None:
+        raise im.error("the input and both caches are required")
+    positions = ins[3] if len(ins) > 3 else None
+    shape = tuple(x.type.get_shape())
+    interleaved = attrs.get("interleaved", 0)
+    heads = attrs.get("num_heads", 0)
+    if len(shape) == 3:
+        if not heads or shape[2] % heads:
+            raise im.error(f"a 3-D input needs num_heads dividing its hidden size {shape[2]}, got {heads}")
+        x = _reshape(im, x, (shape[0], shape[1], heads, shape[2] // heads))
+        heads_axis = 2   # x is [B, S, heads, D]
+    elif len(shape) == 4:
+        heads_axis = 1   # x is [B, heads, S, D]
+    else:
+        raise im.error(f"the input must be 3-D or 4-D, got shape {list(shape)}")
+    d = x.type.get_shape()[-1]
+    r = attrs.get("rotary_embedding_dim", 0) or d
+    if r % 2 or r > d:
+        raise im.error(f"rotary_embedding_dim {r} must be even and at most the head size {d}")
+
+    def angles(cache: SSAValue) -> SSAValue:
+        if positions is not None:
+            cache = im.op(g.GatherOp, [cache, positions], axis=0)
+        if cache.type.get_shape()[-1] != r // 2:
+            raise im.error(f"a cache's last dim is {cache.type.get_shape()[-1]}, not rotary_embedding_dim / 2 = {r // 2}")
+        if interleaved:
+            pair = im.op(g.UnsqueezeOp, [cache], axes=(-1,))
+            cache = _reshape(im, im.op(g.ConcatOp, [pair, pair], axis=-1), (*cache.type.get_shape()[:-1], r))
+        else:
+            cache = im.op(g.ConcatOp, [cache, cache], axis=-1)
+        return im.op(g.UnsqueezeOp, [cache], axes=(heads_axis,))
+
+    rotated = x
+    if r < d:
+        rotated = _last_axis_slice(im, x, 0, r)
+    y = im.op(g.RotaryEmbeddingOp, [rotated, angles(cos), angles(sin)], interleaved=interleaved)
+    if r < d:
+        y = im.op(g.ConcatOp, [y, _last_axis_slice(im, x, r, d)], axis=-1)
+    if len(shape) == 3:
+        y = _reshape(im, y, shape)
+    return [y]
+
+
+def _last_axis_slice(im: _Importer, x: SSAValue, start: int, end: int) -> SSAValue:
+    ints = lambda v: im.constant(np.array([v], np.int64))  # noqa: E731
+    return im.op(g.SliceOp, [x, ints(start), ints(end), ints(-1)])
+
+
 def _softmax(cls):
     def convert(im: _Importer, ins, attrs):
         x = ins[0]

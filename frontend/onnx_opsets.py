@@ -77,6 +77,7 @@ OPSET_CHANGES: dict[str, tuple[OpsetChange, ...]] = {
         _types(24, "float8e8m0 scales"), _types(25, "int2, uint2"), _types(28, "float6e2m3, float6e3m2"),
     ),
     "RMSNormalization": (OpsetChange(23, "new op (graph.rms_norm)"),),
+    "RotaryEmbedding": (OpsetChange(23, "new op (graph.rotary_embedding)"),),
     # float16 / bfloat16 ranges accumulate in float32 by default (stash_type 1 = FLOAT).
     "Range": (OpsetChange(27, "adds float16, bfloat16 and stash_type", "stash_type", (1,)),),
     "SpaceToDepth": (OpsetChange(28, "adds mode (DCR, the old order, or CRD)", "mode", ("DCR", "CRD")),),

@@ -664,6 +664,15 @@ def rms_norm(x, scale, *, axis=-1, epsilon=1e-5):
     return (s / np.sqrt(ms + epsilon)).astype(x.dtype, copy=False) * scale
 
 
+def rotary_embedding(x, cos, sin, *, interleaved=0):
+    if interleaved:
+        rot = np.stack((-x[..., 1::2], x[..., 0::2]), axis=-1).reshape(x.shape)
+    else:
+        half = x.shape[-1] // 2
+        rot = np.concatenate((-x[..., half:], x[..., :half]), axis=-1)
+    return (x * cos + rot * sin).astype(x.dtype, copy=False)
+
+
 def lrn(x, *, size, alpha=1e-4, beta=0.75, bias=1.0):
     # Window over channels c - floor((size-1)/2) .. c + ceil((size-1)/2).
     c = x.shape[1]
@@ -1064,6 +1073,7 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.InstanceNormOp: instance_norm,
         g.LayerNormOp: layer_norm,
         g.RmsNormOp: rms_norm,
+        g.RotaryEmbeddingOp: rotary_embedding,
         g.LrnOp: lrn,
         g.SoftmaxOp: softmax,
         g.LogSoftmaxOp: log_softmax,

@@ -81,6 +81,8 @@ ROW = KernelInfo(
         g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp, g.ReduceMinOp, g.ReduceSumSquareOp, g.ReduceL1Op,
         g.ReduceL2Op, g.ReduceLogSumOp, g.ReduceLogSumExpOp, g.SoftmaxOp, g.LogSoftmaxOp, g.LayerNormOp,
         g.RmsNormOp, g.InstanceNormOp, g.GlobalAvgPoolOp, g.GlobalMaxPoolOp,
+        # row ops that mix a row's elements
+        g.RotaryEmbeddingOp,
         # views ride along inside any kernel
         g.ReshapeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp, g.IdentityOp, g.DropoutOp,
     }),
@@ -94,6 +96,7 @@ VECTOR_PASSES: dict[type[Operation], tuple[tuple[str, int], ...]] = {
     g.LogSoftmaxOp: (("reduce", 2), ("binary", 2), ("unary", 2)),
     g.LayerNormOp: (("reduce", 2), ("binary", 4), ("unary", 1)),
     g.RmsNormOp: (("reduce", 1), ("binary", 3), ("unary", 1)),
+    g.RotaryEmbeddingOp: (("binary", 3), ("unary", 1)),
     g.InstanceNormOp: (("reduce", 2), ("binary", 4), ("unary", 1)),
     g.BatchNormOp: (("binary", 2),),
     g.ClipOp: (("binary", 2),),

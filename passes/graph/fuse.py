@@ -43,6 +43,7 @@ from geir.dialects.traits import (
     DataMovement,
     Elementwise,
     Normalization,
+    RowMixing,
     Reduction,
     RowSoftmax,
     ViewLike,
@@ -66,7 +67,7 @@ class Role(Enum):
     ELEMENTWISE = "elementwise"  # unary/binary/broadcast ops, inference batch_norm
     REDUCE = "reduce"          # reductions over some axes (reduce_*, global pools, instance_norm)
     SOFTMAX = "softmax"        # softmax / log_softmax: a row reduction and its epilogue
-    NORM = "norm"              # layer_norm, rms_norm: the Normalization trait
+    NORM = "norm"              # layer_norm, rms_norm (Normalization), rotary_embedding (RowMixing): whole rows
     VIEW = "view"              # same bytes, other shape: reshape, squeeze, identity, dropout, ...
     MOVE = "move"              # data movement: transpose, slice/gather by constants, concat, pad
     CHANNEL_CONCAT = "channel-concat"  # concat of NCHW tensors along whole C0 blocks of channels
@@ -134,7 +135,7 @@ def role_of(op: Operation) -> Role:
         return Role.OPAQUE
     if op.has_trait(RowSoftmax):
         return Role.SOFTMAX
-    if op.has_trait(Normalization):
+    if op.has_trait(Normalization) or op.has_trait(RowMixing):
         return Role.NORM
     if op.has_trait(Reduction):
         return Role.REDUCE

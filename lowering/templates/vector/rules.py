@@ -22,7 +22,7 @@ from geir.dialects import ascend as a
 from geir.dialects import graph as g
 from geir.ir.types import i1, is_float
 from geir.lowering.templates.common import LoweringError, shape_of
-from geir.lowering.templates.vector import activations, quantization, reductions
+from geir.lowering.templates.vector import activations, quantization, reductions, rotary
 from geir.lowering.templates.vector.space import Reject, scalar_const
 
 if TYPE_CHECKING:
@@ -73,6 +73,8 @@ def check_op(op: Operation) -> None:
         raise Reject
     if type(op) in quantization.RULES:
         quantization.check(op)
+    if type(op) in rotary.RULES:
+        rotary.check(op)
 
 
 # ---------------------------------------------------------------------------
@@ -320,6 +322,7 @@ RULES: dict[type[Operation], Rule] = {
     **activations.RULES,
     **reductions.RULES,
     **quantization.RULES,
+    **rotary.RULES,
 }
 """Graph op class -> the function that emits its vector ops (every class of op_info.ROW but
 the views)."""

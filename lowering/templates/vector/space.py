@@ -17,7 +17,7 @@ from xdsl.ir import Operation, SSAValue
 
 from geir.dialects import formats
 from geir.dialects import graph as g
-from geir.dialects.traits import ROW_TRAITS, Normalization, Reduction, ViewLike, reduced_axes
+from geir.dialects.traits import ROW_TRAITS, Normalization, Reduction, RowMixing, ViewLike, reduced_axes
 from geir.lowering.templates.common import KernelRequest, shape_of
 
 
@@ -229,7 +229,7 @@ class _Placer:
             self.assign(op.results[0], [None if i in axes else p for i, p in enumerate(px)])
         else:
             self.assign(op.results[0], px)
-        if op.has_trait(Normalization):  # scale and bias broadcast over the trailing dims
+        if op.has_trait(Normalization) or op.has_trait(RowMixing):  # parameters broadcast to x
             r = len(px)
             for p in op.operands[1:]:
                 s = shape_of(p)

@@ -289,3 +289,36 @@ func.func @matmul_batch(%a: tensor<2x4x8xf32>, %b: tensor<3x8x4xf32>) {
   %0 = graph.matmul %a, %b : (tensor<2x4x8xf32>, tensor<3x8x4xf32>) -> tensor<2x4x4xf32> loc("matmul")
   func.return
 }
+
+// -----
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.rotary_embedding' at "rope": the rotated axis must have an even size, got shape [2, 5, 7]
+// CHECK-NEXT: note: see current operation: %0 = "graph.rotary_embedding"
+func.func @rope_odd_row(%x: tensor<2x5x7xf32>, %c: tensor<5x7xf32>) {
+  %0 = graph.rotary_embedding %x, %c, %c : (tensor<2x5x7xf32>, tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<2x5x7xf32> loc("rope")
+  func.return
+}
+
+// -----
+// cos / sin broadcast to x one way only: never to a larger result.
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.rotary_embedding' at "rope": sin [3, 5, 8] does not broadcast to the input shape [2, 5, 8]
+// CHECK-NEXT: note: see current operation: %0 = "graph.rotary_embedding"
+func.func @rope_sin_shape(%x: tensor<2x5x8xf32>, %c: tensor<5x8xf32>, %s: tensor<3x5x8xf32>) {
+  %0 = graph.rotary_embedding %x, %c, %s : (tensor<2x5x8xf32>, tensor<5x8xf32>, tensor<3x5x8xf32>) -> tensor<2x5x8xf32> loc("rope")
+  func.return
+}
+
+// -----
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.rotary_embedding' at "rope": interleaved must be 0 or 1, got 2
+// CHECK-NEXT: note: see current operation: %0 = "graph.rotary_embedding"
+func.func @rope_interleaved(%x: tensor<2x5x8xf32>, %c: tensor<5x8xf32>) {
+  %0 = graph.rotary_embedding %x, %c, %c {interleaved = 2 : i64} : (tensor<2x5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32> loc("rope")
+  func.return
+}
+
+// -----
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.rotary_embedding' at "rope": operands must have one element type, got f16, f32
+// CHECK-NEXT: note: see current operation: %0 = "graph.rotary_embedding"
+func.func @rope_types(%x: tensor<2x5x8xf16>, %c: tensor<5x8xf32>) {
+  %0 = graph.rotary_embedding %x, %c, %c : (tensor<2x5x8xf16>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf16> loc("rope")
+  func.return
+}

@@ -86,6 +86,10 @@ func.func @norms(%x: tensor<2x3x4x4xf32>, %c: tensor<3xf32>, %seq: tensor<2x5x8x
   %rms_norm_2d = graph.rms_norm %seq, %hw {axis = -2 : i64} : (tensor<2x5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
   // CHECK-NEXT: %rms_norm_f16 = graph.rms_norm %seq16, %h16 : (tensor<2x5x8xf16>, tensor<1x8xf16>) -> tensor<2x5x8xf16>
   %rms_norm_f16 = graph.rms_norm %seq16, %h16 : (tensor<2x5x8xf16>, tensor<1x8xf16>) -> tensor<2x5x8xf16>
+  // CHECK-NEXT: %rope = graph.rotary_embedding %seq, %hw, %hw : (tensor<2x5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
+  %rope = graph.rotary_embedding %seq, %hw, %hw : (tensor<2x5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
+  // CHECK-NEXT: %rope_pairs = graph.rotary_embedding %seq, %seq, %seq {interleaved = 1 : i64} : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>) -> tensor<2x5x8xf32>
+  %rope_pairs = graph.rotary_embedding %seq, %seq, %seq {interleaved = 1 : i64} : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>) -> tensor<2x5x8xf32>
   // CHECK-NEXT: %lrn = graph.lrn %x {size = 3 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 2.000000e+00 : f32} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   %lrn = graph.lrn %x {size = 3 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 2.000000e+00 : f32} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   // CHECK-NEXT: %lrn_default = graph.lrn %x {size = 5 : i64} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
