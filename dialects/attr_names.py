@@ -12,6 +12,13 @@ OUTPUT = "ascend.output"
 """A host argument the program writes: a graph output."""
 WORKSPACE = "ascend.workspace"
 """The host argument that holds every planned gm buffer."""
+UPDATES = "ascend.updates"
+"""An output that is an input updated in place (state such as a KV cache: GE's RefData): the
+index of that input argument. The runtime passes one buffer for both, so the program writes
+only what changes."""
+MAX_POSITION = "ascend.max_position"
+"""An input read as a KV-cache position: the largest value whose rows fit every cache it
+indexes. The runtime rejects a larger one before anything runs."""
 
 # Host functions (ascend-plan-memory).
 WORKSPACE_SIZE = "ascend.workspace_size"

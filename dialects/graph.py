@@ -1401,6 +1401,41 @@ class SliceOp(GraphOp):
 
 
 @graph_op
+class KvCacheWriteOp(GraphOp):
+    """A KV cache with `update` written at `position` along `axis` (GE's ref-data /
+    scatter-update for incremental decoding): the result is `cache` whose rows
+    position .. position + n - 1 of `axis` hold `update` (n rows), the rest unchanged.
+
+    `position` is one integer (a 1-element tensor, usually a graph input: the decode step).
+    When the cache is a function argument read only here and the result is returned, the
+    lowering updates the argument in place (the output is marked `ascend.updates`): a step
+    writes n rows, it never copies the cache. A position whose rows pass the cache's end is a
+    run-time error."""
+
+    name = "graph.kv_cache_write"
+    TRAITS = (DataMovement(),)
+    OPERANDS = ("cache", "update", "position")
+    ATTRS = {"axis": Int(-2)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        cache, update, position = (_shape(t) for t in types)
+        _same_elt(types[:2], "cache and update")
+        if not isinstance(_elt(types[2]), IntegerType) or math.prod(position) != 1:
+            raise ShapeError(f"position must be one integer, got {types[2]}")
+        axis = _norm_axis(attrs["axis"], len(cache))
+        if len(update) != len(cache) or any(u != c for i, (u, c) in enumerate(zip(update, cache)) if i != axis):
+            raise ShapeError(f"update {list(update)} must match the cache {list(cache)} except along axis {axis}")
+        if update[axis] > cache[axis]:
+            raise ShapeError(f"update has {update[axis]} rows along axis {axis}, more than the cache's {cache[axis]}")
+        pos = consts[2]
+        if pos is not None and not 0 <= int(np.asarray(pos).reshape(-1)[0]) <= cache[axis] - update[axis]:
+            raise ShapeError(f"position {int(np.asarray(pos).reshape(-1)[0])} with {update[axis]} row(s) passes "
+                             f"the cache's maximum length {cache[axis]}")
+        return [types[0]]
+
+
+@graph_op
 class GatherOp(GraphOp):
     """Gather slices of `data` along an axis at integer `indices`."""
 

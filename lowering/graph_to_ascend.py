@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, OpResult, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, OpResult, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from geir.dialects import ascend as a
@@ -254,6 +254,8 @@ class _FunctionLowering:
         if isinstance(op, g.FusionOp):
             self.lower_fusion(op)
             return
+        if isinstance(op, g.KvCacheWriteOp) and self._cache_write(op):
+            return
         if not isinstance(op, g.GraphOp):
             raise LoweringError(f"{describe(op)} cannot be lowered to ascend (not a graph op)")
         inputs = list(op.operands)
@@ -272,6 +274,28 @@ class _FunctionLowering:
         args = [self.buffer(v) for v in inputs]
         args += [self.result_buffer(v) for v in outputs]
         self._launch(kernel, args)
+
+    def _cache_write(self, op: g.KvCacheWriteOp) -> bool:
+        """The rows of a KV-cache write, into the cache's own buffer when the function updates
+        that argument in place (`self.updated`), else into the result after a copy of the
+        cache. False if the kv_cache template does not take it (the fallback runs it whole)."""
+        cache, update, position = op.operands
+        result = op.results[0]
+        req = self._request(op, [op], [update, position], [result], "data")
+        kernel = build_kernel(req)
+        if kernel is None:
+            self.count -= 1
+            self.names.discard(req.name)
+            return False
+        if isinstance(position, BlockArgument) and position.owner is self.fn.body.block:
+            axis = op.attrs()["axis"]
+            room = cache.type.get_shape()[axis] - update.type.get_shape()[axis]
+            self.max_position[position.index] = min(room, self.max_position.get(position.index, room))
+        out = self.result_buffer(result)
+        if result not in self.updated:
+            self._copy(op, cache, out)
+        self._launch(kernel, [self.buffer(update), self.buffer(position), out])
+        return True
 
     def _plain_fallback(self, op: g.GraphOp) -> None:
         """An op on formatted tensors no template takes: its numpy semantics are on logical
@@ -409,10 +433,14 @@ class _FunctionLowering:
             attrs.append(arg_attrs[i] if i < len(arg_attrs) else DictionaryAttr({}))
             hints.append(arg.name_hint)
         n_in = len(types)
+        self.updated = _updated_in_place(fn)
+        self.max_position: dict[int, int] = {}
         for i, value in enumerate(ret.arguments):
             _check_value(value, f"result #{i} of @{fn.sym_name.data}")
             d = dict(res_attrs[i].data) if i < len(res_attrs) else {}
             d[attr_names.OUTPUT] = UnitAttr()
+            if value in self.updated:
+                d[attr_names.UPDATES] = IntegerAttr(self.updated[value], i64)
             types.append(gm_type(value))
             attrs.append(DictionaryAttr(d))
             hints.append(value.name_hint)
@@ -438,6 +466,8 @@ class _FunctionLowering:
             self.lower_op(op)
         for value, harg in copies:
             self._copy(ret, value, harg)
+        for i, limit in self.max_position.items():
+            attrs[i] = DictionaryAttr({**attrs[i].data, attr_names.MAX_POSITION: IntegerAttr(limit, i64)})
 
         if self.workspace_bytes:
             ws = host.insert_arg(a.memref_type([round_up(self.workspace_bytes, a.OFFSET_ALIGN["gm"])],
@@ -452,6 +482,24 @@ class _FunctionLowering:
         new.arg_attrs = ArrayAttr(attrs)
         new.location = fn.location
         return new
+
+
+def _updated_in_place(fn: func.FuncOp) -> dict[SSAValue, int]:
+    """Results that are an argument updated in place, with its index: a kv_cache_write whose
+    cache is an argument nothing else reads, returned once. The runtime then passes one buffer
+    for the argument and the result (attr_names.UPDATES)."""
+    ret = fn.body.block.last_op
+    returned = [v for v in ret.operands]
+    out = {}
+    for value in returned:
+        op = value.owner
+        if not isinstance(op, g.KvCacheWriteOp) or returned.count(value) != 1:
+            continue
+        cache = op.operands[0]
+        if isinstance(cache, BlockArgument) and cache.owner is fn.body.block and len(list(cache.uses)) == 1 \
+                and cache not in returned:
+            out[value] = cache.index
+    return out
 
 
 def _check_value(value: SSAValue, what: str) -> None:

@@ -673,6 +673,23 @@ def rotary_embedding(x, cos, sin, *, interleaved=0):
     return (x * cos + rot * sin).astype(x.dtype, copy=False)
 
 
+class CachePositionError(ValueError):
+    """A KV-cache write whose rows would pass the cache's end (a run-time value)."""
+
+
+def kv_cache_write(cache, update, position, *, axis=-2):
+    axis = _norm_axis(axis, cache.ndim)
+    pos, n, limit = int(np.asarray(position).reshape(-1)[0]), update.shape[axis], cache.shape[axis]
+    if not 0 <= pos <= limit - n:
+        raise CachePositionError(f"cache position {pos} with {n} new row(s) passes the cache's maximum "
+                                 f"length {limit} (positions 0 to {limit - n} fit)")
+    out = cache.copy()
+    index = [np.s_[:]] * cache.ndim
+    index[axis] = np.s_[pos:pos + n]  # (`slice` here is graph.slice's semantics)
+    out[tuple(index)] = update
+    return out
+
+
 def lrn(x, *, size, alpha=1e-4, beta=0.75, bias=1.0):
     # Window over channels c - floor((size-1)/2) .. c + ceil((size-1)/2).
     c = x.shape[1]
@@ -1074,6 +1091,7 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.LayerNormOp: layer_norm,
         g.RmsNormOp: rms_norm,
         g.RotaryEmbeddingOp: rotary_embedding,
+        g.KvCacheWriteOp: kv_cache_write,
         g.LrnOp: lrn,
         g.SoftmaxOp: softmax,
         g.LogSoftmaxOp: log_softmax,

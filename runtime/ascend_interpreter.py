@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from threadpoolctl import threadpool_limits
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import FloatAttr, IndexType, MemRefType, ModuleOp, StringAttr, UnitAttr
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr, UnitAttr
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -636,6 +636,10 @@ class HostArg:
     name: str
     role: str
     type: MemRefType
+    updates: int | None = None
+    """An output that is input argument `updates` updated in place (attr_names.UPDATES)."""
+    max_position: int | None = None
+    """An input read as a KV-cache position: its largest valid value (attr_names.MAX_POSITION)."""
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -667,7 +671,9 @@ def host_args(module: ModuleOp) -> list[HostArg]:
             named.add(i)
         name = name.data if isinstance(name, StringAttr) else f"{role}{counts[role]}"
         counts[role] += 1
-        out.append(HostArg(i, name, role, t))
+        updates, limit = (d.get(k) for k in (attr_names.UPDATES, attr_names.MAX_POSITION))
+        out.append(HostArg(i, name, role, t, *(x.value.data if isinstance(x, IntegerAttr) else None
+                                               for x in (updates, limit))))
     if counts["workspace"] > 1:
         raise InterpreterError("the host function has more than one workspace argument")
     # An input without onnx.name is called by its SSA name (`%x` is "x"), as at graph
@@ -733,7 +739,13 @@ def run_ascend_module(
                 raise InterpreterError(f"input '{h.name}' has shape {list(v.shape)}, the program expects {list(h.shape)}")
             if v.dtype != h.dtype and not np.can_cast(v.dtype, h.dtype, "same_kind"):
                 raise InterpreterError(f"input '{h.name}' has dtype {v.dtype}, the program expects {h.dtype}")
+            if h.max_position is not None and v.size and not 0 <= v.min() <= v.max() <= h.max_position:
+                bad = int(v.max()) if v.max() > h.max_position else int(v.min())
+                raise InterpreterError(f"input '{h.name}' = {bad} is a KV-cache position past the cache's maximum "
+                                       f"length: positions 0 to {h.max_position} fit")
             values.append(np.array(v, dtype=h.dtype, order="C", copy=True))
+        elif h.role == "output" and h.updates is not None:
+            values.append(values[h.updates])  # one buffer: the program writes what changes
         elif h.role == "output":
             values.append(poisoned(h.shape, h.dtype))
         else:

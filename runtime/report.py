@@ -63,7 +63,8 @@ def unit_ratios(kernels: list[KernelRecord]) -> dict[str, float]:
 
 
 def memory_stats(module: ModuleOp) -> dict[str, int]:
-    """Device memory of the host program (bytes): inputs/outputs, constants, the workspace,
+    """Device memory of the host program (bytes): inputs/outputs (an output that updates an input
+    in place, a KV cache, counted once), constants, the workspace,
     gm ``ascend.alloc`` intermediates, and the figures built from them.
 
     The lower bound is ascend-plan-memory's (`gm_lower_bound`: the most bytes live at once,
@@ -76,7 +77,7 @@ def memory_stats(module: ModuleOp) -> dict[str, int]:
         n = a.nbytes_of(h.type)
         if h.role == "workspace":
             workspace += n
-        else:
+        elif h.updates is None:  # an input updated in place is one buffer, counted as the input
             io += n
     consts = sum(a.nbytes_of(op.results[0].type) for op in f.walk() if isinstance(op, a.ConstantOp))
     allocs = [op for op in f.walk() if isinstance(op, a.AllocOp) and op.space == "gm"]

@@ -126,9 +126,13 @@ DATA = KernelInfo(
     # bytes are moved, not computed: any element type
     _VECTOR_DTYPES | {"f64", "u8", "u16", "u32", "u64"})
 
+KV_CACHE = KernelInfo(
+    # rows of a KV cache written at a run-time position (the scalar pipe reads it): bytes move
+    "kv_cache", frozenset({g.KvCacheWriteOp}), _VECTOR_DTYPES | {"f64", "u8", "u16", "u32", "u64"})
+
 TRANS_DATA = KernelInfo("trans_data", frozenset({g.TransDataOp}), _VECTOR_DTYPES)
 
-TEMPLATES: tuple[KernelInfo, ...] = (CUBE, TRANS_DATA, ROW, POOL, LRN, DATA)
+TEMPLATES: tuple[KernelInfo, ...] = (CUBE, TRANS_DATA, ROW, POOL, LRN, KV_CACHE, DATA)
 """Every template, in the order the lowering tries them."""
 
 

@@ -322,3 +322,37 @@ func.func @rope_types(%x: tensor<2x5x8xf16>, %c: tensor<5x8xf32>) {
   %0 = graph.rotary_embedding %x, %c, %c : (tensor<2x5x8xf16>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf16> loc("rope")
   func.return
 }
+
+// -----
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.kv_cache_write' at "kv": update [2, 1, 4] must match the cache [2, 16, 8] except along axis 1
+// CHECK-NEXT: note: see current operation: %0 = "graph.kv_cache_write"
+func.func @kv_row_width(%c: tensor<2x16x8xf16>, %u: tensor<2x1x4xf16>, %p: tensor<1xi64>) {
+  %0 = graph.kv_cache_write %c, %u, %p : (tensor<2x16x8xf16>, tensor<2x1x4xf16>, tensor<1xi64>) -> tensor<2x16x8xf16> loc("kv")
+  func.return
+}
+
+// -----
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.kv_cache_write' at "kv": position must be one integer, got tensor<2xi64>
+// CHECK-NEXT: note: see current operation: %0 = "graph.kv_cache_write"
+func.func @kv_positions(%c: tensor<2x16x8xf16>, %u: tensor<2x1x8xf16>, %p: tensor<2xi64>) {
+  %0 = graph.kv_cache_write %c, %u, %p : (tensor<2x16x8xf16>, tensor<2x1x8xf16>, tensor<2xi64>) -> tensor<2x16x8xf16> loc("kv")
+  func.return
+}
+
+// -----
+// A constant position is checked when the op is verified: the rows must fit the cache.
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 4]]:3: 'graph.kv_cache_write' at "kv": position 15 with 2 row(s) passes the cache's maximum length 16
+// CHECK-NEXT: note: see current operation: %0 = "graph.kv_cache_write"
+func.func @kv_constant_position(%c: tensor<2x16x8xf16>, %u: tensor<2x2x8xf16>) {
+  %p = graph.constant dense<15> : tensor<1xi64>
+  %0 = graph.kv_cache_write %c, %u, %p : (tensor<2x16x8xf16>, tensor<2x2x8xf16>, tensor<1xi64>) -> tensor<2x16x8xf16> loc("kv")
+  func.return
+}
+
+// -----
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.kv_cache_write' at "kv": cache and update must have one element type, got f16, f32
+// CHECK-NEXT: note: see current operation: %0 = "graph.kv_cache_write"
+func.func @kv_types(%c: tensor<2x16x8xf16>, %u: tensor<2x1x8xf32>, %p: tensor<1xi64>) {
+  %0 = graph.kv_cache_write %c, %u, %p : (tensor<2x16x8xf16>, tensor<2x1x8xf32>, tensor<1xi64>) -> tensor<2x16x8xf16> loc("kv")
+  func.return
+}

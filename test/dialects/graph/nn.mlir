@@ -68,8 +68,8 @@ func.func @pools(%x: tensor<1x3x7x7xf32>) {
 }
 
 // CHECK-LABEL: func.func @norms(
-// CHECK-SAME:    %x: tensor<2x3x4x4xf32>, %c: tensor<3xf32>, %seq: tensor<2x5x8xf32>, %h: tensor<8xf32>, %hw: tensor<5x8xf32>, %seq16: tensor<2x5x8xf16>, %h16: tensor<1x8xf16>) {
-func.func @norms(%x: tensor<2x3x4x4xf32>, %c: tensor<3xf32>, %seq: tensor<2x5x8xf32>, %h: tensor<8xf32>, %hw: tensor<5x8xf32>, %seq16: tensor<2x5x8xf16>, %h16: tensor<1x8xf16>) {
+// CHECK-SAME:    %x: tensor<2x3x4x4xf32>, %c: tensor<3xf32>, %seq: tensor<2x5x8xf32>, %h: tensor<8xf32>, %hw: tensor<5x8xf32>, %seq16: tensor<2x5x8xf16>, %h16: tensor<1x8xf16>, %row: tensor<2x1x8xf32>, %pos: tensor<1xi64>, %pos0: tensor<i64>) {
+func.func @norms(%x: tensor<2x3x4x4xf32>, %c: tensor<3xf32>, %seq: tensor<2x5x8xf32>, %h: tensor<8xf32>, %hw: tensor<5x8xf32>, %seq16: tensor<2x5x8xf16>, %h16: tensor<1x8xf16>, %row: tensor<2x1x8xf32>, %pos: tensor<1xi64>, %pos0: tensor<i64>) {
   // CHECK-NEXT: %batch_norm = graph.batch_norm %x, %c, %c, %c, %c {epsilon = 1.000000e-03 : f32} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
   %batch_norm = graph.batch_norm %x, %c, %c, %c, %c {epsilon = 1.000000e-03 : f32} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
   // CHECK-NEXT: %batch_norm_default = graph.batch_norm %x, %c, %c, %c, %c : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
@@ -90,6 +90,10 @@ func.func @norms(%x: tensor<2x3x4x4xf32>, %c: tensor<3xf32>, %seq: tensor<2x5x8x
   %rope = graph.rotary_embedding %seq, %hw, %hw : (tensor<2x5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
   // CHECK-NEXT: %rope_pairs = graph.rotary_embedding %seq, %seq, %seq {interleaved = 1 : i64} : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>) -> tensor<2x5x8xf32>
   %rope_pairs = graph.rotary_embedding %seq, %seq, %seq {interleaved = 1 : i64} : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>) -> tensor<2x5x8xf32>
+  // CHECK-NEXT: %cache = graph.kv_cache_write %seq, %row, %pos : (tensor<2x5x8xf32>, tensor<2x1x8xf32>, tensor<1xi64>) -> tensor<2x5x8xf32>
+  %cache = graph.kv_cache_write %seq, %row, %pos : (tensor<2x5x8xf32>, tensor<2x1x8xf32>, tensor<1xi64>) -> tensor<2x5x8xf32>
+  // CHECK-NEXT: %cache_rows = graph.kv_cache_write %seq, %seq, %pos0 {axis = 1 : i64} : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<i64>) -> tensor<2x5x8xf32>
+  %cache_rows = graph.kv_cache_write %seq, %seq, %pos0 {axis = 1 : i64} : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<i64>) -> tensor<2x5x8xf32>
   // CHECK-NEXT: %lrn = graph.lrn %x {size = 3 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 2.000000e+00 : f32} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   %lrn = graph.lrn %x {size = 3 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 2.000000e+00 : f32} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   // CHECK-NEXT: %lrn_default = graph.lrn %x {size = 5 : i64} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>

@@ -1,0 +1,108 @@
+"""graph.kv_cache_write: a decode step writes its new K/V rows into a cache of fixed maximum
+length, in place when the cache is an argument nothing else reads - the step's cost does
+not grow with the cache - and a position past the end is a clear error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import geir
+from geir.dialects import attr_names
+from geir.dialects import make_context
+from geir.ir.text import parse_module
+from geir.runtime.interpreter import run_module
+
+DECODE = """
+func.func @main(%k: tensor<{B}x{H}x{L}x{D}x{T}> {{onnx.name = "past_k"}}, %knew: tensor<{B}x{H}x{N}x{D}x{T}> {{onnx.name = "k_new"}},
+                %pos: tensor<1xi64> {{onnx.name = "position"}}, %q: tensor<{B}x{H}x{N}x{D}x{T}> {{onnx.name = "q"}})
+    -> (tensor<{B}x{H}x{L}x{D}x{T}> {{onnx.name = "present_k"}}, tensor<{B}x{H}x{N}x{L}x{T}> {{onnx.name = "scores"}}) {{
+  %kc = graph.kv_cache_write %k, %knew, %pos : (tensor<{B}x{H}x{L}x{D}x{T}>, tensor<{B}x{H}x{N}x{D}x{T}>, tensor<1xi64>) -> tensor<{B}x{H}x{L}x{D}x{T}> loc("k_write")
+  %kt = graph.transpose %kc {{perm = array<i64: 0, 1, 3, 2>}} : (tensor<{B}x{H}x{L}x{D}x{T}>) -> tensor<{B}x{H}x{D}x{L}x{T}> loc("kt")
+  %s = graph.matmul %q, %kt : (tensor<{B}x{H}x{N}x{D}x{T}>, tensor<{B}x{H}x{D}x{L}x{T}>) -> tensor<{B}x{H}x{N}x{L}x{T}> loc("qk")
+  func.return {ret}
+}}
+"""
+
+
+def decode_module(B=2, H=2, L=16, D=64, N=1, T="f16", keep_old=False):
+    ret = "%kc, %s : tensor<{B}x{H}x{L}x{D}x{T}>, tensor<{B}x{H}x{N}x{L}x{T}>"
+    text = DECODE.format(B=B, H=H, L=L, D=D, N=N, T=T, ret=ret.format(B=B, H=H, L=L, D=D, N=N, T=T))
+    if keep_old:  # the old cache read again after the write: no update in place
+        text = text.replace("%s = graph.matmul %q, %kt", "%s = graph.matmul %q, %kt_old").replace(
+            '%kt = graph.transpose %kc', '%kt_old = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : '
+            f'(tensor<{B}x{H}x{L}x{D}x{T}>) -> tensor<{B}x{H}x{D}x{L}x{T}>\n  %kt = graph.transpose %kc')
+    return parse_module(text, make_context())
+
+
+def write_kernels(cm) -> list[str]:
+    """The templates of the kernels at the cache write (the write; a copy of the cache if not
+    in place)."""
+    from geir.ir.locations import loc_names
+
+    return [k.attributes[attr_names.TEMPLATE].data for k in cm.module.walk()
+            if k.name == "ascend.kernel" and loc_names(k.location) == ["k_write"]]
+
+
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_decode_steps_update_the_cache_in_place(level, dtype):
+    np_t = np.float32 if dtype == "f32" else np.float16
+    mode = "must_keep_origin_dtype" if dtype == "f32" else "force_fp16"
+    cm = geir.compile(decode_module(T=dtype), opt_level=level, precision_mode=mode)
+    assert write_kernels(cm) == ["kv_cache"]  # no copy of the cache
+    rng = np.random.default_rng(0)
+    cache = np.zeros((2, 2, 16, 64), np_t)
+    expected = cache.copy()
+    for step in range(3):
+        new = rng.standard_normal((2, 2, 1, 64)).astype(np_t)
+        q = rng.standard_normal((2, 2, 1, 64)).astype(np_t)
+        out = cm.run({"past_k": cache, "k_new": new, "position": np.array([step]), "q": q})
+        expected[:, :, step] = new[:, :, 0]
+        np.testing.assert_array_equal(out["present_k"], expected)
+        scores = q.astype(np.float32) @ expected.astype(np.float32).transpose(0, 1, 3, 2)
+        np.testing.assert_allclose(out["scores"], scores, rtol=2e-3, atol=2e-3)
+        cache = out["present_k"]
+
+
+def test_old_cache_read_again_is_copied_not_overwritten():
+    cm = geir.compile(decode_module(keep_old=True), opt_level=3)
+    rng = np.random.default_rng(1)
+    cache = rng.standard_normal((2, 2, 16, 64)).astype(np.float16)
+    new, q = (rng.standard_normal((2, 2, 1, 64)).astype(np.float16) for _ in range(2))
+    feeds = {"past_k": cache, "k_new": new, "position": np.array([7]), "q": q}
+    out = cm.run(feeds)
+    expected = run_module(decode_module(keep_old=True), feeds)
+    np.testing.assert_array_equal(out["present_k"], expected["present_k"])
+    np.testing.assert_allclose(out["scores"], expected["scores"], rtol=2e-3, atol=2e-3)
+    assert sorted(write_kernels(cm)) == ["data", "kv_cache"]  # the cache copied into the result first
+
+
+@pytest.mark.parametrize("position", [16, -1])
+def test_position_past_the_cache_is_a_clear_error(position):
+    feeds = {"past_k": np.zeros((2, 2, 16, 64), np.float16), "k_new": np.zeros((2, 2, 1, 64), np.float16),
+             "position": np.array([position]), "q": np.zeros((2, 2, 1, 64), np.float16)}
+    with pytest.raises(geir.errors.InterpreterError, match="KV-cache position past the cache's maximum length: "
+                                                           "positions 0 to 15 fit"):
+        geir.compile(decode_module(), opt_level=3).run(feeds)
+    with pytest.raises(geir.errors.InterpreterError, match='"k_write".*passes the cache.s maximum length 16'):
+        run_module(decode_module(), feeds)
+
+
+def test_step_cost_does_not_grow_with_the_cache():
+    """LLaMA-7B's cache (32 heads x 128) at 512 and 4096 positions: the write kernel moves
+    the same bytes and takes the same modeled time, and the program holds no second cache."""
+    times, peaks = {}, {}
+    for length in (512, 4096):
+        module = decode_module(B=1, H=32, L=length, D=128)
+        cm = geir.compile(module, opt_level=3)
+        _, report = cm.profile()
+        write = next(k for k in report["kernels"] if k["nodes"] == ["k_write"])
+        times[length] = (write["time_us"], write["hbm_bytes"])
+        cache_bytes = 32 * length * 128 * 2
+        peaks[length] = report["peak_memory_bytes"] - cache_bytes
+    assert times[512] == times[4096]
+    assert times[4096][1] <= 2 * 32 * 128 * 2 + 64  # the new row read and written, the position
+    # everything but the cache: the transposed keys and scores grow with the length, a second
+    # cache would add 32 MiB at 4096
+    assert peaks[4096] < 32 * 4096 * 128 * 2
