@@ -134,7 +134,9 @@ def test_plan_is_idempotent():
     assert print_module(module, elide=True) == text
 
 
-@pytest.mark.parametrize("name", ["light_inception_v1", "light_densenet121"])
+# concat-heavy models (inception's branches, squeezenet's fire modules); DenseNet-121 adds
+# minutes, not cases: its kernels are the same templates
+@pytest.mark.parametrize("name", ["light_inception_v1", "light_squeezenet"])
 def test_on_chip_plans_never_need_more_than_the_lowering_s(name):
     before = compiled(name, disable_passes=("ascend-plan-memory",)).module
     after = compiled(name).module
