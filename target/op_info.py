@@ -163,8 +163,10 @@ def cube_formats(op: g.GraphOp, i: int, matmul_nz: bool = True) -> tuple[str, ..
         return (F.ND,)
     v = op.results[0] if i == n else op.operands[i]
     rank = len(F.logical_shape(v.type))
+    # FRACTAL_NZ only on matrices: the matmul kernels read and write fractals of one matrix
+    # (a batch of them, or a [B, S, K] activation folded to [B * S, K] rows, they take in ND)
     return tuple(f for f in F.slot_formats(op, None if i == n else i)
-                 if f == F.ND or (rank == 4 if f in F.FOUR_D else matmul_nz and rank >= 2))
+                 if f == F.ND or (rank == 4 if f in F.FOUR_D else matmul_nz and rank == 2))
 
 
 def native_formats(op: g.GraphOp, matmul_nz: bool = True) -> tuple[str, ...]:

@@ -112,3 +112,40 @@ func.func @nz_epilogue(%x: tensor<1x4096xf32>) -> tensor<1x1000xf32> {
   %y = graph.gemm %f, %w2 {trans_b = 1 : i64} : (tensor<1x1024xf32>, tensor<1000x1024xf32>) -> tensor<1x1000xf32>
   func.return %y : tensor<1x1000xf32>
 }
+
+// -----
+// LLaMA's MLP on a [batch, sequence, hidden] activation: the gate and up projections, the
+// fused silu(g) * u, the down projection. The matmul kernels fold a 3-D activation to
+// [batch * sequence, hidden] rows and read and write it in ND, so the products, the fusion
+// between them and the down projection's input stay ND: as 3-D FRACTAL_NZ tensors they would
+// need trans_data kernels on both sides at run time (and the weights converted back with
+// them). The 2-D weights are still converted to FRACTAL_NZ at compile time.
+// CHECK-LABEL: func.func @mlp_3d(
+// CHECK:         %g = graph.matmul %x, %wg : (tensor<8x128x768xf16>, tensor<128x48x16x16xf16, #graph.format<FRACTAL_NZ, ND, [768, 2048]>>) -> tensor<8x128x2048xf16>
+// CHECK-NEXT:    %u = graph.matmul %x, %wu : (tensor<8x128x768xf16>, tensor<128x48x16x16xf16, #graph.format<FRACTAL_NZ, ND, [768, 2048]>>) -> tensor<8x128x2048xf16>
+// CHECK-NEXT:    %h = graph.fusion "vector" (%g, %u) {{.*}} : (tensor<8x128x2048xf16>, tensor<8x128x2048xf16>) -> tensor<8x128x2048xf16>
+// CHECK:         %y = graph.fusion "cube+vector" (%h, %wd) {{.*}} : (tensor<8x128x2048xf16>, tensor<48x128x16x16xf16, #graph.format<FRACTAL_NZ, ND, [2048, 768]>>) -> tensor<8x128x768xf32>
+// CHECK-NOT:     graph.trans_data
+// COST-LABEL:  func.func @mlp_3d(
+// COST-NOT:      graph.trans_data
+func.func @mlp_3d(%x: tensor<8x128x768xf16>) -> tensor<8x128x768xf32> {
+  %wg = graph.constant dense<0.01> : tensor<768x2048xf16>
+  %wu = graph.constant dense<0.02> : tensor<768x2048xf16>
+  %wd = graph.constant dense<0.03> : tensor<2048x768xf16>
+  %g = graph.matmul %x, %wg : (tensor<8x128x768xf16>, tensor<768x2048xf16>) -> tensor<8x128x2048xf16>
+  %u = graph.matmul %x, %wu : (tensor<8x128x768xf16>, tensor<768x2048xf16>) -> tensor<8x128x2048xf16>
+  %h = graph.fusion "vector" (%g, %u) attributes {graph.pattern = "elementwise"} : (tensor<8x128x2048xf16>, tensor<8x128x2048xf16>) -> tensor<8x128x2048xf16> {
+  ^bb0(%g1: tensor<8x128x2048xf16>, %u1: tensor<8x128x2048xf16>):
+    %s = graph.sigmoid %g1 : (tensor<8x128x2048xf16>) -> tensor<8x128x2048xf16>
+    %silu = graph.mul %g1, %s : (tensor<8x128x2048xf16>, tensor<8x128x2048xf16>) -> tensor<8x128x2048xf16>
+    %h1 = graph.mul %silu, %u1 : (tensor<8x128x2048xf16>, tensor<8x128x2048xf16>) -> tensor<8x128x2048xf16>
+    graph.yield %h1 : tensor<8x128x2048xf16>
+  }
+  %y = graph.fusion "cube+vector" (%h, %wd) attributes {graph.pattern = "matmul-epilogue"} : (tensor<8x128x2048xf16>, tensor<2048x768xf16>) -> tensor<8x128x768xf32> {
+  ^bb0(%h2: tensor<8x128x2048xf16>, %wd1: tensor<2048x768xf16>):
+    %d = graph.matmul %h2, %wd1 : (tensor<8x128x2048xf16>, tensor<2048x768xf16>) -> tensor<8x128x768xf16>
+    %d32 = graph.cast %d {to = f32} : (tensor<8x128x768xf16>) -> tensor<8x128x768xf32>
+    graph.yield %d32 : tensor<8x128x768xf32>
+  }
+  func.return %y : tensor<8x128x768xf32>
+}
