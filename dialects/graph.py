@@ -1131,6 +1131,58 @@ class RotaryEmbeddingOp(GraphOp):
         return [types[0]]
 
 
+@graph_op
+class AttentionOp(GraphOp):
+    """Scaled dot-product attention in one op: softmax(scale * q @ k^T + mask) @ v.
+
+    q [B, H, S, D], k [B, Hkv, L, D], v [B, Hkv, L, Dv] -> [B, H, S, Dv]. Grouped-query
+    attention when Hkv divides H: query head h reads kv head h // (H / Hkv) (never
+    materialised). `mask` (optional) is additive, of q's element type, and broadcasts to
+    [B, H, S, L] (a padding mask [B, 1, 1, L], a bias [1, 1, S, L]). `causal` = 1: query i
+    sees keys j <= i + (L - S) (the offset of a decode step or a prefix), the others are
+    -inf. 16-bit inputs: the scores and the softmax are computed in fp32 (the reference
+    rounds once; the kernel rounds the probabilities to the input type before P @ v, as
+    FlashAttention does)."""
+
+    name = "graph.attention"
+    OPERANDS = ("q", "k", "v", "mask?")
+    ATTRS = {"scale": Float(), "causal": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        elt = _same_elt(types, "q, k, v and mask")
+        _require_float(types[0], "q")
+        q, k, v = (_shape(t) for t in types[:3])
+        for what, s in (("q", q), ("k", k), ("v", v)):
+            if len(s) != 4:
+                raise ShapeError(f"{what} must be [batch, heads, seq, head_dim], got {list(s)}")
+        b, h, sq, d = q
+        if k[0] != b or v[0] != b:
+            raise ShapeError(f"batch sizes differ: q {b}, k {k[0]}, v {v[0]}")
+        if k[1] != v[1]:
+            raise ShapeError(f"k and v must have the same number of heads, got {k[1]} and {v[1]}")
+        if k[1] < 1 or h % k[1]:
+            raise ShapeError(f"the kv heads ({k[1]}) must divide the query heads ({h})")
+        if k[3] != d:
+            raise ShapeError(f"q and k head dims differ: {d} and {k[3]}")
+        if k[2] != v[2]:
+            raise ShapeError(f"k and v sequence lengths differ: {k[2]} and {v[2]}")
+        if attrs["causal"] not in (0, 1):
+            raise ShapeError(f"causal must be 0 or 1, got {attrs['causal']}")
+        if attrs["causal"] and k[2] < sq:
+            raise ShapeError(f"causal attention needs at least as many keys as queries, got {k[2]} < {sq}")
+        if len(types) > 3:
+            scores = (b, h, sq, k[2])
+            m = _shape(types[3])
+            try:
+                fits = len(m) <= 4 and broadcast_shapes(m, scores) == scores
+            except ShapeError:
+                fits = False
+            if not fits:
+                raise ShapeError(f"mask {list(m)} does not broadcast to the scores {list(scores)}")
+        return [tensor((b, h, sq, v[3]), elt)]
+
+
 class _AxisOp(GraphOp):
     OPERANDS = ("x",)
     ATTRS = {"axis": Int(-1)}

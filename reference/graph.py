@@ -716,6 +716,22 @@ def log_softmax(x, *, axis=-1):
     return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
 
 
+@_quiet
+def attention(q, k, v, mask=None, *, scale, causal=0):
+    # q [B, H, S, D], k / v [B, Hkv, L, D / Dv]; kv head h // (H / Hkv) serves query head h.
+    # (16-bit operands arrive in f32: the scores and the softmax are computed in fp32.)
+    group = q.shape[1] // k.shape[1]
+    if group > 1:
+        k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    s = np.matmul(q, np.swapaxes(k, -1, -2)) * np.float32(scale)
+    if mask is not None:
+        s = s + mask
+    if causal:
+        sq, lk = s.shape[-2:]
+        s = np.where(np.tril(np.ones((sq, lk), bool), lk - sq), s, -np.inf)
+    return np.matmul(softmax(s, axis=-1), v)
+
+
 # ---------------------------------------------------------------------------
 # Matrix products
 # ---------------------------------------------------------------------------
@@ -1097,6 +1113,7 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.LogSoftmaxOp: log_softmax,
         g.MatMulOp: matmul,
         g.GemmOp: gemm,
+        g.AttentionOp: attention,
         g.ReduceSumOp: reduce_sum,
         g.ReduceMeanOp: reduce_mean,
         g.ReduceMaxOp: reduce_max,

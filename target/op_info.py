@@ -132,7 +132,13 @@ KV_CACHE = KernelInfo(
 
 TRANS_DATA = KernelInfo("trans_data", frozenset({g.TransDataOp}), _VECTOR_DTYPES)
 
-TEMPLATES: tuple[KernelInfo, ...] = (CUBE, TRANS_DATA, ROW, POOL, LRN, KV_CACHE, DATA)
+ATTENTION = KernelInfo(
+    "attention", frozenset({g.AttentionOp}),
+    # the cube's two products (scores, probabilities x v) in the input type with an f32
+    # accumulator, the online softmax in f32 on the vector unit (lowering/templates/attention.py)
+    frozenset({"f16", "bf16", "f32"}))
+
+TEMPLATES: tuple[KernelInfo, ...] = (CUBE, TRANS_DATA, ATTENTION, ROW, POOL, LRN, KV_CACHE, DATA)
 """Every template, in the order the lowering tries them."""
 
 
@@ -212,10 +218,10 @@ _BLACK = frozenset({
 
 
 def precision_of(op: Operation | type[Operation]) -> Precision:
-    """How an op's precision may be reduced in GE's mixed-precision modes: contractions are
-    white, the range- and accumulation-sensitive ops above black, everything else gray."""
+    """How an op's precision may be reduced in GE's mixed-precision modes: contractions and
+    attention (which keeps its softmax in fp32 whatever its inputs) are white, the range- and accumulation-sensitive ops above black, everything else gray."""
     kind = op if isinstance(op, type) else type(op)
-    if kind.has_trait(Contraction):
+    if kind.has_trait(Contraction) or ATTENTION.takes(kind):  # attention: its softmax is fp32 inside
         return Precision.WHITE
     if kind in _BLACK or kind.has_trait(Normalization) or kind.has_trait(RowSoftmax):
         return Precision.BLACK
