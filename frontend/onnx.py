@@ -974,8 +974,21 @@ for _t, _c in _REDUCTIONS.items():
 
 def _axes(im: _Importer, ins, attrs) -> tuple[int, ...] | None:
     if len(ins) > 1 and ins[1] is not None:
-        return tuple(int(a) for a in im.require_const(ins[1], "axes"))
+        return tuple(int(a) for a in np.asarray(im.require_const(ins[1], "axes")).reshape(-1))
     return tuple(attrs["axes"]) if "axes" in attrs else None
+
+
+@converts("Trilu")
+def _trilu(im: _Importer, ins, attrs):
+    """The triangle of a constant matrix (PyTorch's causal masks: `triu` of a constant fill, or
+    of an Expand to a static shape), folded at import; a runtime input is not supported."""
+    x = im.const_value(ins[0])
+    if x is None:
+        raise im.error("Trilu of a runtime tensor is not supported (geir folds Trilu of constants: causal masks)")
+    if x.ndim < 2:
+        raise im.error(f"input must have rank >= 2, got shape {list(x.shape)}")
+    k = int(np.asarray(im.require_const(ins[1], "k")).reshape(-1)[0]) if len(ins) > 1 and ins[1] is not None else 0
+    return [im.constant(np.triu(x, k) if attrs.get("upper", 1) else np.tril(x, k))]
 
 
 @converts("Squeeze")
