@@ -96,7 +96,8 @@ class Pipeline:
 
 # Decomposed ops become the ops the kernel library has (one row pass each), before graph-fuse
 # decides kernels: the fuse stage runs these first, and so do the benchmarks that fuse by hand.
-RECOGNIZERS = ("graph-recognize-layer-norm", "graph-recognize-rms-norm", "graph-recognize-rotary")
+RECOGNIZERS = ("graph-recognize-layer-norm", "graph-recognize-rms-norm", "graph-recognize-rotary",
+               "graph-recognize-attention")
 
 
 def precision_spec(opts: PipelineOptions) -> str:

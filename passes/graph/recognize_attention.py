@@ -1,0 +1,287 @@
+"""graph-recognize-attention: a decomposed scaled dot-product attention becomes graph.attention.
+
+What the PyTorch exporters write for `F.scaled_dot_product_attention` and for the explicit
+Hugging Face form `softmax(q @ k.transpose(-1, -2) / sqrt(d) + mask) @ v`, after
+graph-simplify (which turns TorchScript's sqrt(scale) on Q and on K^T into one Mul after the
+product, the dynamo exporter's Shape arithmetic into constants, and Trilu / Where masks of
+constants into one constant):
+
+    kt = Transpose(k, perm [0, 1, 3, 2])                  TorchScript, HF
+       | Reshape(Transpose(Reshape(k, [B*H, L, D]), [0, 2, 1]), [B, H, D, L])   dynamo
+    s  = MatMul([Mul(]q[, c)], [Mul(]kt[, c)])
+    s  = s * c | s / c                                    the scale (one-element constants)
+    s  = s + mask ...                                     additive masks, either order
+       | Where(tril, s, -big)                             a causal Where of a constant condition
+    p  = Softmax(s, axis=-1)  [between Cast to f32 and Cast back: HF's softmax(dtype=float32)]
+    o  = MatMul(p, v)
+
+with k and v possibly repeated for grouped-query attention (HF's repeat_kv:
+Reshape(Expand(Unsqueeze(kv, 2), [B, Hkv, n, L, D]), [B, Hkv*n, L, D])). It becomes
+`graph.attention(q, k, v[, mask]) {scale, causal}`, located at every node it replaces: a
+constant additive mask whose entries are 0 where key j <= query i + (L - S) and at most
+-1e4 (or -inf) elsewhere, broadcast over batch and heads, is `causal = 1`; any other mask
+(a padding mask, a bias, a non-causal constant) is the `mask` operand - at most one.
+
+Left alone (each a lit case): softmax over another axis, a MatMul whose right operand is not
+K^T (another transpose), a Where whose condition is not the causal triangle, a score or
+probability used elsewhere, returned or tapped (`graph.keep`), two runtime masks, ranks
+other than 4. The repeat_kv ops are kept when the repeated k / v has other users (the op
+then reads the repeated tensor, Hkv = H).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+
+from geir.dialects import attr_names
+from geir.dialects import graph as g
+from geir.ir.types import is_float
+from geir.passes.graph.utils import is_graph_output, replace_chain, scalar_constant, sole_user
+
+MASKED = -1.0e4
+"""A causal constant masks an entry with a value at most this (-inf, finfo.min, -1e9...)."""
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())
+
+
+def _inner(v: SSAValue) -> bool:
+    """`v` may vanish into the op: used once, not returned, not tapped."""
+    op = v.owner
+    return (isinstance(op, Operation) and sole_user(v) is not None and not is_graph_output(v)
+            and attr_names.KEEP not in op.attributes)
+
+
+def _scalar_mul(v: SSAValue, chain: list[Operation]) -> tuple[SSAValue, float]:
+    """v = Mul(x, c) or Mul(c, x) or Div(x, c) of a one-element constant c, peeled: (x, factor)."""
+    op = v.owner
+    if isinstance(op, g.MulOp | g.DivOp) and _inner(v) and _shape(v) == _shape(op.operands[0]):
+        c = scalar_constant(op.operands[1])
+        if c is not None and c != 0.0:
+            chain.append(op)
+            return op.operands[0], (c if isinstance(op, g.MulOp) else 1.0 / c)
+    if isinstance(op, g.MulOp) and _inner(v) and _shape(v) == _shape(op.operands[1]):
+        c = scalar_constant(op.operands[0])
+        if c is not None:
+            chain.append(op)
+            return op.operands[1], c
+    return v, 1.0
+
+
+def _key_of(kt: SSAValue, chain: list[Operation]) -> tuple[SSAValue, int, list[Operation]] | None:
+    """k of kt = k^T (its last two dims swapped), in the exporters' spellings, as (k, n, the
+    ops of a repeat_kv already peeled: n > 1 when the dynamo exporter merged it into the
+    transpose's reshape); None if the value is not k^T (another transpose)."""
+    op = kt.owner
+    if not _inner(kt):
+        return None
+    if isinstance(op, g.TransposeOp) and op.attrs()["perm"] == (0, 1, 3, 2):
+        chain.append(op)
+        return op.operands[0], 1, []
+    if not isinstance(op, g.ReshapeOp) or len(_shape(kt)) != 4:
+        return None
+    # dynamo: [B, H, L, D] -> [B*H, L, D] -> [B*H, D, L] -> [B, H, D, L]
+    t = op.operands[0].owner
+    if not (isinstance(t, g.TransposeOp) and t.attrs()["perm"] == (0, 2, 1) and _inner(t.results[0])):
+        return None
+    r = t.operands[0].owner
+    if not (isinstance(r, g.ReshapeOp) and _inner(r.results[0])):
+        return None
+    k = r.operands[0]
+    b, h, d, l = _shape(kt)
+    if _shape(r.results[0]) != (b * h, l, d):
+        return None
+    if _shape(k) == (b, h, l, d):
+        chain.extend([r, t, op])
+        return k, 1, []
+    # the repeat_kv's Expand read straight by the reshape: [B, Hkv, n, L, D] -> [B*H, L, D]
+    e = k.owner
+    u = e.operands[0].owner if isinstance(e, g.ExpandOp) else None
+    if not (isinstance(u, g.UnsqueezeOp) and u.attrs()["axes"] in ((2,), (-3,)) and _inner(k)
+            and _inner(u.results[0])):
+        return None
+    kv = u.operands[0]
+    n = _shape(k)[2]
+    if len(_shape(kv)) != 4 or _shape(k) != (b, h // n, n, l, d) or _shape(kv) != (b, h // n, l, d):
+        return None
+    chain.extend([r, t, op])
+    return kv, n, [u, e]
+
+
+def _repeated(x: SSAValue) -> tuple[SSAValue, int, list[Operation]] | None:
+    """x = repeat_kv(kv, n) (Unsqueeze axis 2, Expand, Reshape): (kv, n, its ops)."""
+    r = x.owner
+    if not isinstance(r, g.ReshapeOp) or sole_user(x) is None or is_graph_output(x):
+        return None
+    e = r.operands[0].owner
+    if not isinstance(e, g.ExpandOp) or sole_user(e.results[0]) is None:
+        return None
+    u = e.operands[0].owner
+    if not isinstance(u, g.UnsqueezeOp) or sole_user(u.results[0]) is None or u.attrs()["axes"] not in ((2,), (-3,)):
+        return None
+    kv = u.operands[0]
+    if len(_shape(kv)) != 4:
+        return None
+    b, hkv, l, d = _shape(kv)
+    n = _shape(e.results[0])[2]
+    if _shape(e.results[0]) != (b, hkv, n, l, d) or _shape(x) != (b, hkv * n, l, d):
+        return None
+    if any(attr_names.KEEP in o.attributes for o in (u, e, r)):
+        return None
+    return kv, n, [u, e, r]
+
+
+def _leads_to_product(v: SSAValue, scores: tuple[int, ...]) -> bool:
+    """The score side of an Add: the scores' shape, produced by the chain's ops."""
+    return _shape(v) == scores and isinstance(v.owner, g.MatMulOp | g.MulOp | g.DivOp | g.AddOp | g.WhereOp) \
+        and g.constant_value_of(v) is None
+
+
+def _causal(mask: np.ndarray, scores: tuple[int, ...]) -> bool:
+    """A constant additive mask that is the causal triangle (key j <= query i + L - S)."""
+    if mask.ndim > 4 or any(d != 1 for d in mask.shape[:-2]):
+        return False
+    s, l = scores[-2:]
+    m = np.broadcast_to(mask.reshape(mask.shape[-2:]) if mask.ndim >= 2 else mask, (s, l))
+    keep = np.tril(np.ones((s, l), bool), l - s)
+    return bool(np.all(m[keep] == 0) and np.all(m[~keep] <= MASKED))
+
+
+def match_attention(pv: g.MatMulOp) -> tuple[list[Operation], dict] | None:
+    """The ops of a decomposed attention ending in the MatMul(P, v), and the parts of the
+    graph.attention that replaces them; None if they do not form one or a value inside
+    would be lost."""
+    chain: list[Operation] = [pv]
+    p = pv.operands[0]
+    if len(_shape(p)) != 4 or not is_float(p.type.element_type) or not _inner(p):
+        return None
+    elt = p.type.element_type
+    cast_back = p.owner
+    if isinstance(cast_back, g.CastOp):  # Cast(Softmax(Cast(s, f32)), elt)
+        chain.append(cast_back)
+        p = cast_back.operands[0]
+        if not _inner(p):
+            return None
+    sm = p.owner
+    if not isinstance(sm, g.SoftmaxOp) or sm.attrs()["axis"] % 4 != 3:
+        return None
+    chain.append(sm)
+    s = sm.operands[0]
+    if isinstance(cast_back, g.CastOp):
+        up = s.owner
+        if not isinstance(up, g.CastOp) or not _inner(s) or up.operands[0].type.element_type != elt:
+            return None
+        chain.append(up)
+        s = up.operands[0]
+    scores = _shape(s)
+    masks: list[SSAValue] = []
+    causal = False
+    scale = 1.0
+    while _inner(s):
+        op = s.owner
+        if isinstance(op, g.AddOp) and _shape(op.results[0]) == scores:
+            lhs, rhs = op.operands
+            # the score side is the one that leads to the product (has the scores' shape and is
+            # not a constant); the other is the mask
+            side, mask = (lhs, rhs) if _leads_to_product(lhs, scores) else (rhs, lhs)
+            if _shape(side) != scores:
+                return None
+            chain.append(op)
+            c = g.constant_value_of(mask)
+            if c is not None and _causal(np.asarray(c, np.float64), scores):
+                causal = True
+            else:
+                masks.append(mask)
+            s = side
+        elif isinstance(op, g.WhereOp):
+            cond, then, other = op.operands
+            c, fill = g.constant_value_of(cond), scalar_constant(other)
+            sq, lk = scores[-2:]
+            if c is None or fill is None or fill > MASKED or _shape(then) != scores:
+                return None
+            if c.ndim > 4 or any(d != 1 for d in c.shape[:-2]) or not np.array_equal(
+                    np.broadcast_to(c.reshape(c.shape[-2:]) if c.ndim >= 2 else c, (sq, lk)),
+                    np.tril(np.ones((sq, lk), bool), lk - sq)):
+                return None
+            chain.append(op)
+            causal, s = True, then
+        elif isinstance(op, g.MulOp | g.DivOp):
+            x, f = _scalar_mul(s, chain)
+            if x is s:
+                return None
+            scale *= f
+            s = x
+        else:
+            break
+    qk = s.owner
+    if not isinstance(qk, g.MatMulOp) or not _inner(s) or len(masks) > 1:
+        return None
+    chain.append(qk)
+    q, fq = _scalar_mul(qk.operands[0], chain)
+    kt, fk = _scalar_mul(qk.operands[1], chain)
+    key = _key_of(kt, chain)
+    if key is None:
+        return None
+    k, n, k_ops = key
+    scale *= fq * fk
+    v = pv.operands[1]
+    if any(len(_shape(x)) != 4 for x in (q, k, v)):
+        return None
+    rv = _repeated(v)
+    if n == 1:
+        rk = _repeated(k)
+        if rk is not None and rv is not None and rk[1] == rv[1]:
+            k, n, k_ops = rk
+    if n > 1:
+        if rv is None or rv[1] != n:
+            return None
+        v = rv[0]
+        chain.extend(k_ops + rv[2])
+    operands = [q, k, v, *masks]
+    if any(x.type.element_type != elt for x in operands):
+        return None
+    try:
+        g.AttentionOp.infer([x.type for x in operands], {"scale": scale, "causal": int(causal)}, [None] * len(operands))
+    except g.ShapeError:
+        return None
+    block = pv.parent_block()
+    order = {op: i for i, op in enumerate(block.ops)} if block is not None else {}
+    if any(op not in order for op in chain):
+        return None
+    chain = sorted(set(chain), key=order.__getitem__)
+    if pv.results[0].type != g.AttentionOp.infer([x.type for x in operands], {"scale": scale, "causal": int(causal)},
+                                                [None] * len(operands))[0]:
+        return None
+    return chain, {"operands": operands, "scale": float(np.float32(scale)), "causal": int(causal)}
+
+
+class DecomposedAttention(RewritePattern):
+    """Replace a decomposed attention by graph.attention (the same formula up to rounding)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.MatMulOp, rewriter: PatternRewriter) -> None:
+        found = match_attention(op)
+        if found is None:
+            return
+        chain, p = found
+        new = g.AttentionOp.build_op(p["operands"], scale=p["scale"], causal=p["causal"])
+        replace_chain(chain, [new], rewriter)
+
+
+@dataclass(frozen=True)
+class RecognizeAttention(ModulePass):
+    """Replace decomposed attentions (MatMul q k^T, scale, masks, Softmax, MatMul v; k / v
+    repeated for GQA) by graph.attention."""
+
+    name = "graph-recognize-attention"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(DecomposedAttention(), apply_recursively=False).rewrite_module(op)
