@@ -1,0 +1,200 @@
+// graph-recognize-attention: the decomposed attentions both PyTorch exporters write (after
+// graph-simplify, as the pipeline runs it) become graph.attention, located at every node; the
+// near-misses stay as they are.
+// RUN: geir-opt %s -p graph-recognize-attention | filecheck %s
+// RUN: geir-opt %s -p graph-recognize-attention,graph-recognize-attention | filecheck %s
+
+builtin.module {
+// TorchScript F.scaled_dot_product_attention: sqrt(scale) on q and on k^T, folded into one Mul after the product by graph-simplify
+func.func @sdpa_ts(%onnx__Shape: tensor<1x2x4x8xf32> {onnx.name = "onnx::Shape_0"}, %onnx__Transpose: tensor<1x2x4x8xf32> {onnx.name = "onnx::Transpose_1"}, %onnx__MatMul: tensor<1x2x4x8xf32> {onnx.name = "onnx::MatMul_2"}) -> (tensor<1x2x4x8xf32> {onnx.name = "19"}) {
+  %_Transpose_output = graph.transpose %onnx__Transpose {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32> loc("/Transpose")
+  %_MatMul_output_unscaled = graph.matmul %onnx__Shape, %_Transpose_output : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc(fused["/Mul", "/Mul_1", "/MatMul"])
+  %_Sqrt_1_output_product = graph.constant dense<0.353553355> : tensor<1xf32> loc(fused["/Mul", "/Mul_1", "/MatMul"])
+  %_MatMul_output = graph.mul %_MatMul_output_unscaled, %_Sqrt_1_output_product : (tensor<1x2x4x4xf32>, tensor<1xf32>) -> tensor<1x2x4x4xf32> loc(fused["/Mul", "/Mul_1", "/MatMul"])
+  %_Softmax_output = graph.softmax %_MatMul_output {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("/Softmax")
+  %v19 = graph.matmul %_Softmax_output, %onnx__MatMul : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("/MatMul_1")
+  func.return %v19 : tensor<1x2x4x8xf32>
+}
+// CHECK-LABEL: func.func @sdpa_ts(
+// CHECK-NEXT:    %v19 = graph.attention %onnx__Shape, %onnx__Transpose, %onnx__MatMul {scale = 0.353553355 : f32, causal = 0 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc(fused["/Transpose", "/Mul", "/Mul_1", "/MatMul", "/Softmax", "/MatMul_1"])
+// CHECK-NEXT:    func.return %v19
+
+// dynamo SDPA, is_causal: k^T as Reshape / Transpose / Reshape, the causal mask a constant Add of finfo.min
+func.func @sdpa_causal_dyn(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<1x2x4x8xf32> {onnx.name = "k"}, %v: tensor<1x2x4x8xf32> {onnx.name = "v"}) -> (tensor<1x2x4x8xf32> {onnx.name = "scaled_dot_product_attention"}) {
+  %val = graph.constant dense<[[0.000000e+00, -3.40282347e+38, -3.40282347e+38, -3.40282347e+38], [0.000000e+00, 0.000000e+00, -3.40282347e+38, -3.40282347e+38], [0.000000e+00, 0.000000e+00, 0.000000e+00, -3.40282347e+38], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<4x4xf32> loc("val_25")
+  %val_1 = graph.constant dense<[-1, 4, 8]> : tensor<3xi64> loc("val_35")
+  %val_2 = graph.constant dense<[1, 2, 8, 4]> : tensor<4xi64> loc("val_38")
+  %val_3 = graph.reshape %k, %val_1 {allowzero = 0 : i64} : (tensor<1x2x4x8xf32>, tensor<3xi64>) -> tensor<2x4x8xf32> loc("node_Reshape_36")
+  %val_4 = graph.transpose %val_3 {perm = array<i64: 0, 2, 1>} : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32> loc("node_Transpose_37")
+  %val_5 = graph.reshape %val_4, %val_2 {allowzero = 0 : i64} : (tensor<2x8x4xf32>, tensor<4xi64>) -> tensor<1x2x8x4xf32> loc("node_Reshape_39")
+  %val_unscaled = graph.matmul %q, %val_5 : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc(fused["node_Mul_41", "node_Mul_43", "node_MatMul_44"])
+  %val_product = graph.constant dense<0.353553355> : tensor<1xf32> loc(fused["node_Mul_41", "node_Mul_43", "node_MatMul_44"])
+  %val_6 = graph.mul %val_unscaled, %val_product : (tensor<1x2x4x4xf32>, tensor<1xf32>) -> tensor<1x2x4x4xf32> loc(fused["node_Mul_41", "node_Mul_43", "node_MatMul_44"])
+  %val_7 = graph.add %val_6, %val : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32> loc("node_Add_45")
+  %val_8 = graph.softmax %val_7 {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("node_Softmax_46")
+  %scaled_dot_product_attention = graph.matmul %val_8, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("node_scaled_dot_product_attention")
+  func.return %scaled_dot_product_attention : tensor<1x2x4x8xf32>
+}
+// CHECK-LABEL: func.func @sdpa_causal_dyn(
+// CHECK-NEXT:    %scaled_dot_product_attention = graph.attention %q, %k, %v {scale = 0.353553355 : f32, causal = 1 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc(fused["node_Reshape_36", "node_Transpose_37", "node_Reshape_39", "node_Mul_41", "node_Mul_43", "node_MatMul_44", "node_Add_45", "node_Softmax_46", "node_scaled_dot_product_attention"])
+// CHECK-NEXT:    func.return
+
+// TorchScript HF attention with repeat_kv (2 query heads per kv head), Div by sqrt(d), a Trilu -inf causal mask
+func.func @hf_gqa_ts(%onnx__MatMul: tensor<1x2x4x8xf32> {onnx.name = "onnx::MatMul_0"}, %k: tensor<1x1x4x8xf32> {onnx.name = "k"}, %v: tensor<1x1x4x8xf32> {onnx.name = "v"}) -> (tensor<1x2x4x8xf32> {onnx.name = "89"}) {
+  %_Unsqueeze_output = graph.unsqueeze %k {axes = array<i64: 2>} : (tensor<1x1x4x8xf32>) -> tensor<1x1x1x4x8xf32> loc("/Unsqueeze")
+  %_Where_output = graph.constant dense<[1, 1, 2, 4, 8]> : tensor<5xi64> loc("/Where")
+  %_Expand_output = graph.expand %_Unsqueeze_output, %_Where_output : (tensor<1x1x1x4x8xf32>, tensor<5xi64>) -> tensor<1x1x2x4x8xf32> loc("/Expand")
+  %_Constant_5_output = graph.constant dense<[1, 2, 4, 8]> : tensor<4xi64> loc("/Constant_5")
+  %_Reshape_output = graph.reshape %_Expand_output, %_Constant_5_output {allowzero = 0 : i64} : (tensor<1x1x2x4x8xf32>, tensor<4xi64>) -> tensor<1x2x4x8xf32> loc("/Reshape")
+  %_Unsqueeze_1_output = graph.unsqueeze %v {axes = array<i64: 2>} : (tensor<1x1x4x8xf32>) -> tensor<1x1x1x4x8xf32> loc("/Unsqueeze_1")
+  %_Expand_1_output = graph.expand %_Unsqueeze_1_output, %_Where_output : (tensor<1x1x1x4x8xf32>, tensor<5xi64>) -> tensor<1x1x2x4x8xf32> loc("/Expand_1")
+  %_Reshape_1_output = graph.reshape %_Expand_1_output, %_Constant_5_output {allowzero = 0 : i64} : (tensor<1x1x2x4x8xf32>, tensor<4xi64>) -> tensor<1x2x4x8xf32> loc("/Reshape_1")
+  %_Transpose_output = graph.transpose %_Reshape_output {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32> loc("/Transpose")
+  %_MatMul_output = graph.matmul %onnx__MatMul, %_Transpose_output : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("/MatMul")
+  %_Constant_11_output = graph.constant dense<2.82842708> : tensor<f32> loc("/Constant_11")
+  %_Div_output = graph.div %_MatMul_output, %_Constant_11_output : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32> loc("/Div")
+  %_Trilu_output = graph.constant dense<"0x00000000000080FF000080FF000080FF0000000000000000000080FF000080FF000000000000000000000000000080FF00000000000000000000000000000000"> : tensor<4x4xf32> loc("/Trilu")
+  %_Add_output = graph.add %_Div_output, %_Trilu_output : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32> loc("/Add")
+  %_Softmax_output = graph.softmax %_Add_output {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("/Softmax")
+  %v89 = graph.matmul %_Softmax_output, %_Reshape_1_output : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("/MatMul_1")
+  func.return %v89 : tensor<1x2x4x8xf32>
+}
+// CHECK-LABEL: func.func @hf_gqa_ts(
+// CHECK-NEXT:    %v89 = graph.attention %onnx__MatMul, %k, %v {scale = 0.353553385 : f32, causal = 1 : i64} : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32> loc(fused["/Unsqueeze", "/Expand", "/Reshape", "/Unsqueeze_1", "/Expand_1", "/Reshape_1", "/Transpose", "/MatMul", "/Div", "/Add", "/Softmax", "/MatMul_1"])
+// CHECK-NEXT:    func.return
+
+// dynamo SDPA with enable_gqa: the repeat_kv Expand read straight by k^T's reshape
+func.func @sdpa_gqa_dyn(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<1x1x4x8xf32> {onnx.name = "k"}, %v: tensor<1x1x4x8xf32> {onnx.name = "v"}) -> (tensor<1x2x4x8xf32> {onnx.name = "scaled_dot_product_attention"}) {
+  %val = graph.constant dense<[[0.000000e+00, -3.40282347e+38, -3.40282347e+38, -3.40282347e+38], [0.000000e+00, 0.000000e+00, -3.40282347e+38, -3.40282347e+38], [0.000000e+00, 0.000000e+00, 0.000000e+00, -3.40282347e+38], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<4x4xf32> loc("val_25")
+  %val_1 = graph.constant dense<[1, 1, 2, 4, 8]> : tensor<5xi64> loc("val_36")
+  %val_2 = graph.constant dense<[1, 2, 4, 8]> : tensor<4xi64> loc("val_41")
+  %val_3 = graph.constant dense<[1, 2, 8, 4]> : tensor<4xi64> loc("val_56")
+  %val_54_shape = graph.constant dense<[2, 4, 8]> : tensor<3xi64> loc("val_54/shape")
+  %val_4 = graph.unsqueeze %k {axes = array<i64: 2>} : (tensor<1x1x4x8xf32>) -> tensor<1x1x1x4x8xf32> loc("node_Unsqueeze_34")
+  %val_5 = graph.unsqueeze %v {axes = array<i64: 2>} : (tensor<1x1x4x8xf32>) -> tensor<1x1x1x4x8xf32> loc("node_Unsqueeze_35")
+  %val_6 = graph.expand %val_4, %val_1 : (tensor<1x1x1x4x8xf32>, tensor<5xi64>) -> tensor<1x1x2x4x8xf32> loc("node_Expand_37")
+  %val_7 = graph.expand %val_5, %val_1 : (tensor<1x1x1x4x8xf32>, tensor<5xi64>) -> tensor<1x1x2x4x8xf32> loc("node_Expand_39")
+  %val_8 = graph.reshape %val_7, %val_2 {allowzero = 0 : i64} : (tensor<1x1x2x4x8xf32>, tensor<4xi64>) -> tensor<1x2x4x8xf32> loc("node_Reshape_43")
+  %val_9 = graph.reshape %val_6, %val_54_shape {allowzero = 0 : i64} : (tensor<1x1x2x4x8xf32>, tensor<3xi64>) -> tensor<2x4x8xf32> loc("node_Reshape_79")
+  %val_10 = graph.transpose %val_9 {perm = array<i64: 0, 2, 1>} : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32> loc("node_Transpose_55")
+  %val_11 = graph.reshape %val_10, %val_3 {allowzero = 0 : i64} : (tensor<2x8x4xf32>, tensor<4xi64>) -> tensor<1x2x8x4xf32> loc("node_Reshape_57")
+  %val_unscaled = graph.matmul %q, %val_11 : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc(fused["node_Mul_59", "node_Mul_61", "node_MatMul_62"])
+  %val_product = graph.constant dense<0.353553355> : tensor<1xf32> loc(fused["node_Mul_59", "node_Mul_61", "node_MatMul_62"])
+  %val_12 = graph.mul %val_unscaled, %val_product : (tensor<1x2x4x4xf32>, tensor<1xf32>) -> tensor<1x2x4x4xf32> loc(fused["node_Mul_59", "node_Mul_61", "node_MatMul_62"])
+  %val_13 = graph.add %val_12, %val : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32> loc("node_Add_63")
+  %val_14 = graph.softmax %val_13 {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("node_Softmax_64")
+  %scaled_dot_product_attention = graph.matmul %val_14, %val_8 : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("node_scaled_dot_product_attention")
+  func.return %scaled_dot_product_attention : tensor<1x2x4x8xf32>
+}
+// CHECK-LABEL: func.func @sdpa_gqa_dyn(
+// CHECK-NEXT:    %scaled_dot_product_attention = graph.attention %q, %k, %v {scale = 0.353553355 : f32, causal = 1 : i64} : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32> loc(fused["node_Unsqueeze_34", "node_Unsqueeze_35", "node_Expand_37", "node_Expand_39", "node_Reshape_43", "node_Reshape_79", "node_Transpose_55", "node_Reshape_57", "node_Mul_59", "node_Mul_61", "node_MatMul_62", "node_Add_63", "node_Softmax_64", "node_scaled_dot_product_attention"])
+// CHECK-NEXT:    func.return
+
+// dynamo HF attention with a runtime padding mask [B, 1, 1, L]
+func.func @hf_mask_dyn(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<1x2x4x8xf32> {onnx.name = "k"}, %v: tensor<1x2x4x8xf32> {onnx.name = "v"}, %m: tensor<1x1x1x4xf32> {onnx.name = "m_0"}) -> (tensor<1x2x4x8xf32> {onnx.name = "matmul_1"}) {
+  %val = graph.constant dense<2.82842708> : tensor<f32> loc("val_0")
+  %transpose = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32> loc("node_transpose")
+  %matmul = graph.matmul %q, %transpose : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("node_matmul")
+  %div = graph.div %matmul, %val : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32> loc("node_div")
+  %add = graph.add %div, %m : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32> loc("node_add")
+  %val_1 = graph.softmax %add {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("node_Softmax_1")
+  %matmul_1 = graph.matmul %val_1, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("node_matmul_1")
+  func.return %matmul_1 : tensor<1x2x4x8xf32>
+}
+// CHECK-LABEL: func.func @hf_mask_dyn(
+// CHECK-NEXT:    %matmul = graph.attention %q, %k, %v, %m {scale = 0.353553385 : f32, causal = 0 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x8xf32> loc(fused["node_transpose", "node_matmul", "node_div", "node_add", "node_Softmax_1", "node_matmul_1"])
+// CHECK-NEXT:    func.return
+
+// Softmax over the query axis, not the keys.
+// CHECK-LABEL: func.func @softmax_axis(
+// CHECK-NOT:     graph.attention
+// CHECK:         graph.softmax
+func.func @softmax_axis(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32> loc("kt")
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("qk")
+  %p = graph.softmax %s {axis = 2 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sm")
+  %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
+  func.return %o : tensor<1x2x4x8xf32>
+}
+
+// A Where whose condition is not the causal triangle (the upper one).
+// CHECK-LABEL: func.func @where_not_causal(
+// CHECK-NOT:     graph.attention
+// CHECK:         graph.softmax
+func.func @where_not_causal(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32> loc("kt")
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("qk")
+  %c = graph.constant dense<[[true, true, true, true], [false, true, true, true], [false, false, true, true], [false, false, false, true]]> : tensor<4x4xi1> loc("c")
+  %n = graph.constant dense<0xFF800000> : tensor<f32> loc("n")
+  %w = graph.where %c, %s, %n : (tensor<4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32> loc("where")
+  %p = graph.softmax %w {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sm")
+  %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
+  func.return %o : tensor<1x2x4x8xf32>
+}
+
+// The probabilities are a function result too.
+// CHECK-LABEL: func.func @probs_returned(
+// CHECK-NOT:     graph.attention
+// CHECK:         graph.softmax
+func.func @probs_returned(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) {
+  %kt = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32> loc("kt")
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("qk")
+  %p = graph.softmax %s {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sm")
+  %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
+  func.return %o, %p : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
+}
+
+// The scores have another user.
+// CHECK-LABEL: func.func @scores_used(
+// CHECK-NOT:     graph.attention
+// CHECK:         graph.softmax
+func.func @scores_used(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) {
+  %kt = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32> loc("kt")
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("qk")
+  %p = graph.softmax %s {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sm")
+  %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
+  %r = graph.relu %s : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("other")
+  func.return %o, %r : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
+}
+
+// A transpose that swaps batch and heads as well is not k^T.
+// CHECK-LABEL: func.func @not_k_transposed(
+// CHECK-NOT:     graph.attention
+// CHECK:         graph.softmax
+func.func @not_k_transposed(%q: tensor<1x2x4x8xf32>, %k: tensor<2x1x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = graph.transpose %k {perm = array<i64: 1, 0, 3, 2>} : (tensor<2x1x4x8xf32>) -> tensor<1x2x8x4xf32> loc("kt")
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("qk")
+  %p = graph.softmax %s {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sm")
+  %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
+  func.return %o : tensor<1x2x4x8xf32>
+}
+
+// HF's softmax(dtype=float32).to(f16): the Cast pair around the Softmax goes too.
+// CHECK-LABEL: func.func @f16_casts(
+// CHECK-NEXT:    %o = graph.attention %q, %k, %v {scale = 1.250000e-01 : f32, causal = 0 : i64} : (tensor<1x2x4x8xf16>, tensor<1x2x4x8xf16>, tensor<1x2x4x8xf16>) -> tensor<1x2x4x8xf16> loc(fused["kt", "qk", "scale", "up", "sm", "down", "pv"])
+// CHECK-NEXT:    func.return %o
+func.func @f16_casts(%q: tensor<1x2x4x8xf16>, %k: tensor<1x2x4x8xf16>, %v: tensor<1x2x4x8xf16>) -> tensor<1x2x4x8xf16> {
+  %kt = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf16>) -> tensor<1x2x8x4xf16> loc("kt")
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf16>, tensor<1x2x8x4xf16>) -> tensor<1x2x4x4xf16> loc("qk")
+  %c = graph.constant dense<1.250000e-01> : tensor<f16> loc("c")
+  %ss = graph.mul %s, %c : (tensor<1x2x4x4xf16>, tensor<f16>) -> tensor<1x2x4x4xf16> loc("scale")
+  %up = graph.cast %ss {to = f32} : (tensor<1x2x4x4xf16>) -> tensor<1x2x4x4xf32> loc("up")
+  %p = graph.softmax %up {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sm")
+  %pd = graph.cast %p {to = f16} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf16> loc("down")
+  %o = graph.matmul %pd, %v : (tensor<1x2x4x4xf16>, tensor<1x2x4x8xf16>) -> tensor<1x2x4x8xf16> loc("pv")
+  func.return %o : tensor<1x2x4x8xf16>
+}
+
+// A constant bias that is not the causal triangle (the diagonal masked too) is the mask operand, causal = 0.
+// CHECK-LABEL: func.func @not_causal_constant(
+// CHECK:         %o = graph.attention %q, %k, %v, %m {scale = 1.000000e+00 : f32, causal = 0 : i64}
+func.func @not_causal_constant(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32> loc("kt")
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("qk")
+  %m = graph.constant dense<[[-1.0e+09, -1.0e+09, -1.0e+09, -1.0e+09], [0.0, -1.0e+09, -1.0e+09, -1.0e+09], [0.0, 0.0, -1.0e+09, -1.0e+09], [0.0, 0.0, 0.0, -1.0e+09]]> : tensor<4x4xf32> loc("m")
+  %a = graph.add %s, %m : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32> loc("mask")
+  %p = graph.softmax %a {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sm")
+  %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
+  func.return %o : tensor<1x2x4x8xf32>
+}
+}
