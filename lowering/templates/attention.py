@@ -33,11 +33,10 @@ types other than f16 / bf16 / f32, head dims whose tiles do not fit the buffers.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr, f32, i64
+from xdsl.dialects.builtin import StringAttr, UnitAttr, f32
 from xdsl.ir import Attribute, SSAValue
 
 from geir.dialects import ascend as a
@@ -427,16 +426,10 @@ class AttentionKernel:
         kb.wait_flag("MTE2", "MTE1", slot)
         kt = kb.tile(self.kt0, [0, 0], [dp, nvp])
         kb.copy(kb.tile(self.k1[slot], [0, 0], [nvp, dp]), kt, transpose=UnitAttr())
-        kb.sync("MTE1", "M", CHAIN)
-        sc = kb.tile(self.sc, [0, 0], [mvp, nvp])
-        kb.emit(a.MmadOp.get(kb.tile(self.q0, [0, 0], [mvp, dp]), kt, sc, init=True))
-        kb.sync("M", "FIX", CHAIN)
-        sg = kb.tile(self.sg, [self.row0, 0], [mv, nv])
-        self._fix(sc, sg)
-        kb.sync("FIX", "MTE2", CHAIN)
         s = kb.tile(self.s, [0, 0], [mv, nv])
         tmp = kb.tile(self.tmp, [0, 0], [mv, nv])
-        kb.copy(sg, s)
+        self._product(kb.tile(self.q0, [0, 0], [mvp, dp]), kt, kb.tile(self.sc, [0, 0], [mvp, nvp]),
+                      kb.tile(self.sg, [self.row0, 0], [mv, nv]), s)
         if plan.mask is not None:
             self._load_mask(k0, nv, tmp)
         kb.sync("MTE2", "V", CHAIN)
@@ -489,15 +482,8 @@ class AttentionKernel:
         kb.copy(p1, p0)
         kb.copy(kb.tile(self.v1[slot], [0, 0], [nvp, dvp]), v0)
         kb.set_flag("MTE1", "MTE2", slot)                # the slot is free for the next load
-        kb.sync("MTE1", "M", CHAIN)
-        pvc = kb.tile(self.pvc, [0, 0], [mvp, dvp])
-        kb.emit(a.MmadOp.get(p0, v0, pvc, init=True))
-        kb.sync("M", "FIX", CHAIN)
-        og = kb.tile(self.og, [self.row0, 0], [mv, dv])
-        self._fix(pvc, og)
-        kb.sync("FIX", "MTE2", CHAIN)
         pv = kb.tile(self.tmp, [0, 0], [mv, dv])
-        kb.copy(og, pv)
+        self._product(p0, v0, kb.tile(self.pvc, [0, 0], [mvp, dvp]), kb.tile(self.og, [self.row0, 0], [mv, dv]), pv)
         kb.sync("MTE2", "V", CHAIN)
         # O = O * a + P V
         ab = kb.tile(self.s, [0, 0], [mv, dv])
@@ -523,16 +509,23 @@ class AttentionKernel:
         return self.kb.tile(stat, [0, 0], [self.mv, cols])
 
     def _load(self, src: SSAValue, dst: SSAValue) -> None:
+        """A copy between tiles of different static shapes pads (gm -> l1: zeros past the source)
+        or crops (l0c -> gm: the leading part)."""
         if src.type.get_shape() == dst.type.get_shape():
             self.kb.copy(src, dst)
         else:
             self.kb.copy(src, dst, pad=UnitAttr())
 
-    def _fix(self, acc: SSAValue, dst: SSAValue) -> None:
-        if acc.type.get_shape() == dst.type.get_shape():
-            self.kb.copy(acc, dst)
-        else:
-            self.kb.copy(acc, dst, pad=UnitAttr())
+    def _product(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue, scratch: SSAValue, dst: SSAValue) -> None:
+        """acc = lhs x rhs on the cube (operands in l0), FIX -> the block's scratch tile (the
+        valid part), MTE2 -> `dst` in ub: the cube -> vector hand-off through gm."""
+        kb = self.kb
+        kb.sync("MTE1", "M", CHAIN)
+        kb.emit(a.MmadOp.get(lhs, rhs, acc, init=True))
+        kb.sync("M", "FIX", CHAIN)
+        self._load(acc, scratch)
+        kb.sync("FIX", "MTE2", CHAIN)
+        kb.copy(scratch, dst)
 
     def _max(self, x: Index, y: Index) -> Index:
         if isinstance(x, int) and isinstance(y, int):
