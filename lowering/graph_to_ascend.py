@@ -258,6 +258,10 @@ class _FunctionLowering:
             return
         if not isinstance(op, g.GraphOp):
             raise LoweringError(f"{describe(op)} cannot be lowered to ascend (not a graph op)")
+        if _empty(op.results):
+            for r in op.results:  # nothing to compute: the buffers exist, no kernel fills them
+                self.result_buffer(r)
+            return
         inputs = list(op.operands)
         outputs = list(op.results)
         req = self._request(op, [op], inputs, outputs, _kind_of(op))
@@ -335,6 +339,10 @@ class _FunctionLowering:
         for op in ops:
             _check_types(op)
         yielded = list(fusion.yield_op().values)
+        if _empty(fusion.outputs):
+            for r in fusion.outputs:
+                self.result_buffer(r)
+            return
         # Each result's buffer; a yielded value computed in the body is written there in place,
         # one that already has a buffer (a block argument, a constant, a value yielded twice)
         # is written there by the kernel too (or copied, if the fusion is split).
@@ -414,6 +422,8 @@ class _FunctionLowering:
         return None if kernel is None else (kernel, inputs, outputs)
 
     def _copy(self, at: Operation, value: SSAValue, dst: SSAValue) -> None:
+        if _empty([value]):
+            return
         req = self._request(at, [], [value], [value], "data", "copy")
         self._launch(build_copy(req), [self.buffer(value), dst])
 
@@ -500,6 +510,11 @@ def _updated_in_place(fn: func.FuncOp) -> dict[SSAValue, int]:
                 and cache not in returned:
             out[value] = cache.index
     return out
+
+
+def _empty(values: Sequence[SSAValue]) -> bool:
+    """Every value has no elements (a zero-size dim): a kernel would have nothing to write."""
+    return bool(values) and all(math.prod(L.logical_shape(v.type)) == 0 for v in values)
 
 
 def _check_value(value: SSAValue, what: str) -> None:

@@ -699,7 +699,11 @@ def ascend_output_names(module: ModuleOp) -> list[str]:
 
 
 def is_ascend_module(module: ModuleOp) -> bool:
-    return any(isinstance(op, a.KernelOp) for op in module.ops)
+    """A lowered program: it has kernels, or a host function of gm buffers (a program whose
+    every value is empty launches nothing)."""
+    return any(isinstance(op, a.KernelOp) for op in module.ops) or any(
+        isinstance(f, func.FuncOp) and any(isinstance(t, MemRefType) for t in f.function_type.inputs.data)
+        for f in module.ops)
 
 
 def run_ascend_module(
