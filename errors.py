@@ -11,3 +11,9 @@ class OnnxImportError(GeirError):
 
 class InterpreterError(GeirError):
     """A program cannot be executed (missing input, wrong input shape, no data)."""
+
+
+class GraphBuildError(GeirError):
+    """A graph built in Python (frontend/builder.py, geir.models) is not well formed: mismatched
+    shapes or dtypes on an edge, an unknown attribute, a value of another builder, a name given
+    twice, an output never set, a bad model configuration."""

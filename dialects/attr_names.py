@@ -26,6 +26,10 @@ WORKSPACE_SIZE = "ascend.workspace_size"
 MEMORY_PLAN = "ascend.memory_plan"
 """{strategy, lower_bound, no_reuse}: how the workspace was planned and what it is measured by."""
 
+# Constants (frontend/builder.py).
+PLACEHOLDER = "geir.placeholder"
+"""A shape-only weight: the graph.constant's value is a splat of 0 standing for data never given."""
+
 # gm buffers (ascend.alloc in a host function).
 LIVE = "live"
 """[first, last] launch (host program order) that touches the buffer."""

@@ -6,8 +6,8 @@
     print(cm.mlir("03_fuse"))
 
 `model` is an onnx.ModelProto, a path, ONNX bytes, a torch.nn.Module with
-`example_inputs` (exported with the TorchScript exporter; torch is optional), or graph-level
-MLIR (a ModuleOp or a `.mlir` file).
+`example_inputs` (exported with the TorchScript exporter; torch is optional), graph-level
+MLIR (a ModuleOp or a `.mlir` file), or a GraphBuilder (geir.GraphBuilder, geir.models).
 Options mirror GE's switches and are checked: an unknown one is an error.
 """
 

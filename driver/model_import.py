@@ -1,8 +1,8 @@
 """A model as the graph dialect, whatever form it is given in (geir.compile, geir.quantize).
 
 `model` is an onnx.ModelProto, a path, ONNX bytes, a torch.nn.Module with `example_inputs`
-(exported with the TorchScript exporter; torch is optional), or graph-level MLIR (a ModuleOp or
-a `.mlir` file).
+(exported with the TorchScript exporter; torch is optional), graph-level MLIR (a ModuleOp or
+a `.mlir` file), or a GraphBuilder (frontend/builder.py: its finished module).
 """
 
 from __future__ import annotations
@@ -43,12 +43,15 @@ def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
                  freeze: Mapping[str, Any] | None = None) -> ModuleOp:
     """The graph-level module of a model: imported from ONNX (`freeze`: graph inputs made
     constants first, frontend/onnx.py freeze_inputs), or graph-level MLIR as it is."""
+    from geir.frontend.builder import GraphBuilder
     from geir.frontend.onnx import import_model
     from geir.ir.text import parse_module
     from geir.runtime.ascend_interpreter import is_ascend_module
 
     if isinstance(model, str | Path) and Path(model).suffix == ".mlir":
         model = parse_module(Path(model).read_text(), make_context(), str(model))
+    if isinstance(model, GraphBuilder):
+        model = model.finish()
     if isinstance(model, ModuleOp):
         if freeze:
             raise GeirError("freeze makes ONNX graph inputs constants; this model is MLIR")

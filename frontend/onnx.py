@@ -23,30 +23,24 @@ test_import.py checks the table lists every schema version of every converted op
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, BlockArgument, SSAValue
 
 from geir.dialects import graph as g
 from geir.ir.types import UnsupportedTypeError, is_float_dtype, tensor, to_dtype, to_element_type
 from geir.errors import OnnxImportError
+from geir.frontend.builder import GraphBuilder, value_hint
 from geir.frontend.onnx_opsets import check_opset_changes
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
-from geir.ir.locations import name_loc
-from geir.target.device import MAX_TENSOR_BYTES
-from geir.dialects import attr_names
 
 MIN_OPSET, MAX_OPSET = 6, 28  # 28: the newest opset OPSET_CHANGES has been checked against
-_KNOWN_LIMIT = 4096  # largest result (elements) evaluated at import for shape inference
 
 
 # ---------------------------------------------------------------------------
@@ -290,17 +284,23 @@ def _element_type(elem_type: int, what: str):
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class _Importer:
-    opset: int
-    onnx_types: dict[str, onnx.TypeProto]
-    check_shapes: bool
-    base_dir: str | None = None  # where a model file's external data lies
-    values: dict[str, SSAValue] = field(default_factory=dict)
-    block: Block | None = None
-    node: onnx.NodeProto | None = None
-    used: set[str] = field(default_factory=set)  # names some node or the graph reads
-    known: dict[SSAValue, np.ndarray] = field(default_factory=dict)  # values known at import
+class _Importer(GraphBuilder):
+    """The ONNX importer: a GraphBuilder whose converters build through its core (`build`),
+    plus what ONNX needs - the opset, onnx's inferred types to check results against (or to
+    take where geir cannot infer), the node being converted for errors and locations."""
+
+    error_type = OnnxImportError
+
+    def __init__(self, opset: int, onnx_types: dict[str, onnx.TypeProto], check_shapes: bool,
+                 base_dir: str | None = None):
+        super().__init__("main")
+        self.opset = opset
+        self.onnx_types = onnx_types
+        self.check_shapes = check_shapes
+        self.base_dir = base_dir  # where a model file's external data lies
+        self.values: dict[str, SSAValue] = {}
+        self.node: onnx.NodeProto | None = None
+        self.used: set[str] = set()  # names some node or the graph reads
 
     def run(self, graph: onnx.GraphProto) -> ModuleOp:
         inits = {t.name: t for t in graph.initializer}
@@ -309,12 +309,12 @@ class _Importer:
         arg_types = [onnx_tensor_type(i.type, f"graph input '{i.name}'") for i in inputs]
         self.block = Block(arg_types=arg_types)
         for i, arg in zip(inputs, self.block.args):
-            arg.name_hint = _hint(i.name)
+            arg.name_hint = value_hint(i.name)
             self.values[i.name] = arg
         for name, t in inits.items():
             array = _tensor_array(t, self.base_dir)
             _check_array_type(array, f"initializer '{name}'")
-            self.values[name] = self.constant(array, name, loc=name)
+            self.values[name] = self.constant(array, name=name, loc=name)
         for node in graph.node:
             self.node = node
             self.convert(node)
@@ -323,62 +323,19 @@ class _Importer:
             if o.name not in self.values:
                 raise OnnxImportError(f"graph output '{o.name}' is not produced by any node")
             outs.append(self.values[o.name])
-        self.block.add_op(func.ReturnOp(*outs))
-        fn = func.FuncOp(
-            "main",
-            ([a.type for a in self.block.args], [v.type for v in outs]),
-            Region(self.block),
-            arg_attrs=_name_attrs(i.name for i in inputs),
-            res_attrs=_name_attrs(o.name for o in graph.output),
-        )
-        return ModuleOp([fn])
+        return self.module([i.name for i in inputs], [o.name for o in graph.output], outs)
 
     # -- helpers used by converters ----------------------------------------
 
     @property
-    def where(self) -> str:
+    def here(self) -> str:
         return _where(self.node, self.opset)
 
-    def error(self, msg: str) -> OnnxImportError:
-        return OnnxImportError(f"{self.where}: {msg}")
+    def default_location(self) -> str:
+        return _node_name(self.node)
 
-    def add(self, op: Operation, loc: str | None = None) -> Operation:
-        op.location = name_loc(loc if loc is not None else _node_name(self.node))
-        self.block.add_op(op)
-        return op
-
-    def constant(self, array: np.ndarray, hint: str | None = None, loc: str | None = None) -> SSAValue:
-        op = g.ConstantOp.from_array(np.asarray(array))
-        if hint:
-            op.output.name_hint = _hint(hint)
-        self.add(op, loc)
-        return op.output
-
-    def const_value(self, value: SSAValue | None) -> np.ndarray | None:
-        """The value if it is known at import time (a constant or shape arithmetic)."""
-        if value is None:
-            return None
-        known = self.known.get(value)
-        return known if known is not None else g.constant_value_of(value)
-
-    def _evaluate(self, op: g.GraphOp) -> None:
-        """Record small results computable now: TorchScript exports compute reshape
-        and slice parameters with Shape/Gather/Concat on static shapes, and the
-        dialect needs those values to infer result types. The ops stay in the IR
-        (graph-fold-shapes removes them)."""
-        if isinstance(op, g.ShapeOp):
-            dims = op.inputs[0].type.get_shape()
-            a = op.attrs()
-            self.known[op.output] = np.array(dims[slice(a["start"], a["end"])], np.int64)
-            return
-        if len(op.results) != 1 or math.prod(op.results[0].type.get_shape()) > _KNOWN_LIMIT:
-            return
-        args = [self.const_value(v) for v in op.inputs]
-        if any(a is None for a in args):
-            return
-        from geir.reference.graph import reference_of
-
-        self.known[op.output] = np.asarray(reference_of(op)(*args, **op.kernel_kwargs()))
+    def result_names(self, n: int) -> list[str]:
+        return list(self.node.output[:n]) if self.node is not None else []
 
     def require_const(self, value: SSAValue | None, what: str) -> np.ndarray:
         c = self.const_value(value)
@@ -397,53 +354,21 @@ class _Importer:
                 f"(geir.compile(..., freeze={{'{name}': ...}}), geir-compile --freeze {name}=...)")
 
     def build(self, cls: type[g.GraphOp], inputs: list[SSAValue], n_results: int = 1, **attrs: Any) -> list[SSAValue]:
-        """Create an op; result types from the dialect, checked against onnx's."""
-        node = self.node
-        names = list(node.output[:n_results]) if node is not None else []
+        """The node's op, through the builder's core: result types from the dialect (onnx's
+        where geir cannot infer one), checked against onnx's."""
+        names = self.result_names(n_results)
         onnx_types = [self._onnx_type(n) for n in names]
-        try:
-            props = cls.attrs_to_props(attrs)
-            py = cls.props_to_py(props)
-            types = cls.infer([v.type for v in inputs], py, [self.const_value(v) for v in inputs])
-        except (g.ShapeError, ValueError) as e:
-            raise self.error(str(e)) from None
-        if types is None:
-            if any(t is None for t in onnx_types) or len(onnx_types) != n_results:
-                raise self.error("the result shape depends on values geir cannot fold; no static shape")
-            types = onnx_types
-        elif self.check_shapes:
-            for name, mine, theirs in zip(names, types, onnx_types):
-                if theirs is not None and theirs != mine:
-                    raise self.error(f"output '{name}': geir infers {mine}, onnx infers {theirs}")
-        self.check_size(types, names)
-        op = cls.create(operands=inputs, result_types=list(types), properties=props)
-        self.add(op)
-        self._evaluate(op)
-        return list(op.results)
+        results = super().build(cls, inputs, n_results, declared=onnx_types, **attrs)
+        if self.check_shapes:
+            for name, r, theirs in zip(names, results, onnx_types):
+                if theirs is not None and theirs != r.type:
+                    raise self.error(f"output '{name}': geir infers {r.type}, onnx infers {theirs}")
+        return results
 
     def op(self, cls: type[g.GraphOp], inputs: list[SSAValue], **attrs: Any) -> SSAValue:
         """An intermediate op of a node that expands to several (its result is not one of the
         node's outputs, so there is no onnx type to check it against)."""
-        try:
-            op = cls.build_op(inputs, **attrs)
-        except (g.ShapeError, ValueError) as e:
-            raise self.error(str(e)) from None
-        self.check_size([r.type for r in op.results], [])
-        self.add(op)
-        return op.results[0]
-
-    def check_size(self, types: list[TensorType], names: list[str]) -> None:
-        """Reject a result above MAX_TENSOR_BYTES from its shape, before anything - the
-        interpreter, constant folding, the lowering's evaluation of ConstantOfShape, Range,
-        Expand or Tile of constants - tries to allocate it."""
-        for i, t in enumerate(types):
-            elements = math.prod(t.get_shape())
-            nbytes = elements * np.dtype(to_dtype(t.element_type)).itemsize
-            if nbytes > MAX_TENSOR_BYTES:
-                what = f"output '{names[i]}'" if i < len(names) else "an intermediate result"
-                raise self.error(f"{what} would hold {elements} elements of {t.element_type} "
-                                 f"({_size_text(nbytes)}), more than geir's tensor limit MAX_TENSOR_BYTES = "
-                                 f"{_size_text(MAX_TENSOR_BYTES)} (the device memory of the largest modeled device)")
+        return GraphBuilder.build(self, cls, inputs, **attrs)[0]
 
     def conv_attrs(self, attrs: dict[str, Any], x: SSAValue, w: SSAValue) -> dict[str, Any]:
         """A Conv-like node's group, strides, dilations and explicit pads (auto_pad resolved)."""
@@ -483,7 +408,7 @@ class _Importer:
         for name, value in zip(node.output, results):
             if name:
                 if value.name_hint is None:
-                    value.name_hint = _hint(name)
+                    value.name_hint = value_hint(name)
                 self.values[name] = value
         used_extra = [n for n in node.output[len(results) :] if n in self.used]
         if used_extra:
@@ -498,33 +423,10 @@ def _tensor_array(t: onnx.TensorProto, base_dir: str | None = None) -> np.ndarra
         raise OnnxImportError(f"initializer '{t.name}' cannot be read: {e}") from None
 
 
-def _size_text(nbytes: int) -> str:
-    """Bytes in the largest binary unit that keeps the number at least 1 (3.55 PiB)."""
-    for unit, size in (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20),
-                       ("KiB", 2**10)):
-        if nbytes >= size:
-            return f"{nbytes / size:.3g} {unit}"
-    return f"{nbytes} bytes"
-
-
 def _node_name(node: onnx.NodeProto | None) -> str:
     if node is None:
         return "?"
     return node.name or f"{node.op_type}:{node.output[0]}"
-
-
-_HINT_BAD = re.compile(r"[^A-Za-z0-9_$.-]")
-
-
-def _hint(name: str) -> str | None:
-    h = _HINT_BAD.sub("_", name)
-    if not h or h[0].isdigit():
-        h = "v" + h
-    return h
-
-
-def _name_attrs(names) -> ArrayAttr[DictionaryAttr]:
-    return ArrayAttr([DictionaryAttr({attr_names.ONNX_NAME: StringAttr(n)}) for n in names])
 
 
 # ---------------------------------------------------------------------------
@@ -683,7 +585,7 @@ def _range(im: _Importer, ins, attrs):
             raise im.error("the result shape depends on values geir cannot fold; no static shape")
         op = g.RangeOp.create(operands=[im.op(g.CastOp, [v], to=f32) for v in ins],
                               result_types=[tensor(declared.get_shape(), f32)])
-        im.add(op)
+        im.append(op)
         wide = op.results[0]
     return im.build(g.CastOp, [wide], to=elt)
 
@@ -705,20 +607,20 @@ def _constant(im: _Importer, ins, attrs):
         array = np.array(v, np.int64)
     else:
         raise im.error(f"constant attribute '{key}' is not supported")
-    _check_array_type(array, im.where)
+    _check_array_type(array, im.here)
     return [im.constant(array)]
 
 
 @converts("ConstantOfShape")
 def _constant_of_shape(im: _Importer, ins, attrs):
     value = numpy_helper.to_array(attrs["value"]).reshape(1) if "value" in attrs else np.zeros(1, np.float32)
-    _check_array_type(value, f"{im.where}: value")
+    _check_array_type(value, f"{im.here}: value")
     return im.build(g.ConstantOfShapeOp, ins, value=value)
 
 
 @converts("Cast")
 def _cast(im: _Importer, ins, attrs):
-    to = _element_type(attrs["to"], im.where)
+    to = _element_type(attrs["to"], im.here)
     return im.build(g.CastOp, ins, to=to)
 
 
@@ -931,7 +833,7 @@ def _softmax(cls):
         flat = (math.prod(shape[:axis]), math.prod(shape[axis:]))
         two_d = _reshape(im, x, flat)
         y = cls.build_op([two_d], axis=1)
-        im.add(y)
+        im.append(y)
         return [_reshape(im, y.results[0], shape)]
 
     return convert
@@ -940,7 +842,7 @@ def _softmax(cls):
 def _reshape(im: _Importer, x: SSAValue, shape) -> SSAValue:
     target = im.constant(np.array(shape, np.int64))
     op = g.ReshapeOp.build_op([x, target])
-    im.add(op)
+    im.append(op)
     return op.output
 
 
