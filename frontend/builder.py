@@ -80,7 +80,8 @@ def parse_dtype(spec: Any) -> np.dtype:
         to_element_type(dt)
         return dt
     except (UnsupportedTypeError, TypeError):
-        raise GraphBuildError(f"element type {spec} is not supported") from None
+        shown = spec.__name__ if isinstance(spec, type) else spec
+        raise GraphBuildError(f"element type {shown} is not supported") from None
 
 
 _HINT_BAD = re.compile(r"[^A-Za-z0-9_$.-]")
