@@ -31,6 +31,8 @@ import math
 from collections.abc import Mapping, Iterable, Sequence
 from typing import ClassVar
 
+import numpy as np
+
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -448,11 +450,13 @@ class ConstantOp(IRDLOperation):
         return memref_type(t.get_shape(), t.element_type, "gm")
 
     def array(self):
+        """The buffer's contents: a splat (one element stored, a placeholder weight's zeros)
+        is expanded here, when a program runs, into the contiguous buffer kernels address."""
         from geir.ir.types import array_from_dense
 
         if not isinstance(self.value, DenseIntOrFPElementsAttr):
             raise ValueError(f"constant {self.value.resource_handle.data!r} has no data (an elided or missing blob)")
-        return array_from_dense(self.value)
+        return np.ascontiguousarray(array_from_dense(self.value))
 
     def verify_(self) -> None:
         want = self.memref_type_of(self.value)

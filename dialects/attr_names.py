@@ -28,7 +28,8 @@ MEMORY_PLAN = "ascend.memory_plan"
 
 # Constants (frontend/builder.py).
 PLACEHOLDER = "geir.placeholder"
-"""A shape-only weight: the graph.constant's value is a splat of 0 standing for data never given."""
+"""A shape-only weight (the value: its name): the graph.constant's value is a splat of 0 standing
+for data never given; the name keeps CSE from merging two of them."""
 
 # gm buffers (ascend.alloc in a host function).
 LIVE = "live"

@@ -26,7 +26,7 @@ slice bounds).
 Weights: `b.weight(name, array)` holds the array's bytes; `b.weight(name, shape=..., dtype=...)`
 without data is a **shape-only placeholder**: a `graph.constant` whose value is a splat of 0
 (MLIR's splat dense attribute: one element stored for the whole tensor) marked with
-`geir.placeholder`. It holds no bytes, prints as `dense<0.0>`, and compiles through the graph
+`geir.placeholder = "<name>"` (the name keeps CSE from merging two placeholders). It holds no bytes, prints as `dense<0.0>`, and compiles through the graph
 passes and the lowering like any weight; running it computes with zeros (documented, not an
 error), so it is for compiling and timing a model's shape (docs/builder.md).
 """
@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, BytesAttr, DenseIntOrFPElementsAttr, DictionaryAttr, ModuleOp, StringAttr
-from xdsl.dialects.builtin import TensorType, UnitAttr
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -298,7 +298,7 @@ class GraphBuilder:
         self.check_size([t], [name])
         attr = DenseIntOrFPElementsAttr(t, BytesAttr(np.zeros(1, dt).tobytes()))
         op = g.ConstantOp.create(properties={"value": attr}, result_types=[t],
-                                 attributes={attr_names.PLACEHOLDER: UnitAttr()})
+                                 attributes={attr_names.PLACEHOLDER: StringAttr(name)})
         op.output.name_hint = value_hint(name)
         self.append(op, name)
         return op.output

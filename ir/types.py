@@ -99,13 +99,22 @@ def nbytes_of(t: TensorType) -> int:
     return int(np.prod(t.get_shape(), dtype=np.int64)) * to_dtype(t.element_type).itemsize
 
 
+def dense_bytes(array: np.ndarray) -> bytes:
+    """The bytes a dense attribute stores for `array`: one element for a splat view (every
+    stride 0, as np.broadcast_to and `array_from_dense` of a splat make: a shape-only
+    placeholder weight stays one element through the passes), else every element in C order."""
+    array = np.asarray(array)
+    if array.size > 1 and not any(array.strides):
+        return array.reshape(-1)[:1].tobytes()
+    return array.tobytes(order="C")
+
+
 def dense_from_array(array: np.ndarray) -> DenseIntOrFPElementsAttr:
-    """A dense attribute holding the array's bytes (one copy, never a Python list)."""
+    """A dense attribute holding the array's bytes (one copy, never a Python list; a splat
+    view stays one element)."""
     # Not np.ascontiguousarray: it turns a 0-d array into a 1-d one.
     array = np.asarray(array)
-    if not array.flags.c_contiguous:
-        array = array.copy(order="C")
-    return DenseIntOrFPElementsAttr(tensor_of(array), BytesAttr(array.tobytes()))
+    return DenseIntOrFPElementsAttr(tensor_of(array), BytesAttr(dense_bytes(array)))
 
 
 def array_from_dense(attr: DenseIntOrFPElementsAttr) -> np.ndarray:

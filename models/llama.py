@@ -77,7 +77,7 @@ CONFIGS: dict[str, LlamaConfig] = {
     "llama-2-7b": LlamaConfig(32, 4096, 32, 32, 11008, 32000, 10000.0, 1e-5, 4096),
     "llama-2-13b": LlamaConfig(40, 5120, 40, 40, 13824, 32000, 10000.0, 1e-5, 4096),
     "llama-3-8b": LlamaConfig(32, 4096, 32, 8, 14336, 128256, 500000.0, 1e-5, 8192),
-    "tiny": LlamaConfig(2, 64, 4, 2, 128, 128, 10000.0, 1e-6, 128),
+    "tiny": LlamaConfig(2, 64, 4, 2, 128, 128, 10000.0, 1e-6, 256),
 }
 """The published shapes (HF config.json of each checkpoint) and a tiny one for tests."""
 

@@ -39,6 +39,15 @@ def _block_class():
     return Block
 
 
+def block_reference(d_model: int, heads: int, seed: int = 0):
+    """The torch Block (`_block_class`) with seeded weights, in eval mode: the reference of
+    geir.models.transformer_block, whose weights take its state dict's names."""
+    import torch
+
+    torch.manual_seed(seed)
+    return _block_class()(d_model, heads).eval()
+
+
 @cache
 def transformer_onnx(
     layers: int = 1, d_model: int = 64, heads: int = 4, seq: int = 16, batch: int = 1, opset: int = 14, seed: int = 0

@@ -604,10 +604,14 @@ def _drop_unused_args(fusion: g.FusionOp) -> None:
 
 
 def formatted_constant(array: np.ndarray, fmt: str, loc, name: str | None = None) -> g.ConstantOp:
-    """A graph.constant of the logical `array` stored as `fmt` (converted now)."""
+    """A graph.constant of the logical `array` stored as `fmt` (converted now; a splat of 0
+    stays one element)."""
     origin = L.NCHW if fmt in L.FOUR_D else L.ND
     t = L.format_type(TensorType(to_element_type(array.dtype), array.shape), fmt, origin)
-    data = np.ascontiguousarray(L.to_physical(array, fmt, origin)).tobytes()
+    if array.size > 1 and not any(array.strides) and not array.reshape(-1)[:1].view(np.uint8).any():
+        data = array.reshape(-1)[:1].tobytes()  # a splat of 0 (a placeholder weight): its padding is 0 too
+    else:
+        data = np.ascontiguousarray(L.to_physical(array, fmt, origin)).tobytes()
     op = g.ConstantOp.create(properties={"value": DenseIntOrFPElementsAttr(t, BytesAttr(data))}, result_types=[t])
     op.location = loc
     op.output.name_hint = name

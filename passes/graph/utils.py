@@ -18,7 +18,7 @@ from xdsl.rewriter import InsertPoint
 
 from geir.dialects import attr_names
 from geir.dialects import graph as g
-from geir.ir.types import tensor_of, to_dtype
+from geir.ir.types import dense_bytes, tensor_of, to_dtype
 from geir.ir.locations import fused_loc, loc_names
 
 
@@ -74,7 +74,7 @@ def constant(array: np.ndarray, loc: Attribute, name: str | None = None) -> g.Co
     Builds the attribute itself: `dense_from_array` goes through
     np.ascontiguousarray, which turns a 0-d array into shape [1]."""
     array = np.asarray(array)
-    attr = DenseIntOrFPElementsAttr(tensor_of(array), BytesAttr(np.ascontiguousarray(array).tobytes()))
+    attr = DenseIntOrFPElementsAttr(tensor_of(array), BytesAttr(dense_bytes(array)))
     op = g.ConstantOp.create(properties={"value": attr}, result_types=[attr.get_type()])
     op.output.name_hint = name
     return located(op, loc)

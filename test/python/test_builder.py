@@ -133,7 +133,7 @@ def test_shape_only_weights_hold_no_bytes_and_compile():
     const = w.owner
     assert is_placeholder(const) and len(const.value.data.data) == 2  # one f16 element: a splat
     text = print_module(module)  # with blobs: still no bytes, no resource section
-    assert "dense<0.000000e+00> attributes {geir.placeholder} : tensor<64x4096xf16>" in text
+    assert 'dense<0.000000e+00> attributes {geir.placeholder = "big"} : tensor<64x4096xf16>' in text
     assert "dialect_resources" not in text
     cm = geir.compile(module, opt_level=3)
     assert cm.stage_names[-1] == "09_plan_memory"
