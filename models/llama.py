@@ -129,13 +129,13 @@ def llama(config: str | LlamaConfig, *, batch: int = 1, seq: int = 128, past: in
     return LlamaPrograms(c, prefill, decode, batch, seq, past)
 
 
-def rope_tables(c: LlamaConfig) -> tuple[np.ndarray, np.ndarray]:
-    """cos and sin of every position (max_seq rows) and frequency, the halves repeated
-    (HF's LlamaRotaryEmbedding: computed in f32)."""
+def rope_tables(c: LlamaConfig) -> dict[str, np.ndarray]:
+    """{"cos": ..., "sin": ...} of every position (max_seq rows) and frequency, the halves
+    repeated (HF's LlamaRotaryEmbedding: computed in f32)."""
     inv_freq = 1.0 / (c.rope_theta ** (np.arange(0, c.head_dim, 2, dtype=np.int64).astype(np.float32) / c.head_dim))
     freqs = np.arange(c.max_seq, dtype=np.float32)[:, None] * inv_freq[None, :].astype(np.float32)
     emb = np.concatenate([freqs, freqs], axis=-1)
-    return np.cos(emb), np.sin(emb)
+    return {"cos": np.cos(emb), "sin": np.sin(emb)}
 
 
 def kv_cache(b: GraphBuilder, layer: int, k: SSAValue, v: SSAValue, past: int | None) -> tuple[SSAValue, SSAValue]:
@@ -190,7 +190,7 @@ class _Llama:
         step gathers the rows at `position_ids` and unsqueezes the head axis."""
         b, dt = self.b, self.w.dtype
         out = []
-        for kind, table in zip(("cos", "sin"), rope_tables(self.c)):
+        for kind, table in rope_tables(self.c).items():
             t = b.constant(table.astype(dt), name=f"model.rotary_emb.{kind}_cached",
                            loc=f"/model/rotary_emb/{kind}_cached")
             if positions is None:
