@@ -83,9 +83,10 @@ def _classes():
             k, v = repeat_kv(k, n_rep), repeat_kv(v, n_rep)
             scores = torch.matmul(q, k.transpose(2, 3)) * self.head_dim ** -0.5
             if s > 1:  # prefill: causal; a decode step attends to the whole past
-                total = k.shape[2]
-                mask = torch.full((s, total), torch.finfo(scores.dtype).min, dtype=scores.dtype)
-                scores = scores + torch.triu(mask, diagonal=total - s + 1)
+                total = k.shape[2]  # (a comparison, not torch.triu: exported, it folds to a constant)
+                later = torch.arange(total)[None, :] > torch.arange(s)[:, None] + (total - s)
+                zero = torch.zeros((), dtype=scores.dtype)
+                scores = scores + torch.where(later, torch.finfo(scores.dtype).min, zero)
             probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
             out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, -1)
             return self.o_proj(out), present
@@ -183,7 +184,7 @@ def export_onnx(model: Any, batch: int = 1, seq: int = 8, *, dynamo: bool = Fals
         warnings.simplefilter("ignore")
         if dynamo:
             program = torch.onnx.export(Prefill(model).eval(), (ids,), dynamo=True, opset_version=max(opset, 18),
-                                        input_names=["input_ids"], output_names=["logits"])
+                                        input_names=["input_ids"], output_names=["logits"], verbose=False)
             return program.model_proto
         torch.onnx.export(Prefill(model).eval(), (ids,), f, dynamo=False, opset_version=opset,
                           input_names=["input_ids"], output_names=["logits"])

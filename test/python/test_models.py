@@ -165,3 +165,20 @@ def test_a_state_dict_with_foreign_weights_is_rejected():
     state["model.layers.7.mlp.gate_proj.weight"] = state["model.layers.0.mlp.gate_proj.weight"]
     with pytest.raises(GraphBuildError, match=r"weights the model does not use: \['model.layers.7.mlp"):
         geir.models.llama(TINY, batch=1, seq=4, weights=state)
+
+
+@pytest.mark.parametrize("dynamo", [False, True])
+def test_the_reference_exports_with_both_exporters(tiny, dynamo):
+    """testing/llama.py's export (what the recognisers are tested on) imports into geir and
+    computes the torch model's logits (fp32, the graph interpreter)."""
+    from geir.frontend.onnx import import_model
+    from geir.runtime.interpreter import run_module
+    from geir.testing.llama import export_onnx
+
+    model = tiny[0]
+    proto = export_onnx(model, batch=1, seq=6, dynamo=dynamo)
+    ids = np.random.default_rng(5).integers(0, TINY.vocab, (1, 6))
+    with torch.no_grad():
+        want = model(torch.from_numpy(ids))[0].numpy()
+    got = run_module(import_model(proto), {"input_ids": ids})["logits"]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
