@@ -18,6 +18,13 @@ The KV cache is ONNX's concat form (optimum's names): the prefill returns `prese
 sequence (`input_ids` [batch, 1], `position_ids` [batch, 1]), `past_key_values.<i>.key` /
 `.value` of length `past`, and returns the presents of length past + 1. `kv_cache` is the one
 function that says so.
+
+`cache="inplace"` is the static cache (HF's StaticCache, GE's ref-data): both programs take
+`past_key_values.<i>.key` / `.value` of a fixed `max_len` rows and a `cache_position` [1] (the
+row of the program's first token), write their new K / V rows there with
+`graph.kv_cache_write` (the cache arguments updated in place: no step copies a cache), and
+attend over all `max_len` rows with a mask that hides the rows after each query's position.
+`position_ids` (the RoPE rows) are then `cache_position + 0..n-1` per sequence.
 """
 
 from __future__ import annotations
@@ -103,14 +110,23 @@ class LlamaPrograms:
 
 
 def llama(config: str | LlamaConfig, *, batch: int = 1, seq: int = 128, past: int | None = None,
-          weights=None, dtype: str = "f16", embeddings: bool = False, seed: int = 0) -> LlamaPrograms:
+          weights=None, dtype: str = "f16", embeddings: bool = False, seed: int = 0,
+          cache: str = "concat", max_len: int | None = None) -> LlamaPrograms:
     """The prefill program (`input_ids` [batch, seq] -> `logits` [batch, seq, vocab] and the
     presents) and the decode program (one token per sequence after `past` of them, default
     `seq`: the prefill's presents are its past). `weights`: None or "random" (seeded normal /
     sqrt(fan in), norms 1), a state dict of HF's names (torch tensors or arrays), or
     "shape-only" (placeholders: no bytes, runs compute with zeros). `embeddings`: the programs
-    take `inputs_embeds` [batch, n, hidden] instead of token ids."""
+    take `inputs_embeds` [batch, n, hidden] instead of token ids. `cache`: "concat" (ONNX's
+    past / present form) or "inplace" (a static cache of `max_len` rows, default max_seq,
+    updated in place; the module docstring)."""
     c = config_of(config)
+    if cache not in ("concat", "inplace"):
+        raise GraphBuildError(f"llama: cache must be 'concat' or 'inplace', got {cache!r}")
+    max_len = c.max_seq if max_len is None else max_len
+    if cache == "inplace" and (isinstance(max_len, bool) or not isinstance(max_len, int)
+                               or not seq <= max_len <= c.max_seq):
+        raise GraphBuildError(f"llama: max_len must be an int from seq {seq} to max_seq {c.max_seq}, got {max_len!r}")
     past = seq if past is None else past
     for what, v in (("batch", batch), ("seq", seq), ("past", past)):
         if isinstance(v, bool) or not isinstance(v, int) or v < (0 if what == "past" else 1):
@@ -123,8 +139,9 @@ def llama(config: str | LlamaConfig, *, batch: int = 1, seq: int = 128, past: in
     if dt.kind != "f" and str(dt) != "bfloat16":
         raise GraphBuildError(f"llama: dtype {dt} is not a floating-point type")
     w = Weights(weights, dt, seed)
-    prefill = _Llama(c, w, embeddings).program(batch, seq, None)
-    decode = _Llama(c, w, embeddings).program(batch, 1, past)
+    static = max_len if cache == "inplace" else None
+    prefill = _Llama(c, w, embeddings, static).program(batch, seq, None)
+    decode = _Llama(c, w, embeddings, static).program(batch, 1, past)
     w.check_used()
     return LlamaPrograms(c, prefill, decode, batch, seq, past)
 
@@ -154,11 +171,27 @@ def kv_cache(b: GraphBuilder, layer: int, k: SSAValue, v: SSAValue, past: int | 
     return present[0], present[1]
 
 
-class _Llama:
-    """One program of the model: the layers in a builder."""
+def static_kv_cache(b: GraphBuilder, layer: int, k: SSAValue, v: SSAValue, position: SSAValue,
+                    max_len: int) -> tuple[SSAValue, SSAValue]:
+    """The cache plumbing of one layer (a static cache): the K / V inputs of `max_len` rows, the
+    new rows written at `position` (in place: each cache argument is read only by its write,
+    and the result is the present output), the whole cache what attention reads."""
+    present = []
+    for kind, new in (("key", k), ("value", v)):
+        batch, kv_heads, _, head_dim = new.type.get_shape()
+        cache = b.input(f"past_key_values.{layer}.{kind}", (batch, kv_heads, max_len, head_dim), new.type.element_type)
+        new = b.kv_cache_write(cache, new, position, axis=2, name=f"/model/layers.{layer}/self_attn/{kind}_cache/Write")
+        b.output(f"present.{layer}.{kind}", new)
+        present.append(new)
+    return present[0], present[1]
 
-    def __init__(self, c: LlamaConfig, w: Weights, embeddings: bool):
-        self.c, self.w, self.embeddings = c, w, embeddings
+
+class _Llama:
+    """One program of the model: the layers in a builder. `max_len`: a static cache of that
+    many rows (None: ONNX's concat form)."""
+
+    def __init__(self, c: LlamaConfig, w: Weights, embeddings: bool, max_len: int | None = None):
+        self.c, self.w, self.embeddings, self.max_len = c, w, embeddings, max_len
 
     def program(self, batch: int, n: int, past: int | None) -> ModuleOp:
         c, w = self.c, self.w
@@ -170,9 +203,16 @@ class _Llama:
             ids = b.input("input_ids", (batch, n), "i64")
             table = w.value(b, "model.embed_tokens.weight", (c.vocab, c.hidden), "embedding")
             h = b.gather(table, ids, axis=0, name="/model/embed_tokens/Gather")
-        positions = None if past is None else b.input("position_ids", (batch, n), "i64")
-        cos, sin = self.rope(n, positions)
-        mask = self.causal_mask(n) if past is None else None
+        self.position = None
+        if self.max_len is not None:  # a static cache: RoPE and the mask follow the cache position
+            self.position = b.input("cache_position", (1,), "i64")
+            positions = b.input("position_ids", (batch, n), "i64")
+            cos, sin = self.rope(n, positions)
+            mask = self.cache_mask(n)
+        else:
+            positions = None if past is None else b.input("position_ids", (batch, n), "i64")
+            cos, sin = self.rope(n, positions)
+            mask = self.causal_mask(n) if past is None else None
         for i in range(c.layers):
             h = self.layer(i, h, cos, sin, mask, past)
         h = b.rms_norm(h, w.value(b, "model.norm.weight", (c.hidden,), "ones"), epsilon=c.norm_eps,
@@ -206,6 +246,18 @@ class _Llama:
         lowest = np.finfo(np.float32).min if str(dt) == "bfloat16" else np.finfo(dt).min
         mask = np.triu(np.full((n, n), lowest, np.float32), k=1).astype(dt)
         return self.b.constant(mask, name="causal_mask", loc="/model/causal_mask")
+
+    def cache_mask(self, n: int) -> SSAValue:
+        """[1, 1, n, max_len]: query i (at cache_position + i) sees rows 0..cache_position + i
+        of the static cache (0), not the later ones (the dtype's lowest value)."""
+        b, dt = self.b, self.w.dtype
+        lowest = np.finfo(np.float32).min if str(dt) == "bfloat16" else np.finfo(dt).min
+        rows = b.constant(np.arange(self.max_len, dtype=np.int64)[None, :], name="cache_rows", loc="/model/cache_mask")
+        queries = b.add(b.constant(np.arange(n, dtype=np.int64)[:, None], name="query_offsets",
+                                   loc="/model/cache_mask"), self.position, name="/model/cache_mask/Add")
+        seen = b.less_or_equal(rows, queries, name="/model/cache_mask/LessOrEqual")
+        mask = b.where(seen, np.zeros((), dt), np.full((), lowest, dt), name="/model/cache_mask/Where")
+        return b.reshape(mask, [1, 1, n, self.max_len], name="/model/cache_mask/Reshape")
 
     def rotate(self, x: SSAValue, cos: SSAValue, sin: SSAValue, p: str) -> SSAValue:
         """x * cos + rotate_half(x) * sin, rotate_half(x) = concat(-x[..., d/2:], x[..., :d/2])."""
@@ -241,7 +293,10 @@ class _Llama:
             proj[name] = self.heads(b.matmul(x, weight, name=f"{p}/{name}_proj/MatMul"), count, f"{p}/{name}")
         q = self.rotate(proj["q"], cos, sin, f"{p}/rotary_q")
         k = self.rotate(proj["k"], cos, sin, f"{p}/rotary_k")
-        k, v = kv_cache(b, i, k, proj["v"], past)
+        if self.max_len is not None:
+            k, v = static_kv_cache(b, i, k, proj["v"], self.position, self.max_len)
+        else:
+            k, v = kv_cache(b, i, k, proj["v"], past)
         k, v = self.repeat_kv(k, f"{p}/repeat_k"), self.repeat_kv(v, f"{p}/repeat_v")
         scores = b.matmul(q, b.transpose(k, perm=(0, 1, 3, 2), name=f"{p}/Transpose_k"), name=f"{p}/MatMul")
         scores = b.mul(scores, 1.0 / math.sqrt(c.head_dim), name=f"{p}/Mul")

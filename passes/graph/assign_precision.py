@@ -317,7 +317,10 @@ def _converted_constant(c: g.ConstantOp, elt: Attribute) -> g.ConstantOp:
             and int(np.prod(ty.get_shape())) > 1:
         new = splat(float(c.array().reshape(-1)[0]), TensorType(elt, ty.get_shape()), c.location)
     else:
-        new = constant(c.array().astype(dtype), c.location)
+        # IEEE conversion, what graph.cast computes: a value past the type's range becomes
+        # inf (an attention mask's finfo(f32).min is -inf in f16: softmax's own intent)
+        with np.errstate(over="ignore"):
+            new = constant(c.array().astype(dtype), c.location)
     if c.results[0].name_hint:
         new.results[0].name_hint = f"{c.results[0].name_hint}_{dtype_name(dtype)}"
     return new

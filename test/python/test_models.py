@@ -182,3 +182,80 @@ def test_the_reference_exports_with_both_exporters(tiny, dynamo):
         want = model(torch.from_numpy(ids))[0].numpy()
     got = run_module(import_model(proto), {"input_ids": ids})["logits"]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+# -- the static cache (cache="inplace") -------------------------------------------------------
+
+MAX_LEN = 32
+
+
+def _static_run(model, dtype: str, opt_level: int, steps: int = 3) -> tuple[list[np.ndarray], list[np.ndarray], object]:
+    """(geir's logits, torch's logits, the decode program) of a prefill then `steps` decode
+    steps, geir with the static cache carried from step to step."""
+    gen = torch.Generator().manual_seed(2)
+    ids = torch.randint(0, TINY.vocab, (BATCH, SEQ), generator=gen)
+    tokens = [torch.randint(0, TINY.vocab, (BATCH, 1), generator=gen) for _ in range(steps)]
+    with torch.no_grad():
+        logits, past = model(ids)
+        want = [logits.numpy()]
+        for t, nxt in enumerate(tokens):
+            logits, past = model(nxt, past_key_values=past, position_ids=torch.full((BATCH, 1), SEQ + t))
+            want.append(logits.numpy())
+    progs = geir.models.llama(TINY, batch=BATCH, seq=SEQ, weights=model.state_dict(), dtype=dtype,
+                              cache="inplace", max_len=MAX_LEN)
+    options = EXACT if dtype == "f32" else {}
+    prefill = geir.compile(progs.prefill, opt_level=opt_level, **options)
+    decode = geir.compile(progs.decode, opt_level=opt_level, **options)
+    np_type = np.float32 if dtype == "f32" else np.float16
+    caches = {f"past_key_values.{i}.{kind}": np.zeros((BATCH, TINY.kv_heads, MAX_LEN, TINY.head_dim), np_type)
+              for i in range(TINY.layers) for kind in ("key", "value")}
+    out = prefill.run({"input_ids": ids.numpy(), "cache_position": np.array([0]),
+                       "position_ids": np.tile(np.arange(SEQ), (BATCH, 1)), **caches})
+    got = [out["logits"]]
+    for t, nxt in enumerate(tokens):
+        caches = {name.replace("present", "past_key_values"): v for name, v in out.items() if name != "logits"}
+        out = decode.run({"input_ids": nxt.numpy(), "cache_position": np.array([SEQ + t]),
+                          "position_ids": np.full((BATCH, 1), SEQ + t), **caches})
+        got.append(out["logits"])
+    return got, want, decode
+
+
+@pytest.mark.parametrize("dtype, opt_level", [("f32", 0), ("f32", 3), ("f16", 3)])
+def test_static_cache_llama_matches_torch(tiny, dtype, opt_level):
+    """A prefill and three decode steps through a 32-row static cache updated in place: the
+    logits of every step against torch's (which concatenates its cache)."""
+    got, want, _ = _static_run(tiny[0], dtype, opt_level)
+    for step, (a, b) in enumerate(zip(got, want)):
+        if dtype == "f32":
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4, err_msg=f"step {step}")
+        else:
+            assert _cosine(a, b) >= 0.999, f"step {step}"
+
+
+def test_static_cache_is_updated_in_place_and_attention_is_one_op(tiny):
+    """At O3 every present is its past argument updated in place (no copy kernel at a cache
+    write), and each layer's attention over the whole cache is one graph.attention."""
+    from geir.dialects import attr_names
+    from geir.runtime.ascend_interpreter import host_args
+
+    _, _, decode = _static_run(tiny[0], "f32", 3, steps=1)
+    presents = [h for h in host_args(decode.module) if h.name.startswith("present")]
+    assert len(presents) == 2 * TINY.layers and all(h.updates is not None for h in presents)
+    writes = [k for k in decode.module.walk() if k.name == "ascend.kernel"
+              and "cache/Write" in str(k.location)]
+    assert {k.attributes[attr_names.TEMPLATE].data for k in writes} == {"kv_cache"}
+    assert sum(isinstance(op, g.AttentionOp) for op in decode.graph_module().walk()) == TINY.layers
+
+
+def test_static_cache_position_past_the_end_is_a_clear_error(tiny):
+    progs = geir.models.llama(TINY, batch=1, seq=SEQ, dtype="f32", cache="inplace", max_len=MAX_LEN)
+    decode = geir.compile(progs.decode, opt_level=3)
+    feeds = decode.random_inputs()
+    feeds["cache_position"] = np.array([MAX_LEN])
+    with pytest.raises(geir.errors.InterpreterError, match="'cache_position' = 32 is a KV-cache position past "
+                                                           "the cache's maximum length: positions 0 to 31 fit"):
+        decode.run(feeds)
+    with pytest.raises(GraphBuildError, match="max_len must be an int from seq 8 to max_seq 256"):
+        geir.models.llama(TINY, seq=SEQ, cache="inplace", max_len=1000)
+    with pytest.raises(GraphBuildError, match="cache must be 'concat' or 'inplace'"):
+        geir.models.llama(TINY, cache="paged")
