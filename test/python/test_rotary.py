@@ -136,3 +136,27 @@ def test_reference_is_the_complex_rotation():
         y = rotary_embedding(x, np.cos(wide), np.sin(wide), interleaved=interleaved)
         got = y[:, 0::2] + 1j * y[:, 1::2] if interleaved else y[:, :8] + 1j * y[:, 8:]
         np.testing.assert_allclose(got, r, atol=1e-12)
+
+
+@pytest.mark.parametrize("head_dim", [16, 48])
+def test_halves_off_a_block_are_rotated_in_f32(head_dim):
+    """A 16-bit head dim of 16 or 48 has halves of 16 / 48 bytes, off the vector unit's 32-byte
+    blocks: the rule rotates in f32 (no fallback kernel) and matches the reference."""
+    from geir.dialects import make_context
+    from geir.ir.text import parse_module
+    from geir.runtime.interpreter import run_module
+
+    t = f"tensor<2x4x8x{head_dim}xf16>"
+    c = f"tensor<8x{head_dim}xf16>"
+    text = (f"func.func @main(%x: {t}, %cos: {c}, %sin: {c}) -> {t} {{\n"
+            f"  %y = graph.rotary_embedding %x, %cos, %sin : ({t}, {c}, {c}) -> {t}\n"
+            f"  func.return %y : {t}\n}}")
+    rng = np.random.default_rng(3)
+    cos, sin = (a.astype(np.float16) for a in _angles(8, head_dim, False))
+    feeds = {"x": rng.standard_normal((2, 4, 8, head_dim)).astype(np.float16), "cos": cos, "sin": sin}
+    cm = geir.compile(parse_module(text, make_context()), opt_level=3)
+    assert fallback_ops(cm.module) == []
+    (got,) = cm.run(feeds).values()
+    (want,) = run_module(parse_module(text, make_context()), feeds).values()
+    got, want = got.astype(np.float32), want.astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
