@@ -40,7 +40,9 @@ def launches(cm) -> list[a.LaunchOp]:
     return [op for op in cm.module.walk() if isinstance(op, a.LaunchOp)]
 
 
-@pytest.mark.parametrize("name, elided", [("transformer1", 1), ("light_squeezenet", 2)])
+# (the transformer's one elided reshape, the attention output's, is inside graph.attention's
+# kernel since graph-recognize-attention; shufflenet's channel shuffles are copies)
+@pytest.mark.parametrize("name, elided", [("light_shufflenet", 3), ("light_squeezenet", 2)])
 def test_elided_kernels_keep_every_output_bit(name, elided):
     from geir.runtime.simulator import check_stream_races, record, simulate
 
