@@ -13,8 +13,9 @@ LLaMA's kernels per layer, and a decode step against its HBM bound.
 3. A decode step (one token per sequence, a static cache of `--max-len` rows updated in place,
    `--past` rows valid) of each `--decode` config with `--layers` layers: modeled latency
    beside its HBM bound - the bytes a step must read (every weight once, the valid K / V rows)
-   over the HBM bandwidth - and the bound if all max_len cache rows are read (the attention
-   kernel reads the whole static cache under its position mask). Placeholder weights
+   over the HBM bandwidth (of the embedding table only the token's row) - and the bound if
+   all max_len cache rows are read (the attention kernel reads the whole static cache under
+   its position mask). Placeholder weights
    ("shape-only": the same kernels and timing, no bytes stored).
 
 Every program is f16 in the default precision mode (force_fp16).
@@ -36,6 +37,7 @@ import numpy as np
 import geir
 from geir.dialects import ascend as a
 from geir.dialects import attr_names
+from geir.dialects import graph as g
 from geir.models import CONFIGS
 from geir.target.device import load_device
 
@@ -116,10 +118,11 @@ def kernels_per_layer(markdown: bool) -> str:
 def decode_bound(configs: list[str], layers: int, past: int, max_len: int, markdown: bool) -> str:
     spec = load_device("ascend910b")
     rows = []
+    asked = (past, max_len)
     for name in configs:
         c = dataclasses.replace(CONFIGS[name], layers=layers) if layers else CONFIGS[name]
-        max_len = min(max_len, c.max_seq)
-        past = min(past, max_len - 1)
+        max_len = min(asked[1], c.max_seq)
+        past = min(asked[0], max_len - 1)
         progs = geir.models.llama(c, batch=1, seq=1, dtype="f16", weights="shape-only", cache="inplace",
                                   max_len=max_len)
         t0 = time.perf_counter()
@@ -129,9 +132,10 @@ def decode_bound(configs: list[str], layers: int, past: int, max_len: int, markd
         feeds["cache_position"] = np.array([past])
         feeds["position_ids"] = np.array([[past]])
         _, r = cm.profile(feeds)
+        # every weight is read once, but of the embedding table only the token's row
         weights = sum(math.prod(op.results[0].type.get_shape()) * 2 for op in progs.decode.walk()
-                      if op.name == "graph.constant" and op.results[0].type.element_type.name == "f16"
-                      and math.prod(op.results[0].type.get_shape()) >= c.hidden)
+                      if isinstance(op, g.ConstantOp) and math.prod(op.results[0].type.get_shape()) >= c.hidden
+                      and not all(isinstance(u.operation, g.GatherOp) for u in op.results[0].uses))
         row_bytes = 2 * c.layers * c.kv_heads * c.head_dim * 2  # K and V, f16
         bound_valid = (weights + row_bytes * (past + 1)) / spec.hbm_bytes_per_s * 1e6
         bound_all = (weights + row_bytes * max_len) / spec.hbm_bytes_per_s * 1e6

@@ -85,8 +85,10 @@ def _classes():
             if s > 1:  # prefill: causal; a decode step attends to the whole past
                 total = k.shape[2]  # (a comparison, not torch.triu: exported, it folds to a constant)
                 later = torch.arange(total)[None, :] > torch.arange(s)[:, None] + (total - s)
+                # both branches typed: a Python float would make TorchScript's Where f64
                 zero = torch.zeros((), dtype=scores.dtype)
-                scores = scores + torch.where(later, torch.finfo(scores.dtype).min, zero)
+                lowest = torch.full((), torch.finfo(scores.dtype).min, dtype=scores.dtype)
+                scores = scores + torch.where(later, lowest, zero)
             probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
             out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, -1)
             return self.o_proj(out), present
@@ -188,4 +190,42 @@ def export_onnx(model: Any, batch: int = 1, seq: int = 8, *, dynamo: bool = Fals
             return program.model_proto
         torch.onnx.export(Prefill(model).eval(), (ids,), f, dynamo=False, opset_version=opset,
                           input_names=["input_ids"], output_names=["logits"])
+    return onnx.load_from_string(f.getvalue())
+
+
+def export_decode_onnx(model: Any, batch: int = 1, past: int = 8, *, dynamo: bool = False, opset: int = 17) -> Any:
+    """One decode step of the model (`input_ids` [batch, 1], `position_ids` [batch, 1] and
+    `past_key_values.<i>.key` / `.value` [batch, kv_heads, past, head_dim] -> `logits` and
+    `present.<i>.key` / `.value`, ONNX's concat form) exported with either exporter."""
+    import onnx
+    import torch
+
+    c = model.config
+    layers = c.layers
+
+    class Decode(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, position_ids, *flat):
+            pasts = tuple((flat[2 * i], flat[2 * i + 1]) for i in range(layers))
+            logits, presents = self.inner(input_ids, past_key_values=pasts, position_ids=position_ids)
+            return (logits, *(t for kv in presents for t in kv))
+
+    cache = (batch, c.kv_heads, past, c.hidden // c.heads)
+    args = (torch.zeros(batch, 1, dtype=torch.int64), torch.full((batch, 1), past, dtype=torch.int64),
+            *(torch.zeros(cache) for _ in range(2 * layers)))
+    names = [f"past_key_values.{i}.{kind}" for i in range(layers) for kind in ("key", "value")]
+    outs = ["logits", *(n.replace("past_key_values", "present") for n in names)]
+    f = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if dynamo:
+            program = torch.onnx.export(Decode(model).eval(), args, dynamo=True, opset_version=max(opset, 18),
+                                        input_names=["input_ids", "position_ids", *names], output_names=outs,
+                                        verbose=False)
+            return program.model_proto
+        torch.onnx.export(Decode(model).eval(), args, f, dynamo=False, opset_version=opset,
+                          input_names=["input_ids", "position_ids", *names], output_names=outs)
     return onnx.load_from_string(f.getvalue())

@@ -22,8 +22,11 @@ constant additive mask whose entries are 0 where key j <= query i + (L - S) and 
 -1e4 (or -inf) elsewhere, broadcast over batch and heads, is `causal = 1`; any other mask
 (a padding mask, a bias, a non-causal constant) is the `mask` operand - at most one.
 
-Left alone (each a lit case): softmax over another axis, a MatMul whose right operand is not
-K^T (another transpose), a Where whose condition is not the causal triangle, a score or
+K^T may also be one Transpose of another layout (nn.MultiheadAttention's heads [B, S, H, D]
+transposed by (0, 2, 3, 1)): k is then a new Transpose without the last swap.
+
+Left alone (each a lit case): softmax over another axis, a MatMul whose right operand is no
+transpose, a Where whose condition is not the causal triangle, a score or
 probability used elsewhere, returned or tapped (`graph.keep`), two runtime masks, ranks
 other than 4. The repeat_kv ops are kept when the repeated k / v has other users (the op
 then reads the repeated tensor, Hkv = H).
@@ -76,16 +79,25 @@ def _scalar_mul(v: SSAValue, chain: list[Operation]) -> tuple[SSAValue, float]:
     return v, 1.0
 
 
-def _key_of(kt: SSAValue, chain: list[Operation]) -> tuple[SSAValue, int, list[Operation]] | None:
+def _key_of(kt: SSAValue, chain: list[Operation], prelude: list[Operation]) -> tuple[SSAValue, int, list[Operation]] | None:
     """k of kt = k^T (its last two dims swapped), in the exporters' spellings, as (k, n, the
     ops of a repeat_kv already peeled: n > 1 when the dynamo exporter merged it into the
-    transpose's reshape); None if the value is not k^T (another transpose)."""
+    transpose's reshape); None if the value is not k^T. A k the graph does not hold (k^T
+    transposed from another layout) is made by a new op appended to `prelude`."""
     op = kt.owner
     if not _inner(kt):
         return None
     if isinstance(op, g.TransposeOp) and op.attrs()["perm"] == (0, 1, 3, 2):
         chain.append(op)
         return op.operands[0], 1, []
+    if isinstance(op, g.TransposeOp) and len(perm := op.attrs()["perm"] or ()) == 4:
+        # K^T straight from the heads' reshape (nn.MultiheadAttention's [B, S, H, D] ->
+        # [B, H, D, S], perm (0, 2, 3, 1)): k is the same transpose without the last swap
+        k_op = g.TransposeOp.build_op([op.operands[0]], perm=(*perm[:2], perm[3], perm[2]))
+        k_op.location = op.location
+        chain.append(op)
+        prelude.append(k_op)
+        return k_op.results[0], 1, []
     if not isinstance(op, g.ReshapeOp) or len(_shape(kt)) != 4:
         return None
     # dynamo: [B, H, L, D] -> [B*H, L, D] -> [B*H, D, L] -> [B, H, D, L]
@@ -227,7 +239,8 @@ def match_attention(pv: g.MatMulOp) -> tuple[list[Operation], dict] | None:
     chain.append(qk)
     q, fq = _scalar_mul(qk.operands[0], chain)
     kt, fk = _scalar_mul(qk.operands[1], chain)
-    key = _key_of(kt, chain)
+    prelude: list[Operation] = []
+    key = _key_of(kt, chain, prelude)
     if key is None:
         return None
     k, n, k_ops = key
@@ -260,7 +273,8 @@ def match_attention(pv: g.MatMulOp) -> tuple[list[Operation], dict] | None:
     if pv.results[0].type != g.AttentionOp.infer([x.type for x in operands], {"scale": scale, "causal": int(causal)},
                                                 [None] * len(operands))[0]:
         return None
-    return chain, {"operands": operands, "scale": float(np.float32(scale)), "causal": int(causal)}
+    return chain, {"operands": operands, "scale": float(np.float32(scale)), "causal": int(causal),
+                   "prelude": prelude}
 
 
 class DecomposedAttention(RewritePattern):
@@ -273,7 +287,7 @@ class DecomposedAttention(RewritePattern):
             return
         chain, p = found
         new = g.AttentionOp.build_op(p["operands"], scale=p["scale"], causal=p["causal"])
-        replace_chain(chain, [new], rewriter)
+        replace_chain(chain, [*p["prelude"], new], rewriter)
 
 
 @dataclass(frozen=True)

@@ -157,12 +157,36 @@ func.func @scores_used(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: ten
   func.return %o, %r : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
 }
 
-// A transpose that swaps batch and heads as well is not k^T.
-// CHECK-LABEL: func.func @not_k_transposed(
+// A transpose of another layout is still k^T of some k: here k's batch and heads swapped,
+// and nn.MultiheadAttention's heads [B, S, H, D] transposed by (0, 2, 3, 1) below. k is made
+// by a new transpose without the last swap, located at the old one.
+// CHECK-LABEL: func.func @k_from_another_layout(
+// CHECK-NEXT:    %0 = graph.transpose %k {perm = array<i64: 1, 0, 2, 3>} : (tensor<2x1x4x8xf32>) -> tensor<1x2x4x8xf32> loc("kt")
+// CHECK-NEXT:    %o = graph.attention %q, %0, %v {{.*}} loc(fused["kt", "qk", "sm", "pv"])
+func.func @k_from_another_layout(%q: tensor<1x2x4x8xf32>, %k: tensor<2x1x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = graph.transpose %k {perm = array<i64: 1, 0, 3, 2>} : (tensor<2x1x4x8xf32>) -> tensor<1x2x8x4xf32> loc("kt")
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("qk")
+  %p = graph.softmax %s {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sm")
+  %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
+  func.return %o : tensor<1x2x4x8xf32>
+}
+
+// CHECK-LABEL: func.func @mha_heads(
+// CHECK-NEXT:    %0 = graph.transpose %kh {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x2x8xf32>) -> tensor<1x2x4x8xf32> loc("kt")
+// CHECK-NEXT:    %o = graph.attention %q, %0, %v {{.*}} loc(fused["kt", "qk", "sm", "pv"])
+func.func @mha_heads(%q: tensor<1x2x4x8xf32>, %kh: tensor<1x4x2x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %kt = graph.transpose %kh {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x4x2x8xf32>) -> tensor<1x2x8x4xf32> loc("kt")
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("qk")
+  %p = graph.softmax %s {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sm")
+  %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
+  func.return %o : tensor<1x2x4x8xf32>
+}
+
+// A right operand that is no transpose (a [B, H, D, L] tensor as it is): left alone.
+// CHECK-LABEL: func.func @not_transposed(
 // CHECK-NOT:     graph.attention
 // CHECK:         graph.softmax
-func.func @not_k_transposed(%q: tensor<1x2x4x8xf32>, %k: tensor<2x1x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
-  %kt = graph.transpose %k {perm = array<i64: 1, 0, 3, 2>} : (tensor<2x1x4x8xf32>) -> tensor<1x2x8x4xf32> loc("kt")
+func.func @not_transposed(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("qk")
   %p = graph.softmax %s {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sm")
   %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
