@@ -253,7 +253,9 @@ class AttentionKernel:
         bh = plan.B * plan.H
         classes = []
         if nq_full:
-            classes.append(([bh, nq_full], lambda idx: self._item(idx[0], idx[1], mq)))
+            # query tile outer: round-robin over the blocks then gives each block every causal
+            # query tile about equally often (head outer gave block k only tiles k mod nq)
+            classes.append(([nq_full, bh], lambda idx: self._item(idx[1], idx[0], mq)))
         if q_rem:
             classes.append(([bh, 1], lambda idx: self._item(idx[0], nq_full, q_rem)))
         distribute(kb, t.blocks, classes)
