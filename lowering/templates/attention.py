@@ -33,7 +33,9 @@ types other than f16 / bf16 / f32, head dims whose tiles do not fit the buffers.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Callable
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import StringAttr, UnitAttr, f32
@@ -66,8 +68,13 @@ and is wiped out by the next tile's rescale exp(NEG - m) = 0, never NaN)."""
 TILE_CHOICES = (128, 64, 32, 16)
 KEY_CHOICES = (256, 128, 64, 32, 16)
 
-# flag ids: 0..4 the K/V slots (MTE2 -> MTE1 arrived, MTE1 -> MTE2 free), 6 the hand-offs
-LOOP_SLOTS, FIRST_SLOT, DIAG_SLOTS, CHAIN = (0, 1), 2, (3, 4), 6
+STAGES = 5
+"""The software pipeline over key tiles: K load, scores, softmax, P V, O update."""
+SLOTS = (0, 1)
+# flag ids per pipe pair, + the slot: the K tile and the S hand-off (0, 1), the V tile and the
+# P V hand-off (2, 3), P in l1 (4, 5); P V in ub (5) and the mask tile (4) between MTE2 and V;
+# 6 the once-per-item syncs (Q, the output)
+F_K, F_V, F_P, F_MASK, F_PV, CHAIN = 0, 2, 4, 4, 5, 6
 
 
 @dataclass(frozen=True)
@@ -133,27 +140,31 @@ def _buffers(plan: AttentionPlan, mq: int, nk: int) -> dict[str, int]:
     mqp, nkp = round_up(mq, FRACTAL), round_up(nk, FRACTAL)
     dp, dvp = round_up(plan.D, FRACTAL), round_up(plan.Dv, FRACTAL)
     wide = max(row_elems(nk, f32), row_elems(plan.Dv, f32))
-    ub = 2 * mq * wide * 4 + mq * row_elems(plan.Dv, f32) * 4 + 5 * mq * 32
+    n = len(SLOTS)
+    ub = (n * mq * row_elems(nk, f32) + mq * wide + 2 * mq * row_elems(plan.Dv, f32)) * 4 + (4 + n) * mq * 32
     if plan.elt != f32:
-        ub += mq * max(row_elems(nk, plan.elt), row_elems(plan.Dv, plan.elt)) * e
+        ub += n * mq * max(row_elems(nk, plan.elt), row_elems(plan.Dv, plan.elt)) * e
     if plan.mask is not None and plan.mask[2] == 1:
         ub += row_elems(nk, f32) * 4 + (row_elems(nk, plan.elt) * e if plan.elt != f32 else 0)
+    elif plan.mask is not None:
+        ub += mq * row_elems(nk, plan.elt) * e
     if plan.causal:
         ub += mq * row_elems(nk, f32) * 4
-    slots = 5 if plan.causal else 3
     return {
-        "l1": (mqp * dp + slots * nkp * (dp + dvp) + mqp * nkp) * e,
-        "l0a": (mqp * dp + mqp * nkp) * e,
-        "l0b": (dp * nkp + nkp * dvp) * e,
-        "l0c": (mqp * nkp + mqp * dvp) * 4,
+        "l1": (mqp * dp + n * (nkp * (dp + dvp) + mqp * nkp)) * e,
+        "l0a": (mqp * dp + n * mqp * nkp) * e,
+        "l0b": n * (dp * nkp + nkp * dvp) * e,
+        "l0c": n * (mqp * nkp + mqp * dvp) * 4,
         "ub": ub,
     }
 
 
 def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling | None:
-    """The cheapest (mq, nk) whose buffers fit, priced with the cost model: a key tile is a
-    chain of cube, FIX, DMA and vector steps, one after the other (the K / V loads overlap
-    it); work items go to the cube cores in waves."""
+    """The cheapest (mq, nk) whose buffers fit, priced with the cost model. The key tiles of
+    a work item are a software pipeline: a tile costs its busiest pipe (MTE2 carries K, V and
+    the S, P and P V hand-offs, at no more than the block's share of HBM; V the softmax and
+    the O update; FIX, MTE3, M, MTE1 the rest), and an item adds one tile's whole chain (the
+    pipeline's fill and drain). Work items go to the cube cores in waves."""
     cost, spec = req.cost, req.device
     dt = dtype_name(to_dtype(plan.elt))
     e = itemsize(plan.elt)
@@ -169,21 +180,32 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
                 continue
             mqp, nkp = round_up(mq, FRACTAL), round_up(nk, FRACTAL)
             dp, dvp = round_up(plan.D, FRACTAL), round_up(plan.Dv, FRACTAL)
+            items = plan.B * plan.H * ceil_div(plan.S, mq)
+            blocks = max(1, min(items, spec.cube_cores))
+            share = spec.hbm_bytes_per_s / spec.cube_clock_hz / blocks
+
+            def gm(nbytes: int, src: str, dst: str) -> int:
+                return max(cost.dma_cycles(nbytes, src, dst),
+                           math.ceil(nbytes / share) + cost.dma_cycles(0, src, dst))
+
             s_bytes, o_bytes = mq * nk * 4, mq * plan.Dv * 4
-            tile = (cost.mmad_cycles(mqp, dp, nkp, dt) + cost.mmad_cycles(mqp, nkp, dvp, dt)
-                    + cost.dma_cycles(s_bytes, "l0c", "gm") + cost.dma_cycles(s_bytes, "gm", "ub")
-                    + cost.dma_cycles(mq * nk * e, "ub", "gm") + cost.dma_cycles(mq * nk * e, "gm", "l1")
-                    + cost.dma_cycles(mqp * nkp * e, "l1", "l0a") + cost.dma_cycles(nkp * dvp * e, "l1", "l0b")
-                    + cost.dma_cycles(nkp * dp * e, "l1", "l0b")
-                    + cost.dma_cycles(o_bytes, "l0c", "gm") + cost.dma_cycles(o_bytes, "gm", "ub")
-                    + 8 * cost.vector_cycles("binary", s_bytes, "f32") + 3 * cost.vector_cycles("binary", o_bytes, "f32"))
+            pipes = {
+                "MTE2": (gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1")
+                         + gm(s_bytes, "gm", "ub") + gm(mq * nk * e, "gm", "l1") + gm(o_bytes, "gm", "ub")),
+                "FIX": gm(s_bytes, "l0c", "gm") + gm(o_bytes, "l0c", "gm"),
+                "MTE3": gm(mq * nk * e, "ub", "gm"),
+                "MTE1": (cost.dma_cycles(mqp * nkp * e, "l1", "l0a") + cost.dma_cycles(nkp * dvp * e, "l1", "l0b")
+                         + cost.dma_cycles(nkp * dp * e, "l1", "l0b")),
+                "M": cost.mmad_cycles(mqp, dp, nkp, dt) + cost.mmad_cycles(mqp, nkp, dvp, dt),
+                "V": 10 * cost.vector_cycles("binary", s_bytes, "f32") + 3 * cost.vector_cycles("binary", o_bytes, "f32"),
+            }
+            tile, chain = max(pipes.values()), sum(pipes.values())
             tiles_per_item = ceil_div(plan.L, nk)
             if plan.causal:  # about half the tiles of a square causal attention are skipped
                 tiles_per_item = max(1, ceil_div(tiles_per_item * (plan.off + plan.S / 2 + nk), plan.L))
-            items = plan.B * plan.H * ceil_div(plan.S, mq)
-            blocks = max(1, min(items, spec.cube_cores))
             waves = ceil_div(items, blocks)
-            us = cost.cycles_to_us(waves * (tile * tiles_per_item + spec.block_dispatch_cycles))
+            per_item = chain + tile * (tiles_per_item - 1)
+            us = cost.cycles_to_us(waves * per_item + spec.block_dispatch_cycles)
             if best is None or us < best.estimate_us:
                 best = AttentionTiling(mq, nk, blocks, us)
     return best
@@ -212,41 +234,47 @@ class AttentionKernel:
         if plan.mask is not None:
             mb, mh, ms = plan.mask
             self.m2 = kb.view(ins[plan.args[3]], [mb * mh * ms, plan.L])
-        # l1: Q, the K / V slots, P
+        # two slots (a tile's parity) of every buffer a tile holds between pipeline stages
         self.q1 = kb.alloc([mqp, dp], elt, "l1", "q1")
-        slots = (*LOOP_SLOTS, FIRST_SLOT, *(DIAG_SLOTS if plan.causal else ()))
-        self.k1 = {s: kb.alloc([nkp, dp], elt, "l1", f"k1s{s}") for s in slots}
-        self.v1 = {s: kb.alloc([nkp, dvp], elt, "l1", f"v1s{s}") for s in slots}
-        self.p1 = kb.alloc([mqp, nkp], elt, "l1", "p1")
+        self.k1 = [kb.alloc([nkp, dp], elt, "l1", f"k1s{x}") for x in SLOTS]
+        self.v1 = [kb.alloc([nkp, dvp], elt, "l1", f"v1s{x}") for x in SLOTS]
+        self.p1 = [kb.alloc([mqp, nkp], elt, "l1", f"p1s{x}") for x in SLOTS]
         self.q0 = kb.alloc([mqp, dp], elt, "l0a", "q0")
-        self.p0 = kb.alloc([mqp, nkp], elt, "l0a", "p0")
-        self.kt0 = kb.alloc([dp, nkp], elt, "l0b", "kt0")
-        self.v0 = kb.alloc([nkp, dvp], elt, "l0b", "v0")
-        self.sc = kb.alloc([mqp, nkp], f32, "l0c", "sc")
-        self.pvc = kb.alloc([mqp, dvp], f32, "l0c", "pvc")
-        # ub (f32): the scores, a temporary, O, the row statistics; the input type's tile
+        self.p0 = [kb.alloc([mqp, nkp], elt, "l0a", f"p0s{x}") for x in SLOTS]
+        self.kt0 = [kb.alloc([dp, nkp], elt, "l0b", f"kt0s{x}") for x in SLOTS]
+        self.v0 = [kb.alloc([nkp, dvp], elt, "l0b", f"v0s{x}") for x in SLOTS]
+        self.sc = [kb.alloc([mqp, nkp], f32, "l0c", f"scs{x}") for x in SLOTS]
+        self.pvc = [kb.alloc([mqp, dvp], f32, "l0c", f"pvcs{x}") for x in SLOTS]
+        # ub (f32): the scores, a temporary, P V, O, the row statistics; P in the input type
         wide = max(row_elems(nk, f32), row_elems(plan.Dv, f32))
-        self.s = kb.alloc([mq, wide], f32, "ub", "s")
+        self.s = [kb.alloc([mq, row_elems(nk, f32)], f32, "ub", f"ss{x}") for x in SLOTS]
         self.tmp = kb.alloc([mq, wide], f32, "ub", "t")
+        self.pv = kb.alloc([mq, row_elems(plan.Dv, f32)], f32, "ub", "pv")
         self.o = kb.alloc([mq, row_elems(plan.Dv, f32)], f32, "ub", "o")
-        self.m, self.l, self.mt, self.al, self.rs = (
-            kb.alloc([mq, 8], f32, "ub", n) for n in ("m", "l", "mt", "alpha", "rsum"))
+        self.m, self.l, self.mt, self.rs = (kb.alloc([mq, 8], f32, "ub", n) for n in ("m", "l", "mt", "rsum"))
+        self.al = [kb.alloc([mq, 8], f32, "ub", f"alphas{x}") for x in SLOTS]
         if self.wide:
-            self.pe = kb.alloc([mq, max(row_elems(nk, elt), row_elems(plan.Dv, elt))], elt, "ub", "pe")
+            pw = max(row_elems(nk, elt), row_elems(plan.Dv, elt))
+            self.pe = [kb.alloc([mq, pw], elt, "ub", f"pes{x}") for x in SLOTS]
         if plan.mask is not None and plan.mask[2] == 1:
             self.mrow = kb.alloc([1, row_elems(nk, f32)], f32, "ub", "mrow")
             if self.wide:
                 self.mrow_e = kb.alloc([1, row_elems(nk, elt)], elt, "ub", "mrow_e")
+        elif plan.mask is not None:
+            self.mk = kb.alloc([mq, row_elems(nk, elt)], elt, "ub", "mk")
         self.dm = kb.alloc([mq, row_elems(nk, f32)], f32, "ub", "dm") if plan.causal else None
-        # gm scratch of the kernel's own, one tile per block: S, P, P V
-        rows = t.blocks * mq
+        # gm scratch of the kernel's own, two slots per block: S, P, P V
+        rows = t.blocks * 2 * mq
         self.sg = kb.scratch([rows, nk], f32, "s_ws")
         self.pg = kb.scratch([rows, nk], elt, "p_ws")
         self.og = kb.scratch([rows, plan.Dv], f32, "pv_ws")
-        self.row0 = kb.mul(kb.block_idx(), mq) if t.blocks > 1 else 0
+        base = kb.mul(kb.block_idx(), 2 * mq) if t.blocks > 1 else 0
+        self.ws_row = [kb.add(base, x * mq) for x in SLOTS]
+        self.s_free = "V" if self.wide else "MTE3"
 
-        for s in slots:
-            kb.set_flag("MTE1", "MTE2", s)
+        credits = self._credits()
+        for src, dst, ident in credits:
+            kb.set_flag(src, dst, ident)
         if self.dm is not None:
             self._diff_tile()
         nq_full, q_rem = divmod(plan.S, mq)
@@ -259,11 +287,27 @@ class AttentionKernel:
         if q_rem:
             classes.append(([bh, 1], lambda idx: self._item(idx[0], nq_full, q_rem)))
         distribute(kb, t.blocks, classes)
-        for s in slots:
-            kb.wait_flag("MTE1", "MTE2", s)
+        for src, dst, ident in credits:
+            kb.wait_flag(src, dst, ident)
         kernel = kb.finish()
         kernel.attributes[attr_names.TEMPLATE] = StringAttr("attention")
         return kernel
+
+    def _credits(self) -> list[tuple[str, str, int]]:
+        """The `free` flags of every slot, set once before the work items (each use waits for
+        one and sets it again when the slot may be refilled) and waited for at the end."""
+        out = []
+        for x in SLOTS:
+            out += [("MTE1", "MTE2", F_K + x), ("M", "MTE1", F_K + x), ("FIX", "M", F_K + x),
+                    ("MTE2", "FIX", F_K + x), (self.s_free, "MTE2", F_K + x), ("MTE1", "MTE2", F_V + x),
+                    ("MTE2", "MTE3", F_K + x), ("MTE1", "MTE2", F_P + x), ("M", "MTE1", F_V + x),
+                    ("FIX", "M", F_V + x), ("MTE2", "FIX", F_V + x)]
+            if self.wide:
+                out.append(("MTE3", "V", F_K + x))
+        out.append(("V", "MTE2", F_PV))
+        if self.plan.mask is not None:
+            out.append(("V", "MTE2", F_MASK))
+        return out
 
     def _diff_tile(self) -> None:
         """dm[r, c] = c - r: eight scalar stores, then doubling along the row and down the rows."""
@@ -308,38 +352,47 @@ class AttentionKernel:
         kb.sync("MTE2", "MTE1", CHAIN)
         kb.copy(kb.tile(self.q1, [0, 0], [mvp, dp]), kb.tile(self.q0, [0, 0], [mvp, dp]))
         kb.sync("MTE1", "M", CHAIN)
-        # the key tiles: [0, rem) first, then whole ones; causal: visible, then diagonal
-        n_full, rem = divmod(plan.L, nk)
-        first = rem if rem else 0
-        n_vis, diags = self._causal_split(qi, mv, n_full, rem)
-        # prefetch: the first tile, loop tile 0, the diagonal tiles
-        if rem:
-            self._load_kv(0, rem, FIRST_SLOT)
-        self._guarded(self._lt(0, n_vis), lambda: self._load_kv(first, nk, LOOP_SLOTS[0]))
-        for (j, _d, cond), slot in zip(diags, DIAG_SLOTS):
-            self._guarded(cond, lambda j=j, slot=slot: self._load_kv(kb.add(first, kb.mul(j, nk)), nk, slot))
         # the row statistics and O
         kb.vec(a.VdupOp, kb.scalar(NEG, f32), self.m)
         kb.vec(a.VdupOp, kb.scalar(0.0, f32), self.l)
         kb.vec(a.VdupOp, kb.scalar(0.0, f32), self.o)
+        # the key tiles: [0, rem) first, then whole ones; causal: visible, then diagonal
+        n_full, rem = divmod(plan.L, nk)
+        first = rem if rem else 0
+        n_vis, diags = self._causal_split(qi, mv, n_full, rem)
         if rem:
-            for cond, d in self._first_band(qi, rem):
-                self._guarded(cond, lambda d=d: self._tile(0, rem, FIRST_SLOT, d))
-        self._loop(first, n_vis)
-        for (j, d, cond), slot in zip(diags, DIAG_SLOTS):
-            self._guarded(cond, lambda j=j, d=d, slot=slot: self._tile(kb.add(first, kb.mul(j, nk)), nk, slot, d))
+            self._pipeline(lambda j: 0, 1, rem, lambda j: [(c, d) for c, d in self._first_band(qi, rem) if d is not None])
+        n_run = n_vis
+        for _j, _d, cond in diags:
+            n_run = kb.add(n_run, self._count(cond))
+
+        def bands(j: Index) -> list:
+            return [(self._and(cond, self._eq(j, jd)), d) for jd, d, cond in diags]
+
+        self._pipeline(lambda j: kb.add(first, kb.mul(j, nk)), n_run, nk, bands)
         # out = O / l
         dv = plan.Dv
-        kb.vec(a.VbrcbOp, self._rows(self.l, 1), kb.tile(self.s, [0, 0], [mv, dv]))
+        lb = kb.tile(self.tmp, [0, 0], [mv, dv])
+        kb.vec(a.VbrcbOp, self._rows(self.l, 1), lb)
         ov = kb.tile(self.o, [0, 0], [mv, dv])
-        kb.vec(a.VdivOp, ov, kb.tile(self.s, [0, 0], [mv, dv]), ov)
+        kb.vec(a.VdivOp, ov, lb, ov)
         src = ov
         if self.wide:
-            src = kb.tile(self.pe, [0, 0], [mv, dv])
+            src = kb.tile(self.pe[0], [0, 0], [mv, dv])
+            kb.wait_flag("MTE3", "V", F_K)
             kb.vec(a.VcastOp, ov, src)
         kb.sync("V", "MTE3", CHAIN)
         kb.copy(src, kb.tile(self.o2, [qrow, 0], [mv, dv]))
-        kb.sync("MTE3", "V", CHAIN)
+        if self.wide:
+            kb.set_flag("MTE3", "V", F_K)
+        # the next item reuses Q's buffers, O and the statistics
+        kb.barrier("ALL")
+
+    def _count(self, cond: bool | SSAValue) -> Index:
+        if isinstance(cond, bool):
+            return int(cond)
+        kb = self.kb
+        return kb.emit(arith.SelectOp(cond, kb.index(1), kb.index(0))).result
 
     def _causal_split(self, qi: Index, mv: int, n_full: int, rem: int):
         """How many whole key tiles every query of the tile sees (loop without a band), and the
@@ -382,80 +435,129 @@ class AttentionKernel:
             return [(True, None if d >= rem - 1 else d)]
         return [(self._eq(qi, 0), plan.off), (self._cmp(qi, 0, "ne", None), None)]
 
-    # -- the loop over key tiles ---------------------------------------------------------------
+    # -- the software pipeline over key tiles ------------------------------------------------
 
-    def _loop(self, k_start: int, n: Index) -> None:
-        """Whole key tiles 0 .. n-1 (keys k_start + j * nk), two at a time on slots 0 / 1, each
-        prefetching the next."""
-        kb, nk = self.kb, self.t.nk
-        if isinstance(n, int) and n <= 0:
+    def _pipeline(self, k0: Callable[[Index], Index], n: Index, nv: int, bands: Callable[[Index], list]) -> None:
+        """Key tiles 0 .. n-1 (keys k0(j) .. + nv) as a software pipeline of STAGES stages:
+        iteration i runs stage s on tile i - s, the stages in reverse order (the oldest tile's
+        step first), so the cube computes tile j + 1's scores while the vector unit runs tile
+        j's softmax and the cube tile j - 1's P V. Every buffer a tile uses between stages has
+        two slots (the tile's parity) with a flag id each; static n is unrolled, runtime n is
+        an `scf.for` over pairs of iterations with each stage guarded by 0 <= i - s < n."""
+        kb = self.kb
+
+        def iteration(i: Index, r: int) -> None:
+            for st in reversed(range(STAGES)):
+                j = kb.sub(i, st)
+                if isinstance(j, int) and j < 0:
+                    continue
+                cond = self._lt(j, n) if isinstance(i, int) else self._lt(i, kb.add(n, st))
+                self._guarded(cond, lambda st=st, j=j: self._stage(st, j, (r - st) % 2, k0, nv, bands))
+
+        if isinstance(n, int):
+            for i in range(n + STAGES - 1):
+                iteration(i, i % 2)
             return
+        # the fill statically (each flag's first set comes before its waits in the text), then
+        # pairs of iterations so every slot index is static
+        for i in range(STAGES - 1):
+            iteration(i, i % 2)
+        with kb.loop(STAGES - 1, kb.add(n, STAGES - 1), 2, "i") as i0:
+            for r in (0, 1):
+                iteration(kb.add(i0, r), (STAGES - 1 + r) % 2)
 
-        def k0(j: Index) -> Index:
-            return kb.add(k_start, kb.mul(j, nk))
+    def _stage(self, st: int, j: Index, x: int, k0, nv: int, bands) -> None:
+        if st == 0:
+            self._load_k(k0(j), nv, x)
+        elif st == 1:
+            self._scores(nv, x)
+        elif st == 2:
+            self._softmax(k0(j), nv, x, bands(j))
+        elif st == 3:
+            self._pv(nv, x)
+        else:
+            self._update(x)
 
-        with kb.loop(0, n, 2, "j") as j:
-            j1, j2 = kb.add(j, 1), kb.add(j, 2)
-            self._guarded(self._lt(j1, n), lambda: self._load_kv(k0(j1), nk, LOOP_SLOTS[1]))
-            self._tile(k0(j), nk, LOOP_SLOTS[0], None)
-
-            def second() -> None:
-                self._guarded(self._lt(j2, n), lambda: self._load_kv(k0(j2), nk, LOOP_SLOTS[0]))
-                self._tile(k0(j1), nk, LOOP_SLOTS[1], None)
-
-            self._guarded(self._lt(j1, n), second)
-
-    def _load_kv(self, k0: Index, nv: int, slot: int) -> None:
-        """K and V rows k0 .. k0 + nv of the work item's kv head into l1 slot `slot`."""
+    def _load_k(self, k0: Index, nv: int, x: int) -> None:
+        """Stage 0 (MTE2): K rows k0 .. k0 + nv of the item's kv head into l1 slot x."""
         kb, plan = self.kb, self.plan
-        nvp = round_up(nv, FRACTAL)
-        row = kb.add(self.kv_base, k0)
-        kb.wait_flag("MTE1", "MTE2", slot)
-        self._load(kb.tile(self.k2, [row, 0], [nv, plan.D]),
-                   kb.tile(self.k1[slot], [0, 0], [nvp, round_up(plan.D, FRACTAL)]))
-        self._load(kb.tile(self.v2, [row, 0], [nv, plan.Dv]),
-                   kb.tile(self.v1[slot], [0, 0], [nvp, round_up(plan.Dv, FRACTAL)]))
-        kb.set_flag("MTE2", "MTE1", slot)
+        kb.wait_flag("MTE1", "MTE2", F_K + x)
+        self._load(kb.tile(self.k2, [kb.add(self.kv_base, k0), 0], [nv, plan.D]),
+                   kb.tile(self.k1[x], [0, 0], [round_up(nv, FRACTAL), round_up(plan.D, FRACTAL)]))
+        kb.set_flag("MTE2", "MTE1", F_K + x)
 
-    def _tile(self, k0: Index, nv: int, slot: int, d: int | None) -> None:
-        """One key tile: scores on the cube, the online softmax on the vector unit, P V on the
-        cube, O rescaled and accumulated on the vector unit. `d`: the causal band's offset
-        (key c of the tile is masked for query r when c - r > d), None for no band."""
+    def _scores(self, nv: int, x: int) -> None:
+        """Stage 1 (cube): K^T into l0b (MTE1), S = Q K^T into l0c (M), FIX into the block's
+        scratch tile of slot x."""
         kb, plan = self.kb, self.plan
-        mv, mvp, nvp = self.mv, round_up(self.mv, FRACTAL), round_up(nv, FRACTAL)
-        dp, dvp, dv = round_up(plan.D, FRACTAL), round_up(plan.Dv, FRACTAL), plan.Dv
-        # S = Q K^T (cube), through the scratch tile into ub
-        kb.wait_flag("MTE2", "MTE1", slot)
-        kt = kb.tile(self.kt0, [0, 0], [dp, nvp])
-        kb.copy(kb.tile(self.k1[slot], [0, 0], [nvp, dp]), kt, transpose=UnitAttr())
-        s = kb.tile(self.s, [0, 0], [mv, nv])
+        mvp, nvp, dp = round_up(self.mv, FRACTAL), round_up(nv, FRACTAL), round_up(plan.D, FRACTAL)
+        kt = kb.tile(self.kt0[x], [0, 0], [dp, nvp])
+        kb.wait_flag("MTE2", "MTE1", F_K + x)
+        kb.wait_flag("M", "MTE1", F_K + x)
+        kb.copy(kb.tile(self.k1[x], [0, 0], [nvp, dp]), kt, transpose=UnitAttr())
+        kb.set_flag("MTE1", "MTE2", F_K + x)
+        kb.set_flag("MTE1", "M", F_K + x)
+        self._mmad(kb.tile(self.q0, [0, 0], [mvp, dp]), kt, kb.tile(self.sc[x], [0, 0], [mvp, nvp]),
+                   kb.tile(self.sg, [self.ws_row[x], 0], [self.mv, nv]), F_K + x)
+
+    def _mmad(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue, scratch: SSAValue, f: int) -> None:
+        """acc = lhs x rhs (M, once MTE1 has loaded the operands and FIX has emptied acc), then
+        FIX writes the valid part into a scratch tile (once MTE2 has read its last content)."""
+        kb = self.kb
+        kb.wait_flag("MTE1", "M", f)
+        kb.wait_flag("FIX", "M", f)
+        kb.emit(a.MmadOp.get(lhs, rhs, acc, init=True))
+        kb.set_flag("M", "MTE1", f)
+        kb.set_flag("M", "FIX", f)
+        kb.wait_flag("M", "FIX", f)
+        kb.wait_flag("MTE2", "FIX", f)
+        self._load(acc, scratch)
+        kb.set_flag("FIX", "M", f)
+        kb.set_flag("FIX", "MTE2", f)
+
+    def _softmax(self, k0: Index, nv: int, x: int, bands: list) -> None:
+        """Stage 2: S from the scratch into ub slot x (MTE2), V into l1 slot x (MTE2), scale,
+        mask, band and the online softmax (V), P to the scratch (MTE3)."""
+        kb, plan = self.kb, self.plan
+        mv = self.mv
+        s = kb.tile(self.s[x], [0, 0], [mv, nv])
         tmp = kb.tile(self.tmp, [0, 0], [mv, nv])
-        self._product(kb.tile(self.q0, [0, 0], [mvp, dp]), kt, kb.tile(self.sc, [0, 0], [mvp, nvp]),
-                      kb.tile(self.sg, [self.row0, 0], [mv, nv]), s)
+        kb.wait_flag(self.s_free, "MTE2", F_K + x)
+        kb.wait_flag("FIX", "MTE2", F_K + x)
+        kb.copy(kb.tile(self.sg, [self.ws_row[x], 0], [mv, nv]), s)
+        kb.set_flag("MTE2", "FIX", F_K + x)
+        kb.set_flag("MTE2", "V", F_K + x)
         if plan.mask is not None:
-            self._load_mask(k0, nv, tmp)
-        kb.sync("MTE2", "V", CHAIN)
+            kb.wait_flag("V", "MTE2", F_MASK)
+            self._load_mask(k0, nv)
+            kb.set_flag("MTE2", "V", F_MASK)
+        kb.wait_flag("MTE1", "MTE2", F_V + x)
+        self._load(kb.tile(self.v2, [kb.add(self.kv_base, k0), 0], [nv, plan.Dv]),
+                   kb.tile(self.v1[x], [0, 0], [round_up(nv, FRACTAL), round_up(plan.Dv, FRACTAL)]))
+        kb.set_flag("MTE2", "MTE1", F_V + x)
+        kb.wait_flag("MTE2", "V", F_K + x)
         # scale, mask, causal band; masked scores clamp to NEG (a -inf mask too)
         kb.vec(a.VmulsOp, s, kb.scalar(plan.scale, f32), s)
         if plan.mask is not None:
+            kb.wait_flag("MTE2", "V", F_MASK)
             if plan.mask[2] == 1:
                 if self.wide:
                     kb.vec(a.VcastOp, kb.tile(self.mrow_e, [0, 0], [1, nv]), kb.tile(self.mrow, [0, 0], [1, nv]))
                 kb.vec(a.VbrcbOp, kb.tile(self.mrow, [0, 0], [1, nv]), tmp)
             elif self.wide:
-                kb.vec(a.VcastOp, kb.tile(self.pe, [0, 0], [mv, nv]), tmp)
+                kb.vec(a.VcastOp, kb.tile(self.mk, [0, 0], [mv, nv]), tmp)
+            else:
+                tmp = kb.tile(self.mk, [0, 0], [mv, nv])
             kb.vec(a.VaddOp, s, tmp, s)
-        if d is not None:
-            dm = kb.tile(self.dm, [0, 0], [mv, nv])
-            kb.vec(a.VaddsOp, dm, kb.scalar(float(-d), f32), tmp)   # c - r - d
-            kb.vec(a.VminsOp, tmp, kb.scalar(1.0, f32), tmp)
-            kb.vec(a.VmaxsOp, tmp, kb.scalar(0.0, f32), tmp)          # 1 where masked
-            kb.vec(a.VmulsOp, tmp, kb.scalar(NEG, f32), tmp)
-            kb.vec(a.VaddOp, s, tmp, s)
-        if plan.mask is not None or d is not None:
+            kb.set_flag("V", "MTE2", F_MASK)
+            tmp = kb.tile(self.tmp, [0, 0], [mv, nv])
+        for cond, d in bands:
+            self._guarded(cond, lambda d=d: self._band(s, tmp, nv, d))
+        if plan.mask is not None or bands:
             kb.vec(a.VmaxsOp, s, kb.scalar(NEG, f32), s)
         # online softmax
-        m, mt, al, l, rs = (self._rows(x, 1) for x in (self.m, self.mt, self.al, self.l, self.rs))
+        m, mt, l, rs = (self._rows(v, 1) for v in (self.m, self.mt, self.l, self.rs))
+        al = self._rows(self.al[x], 1)
         kb.vec(a.VreduceOp, s, mt, kind=StringAttr("max"))
         kb.vec(a.VmaxOp, m, mt, mt)                      # m' = max(m, rowmax)
         kb.vec(a.VsubOp, m, mt, al)
@@ -469,41 +571,78 @@ class AttentionKernel:
         kb.vec(a.VaddOp, l, rs, l)                       # l = l * a + rowsum P
         p = s
         if self.wide:  # P in the input type for the cube
-            p = kb.tile(self.pe, [0, 0], [mv, nv])
+            p = kb.tile(self.pe[x], [0, 0], [mv, nv])
+            kb.wait_flag("MTE3", "V", F_K + x)
             kb.vec(a.VcastOp, s, p)
-        # P -> scratch -> l1 -> l0a; V -> l0b; P V on the cube
-        kb.sync("V", "MTE3", CHAIN)
-        pg = kb.tile(self.pg, [self.row0, 0], [mv, nv])
-        kb.copy(p, pg)
-        kb.sync("MTE3", "MTE2", CHAIN)
-        p1 = kb.tile(self.p1, [0, 0], [mvp, nvp])
-        self._load(pg, p1)
-        kb.sync("MTE2", "MTE1", CHAIN)
-        p0 = kb.tile(self.p0, [0, 0], [mvp, nvp])
-        v0 = kb.tile(self.v0, [0, 0], [nvp, dvp])
+            kb.set_flag("V", "MTE2", F_K + x)            # s is free again
+        kb.set_flag("V", "MTE3", F_K + x)
+        kb.wait_flag("V", "MTE3", F_K + x)
+        kb.wait_flag("MTE2", "MTE3", F_K + x)
+        kb.copy(p, kb.tile(self.pg, [self.ws_row[x], 0], [mv, nv]))
+        kb.set_flag("MTE3", "V" if self.wide else "MTE2", F_K + x)   # pe (f32: s) is free again
+        kb.set_flag("MTE3", "MTE2", F_V + x)
+
+    def _band(self, s: SSAValue, tmp: SSAValue, nv: int, d: int) -> None:
+        """Key c of the tile is masked for query r when c - r > d: s += NEG * clamp(c - r - d, 0, 1)."""
+        kb = self.kb
+        dm = kb.tile(self.dm, [0, 0], [self.mv, nv])
+        kb.vec(a.VaddsOp, dm, kb.scalar(float(-d), f32), tmp)   # c - r - d
+        kb.vec(a.VminsOp, tmp, kb.scalar(1.0, f32), tmp)
+        kb.vec(a.VmaxsOp, tmp, kb.scalar(0.0, f32), tmp)          # 1 where masked
+        kb.vec(a.VmulsOp, tmp, kb.scalar(NEG, f32), tmp)
+        kb.vec(a.VaddOp, s, tmp, s)
+
+    def _pv(self, nv: int, x: int) -> None:
+        """Stage 3 (cube): P from the scratch into l1 (MTE2), P and V into l0 (MTE1), P V (M),
+        FIX into the scratch tile of slot x."""
+        kb, plan = self.kb, self.plan
+        mv, mvp, nvp, dvp = self.mv, round_up(self.mv, FRACTAL), round_up(nv, FRACTAL), round_up(plan.Dv, FRACTAL)
+        p1 = kb.tile(self.p1[x], [0, 0], [mvp, nvp])
+        kb.wait_flag("MTE3", "MTE2", F_V + x)
+        kb.wait_flag("MTE1", "MTE2", F_P + x)
+        self._load(kb.tile(self.pg, [self.ws_row[x], 0], [mv, nv]), p1)
+        kb.set_flag("MTE2", "MTE3", F_K + x)
+        kb.set_flag("MTE2", "MTE1", F_P + x)
+        p0 = kb.tile(self.p0[x], [0, 0], [mvp, nvp])
+        v0 = kb.tile(self.v0[x], [0, 0], [nvp, dvp])
+        kb.wait_flag("MTE2", "MTE1", F_P + x)
+        kb.wait_flag("M", "MTE1", F_V + x)
         kb.copy(p1, p0)
-        kb.copy(kb.tile(self.v1[slot], [0, 0], [nvp, dvp]), v0)
-        kb.set_flag("MTE1", "MTE2", slot)                # the slot is free for the next load
-        pv = kb.tile(self.tmp, [0, 0], [mv, dv])
-        self._product(p0, v0, kb.tile(self.pvc, [0, 0], [mvp, dvp]), kb.tile(self.og, [self.row0, 0], [mv, dv]), pv)
-        kb.sync("MTE2", "V", CHAIN)
-        # O = O * a + P V
-        ab = kb.tile(self.s, [0, 0], [mv, dv])
+        kb.set_flag("MTE1", "MTE2", F_P + x)
+        kb.wait_flag("MTE2", "MTE1", F_V + x)
+        kb.copy(kb.tile(self.v1[x], [0, 0], [nvp, dvp]), v0)
+        kb.set_flag("MTE1", "MTE2", F_V + x)
+        kb.set_flag("MTE1", "M", F_V + x)
+        self._mmad(p0, v0, kb.tile(self.pvc[x], [0, 0], [mvp, dvp]),
+                   kb.tile(self.og, [self.ws_row[x], 0], [mv, plan.Dv]), F_V + x)
+
+    def _update(self, x: int) -> None:
+        """Stage 4: P V from the scratch into ub (MTE2), O = O * a + P V (V)."""
+        kb, mv, dv = self.kb, self.mv, self.plan.Dv
+        pv = kb.tile(self.pv, [0, 0], [mv, dv])
+        kb.wait_flag("FIX", "MTE2", F_V + x)
+        kb.wait_flag("V", "MTE2", F_PV)
+        kb.copy(kb.tile(self.og, [self.ws_row[x], 0], [mv, dv]), pv)
+        kb.set_flag("MTE2", "FIX", F_V + x)
+        kb.set_flag("MTE2", "V", F_PV)
+        ab = kb.tile(self.tmp, [0, 0], [mv, dv])
         ov = kb.tile(self.o, [0, 0], [mv, dv])
-        kb.vec(a.VbrcbOp, al, ab)
+        kb.vec(a.VbrcbOp, self._rows(self.al[x], 1), ab)
+        kb.wait_flag("MTE2", "V", F_PV)
         kb.vec(a.VmulOp, ov, ab, ov)
         kb.vec(a.VaddOp, ov, pv, ov)
+        kb.set_flag("V", "MTE2", F_PV)
 
-    def _load_mask(self, k0: Index, nv: int, tmp: SSAValue) -> None:
-        """The mask's tile (MTE2): [mv, nv] into the temporary (through the input type's tile
-        when it is not f32), or its one row [1, nv] (broadcast over the queries later)."""
+    def _load_mask(self, k0: Index, nv: int) -> None:
+        """The mask's tile (MTE2): [mv, nv] (in its own type), or its one row [1, nv]
+        (broadcast over the queries later)."""
         kb, plan, mv = self.kb, self.plan, self.mv
         if plan.mask[2] == 1:
             src = kb.tile(self.m2, [self.mask_row, k0], [1, nv])
             kb.copy(src, kb.tile(self.mrow_e if self.wide else self.mrow, [0, 0], [1, nv]))
             return
         src = kb.tile(self.m2, [kb.add(self.mask_row, self.q0_row), k0], [mv, nv])
-        kb.copy(src, kb.tile(self.pe, [0, 0], [mv, nv]) if self.wide else tmp)
+        kb.copy(src, kb.tile(self.mk, [0, 0], [mv, nv]))
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -517,17 +656,6 @@ class AttentionKernel:
             self.kb.copy(src, dst)
         else:
             self.kb.copy(src, dst, pad=UnitAttr())
-
-    def _product(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue, scratch: SSAValue, dst: SSAValue) -> None:
-        """acc = lhs x rhs on the cube (operands in l0), FIX -> the block's scratch tile (the
-        valid part), MTE2 -> `dst` in ub: the cube -> vector hand-off through gm."""
-        kb = self.kb
-        kb.sync("MTE1", "M", CHAIN)
-        kb.emit(a.MmadOp.get(lhs, rhs, acc, init=True))
-        kb.sync("M", "FIX", CHAIN)
-        self._load(acc, scratch)
-        kb.sync("FIX", "MTE2", CHAIN)
-        kb.copy(scratch, dst)
 
     def _max(self, x: Index, y: Index) -> Index:
         if isinstance(x, int) and isinstance(y, int):
