@@ -409,7 +409,7 @@ class AttentionKernel:
             n_vis = kb.min(kb.sub(self._max(kb.add(qi, 1), c1), c1), n_full)
         e = plan.off - rem + c1 * nk
         diags = []
-        for tt in (1, 2):
+        for tt in range(1, 2 + ceil_div(mv - 1, nk)):  # two when mq == nk
             d = e - tt * nk
             if d < -(mv - 1):  # no query of the tile sees a key of it
                 break
