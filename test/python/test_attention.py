@@ -120,6 +120,23 @@ def test_kernel_bf16():
     assert _cosine(got, want) >= 0.999
 
 
+@pytest.mark.parametrize("elt", ["f32", "f16"])
+def test_query_tile_spanning_several_key_tiles(monkeypatch, elt):
+    """One causal query tile of 64 rows over key tiles of 16: the band on each of the four
+    diagonal tiles (with two only, rows 32.. would see later keys)."""
+    from geir.lowering.templates import attention
+
+    monkeypatch.setattr(attention, "TILE_CHOICES", (64,))
+    monkeypatch.setattr(attention, "KEY_CHOICES", (16,))
+    lowered, got, want = _run(_text(1, 2, 2, 64, 64, 16, 16, elt, True, None))
+    kernel = next(k for k in lowered.ops if isinstance(k, a.KernelOp))
+    assert kernel.body.block.args[-3].type.get_shape()[1] == 16  # the S scratch: key tiles of 16
+    if elt == "f32":
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    else:
+        assert _cosine(got, want) >= 0.999
+
+
 def test_mask_along_keys_runs_the_fallback():
     """A mask broadcast along the keys is not tiled: the reference fallback, right numbers."""
     lowered, got, want = _run(_text(1, 2, 2, 8, 8, 16, 16, "f32", False, (1, 2, 8, 1)), (1, 2, 8, 1))

@@ -1,71 +1,104 @@
 // convert-graph-to-ascend: graph.attention is one `mix` kernel (lowering/templates/attention.py),
-// the FlashAttention idea. Per (batch, head, query tile) on a block: Q goes to l0a once, the
-// loop over key tiles (`scf.for %j`, two tiles an iteration on the l1 slots 0 / 1, each
-// prefetching the next) computes S = Q K^T on the cube (K^T by MTE1's transposing load), FIX
-// stages S in the block's scratch tile `s_ws` (the 910B has no l0c -> ub path), the vector unit
-// scales it and runs the online softmax (row max, alpha = exp(m - m'), P = exp(S - m'), row sum),
-// P goes back through `p_ws` into l1 / l0a for P V on the cube, whose f32 tile comes through
-// `pv_ws` to rescale and accumulate O in ub; finally O / l, cast to f16, stored. Causal: the
-// diagonal tile after the loop adds the band built from the `c - r` tile. No [S, L] buffer.
+// the FlashAttention idea. Per (batch, head, query tile) on a block: Q goes to l0a once, then the
+// key tiles run as a five-stage software pipeline (`scf.for %i` over pairs of iterations after a
+// static fill; iteration i runs, oldest tile first: the O update of tile i-4, P V of tile i-3,
+// the softmax of tile i-2, the scores of tile i-1, the K load of tile i). Every hand-off buffer
+// has two slots (the tile's parity) with a flag id each: S = Q K^T on the cube (K^T by MTE1's
+// transposing load), FIX stages S in the block's scratch slot `s_ws` (the 910B has no l0c -> ub
+// path), the vector unit scales it, adds the causal band on the diagonal tile and runs the
+// online softmax, P goes back through `p_ws` into l1 / l0a for P V on the cube, whose f32 tile
+// comes through `pv_ws` to rescale and accumulate O in ub; finally O / l, cast to f16, stored,
+// and a barrier before the next item. No [S, L] buffer.
 // RUN: geir-opt %s -p 'convert-graph-to-ascend' | filecheck %s
 // RUN: geir-opt %s -p 'convert-graph-to-ascend' | filecheck %s --check-prefix=NOSCORES
 
 // NOSCORES-NOT: 256x256
 
 // CHECK-LABEL: ascend.kernel @k0_attn(
-// CHECK-SAME:    %s_ws: memref<512x32xf32, "gm">, %p_ws: memref<512x32xf16, "gm">, %pv_ws: memref<512x64xf32, "gm">)
+// Two scratch slots per block (16 blocks x 2 x 32 rows).
+// CHECK-SAME:    %s_ws: memref<1024x32xf32, "gm">, %p_ws: memref<1024x32xf16, "gm">, %pv_ws: memref<1024x64xf32, "gm">)
 // CHECK-SAME:    attributes {block_dim = 16 : i64, core_type = "mix", geir.scratch = 3 : i64, template = "attention"}
-// CHECK:         %[[Q0:.*]] = ascend.alloc {{.*}} : memref<32x64xf16, "l0a">
-// CHECK:         %[[KT:.*]] = ascend.alloc {{.*}} : memref<64x32xf16, "l0b">
-// CHECK:         %[[SC:.*]] = ascend.alloc {{.*}} : memref<32x32xf32, "l0c">
+// CHECK:         %k1s0 = ascend.alloc {{.*}} : memref<32x64xf16, "l1">
+// CHECK-NEXT:    %k1s1 = ascend.alloc {{.*}} : memref<32x64xf16, "l1">
+// CHECK:         %[[Q0:q0]] = ascend.alloc {{.*}} : memref<32x64xf16, "l0a">
+// CHECK:         %kt0s0 = ascend.alloc {{.*}} : memref<64x32xf16, "l0b">
+// CHECK-NEXT:    %kt0s1 = ascend.alloc {{.*}} : memref<64x32xf16, "l0b">
+// CHECK:         %scs0 = ascend.alloc {{.*}} : memref<32x32xf32, "l0c">
+// CHECK-NEXT:    %scs1 = ascend.alloc {{.*}} : memref<32x32xf32, "l0c">
+// CHECK:         %ss0 = ascend.alloc {{.*}} : memref<32x32xf32, "ub">
+// CHECK-NEXT:    %ss1 = ascend.alloc {{.*}} : memref<32x32xf32, "ub">
 // CHECK:         %[[DM:dm]] = ascend.alloc {{.*}} : memref<32x32xf32, "ub">
+// The free flags of every slot are set once, before the work items.
+// CHECK:         ascend.set_flag MTE1 -> MTE2 id 0
+// CHECK:         ascend.set_flag MTE1 -> MTE2 id 1
 // CHECK:         scf.for
-// CHECK:           ascend.copy %{{.*}}, %[[Q0]] : memref<32x64xf16, "l1"> to memref<32x64xf16, "l0a">
-// CHECK:           scf.for %j = %c0 to %{{.*}} step %c2 {
-// CHECK:             scf.if
-// CHECK:               ascend.wait_flag MTE1 -> MTE2 id 1
-// CHECK:               ascend.set_flag MTE2 -> MTE1 id 1
-// CHECK:             ascend.wait_flag MTE2 -> MTE1 id 0
-// CHECK-NEXT:        ascend.copy %k1s0, %[[KT]] {transpose} : memref<32x64xf16, "l1"> to memref<64x32xf16, "l0b">
-// CHECK:             ascend.mmad %[[Q0]], %[[KT]], %[[SC]] {init}
-// CHECK:             ascend.copy %[[SC]], %{{.*}} : memref<32x32xf32, "l0c"> to memref<32x32xf32, strided<[32, 1], offset: ?>, "gm">
-// CHECK:             ascend.vmuls
-// CHECK:             ascend.vreduce %{{.*}} {kind = "max"}
-// CHECK-NEXT:        ascend.vmax
-// CHECK-NEXT:        ascend.vsub
-// CHECK-NEXT:        ascend.vexp
-// CHECK-NEXT:        ascend.vcopy
-// CHECK-NEXT:        ascend.vbrcb
-// CHECK-NEXT:        ascend.vsub
-// CHECK-NEXT:        ascend.vexp
-// CHECK-NEXT:        ascend.vreduce %{{.*}} {kind = "sum"}
-// CHECK-NEXT:        ascend.vmul
-// CHECK-NEXT:        ascend.vadd
-// CHECK:             ascend.vcast %{{.*}} : memref<32x32xf32, strided<[64, 1]>, "ub">, memref<32x32xf16, strided<[64, 1]>, "ub">
-// CHECK:             ascend.copy %{{.*}} : memref<32x32xf16, strided<[64, 1]>, "ub"> to memref<32x32xf16, strided<[32, 1], offset: ?>, "gm">
-// CHECK:             ascend.copy %{{.*}}, %p1 : memref<32x32xf16, strided<[32, 1], offset: ?>, "gm"> to memref<32x32xf16, "l1">
-// CHECK:             ascend.copy %p1, %p0
-// CHECK-NEXT:        ascend.copy %v1s0, %v0
-// CHECK-NEXT:        ascend.set_flag MTE1 -> MTE2 id 0
-// CHECK:             ascend.mmad %p0, %v0, %pvc {init}
-// CHECK:             ascend.copy %pvc, %{{.*}} : memref<32x64xf32, "l0c"> to memref<32x64xf32, strided<[64, 1], offset: ?>, "gm">
-// CHECK:             ascend.vbrcb %{{.*}}, %s
-// CHECK-NEXT:        ascend.vmul %o_1, %s, %o_1
-// CHECK-NEXT:        ascend.vadd %o_1, %t, %o_1
-// The second tile of the iteration, on slot 1.
-// CHECK:             ascend.copy %k1s1, %[[KT]] {transpose}
-// The diagonal tile after the loop: the causal band from the c - r tile.
+// CHECK:           ascend.copy %q1, %[[Q0]] : memref<32x64xf16, "l1"> to memref<32x64xf16, "l0a">
+// The fill: tile 0's K load, then its scores while tile 1's K loads.
 // CHECK:           scf.if
-// CHECK:             ascend.copy %k1s3, %[[KT]] {transpose}
-// CHECK:             ascend.vadds %[[DM]], {{.*}}
-// CHECK-NEXT:        ascend.vmins
-// CHECK-NEXT:        ascend.vmaxs
-// CHECK-NEXT:        ascend.vmuls
-// CHECK-NEXT:        ascend.vadd
-// CHECK-NEXT:        ascend.vmaxs
-// CHECK:           ascend.vdiv %o_1, %s, %o_1
-// CHECK-NEXT:      ascend.vcast %o_1, %pe
-// CHECK:           ascend.copy %pe, %{{.*}} : memref<32x64xf16, "ub"> to memref<32x64xf16, strided<[64, 1], offset: ?>, "gm">
+// CHECK-NEXT:        ascend.wait_flag MTE1 -> MTE2 id 0
+// CHECK:             ascend.copy %{{.*}}, %k1s0
+// CHECK:           ascend.mmad %[[Q0]], %kt0s0, %scs0 {init}
+// CHECK:           scf.for %i = %c4 to %{{.*}} step %c2 {
+// Stage 4, tile i-4 (slot 0): P V from the scratch, O = O * alpha + P V.
+// CHECK:             scf.if
+// CHECK-NEXT:          ascend.wait_flag FIX -> MTE2 id 2
+// CHECK:               ascend.copy %{{.*}}, %pv : memref<32x64xf32, strided<[64, 1], offset: ?>, "gm"> to memref<32x64xf32, "ub">
+// CHECK:               ascend.vbrcb %{{.*}}, %t
+// CHECK-NEXT:          ascend.wait_flag MTE2 -> V id 5
+// CHECK-NEXT:          ascend.vmul %o_1, %t, %o_1
+// CHECK-NEXT:          ascend.vadd %o_1, %pv, %o_1
+// Stage 3, tile i-3 (slot 1): P into l1 / l0a, V into l0b, P V on the cube, FIX to the scratch.
+// CHECK:             scf.if
+// CHECK-NEXT:          ascend.wait_flag MTE3 -> MTE2 id 3
+// CHECK:               ascend.copy %{{.*}}, %p1s1
+// CHECK:               ascend.copy %p1s1, %p0s1
+// CHECK:               ascend.copy %v1s1, %v0s1
+// CHECK:               ascend.mmad %p0s1, %v0s1, %pvcs1 {init}
+// CHECK:               ascend.copy %pvcs1, %{{.*}} : memref<32x64xf32, "l0c"> to memref<32x64xf32, strided<[64, 1], offset: ?>, "gm">
+// Stage 2, tile i-2 (slot 0): S into ub, V into l1, the band on the diagonal tile, the softmax.
+// CHECK:             scf.if
+// CHECK:               ascend.copy %{{.*}}, %ss0 : memref<32x32xf32, strided<[32, 1], offset: ?>, "gm"> to memref<32x32xf32, "ub">
+// CHECK:               ascend.copy %{{.*}}, %v1s0
+// CHECK:               ascend.vmuls %ss0
+// CHECK:               scf.if
+// CHECK-NEXT:            ascend.vadds %[[DM]], {{.*}}
+// CHECK-NEXT:            ascend.vmins
+// CHECK-NEXT:            ascend.vmaxs
+// CHECK-NEXT:            ascend.vmuls
+// CHECK-NEXT:            ascend.vadd
+// CHECK-NEXT:          }
+// CHECK-NEXT:          ascend.vmaxs
+// CHECK:               ascend.vreduce %ss0, %{{.*}} {kind = "max"}
+// CHECK-NEXT:          ascend.vmax
+// CHECK-NEXT:          ascend.vsub
+// CHECK-NEXT:          ascend.vexp
+// CHECK-NEXT:          ascend.vcopy
+// CHECK-NEXT:          ascend.vbrcb
+// CHECK-NEXT:          ascend.vsub
+// CHECK-NEXT:          ascend.vexp
+// CHECK-NEXT:          ascend.vreduce %{{.*}} {kind = "sum"}
+// CHECK-NEXT:          ascend.vmul
+// CHECK-NEXT:          ascend.vadd
+// CHECK:               ascend.wait_flag MTE3 -> V id 0
+// CHECK-NEXT:          ascend.vcast %ss0, %{{.*}} : memref<32x32xf32, "ub">, memref<32x32xf16, strided<[64, 1]>, "ub">
+// CHECK:               ascend.copy %{{.*}} : memref<32x32xf16, strided<[64, 1]>, "ub"> to memref<32x32xf16, strided<[32, 1], offset: ?>, "gm">
+// Stage 1, tile i-1 (slot 1): the scores.
+// CHECK:             scf.if
+// CHECK:               ascend.copy %k1s1, %kt0s1 {transpose} : memref<32x64xf16, "l1"> to memref<64x32xf16, "l0b">
+// CHECK:               ascend.mmad %[[Q0]], %kt0s1, %scs1 {init}
+// Stage 0, tile i (slot 0): the K load.
+// CHECK:             scf.if
+// CHECK:               ascend.copy %{{.*}}, %k1s0
+// The second iteration of the pair, slots swapped.
+// CHECK:             ascend.mmad %p0s0, %v0s0, %pvcs0 {init}
+// CHECK:           }
+// CHECK:           ascend.vdiv %o_1, %t, %o_1
+// CHECK-NEXT:      ascend.wait_flag MTE3 -> V id 0
+// CHECK-NEXT:      ascend.vcast %o_1, %pes0
+// CHECK:           ascend.copy %pes0, %{{.*}} : memref<32x64xf16, "ub"> to memref<32x64xf16, strided<[64, 1], offset: ?>, "gm">
+// CHECK-NEXT:      ascend.set_flag MTE3 -> V id 0
+// CHECK-NEXT:      ascend.pipe_barrier ALL
+// CHECK:         ascend.wait_flag MTE1 -> MTE2 id 0
 // CHECK:         ascend.return
 // CHECK:       func.func @main(
 // CHECK:         ascend.launch @k0_attn
