@@ -200,9 +200,11 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
                 "V": 10 * cost.vector_cycles("binary", s_bytes, "f32") + 3 * cost.vector_cycles("binary", o_bytes, "f32"),
             }
             tile, chain = max(pipes.values()), sum(pipes.values())
+            nq = ceil_div(plan.S, mq)
             tiles_per_item = ceil_div(plan.L, nk)
-            if plan.causal:  # about half the tiles of a square causal attention are skipped
-                tiles_per_item = max(1, ceil_div(tiles_per_item * (plan.off + plan.S / 2 + nk), plan.L))
+            if plan.causal:  # query tile q sees the keys up to its last row + off
+                seen = sum(min(tiles_per_item, ceil_div(min(plan.S, (q + 1) * mq) + plan.off, nk)) for q in range(nq))
+                tiles_per_item = max(1, ceil_div(seen, nq))
             waves = ceil_div(items, blocks)
             per_item = chain + tile * (tiles_per_item - 1)
             us = cost.cycles_to_us(waves * per_item + spec.block_dispatch_cycles)
