@@ -12,7 +12,9 @@ at O0 and O3 (force_fp16, the default) and profiled on the modeled device (ascen
   O3 the kernel's per-block [mq, nk] / [mq, Dv] scratch tiles; at O0 the score matrices);
 - scores MiB: what one [B, H, S, S] fp16 score matrix takes: O3's workspace beyond the casts
   is far below it;
-- cos: the O3 output against onnxruntime (fp32).
+- cos: the O3 output against onnxruntime (fp32);
+- O0 / O3: the O0 latency over this row's (the attention kernel pipelines its key tiles:
+  docs/lowering.md "Attention").
 
     python bench/attention.py [--sizes 8x8x128x64,8x8x512x96] [--markdown]
 """
@@ -77,13 +79,15 @@ def main() -> None:
                 rows.append((f"{b}x{h}x{s}x{d}", f"O{level}", report["latency_us"], report["kernel_count"],
                              report["peak_memory_bytes"] / 2**20,
                              report["memory"]["workspace_bytes"] / 2**20, scores_mib, cos, time.time() - t0))
-    head = ("size BxHxSxD", "level", "latency us", "kernels", "peak MiB", "workspace MiB", "scores MiB", "cos", "run s")
+    head = ("size BxHxSxD", "level", "latency us", "O0 / O3", "kernels", "peak MiB", "workspace MiB", "scores MiB",
+            "cos", "run s")
+    o0 = {r[0]: r[2] for r in rows if r[1] == "O0"}
     fmt = "| " + " | ".join(["{}"] * len(head)) + " |" if args.markdown else "  ".join(["{:>13}"] * len(head))
     print(fmt.format(*head))
     if args.markdown:
         print("|" + "---|" * len(head))
     for r in rows:
-        print(fmt.format(r[0], r[1], f"{r[2]:.1f}", r[3], f"{r[4]:.2f}", f"{r[5]:.2f}", f"{r[6]:.2f}", f"{r[7]:.5f}", f"{r[8]:.1f}"))
+        print(fmt.format(r[0], r[1], f"{r[2]:.1f}", f"{o0[r[0]] / r[2]:.2f}", r[3], f"{r[4]:.2f}", f"{r[5]:.2f}", f"{r[6]:.2f}", f"{r[7]:.5f}", f"{r[8]:.1f}"))
 
 
 if __name__ == "__main__":
