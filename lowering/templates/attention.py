@@ -15,16 +15,19 @@ vector unit are separate cores that exchange data through gm), so the tile cross
 gm as the cube epilogue's does: FIX writes S (f32) into a per-block scratch tile, MTE2 brings
 it into ub; MTE3 writes P into a per-block scratch tile that MTE2 brings into l1; FIX writes
 P V_j (f32) into a third one for the vector unit. The scratch is the kernel's own
-(`geir.scratch`): blocks x [mq, nk] (S, P) and blocks x [mq, Dv] (P V), never [S, L].
+(`geir.scratch`): blocks x 2 x [mq, nk] (S, P) and blocks x 2 x [mq, Dv] (P V), never [S, L].
 
-K and V tiles are loaded into l1 ahead of their use: the loop over key tiles alternates two
-l1 slots and prefetches tile j + 1 while tile j computes; the first (partial) tile and the
-at most two causal diagonal tiles have slots of their own, loaded when the work item starts.
+The key tiles of an item run as a five-stage software pipeline (`_pipeline`): K load;
+scores (MTE1, M, FIX); softmax (S and V in, vector, P out); P V (P in, MTE1, M, FIX); O update.
+Iteration i runs stage s on tile i - s, oldest first, so the cube computes tile j + 1's scores
+and tile j - 1's P V while the vector unit runs tile j's softmax. Every buffer a tile holds
+between stages has two slots (the tile's parity) with flag ids of their own: `ready` flags
+from producer to consumer, `free` flags back, set once per kernel (`_credits`).
 
 Causal attention (query i sees keys j <= i + L - S): key tiles no query of the tile sees are
-skipped; tiles every query sees need no mask; the diagonal ones add a band computed on the
-vector unit from a `c - r` tile (built once per block) and the tile's static diagonal
-offset. Static offsets need the query tile to equal the key tile (`mq == nk`) when there is
+skipped; tiles every query sees need no mask; the diagonal ones (two when mq == nk, more
+when one query tile spans several key tiles) add a band computed on the vector unit from a
+`c - r` tile (built once per block) and the tile's static diagonal offset. Static offsets need the query tile to equal the key tile (`mq == nk`) when there is
 more than one query tile; the key tiles are then [0, L mod nk) first and whole tiles after.
 
 Limits (the op then runs the reference fallback): a mask whose last dim is not L, element
