@@ -167,10 +167,12 @@ def _causal(mask: np.ndarray, scores: tuple[int, ...]) -> bool:
     return bool(np.all(m[keep] == 0) and np.all(m[~keep] <= MASKED))
 
 
-def match_attention(pv: g.MatMulOp) -> tuple[list[Operation], dict] | None:
+def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None
+                    ) -> tuple[list[Operation], dict] | None:
     """The ops of a decomposed attention ending in the MatMul(P, v), and the parts of the
     graph.attention that replaces them; None if they do not form one or a value inside
-    would be lost."""
+    would be lost. `order`: the position of every op of the block (computed once per pass:
+    per match it would make the pass quadratic in the layers)."""
     chain: list[Operation] = [pv]
     p = pv.operands[0]
     if len(_shape(p)) != 4 or not is_float(p.type.element_type) or not _inner(p):
@@ -265,8 +267,9 @@ def match_attention(pv: g.MatMulOp) -> tuple[list[Operation], dict] | None:
         g.AttentionOp.infer([x.type for x in operands], {"scale": scale, "causal": int(causal)}, [None] * len(operands))
     except g.ShapeError:
         return None
-    block = pv.parent_block()
-    order = {op: i for i, op in enumerate(block.ops)} if block is not None else {}
+    if order is None:
+        block = pv.parent_block()
+        order = {op: i for i, op in enumerate(block.ops)} if block is not None else {}
     if any(op not in order for op in chain):
         return None
     chain = sorted(set(chain), key=order.__getitem__)
@@ -277,12 +280,16 @@ def match_attention(pv: g.MatMulOp) -> tuple[list[Operation], dict] | None:
                    "prelude": prelude}
 
 
+@dataclass
 class DecomposedAttention(RewritePattern):
     """Replace a decomposed attention by graph.attention (the same formula up to rounding)."""
 
+    order: dict[Operation, int]
+    """Program order of the ops when the pass started (ops it creates are in no chain)."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: g.MatMulOp, rewriter: PatternRewriter) -> None:
-        found = match_attention(op)
+        found = match_attention(op, self.order)
         if found is None:
             return
         chain, p = found
@@ -298,4 +305,5 @@ class RecognizeAttention(ModulePass):
     name = "graph-recognize-attention"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(DecomposedAttention(), apply_recursively=False).rewrite_module(op)
+        order = {o: i for i, o in enumerate(op.walk())}
+        PatternRewriteWalker(DecomposedAttention(order), apply_recursively=False).rewrite_module(op)
