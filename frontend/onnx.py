@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, SSAValue
 
 from geir.dialects import graph as g
-from geir.ir.types import UnsupportedTypeError, is_float_dtype, tensor, to_dtype, to_element_type
+from geir.ir.types import UnsupportedTypeError, i1, is_float_dtype, tensor, to_dtype, to_element_type
 from geir.errors import OnnxImportError
 from geir.frontend.builder import GraphBuilder, value_hint
 from geir.frontend.onnx_opsets import check_opset_changes
@@ -812,6 +812,108 @@ def _rotary_embedding(im: _Importer, ins, attrs):
     if len(shape) == 3:
         y = _reshape(im, y, shape)
     return [y]
+
+
+@converts("Attention")
+def _attention(im: _Importer, ins, attrs):
+    """Attention (opset 23) as the graph ops of its function body: q * sqrt(scale) and
+    k * sqrt(scale), the past concatenated, K / V heads repeated for grouped-query attention,
+    q k^T, the softcap, the masks (a boolean one as 0 / -inf, one shorter than the keys padded
+    with -inf, the causal one aligned to the past), softmax (in `softmax_precision`), a fully
+    masked row's probabilities 0, then @ v; 3-D inputs split into heads and merged back.
+    graph-recognize-attention makes the common forms one graph.attention at O2 / O3."""
+    if im.opset < 23:
+        raise im.error("Attention exists from opset 23 on")
+    q, k, v, mask, past_k, past_v, nonpad = (list(ins) + [None] * 7)[:7]
+    if nonpad is not None:
+        raise im.error("the nonpad_kv_seqlen input is not supported")
+    if attrs.get("left_window_size", -1) != -1 or attrs.get("right_window_size", -1) != -1:
+        raise im.error("sliding-window attention (left_window_size / right_window_size) is not supported")
+    if (past_k is None) != (past_v is None):
+        raise im.error("past_key and past_value must be given together")
+    rank = len(q.type.get_shape())
+    if rank not in (3, 4) or any(len(x.type.get_shape()) != rank for x in (k, v)):
+        raise im.error(f"q, k and v must all be 3-D or all 4-D, got {q.type}, {k.type}, {v.type}")
+    dt = to_dtype(q.type.element_type)
+    if rank == 3:
+        hq, hkv = attrs.get("q_num_heads", 0), attrs.get("kv_num_heads", 0)
+        if not hq or not hkv:
+            raise im.error("3-D inputs need q_num_heads and kv_num_heads")
+
+        def heads(x: SSAValue, n: int) -> SSAValue:
+            b_, s_, hidden = x.type.get_shape()
+            if hidden % n:
+                raise im.error(f"{n} heads do not divide the hidden size {hidden}")
+            r = _reshape(im, x, (b_, s_, n, hidden // n))
+            return im.op(g.TransposeOp, [r], perm=(0, 2, 1, 3))
+
+        q, k, v = heads(q, hq), heads(k, hkv), heads(v, hkv)
+    b, hq, s, d = q.type.get_shape()
+    hkv = k.type.get_shape()[1]
+    if hq % hkv or v.type.get_shape()[1] != hkv:
+        raise im.error(f"the kv heads ({hkv}) must divide the query heads ({hq}) and match v's")
+    scale = attrs.get("scale") or 1.0 / math.sqrt(d)
+    root = im.constant(np.array(np.sqrt(scale), dt))
+    present_k = k if past_k is None else im.op(g.ConcatOp, [past_k, k], axis=2)
+    present_v = v if past_v is None else im.op(g.ConcatOp, [past_v, v], axis=2)
+    keys = present_k.type.get_shape()[2]
+    past = 0 if past_k is None else past_k.type.get_shape()[2]
+    neg_inf, zero = im.constant(np.array(-np.inf, dt)), im.constant(np.array(0, dt))
+
+    bias = None
+    if mask is not None:
+        short = keys - mask.type.get_shape()[-1]
+        boolean = mask.type.element_type == i1
+        if short > 0:
+            pad = np.full((*mask.type.get_shape()[:-1], short), False if boolean else -np.inf,
+                          np.bool_ if boolean else dt)
+            mask = im.op(g.ConcatOp, [mask, im.constant(pad)], axis=-1)
+        bias = im.op(g.WhereOp, [mask, zero, neg_inf]) if boolean else mask
+    if attrs.get("is_causal", 0):
+        allowed = np.tril(np.ones((s, keys), bool), past)
+        causal = im.constant(np.where(allowed, 0, -np.inf).astype(dt))
+        bias = causal if bias is None else im.op(g.AddOp, [bias, causal])
+
+    def repeat(x: SSAValue) -> SSAValue:  # [h0, h0, h1, h1, ...] as the reference repeats them
+        n = hq // hkv
+        if n == 1:
+            return x
+        _, _, t, e = x.type.get_shape()
+        u = im.op(g.UnsqueezeOp, [x], axes=(2,))
+        u = im.op(g.ExpandOp, [u, im.constant(np.array([b, hkv, n, t, e], np.int64))])
+        return _reshape(im, u, (b, hq, t, e))
+
+    kt = im.op(g.TransposeOp, [im.op(g.MulOp, [repeat(present_k), root])], perm=(0, 1, 3, 2))
+    qk = im.op(g.MatMulOp, [im.op(g.MulOp, [q, root]), kt])
+    softcap = attrs.get("softcap", 0.0)
+    if softcap > 0:
+        cap = im.constant(np.array(softcap, dt))
+        qk = im.op(g.MulOp, [im.op(g.TanhOp, [im.op(g.DivOp, [qk, cap])]), cap])
+    mode = attrs.get("qk_matmul_output_mode", 0)
+    qk_out = qk
+    x = qk if bias is None else im.op(g.AddOp, [qk, bias])
+    if mode == 2:
+        qk_out = x
+    precision = attrs.get("softmax_precision")
+    if precision is not None:
+        x = im.op(g.CastOp, [x], to=_element_type(precision, "softmax_precision"))
+    probs = im.op(g.SoftmaxOp, [x], axis=-1)
+    if bias is not None:
+        known = im.const_value(bias)
+        if known is None or np.isneginf(np.max(known, axis=-1)).any():
+            # a row with no key to attend: probabilities 0 (softmax alone would be NaN)
+            none = im.op(g.EqualOp, [im.op(g.ReduceMaxOp, [bias], axes=(-1,), keepdims=1), neg_inf])
+            probs = im.op(g.WhereOp, [none, im.constant(np.array(0, to_dtype(probs.type.element_type))), probs])
+    if mode == 3:
+        qk_out = probs
+    if probs.type.element_type != q.type.element_type:
+        probs = im.op(g.CastOp, [probs], to=q.type.element_type)
+    if qk_out.type.element_type != q.type.element_type:
+        qk_out = im.op(g.CastOp, [qk_out], to=q.type.element_type)
+    y = im.op(g.MatMulOp, [probs, repeat(present_v)])
+    if rank == 3:
+        y = _reshape(im, im.op(g.TransposeOp, [y], perm=(0, 2, 1, 3)), (b, s, hq * y.type.get_shape()[-1]))
+    return [y, present_k, present_v, qk_out][:max(1, len(im.node.output))]
 
 
 def _last_axis_slice(im: _Importer, x: SSAValue, start: int, end: int) -> SSAValue:

@@ -78,6 +78,7 @@ OPSET_CHANGES: dict[str, tuple[OpsetChange, ...]] = {
     ),
     "RMSNormalization": (OpsetChange(23, "new op (graph.rms_norm)"),),
     "RotaryEmbedding": (OpsetChange(23, "new op (graph.rotary_embedding)"),),
+    "Attention": (OpsetChange(23, "new op (its function body's graph ops; graph.attention at O2 / O3)"),),
     # float16 / bfloat16 ranges accumulate in float32 by default (stash_type 1 = FLOAT).
     "Range": (OpsetChange(27, "adds float16, bfloat16 and stash_type", "stash_type", (1,)),),
     "SpaceToDepth": (OpsetChange(28, "adds mode (DCR, the old order, or CRD)", "mode", ("DCR", "CRD")),),

@@ -60,6 +60,32 @@ def test_zero_size_results_need_no_kernel(name):
     assert status == "pass", f"{name}: {status}: {detail}"
 
 
+ATTENTION_CASES = [
+    "test_attention_3d_gqa_causal", "test_attention_4d_attn_mask_bool_4d", "test_attention_4d_gqa_with_past_and_present",
+    "test_attention_4d_diff_heads_with_past_and_present_mask4d", "test_attention_4d_softcap", "test_attention_4d_with_qk_matmul_bias",
+    "test_attention_3d_with_past_and_present_qk_matmul_softmax", "test_attention_23_boolmask_fullymasked_row_nan_robustness",
+    "test_attention_24_qk_matmul_output_mode3_softmax_precision", "test_attention_4d_causal_with_past_and_present",
+]
+
+
+@pytest.mark.parametrize("name", ATTENTION_CASES)
+def test_attention_op_cases_pass_at_o3(name):
+    """ONNX Attention (opset 23/24) imported as its function body's ops: 3-D and 4-D, GQA, boolean
+    and float masks, the past, softcap, the qk_matmul_output modes, softmax_precision, a fully
+    masked row."""
+    status, detail = run_level("O3", _case(name), timeout=60)
+    assert status == "pass", f"{name}: {status}: {detail}"
+
+
+@pytest.mark.parametrize("name, message", [
+    ("test_attention_4d_diff_heads_mask4d_padded_kv", "the nonpad_kv_seqlen input is not supported"),
+    ("test_attention_local_window", "sliding-window attention (left_window_size / right_window_size) is not supported"),
+])
+def test_attention_inputs_geir_lacks_are_clear_errors(name, message):
+    status, detail = run_level("O3", _case(name), timeout=60)
+    assert status == "rejected" and message in detail and "Attention" in detail
+
+
 def test_unsupported_op_case_is_one_clear_error():
     """NonZero (a data-dependent shape) is deliberately unsupported: one line naming the
     node, op type and opset, at import and from geir.compile, and `rejected` in the bench."""
