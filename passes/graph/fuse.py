@@ -186,6 +186,11 @@ class Pattern:
     side: frozenset[Role] = frozenset()
     ops: frozenset[type[Operation]] | None = None
     seed: Callable[[_Planner, int], list[int] | None] | None = None
+    side_outputs: bool = False
+    """True: a `side` producer may also have users outside the group - the kernel writes its
+    result as an output too. The residual Add before a pre-norm (LLaMA's h = x + attn(x),
+    read by the norm and by the next residual) joins the norm's kernel, which writes h and
+    the normalised h (CANN's AddRmsNorm): one kernel and one read of h fewer."""
     epilogue_reads: bool = True
     """False: epilogue ops may read only broadcast parameters (bias, scales) from outside, not a
     whole second tensor such as a residual - that Add belongs to the LayerNorm after it."""
@@ -235,7 +240,7 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("matmul-epilogue", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp, g.GemmOp}),
             feed=frozenset({R.VIEW, R.MOVE}), epilogue=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE, R.SOFTMAX}),
             side=_EW, epilogue_reads=False),
-    Pattern("layernorm", frozenset({R.NORM}), epilogue=_EW, side=_EW),
+    Pattern("layernorm", frozenset({R.NORM}), epilogue=_EW, side=_EW, side_outputs=True),
     Pattern("reduction", frozenset({R.REDUCE, R.SOFTMAX}), epilogue=frozenset({*_EW, R.REDUCE, R.SOFTMAX}),
             side=frozenset({*_EW, R.REDUCE, R.SOFTMAX})),
     Pattern("elementwise", frozenset({R.ELEMENTWISE}), epilogue=_EW, side=_EW),
@@ -547,7 +552,8 @@ class _Planner:
                 for j in self.preds(m):
                     if mask >> j & 1 or self.taken >> j & 1 or self.role[j] not in rules:
                         continue
-                    if self.escapes[j] or any(not mask >> u & 1 for u in self.users[j] if u != m):
+                    if not (pattern.side_outputs and not feeding) and (
+                            self.escapes[j] or any(not mask >> u & 1 for u in self.users[j] if u != m)):
                         continue  # all users in, or the producer would be needed twice
                     if self._fits_with(members, mask, desc, anc, j):
                         members, mask, desc, anc = self._add(members, mask, desc, anc, j)

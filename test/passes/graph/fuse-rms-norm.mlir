@@ -80,6 +80,29 @@ func.func @residual_stream(%x: tensor<16x256xf32>, %r: tensor<16x256xf32>, %w: t
 
 // -----
 
+// A pre-norm layer (LLaMA): h = x + attn feeds the norm and the next residual, which comes
+// after the MLP's matmul, outside the norm's kernel. The Add still joins the norm (pattern
+// `side_outputs`): the kernel writes h and the normalised h (CANN's AddRmsNorm), one kernel
+// and one read of h fewer than an Add kernel and a norm kernel.
+// CHECK-LABEL: func.func @pre_norm(
+// CHECK-NEXT:    %h, %y = graph.fusion "vector" (%x, %a, %w) attributes {graph.pattern = "layernorm"}
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %[[H:.*]] = graph.add
+// CHECK-NEXT:      %[[Y:.*]] = graph.rms_norm %[[H]]
+// CHECK-NEXT:      graph.yield %[[H]], %[[Y]]
+// CHECK-NEXT:    } loc(fused["residual", "norm"])
+// CHECK-NEXT:    %m = graph.matmul %y, %q
+// CHECK-NEXT:    %z = graph.add %h, %m
+func.func @pre_norm(%x: tensor<16x256xf32>, %a: tensor<16x256xf32>, %w: tensor<256xf32>, %q: tensor<256x256xf32>) -> tensor<16x256xf32> {
+  %h = graph.add %x, %a : (tensor<16x256xf32>, tensor<16x256xf32>) -> tensor<16x256xf32> loc("residual")
+  %y = graph.rms_norm %h, %w {epsilon = 1.0e-06 : f32} : (tensor<16x256xf32>, tensor<256xf32>) -> tensor<16x256xf32> loc("norm")
+  %m = graph.matmul %y, %q : (tensor<16x256xf32>, tensor<256x256xf32>) -> tensor<16x256xf32> loc("mlp")
+  %z = graph.add %h, %m : (tensor<16x256xf32>, tensor<16x256xf32>) -> tensor<16x256xf32> loc("residual2")
+  func.return %z : tensor<16x256xf32>
+}
+
+// -----
+
 // An imported rms_norm (one node) with nothing to fuse stays an op of its own, not a fusion of
 // one; the projection after it is a cube op whose prologue takes only views.
 // CHECK-LABEL: func.func @rms_norm_matmul(
