@@ -48,6 +48,7 @@ from geir.dialects import ascend as a
 from geir.dialects import attr_names
 from geir.dialects import formats as L
 from geir.dialects import graph as g
+from geir.dialects.traits import ViewLike
 from geir.lowering.templates.common import (
     KernelBuilder,
     KernelRequest,
@@ -59,6 +60,7 @@ from geir.lowering.templates.common import (
     shape_of,
 )
 from geir.lowering.templates.cube.loops import Index, distribute
+from geir.lowering.templates.data import Strided, strided_views, written_view
 from geir.target import op_info
 from geir.target.device import dtype_name
 from geir.ir.types import to_dtype
@@ -81,8 +83,53 @@ F_K, F_V, F_P, F_MASK, F_PV, CHAIN = 0, 2, 4, 4, 5, 6
 
 
 @dataclass(frozen=True)
+class Rows:
+    """How the kernel addresses q, k, v or the output: element (b, h, s, d) is element
+    [row + s, col + d] of kernel argument `arg` (an input; the output for `out`) seen as
+    [numel / width, width], where row and col split offset + b * batch + h * head (or
+    (b * heads + h) * head when `merged`) into whole rows and a column term by term (no carry
+    into the next row: `rows_of` checks the last head). The rows
+    of one head are `width` apart - any stride, DMA moves rows - and d is contiguous. A
+    contiguous [B, H, S, D] operand has width D, head stride S * D, column 0."""
+
+    arg: int
+    numel: int
+    width: int
+    offset: int
+    batch: int
+    head: int
+    heads: int
+
+    @property
+    def merged(self) -> bool:
+        """b and h step the address as one index b * heads + h does (a contiguous operand)."""
+        return self.batch == self.heads * self.head
+
+
+def rows_of(view: Strided, numel: int) -> Rows | None:
+    """The `Rows` of a [B, H, S, D] strided view of an argument of `numel` elements; None when
+    d is strided (DMA moves rows) or a head's column would carry into the next row."""
+    B, H, S, D = view.shape
+    tb, th, ts, td = view.strides
+    if D > 1 and td != 1:
+        return None
+    width = ts if S > 1 else D
+    if width < D or numel % width:
+        return None
+    rows = Rows(view.arg, numel, width, view.offset, tb, th, H)
+    top = [(B * H - 1, th)] if rows.merged else [(B - 1, tb), (H - 1, th)]  # the last head, as `_at`
+    col = view.offset % width + sum(n * (t % width) for n, t in top)
+    row = view.offset // width + sum(n * (t // width) for n, t in top)
+    if col + D > width or (row + S - 1) * width + col + D > numel:
+        return None
+    return rows
+
+
+@dataclass(frozen=True)
 class AttentionPlan:
-    """What the kernel computes: shapes, element type, scale, causal, the mask's broadcast."""
+    """What the kernel computes: shapes, element type, scale, causal, the mask's broadcast,
+    and how q, k, v and the output are addressed (`Rows`: through views, transposes, slices
+    and split parts of the kernel's arguments)."""
 
     B: int
     H: int
@@ -94,7 +141,11 @@ class AttentionPlan:
     elt: Attribute
     scale: float
     causal: bool
-    args: tuple[int, ...]  # kernel argument of q, k, v (and the mask)
+    q: Rows
+    k: Rows
+    v: Rows
+    out: Rows
+    mask_arg: int | None  # kernel argument of the mask
     mask: tuple[int, int, int] | None  # (batch extent, head extent, row extent) of the mask, 1 or full
 
     @property
@@ -103,30 +154,67 @@ class AttentionPlan:
         return self.L - self.S
 
 
+def _consumers(op: g.AttentionOp, ops: list) -> list | None:
+    """The ops of the request after the attention: a chain of transposes and views, each the
+    only user of the one before (its result is written through them); None otherwise."""
+    chain, value = [], op.results[0]
+    rest = set(ops)
+    while True:
+        users = {u.operation for u in value.uses}
+        inside = users & rest
+        if not inside:
+            return chain
+        if len(users) != 1:
+            return None
+        nxt = inside.pop()
+        if not (isinstance(nxt, g.TransposeOp) or nxt.has_trait(ViewLike)):
+            return None
+        chain.append(nxt)
+        value = nxt.results[0]
+
+
 def plan_request(req: KernelRequest) -> AttentionPlan | None:
-    if len(req.ops) != 1 or not isinstance(req.ops[0], g.AttentionOp) or len(req.outputs) != 1:
+    """The plan of a request that is one graph.attention, optionally with the views,
+    transposes, constant slices and split parts its q, k, v are read through and the
+    transposes and views its result is written through (graph-fuse's attention fusion)."""
+    found = [op for op in req.ops if isinstance(op, g.AttentionOp)]
+    if len(found) != 1 or len(req.outputs) != 1:
         return None
-    op = req.ops[0]
+    op = found[0]
     if any(L.is_formatted(v.type) for v in (*op.operands, *op.results)):
         return None
     elt = op.q.type.element_type
     if not op_info.ATTENTION.takes_type(elt):
         return None
+    at = req.ops.index(op)
+    after = _consumers(op, req.ops[at + 1:])
+    if after is None or len(req.ops) != at + 1 + len(after):
+        return None
+    if (after[-1].results[0] if after else op.results[0]) is not req.outputs[0]:
+        return None
+    views = strided_views(req.inputs, req.ops[:at])
+    if views is None or any(v not in views for v in op.operands):
+        return None
     B, H, S, D = shape_of(op.q)
     _, Hkv, Lk, _ = shape_of(op.k)
     Dv = shape_of(op.v)[3]
-    mask = None
+    mask, mask_arg = None, None
     if op.mask is not None:
         m = (1,) * (4 - len(shape_of(op.mask))) + shape_of(op.mask)
         if m[3] != Lk:  # a mask broadcast along the keys: not tiled yet
             return None
-        mask = (m[0], m[1], m[2])
-    attrs = op.attrs()
-    try:
-        args = tuple(req.inputs.index(v) for v in op.operands)
-    except ValueError:
+        if op.mask not in req.inputs:
+            return None  # the mask is read as it is
+        mask, mask_arg = (m[0], m[1], m[2]), req.inputs.index(op.mask)
+    numel = [math.prod(shape_of(v)) for v in req.inputs]
+    qkv = [rows_of(views[v], numel[views[v].arg]) for v in (op.q, op.k, op.v)]
+    out_view = written_view(0, after) if after else Strided.of(0, shape_of(op.results[0]))
+    out = None if out_view is None else rows_of(out_view, math.prod(shape_of(req.outputs[0])))
+    if any(r is None for r in (*qkv, out)):
         return None
-    return AttentionPlan(B, H, Hkv, S, Lk, D, Dv, elt, float(attrs["scale"]), bool(attrs["causal"]), args, mask)
+    attrs = op.attrs()
+    return AttentionPlan(B, H, Hkv, S, Lk, D, Dv, elt, float(attrs["scale"]), bool(attrs["causal"]),
+                         *qkv, out, mask_arg, mask)
 
 
 @dataclass(frozen=True)
@@ -232,13 +320,21 @@ class AttentionKernel:
         mqp, nkp = round_up(mq, FRACTAL), round_up(nk, FRACTAL)
         dp, dvp = round_up(plan.D, FRACTAL), round_up(plan.Dv, FRACTAL)
         ins = kb.inputs
-        self.q2 = kb.view(ins[plan.args[0]], [plan.B * plan.H * plan.S, plan.D])
-        self.k2 = kb.view(ins[plan.args[1]], [plan.B * plan.Hkv * plan.L, plan.D])
-        self.v2 = kb.view(ins[plan.args[2]], [plan.B * plan.Hkv * plan.L, plan.Dv])
-        self.o2 = kb.view(kb.outputs[0], [plan.B * plan.H * plan.S, plan.Dv])
+        # q, k, v and the output as [rows, width] views of their arguments (one per argument
+        # and width: q, k and v split from one qkv tensor share it)
+        bases: dict[tuple[bool, int, int], SSAValue] = {}
+
+        def base(r: Rows, out: bool = False) -> SSAValue:
+            key = (out, r.arg, r.width)
+            if key not in bases:
+                bases[key] = kb.view((kb.outputs if out else ins)[r.arg], [r.numel // r.width, r.width])
+            return bases[key]
+
+        self.q2, self.k2, self.v2 = base(plan.q), base(plan.k), base(plan.v)
+        self.o2 = base(plan.out, out=True)
         if plan.mask is not None:
             mb, mh, ms = plan.mask
-            self.m2 = kb.view(ins[plan.args[3]], [mb * mh * ms, plan.L])
+            self.m2 = kb.view(ins[plan.mask_arg], [mb * mh * ms, plan.L])
         # two slots (a tile's parity) of every buffer a tile holds between pipeline stages
         self.q1 = kb.alloc([mqp, dp], elt, "l1", "q1")
         self.k1 = [kb.alloc([nkp, dp], elt, "l1", f"k1s{x}") for x in SLOTS]
@@ -345,15 +441,17 @@ class AttentionKernel:
         dp = round_up(plan.D, FRACTAL)
         self.bh, self.mv = bh, mv
         self.q0_row = kb.mul(qi, mq)
-        self.kv_base = kb.mul(kb.divui(bh, plan.H // plan.Hkv), plan.L)
+        self.heads: dict[tuple, tuple[Index, Index]] = {}
+        q_at = self._at(plan.q, bh)
+        self.k_at, self.v_at = (self._at(r, bh, plan.H // plan.Hkv) for r in (plan.k, plan.v))
         if plan.mask is not None:
             mb, mh, ms = plan.mask
             b, h = kb.divui(bh, plan.H), kb.remui(bh, plan.H)
             mrow = kb.add(kb.mul(b if mb > 1 else 0, mh), h if mh > 1 else 0)
             self.mask_row = kb.mul(mrow, ms)
         # Q: gm -> l1 -> l0a, once per work item
-        qrow = kb.add(kb.mul(bh, plan.S), self.q0_row)
-        self._load(kb.tile(self.q2, [qrow, 0], [mv, plan.D]), kb.tile(self.q1, [0, 0], [mvp, dp]))
+        qrow = kb.add(q_at[0], self.q0_row)
+        self._load(kb.tile(self.q2, [qrow, q_at[1]], [mv, plan.D]), kb.tile(self.q1, [0, 0], [mvp, dp]))
         kb.sync("MTE2", "MTE1", CHAIN)
         kb.copy(kb.tile(self.q1, [0, 0], [mvp, dp]), kb.tile(self.q0, [0, 0], [mvp, dp]))
         kb.sync("MTE1", "M", CHAIN)
@@ -387,7 +485,8 @@ class AttentionKernel:
             kb.wait_flag("MTE3", "V", F_K)
             kb.vec(a.VcastOp, ov, src)
         kb.sync("V", "MTE3", CHAIN)
-        kb.copy(src, kb.tile(self.o2, [qrow, 0], [mv, dv]))
+        o_at = self._at(plan.out, bh)
+        kb.copy(src, kb.tile(self.o2, [kb.add(o_at[0], self.q0_row), o_at[1]], [mv, dv]))
         if self.wide:
             kb.set_flag("MTE3", "V", F_K)
         # the next item reuses Q's buffers, O and the statistics
@@ -487,7 +586,7 @@ class AttentionKernel:
         """Stage 0 (MTE2): K rows k0 .. k0 + nv of the item's kv head into l1 slot x."""
         kb, plan = self.kb, self.plan
         kb.wait_flag("MTE1", "MTE2", F_K + x)
-        self._load(kb.tile(self.k2, [kb.add(self.kv_base, k0), 0], [nv, plan.D]),
+        self._load(kb.tile(self.k2, [kb.add(self.k_at[0], k0), self.k_at[1]], [nv, plan.D]),
                    kb.tile(self.k1[x], [0, 0], [round_up(nv, FRACTAL), round_up(plan.D, FRACTAL)]))
         kb.set_flag("MTE2", "MTE1", F_K + x)
 
@@ -537,7 +636,7 @@ class AttentionKernel:
             self._load_mask(k0, nv)
             kb.set_flag("MTE2", "V", F_MASK)
         kb.wait_flag("MTE1", "MTE2", F_V + x)
-        self._load(kb.tile(self.v2, [kb.add(self.kv_base, k0), 0], [nv, plan.Dv]),
+        self._load(kb.tile(self.v2, [kb.add(self.v_at[0], k0), self.v_at[1]], [nv, plan.Dv]),
                    kb.tile(self.v1[x], [0, 0], [round_up(nv, FRACTAL), round_up(plan.Dv, FRACTAL)]))
         kb.set_flag("MTE2", "MTE1", F_V + x)
         kb.wait_flag("MTE2", "V", F_K + x)
@@ -651,6 +750,25 @@ class AttentionKernel:
 
     # -- helpers -------------------------------------------------------------------------------
 
+    def _at(self, r: Rows, bh: Index, group: int = 1) -> tuple[Index, Index]:
+        """(first row, column) of r's head for work item head bh = b * H + h (its head h //
+        group: a kv head serves `group` query heads); equal addressing is computed once."""
+        key = (r.width, r.offset, r.batch, r.head, r.heads, group)
+        if key in self.heads:
+            return self.heads[key]
+        kb, w = self.kb, r.width
+        if r.merged:  # one index b * heads + h
+            terms = [(kb.divui(bh, group), r.head)]
+        else:
+            b, h = kb.divui(bh, self.plan.H), kb.remui(bh, self.plan.H)
+            terms = [(b, r.batch), (kb.divui(h, group), r.head)]
+        row, col = r.offset // w, r.offset % w
+        for index, stride in terms:
+            row = kb.add(row, kb.mul(index, stride // w))
+            col = kb.add(col, kb.mul(index, stride % w))
+        self.heads[key] = (row, col)
+        return row, col
+
     def _rows(self, stat: SSAValue, cols: int) -> SSAValue:
         return self.kb.tile(stat, [0, 0], [self.mv, cols])
 
@@ -699,7 +817,8 @@ class AttentionKernel:
 
 
 def try_build(req: KernelRequest) -> a.KernelOp | None:
-    """An attention kernel for a request that is one graph.attention; None otherwise."""
+    """An attention kernel for a request that is one graph.attention (with the views of its
+    operands and result, `plan_request`); None otherwise."""
     plan = plan_request(req)
     if plan is None:
         return None

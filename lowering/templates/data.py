@@ -12,10 +12,12 @@ Views (reshape, flatten, squeeze, unsqueeze, identity, dropout) cost nothing ins
 a kernel input or output seen through views is the gm buffer reshaped (memref.collapse_shape /
 expand_shape of a contiguous buffer). A lone view op is a flat copy.
 
-A chain of views, transposes and slices (the per-head q/k/v split of a TorchScript attention)
-moves nothing until its outputs: each output is composed as a strided view of one input
-(offset, shape, strides, as numpy would), read as one strided subview and written with one
-transfer, transposing in ub where the destination order differs from the source's.
+A chain of views, transposes, slices and split parts (the per-head q/k/v split of a TorchScript
+attention) moves nothing until its outputs: each output is composed as a strided view of one
+input (offset, shape, strides, as numpy would: `Strided`, `strided_views`), read as one strided
+subview and written with one transfer, transposing in ub where the destination order differs
+from the source's. The attention template reads q, k, v through the same composition and
+writes its output through `written_view` (lowering/templates/attention.py).
 """
 
 from __future__ import annotations
@@ -545,8 +547,8 @@ def _op_transfers(kb: KernelBuilder, req: KernelRequest, op: Operation, ins: lis
 
 
 def _chains(op: Operation) -> bool:
-    """A view, transpose, slice or same-shape expand: composes into a strided view."""
-    return op.has_trait(ViewLike) or isinstance(op, g.TransposeOp | g.SliceOp | g.ExpandOp)
+    """A view, transpose, slice, split or same-shape expand: composes into strided views."""
+    return op.has_trait(ViewLike) or isinstance(op, g.TransposeOp | g.SliceOp | g.SplitOp | g.ExpandOp)
 
 
 @dataclass(frozen=True)
@@ -608,19 +610,32 @@ def _plain(value: SSAValue) -> bool:
     return not formats.is_formatted(value.type) and math.prod(shape_of(value)) > 0
 
 
-def _chain_views(req: KernelRequest) -> list[Strided] | None:
-    """Each output of a request of views, transposes, constant slices and same-shape expands
-    as a strided view of one kernel input; None if an op is something else or a reshape
-    would need a copy."""
+def strided_views(inputs: Sequence[SSAValue], ops: Sequence[Operation]) -> dict[SSAValue, Strided] | None:
+    """Every input and every result of `ops` (in order: views, transposes, constant slices,
+    split parts, same-shape expands, each reading an input or an earlier result) as a strided
+    view of one input (`Strided.arg` is its position in `inputs`); None if an op is something
+    else or a reshape would need a copy."""
     views: dict[SSAValue, Strided] = {}
-    for i, v in enumerate(req.inputs):
+    for i, v in enumerate(inputs):
         views.setdefault(v, Strided.of(i, shape_of(v)))
-    for op in req.ops:
-        if not _chains(op) or not op.operands or len(op.results) != 1:
+    for op in ops:
+        if not _chains(op) or not op.operands or not op.results:
             return None
-        x, y = op.operands[0], op.results[0]
-        if x not in views or not _plain(x) or not _plain(y):
+        x = op.operands[0]
+        if x not in views or not _plain(x) or not all(_plain(y) for y in op.results):
             return None
+        if isinstance(op, g.SplitOp):  # each part: a slice along the axis
+            rank = len(shape_of(x))
+            axis, start = op.attrs()["axis"] % rank, 0
+            for y in op.results:
+                offsets = [0] * rank
+                offsets[axis] = start
+                views[y] = views[x].slice(offsets, shape_of(y), [1] * rank)
+                start += shape_of(y)[axis]
+            continue
+        if len(op.results) != 1:
+            return None
+        y = op.results[0]
         if isinstance(op, g.TransposeOp):
             perm = op.attrs()["perm"] or tuple(reversed(range(len(shape_of(x)))))
             view = views[x].transpose([int(p) for p in perm])
@@ -634,7 +649,39 @@ def _chain_views(req: KernelRequest) -> list[Strided] | None:
         if view is None:
             return None
         views[y] = view
-    if any(v not in views for v in req.outputs):
+    return views
+
+
+def written_view(arg: int, ops: Sequence[Operation]) -> Strided | None:
+    """A chain of views and transposes (`ops` in order, each reading the previous result)
+    whose last result is kernel output `arg`: its first operand as a strided view of that
+    output's buffer (what writing it through the chain means); None for any other op or a
+    reshape that would need a copy."""
+    if not ops:
+        return None
+    view: Strided | None = Strided.of(arg, shape_of(ops[-1].results[0]))
+    for op in reversed(ops):
+        if len(op.operands) < 1 or len(op.results) != 1 or not _plain(op.operands[0]):
+            return None
+        x = op.operands[0]
+        if isinstance(op, g.TransposeOp):
+            perm = [int(p) for p in (op.attrs()["perm"] or tuple(reversed(range(len(shape_of(x))))))]
+            view = view.transpose([perm.index(k) for k in range(len(perm))])
+        elif op.has_trait(ViewLike):
+            view = view.reshape(shape_of(x))
+        else:
+            return None
+        if view is None:
+            return None
+    return view
+
+
+def _chain_views(req: KernelRequest) -> list[Strided] | None:
+    """Each output of a request of views, transposes, constant slices, splits and same-shape
+    expands as a strided view of one kernel input; None if an op is something else or a
+    reshape would need a copy."""
+    views = strided_views(req.inputs, req.ops)
+    if views is None or any(v not in views for v in req.outputs):
         return None
     return [views[v] for v in req.outputs]
 
