@@ -71,6 +71,7 @@ class Role(Enum):
     VIEW = "view"              # same bytes, other shape: reshape, squeeze, identity, dropout, ...
     MOVE = "move"              # data movement: transpose, slice/gather by constants, concat, pad
     CHANNEL_CONCAT = "channel-concat"  # concat of NCHW tensors along whole C0 blocks of channels
+    ATTENTION = "attention"    # graph.attention: the attention kernel (cube and vector, its own tiling)
     OPAQUE = "opaque"          # never fused: pooling windows, lrn, integer/shape arithmetic, ...
 
 
@@ -123,6 +124,8 @@ def role_of(op: Operation) -> Role:
     # A role says what the op is to a kernel, so only ops some template takes get one.
     if op_info.CUBE.takes(op):
         return Role.CUBE
+    if op_info.ATTENTION.takes(op):
+        return Role.ATTENTION
     if op.has_trait(ViewLike) or (isinstance(op, g.TransposeOp) and _trivial_transpose(op)):
         return Role.VIEW
     if isinstance(op, g.ConcatOp):
@@ -231,10 +234,49 @@ def _score_path(plan: _Planner, value: SSAValue, anchor: int, depth: int) -> lis
     return None
 
 
+def _reads_through(plan: _Planner, op: Operation) -> bool:
+    """A view, transpose, constant slice or split part: the attention kernel reads through it."""
+    return plan.role[plan.index[op]] in (R.VIEW, R.MOVE) and (
+        op.has_trait(ViewLike) or isinstance(op, g.TransposeOp | g.SliceOp | g.SplitOp))
+
+
+def _attention_op_seed(plan: _Planner, anchor: int) -> list[int] | None:
+    """graph.attention with the ops its q, k, v are read through - views, transposes, constant
+    slices, split parts, each used only inside the group (a split when all its parts' users are
+    in) - and the transposes and views its result is written through, each the only user of
+    the one before. The template checks the composed views (docs/lowering.md "Attention"):
+    if it cannot take them, the lowering splits the fusion and the pieces run separately."""
+    members = {anchor}
+    changed = True
+    while changed:  # producers join once all their users are in (a split after its parts)
+        changed = False
+        for m in sorted(members):
+            operands = plan.ops[m].operands[:3] if m == anchor else plan.ops[m].operands[:1]
+            for v in operands:
+                j = plan.producer(v)
+                if j is None or j in members or plan.taken >> j & 1 or plan.escapes[j]:
+                    continue
+                if _reads_through(plan, plan.ops[j]) and all(u in members for u in plan.users[j]):
+                    members.add(j)
+                    changed = True
+    last = anchor
+    while not plan.escapes[last] and len(plan.users[last]) == 1:
+        j = plan.users[last][0]
+        nxt = plan.ops[j]
+        if plan.taken >> j & 1 or not (isinstance(nxt, g.TransposeOp) or nxt.has_trait(ViewLike)) \
+                or plan.role[j] not in (R.VIEW, R.MOVE) or len(nxt.results) != 1:
+            break
+        members.add(j)
+        last = j
+    return sorted(members)
+
+
 PATTERNS: tuple[Pattern, ...] = (
     Pattern("attention", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp}), seed=_attention_seed,
             feed=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}), epilogue=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}),
             side=_EW),
+    # the same name: graph.attention (graph-recognize-attention's) and the views around it
+    Pattern("attention", frozenset({R.ATTENTION}), seed=_attention_op_seed),
     Pattern("conv-epilogue", frozenset({R.CUBE}), ops=frozenset({g.ConvOp}),
             feed=frozenset({R.VIEW, R.CHANNEL_CONCAT}), epilogue=_EW, side=_EW),
     Pattern("matmul-epilogue", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp, g.GemmOp}),
@@ -247,12 +289,14 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("data", frozenset({R.MOVE, R.CHANNEL_CONCAT}), epilogue=frozenset({R.VIEW, R.MOVE}),
             side=frozenset({R.VIEW, R.MOVE})),
 )
-PATTERN_NAMES = tuple(p.name for p in PATTERNS)
+PATTERN_NAMES = tuple(dict.fromkeys(p.name for p in PATTERNS))
 
 
 def fusion_kind(roles: Sequence[Role]) -> str:
     """cube (+ views / addressing), cube+vector, vector, or data (movement only)."""
     kinds = set(roles)
+    if R.ATTENTION in kinds:
+        return "cube+vector"
     if R.CUBE in kinds:
         return "cube" if kinds <= {R.CUBE, R.VIEW, R.CHANNEL_CONCAT} else "cube+vector"
     if kinds & {R.ELEMENTWISE, R.REDUCE, R.SOFTMAX, R.NORM}:
@@ -318,8 +362,8 @@ def op_work(op: Operation, role: Role, standalone: bool = False) -> Work:
         return w
     passes = op_info.VECTOR_PASSES.get(type(op))
     if passes is None:
-        if role is R.OPAQUE:
-            passes = (("unary", 1),)  # pooling, lrn, gathers, ...: one pass, for program totals
+        if role in (R.OPAQUE, R.ATTENTION):
+            passes = (("unary", 1),)  # pooling, lrn, gathers, attention...: one pass, for program totals
         elif role is R.REDUCE:
             passes = (("reduce", 1),)
         elif role is R.MOVE:
@@ -398,7 +442,7 @@ class Costs:
         seen: set[SSAValue] = set()
         ub = 0
         for op, r in zip(ops, roles):
-            if r in (R.CUBE, R.VIEW):
+            if r in (R.CUBE, R.VIEW, R.ATTENTION):  # attention: the template's own tiling
                 continue
             for v in (*op.operands, *op.results):
                 v = alias.get(v, v)

@@ -78,14 +78,19 @@ def test_light_model_numerics(name, pipeline):
 def test_transformer_numerics(layers, pipeline):
     out = check_model(f"transformer{layers}", pipeline)
     patterns = [f.attributes["graph.pattern"].data for f in fusions(out)]
-    # graph-recognize-attention (one of RECOGNIZERS) makes each layer's attention one op, its
-    # own kernel, once graph-simplify has folded TorchScript's shape arithmetic and scales; the
-    # `attention` pattern fuses the attentions it does not recognise
+    # graph-recognize-attention (one of RECOGNIZERS) makes each layer's attention one op once
+    # graph-simplify has folded TorchScript's shape arithmetic and scales; the `attention`
+    # pattern fuses it with the head split and merge around it (one kernel), or fuses the
+    # decomposed attentions it does not recognise
     attentions = [op for op in out.walk() if isinstance(op, g.AttentionOp)]
     simplified = "graph-simplify" in pipeline
     assert len(attentions) == (layers if simplified else 0)
-    assert patterns.count("attention") == (0 if simplified else layers)
-    assert not any(isinstance(op.parent_op(), g.FusionOp) for op in attentions)
+    assert patterns.count("attention") == layers
+    for op in attentions:
+        fusion = op.parent_op()
+        assert isinstance(fusion, g.FusionOp) and fusion.attributes["graph.pattern"].data == "attention"
+        inner = [x for x in fusion.inner_ops() if not isinstance(x, g.ConstantOp)]
+        assert any(isinstance(x, g.TransposeOp) for x in inner[inner.index(op) + 1:]), "the head merge"
     assert patterns.count("layernorm") == 2 * layers
     layer_norms = [op for op in out.walk() if isinstance(op, g.LayerNormOp)]
     assert len(layer_norms) == 2 * layers and all(isinstance(op.parent_op(), g.FusionOp) for op in layer_norms)
