@@ -184,3 +184,109 @@ def test_exported_attention_at_o3(tmp_path, model, dynamo):
     np.testing.assert_allclose(next(iter(exact.run(feeds).values())), want, rtol=1e-5, atol=1e-5)
     fp16 = geir.compile(str(path), opt_level=3)
     assert _cosine(np.asarray(next(iter(fp16.run(feeds).values())), np.float64), want) >= 0.999
+
+
+# -- the attention fusion: q, k, v read through views, the output written through the head merge --
+
+def _t(shape, elt):
+    return "tensor<" + "x".join(map(str, shape)) + f"x{elt}>"
+
+
+def _viewed_text(form, b, h, hkv, s, d, elt, causal):
+    """graph.attention whose q, k, v come through views of the function's arguments and whose
+    result goes through the head merge [B, H, S, D] -> [B, S, H * D] (what graph-fuse's
+    attention fusion takes), in one of the forms the models write."""
+    q4, k4 = _t((b, h, s, d), elt), _t((b, hkv, s, d), elt)
+    merged = _t((b, s, h * d), elt)
+    lines, cst = [], []
+    if form == "qkv":  # the TransformerBlock: one projection, Split, per-head Reshape + Transpose
+        args = f'%qkv: {_t((b, s, 3 * h * d), elt)} {{onnx.name = "qkv"}}'
+        part, heads = _t((b, s, h * d), elt), _t((b, s, h, d), elt)
+        cst += [f'%sizes = graph.constant dense<{h * d}> : tensor<3xi64> loc("sizes")',
+                f'%heads = graph.constant dense<[{b}, {s}, {h}, {d}]> : tensor<4xi64> loc("heads")']
+        lines.append(f'%p0, %p1, %p2 = graph.split %qkv, %sizes {{axis = -1 : i64}} : '
+                     f'({_t((b, s, 3 * h * d), elt)}, tensor<3xi64>) -> ({part}, {part}, {part}) loc("split")')
+        for i, n in enumerate("qkv"):
+            lines.append(f'%{n}h = graph.reshape %p{i}, %heads : ({part}, tensor<4xi64>) -> {heads} loc("{n}_heads")')
+            lines.append(f'%{n}t = graph.transpose %{n}h {{perm = array<i64: 0, 2, 1, 3>}} : ({heads}) -> {q4} loc("{n}_t")')
+    elif form == "bshd":  # LLaMA: [B, S, H, D] projections transposed, fewer kv heads
+        args = ", ".join(f'%{n}: {_t((b, s, hh, d), elt)} {{onnx.name = "{n}"}}' for n, hh in (("q", h), ("k", hkv), ("v", hkv)))
+        for n, hh in (("q", h), ("k", hkv), ("v", hkv)):
+            lines.append(f'%{n}t = graph.transpose %{n} {{perm = array<i64: 0, 2, 1, 3>}} : '
+                         f'({_t((b, s, hh, d), elt)}) -> {_t((b, hh, s, d), elt)} loc("{n}_t")')
+    else:  # "slices": q and k, v as halves of the head dim of two tensors
+        args = f'%x: {_t((b, h, s, 2 * d), elt)} {{onnx.name = "x"}}, %kv: {_t((b, hkv, s, 2 * d), elt)} {{onnx.name = "kv"}}'
+        cst += [f'%c0 = graph.constant dense<0> : tensor<1xi64> loc("c0")',
+                f'%cd = graph.constant dense<{d}> : tensor<1xi64> loc("cd")',
+                f'%c2d = graph.constant dense<{2 * d}> : tensor<1xi64> loc("c2d")',
+                f'%ax = graph.constant dense<3> : tensor<1xi64> loc("ax")']
+        for n, src, hh, lo, hi in (("q", "x", h, "c0", "cd"), ("k", "kv", hkv, "c0", "cd"), ("v", "kv", hkv, "cd", "c2d")):
+            lines.append(f'%{n}t = graph.slice %{src}, %{lo}, %{hi}, %ax : ({_t((b, hh, s, 2 * d), elt)}, '
+                         f'tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> {_t((b, hh, s, d), elt)} loc("{n}_slice")')
+    kv4 = k4 if form != "qkv" else q4
+    lines.append(f'%o = graph.attention %qt, %kt, %vt {{scale = {1 / math.sqrt(d)} : f32, causal = {int(causal)} : i64}} : '
+                 f'({q4}, {kv4}, {kv4}) -> {q4} loc("attn")')
+    cst.append(f'%merged = graph.constant dense<[{b}, {s}, {h * d}]> : tensor<3xi64> loc("merged")')
+    lines.append(f'%ot = graph.transpose %o {{perm = array<i64: 0, 2, 1, 3>}} : ({q4}) -> {_t((b, s, h, d), elt)} loc("merge")')
+    lines.append(f'%y = graph.reshape %ot, %merged : ({_t((b, s, h, d), elt)}, tensor<3xi64>) -> {merged} loc("merged")')
+    body = "\n  ".join(cst + lines)
+    return f'''func.func @main({args}) -> ({merged} {{onnx.name = "y"}}) {{
+  {body}
+  func.return %y : {merged}
+}}'''
+
+
+def _fused_run(text):
+    from geir.passes.graph.fuse import FusePass
+
+    graph, lowered = parse_module(text, CTX), parse_module(text, CTX)
+    FusePass().apply(CTX, lowered)
+    fusions = [op for op in lowered.walk() if isinstance(op, g.FusionOp)]
+    ConvertGraphToAscend().apply(CTX, lowered)
+    lowered.verify()
+    feeds = random_inputs(graph, seed=0)
+    got = next(iter(run_ascend_module(lowered, feeds).values()))
+    want = next(iter(run_module(graph, feeds).values()))
+    templates = [k.attributes["template"].data for k in lowered.ops if isinstance(k, a.KernelOp)]
+    return fusions, templates, np.asarray(got, np.float64), np.asarray(want, np.float64)
+
+
+@pytest.mark.parametrize("form,b,h,hkv,s,d,causal", [
+    ("qkv", 2, 2, 2, 37, 16, False),    # S not a multiple of the tile
+    ("qkv", 1, 4, 4, 20, 32, True),
+    ("bshd", 2, 4, 2, 24, 16, True),    # GQA
+    ("slices", 2, 2, 1, 19, 16, True),  # slices of the head dim, GQA
+])
+@pytest.mark.parametrize("elt", ["f32", "f16"])
+def test_attention_fusion_reads_views_and_writes_the_merge(form, b, h, hkv, s, d, causal, elt):
+    """graph-fuse puts the views, the attention and the head merge in one fusion, and the
+    attention kernel reads q, k, v with strided DMA from the arguments and writes [B, S, H*D]:
+    one kernel, no data kernel, the reference's numbers."""
+    fusions, templates, got, want = _fused_run(_viewed_text(form, b, h, hkv, s, d, elt, causal))
+    assert [f.attributes["graph.pattern"].data for f in fusions] == ["attention"]
+    assert templates == ["attention"]
+    if elt == "f32":
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    else:
+        assert _cosine(got, want) >= 0.999
+
+
+def test_attention_fusion_the_kernel_cannot_take_runs_in_pieces():
+    """q through a transpose of its last two dims (d strided: DMA moves rows): the fusion is
+    formed, the attention template refuses it, and the lowering runs its pieces separately -
+    the transpose as a data kernel, then the attention (writing through the head merge, which
+    it can) - with the right numbers."""
+    b, h, s, d = 1, 2, 16, 16
+    q, x, o = _t((b, h, s, d), "f32"), _t((b, h, d, s), "f32"), _t((b, s, h * d), "f32")
+    text = f'''func.func @main(%x: {x} {{onnx.name = "x"}}, %k: {q} {{onnx.name = "k"}}, %v: {q} {{onnx.name = "v"}}) -> ({o} {{onnx.name = "y"}}) {{
+  %merged = graph.constant dense<[{b}, {s}, {h * d}]> : tensor<3xi64> loc("merged")
+  %q = graph.transpose %x {{perm = array<i64: 0, 1, 3, 2>}} : ({x}) -> {q} loc("q_t")
+  %a = graph.attention %q, %k, %v {{scale = 0.25 : f32, causal = 0 : i64}} : ({q}, {q}, {q}) -> {q} loc("attn")
+  %m = graph.transpose %a {{perm = array<i64: 0, 2, 1, 3>}} : ({q}) -> {_t((b, s, h, d), "f32")} loc("merge")
+  %y = graph.reshape %m, %merged : ({_t((b, s, h, d), "f32")}, tensor<3xi64>) -> {o} loc("merged")
+  func.return %y : {o}
+}}'''
+    fusions, templates, got, want = _fused_run(text)
+    assert [f.attributes["graph.pattern"].data for f in fusions] == ["attention"]
+    assert templates == ["data", "attention"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
