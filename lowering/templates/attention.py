@@ -442,6 +442,7 @@ class AttentionKernel:
         self.bh, self.mv = bh, mv
         self.q0_row = kb.mul(qi, mq)
         self.heads: dict[tuple, tuple[Index, Index]] = {}
+        self.b_h: tuple[Index, Index] | None = None
         q_at = self._at(plan.q, bh)
         self.k_at, self.v_at = (self._at(r, bh, plan.H // plan.Hkv) for r in (plan.k, plan.v))
         if plan.mask is not None:
@@ -760,7 +761,9 @@ class AttentionKernel:
         if r.merged:  # one index b * heads + h
             terms = [(kb.divui(bh, group), r.head)]
         else:
-            b, h = kb.divui(bh, self.plan.H), kb.remui(bh, self.plan.H)
+            if self.b_h is None:  # b and h of the item, once
+                self.b_h = (kb.divui(bh, self.plan.H), kb.remui(bh, self.plan.H))
+            b, h = self.b_h
             terms = [(b, r.batch), (kb.divui(h, group), r.head)]
         row, col = r.offset // w, r.offset % w
         for index, stride in terms:

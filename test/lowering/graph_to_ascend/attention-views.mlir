@@ -1,0 +1,66 @@
+// convert-graph-to-ascend of graph-fuse's attention fusion (lowering/templates/attention.py): the
+// attention kernel reads q, k, v with strided DMA straight from the qkv projection - rows of one
+// head 3 * H * D apart, the head's column h * D (+ H * D for k, + 2 * H * D for v) - and writes
+// its output into [B, S, H * D] rows H * D apart at column h * D: no split, head or merge kernel.
+// RUN: geir-opt %s --split-input-file -p 'graph-fuse,convert-graph-to-ascend' | filecheck %s
+
+// CHECK-LABEL: ascend.kernel @k0_split(%qkv: memref<2x16x48xf32, "gm">
+// CHECK-SAME:    template = "attention"
+// CHECK:         %[[QKV:.*]] = memref.collapse_shape %qkv {{.*}} into memref<32x48xf32, "gm">
+// CHECK-NEXT:    %[[Y:.*]] = memref.collapse_shape %y {{.*}} into memref<32x16xf32, "gm">
+// A work item: b = bh / H, h = bh % H; q's first row b * S, column h * D; k's and v's columns
+// are H * D and 2 * H * D further.
+// CHECK:         scf.for %[[BH:.*]] = %block
+// CHECK-NEXT:      %[[B:.*]] = arith.divui %[[BH]], %c2
+// CHECK-NEXT:      %[[H:.*]] = arith.remui %[[BH]], %c2
+// CHECK-NEXT:      %[[QR:.*]] = arith.muli %[[B]], %c16
+// CHECK-NEXT:      %[[QC:.*]] = arith.muli %[[H]], %c8
+// CHECK:           %[[KC:.*]] = arith.addi %c16, %{{.*}}
+// CHECK:           %[[VC:.*]] = arith.addi %c32, %{{.*}}
+// CHECK-NEXT:      %[[QT:.*]] = memref.subview %[[QKV]][%[[QR]], %[[QC]]] [16, 8] [1, 1]
+// CHECK-NEXT:      ascend.copy %[[QT]], %q1 {pad} : memref<16x8xf32, strided<[48, 1], offset: ?>, "gm"> to memref<16x16xf32, "l1">
+// CHECK:           memref.subview %[[QKV]][%{{.*}}, %[[KC]]] [16, 8] [1, 1]
+// CHECK-NEXT:      ascend.copy %{{.*}}, %k1s0 {pad} : memref<16x8xf32, strided<[48, 1], offset: ?>, "gm"> to memref<16x16xf32, "l1">
+// CHECK:           memref.subview %[[QKV]][%{{.*}}, %[[VC]]] [16, 8] [1, 1]
+// CHECK-NEXT:      ascend.copy %{{.*}}, %v1s0 {pad} : memref<16x8xf32, strided<[48, 1], offset: ?>, "gm"> to memref<16x16xf32, "l1">
+// CHECK:           %[[OT:.*]] = memref.subview %[[Y]][%{{.*}}, %{{.*}}] [16, 8] [1, 1]
+// CHECK-NEXT:      ascend.copy %o, %[[OT]] : memref<16x8xf32, "ub"> to memref<16x8xf32, strided<[16, 1], offset: ?>, "gm">
+// CHECK-NOT:     ascend.kernel
+// CHECK:         ascend.launch @k0_split
+// CHECK-NOT:     ascend.launch
+func.func @qkv_split(%qkv: tensor<2x16x48xf32>) -> tensor<2x16x16xf32> {
+  %sizes = graph.constant dense<16> : tensor<3xi64> loc("sizes")
+  %heads = graph.constant dense<[2, 16, 2, 8]> : tensor<4xi64> loc("heads")
+  %merged = graph.constant dense<[2, 16, 16]> : tensor<3xi64> loc("merged")
+  %q, %k, %v = graph.split %qkv, %sizes {axis = -1 : i64} : (tensor<2x16x48xf32>, tensor<3xi64>) -> (tensor<2x16x16xf32>, tensor<2x16x16xf32>, tensor<2x16x16xf32>) loc("split")
+  %qh = graph.reshape %q, %heads : (tensor<2x16x16xf32>, tensor<4xi64>) -> tensor<2x16x2x8xf32> loc("q_heads")
+  %qt = graph.transpose %qh {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x16x2x8xf32>) -> tensor<2x2x16x8xf32> loc("q_t")
+  %kh = graph.reshape %k, %heads : (tensor<2x16x16xf32>, tensor<4xi64>) -> tensor<2x16x2x8xf32> loc("k_heads")
+  %kt = graph.transpose %kh {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x16x2x8xf32>) -> tensor<2x2x16x8xf32> loc("k_t")
+  %vh = graph.reshape %v, %heads : (tensor<2x16x16xf32>, tensor<4xi64>) -> tensor<2x16x2x8xf32> loc("v_heads")
+  %vt = graph.transpose %vh {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x16x2x8xf32>) -> tensor<2x2x16x8xf32> loc("v_t")
+  %o = graph.attention %qt, %kt, %vt {scale = 0.35 : f32, causal = 1 : i64} : (tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>) -> tensor<2x2x16x8xf32> loc("attn")
+  %ot = graph.transpose %o {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x2x16x8xf32>) -> tensor<2x16x2x8xf32> loc("merge")
+  %y = graph.reshape %ot, %merged : (tensor<2x16x2x8xf32>, tensor<3xi64>) -> tensor<2x16x16xf32> loc("merged")
+  func.return %y : tensor<2x16x16xf32>
+}
+
+// -----
+
+// q through a transpose of its last two dims: d is strided, DMA cannot read it as rows. The
+// template refuses the fusion; its pieces lower separately - the transpose as a data kernel,
+// then the attention writing through the head merge.
+// CHECK-LABEL: ascend.kernel @k0_q_t(
+// CHECK-SAME:    template = "data"
+// CHECK:       ascend.kernel @k1_attn(
+// CHECK-SAME:    template = "attention"
+// CHECK:         ascend.copy %o, %{{.*}} : memref<16x16xf32, "ub"> to memref<16x16xf32, strided<[32, 1], offset: ?>, "gm">
+// CHECK-NOT:   ascend.kernel
+func.func @strided_d(%x: tensor<1x2x16x16xf32>, %k: tensor<1x2x16x16xf32>, %v: tensor<1x2x16x16xf32>) -> tensor<1x16x32xf32> {
+  %merged = graph.constant dense<[1, 16, 32]> : tensor<3xi64> loc("merged")
+  %q = graph.transpose %x {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x16x16xf32>) -> tensor<1x2x16x16xf32> loc("q_t")
+  %a = graph.attention %q, %k, %v {scale = 0.25 : f32, causal = 0 : i64} : (tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) -> tensor<1x2x16x16xf32> loc("attn")
+  %m = graph.transpose %a {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x16x16xf32>) -> tensor<1x16x2x16xf32> loc("merge")
+  %y = graph.reshape %m, %merged : (tensor<1x16x2x16xf32>, tensor<3xi64>) -> tensor<1x16x32xf32> loc("merged")
+  func.return %y : tensor<1x16x32xf32>
+}
