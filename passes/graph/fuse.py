@@ -7,7 +7,8 @@ the same in four steps:
    located at every node they replace (graph-recognize-layer-norm, graph-recognize-rms-norm,
    run before this pass): the kernel library's normalisations are one pass over a row.
 2. Every op gets a role (cube, elementwise, reduce, ...). Each pattern of `PATTERNS` - a seed at
-   an anchor op (the anchor itself, or a matched attention chain) plus the roles it may absorb
+   an anchor op (the anchor itself, a matched attention chain, or graph.attention with the
+   views its operands are read through and its result is written through) plus the roles it may absorb
    as cube prologue, epilogue and side inputs - gives one candidate per anchor, grown greedily.
 2. Each candidate is priced with `target.cost_model.CostModel`: separate kernels minus one fused
    kernel (launches saved, intermediates that no longer go through HBM) and checked against a
