@@ -440,6 +440,14 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _broadcasts_to(shape: Sequence[int], x: Sequence[int]) -> bool:
+    """`shape` broadcasts to x one way (ONNX's unidirectional broadcasting: x is not widened)."""
+    try:
+        return broadcast_shapes(shape, x) == tuple(x)
+    except ShapeError:
+        return False
+
+
 def _same_elt(types: Sequence[TensorType], what: str = "operands") -> Attribute:
     elts = list(dict.fromkeys(t.element_type for t in types))
     if len(elts) != 1:
@@ -1084,11 +1092,7 @@ class RmsNormOp(_RowNorm):
         if not x:
             raise ShapeError("input must have rank >= 1")
         _norm_axis(attrs["axis"], len(x))
-        try:
-            fits = broadcast_shapes(scale, x) == x
-        except ShapeError:
-            fits = False
-        if not fits:
+        if not _broadcasts_to(scale, x):
             raise ShapeError(f"scale {list(scale)} does not broadcast to the input shape {list(x)}")
         return [types[0]]
 
@@ -1122,11 +1126,7 @@ class RotaryEmbeddingOp(GraphOp):
         if attrs["interleaved"] not in (0, 1):
             raise ShapeError(f"interleaved must be 0 or 1, got {attrs['interleaved']}")
         for what, t in zip(("cos", "sin"), types[1:]):
-            try:
-                fits = broadcast_shapes(_shape(t), x) == x
-            except ShapeError:
-                fits = False
-            if not fits:
+            if not _broadcasts_to(_shape(t), x):
                 raise ShapeError(f"{what} {list(_shape(t))} does not broadcast to the input shape {list(x)}")
         return [types[0]]
 

@@ -436,6 +436,18 @@ def _pad_transfers(kb: KernelBuilder, op: g.PadOp, x: SSAValue, y: SSAValue) -> 
     return transfers
 
 
+def box_buffers(kb: KernelBuilder, req: KernelRequest, pieces: list, e: Sequence[int], elt: Attribute,
+                slots: int) -> list[SSAValue]:
+    """The kernel's blocks (one per box, up to the vector cores) and the ub buffers of a box
+    pipeline over `pieces` (tile_pieces) of extents `e`: `slots` of them, one when every box
+    has a block of its own (nothing to overlap)."""
+    most = max(math.prod(c) for c, _, _ in pieces)
+    kb.kernel.block_dim = a.IntegerAttr(max(1, min(req.device.vector_cores, most)), i64)
+    if most <= kb.kernel.block_count:
+        slots = 1
+    return [kb.alloc(ub_shape(e, elt), elt, "ub", f"row_ub{s}" if slots > 1 else "row_ub") for s in range(slots)]
+
+
 def _gather_kernel(req: KernelRequest, op: g.GatherOp) -> a.KernelOp | None:
     """data [A, N, B], indices [Q] -> out [A, Q, B]: per box of (a, q, b) one index read on the
     scalar pipe (memref.load from gm, negative indices wrapped), then a box copy."""
@@ -458,11 +470,7 @@ def _gather_kernel(req: KernelRequest, op: g.GatherOp) -> a.KernelOp | None:
     if Q > 1:
         e[0], e[1] = 1, 1
     pieces = tile_pieces([A, Q, B], e)
-    most = max(math.prod(c) for c, _, _ in pieces)
-    kb.kernel.block_dim = a.IntegerAttr(max(1, min(req.device.vector_cores, most)), i64)
-    if most <= kb.kernel.block_count:
-        slots = 1
-    bufs = [kb.alloc(ub_shape(e, elt), elt, "ub", f"row_ub{s}" if slots > 1 else "row_ub") for s in range(slots)]
+    bufs = box_buffers(kb, req, pieces, e, elt, slots)
     for i, (counts, ext, cut) in enumerate(pieces):
         n = math.prod(counts)
         per = ceil_div(n, min(kb.kernel.block_count, n))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IndexType, i64
+from xdsl.dialects.builtin import IndexType
 
 from geir.dialects import ascend as a
 from geir.dialects import attr_names
@@ -28,7 +28,7 @@ from geir.lowering.templates.common import (
     tile_offsets,
     tile_pieces,
 )
-from geir.lowering.templates.data import Transfer, slots_of, tile_budget, ub_shape, ub_view
+from geir.lowering.templates.data import Transfer, box_buffers, slots_of, tile_budget, ub_view
 
 
 def try_build(req: KernelRequest) -> a.KernelOp | None:
@@ -51,11 +51,7 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
     slots = slots_of(req)
     e = Transfer(src, src).plan(tile_budget(req, a.nbytes_of(src.type), slots))
     pieces = tile_pieces([A, n, B], e)
-    most = max(math.prod(c) for c, _, _ in pieces)
-    kb.kernel.block_dim = a.IntegerAttr(max(1, min(req.device.vector_cores, most)), i64)
-    if most <= kb.kernel.block_count:
-        slots = 1
-    bufs = [kb.alloc(ub_shape(e, elt), elt, "ub", f"row_ub{s}" if slots > 1 else "row_ub") for s in range(slots)]
+    bufs = box_buffers(kb, req, pieces, e, elt, slots)
     raw = kb.emit(memref.LoadOp.get(pos_buf, [kb.index(0)])).results[0]
     pos = raw if raw.type == IndexType() else kb.emit(arith.IndexCastOp(raw, IndexType())).result
     for i, (counts, ext, cut) in enumerate(pieces):
