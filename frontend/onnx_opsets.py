@@ -34,6 +34,9 @@ class OpsetChange:
     change: str
     attribute: str = ""
     honoured: tuple | None = None  # None: every value (no effect on the types geir takes)
+    adds: tuple[str, ...] = ()
+    """Further inputs or attributes the version adds, which the converter checks itself (an
+    optional input it rejects, a second attribute of a pair)."""
 
 
 def _types(since: int, types: str) -> OpsetChange:
@@ -78,7 +81,13 @@ OPSET_CHANGES: dict[str, tuple[OpsetChange, ...]] = {
     ),
     "RMSNormalization": (OpsetChange(23, "new op (graph.rms_norm)"),),
     "RotaryEmbedding": (OpsetChange(23, "new op (graph.rotary_embedding)"),),
-    "Attention": (OpsetChange(23, "new op (its function body's graph ops; graph.attention at O2 / O3)"),),
+    "Attention": (
+        OpsetChange(23, "new op (its function body's graph ops; graph.attention at O2 / O3)"),
+        OpsetChange(24, "adds the nonpad_kv_seqlen input (a static cache's valid lengths: an error in geir)",
+                    adds=("nonpad_kv_seqlen",)),
+        OpsetChange(25, "adds left_window_size / right_window_size (sliding windows: only -1, none)",
+                    "left_window_size", (-1,), adds=("right_window_size",)),
+    ),
     # float16 / bfloat16 ranges accumulate in float32 by default (stash_type 1 = FLOAT).
     "Range": (OpsetChange(27, "adds float16, bfloat16 and stash_type", "stash_type", (1,)),),
     "SpaceToDepth": (OpsetChange(28, "adds mode (DCR, the old order, or CRD)", "mode", ("DCR", "CRD")),),

@@ -19,6 +19,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 from geir.dialects import make_context
+from geir.ir.types import BF16
 
 RTOL, ATOL = 1e-4, 1e-5
 DATA = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
@@ -196,4 +197,10 @@ def assert_pass_keeps_numerics(chunk: str, module_pass) -> None:
     module.verify()
     after = run_module(module, feeds)
     for name, value in before.items():
-        assert_close(after[name], value, name)
+        # a 16-bit result may differ in its last places when the pass computes the same formula
+        # in another order or width (one rounding instead of several): 2 ulps of f16 / bf16
+        tol = {np.dtype(np.float16): 2.0 ** -9, BF16: 2.0 ** -6}.get(value.dtype)
+        if tol is None:
+            assert_close(after[name], value, name)
+        else:
+            assert_close(after[name].astype(np.float32), value.astype(np.float32), name, rtol=tol, atol=tol)

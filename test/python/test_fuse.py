@@ -22,6 +22,8 @@ from geir.frontend.onnx import import_model
 from geir.passes.graph.fuse import FusePass
 from geir.passes.graph.recognize_layer_norm import RecognizeLayerNorm
 from geir.passes.graph.recognize_rms_norm import RecognizeRmsNorm
+from geir.passes.graph.recognize_rotary import RecognizeRotaryPass
+from geir.passes.graph.recognize_attention import RecognizeAttention
 from geir.driver.pipelines import RECOGNIZERS
 from geir.driver.registry import get_all_passes
 from geir.runtime.interpreter import random_inputs, run_module
@@ -196,3 +198,13 @@ def test_layer_norm_recognition_keeps_numerics(chunk):
 @pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-rms-norm")])
 def test_rms_norm_recognition_keeps_numerics(chunk):
     assert_pass_keeps_numerics(chunk, RecognizeRmsNorm())
+
+
+@pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-rotary")])
+def test_rotary_recognition_keeps_numerics(chunk):
+    assert_pass_keeps_numerics(chunk, RecognizeRotaryPass())
+
+
+@pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-attention")])
+def test_attention_recognition_keeps_numerics(chunk):
+    assert_pass_keeps_numerics(chunk, RecognizeAttention())

@@ -1,10 +1,9 @@
 // graph-recognize-attention: the decomposed attentions both PyTorch exporters write (after
 // graph-simplify, as the pipeline runs it) become graph.attention, located at every node; the
 // near-misses stay as they are.
-// RUN: geir-opt %s -p graph-recognize-attention | filecheck %s
-// RUN: geir-opt %s -p graph-recognize-attention,graph-recognize-attention | filecheck %s
+// RUN: geir-opt %s --split-input-file -p graph-recognize-attention | filecheck %s
+// RUN: geir-opt %s --split-input-file -p graph-recognize-attention,graph-recognize-attention | filecheck %s
 
-builtin.module {
 // TorchScript F.scaled_dot_product_attention: sqrt(scale) on q and on k^T, folded into one Mul after the product by graph-simplify
 func.func @sdpa_ts(%onnx__Shape: tensor<1x2x4x8xf32> {onnx.name = "onnx::Shape_0"}, %onnx__Transpose: tensor<1x2x4x8xf32> {onnx.name = "onnx::Transpose_1"}, %onnx__MatMul: tensor<1x2x4x8xf32> {onnx.name = "onnx::MatMul_2"}) -> (tensor<1x2x4x8xf32> {onnx.name = "19"}) {
   %_Transpose_output = graph.transpose %onnx__Transpose {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32> loc("/Transpose")
@@ -18,6 +17,8 @@ func.func @sdpa_ts(%onnx__Shape: tensor<1x2x4x8xf32> {onnx.name = "onnx::Shape_0
 // CHECK-LABEL: func.func @sdpa_ts(
 // CHECK-NEXT:    %v19 = graph.attention %onnx__Shape, %onnx__Transpose, %onnx__MatMul {scale = 0.353553355 : f32, causal = 0 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc(fused["/Transpose", "/Mul", "/Mul_1", "/MatMul", "/Softmax", "/MatMul_1"])
 // CHECK-NEXT:    func.return %v19
+
+// -----
 
 // dynamo SDPA, is_causal: k^T as Reshape / Transpose / Reshape, the causal mask a constant Add of finfo.min
 func.func @sdpa_causal_dyn(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<1x2x4x8xf32> {onnx.name = "k"}, %v: tensor<1x2x4x8xf32> {onnx.name = "v"}) -> (tensor<1x2x4x8xf32> {onnx.name = "scaled_dot_product_attention"}) {
@@ -38,6 +39,8 @@ func.func @sdpa_causal_dyn(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor
 // CHECK-LABEL: func.func @sdpa_causal_dyn(
 // CHECK-NEXT:    %scaled_dot_product_attention = graph.attention %q, %k, %v {scale = 0.353553355 : f32, causal = 1 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc(fused["node_Reshape_36", "node_Transpose_37", "node_Reshape_39", "node_Mul_41", "node_Mul_43", "node_MatMul_44", "node_Add_45", "node_Softmax_46", "node_scaled_dot_product_attention"])
 // CHECK-NEXT:    func.return
+
+// -----
 
 // TorchScript HF attention with repeat_kv (2 query heads per kv head), Div by sqrt(d), a Trilu -inf causal mask
 func.func @hf_gqa_ts(%onnx__MatMul: tensor<1x2x4x8xf32> {onnx.name = "onnx::MatMul_0"}, %k: tensor<1x1x4x8xf32> {onnx.name = "k"}, %v: tensor<1x1x4x8xf32> {onnx.name = "v"}) -> (tensor<1x2x4x8xf32> {onnx.name = "89"}) {
@@ -62,6 +65,8 @@ func.func @hf_gqa_ts(%onnx__MatMul: tensor<1x2x4x8xf32> {onnx.name = "onnx::MatM
 // CHECK-LABEL: func.func @hf_gqa_ts(
 // CHECK-NEXT:    %v89 = graph.attention %onnx__MatMul, %k, %v {scale = 0.353553385 : f32, causal = 1 : i64} : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32> loc(fused["/Unsqueeze", "/Expand", "/Reshape", "/Unsqueeze_1", "/Expand_1", "/Reshape_1", "/Transpose", "/MatMul", "/Div", "/Add", "/Softmax", "/MatMul_1"])
 // CHECK-NEXT:    func.return
+
+// -----
 
 // dynamo SDPA with enable_gqa: the repeat_kv Expand read straight by k^T's reshape
 func.func @sdpa_gqa_dyn(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<1x1x4x8xf32> {onnx.name = "k"}, %v: tensor<1x1x4x8xf32> {onnx.name = "v"}) -> (tensor<1x2x4x8xf32> {onnx.name = "scaled_dot_product_attention"}) {
@@ -90,6 +95,8 @@ func.func @sdpa_gqa_dyn(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<1x
 // CHECK-NEXT:    %scaled_dot_product_attention = graph.attention %q, %k, %v {scale = 0.353553355 : f32, causal = 1 : i64} : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32> loc(fused["node_Unsqueeze_34", "node_Unsqueeze_35", "node_Expand_37", "node_Expand_39", "node_Reshape_43", "node_Reshape_79", "node_Transpose_55", "node_Reshape_57", "node_Mul_59", "node_Mul_61", "node_MatMul_62", "node_Add_63", "node_Softmax_64", "node_scaled_dot_product_attention"])
 // CHECK-NEXT:    func.return
 
+// -----
+
 // dynamo HF attention with a runtime padding mask [B, 1, 1, L]
 func.func @hf_mask_dyn(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<1x2x4x8xf32> {onnx.name = "k"}, %v: tensor<1x2x4x8xf32> {onnx.name = "v"}, %m: tensor<1x1x1x4xf32> {onnx.name = "m_0"}) -> (tensor<1x2x4x8xf32> {onnx.name = "matmul_1"}) {
   %val = graph.constant dense<2.82842708> : tensor<f32> loc("val_0")
@@ -105,6 +112,8 @@ func.func @hf_mask_dyn(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<1x2
 // CHECK-NEXT:    %matmul = graph.attention %q, %k, %v, %m {scale = 0.353553385 : f32, causal = 0 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x8xf32> loc(fused["node_transpose", "node_matmul", "node_div", "node_add", "node_Softmax_1", "node_matmul_1"])
 // CHECK-NEXT:    func.return
 
+// -----
+
 // Softmax over the query axis, not the keys.
 // CHECK-LABEL: func.func @softmax_axis(
 // CHECK-NOT:     graph.attention
@@ -116,6 +125,8 @@ func.func @softmax_axis(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: te
   %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
   func.return %o : tensor<1x2x4x8xf32>
 }
+
+// -----
 
 // A Where whose condition is not the causal triangle (the upper one).
 // CHECK-LABEL: func.func @where_not_causal(
@@ -132,6 +143,8 @@ func.func @where_not_causal(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v
   func.return %o : tensor<1x2x4x8xf32>
 }
 
+// -----
+
 // The probabilities are a function result too.
 // CHECK-LABEL: func.func @probs_returned(
 // CHECK-NOT:     graph.attention
@@ -143,6 +156,8 @@ func.func @probs_returned(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: 
   %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
   func.return %o, %p : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
 
 // The scores have another user.
 // CHECK-LABEL: func.func @scores_used(
@@ -156,6 +171,8 @@ func.func @scores_used(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: ten
   %r = graph.relu %s : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("other")
   func.return %o, %r : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
 
 // A transpose of another layout is still k^T of some k: here k's batch and heads swapped,
 // and nn.MultiheadAttention's heads [B, S, H, D] transposed by (0, 2, 3, 1) below. k is made
@@ -171,6 +188,8 @@ func.func @k_from_another_layout(%q: tensor<1x2x4x8xf32>, %k: tensor<2x1x4x8xf32
   func.return %o : tensor<1x2x4x8xf32>
 }
 
+// -----
+
 // CHECK-LABEL: func.func @mha_heads(
 // CHECK-NEXT:    %0 = graph.transpose %kh {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x2x8xf32>) -> tensor<1x2x4x8xf32> loc("kt")
 // CHECK-NEXT:    %o = graph.attention %q, %0, %v {{.*}} loc(fused["kt", "qk", "sm", "pv"])
@@ -182,6 +201,8 @@ func.func @mha_heads(%q: tensor<1x2x4x8xf32>, %kh: tensor<1x4x2x8xf32>, %v: tens
   func.return %o : tensor<1x2x4x8xf32>
 }
 
+// -----
+
 // A right operand that is no transpose (a [B, H, D, L] tensor as it is): left alone.
 // CHECK-LABEL: func.func @not_transposed(
 // CHECK-NOT:     graph.attention
@@ -192,6 +213,8 @@ func.func @not_transposed(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v:
   %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
   func.return %o : tensor<1x2x4x8xf32>
 }
+
+// -----
 
 // HF's softmax(dtype=float32).to(f16): the Cast pair around the Softmax goes too.
 // CHECK-LABEL: func.func @f16_casts(
@@ -209,6 +232,8 @@ func.func @f16_casts(%q: tensor<1x2x4x8xf16>, %k: tensor<1x2x4x8xf16>, %v: tenso
   func.return %o : tensor<1x2x4x8xf16>
 }
 
+// -----
+
 // A constant bias that is not the causal triangle (the diagonal masked too) is the mask operand, causal = 0.
 // CHECK-LABEL: func.func @not_causal_constant(
 // CHECK:         %o = graph.attention %q, %k, %v, %m {scale = 1.000000e+00 : f32, causal = 0 : i64}
@@ -220,5 +245,4 @@ func.func @not_causal_constant(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>,
   %p = graph.softmax %a {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sm")
   %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
   func.return %o : tensor<1x2x4x8xf32>
-}
 }

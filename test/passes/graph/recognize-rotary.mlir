@@ -96,6 +96,8 @@ func.func @off_middle(%x: tensor<8x64xf32>, %cos: tensor<8x64xf32>, %sin: tensor
   func.return %y : tensor<8x64xf32>
 }
 
+// -----
+
 // CHECK-LABEL: func.func @swapped_halves(
 // CHECK-NOT:     graph.rotary_embedding
 // CHECK:         func.return
@@ -113,6 +115,8 @@ func.func @swapped_halves(%x: tensor<8x64xf32>, %cos: tensor<8x64xf32>, %sin: te
   %y = graph.add %a, %b : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
   func.return %y : tensor<8x64xf32>
 }
+
+// -----
 
 // CHECK-LABEL: func.func @negated_first_half(
 // CHECK-NOT:     graph.rotary_embedding
@@ -132,6 +136,8 @@ func.func @negated_first_half(%x: tensor<8x64xf32>, %cos: tensor<8x64xf32>, %sin
   func.return %y : tensor<8x64xf32>
 }
 
+// -----
+
 // CHECK-LABEL: func.func @other_tensor(
 // CHECK-NOT:     graph.rotary_embedding
 // CHECK:         func.return
@@ -150,6 +156,8 @@ func.func @other_tensor(%x: tensor<8x64xf32>, %z: tensor<8x64xf32>, %cos: tensor
   func.return %y : tensor<8x64xf32>
 }
 
+// -----
+
 // CHECK-LABEL: func.func @cos_widens_x(
 // CHECK-NOT:     graph.rotary_embedding
 // CHECK:         func.return
@@ -167,6 +175,8 @@ func.func @cos_widens_x(%x: tensor<8x64xf32>, %cos: tensor<2x8x64xf32>, %sin: te
   %y = graph.add %a, %b : (tensor<2x8x64xf32>, tensor<8x64xf32>) -> tensor<2x8x64xf32>
   func.return %y : tensor<2x8x64xf32>
 }
+
+// -----
 
 // CHECK-LABEL: func.func @rotation_returned(
 // CHECK-NOT:     graph.rotary_embedding
