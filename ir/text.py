@@ -91,19 +91,20 @@ def print_constant_value(printer: Printer, value: Attribute, hint: str | None = 
     assert isinstance(value, DenseIntOrFPElementsAttr)
     count = len(value)
     array = array_from_dense(value)
-    if is_float_dtype(array.dtype) and count and not np.isfinite(array.astype(np.float32)).all():
+    stored = np.frombuffer(value.data.data, dtype=array.dtype)  # one element for a splat: never expanded
+    if is_float_dtype(array.dtype) and count and not np.isfinite(stored.astype(np.float32)).all():
         # xDSL reads `dense<0xFF800000>` as an integer, not as float bits: print the bytes.
         if count > LITERAL_LIMIT and getattr(printer, "_geir_resources", None) is not None:
             printer.print_string(f"dense_resource<{printer._geir_resources.add(hint, value)}>")
             return
-        data = array.reshape(-1)[:1].tobytes() if _is_splat(value) else value.data.data
+        data = stored[:1].tobytes() if _is_splat(value) else value.data.data
         printer.print_string(f'dense<"0x{data.hex().upper()}">')
         return
     if count <= LITERAL_LIMIT:
         value.print_without_type(printer)
         return
     if _is_splat(value):
-        first = array_from_dense(value).reshape(-1)[0].item()
+        first = stored[0].item()
         printer.print_string("dense<")
         value._print_one_elem(first, printer)  # noqa: SLF001 - xDSL's element printer
         printer.print_string(">")
@@ -127,6 +128,9 @@ def print_constant_op(printer: Printer, op, value: Attribute, result) -> None:
 
 
 def _is_splat(value: DenseIntOrFPElementsAttr) -> bool:
+    t = value.get_type()
+    if len(value.data.data) == to_dtype(t.element_type).itemsize:
+        return True  # stored as one element (a placeholder weight): do not expand it to check
     a = array_from_dense(value).reshape(-1)
     return bool(a.size) and bool(np.all(a.view(np.uint8).reshape(a.size, -1) == a[:1].view(np.uint8)))
 
