@@ -825,12 +825,15 @@ def _attention(im: _Importer, ins, attrs):
     if im.opset < 23:
         raise im.error("Attention exists from opset 23 on")
     q, k, v, mask, past_k, past_v, nonpad = (list(ins) + [None] * 7)[:7]
-    if nonpad is not None:
-        raise im.error("the nonpad_kv_seqlen input is not supported")
-    if attrs.get("left_window_size", -1) != -1 or attrs.get("right_window_size", -1) != -1:
-        raise im.error("sliding-window attention (left_window_size / right_window_size) is not supported")
+    left, right = attrs.get("left_window_size", -1), attrs.get("right_window_size", -1)
+    if left < -1 or right < -1:
+        raise im.error(f"a window size must be -1 or >= 0, got left {left}, right {right}")
     if (past_k is None) != (past_v is None):
         raise im.error("past_key and past_value must be given together")
+    if nonpad is not None and im.opset < 24:
+        raise im.error("the nonpad_kv_seqlen input exists from opset 24 on")
+    if nonpad is not None and past_k is not None:
+        raise im.error("nonpad_kv_seqlen cannot be combined with past_key / past_value")
     rank = len(q.type.get_shape())
     if rank not in (3, 4) or any(len(x.type.get_shape()) != rank for x in (k, v)):
         raise im.error(f"q, k and v must all be 3-D or all 4-D, got {q.type}, {k.type}, {v.type}")
@@ -869,10 +872,17 @@ def _attention(im: _Importer, ins, attrs):
                           np.bool_ if boolean else dt)
             mask = im.op(g.ConcatOp, [mask, im.constant(pad)], axis=-1)
         bias = im.op(g.WhereOp, [mask, zero, neg_inf]) if boolean else mask
-    if attrs.get("is_causal", 0):
-        allowed = np.tril(np.ones((s, keys), bool), past)
-        causal = im.constant(np.where(allowed, 0, -np.inf).astype(dt))
-        bias = causal if bias is None else im.op(g.AddOp, [bias, causal])
+    causal = attrs.get("is_causal", 0)
+    # The causal frontier and the window are aligned to each query's absolute position: the
+    # past's length, or with a static cache (nonpad_kv_seqlen) its valid length - s per batch.
+    if nonpad is None:
+        pos = np.arange(s)[:, None] + past - np.arange(keys)[None, :]  # query pos - key index
+        allowed = _window_allowed(pos, causal, left, right)
+        if allowed is not None:
+            term = im.constant(np.where(allowed, 0, -np.inf).astype(dt))
+            bias = term if bias is None else im.op(g.AddOp, [bias, term])
+    else:
+        bias = _valid_length_bias(im, bias, nonpad, (b, s, keys), causal, left, right, dt)
 
     def repeat(x: SSAValue) -> SSAValue:  # [h0, h0, h1, h1, ...] as the reference repeats them
         n = hq // hkv
@@ -914,6 +924,42 @@ def _attention(im: _Importer, ins, attrs):
     if rank == 3:
         y = _reshape(im, im.op(g.TransposeOp, [y], perm=(0, 2, 1, 3)), (b, s, hq * y.type.get_shape()[-1]))
     return [y, present_k, present_v, qk_out][:max(1, len(im.node.output))]
+
+
+def _window_allowed(pos, causal: int, left: int, right: int):
+    """Which keys a query may attend, from `pos` = query position - key index (numpy ints or
+    booleans of the same shape); None when everything is allowed."""
+    allowed = None
+    for ok in (pos >= 0 if causal else None, pos <= left if left >= 0 else None,
+               -pos <= right if right >= 0 else None):
+        if ok is not None:
+            allowed = ok if allowed is None else allowed & ok
+    return allowed
+
+
+def _valid_length_bias(im: _Importer, bias, nonpad: SSAValue, dims, causal: int, left: int, right: int, dt):
+    """Attention's masks for a static cache with per-batch valid lengths `nonpad` [B]: keys at
+    or past the length are padding; query i sits at position length - s + i, which aligns the
+    causal frontier and the window (built in the graph: the lengths are a runtime input)."""
+    b, s, keys = dims
+    if nonpad.type.get_shape() != (b,):
+        raise im.error(f"nonpad_kv_seqlen must have shape [{b}], got {list(nonpad.type.get_shape())}")
+    if nonpad.type.element_type != to_element_type(np.dtype(np.int64)):
+        raise im.error(f"nonpad_kv_seqlen must be int64, got {nonpad.type.element_type}")
+    i64 = lambda a: im.constant(np.asarray(a, np.int64))  # noqa: E731
+    lengths = _reshape(im, nonpad, (b, 1, 1))
+    key = i64(np.arange(keys)[None, None, :])
+    allowed = im.op(g.LessOp, [key, lengths])  # [B, 1, keys]: the padding mask
+    if causal or left >= 0 or right >= 0:  # query position - key index: [B, s, keys]
+        pos = im.op(g.SubOp, [im.op(g.AddOp, [lengths, i64(np.arange(s)[None, :, None] - s)]), key])
+        for ok in (im.op(g.GreaterOrEqualOp, [pos, i64(0)]) if causal else None,
+                   im.op(g.LessOrEqualOp, [pos, i64(left)]) if left >= 0 else None,
+                   im.op(g.LessOrEqualOp, [im.op(g.NegOp, [pos]), i64(right)]) if right >= 0 else None):
+            if ok is not None:
+                allowed = im.op(g.LogicalAndOp, [allowed, ok])
+    term = im.op(g.WhereOp, [allowed, im.constant(np.array(0, dt)), im.constant(np.array(-np.inf, dt))])
+    term = _reshape(im, term, (b, 1, *term.type.get_shape()[1:]))
+    return term if bias is None else im.op(g.AddOp, [bias, term])
 
 
 def _last_axis_slice(im: _Importer, x: SSAValue, start: int, end: int) -> SSAValue:

@@ -83,10 +83,10 @@ OPSET_CHANGES: dict[str, tuple[OpsetChange, ...]] = {
     "RotaryEmbedding": (OpsetChange(23, "new op (graph.rotary_embedding)"),),
     "Attention": (
         OpsetChange(23, "new op (its function body's graph ops; graph.attention at O2 / O3)"),
-        OpsetChange(24, "adds the nonpad_kv_seqlen input (a static cache's valid lengths: an error in geir)",
-                    adds=("nonpad_kv_seqlen",)),
-        OpsetChange(25, "adds left_window_size / right_window_size (sliding windows: only -1, none)",
-                    "left_window_size", (-1,), adds=("right_window_size",)),
+        OpsetChange(24, "adds the nonpad_kv_seqlen input (a static cache's valid lengths: a padding mask "
+                    "and the causal frontier per batch, built in the graph)", adds=("nonpad_kv_seqlen",)),
+        OpsetChange(25, "adds left_window_size / right_window_size (sliding windows: a constant mask, or "
+                    "per batch with nonpad_kv_seqlen)", "left_window_size", None, adds=("right_window_size",)),
     ),
     # float16 / bfloat16 ranges accumulate in float32 by default (stash_type 1 = FLOAT).
     "Range": (OpsetChange(27, "adds float16, bfloat16 and stash_type", "stash_type", (1,)),),

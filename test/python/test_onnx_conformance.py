@@ -65,25 +65,47 @@ ATTENTION_CASES = [
     "test_attention_4d_diff_heads_with_past_and_present_mask4d", "test_attention_4d_softcap", "test_attention_4d_with_qk_matmul_bias",
     "test_attention_3d_with_past_and_present_qk_matmul_softmax", "test_attention_23_boolmask_fullymasked_row_nan_robustness",
     "test_attention_24_qk_matmul_output_mode3_softmax_precision", "test_attention_4d_causal_with_past_and_present",
+    "test_attention_4d_diff_heads_mask4d_padded_kv", "test_attention_4d_gqa_causal_nonpad_decode",
+    "test_attention_4d_causal_nonpad_negative_offset_structural_empty", "test_attention_local_window",
+    "test_attention_bidirectional_window", "test_attention_local_window_ext_cache_rank3_head_mask",
 ]
 
 
 @pytest.mark.parametrize("name", ATTENTION_CASES)
 def test_attention_op_cases_pass_at_o3(name):
-    """ONNX Attention (opset 23/24) imported as its function body's ops: 3-D and 4-D, GQA, boolean
-    and float masks, the past, softcap, the qk_matmul_output modes, softmax_precision, a fully
-    masked row."""
+    """ONNX Attention (opset 23 to 25) imported as its function body's ops: 3-D and 4-D, GQA,
+    boolean and float masks, the past, softcap, the qk_matmul_output modes, softmax_precision, a
+    fully masked row, a static cache's valid lengths (nonpad_kv_seqlen: padding and the causal
+    frontier per batch, a negative offset masking whole rows) and sliding windows."""
     status, detail = run_level("O3", _case(name), timeout=60)
     assert status == "pass", f"{name}: {status}: {detail}"
 
 
-@pytest.mark.parametrize("name, message", [
-    ("test_attention_4d_diff_heads_mask4d_padded_kv", "the nonpad_kv_seqlen input is not supported"),
-    ("test_attention_local_window", "attribute left_window_size=2 is not supported (opset 25 adds left_window_size"),
+def _attention_model(attrs: dict, nonpad: bool, past: bool):
+    from onnx import TensorProto, helper
+
+    f = TensorProto.FLOAT
+    inputs = [helper.make_tensor_value_info(n, f, [1, 2, 3, 4]) for n in ("Q", "K", "V")]
+    names = ["Q", "K", "V", "", "past_k" if past else "", "past_v" if past else "", "lengths" if nonpad else ""]
+    if past:
+        inputs += [helper.make_tensor_value_info(n, f, [1, 2, 5, 4]) for n in ("past_k", "past_v")]
+    if nonpad:
+        inputs.append(helper.make_tensor_value_info("lengths", TensorProto.INT64, [1]))
+    node = helper.make_node("Attention", [n for n in names], ["Y"], name="attn", **attrs)
+    while node.input and not node.input[-1]:
+        node.input.pop()
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("Y", f, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)])
+
+
+@pytest.mark.parametrize("attrs, nonpad, past, message", [
+    ({"left_window_size": -2}, False, False, "a window size must be -1 or >= 0, got left -2, right -1"),
+    ({}, True, True, "nonpad_kv_seqlen cannot be combined with past_key / past_value"),
 ])
-def test_attention_inputs_geir_lacks_are_clear_errors(name, message):
-    status, detail = run_level("O3", _case(name), timeout=60)
-    assert status == "rejected" and message in detail and "Attention" in detail
+def test_attention_inputs_the_spec_forbids_are_clear_errors(attrs, nonpad, past, message):
+    with pytest.raises(OnnxImportError) as info:
+        import_model(_attention_model(attrs, nonpad, past), check_shapes=False)
+    assert str(info.value) == f"node 'attn' (Attention, opset 25): {message}"
 
 
 def test_unsupported_op_case_is_one_clear_error():

@@ -178,6 +178,25 @@ CASES = {
         [const("start", np.array(0, np.float16)), const("limit", np.array(4, np.float16)),
          const("delta", np.array(1, np.float16))], opset=27,
     ),
+    # Attention (25): a sliding window (a constant mask); (24) a static cache's valid lengths.
+    "attention_window": lambda: model(
+        [helper.make_node("Attention", ["q", "k", "v"], ["y"], name="attn", left_window_size=1, right_window_size=0)],
+        [vi("q", [1, 1, 3, 4]), vi("k", [1, 1, 3, 4]), vi("v", [1, 1, 3, 4])], [vi("y", [1, 1, 3, 4])], opset=25,
+    ),
+    "attention_window_opset24": lambda: model(
+        [helper.make_node("Attention", ["q", "k", "v"], ["y"], name="attn", left_window_size=1)],
+        [vi("q", [1, 1, 3, 4]), vi("k", [1, 1, 3, 4]), vi("v", [1, 1, 3, 4])], [vi("y", [1, 1, 3, 4])], opset=24,
+    ),
+    "attention_nonpad": lambda: model(
+        [helper.make_node("Attention", ["q", "k", "v", "", "", "", "len"], ["y"], name="attn", is_causal=1)],
+        [vi("q", [2, 1, 1, 4]), vi("k", [2, 1, 6, 4]), vi("v", [2, 1, 6, 4]), vi("len", [2], TensorProto.INT64)],
+        [vi("y", [2, 1, 1, 4])], opset=24,
+    ),
+    "attention_nonpad_opset23": lambda: model(
+        [helper.make_node("Attention", ["q", "k", "v", "", "", "", "len"], ["y"], name="attn")],
+        [vi("q", [2, 1, 1, 4]), vi("k", [2, 1, 6, 4]), vi("v", [2, 1, 6, 4]), vi("len", [2], TensorProto.INT64)],
+        [vi("y", [2, 1, 1, 4])], opset=23,
+    ),
     "space_to_depth_crd": lambda: model(
         [helper.make_node("SpaceToDepth", ["x"], ["y"], name="s2d", blocksize=2, mode="CRD")],
         [vi("x", [1, 3, 4, 6])], [vi("y", [1, 12, 2, 3])], opset=28,
