@@ -257,6 +257,9 @@ class GraphBuilder:
             a = op.attrs()
             self.known[op.output] = np.array(dims[slice(a["start"], a["end"])], np.int64)
             return
+        if isinstance(op, g.SizeOp):
+            self.known[op.output] = np.array(math.prod(op.inputs[0].type.get_shape()), np.int64)
+            return
         if len(op.results) != 1 or math.prod(op.results[0].type.get_shape()) > KNOWN_LIMIT:
             return
         args = [self.const_value(v) for v in op.inputs]

@@ -37,6 +37,7 @@ from geir.dialects import graph as g
 from geir.ir.types import UnsupportedTypeError, i1, is_float_dtype, tensor, to_dtype, to_element_type
 from geir.errors import OnnxImportError
 from geir.frontend.builder import GraphBuilder, value_hint
+from geir.frontend.onnx_control_flow import CONTROL_FLOW_CONVERTERS
 from geir.frontend.onnx_opsets import check_opset_changes
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
 
@@ -404,7 +405,12 @@ class _Importer(GraphBuilder):
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         if node.domain in ("", "ai.onnx"):
             check_opset_changes(node.op_type, self.opset, attrs, self.error)
-        results = converter_of(node)(self, inputs, attrs)
+        converter = converter_of(node)
+        if converter is None:  # a subgraph's node (the graph's own are checked up front)
+            domain = f", domain {node.domain}" if node.domain else ""
+            raise OnnxImportError(f"unsupported ONNX operator: node '{node.name or node.output[0]}' "
+                                  f"({node.op_type}, opset {self.opset}{domain})")
+        results = converter(self, inputs, attrs)
         for name, value in zip(node.output, results):
             if name:
                 if value.name_hint is None:
@@ -1113,6 +1119,7 @@ def _pad(im: _Importer, ins, attrs):
 
 
 CONVERTERS.update(QUANTIZED_CONVERTERS)
+CONVERTERS.update(CONTROL_FLOW_CONVERTERS)
 
 
 def converter_of(node: onnx.NodeProto) -> Converter | None:
@@ -1126,4 +1133,4 @@ def converter_of(node: onnx.NodeProto) -> Converter | None:
 
 
 # Ops handled by name only, for clear errors on what is deliberately missing.
-UNSUPPORTED_HINT = {"Resize", "Upsample", "Loop", "If", "Scan", "NonZero", "TopK"}
+UNSUPPORTED_HINT = {"Resize", "Upsample", "NonZero", "TopK"}

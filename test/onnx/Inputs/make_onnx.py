@@ -27,6 +27,20 @@ def const(name, array):
     return numpy_helper.from_array(np.asarray(array), name)
 
 
+def _loop_model(trips):
+    """y = x + 0 + 1 + ... + (trips - 1) as a Loop with one carried value and a scan output."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep_going"),
+         helper.make_node("Cast", ["i"], ["i_f"], name="as_float", to=F),
+         helper.make_node("Add", ["y_in", "i_f"], ["y_out"], name="acc"),
+         helper.make_node("Identity", ["y_out"], ["scan_out"], name="emit")],
+        "body", [vi("i", [], TensorProto.INT64), vi("cond_in", [], TensorProto.BOOL), vi("y_in", [2])],
+        [vi("cond_out", [], TensorProto.BOOL), vi("y_out", [2]), vi("scan_out", [2])])
+    return model([helper.make_node("Loop", ["m", "", "x"], ["y", "ys"], name="loop", body=body)],
+                 [vi("x", [2])], [vi("y", [2]), vi("ys", [trips, 2])], [const("m", np.array(trips, np.int64))],
+                 opset=21)
+
+
 CASES = {
     # Conv with auto_pad SAME_UPPER: explicit pads, odd total at the end.
     "conv_same_upper": lambda: model(
@@ -196,6 +210,39 @@ CASES = {
         [helper.make_node("Attention", ["q", "k", "v", "", "", "", "len"], ["y"], name="attn")],
         [vi("q", [2, 1, 1, 4]), vi("k", [2, 1, 6, 4]), vi("v", [2, 1, 6, 4]), vi("len", [2], TensorProto.INT64)],
         [vi("y", [2, 1, 1, 4])], opset=23,
+    ),
+    # Control flow: If on a constant condition, Loop and Scan with static trip counts.
+    "if_const": lambda: model(
+        [helper.make_node("Constant", [], ["c"], name="c", value=numpy_helper.from_array(np.array(False))),
+         helper.make_node("If", ["c"], ["y"], name="if",
+                          then_branch=helper.make_graph([helper.make_node("Relu", ["x"], ["t"], name="then_relu")],
+                                                        "then", [], [vi("t", [4])]),
+                          else_branch=helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="else_neg")],
+                                                        "else", [], [vi("e", [4])]))],
+        [vi("x", [4])], [vi("y", [4])], opset=21,
+    ),
+    "if_runtime": lambda: model(
+        [helper.make_node("If", ["c"], ["y"], name="if",
+                          then_branch=helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", [4])]),
+                          else_branch=helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [vi("e", [4])]))],
+        [vi("c", [], TensorProto.BOOL), vi("x", [4])], [vi("y", [4])], opset=21,
+    ),
+    "loop_static": lambda: _loop_model(3),
+    "loop_too_long": lambda: _loop_model(5000),
+    "scan_reverse": lambda: model(
+        [helper.make_node("Scan", ["s0", "xs"], ["s", "ys"], name="scan", num_scan_inputs=1,
+                          scan_input_axes=[1], scan_input_directions=[1], scan_output_axes=[1],
+                          body=helper.make_graph([helper.make_node("Add", ["s_in", "x_t"], ["s_out"], name="acc"),
+                                                  helper.make_node("Identity", ["s_out"], ["y_t"], name="emit")],
+                                                 "body", [vi("s_in", [2]), vi("x_t", [2])], [vi("s_out", [2]), vi("y_t", [2])]))],
+        [vi("s0", [2]), vi("xs", [2, 3])], [vi("s", [2]), vi("ys", [2, 3])], opset=21,
+    ),
+    "scan_opset8": lambda: model(
+        [helper.make_node("Scan", ["", "s0", "xs"], ["s", "ys"], name="scan", num_scan_inputs=1,
+                          body=helper.make_graph([helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+                                                  helper.make_node("Identity", ["s_out"], ["y_t"])],
+                                                 "body", [vi("s_in", [2]), vi("x_t", [2])], [vi("s_out", [2]), vi("y_t", [2])]))],
+        [vi("s0", [1, 2]), vi("xs", [1, 3, 2])], [vi("s", [1, 2]), vi("ys", [1, 3, 2])], opset=8,
     ),
     "space_to_depth_crd": lambda: model(
         [helper.make_node("SpaceToDepth", ["x"], ["y"], name="s2d", blocksize=2, mode="CRD")],
