@@ -38,6 +38,7 @@ from geir.ir.types import UnsupportedTypeError, i1, is_float_dtype, tensor, to_d
 from geir.errors import OnnxImportError
 from geir.frontend.builder import GraphBuilder, value_hint
 from geir.frontend.onnx_control_flow import CONTROL_FLOW_CONVERTERS
+from geir.frontend.onnx_functions import expand_function, has_function
 from geir.frontend.onnx_opsets import check_opset_changes
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
 
@@ -230,7 +231,7 @@ def _check_supported(graph: onnx.GraphProto, opset: int) -> None:
     bad = [
         f"node '{n.name or n.output[0]}' ({n.op_type}, opset {opset}{', domain ' + n.domain if n.domain else ''})"
         for n in graph.node
-        if converter_of(n) is None
+        if converter_of(n, opset) is None
     ]
     if bad:
         more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
@@ -405,7 +406,7 @@ class _Importer(GraphBuilder):
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         if node.domain in ("", "ai.onnx"):
             check_opset_changes(node.op_type, self.opset, attrs, self.error)
-        converter = converter_of(node)
+        converter = converter_of(node, self.opset)
         if converter is None:  # a subgraph's node (the graph's own are checked up front)
             domain = f", domain {node.domain}" if node.domain else ""
             raise OnnxImportError(f"unsupported ONNX operator: node '{node.name or node.output[0]}' "
@@ -1122,14 +1123,18 @@ CONVERTERS.update(QUANTIZED_CONVERTERS)
 CONVERTERS.update(CONTROL_FLOW_CONVERTERS)
 
 
-def converter_of(node: onnx.NodeProto) -> Converter | None:
+def converter_of(node: onnx.NodeProto, opset: int) -> Converter | None:
     """The converter of a node: the default domain's, or onnxruntime's quantized contrib ops
-    (com.microsoft: what its quantizer writes in the QOperator format)."""
+    (com.microsoft: what its quantizer writes in the QOperator format); else, for an op onnx
+    defines by a function (at `opset`), the expansion of that function."""
+    converter = None
     if node.domain in ("", "ai.onnx"):
-        return CONVERTERS.get(node.op_type)
-    if node.domain == "com.microsoft":
-        return CONTRIB_CONVERTERS.get(node.op_type)
-    return None
+        converter = CONVERTERS.get(node.op_type)
+    elif node.domain == "com.microsoft":
+        converter = CONTRIB_CONVERTERS.get(node.op_type)
+    if converter is None and has_function(node, opset):
+        return expand_function
+    return converter
 
 
 # Ops handled by name only, for clear errors on what is deliberately missing.

@@ -36,7 +36,8 @@ def inline(im, body: onnx.GraphProto, args: Sequence[SSAValue]) -> list[SSAValue
     im.used = outer_used | {n for node in body.node for n in node.input} | {o.name for o in body.output}
     try:
         for formal, value in zip(body.input, args):
-            im.values[formal.name] = value
+            if value is not None:  # a missing optional input of a function stays missing
+                im.values[formal.name] = value
         for t in body.initializer:
             im.values[t.name] = im.constant(numpy_helper.to_array(t), name=t.name)
         for node in body.node:

@@ -244,6 +244,24 @@ CASES = {
                                                  "body", [vi("s_in", [2]), vi("x_t", [2])], [vi("s_out", [2]), vi("y_t", [2])]))],
         [vi("s0", [1, 2]), vi("xs", [1, 3, 2])], [vi("s", [1, 2]), vi("ys", [1, 3, 2])], opset=8,
     ),
+    # Ops onnx defines by a function: expanded at import unless geir converts them itself.
+    "swish_function": lambda: model(
+        [helper.make_node("Swish", ["x"], ["y"], name="swish", alpha=2.0)], [vi("x", [4])], [vi("y", [4])], opset=24,
+    ),
+    "swiglu_default_alpha": lambda: model(
+        [helper.make_node("SwiGLU", ["a", "b"], ["y"], name="swiglu")], [vi("a", [2, 4]), vi("b", [2, 4])],
+        [vi("y", [2, 4])], opset=28,
+    ),
+    "swiglu_missing_input": lambda: model(
+        [helper.make_node("SwiGLU", ["a"], ["y"], name="swiglu")], [vi("a", [2, 4])], [vi("y", [2, 4])], opset=28,
+    ),
+    "gelu_converted": lambda: model(
+        [helper.make_node("Gelu", ["x"], ["y"], name="gelu")], [vi("x", [4])], [vi("y", [4])], opset=20,
+    ),
+    "nms_no_function": lambda: model(
+        [helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["sel"], name="nms")],
+        [vi("boxes", [1, 6, 4]), vi("scores", [1, 1, 6])], [vi("sel", [3, 3], TensorProto.INT64)], opset=21,
+    ),
     "space_to_depth_crd": lambda: model(
         [helper.make_node("SpaceToDepth", ["x"], ["y"], name="s2d", blocksize=2, mode="CRD")],
         [vi("x", [1, 3, 4, 6])], [vi("y", [1, 12, 2, 3])], opset=28,
