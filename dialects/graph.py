@@ -638,6 +638,159 @@ MishOp = _unary("mish", "x * tanh(softplus(x))")
 ThresholdedReluOp = _unary("thresholded_relu", "x if x > alpha else 0", alpha=Float(1.0))
 
 
+# ---------------------------------------------------------------------------
+# Elementwise, integer and scan ops (ONNX Acos ... Sinh, IsNaN / IsInf, the Bitwise
+# family, BitShift, BitCast, CumSum / CumProd; docs/onnx.md "Elementwise, integer and scan
+# ops"). The float ones without a vector instruction run the reference fallback.
+# ---------------------------------------------------------------------------
+
+AcosOp = _unary("acos", "Arccosine.")
+AcoshOp = _unary("acosh", "Inverse hyperbolic cosine.")
+AsinOp = _unary("asin", "Arcsine.")
+AsinhOp = _unary("asinh", "Inverse hyperbolic sine.")
+AtanOp = _unary("atan", "Arctangent.")
+AtanhOp = _unary("atanh", "Inverse hyperbolic tangent.")
+TanOp = _unary("tan", "Tangent.")
+CoshOp = _unary("cosh", "Hyperbolic cosine.")
+SinhOp = _unary("sinh", "Hyperbolic sine.")
+
+
+def _require_integer(t: TensorType, what: str = "operand") -> None:
+    if not isinstance(t.element_type, IntegerType) or t.element_type.width.data == 1:
+        raise ShapeError(f"{what} must have an integer element type, got {t.element_type}")
+
+
+class _FloatTest(GraphOp):
+    """A float operand in, an i1 mask of the same shape out."""
+
+    OPERANDS = ("x",)
+    TRAITS = (Elementwise(),)
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        _require_float(types[0])
+        return [tensor(_shape(types[0]), i1)]
+
+
+@graph_op
+class IsNanOp(_FloatTest):
+    """x is NaN."""
+
+    name = "graph.is_nan"
+
+
+@graph_op
+class IsInfOp(_FloatTest):
+    """x is +inf (detect_positive) or -inf (detect_negative)."""
+
+    name = "graph.is_inf"
+    ATTRS = {"detect_positive": Int(1), "detect_negative": Int(1)}
+
+
+class _BitwiseBinary(_Binary):
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        for t in types:
+            _require_integer(t)
+        return super().infer(types, attrs, consts)
+
+
+def _bitwise(name: str, doc: str, **attrs: AttrKind):
+    cls = type(_camel(name) + "Op", (_BitwiseBinary,),
+               {"name": f"graph.{name}", "__doc__": doc, "ATTRS": attrs, "__module__": __name__})
+    return graph_op(cls)
+
+
+BitwiseAndOp = _bitwise("bitwise_and", "lhs & rhs (integers)")
+BitwiseOrOp = _bitwise("bitwise_or", "lhs | rhs (integers)")
+BitwiseXorOp = _bitwise("bitwise_xor", "lhs ^ rhs (integers)")
+
+
+@graph_op
+class BitShiftOp(_BitwiseBinary):
+    """lhs shifted by rhs bits (`direction` LEFT or RIGHT; a signed right shift is
+    arithmetic); a shift by a negative amount or by the width or more gives 0 (-1 for a right
+    shift of a negative lhs), as ONNX BitShift-28 says."""
+
+    name = "graph.bit_shift"
+    ATTRS = {"direction": Str("RIGHT")}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        if attrs["direction"] not in ("LEFT", "RIGHT"):
+            raise ShapeError(f"direction must be LEFT or RIGHT, got {attrs['direction']!r}")
+        return super().infer(types, attrs, consts)
+
+
+@graph_op
+class BitwiseNotOp(GraphOp):
+    """~x (integers)."""
+
+    name = "graph.bitwise_not"
+    TRAITS = (Elementwise(),)
+    OPERANDS = ("x",)
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        _require_integer(types[0])
+        return [types[0]]
+
+
+def _bit_width(elt: Attribute) -> int:
+    return np.dtype(to_dtype(elt)).itemsize * 8
+
+
+@graph_op
+class BitCastOp(GraphOp):
+    """The operand's bits seen as element type `to`, of the same width (little endian)."""
+
+    name = "graph.bitcast"
+    TRAITS = (Elementwise(),)
+    OPERANDS = ("x",)
+    ATTRS = {"to": ElemType()}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        to = to_element_type(attrs["to"])
+        src = _elt(types[0])
+        if to == i1 and src != i1:
+            raise ShapeError(f"bitcast from {src} to i1 is not supported (a byte other than 0 or 1 is no i1)")
+        if _bit_width(src) != _bit_width(to):
+            raise ShapeError(f"bitcast from {src} to {to}: widths differ ({_bit_width(src)} vs {_bit_width(to)} bits)")
+        return [tensor(_shape(types[0]), to)]
+
+
+class _Cumulative(GraphOp):
+    OPERANDS = ("x",)
+    ATTRS = {"axis": Int(0), "exclusive": Int(0), "reverse": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        t = types[0]
+        if isinstance(_elt(t), IntegerType) and _elt(t).width.data == 1:
+            raise ShapeError("operand must be a number tensor, got i1")
+        if not _shape(t):
+            raise ShapeError("operand must have rank >= 1")
+        _norm_axis(attrs["axis"], len(_shape(t)))
+        return [t]
+
+
+@graph_op
+class CumSumOp(_Cumulative):
+    """Running sum along `axis` (`exclusive`: without the element itself; `reverse`: from
+    the end)."""
+
+    name = "graph.cum_sum"
+
+
+@graph_op
+class CumProdOp(_Cumulative):
+    """Running product along `axis` (`exclusive`: without the element itself; `reverse`:
+    from the end)."""
+
+    name = "graph.cum_prod"
+
+
 @graph_op
 class LogicalNotOp(GraphOp):
     """Logical negation of a boolean tensor."""

@@ -40,6 +40,7 @@ from geir.frontend.builder import GraphBuilder, value_hint
 from geir.frontend.onnx_control_flow import CONTROL_FLOW_CONVERTERS
 from geir.frontend.onnx_functions import expand_function, has_function
 from geir.frontend.onnx_opsets import check_opset_changes
+from geir.frontend.onnx_elementwise import ELEMENTWISE_CONVERTERS
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
 
 MIN_OPSET, MAX_OPSET = 6, 28  # 28: the newest opset OPSET_CHANGES has been checked against
@@ -1035,19 +1036,6 @@ def _axes(im: _Importer, ins, attrs) -> tuple[int, ...] | None:
     return tuple(attrs["axes"]) if "axes" in attrs else None
 
 
-@converts("Trilu")
-def _trilu(im: _Importer, ins, attrs):
-    """The triangle of a constant matrix (PyTorch's causal masks: `triu` of a constant fill, or
-    of an Expand to a static shape), folded at import; a runtime input is not supported."""
-    x = im.const_value(ins[0])
-    if x is None:
-        raise im.error("Trilu of a runtime tensor is not supported (geir folds Trilu of constants: causal masks)")
-    if x.ndim < 2:
-        raise im.error(f"input must have rank >= 2, got shape {list(x.shape)}")
-    k = int(np.asarray(im.require_const(ins[1], "k")).reshape(-1)[0]) if len(ins) > 1 and ins[1] is not None else 0
-    return [im.constant(np.triu(x, k) if attrs.get("upper", 1) else np.tril(x, k))]
-
-
 @converts("Squeeze")
 def _squeeze(im: _Importer, ins, attrs):
     return im.build(g.SqueezeOp, [ins[0]], axes=_axes(im, ins, attrs))
@@ -1121,6 +1109,7 @@ def _pad(im: _Importer, ins, attrs):
 
 CONVERTERS.update(QUANTIZED_CONVERTERS)
 CONVERTERS.update(CONTROL_FLOW_CONVERTERS)
+CONVERTERS.update(ELEMENTWISE_CONVERTERS)
 
 
 def converter_of(node: onnx.NodeProto, opset: int) -> Converter | None:

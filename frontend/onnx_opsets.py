@@ -99,6 +99,14 @@ OPSET_CHANGES: dict[str, tuple[OpsetChange, ...]] = {
     "DepthToSpace": (OpsetChange(28, "documentation only"),),
     "ReduceLogSum": (OpsetChange(28, "drops the integer types"),),
     "ReduceLogSumExp": (OpsetChange(28, "drops the integer types"),),
+    # Elementwise, integer and scan ops (frontend/onnx_elementwise.py).
+    **{op: _BF16 for op in ("Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Tan", "Cosh", "Sinh")},
+    "Swish": (OpsetChange(24, "new op (x * sigmoid(alpha * x): graph.mul, graph.sigmoid)"),),
+    "SwiGLU": (OpsetChange(28, "new op (swish(A) * B: graph.mul, graph.sigmoid)"),),
+    "BitCast": (OpsetChange(26, "new op (graph.bitcast)"),),
+    "CumProd": (OpsetChange(26, "new op (graph.cum_prod)"),),
+    # graph.bit_shift computes the signed types and the out-of-range amounts as 28 defines them.
+    "BitShift": (OpsetChange(28, "adds the signed integer types, defines shifts outside [0, width)"),),
 }
 
 

@@ -297,6 +297,130 @@ def thresholded_relu(x, *, alpha=1.0):
 
 
 # ---------------------------------------------------------------------------
+# Elementwise, integer and scan ops (Acos ... Sinh, IsNaN / IsInf, Bitwise*, BitShift,
+# BitCast, CumSum / CumProd)
+# ---------------------------------------------------------------------------
+
+@_quiet
+def acos(x):
+    return np.arccos(x)
+
+
+@_quiet
+def acosh(x):
+    return np.arccosh(x)
+
+
+@_quiet
+def asin(x):
+    return np.arcsin(x)
+
+
+def asinh(x):
+    return np.arcsinh(x)
+
+
+def atan(x):
+    return np.arctan(x)
+
+
+@_quiet
+def atanh(x):
+    return np.arctanh(x)
+
+
+@_quiet
+def tan(x):
+    return np.tan(x)
+
+
+@_quiet
+def cosh(x):
+    return np.cosh(x)
+
+
+@_quiet
+def sinh(x):
+    return np.sinh(x)
+
+
+def is_nan(x):
+    return np.isnan(x)
+
+
+def is_inf(x, *, detect_positive=1, detect_negative=1):
+    pos = np.isposinf(x) if detect_positive else np.zeros(x.shape, bool)
+    neg = np.isneginf(x) if detect_negative else np.zeros(x.shape, bool)
+    return pos | neg
+
+
+def bitwise_and(lhs, rhs):
+    return np.bitwise_and(lhs, rhs)
+
+
+def bitwise_or(lhs, rhs):
+    return np.bitwise_or(lhs, rhs)
+
+
+def bitwise_xor(lhs, rhs):
+    return np.bitwise_xor(lhs, rhs)
+
+
+def bitwise_not(x):
+    return np.invert(x)
+
+
+def bit_shift(lhs, rhs, *, direction="RIGHT"):
+    """Shifts within the element type: a left shift of the unsigned bits (wrapping, bits past
+    the top dropped), an arithmetic right shift for signed types; a shift amount outside
+    [0, width) gives 0, or -1 for a right shift of a negative value (ONNX BitShift-28)."""
+    dt = lhs.dtype
+    bits = dt.itemsize * 8
+    x, y = np.broadcast_arrays(lhs, rhs)
+    y = y.astype(np.int64) if dt.kind == "i" else y.astype(np.uint64)
+    valid = (y >= 0) & (y < bits)
+    amount = np.where(valid, y, 0).astype(np.uint64)
+    unsigned = x.astype(dt).view(np.dtype(f"u{dt.itemsize}"))
+    if direction == "LEFT":
+        out = np.left_shift(unsigned.astype(np.uint64), amount)
+        out = out.astype(unsigned.dtype).view(dt)
+        return np.where(valid, out, np.zeros((), dt)).astype(dt, copy=False)
+    if dt.kind == "u":
+        out = np.right_shift(unsigned.astype(np.uint64), amount).astype(dt)
+        return np.where(valid, out, np.zeros((), dt)).astype(dt, copy=False)
+    out = np.right_shift(x.astype(np.int64), amount.astype(np.int64)).astype(dt)
+    fill = np.where(x < 0, np.array(-1, dt), np.array(0, dt))
+    return np.where(valid, out, fill).astype(dt, copy=False)
+
+
+def bitcast(x, *, to):
+    return np.array(x, order="C").view(np.dtype(to))  # the host is little endian, as ONNX says
+
+
+def _cumulative(fn, identity, x, axis, exclusive, reverse):
+    axis = axis % x.ndim
+    if reverse:
+        x = np.flip(x, axis)
+    out = fn(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        first = np.full_like(np.take(out, [0], axis=axis), identity)
+        out = np.concatenate([first, np.take(out, np.arange(x.shape[axis] - 1), axis=axis)], axis=axis)
+    if reverse:
+        out = np.flip(out, axis)
+    return np.ascontiguousarray(out)
+
+
+@_quiet
+def cum_sum(x, *, axis=0, exclusive=0, reverse=0):
+    return _cumulative(np.cumsum, 0, x, axis, exclusive, reverse)
+
+
+@_quiet
+def cum_prod(x, *, axis=0, exclusive=0, reverse=0):
+    return _cumulative(np.cumprod, 1, x, axis, exclusive, reverse)
+
+
+# ---------------------------------------------------------------------------
 # Elementwise binary (NumPy broadcasting == ONNX multidirectional broadcasting)
 # ---------------------------------------------------------------------------
 
@@ -1036,7 +1160,7 @@ def _at_operand_precision(fn):
     return kernel
 
 
-_OWN_TYPES = frozenset({g.CastOp, g.ShapeOp, g.SizeOp})
+_OWN_TYPES = frozenset({g.CastOp, g.ShapeOp, g.SizeOp, g.BitCastOp})
 """Ops whose result type is not their operand's: they keep their own rule."""
 
 REFERENCE: dict[type[g.GraphOp], Callable] = {
@@ -1072,6 +1196,13 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.CeluOp: celu,
         g.MishOp: mish,
         g.ThresholdedReluOp: thresholded_relu,
+        # elementwise, integer and scan ops
+        g.AcosOp: acos, g.AcoshOp: acosh, g.AsinOp: asin, g.AsinhOp: asinh, g.AtanOp: atan,
+        g.AtanhOp: atanh, g.TanOp: tan, g.CoshOp: cosh, g.SinhOp: sinh,
+        g.IsNanOp: is_nan, g.IsInfOp: is_inf,
+        g.BitwiseAndOp: bitwise_and, g.BitwiseOrOp: bitwise_or, g.BitwiseXorOp: bitwise_xor,
+        g.BitwiseNotOp: bitwise_not, g.BitShiftOp: bit_shift, g.BitCastOp: bitcast,
+        g.CumSumOp: cum_sum, g.CumProdOp: cum_prod,
         g.AddOp: add,
         g.SubOp: sub,
         g.MulOp: mul,
