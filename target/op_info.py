@@ -83,6 +83,8 @@ ROW = KernelInfo(
         g.RmsNormOp, g.InstanceNormOp, g.GlobalAvgPoolOp, g.GlobalMaxPoolOp,
         # row ops that mix a row's elements
         g.RotaryEmbeddingOp,
+        # integer bitwise ops and float tests (vand / vor / vnot, vcmp)
+        g.BitwiseAndOp, g.BitwiseOrOp, g.BitwiseXorOp, g.BitwiseNotOp, g.IsNanOp, g.IsInfOp,
         # views ride along inside any kernel
         g.ReshapeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp, g.IdentityOp, g.DropoutOp,
     }),
@@ -101,6 +103,9 @@ VECTOR_PASSES: dict[type[Operation], tuple[tuple[str, int], ...]] = {
     g.BatchNormOp: (("binary", 2),),
     g.ClipOp: (("binary", 2),),
     g.PReluOp: (("compare", 1), ("select", 1)),
+    g.BitwiseXorOp: (("binary", 3), ("unary", 1)),
+    g.IsNanOp: (("compare", 1),),
+    g.IsInfOp: (("compare", 2), ("binary", 1)),
     g.WhereOp: (("select", 1),),
     g.CastOp: (("cast", 1),),
     # divide, round, + zero point, clamp (2), convert / convert, - zero point, * scale

@@ -311,6 +311,55 @@ def _pow_tensor(body: Body, op: Operation, x: SSAValue, y: SSAValue) -> None:
     kb.vec(a.VselectOp, neg, body.dup(1, shape, elt), dst, dst)
 
 
+# ---------------------------------------------------------------------------
+# Integer bitwise ops and float tests (frontend/onnx_elementwise.py): the bitwise ones on
+# vand / vor / vnot (signed integer types: the vector unit takes no unsigned ones), xor as
+# (a | b) & ~(a & b); IsNaN as x != x, IsInf as compares with +-inf.
+# ---------------------------------------------------------------------------
+
+UNARY[g.BitwiseNotOp] = a.VnotOp
+BINARY.update({g.BitwiseAndOp: a.VandOp, g.BitwiseOrOp: a.VorOp})
+
+
+def _bitwise_xor(body: Body, op: Operation) -> None:
+    kb = body.kb
+    shape = body.te(op.results[0])
+    elt = body.elt(op.results[0])
+    x, y = (body.operand_or_dup(v, shape, elt) for v in op.operands)
+    t = body.temp(shape, elt)
+    kb.vec(a.VandOp, x, y, t)
+    kb.vec(a.VnotOp, t, t)
+    dst = body.result(op, list(op.operands))
+    kb.vec(a.VorOp, x, y, dst)
+    kb.vec(a.VandOp, dst, t, dst)
+
+
+def _is_nan(body: Body, op: Operation) -> None:
+    x = _operand(body, op, op.operands[0])
+    body.kb.vec(a.VcmpOp, x, x, body.result(op), mode=StringAttr("ne"))
+
+
+def _is_inf(body: Body, op: Operation) -> None:
+    """x == +inf, x == -inf, or'ed as the attributes ask (neither: x == NaN, never true)."""
+    kb = body.kb
+    x0 = op.operands[0]
+    x = _operand(body, op, x0)
+    shape, elt = body.te(op.results[0]), body.elt(x0)
+    attrs = op.attrs()
+    targets = [v for v, on in ((math.inf, attrs["detect_positive"]), (-math.inf, attrs["detect_negative"])) if on]
+    dst = body.result(op)
+    kb.vec(a.VcmpOp, x, body.dup(targets[0] if targets else math.nan, shape, elt), dst, mode=StringAttr("eq"))
+    if len(targets) == 2:
+        m = body.temp(shape, i1)
+        kb.vec(a.VcmpOp, x, body.dup(targets[1], shape, elt), m, mode=StringAttr("eq"))
+        kb.vec(a.VorOp, dst, m, dst)
+
+
+_BITS_AND_TESTS: dict[type[Operation], Rule] = {
+    g.BitwiseXorOp: _bitwise_xor, g.IsNanOp: _is_nan, g.IsInfOp: _is_inf,
+}
+
+
 RULES: dict[type[Operation], Rule] = {
     **dict.fromkeys(UNARY, _unary),
     **dict.fromkeys(BINARY, _binary),
@@ -323,6 +372,7 @@ RULES: dict[type[Operation], Rule] = {
     **reductions.RULES,
     **quantization.RULES,
     **rotary.RULES,
+    **_BITS_AND_TESTS,
 }
 """Graph op class -> the function that emits its vector ops (every class of op_info.ROW but
 the views)."""

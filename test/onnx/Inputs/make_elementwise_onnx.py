@@ -1,0 +1,79 @@
+"""Write one small ONNX model for import-elementwise.test: make_elementwise_onnx.py CASE OUT.onnx"""
+
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper, save
+
+F, I32, U8, I64 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.UINT8, TensorProto.INT64
+
+
+def vi(name, shape, t=F):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=22):
+    g = helper.make_graph(nodes, "test", inputs, outputs, list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    try:
+        m.ir_version = max(8, helper.find_min_ir_version_for(list(m.opset_import)))
+    except ValueError:
+        m.ir_version = onnx.IR_VERSION
+    return m
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def unary(op, name, opset=22, **attrs):
+    return lambda: model([helper.make_node(op, ["x"], ["y"], name=name, **attrs)],
+                         [vi("x", [2, 3])], [vi("y", [2, 3])], opset=opset)
+
+
+CASES = {
+    "acos": unary("Acos", "acos"),
+    "tan": unary("Tan", "tan"),
+    "sinh": unary("Sinh", "sinh"),
+    "swish": unary("Swish", "swish", opset=24, alpha=0.5),
+    "swiglu": lambda: model([helper.make_node("SwiGLU", ["a", "b"], ["y"], name="swiglu")],
+                            [vi("a", [2, 3]), vi("b", [2, 3])], [vi("y", [2, 3])], opset=28),
+    "swiglu_broadcast": lambda: model([helper.make_node("SwiGLU", ["a", "b"], ["y"], name="swiglu")],
+                                      [vi("a", [2, 3]), vi("b", [3])], [vi("y", [2, 3])], opset=28),
+    "is_inf": lambda: model([helper.make_node("IsInf", ["x"], ["y"], name="isinf", detect_negative=0)],
+                            [vi("x", [4])], [vi("y", [4], TensorProto.BOOL)], opset=20),
+    "is_nan": lambda: model([helper.make_node("IsNaN", ["x"], ["y"], name="isnan")],
+                            [vi("x", [4])], [vi("y", [4], TensorProto.BOOL)], opset=20),
+    "bitwise_xor": lambda: model([helper.make_node("BitwiseXor", ["a", "b"], ["y"], name="xor")],
+                                 [vi("a", [2, 3], I32), vi("b", [3], I32)], [vi("y", [2, 3], I32)], opset=18),
+    "bitwise_and_float": lambda: model([helper.make_node("BitwiseAnd", ["a", "b"], ["y"], name="and")],
+                                       [vi("a", [3]), vi("b", [3])], [vi("y", [3])], opset=18),
+    "bit_shift": lambda: model([helper.make_node("BitShift", ["a", "b"], ["y"], name="shl", direction="LEFT")],
+                               [vi("a", [3], U8), vi("b", [3], U8)], [vi("y", [3], U8)], opset=11),
+    "bitcast": lambda: model([helper.make_node("BitCast", ["x"], ["y"], name="bc", to=I32)],
+                             [vi("x", [3])], [vi("y", [3], I32)], opset=26),
+    "bitcast_width": lambda: model([helper.make_node("BitCast", ["x"], ["y"], name="bc", to=TensorProto.INT16)],
+                                   [vi("x", [3])], [vi("y", [3], TensorProto.INT16)], opset=26),
+    "cumsum": lambda: model([helper.make_node("CumSum", ["x", "axis"], ["y"], name="cumsum", exclusive=1, reverse=1)],
+                            [vi("x", [2, 3])], [vi("y", [2, 3])], [const("axis", np.array(-1, np.int64))], opset=14),
+    "cumsum_runtime_axis": lambda: model(
+        [helper.make_node("CumSum", ["x", "axis"], ["y"], name="cumsum")],
+        [vi("x", [2, 3]), vi("axis", [], I64)], [vi("y", [2, 3])], opset=14),
+    "cumprod": lambda: model([helper.make_node("CumProd", ["x", "axis"], ["y"], name="cumprod")],
+                             [vi("x", [2, 3])], [vi("y", [2, 3])], [const("axis", np.array(0, np.int32))], opset=26),
+    "hardmax": unary("Hardmax", "hardmax", opset=13),
+    "hardmax_opset11": lambda: model([helper.make_node("Hardmax", ["x"], ["y"], name="hardmax", axis=1)],
+                                     [vi("x", [2, 3, 4])], [vi("y", [2, 3, 4])], opset=11),
+    "trilu": lambda: model([helper.make_node("Trilu", ["x", "k"], ["y"], name="trilu", upper=0)],
+                           [vi("x", [2, 3, 4])], [vi("y", [2, 3, 4])], [const("k", np.array(1, np.int64))], opset=14),
+    "trilu_runtime_k": lambda: model([helper.make_node("Trilu", ["x", "k"], ["y"], name="trilu")],
+                                     [vi("x", [3, 4]), vi("k", [], I64)], [vi("y", [3, 4])], opset=14),
+    "hann": lambda: model([helper.make_node("HannWindow", ["n"], ["y"], name="hann", periodic=0)],
+                          [], [vi("y", [4])], [const("n", np.array(4, np.int64))], opset=17),
+    "hann_runtime_size": lambda: model([helper.make_node("HannWindow", ["n"], ["y"], name="hann")],
+                                       [vi("n", [], I64)], [vi("y", [4])], opset=17),
+}
+
+if __name__ == "__main__":
+    save(CASES[sys.argv[1]](), sys.argv[2])
