@@ -133,14 +133,14 @@ def _hardmax(im, ins, attrs):
     if not -rank <= axis < rank:
         raise im.error(f"axis {axis} is out of range for rank {rank}")
     axis %= rank
+    if 0 in shape:  # nothing to compute
+        return im.build(g.IdentityOp, [x])
     v = x
     if old:  # coerced to 2-D: [prod(shape[:axis]), prod(shape[axis:])], hardmax along the second
         flat = (int(np.prod(shape[:axis], dtype=np.int64)), int(np.prod(shape[axis:], dtype=np.int64)))
         v = im.op(g.ReshapeOp, [x, im.constant(np.array(flat, np.int64))])
         axis = 1
     vshape = tuple(v.type.get_shape())
-    if 0 in vshape:
-        return [x] if not old else im.build(g.ReshapeOp, [v, im.constant(np.array(shape, np.int64))])
     index = im.op(g.ArgMaxOp, [v], axis=axis, keepdims=1, select_last_index=0)
     iota_shape = [1] * len(vshape)
     iota_shape[axis] = vshape[axis]

@@ -219,6 +219,8 @@ _BLACK = frozenset({
     g.ReduceSumSquareOp, g.ReduceL1Op, g.ReduceL2Op, g.ReduceLogSumOp, g.ReduceLogSumExpOp,
     g.SoftmaxOp, g.LogSoftmaxOp, g.LayerNormOp, g.InstanceNormOp, g.BatchNormOp, g.LrnOp,
     g.GlobalAvgPoolOp, g.AvgPoolOp,
+    # running sums / products accumulate; cosh / sinh overflow as exp does (ONNX CumSum ...)
+    g.CumSumOp, g.CumProdOp, g.CoshOp, g.SinhOp,
 })
 
 
