@@ -199,7 +199,8 @@ class GraphBuilder:
         if types is None:
             want = n_results if n_results is not None else len(declared or ())
             if declared is None or any(t is None for t in declared) or len(declared) != want:
-                raise self.error("the result shape depends on values geir cannot fold; no static shape")
+                raise self.error("the result shape depends on values geir cannot fold; no static shape"
+                                 + self.unknown_shape_hint(inputs))
             types = list(declared)
         self.check_size(types, self.result_names(len(types)) if declared is not None else [])
         op = cls.create(operands=list(inputs), result_types=list(types), properties=props)
@@ -210,6 +211,11 @@ class GraphBuilder:
     def result_names(self, n: int) -> list[str]:
         """How errors name the results of the node being built (the importer: its outputs)."""
         return []
+
+    def unknown_shape_hint(self, inputs: Sequence[SSAValue]) -> str:
+        """What an error about a result shape that depends on unknown values adds (the
+        importer: which graph input to freeze)."""
+        return ""
 
     def append(self, op: Operation, loc: str | None = None) -> Operation:
         """Add a built op at the end of the function, located at `loc` (default: the node)."""

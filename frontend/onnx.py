@@ -23,7 +23,7 @@ test_import.py checks the table lists every schema version of every converted op
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,9 @@ from geir.frontend.onnx_elementwise import ELEMENTWISE_CONVERTERS
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
 
 MIN_OPSET, MAX_OPSET = 6, 28  # 28: the newest opset OPSET_CHANGES has been checked against
+SHAPE_INPUT_LIMIT = 16
+"""A graph input of at most this many elements that a result shape depends on is named in the
+error, with how to freeze it (a size, a bound); a larger one is data, not a shape parameter."""
 
 
 # ---------------------------------------------------------------------------
@@ -355,6 +358,24 @@ class _Importer(GraphBuilder):
             return ""
         return (f"; it is graph input '{name}': freeze it to a value "
                 f"(geir.compile(..., freeze={{'{name}': ...}}), geir-compile --freeze {name}=...)")
+
+    def unknown_shape_hint(self, inputs: Sequence[SSAValue]) -> str:
+        """A small graph input the unknown operands are computed from (a window's size, a
+        range's bounds feed shapes through arithmetic), and how to freeze it."""
+        stack = [v for v in inputs if self.const_value(v) is None]
+        seen: set[SSAValue] = set()
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if isinstance(v, BlockArgument):
+                hint = self._freeze_hint(v)
+                if hint and math.prod(v.type.get_shape()) <= SHAPE_INPUT_LIMIT:
+                    return f": it comes from a graph input, which must be a constant{hint}"
+                continue
+            stack.extend(o for o in v.owner.operands if self.const_value(o) is None)
+        return ""
 
     def build(self, cls: type[g.GraphOp], inputs: list[SSAValue], n_results: int = 1, **attrs: Any) -> list[SSAValue]:
         """The node's op, through the builder's core: result types from the dialect (onnx's

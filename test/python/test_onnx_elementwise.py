@@ -189,3 +189,15 @@ def test_windows_fold_to_constants(op, periodic, dtype):
     got = list(run_module(import_model(m), {}).values())[0]
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["test_hannwindow_expanded", "test_blackmanwindow_symmetric_expanded"])
+def test_window_expanded_forms_pass_with_the_size_frozen(name):
+    """A window's function body computes Range up to its size input: the importer's error names
+    the input to freeze, and frozen the case passes (the coverage bench's --freeze-inputs)."""
+    from geir.testing.onnx_conformance import conformance_cases, run_level
+
+    case = next(c for c in conformance_cases() if c.name == name)
+    status, detail = run_level("O3", case, timeout=60)
+    assert status == "rejected" and "it is graph input 'x': freeze it" in detail, detail
+    assert run_level("O3", case, timeout=60, freeze_inputs=True)[0] == "pass"

@@ -73,6 +73,12 @@ CASES = {
                           [], [vi("y", [4])], [const("n", np.array(4, np.int64))], opset=17),
     "hann_runtime_size": lambda: model([helper.make_node("HannWindow", ["n"], ["y"], name="hann")],
                                        [vi("n", [], I64)], [vi("y", [4])], opset=17),
+    # A window's expanded form: Range up to Cast(size) of a graph input, no static shape.
+    "range_of_size_input": lambda: model(
+        [helper.make_node("Cast", ["n"], ["nf"], name="cast", to=F),
+         helper.make_node("Range", ["zero", "nf", "one"], ["y"], name="range")],
+        [vi("n", [], I64)], [vi("y", None)],
+        [const("zero", np.array(0, np.float32)), const("one", np.array(1, np.float32))], opset=17),
 }
 
 if __name__ == "__main__":
