@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     f32,
+    f64,
     i64,
 )
 from xdsl.ir import Attribute, Dialect, OpResult, Operation, SSAValue, TypeAttribute
@@ -1959,6 +1960,150 @@ class SpaceToDepthOp(GraphOp):
         if b < 1 or h % b or w % b:
             raise ShapeError(f"spatial dims {h}x{w} not divisible by blocksize {b}")
         return [tensor((n, c * b * b, h // b, w // b), _elt(types[0]))]
+
+
+# ---------------------------------------------------------------------------
+# Resize (ONNX Resize / Upsample): separable interpolation, one axis at a time.
+# ---------------------------------------------------------------------------
+
+
+class F64s(AttrKind):
+    """An array<f64: ...> (Resize's scales: a ratio of sizes is kept exactly)."""
+
+    constr = DenseArrayBase
+    describe = "an array<f64: ...>"
+
+    def accepts(self, attr):
+        return isinstance(attr, DenseArrayBase) and attr.elt_type == f64
+
+    def to_attr(self, value):
+        return DenseArrayBase.from_list(f64, [float(v) for v in value])
+
+    def to_py(self, attr):
+        return tuple(float(v) for v in attr.get_values())
+
+
+RESIZE_MODES = ("nearest", "linear", "cubic")
+RESIZE_COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                           "asymmetric", "tf_crop_and_resize")
+RESIZE_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+@graph_op
+class ResizeOp(GraphOp):
+    """Resize x to `sizes` (every axis), sampling source coordinates from `scales` by the
+    coordinate transformation and interpolating by `mode` (ONNX Resize-19 semantics with the
+    axes, keep_aspect_ratio_policy and the scales / sizes inputs resolved by the importer).
+    Separable: each axis with a scale other than 1 is one weighted sum of a few taps
+    (`resize_taps`)."""
+
+    name = "graph.resize"
+    OPERANDS = ("x",)
+    ATTRS = {
+        "sizes": Ints(),
+        "scales": F64s(),
+        "mode": Str("nearest"),
+        "coordinate_transformation_mode": Str("half_pixel"),
+        "nearest_mode": Str("round_prefer_floor"),
+        "cubic_coeff_a": Float(-0.75),
+        "exclude_outside": Int(0),
+        "extrapolation_value": Float(0.0),
+        "antialias": Int(0),
+        "roi": F64s(optional=True),  # 2 * rank: starts then ends (tf_crop_and_resize)
+    }
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = _shape(types[0])
+        sizes, scales, roi = attrs["sizes"], attrs["scales"], attrs["roi"]
+        if len(sizes) != len(x) or len(scales) != len(x):
+            raise ShapeError(f"sizes {list(sizes)} and scales {list(scales)} must have the input's rank {len(x)}")
+        if any(s < 0 for s in sizes) or any(not s > 0 for s in scales):
+            raise ShapeError(f"sizes {list(sizes)} must be >= 0 and scales {list(scales)} > 0")
+        if attrs["mode"] not in RESIZE_MODES:
+            raise ShapeError(f"mode '{attrs['mode']}' is not one of {', '.join(RESIZE_MODES)}")
+        ctm = attrs["coordinate_transformation_mode"]
+        if ctm not in RESIZE_COORDINATE_MODES:
+            raise ShapeError(f"coordinate_transformation_mode '{ctm}' is not one of {', '.join(RESIZE_COORDINATE_MODES)}")
+        if attrs["nearest_mode"] not in RESIZE_NEAREST_MODES:
+            raise ShapeError(f"nearest_mode '{attrs['nearest_mode']}' is not one of {', '.join(RESIZE_NEAREST_MODES)}")
+        if attrs["antialias"] and attrs["mode"] == "nearest":
+            raise ShapeError("antialias applies to linear and cubic modes, not nearest")
+        if ctm == "tf_crop_and_resize" and (roi is None or len(roi) != 2 * len(x)):
+            raise ShapeError(f"tf_crop_and_resize needs a roi of 2 x rank = {2 * len(x)} values")
+        return [tensor(sizes, _elt(types[0]))]
+
+
+def resize_taps(attrs: dict[str, Any], in_shape: Sequence[int], axis: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """How graph.resize computes one axis: output i = sum_k coeffs[i, k] * x[idx[i, k]] along
+    it (idx clamped into the input), then `extrapolation_value` where mask[i] (mask None: no
+    such place); None when the axis is left as it is."""
+    n_in, n_out, scale = in_shape[axis], attrs["sizes"][axis], attrs["scales"][axis]
+    ctm, roi, rank = attrs["coordinate_transformation_mode"], attrs["roi"], len(in_shape)
+    start, end = (roi[axis], roi[axis + rank]) if roi is not None else (0.0, 1.0)
+    if math.isclose(scale, 1.0) and n_out == n_in and (ctm != "tf_crop_and_resize" or (
+            math.isclose(start, 0.0) and math.isclose(end, 1.0))):
+        return None
+    y = np.arange(n_out, dtype=np.float64)
+    out_w = scale * n_in
+    mask = None
+    if ctm == "align_corners":
+        x = np.zeros(n_out) if out_w == 1 else y * (n_in - 1) / (out_w - 1)
+    elif ctm == "asymmetric":
+        x = y / scale
+    elif ctm == "tf_crop_and_resize":
+        # roi is a float32 input: its difference and its start's scaling round in float32
+        lo, hi = np.float32(start), np.float32(end)
+        if out_w == 1:
+            x = np.full(n_out, (hi - lo) * np.float32(n_in - 1) / np.float32(2), dtype=np.float64)
+        else:
+            x = y * (hi - lo) * (n_in - 1) / (out_w - 1)
+        x = x + lo * np.float32(n_in - 1)
+        mask = (x < 0) | (x > n_in - 1)
+    elif ctm == "pytorch_half_pixel":
+        x = np.full(n_out, -0.5) if out_w == 1 else (y + 0.5) / scale - 0.5
+    elif ctm == "half_pixel":
+        x = (y + 0.5) / scale - 0.5
+    else:  # half_pixel_symmetric
+        x = n_in / 2 * (1 - n_out / out_w) + (y + 0.5) / scale - 0.5
+    base = np.floor(x)
+    # the fraction is in (0, 1]: an integer coordinate is the right-hand tap of the pixel left of it
+    whole = x == base
+    ratio = np.where(whole, 1.0, x - base)
+    left = np.where(whole, base - 1, base)
+    mode, a = attrs["mode"], attrs["cubic_coeff_a"]
+    if mode == "nearest":
+        right = {"round_prefer_floor": ratio > 0.5, "round_prefer_ceil": ratio >= 0.5,
+                 "floor": whole, "ceil": np.ones(n_out, bool)}[attrs["nearest_mode"]] | whole
+        first, coeffs = 0, np.stack([~right, right], axis=1).astype(np.float64)
+    elif attrs["antialias"]:
+        # a kernel stretched by 1 / scale when downsampling, normalised to sum 1
+        s = min(scale, 1.0)
+        first = int(np.floor(-(1 if mode == "linear" else 2) / s) + 1)
+        t = np.abs((np.arange(first, 2 - first)[None, :] - ratio[:, None]) * s)
+        coeffs = np.clip(1 - t, 0, 1) if mode == "linear" else _cubic_kernel(t, a)
+        coeffs = coeffs / coeffs.sum(axis=1, keepdims=True)
+    elif mode == "linear":
+        first, coeffs = 0, np.stack([1 - ratio, ratio], axis=1)
+    else:
+        r1, q = ratio + 1, 1 - ratio
+        first, coeffs = -1, np.stack([((a * r1 - 5 * a) * r1 + 8 * a) * r1 - 4 * a,
+                                      ((a + 2) * ratio - (a + 3)) * ratio * ratio + 1,
+                                      ((a + 2) * q - (a + 3)) * q * q + 1,
+                                      ((a * (q + 1) - 5 * a) * (q + 1) + 8 * a) * (q + 1) - 4 * a], axis=1)
+    idx = left[:, None].astype(np.int64) + first + np.arange(coeffs.shape[1])[None, :]
+    if attrs["exclude_outside"]:
+        coeffs = np.where((idx < 0) | (idx >= n_in), 0.0, coeffs)
+        total = coeffs.sum(axis=1, keepdims=True)
+        coeffs = coeffs / np.where(total == 0, 1.0, total)
+    return np.clip(idx, 0, n_in - 1), coeffs, mask
+
+
+def _cubic_kernel(t: np.ndarray, a: float) -> np.ndarray:
+    near = (a + 2) * t ** 3 - (a + 3) * t ** 2 + 1
+    far = a * t ** 3 - 5 * a * t ** 2 + 8 * a * t - 4 * a
+    return np.where(t <= 1, near, np.where(t < 2, far, 0.0))
 
 
 def _rank4(t: TensorType) -> tuple[int, int, int, int]:

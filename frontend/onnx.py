@@ -42,6 +42,7 @@ from geir.frontend.onnx_functions import expand_function, has_function
 from geir.frontend.onnx_opsets import check_opset_changes
 from geir.frontend.onnx_elementwise import ELEMENTWISE_CONVERTERS
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
+from geir.frontend.onnx_spatial import SPATIAL_CONVERTERS
 
 MIN_OPSET, MAX_OPSET = 6, 28  # 28: the newest opset OPSET_CHANGES has been checked against
 SHAPE_INPUT_LIMIT = 16
@@ -1131,6 +1132,7 @@ def _pad(im: _Importer, ins, attrs):
 CONVERTERS.update(QUANTIZED_CONVERTERS)
 CONVERTERS.update(CONTROL_FLOW_CONVERTERS)
 CONVERTERS.update(ELEMENTWISE_CONVERTERS)
+CONVERTERS.update(SPATIAL_CONVERTERS)
 
 
 def converter_of(node: onnx.NodeProto, opset: int) -> Converter | None:
@@ -1148,4 +1150,4 @@ def converter_of(node: onnx.NodeProto, opset: int) -> Converter | None:
 
 
 # Ops handled by name only, for clear errors on what is deliberately missing.
-UNSUPPORTED_HINT = {"Resize", "Upsample", "NonZero", "TopK"}
+UNSUPPORTED_HINT = {"NonZero", "TopK"}

@@ -1094,6 +1094,31 @@ def space_to_depth(x, *, blocksize):
     return t.reshape(n, c * b * b, h // b, w // b)
 
 
+# -- Resize ------------------------------------------------------------------
+
+
+def resize(x, **attrs):
+    """graph.resize: per axis, the weighted sum of its taps (g.resize_taps) in float64, then
+    the extrapolation value where a tf_crop_and_resize coordinate leaves the input; cast back
+    as onnx does (integers rounded and saturated)."""
+    attrs = {**g.ResizeOp.props_to_py(g.ResizeOp.attrs_to_props(attrs))}
+    out = x.astype(np.float64)
+    for axis in _range(x.ndim):
+        taps = g.resize_taps(attrs, x.shape, axis)
+        if taps is None:
+            continue
+        idx, coeffs, mask = taps
+        picked = np.take(out, idx, axis=axis)
+        out = (picked * coeffs.reshape((1,) * axis + coeffs.shape + (1,) * (x.ndim - axis - 1))).sum(axis=axis + 1)
+        if mask is not None:
+            out = np.where(mask.reshape((1,) * axis + (-1,) + (1,) * (x.ndim - axis - 1)),
+                           attrs["extrapolation_value"], out)
+    if np.issubdtype(x.dtype, np.integer):
+        info = np.iinfo(x.dtype)
+        out = np.clip(np.round(out), info.min, info.max)
+    return out.astype(x.dtype)
+
+
 def dropout(x, ratio=None, training_mode=None, *, seed=None):
     return x
 
@@ -1276,6 +1301,7 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.RangeOp: range,
         g.DepthToSpaceOp: depth_to_space,
         g.SpaceToDepthOp: space_to_depth,
+        g.ResizeOp: resize,
         g.DropoutOp: dropout,
         g.TransDataOp: trans_data,
     }.items()
