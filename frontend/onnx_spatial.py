@@ -1,4 +1,6 @@
-"""The ONNX spatial operators: Resize and Upsample into graph.resize (docs/onnx.md).
+"""The ONNX spatial operators: Resize and Upsample into graph.resize; CenterCropPad, LpPool,
+LpNormalization, MeanVarianceNormalization and GroupNormalization decomposed into the graph
+ops their definitions spell out (docs/onnx.md).
 
 Resize's sizes or scales (and roi) must be known at import: constants, or graph inputs frozen
 to a value; its `axes` and `keep_aspect_ratio_policy` are resolved here into a scale and an
@@ -133,7 +135,143 @@ def _upsample(im, ins, attrs):
                     coordinate_transformation_mode="asymmetric", nearest_mode="floor")
 
 
+def _scalar(im, value: float, like) -> Any:
+    from geir.ir.types import to_dtype
+
+    return im.constant(np.array(value, to_dtype(like.type.element_type)))
+
+
+def _only(im, attrs, allowed: set[str]) -> dict[str, Any]:
+    unknown = sorted(set(attrs) - allowed)
+    if unknown:
+        raise im.error(f"attribute(s) {unknown} are not supported")
+    return {k: _text(v) for k, v in attrs.items()}
+
+
+def _center_crop_pad(im, ins, attrs):
+    """Per axis: a centred slice when the target is smaller, a centred zero pad when larger."""
+    a = _only(im, attrs, {"axes"})
+    x = ins[0]
+    shape = list(x.type.get_shape())
+    rank = len(shape)
+    target = [int(v) for v in np.asarray(im.require_const(ins[1], "shape")).reshape(-1)]
+    axes = [int(v) % rank for v in a.get("axes", range(rank))]
+    if len(target) != len(axes) or len(set(axes)) != len(axes):
+        raise im.error(f"shape {target} must give one size for each of the distinct axes {axes}")
+    if any(t < 0 for t in target):
+        raise im.error(f"shape {target} must not be negative")
+    crop = [(ax, (shape[ax] - t) // 2, t) for ax, t in zip(axes, target) if t < shape[ax]]
+    pad = [(ax, (t - shape[ax]) // 2, t - shape[ax] - (t - shape[ax]) // 2) for ax, t in zip(axes, target) if t > shape[ax]]
+    if not crop and not pad:
+        return im.build(g.IdentityOp, [x])
+    value = x
+    if crop:
+        ints = lambda v: im.constant(np.array(v, np.int64))  # noqa: E731
+        args = [ints([c[1] for c in crop]), ints([c[1] + c[2] for c in crop]), ints([c[0] for c in crop])]
+        if not pad:
+            return im.build(g.SliceOp, [value, *args])
+        value = im.op(g.SliceOp, [value, *args])
+    pads = [0] * (2 * rank)
+    for ax, before, after in pad:
+        pads[ax], pads[rank + ax] = before, after
+    return im.build(g.PadOp, [value, im.constant(np.array(pads, np.int64))], mode="constant")
+
+
+def _lp_normalization(im, ins, attrs):
+    """x / norm, 0 where the norm is 0 (L1: sum |x|, L2: sqrt(sum x^2) along axis)."""
+    a = _only(im, attrs, {"axis", "p"})
+    x = ins[0]
+    p = int(a.get("p", 2))
+    if p not in (1, 2):
+        raise im.error(f"p = {p}: LpNormalization takes p 1 or 2")
+    axis = int(a.get("axis", -1))
+    norm = im.op(g.ReduceL1Op if p == 1 else g.ReduceL2Op, [x], axes=(axis,), keepdims=1)
+    zero = _scalar(im, 0.0, x)
+    return im.build(g.WhereOp, [im.op(g.EqualOp, [norm, zero]), zero, im.op(g.DivOp, [x, norm])])
+
+
+def _lp_pool(im, ins, attrs):
+    """(sum over the window of |x|^p)^(1/p): an average pool of |x|^p counting the (zero)
+    padding, times the window's size, as onnx's reference computes it."""
+    _only(im, attrs, {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "p", "pads", "strides"})
+    x = ins[0]
+    p = int(attrs.get("p", 2))
+    if p < 1:
+        raise im.error(f"p = {p} must be >= 1")
+    pool = im.pool_attrs(g.AvgPoolOp, {k: v for k, v in attrs.items() if k != "p"}, x)
+    pool["count_include_pad"] = 1
+    powered = im.op(g.AbsOp, [x]) if p == 1 else (
+        im.op(g.MulOp, [x, x]) if p == 2 else im.op(g.PowOp, [im.op(g.AbsOp, [x]), _scalar(im, float(p), x)]))
+    avg = im.op(g.AvgPoolOp, [powered], **pool)
+    total = im.op(g.MulOp, [avg, _scalar(im, float(np.prod(pool["kernel_shape"])), x)])
+    if p == 1:
+        return im.build(g.IdentityOp, [total])
+    if p == 2:
+        return im.build(g.SqrtOp, [total])
+    return im.build(g.PowOp, [total, _scalar(im, 1.0 / p, x)])
+
+
+def _mean_variance_normalization(im, ins, attrs):
+    """(x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9), its function body's order."""
+    a = _only(im, attrs, {"axes"})
+    x = ins[0]
+    axes = tuple(int(v) for v in a.get("axes", (0, 2, 3)))
+    mean = im.op(g.ReduceMeanOp, [x], axes=axes, keepdims=1)
+    mean_sq = im.op(g.ReduceMeanOp, [im.op(g.MulOp, [x, x])], axes=axes, keepdims=1)
+    var = im.op(g.SubOp, [mean_sq, im.op(g.MulOp, [mean, mean])])
+    std = im.op(g.AddOp, [im.op(g.SqrtOp, [var]), _scalar(im, 1e-9, x)])
+    return im.build(g.DivOp, [im.op(g.SubOp, [x, mean]), std])
+
+
+def _group_normalization(im, ins, attrs):
+    """x [N, C, ...] seen as [N, G, C/G * ...] is instance-normalised (unit scale, zero bias),
+    seen back, then scaled and shifted per channel (opset 18: per group, repeated over the
+    group's channels)."""
+    a = _only(im, attrs, {"epsilon", "num_groups", "stash_type"})
+    x, scale, bias = ins[:3]
+    shape = list(x.type.get_shape())
+    if len(shape) < 3:
+        raise im.error(f"input of shape {shape}: GroupNormalization needs rank >= 3")
+    groups = int(a["num_groups"]) if "num_groups" in a else 0
+    n, c = shape[0], shape[1]
+    if groups < 1 or c % groups:
+        raise im.error(f"num_groups {groups} must divide the {c} channels")
+    if int(a.get("stash_type", 1)) != 1:
+        raise im.error("stash_type other than 1 (float32 statistics) is not supported")
+    from geir.ir.types import to_dtype
+
+    dt = to_dtype(x.type.element_type)
+    flat = im.op(g.ReshapeOp, [x, im.constant(np.array([n, groups, -1], np.int64))])
+    normed = im.op(g.InstanceNormOp, [flat, im.constant(np.ones(groups, dt)), im.constant(np.zeros(groups, dt))],
+                   epsilon=float(a.get("epsilon", 1e-5)))
+    normed = im.op(g.ReshapeOp, [normed, im.constant(np.array(shape, np.int64))])
+    per = [1, c] + [1] * (len(shape) - 2)
+
+    def channel(v, what):
+        size = v.type.get_shape()
+        if list(size) == [c]:
+            pass
+        elif list(size) == [groups] and im.opset < 21:
+            known = im.const_value(v)
+            if known is not None:
+                v = im.constant(np.repeat(np.asarray(known), c // groups))
+            else:
+                v = im.op(g.ExpandOp, [im.op(g.ReshapeOp, [v, im.constant(np.array([groups, 1], np.int64))]),
+                                       im.constant(np.array([groups, c // groups], np.int64))])
+        else:
+            want = f"[{groups}] (one per group)" if im.opset < 21 else f"[{c}] (one per channel)"
+            raise im.error(f"{what} has shape {list(size)}; at opset {im.opset} it must be {want}")
+        return im.op(g.ReshapeOp, [v, im.constant(np.array(per, np.int64))])
+
+    return im.build(g.AddOp, [im.op(g.MulOp, [normed, channel(scale, "scale")]), channel(bias, "bias")])
+
+
 SPATIAL_CONVERTERS = {
+    "CenterCropPad": _center_crop_pad,
+    "LpNormalization": _lp_normalization,
+    "LpPool": _lp_pool,
+    "MeanVarianceNormalization": _mean_variance_normalization,
+    "GroupNormalization": _group_normalization,
     "Resize": _resize,
     "Upsample": _upsample,
 }

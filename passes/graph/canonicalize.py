@@ -20,6 +20,7 @@ function would then return an input or another output under the output's name).
 | `transpose(transpose(x, p), q)` | `transpose(x, p∘q)` (or `x`) | exact data movement |
 | reshape-like of reshape-like (reshape, flatten, squeeze, unsqueeze) | one `reshape` to the static result shape (or `x`) | exact data movement |
 | `gather(x, c)` with constant in-range indices `i, i+1, ..., i+n-1` (1-D) or one index (0-D) | `slice` (+ `squeeze` for 0-D) | exact: the same elements |
+| `resize(x)` (nearest; float linear / cubic up to 8 taps) | per axis: gathers at constant indices (or reshape / expand / reshape for an integer nearest upsampling), constant-weight `mul` / `add`, `where` for the extrapolation value (passes/graph/decompose_resize.py) | nearest exact (copies); linear / cubic: an f32 sum of 2-8 terms, where the reference sums in f64 |
 | `log(exp(x))` | `x` | **fast-math only**: exp overflows to Inf for x > 88.72 (f32) and underflows to 0 for x < -103.97, giving Inf / -Inf, and rounds in between |
 | `x * 0`, `0 * x` | splat 0 of the result type | integers always; floats **fast-math only** (`NaN * 0`, `Inf * 0` are NaN, `-1 * 0` is -0) |
 | `x - x` | splat 0 | integers always; floats **fast-math only** (NaN, Inf) |
@@ -45,6 +46,7 @@ from xdsl.pattern_rewriter import (
 
 from geir.dialects import graph as g
 from geir.ir.types import is_float
+from geir.passes.graph.decompose_resize import ResizeToGathers
 from geir.passes.graph.utils import (
     can_forward,
     constant,
@@ -282,6 +284,7 @@ def patterns(fast_math: bool = False) -> list[RewritePattern]:
         ComposeTransposes(),
         ComposeReshapes(),
         GatherToSlice(),
+        ResizeToGathers(),
     ]
 
 

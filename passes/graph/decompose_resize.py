@@ -1,0 +1,134 @@
+"""graph.resize as the ops the kernel library has (a rule of graph-canonicalize, so from O1).
+
+Resize is separable (dialects/graph.py `resize_taps`): each resized axis is a weighted sum of
+a few taps, each tap a gather of whole rows along the axis at constant indices. So
+
+* nearest is one gather per axis (the tap whose weight is 1), and an integer upsampling
+  whose indices are each pixel repeated r times is a broadcast instead: reshape to [.., n, 1],
+  expand to [.., n, r], reshape to [.., n * r] (the vector template);
+* linear and cubic (antialias too, up to 8 taps) are, per axis, sum_k gather_k * w_k with
+  w_k a constant [n_out, 1, ..] (vector mul / add), then `where` for tf_crop_and_resize's
+  extrapolation value;
+* the last axis is resized between two transposes, so each gather still moves whole rows
+  (the gather template copies one row per index: on the last axis a row is one element).
+
+Float results differ from the reference's float64 sum by the rounding of a 2- to 8-term f32
+sum (nearest is exact: a copy). Integer linear / cubic (rounded and saturated by onnx) and
+wider kernels keep graph.resize, which lowers to the reference fallback kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from geir.dialects import graph as g
+from geir.ir.types import is_float, to_dtype
+from geir.passes.graph.utils import constant, hint, replace_checked, static_shape
+
+MAX_TAPS = 8
+"""Widest per-axis kernel decomposed (an antialiased downsampling by s has about 4 / s taps)."""
+
+
+class ResizeToGathers(RewritePattern):
+    """graph.resize -> gathers (or a broadcast), constant-weight muls and adds, per axis."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.ResizeOp, rewriter: PatternRewriter) -> None:
+        x = op.inputs[0]
+        shape = static_shape(x.type)
+        if shape is None or 0 in shape or 0 in op.attrs()["sizes"]:
+            return
+        attrs = op.attrs()
+        plans = {axis: g.resize_taps(attrs, shape, axis) for axis in range(len(shape))}
+        plans = {axis: p for axis, p in plans.items() if p is not None}
+        if not plans:
+            return
+        exact = attrs["mode"] == "nearest"
+        if not exact and (not is_float(x.type.element_type) or any(p[1].shape[1] > MAX_TAPS for p in plans.values())):
+            return
+        builder = _Builder(op)
+        value = x
+        for axis, (idx, coeffs, mask) in plans.items():
+            value = builder.axis(value, axis, idx, coeffs, mask, attrs["extrapolation_value"])
+        replace_checked(op, builder.ops, rewriter)
+
+
+class _Builder:
+    def __init__(self, op: g.ResizeOp):
+        self.op, self.loc, self.out = op, op.location, op.output
+        self.dtype = to_dtype(op.inputs[0].type.element_type)
+        self.ops: list[Operation] = []
+
+    def add(self, op: Operation) -> SSAValue:
+        op.location = self.loc
+        self.ops.append(op)
+        return op.results[0]
+
+    def const(self, array: np.ndarray, what: str) -> SSAValue:
+        return self.add(constant(np.asarray(array), self.loc, hint(self.out, what)))
+
+    def build(self, cls: type[g.GraphOp], inputs: list[SSAValue], **attrs) -> SSAValue:
+        return self.add(cls.build_op(inputs, **attrs))
+
+    def axis(self, x: SSAValue, axis: int, idx: np.ndarray, coeffs: np.ndarray, mask: np.ndarray | None,
+             extrapolation: float) -> SSAValue:
+        shape = list(x.type.get_shape())
+        rank = len(shape)
+        if axis == rank - 1 and rank > 1 and not self.repeats(idx, coeffs, mask, shape[axis]):
+            # the last axis: a row there is one element; resize rows of the transposed tensor
+            perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+            t = self.build(g.TransposeOp, [x], perm=perm)
+            t = self.axis(t, rank - 2, idx, coeffs, mask, extrapolation)
+            return self.build(g.TransposeOp, [t], perm=perm)
+        live = [k for k in range(coeffs.shape[1]) if np.any(coeffs[:, k] != 0)]
+        picked = _copied(idx, coeffs, mask)
+        if picked is not None:
+            if self.repeats(idx, coeffs, mask, shape[axis]):
+                return self.repeat(x, axis, len(picked) // shape[axis])
+            return self.gather(x, axis, picked)
+        total = None
+        for k in live:
+            term = self.gather(x, axis, idx[:, k])
+            weights = coeffs[:, k]
+            if not np.all(weights == 1):
+                w = weights.astype(self.dtype).reshape((-1,) + (1,) * (rank - axis - 1))
+                term = self.build(g.MulOp, [term, self.const(w, "resize_weights")])
+            total = term if total is None else self.build(g.AddOp, [total, term])
+        if mask is not None:
+            m = mask.reshape((-1,) + (1,) * (rank - axis - 1))
+            fill = self.const(np.array(extrapolation, self.dtype), "extrapolation")
+            total = self.build(g.WhereOp, [self.const(m, "outside"), fill, total])
+        return total
+
+    def gather(self, x: SSAValue, axis: int, indices: np.ndarray) -> SSAValue:
+        ids = self.const(np.asarray(indices, np.int64), "resize_indices")
+        return self.build(g.GatherOp, [x, ids], axis=axis)
+
+    @staticmethod
+    def repeats(idx: np.ndarray, coeffs: np.ndarray, mask: np.ndarray | None, n: int) -> bool:
+        """Whether the axis is each input pixel repeated r > 1 times (a broadcast)."""
+        picked = _copied(idx, coeffs, mask)
+        if picked is None or not n or len(picked) % n or len(picked) == n:
+            return False
+        return bool(np.array_equal(picked, np.repeat(np.arange(n), len(picked) // n)))
+
+    def repeat(self, x: SSAValue, axis: int, r: int) -> SSAValue:
+        shape = list(x.type.get_shape())
+        if r == 1:
+            return x
+        inner = shape[: axis + 1] + [1] + shape[axis + 1:]
+        wide = shape[: axis + 1] + [r] + shape[axis + 1:]
+        out = shape[:axis] + [shape[axis] * r] + shape[axis + 1:]
+        v = self.build(g.ReshapeOp, [x, self.const(np.array(inner, np.int64), "shape")])
+        v = self.build(g.ExpandOp, [v, self.const(np.array(wide, np.int64), "shape")])
+        return self.build(g.ReshapeOp, [v, self.const(np.array(out, np.int64), "shape")])
+
+
+def _copied(idx: np.ndarray, coeffs: np.ndarray, mask: np.ndarray | None) -> np.ndarray | None:
+    """The input index each output copies, when every output has one tap of weight 1 and
+    the others 0 (nearest; linear at integer coordinates); else None."""
+    if mask is not None or not np.all((coeffs == 0) | (coeffs == 1)) or not np.all(coeffs.sum(axis=1) == 1):
+        return None
+    return idx[np.arange(len(idx)), np.argmax(coeffs, axis=1)]
