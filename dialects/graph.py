@@ -2100,6 +2100,29 @@ def resize_taps(attrs: dict[str, Any], in_shape: Sequence[int], axis: int
     return np.clip(idx, 0, n_in - 1), coeffs, mask
 
 
+@graph_op
+class GridSampleOp(GraphOp):
+    """Sample x [N, C, D1..Dr] at the normalised coordinates of grid [N, O1..Or, r] (x first:
+    the last spatial dim), interpolating by `mode` and reading outside by `padding_mode`
+    (ONNX GridSample-20)."""
+
+    name = "graph.grid_sample"
+    OPERANDS = ("x", "grid")
+    ATTRS = {"mode": Str("linear"), "padding_mode": Str("zeros"), "align_corners": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x, grid = _shape(types[0]), _shape(types[1])
+        _require_float(types[1], "grid")
+        if len(x) < 3 or len(grid) != len(x) or grid[0] != x[0] or grid[-1] != len(x) - 2:
+            raise ShapeError(f"grid {list(grid)} must be [N, spatial.., {len(x) - 2}] for x {list(x)}")
+        if attrs["mode"] not in RESIZE_MODES:
+            raise ShapeError(f"mode '{attrs['mode']}' is not one of {', '.join(RESIZE_MODES)}")
+        if attrs["padding_mode"] not in ("zeros", "border", "reflection"):
+            raise ShapeError(f"padding_mode '{attrs['padding_mode']}' is not zeros, border or reflection")
+        return [tensor((x[0], x[1], *grid[1:-1]), _elt(types[0]))]
+
+
 def _cubic_kernel(t: np.ndarray, a: float) -> np.ndarray:
     near = (a + 2) * t ** 3 - (a + 3) * t ** 2 + 1
     far = a * t ** 3 - 5 * a * t ** 2 + 8 * a * t - 4 * a

@@ -107,6 +107,10 @@ OPSET_CHANGES: dict[str, tuple[OpsetChange, ...]] = {
     "CumProd": (OpsetChange(26, "new op (graph.cum_prod)"),),
     # graph.bit_shift computes the signed types and the out-of-range amounts as 28 defines them.
     "BitShift": (OpsetChange(28, "adds the signed integer types, defines shifts outside [0, width)"),),
+    # -- spatial ops (frontend/onnx_spatial.py) --
+    "LpNormalization": (_types(22, "bfloat16"),),
+    "LpPool": (_types(22, "bfloat16"),),
+    "GridSample": (_types(22, "bfloat16"),),
 }
 
 

@@ -266,7 +266,20 @@ def _group_normalization(im, ins, attrs):
     return im.build(g.AddOp, [im.op(g.MulOp, [normed, channel(scale, "scale")]), channel(bias, "bias")])
 
 
+def _grid_sample(im, ins, attrs):
+    a = _only(im, attrs, {"mode", "padding_mode", "align_corners"})
+    mode = a.get("mode", "bilinear" if im.opset < 20 else "linear")
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode) if im.opset < 20 else mode
+    if mode not in g.RESIZE_MODES:
+        raise im.error(f"mode '{mode}' is not supported")
+    if len(ins) != 2 or any(v is None for v in ins):
+        raise im.error("GridSample takes X and grid")
+    return im.build(g.GridSampleOp, list(ins), mode=mode, padding_mode=a.get("padding_mode", "zeros"),
+                    align_corners=int(a.get("align_corners", 0)))
+
+
 SPATIAL_CONVERTERS = {
+    "GridSample": _grid_sample,
     "CenterCropPad": _center_crop_pad,
     "LpNormalization": _lp_normalization,
     "LpPool": _lp_pool,

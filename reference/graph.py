@@ -1119,6 +1119,75 @@ def resize(x, **attrs):
     return out.astype(x.dtype)
 
 
+def _reflect(v, lo, hi):
+    """Fold coordinates outside [lo, hi] back in, as often as needed (GridSample)."""
+    span = hi - lo
+    if span <= 0:
+        return np.full_like(v, lo)
+    below, above = v < lo, v > hi
+    dist = np.where(below, lo - v, v - hi)
+    n = np.trunc(dist / span)
+    rem = dist - n * span
+    even = n % 2 == 0
+    return np.where(below, np.where(even, lo + rem, hi - rem), np.where(above, np.where(even, hi - rem, lo + rem), v))
+
+
+@_quiet
+def grid_sample(x, grid, *, mode="linear", padding_mode="zeros", align_corners=0):
+    n, c, dims = x.shape[0], x.shape[1], x.shape[2:]
+    r = len(dims)
+    g32 = grid.astype(np.float32).reshape(n, -1, r)
+    per_dim = []  # (indices [N, P, T], weights [N, P, T]) of each spatial dim
+    for d, size in enumerate(dims):
+        v = g32[..., r - 1 - d]
+        if align_corners:
+            pos = (v + np.float32(1)) / np.float32(2) * np.float32(size - 1)
+            lo, hi = 0.0, size - 1.0
+        else:
+            pos = ((v + np.float32(1)) * np.float32(size) - np.float32(1)) / np.float32(2)
+            lo, hi = -0.5, size - 0.5
+        pos = pos.astype(np.float64)
+        if mode == "nearest":
+            pos = np.rint(pos)
+        outside = (pos < lo) | (pos > hi)
+        if padding_mode == "border":
+            pos = np.where(outside, np.clip(pos, 0, size - 1), pos)
+        elif padding_mode == "reflection":
+            pos = np.where(outside, _reflect(pos, lo, hi), pos)
+        if mode == "nearest":
+            idx, w = np.trunc(pos)[..., None].astype(np.int64), np.ones(pos.shape + (1,))
+        else:
+            base = np.floor(pos)
+            t = pos - base
+            if mode == "linear":
+                idx, w = base[..., None] + np.arange(2), np.stack([1 - t, t], axis=-1)
+            else:
+                a = -0.75
+                w = np.stack([((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+                              ((a + 2) * t - (a + 3)) * t * t + 1,
+                              ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+                              ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a], axis=-1)
+                idx = base[..., None] + np.arange(-1, 3)
+            idx = idx.astype(np.int64)
+        if padding_mode == "zeros":
+            w = np.where((idx >= 0) & (idx < size), w, 0.0)
+        elif padding_mode == "reflection":
+            idx = np.trunc(_reflect(idx.astype(np.float64), lo, hi)).astype(np.int64)
+        per_dim.append((np.clip(idx, 0, size - 1), w))
+    flat = x.reshape(n, c, -1).astype(np.float64)
+    strides = [int(np.prod(dims[d + 1:])) for d in _range(r)]
+    out = np.zeros((n, c, g32.shape[1]))
+    for taps in np.ndindex(*(w.shape[-1] for _, w in per_dim)):
+        where_, weight = 0, 1.0
+        for d, k in enumerate(taps):
+            idx, w = per_dim[d]
+            where_ = where_ + idx[..., k] * strides[d]
+            weight = weight * w[..., k]
+        picked = np.take_along_axis(flat, np.broadcast_to(where_[:, None, :], (n, c, where_.shape[1])), axis=2)
+        out += weight[:, None, :] * picked
+    return out.reshape((n, c, *grid.shape[1:-1])).astype(x.dtype)
+
+
 def dropout(x, ratio=None, training_mode=None, *, seed=None):
     return x
 
@@ -1302,6 +1371,7 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.DepthToSpaceOp: depth_to_space,
         g.SpaceToDepthOp: space_to_depth,
         g.ResizeOp: resize,
+        g.GridSampleOp: grid_sample,
         g.DropoutOp: dropout,
         g.TransDataOp: trans_data,
     }.items()
