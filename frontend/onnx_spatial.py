@@ -278,7 +278,38 @@ def _grid_sample(im, ins, attrs):
                     align_corners=int(a.get("align_corners", 0)))
 
 
+def _affine_grid(im, ins, attrs):
+    """grid [N, D.., r] = base [P, r + 1] @ theta^T, the base grid the constant homogeneous
+    coordinates (x first) of every output position: pixel centres, or corners with
+    align_corners."""
+    a = _only(im, attrs, {"align_corners"})
+    theta = ins[0]
+    size = [int(v) for v in np.asarray(im.require_const(ins[1], "size")).reshape(-1)]
+    spatial = size[2:]
+    r = len(spatial)
+    n = theta.type.get_shape()[0]
+    if r not in (2, 3) or list(theta.type.get_shape()) != [n, r, r + 1] or size[0] != n:
+        raise im.error(f"theta {list(theta.type.get_shape())} and size {size}: need [N, 2, 3] with "
+                       f"[N, C, H, W] or [N, 3, 4] with [N, C, D, H, W]")
+    align = int(a.get("align_corners", 0))
+    axes = []
+    for d in spatial:
+        if align:
+            axes.append(np.linspace(-1.0, 1.0, d) if d > 1 else np.array([-1.0]))
+        else:
+            axes.append((np.arange(d) * 2.0 + 1.0) / d - 1.0)
+    mesh = np.meshgrid(*axes, indexing="ij")  # one array per spatial dim, D first
+    from geir.ir.types import to_dtype
+
+    base = np.stack([m.reshape(-1) for m in reversed(mesh)] + [np.ones(int(np.prod(spatial)))], axis=1)
+    base_c = im.constant(base.astype(to_dtype(theta.type.element_type)))
+    theta_t = im.op(g.TransposeOp, [theta], perm=(0, 2, 1))
+    flat = im.op(g.MatMulOp, [base_c, theta_t])
+    return im.build(g.ReshapeOp, [flat, im.constant(np.array([n, *spatial, r], np.int64))])
+
+
 SPATIAL_CONVERTERS = {
+    "AffineGrid": _affine_grid,
     "GridSample": _grid_sample,
     "CenterCropPad": _center_crop_pad,
     "LpNormalization": _lp_normalization,
