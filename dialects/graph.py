@@ -2123,6 +2123,73 @@ class GridSampleOp(GraphOp):
         return [tensor((x[0], x[1], *grid[1:-1]), _elt(types[0]))]
 
 
+def unpool_shape(x: Sequence[int], attrs: dict[str, Any]) -> tuple[int, ...]:
+    """MaxUnpool's inferred output: each spatial dim (in - 1) * stride - pads + kernel."""
+    k = attrs["kernel_shape"]
+    n = len(k)
+    strides = attrs["strides"] or (1,) * n
+    pads = attrs["pads"] or (0,) * (2 * n)
+    return (x[0], x[1], *((x[2 + i] - 1) * strides[i] - pads[i] - pads[n + i] + k[i] for i in range(n)))
+
+
+@graph_op
+class MaxUnpoolOp(GraphOp):
+    """Scatter x to the flat positions `indices` (MaxPool's) of a zero tensor of the unpooled
+    shape, placed at the origin of `output_shape` when that is given (onnx's reference)."""
+
+    name = "graph.max_unpool"
+    OPERANDS = ("x", "indices")
+    ATTRS = {"kernel_shape": Ints(), "strides": Ints(optional=True), "pads": Ints(optional=True),
+             "output_shape": Ints(optional=True)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x, idx = _shape(types[0]), _shape(types[1])
+        if idx != x or is_float(types[1].element_type):
+            raise ShapeError(f"indices must be integers of x's shape {list(x)}")
+        if len(x) != len(attrs["kernel_shape"]) + 2:
+            raise ShapeError(f"kernel_shape {list(attrs['kernel_shape'])} must have a size per spatial dim of {list(x)}")
+        inferred = unpool_shape(x, attrs)
+        out = attrs["output_shape"] or inferred
+        if len(out) != len(x) or any(o < i for o, i in zip(out, inferred)):
+            raise ShapeError(f"output_shape {list(out)} must hold the unpooled shape {list(inferred)}")
+        return [tensor(out, _elt(types[0]))]
+
+
+@graph_op
+class Col2ImOp(GraphOp):
+    """Sum the columns x [N, C * prod(block_shape), L] back into an image [N, C, image_shape..]
+    (each column a block, blocks in row-major order; overlaps add up)."""
+
+    name = "graph.col2im"
+    OPERANDS = ("x",)
+    ATTRS = {"image_shape": Ints(), "block_shape": Ints(), "strides": Ints(optional=True),
+             "pads": Ints(optional=True), "dilations": Ints(optional=True)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = _shape(types[0])
+        image, block = attrs["image_shape"], attrs["block_shape"]
+        n = len(image)
+        if len(x) != 3 or len(block) != n or n == 0:
+            raise ShapeError(f"x {list(x)} must be [N, C * prod(block), L] with block_shape of image_shape's rank")
+        k = math.prod(block)
+        if x[1] % k:
+            raise ShapeError(f"{x[1]} rows are not a multiple of the block's {k} elements")
+        if x[2] != math.prod(col2im_blocks(attrs)):
+            raise ShapeError(f"{x[2]} columns, but the image holds {list(col2im_blocks(attrs))} blocks")
+        return [tensor((x[0], x[1] // k, *image), _elt(types[0]))]
+
+
+def col2im_blocks(attrs: dict[str, Any]) -> tuple[int, ...]:
+    image, block = attrs["image_shape"], attrs["block_shape"]
+    n = len(image)
+    strides = attrs["strides"] or (1,) * n
+    dil = attrs["dilations"] or (1,) * n
+    pads = attrs["pads"] or (0,) * (2 * n)
+    return tuple((image[i] + pads[i] + pads[n + i] - dil[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(n))
+
+
 def _cubic_kernel(t: np.ndarray, a: float) -> np.ndarray:
     near = (a + 2) * t ** 3 - (a + 3) * t ** 2 + 1
     far = a * t ** 3 - 5 * a * t ** 2 + 8 * a * t - 4 * a

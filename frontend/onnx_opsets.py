@@ -111,6 +111,7 @@ OPSET_CHANGES: dict[str, tuple[OpsetChange, ...]] = {
     "LpNormalization": (_types(22, "bfloat16"),),
     "LpPool": (_types(22, "bfloat16"),),
     "GridSample": (_types(22, "bfloat16"),),
+    "MaxUnpool": (_types(22, "bfloat16"),),
 }
 
 

@@ -308,7 +308,30 @@ def _affine_grid(im, ins, attrs):
     return im.build(g.ReshapeOp, [flat, im.constant(np.array([n, *spatial, r], np.int64))])
 
 
+def _max_unpool(im, ins, attrs):
+    a = _only(im, attrs, {"kernel_shape", "strides", "pads"})
+    kw: dict[str, Any] = {"kernel_shape": tuple(a["kernel_shape"])} if "kernel_shape" in a else {}
+    if not kw:
+        raise im.error("kernel_shape is required")
+    for key in ("strides", "pads"):
+        if key in a:
+            kw[key] = tuple(a[key])
+    if len(ins) > 2 and ins[2] is not None:
+        kw["output_shape"] = tuple(int(v) for v in np.asarray(im.require_const(ins[2], "output_shape")).reshape(-1))
+    return im.build(g.MaxUnpoolOp, list(ins[:2]), **kw)
+
+
+def _col2im(im, ins, attrs):
+    a = _only(im, attrs, {"strides", "pads", "dilations"})
+    image = tuple(int(v) for v in np.asarray(im.require_const(ins[1], "image_shape")).reshape(-1))
+    block = tuple(int(v) for v in np.asarray(im.require_const(ins[2], "block_shape")).reshape(-1))
+    return im.build(g.Col2ImOp, [ins[0]], image_shape=image, block_shape=block,
+                    **{k: tuple(v) for k, v in a.items()})
+
+
 SPATIAL_CONVERTERS = {
+    "MaxUnpool": _max_unpool,
+    "Col2Im": _col2im,
     "AffineGrid": _affine_grid,
     "GridSample": _grid_sample,
     "CenterCropPad": _center_crop_pad,

@@ -1188,6 +1188,36 @@ def grid_sample(x, grid, *, mode="linear", padding_mode="zeros", align_corners=0
     return out.reshape((n, c, *grid.shape[1:-1])).astype(x.dtype)
 
 
+def max_unpool(x, indices, *, kernel_shape, strides=None, pads=None, output_shape=None):
+    attrs = {"kernel_shape": kernel_shape, "strides": strides, "pads": pads}
+    inferred = g.unpool_shape(x.shape, attrs)
+    y = np.zeros(int(np.prod(inferred)), x.dtype)
+    flat = indices.reshape(-1).astype(np.int64)
+    inside = (flat >= 0) & (flat < y.size)  # an index outside the unpooled tensor writes nothing
+    y[flat[inside]] = x.reshape(-1)[inside]
+    out = np.zeros(output_shape or inferred, x.dtype)
+    out[tuple(_slice(0, d) for d in inferred)] = y.reshape(inferred)
+    return out
+
+
+def col2im(x, *, image_shape, block_shape, strides=None, pads=None, dilations=None):
+    attrs = {"image_shape": image_shape, "block_shape": block_shape, "strides": strides, "pads": pads,
+             "dilations": dilations}
+    r = len(image_shape)
+    strides, dilations = strides or (1,) * r, dilations or (1,) * r
+    pads = pads or (0,) * (2 * r)
+    blocks = g.col2im_blocks(attrs)
+    n, rows = x.shape[0], x.shape[1]
+    c = rows // int(np.prod(block_shape))
+    padded = np.zeros((n, c, *(image_shape[i] + pads[i] + pads[r + i] for i in _range(r))), x.dtype)
+    cols = x.reshape(n, c, *block_shape, *blocks)
+    for k in np.ndindex(*block_shape):
+        for b in np.ndindex(*blocks):
+            at = tuple(b[i] * strides[i] + k[i] * dilations[i] for i in _range(r))
+            padded[(_slice(None), _slice(None), *at)] += cols[(_slice(None), _slice(None), *k, *b)]
+    return padded[(_slice(None), _slice(None), *(_slice(pads[i], pads[i] + image_shape[i]) for i in _range(r)))]
+
+
 def dropout(x, ratio=None, training_mode=None, *, seed=None):
     return x
 
@@ -1372,6 +1402,8 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.SpaceToDepthOp: space_to_depth,
         g.ResizeOp: resize,
         g.GridSampleOp: grid_sample,
+        g.MaxUnpoolOp: max_unpool,
+        g.Col2ImOp: col2im,
         g.DropoutOp: dropout,
         g.TransDataOp: trans_data,
     }.items()
