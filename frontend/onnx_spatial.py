@@ -249,9 +249,9 @@ def _group_normalization(im, ins, attrs):
 
     def channel(v, what):
         size = v.type.get_shape()
-        if list(size) == [c]:
+        if im.opset >= 21 and list(size) == [c]:
             pass
-        elif list(size) == [groups] and im.opset < 21:
+        elif im.opset < 21 and list(size) == [groups]:
             known = im.const_value(v)
             if known is not None:
                 v = im.constant(np.repeat(np.asarray(known), c // groups))
