@@ -6,7 +6,11 @@ a few taps, each tap a gather of whole rows along the axis at constant indices. 
 * nearest is one gather per axis (the tap whose weight is 1), and an integer upsampling
   whose indices are each pixel repeated r times is a broadcast instead: reshape to [.., n, 1],
   expand to [.., n, r], reshape to [.., n * r] (the vector template);
-* linear and cubic (antialias too, up to 8 taps) are, per axis, sum_k gather_k * w_k with
+* an integer upsampling by r whose taps have the same weights for every output of a phase
+  (half_pixel, pytorch_half_pixel or asymmetric linear / cubic 2x, ...) is, per phase, a
+  weighted sum of shifted copies of x (slices with the edge row repeated), the r phases
+  stacked on a new axis and merged (concat, reshape): no gather;
+* other linear and cubic (antialias too, up to 8 taps) are, per axis, sum_k gather_k * w_k with
   w_k a constant [n_out, 1, ..] (vector mul / add), then `where` for tf_crop_and_resize's
   extrapolation value;
 * the last axis is resized between two transposes, so each gather still moves whole rows
@@ -88,6 +92,9 @@ class _Builder:
             if self.repeats(idx, coeffs, mask, shape[axis]):
                 return self.repeat(x, axis, len(picked) // shape[axis])
             return self.gather(x, axis, picked)
+        phases = _phases(idx, coeffs, mask, shape[axis])
+        if phases is not None:
+            return self.interleave(x, axis, phases)
         total = None
         for k in live:
             term = self.gather(x, axis, idx[:, k])
@@ -101,6 +108,43 @@ class _Builder:
             fill = self.const(np.array(extrapolation, self.dtype), "extrapolation")
             total = self.build(g.WhereOp, [self.const(m, "outside"), fill, total])
         return total
+
+    def interleave(self, x: SSAValue, axis: int, phases: list[list[tuple[int, float]]]) -> SSAValue:
+        """Output index m * r + p is phase p's sum of weight * x[clip(m + shift)]: each phase a
+        weighted sum of shifted copies of x, the phases stacked on a new axis after `axis`
+        and merged into it."""
+        shape = list(x.type.get_shape())
+        shifted: dict[int, SSAValue] = {}
+        parts = []
+        for terms in phases:
+            total = None
+            for shift, weight in terms:
+                if shift not in shifted:
+                    shifted[shift] = self.shift(x, axis, shift)
+                term = shifted[shift]
+                if weight != 1:
+                    term = self.build(g.MulOp, [term, self.const(np.array(weight, self.dtype), "resize_weight")])
+                total = term if total is None else self.build(g.AddOp, [total, term])
+            parts.append(self.build(g.UnsqueezeOp, [total], axes=(axis + 1,)))
+        stacked = self.build(g.ConcatOp, parts, axis=axis + 1)
+        out = shape[:axis] + [shape[axis] * len(phases)] + shape[axis + 1:]
+        return self.build(g.ReshapeOp, [stacked, self.const(np.array(out, np.int64), "shape")])
+
+    def shift(self, x: SSAValue, axis: int, s: int) -> SSAValue:
+        """y[m] = x[clip(m + s, 0, n - 1)] along axis: a slice with the edge row repeated."""
+        n = x.type.get_shape()[axis]
+        if s == 0:
+            return x
+        if s < 0:
+            pieces = [(0, 1)] * (-s) + [(0, n + s)]
+        else:
+            pieces = [(s, n)] + [(n - 1, n)] * s
+        values = [self.slice(x, axis, lo, hi) for lo, hi in pieces]
+        return self.build(g.ConcatOp, values, axis=axis)
+
+    def slice(self, x: SSAValue, axis: int, lo: int, hi: int) -> SSAValue:
+        ints = lambda v: self.const(np.array([v], np.int64), "slice")  # noqa: E731
+        return self.build(g.SliceOp, [x, ints(lo), ints(hi), ints(axis)])
 
     def gather(self, x: SSAValue, axis: int, indices: np.ndarray) -> SSAValue:
         ids = self.const(np.asarray(indices, np.int64), "resize_indices")
@@ -132,3 +176,32 @@ def _copied(idx: np.ndarray, coeffs: np.ndarray, mask: np.ndarray | None) -> np.
     if mask is not None or not np.all((coeffs == 0) | (coeffs == 1)) or not np.all(coeffs.sum(axis=1) == 1):
         return None
     return idx[np.arange(len(idx)), np.argmax(coeffs, axis=1)]
+
+
+def _phases(idx: np.ndarray, coeffs: np.ndarray, mask: np.ndarray | None, n: int
+            ) -> list[list[tuple[int, float]]] | None:
+    """An integer upsampling by r whose output m * r + p is, for every m, the same weights on
+    x[clip(m + shift_k)]: per phase p its (shift, weight) terms; else None."""
+    n_out = len(idx)
+    if mask is not None or n < 2 or n_out % n or n_out == n:
+        return None
+    r = n_out // n
+    m = np.arange(n)
+    phases = []
+    for p in range(r):
+        rows_i, rows_c = idx[p::r], coeffs[p::r]
+        terms: dict[int, float] = {}
+        for k in range(coeffs.shape[1]):
+            w = rows_c[:, k]
+            if not np.all(w == w[0]):
+                return None
+            if w[0] == 0:
+                continue
+            inner = rows_i[:, k] - m
+            # the shift is what the interior rows read; clamped at the edges
+            shift = int(np.median(inner))
+            if abs(shift) >= n or not np.array_equal(rows_i[:, k], np.clip(m + shift, 0, n - 1)):
+                return None
+            terms[shift] = terms.get(shift, 0.0) + float(w[0])
+        phases.append(sorted(terms.items()))
+    return phases
