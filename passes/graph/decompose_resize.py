@@ -11,8 +11,9 @@ a few taps, each tap a gather of whole rows along the axis at constant indices. 
   weighted sum of shifted copies of x (slices with the edge row repeated), the r phases
   stacked on a new axis and merged (concat, reshape): no gather;
 * other linear and cubic (antialias too, up to 8 taps) are, per axis, sum_k gather_k * w_k with
-  w_k a constant [n_out, 1, ..] (vector mul / add), then `where` for tf_crop_and_resize's
-  extrapolation value;
+  w_k a constant [n_out, 1, ..] (vector mul / add);
+* tf_crop_and_resize's outputs outside the input are a prefix and a suffix of each axis:
+  splat constants of the extrapolation value concatenated around the resized interior;
 * the last axis is resized between two transposes, so each gather still moves whole rows
   (the gather template copies one row per index: on the last axis a row is one element).
 
@@ -28,8 +29,8 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from geir.dialects import graph as g
-from geir.ir.types import is_float, to_dtype
-from geir.passes.graph.utils import constant, hint, replace_checked, static_shape
+from geir.ir.types import is_float, tensor, to_dtype
+from geir.passes.graph.utils import constant, hint, replace_checked, splat, static_shape
 
 MAX_TAPS = 8
 """Widest per-axis kernel decomposed (an antialiased downsampling by s has about 4 / s taps)."""
@@ -54,9 +55,16 @@ class ResizeToGathers(RewritePattern):
             return
         builder = _Builder(op)
         value = x
-        for axis, (idx, coeffs, mask) in plans.items():
-            value = builder.axis(value, axis, idx, coeffs, mask, attrs["extrapolation_value"])
+        try:
+            for axis, (idx, coeffs, mask) in plans.items():
+                value = builder.axis(value, axis, idx, coeffs, mask, attrs["extrapolation_value"])
+        except _Keep:
+            return
         replace_checked(op, builder.ops, rewriter)
+
+
+class _Keep(Exception):
+    """A form the decomposition does not take: graph.resize stays (the fallback kernel)."""
 
 
 class _Builder:
@@ -80,6 +88,8 @@ class _Builder:
              extrapolation: float) -> SSAValue:
         shape = list(x.type.get_shape())
         rank = len(shape)
+        if mask is not None:
+            return self.extrapolate(x, axis, idx, coeffs, mask, extrapolation)
         if axis == rank - 1 and rank > 1 and not self.repeats(idx, coeffs, mask, shape[axis]):
             # the last axis: a row there is one element; resize rows of the transposed tensor
             perm = list(range(rank - 2)) + [rank - 1, rank - 2]
@@ -103,11 +113,29 @@ class _Builder:
                 w = weights.astype(self.dtype).reshape((-1,) + (1,) * (rank - axis - 1))
                 term = self.build(g.MulOp, [term, self.const(w, "resize_weights")])
             total = term if total is None else self.build(g.AddOp, [total, term])
-        if mask is not None:
-            m = mask.reshape((-1,) + (1,) * (rank - axis - 1))
-            fill = self.const(np.array(extrapolation, self.dtype), "extrapolation")
-            total = self.build(g.WhereOp, [self.const(m, "outside"), fill, total])
         return total
+
+    def extrapolate(self, x: SSAValue, axis: int, idx: np.ndarray, coeffs: np.ndarray, mask: np.ndarray,
+                    extrapolation: float) -> SSAValue:
+        """tf_crop_and_resize: the outputs whose coordinate leaves the input are a prefix and a
+        suffix of the axis (the coordinate grows with the index): the extrapolation value
+        there, concatenated around the resized interior."""
+        n_out = len(mask)
+        lo = int(np.argmin(mask)) if not mask.all() else n_out
+        hi = int(np.argmin(mask[::-1])) if not mask.all() else 0
+        if mask[lo:n_out - hi].any():
+            raise _Keep()
+        shape = list(x.type.get_shape())
+        elt = x.type.element_type
+
+        def fill(n: int) -> SSAValue:
+            return self.add(splat(extrapolation, tensor(shape[:axis] + [n] + shape[axis + 1:], elt), self.loc))
+
+        if lo == n_out:
+            return fill(n_out)
+        parts = ([fill(lo)] if lo else []) + [self.axis(x, axis, idx[lo:n_out - hi], coeffs[lo:n_out - hi], None,
+                                                        extrapolation)] + ([fill(hi)] if hi else [])
+        return parts[0] if len(parts) == 1 else self.build(g.ConcatOp, parts, axis=axis)
 
     def interleave(self, x: SSAValue, axis: int, phases: list[list[tuple[int, float]]]) -> SSAValue:
         """Output index m * r + p is phase p's sum of weight * x[clip(m + shift)]: each phase a
