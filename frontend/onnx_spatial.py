@@ -1,6 +1,6 @@
 """The ONNX spatial operators: Resize and Upsample into graph.resize; CenterCropPad, LpPool,
 LpNormalization, MeanVarianceNormalization and GroupNormalization decomposed into the graph
-ops their definitions spell out (docs/onnx.md).
+ops their definitions spell out (docs/graph.md, "Spatial ops").
 
 Resize's sizes or scales (and roi) must be known at import: constants, or graph inputs frozen
 to a value; its `axes` and `keep_aspect_ratio_policy` are resolved here into a scale and an

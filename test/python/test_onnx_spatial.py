@@ -1,7 +1,7 @@
 """The spatial ONNX ops (frontend/onnx_spatial.py): Resize / Upsample through graph.resize, at
 the graph level (the op's reference semantics) and at O3 (the decomposition into gathers,
 shifted slices and broadcasts: kernels, no fallback), against onnxruntime; the others at the
-graph level. docs/onnx.md lists them."""
+graph level. docs/graph.md ("Spatial ops") describes them."""
 
 from __future__ import annotations
 
