@@ -2190,6 +2190,32 @@ def col2im_blocks(attrs: dict[str, Any]) -> tuple[int, ...]:
     return tuple((image[i] + pads[i] + pads[n + i] - dil[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(n))
 
 
+@graph_op
+class RoiAlignOp(GraphOp):
+    """Average (or max) of bilinear samples over each bin of each region of interest: x
+    [N, C, H, W], rois [R, 4] (x1, y1, x2, y2), batch_indices [R] -> [R, C, out_h, out_w]
+    (ONNX RoiAlign-16)."""
+
+    name = "graph.roi_align"
+    OPERANDS = ("x", "rois", "batch_indices")
+    ATTRS = {"mode": Str("avg"), "output_height": Int(1), "output_width": Int(1), "sampling_ratio": Int(0),
+             "spatial_scale": Float(1.0), "coordinate_transformation_mode": Str("half_pixel")}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        n, c, h, w = _rank4(types[0])
+        rois, idx = _shape(types[1]), _shape(types[2])
+        if len(rois) != 2 or rois[1] != 4 or idx != (rois[0],) or is_float(types[2].element_type):
+            raise ShapeError(f"rois {list(rois)} must be [R, 4] and batch_indices {list(idx)} R integers")
+        if attrs["mode"] not in ("avg", "max"):
+            raise ShapeError(f"mode '{attrs['mode']}' is not avg or max")
+        if attrs["coordinate_transformation_mode"] not in ("half_pixel", "output_half_pixel"):
+            raise ShapeError("coordinate_transformation_mode must be half_pixel or output_half_pixel")
+        if attrs["output_height"] < 1 or attrs["output_width"] < 1 or attrs["sampling_ratio"] < 0:
+            raise ShapeError("output_height / output_width must be >= 1 and sampling_ratio >= 0")
+        return [tensor((rois[0], c, attrs["output_height"], attrs["output_width"]), _elt(types[0]))]
+
+
 def _cubic_kernel(t: np.ndarray, a: float) -> np.ndarray:
     near = (a + 2) * t ** 3 - (a + 3) * t ** 2 + 1
     far = a * t ** 3 - 5 * a * t ** 2 + 8 * a * t - 4 * a

@@ -112,6 +112,7 @@ OPSET_CHANGES: dict[str, tuple[OpsetChange, ...]] = {
     "LpPool": (_types(22, "bfloat16"),),
     "GridSample": (_types(22, "bfloat16"),),
     "MaxUnpool": (_types(22, "bfloat16"),),
+    "RoiAlign": (_types(22, "bfloat16"),),
 }
 
 

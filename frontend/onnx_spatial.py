@@ -329,7 +329,16 @@ def _col2im(im, ins, attrs):
                     **{k: tuple(v) for k, v in a.items()})
 
 
+def _roi_align(im, ins, attrs):
+    a = _only(im, attrs, {"mode", "output_height", "output_width", "sampling_ratio", "spatial_scale",
+                          "coordinate_transformation_mode"})
+    if im.opset < 16:
+        a.setdefault("coordinate_transformation_mode", "output_half_pixel")  # RoiAlign-10's only mode
+    return im.build(g.RoiAlignOp, list(ins[:3]), **a)
+
+
 SPATIAL_CONVERTERS = {
+    "RoiAlign": _roi_align,
     "MaxUnpool": _max_unpool,
     "Col2Im": _col2im,
     "AffineGrid": _affine_grid,

@@ -1200,6 +1200,53 @@ def max_unpool(x, indices, *, kernel_shape, strides=None, pads=None, output_shap
     return out
 
 
+def _roi_axis(start, size, bins, grid, length):
+    """One axis of RoiAlign's samples: per (bin, sample) the low / high pixel, the weight of
+    the high one and whether the sample is inside [-1, length]."""
+    pos = start + np.arange(bins)[:, None] * (size / bins) + (np.arange(grid)[None, :] + 0.5) * (size / bins) / grid
+    inside = (pos >= -1.0) & (pos <= length)
+    pos = np.maximum(pos, 0.0)
+    low = np.trunc(pos).astype(np.int64)
+    edge = low >= length - 1
+    low = np.where(edge, length - 1, low)
+    high = np.where(edge, length - 1, low + 1)
+    frac = np.where(edge, 0.0, pos - low)
+    return low, high, frac, inside
+
+
+@_quiet
+def roi_align(x, rois, batch_indices, *, mode="avg", output_height=1, output_width=1, sampling_ratio=0,
+              spatial_scale=1.0, coordinate_transformation_mode="half_pixel"):
+    _, c, h, w = x.shape
+    oh, ow = output_height, output_width
+    half = coordinate_transformation_mode == "half_pixel"
+    out = np.zeros((rois.shape[0], c, oh, ow))
+    for r in _range(rois.shape[0]):
+        x1, y1, x2, y2 = (float(v) * spatial_scale - (0.5 if half else 0.0) for v in rois[r])
+        rw, rh = x2 - x1, y2 - y1
+        if not half:
+            rw, rh = _max(rw, 1.0), _max(rh, 1.0)
+        gh = sampling_ratio if sampling_ratio > 0 else int(np.ceil(rh / oh))
+        gw = sampling_ratio if sampling_ratio > 0 else int(np.ceil(rw / ow))
+        if gh <= 0 or gw <= 0:
+            continue
+        ylo, yhi, ly, yin = _roi_axis(y1, rh, oh, gh, h)
+        xlo, xhi, lx, xin = _roi_axis(x1, rw, ow, gw, w)
+        plane = x[int(batch_indices[r])].astype(np.float64)  # [C, H, W]
+        ok = (yin[:, :, None, None] & xin[None, None, :, :]).astype(np.float64)  # [oh, gh, ow, gw]
+        hy, hx = 1.0 - ly, 1.0 - lx
+        corners = [(ylo, xlo, hy, hx), (ylo, xhi, hy, lx), (yhi, xlo, ly, hx), (yhi, xhi, ly, lx)]
+        terms = []
+        for yi, xi, wy, wx in corners:
+            v = plane[:, yi[:, :, None, None], xi[None, None, :, :]]  # [C, oh, gh, ow, gw]
+            terms.append(v * (wy[:, :, None, None] * wx[None, None, :, :] * ok))
+        if mode == "avg":
+            out[r] = (terms[0] + terms[1] + terms[2] + terms[3]).sum(axis=(2, 4)) / _max(gh * gw, 1)
+        else:
+            out[r] = np.maximum.reduce(terms).max(axis=(2, 4))
+    return out.astype(x.dtype)
+
+
 def col2im(x, *, image_shape, block_shape, strides=None, pads=None, dilations=None):
     attrs = {"image_shape": image_shape, "block_shape": block_shape, "strides": strides, "pads": pads,
              "dilations": dilations}
@@ -1404,6 +1451,7 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.GridSampleOp: grid_sample,
         g.MaxUnpoolOp: max_unpool,
         g.Col2ImOp: col2im,
+        g.RoiAlignOp: roi_align,
         g.DropoutOp: dropout,
         g.TransDataOp: trans_data,
     }.items()

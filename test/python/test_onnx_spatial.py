@@ -178,3 +178,15 @@ def test_decomposed_ops(node, shape, out, opset, inits):
     module = import_model(m)
     got = next(iter(run_module(module, {"x": x}).values()))
     np.testing.assert_allclose(got, _ort(m, {"x": x}), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode,ctm", [("avg", "half_pixel"), ("max", "output_half_pixel")])
+def test_roi_align(mode, ctm):
+    x = RNG.standard_normal((2, 3, 9, 11)).astype(np.float32)
+    rois = np.array([[0.5, 1.0, 6.2, 7.9], [3, 2, 4, 3], [-2, -1, 12, 10.5]], np.float32)
+    b = np.array([1, 0, 1], np.int64)
+    node = helper.make_node("RoiAlign", ["x", "rois", "b"], ["y"], mode=mode, coordinate_transformation_mode=ctm,
+                            output_height=3, output_width=4, sampling_ratio=0, spatial_scale=0.8)
+    m = _model(node, {"x": x, "rois": rois}, [3, 3, 3, 4], [numpy_helper.from_array(b, "b")], opset=16)
+    got = next(iter(run_module(import_model(m), {"x": x, "rois": rois}).values()))
+    np.testing.assert_allclose(got, _ort(m, {"x": x, "rois": rois}), rtol=1e-4, atol=1e-5)
