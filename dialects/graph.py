@@ -2216,6 +2216,39 @@ class RoiAlignOp(GraphOp):
         return [tensor((rois[0], c, attrs["output_height"], attrs["output_width"]), _elt(types[0]))]
 
 
+@graph_op
+class DeformConvOp(GraphOp):
+    """2-d convolution whose every tap reads x at its own offset position (bilinear, zero
+    outside), times a mask (ONNX DeformConv-19): offset [N, offset_group * kH * kW * 2, oH, oW]
+    ((dy, dx) per tap), mask [N, offset_group * kH * kW, oH, oW]."""
+
+    name = "graph.deform_conv"
+    OPERANDS = ("x", "w", "offset", "b?", "mask?")
+    ATTRS = {"group": Int(1), "offset_group": Int(1), "pads": Ints(optional=True), "strides": Ints(optional=True),
+             "dilations": Ints(optional=True)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        _same_elt(types)
+        n, c, h, w = _rank4(types[0])
+        oc, cg, kh, kw = _rank4(types[1])
+        group, og = attrs["group"], attrs["offset_group"]
+        if group < 1 or og < 1 or c != cg * group or oc % group or c % og:
+            raise ShapeError(f"x's {c} channels, the weight {[oc, cg, kh, kw]}, group {group} and offset_group {og} disagree")
+        pads = attrs["pads"] or (0, 0, 0, 0)
+        sh, sw = attrs["strides"] or (1, 1)
+        dh, dw = attrs["dilations"] or (1, 1)
+        oh = (h + pads[0] + pads[2] - (kh - 1) * dh - 1) // sh + 1
+        ow = (w + pads[1] + pads[3] - (kw - 1) * dw - 1) // sw + 1
+        if _shape(types[2]) != (n, og * kh * kw * 2, oh, ow):
+            raise ShapeError(f"offset {list(_shape(types[2]))} must be {[n, og * kh * kw * 2, oh, ow]}")
+        if len(types) > 3 and _shape(types[3]) != (oc,):
+            raise ShapeError(f"bias {list(_shape(types[3]))} must be [{oc}]")
+        if len(types) > 4 and _shape(types[4]) != (n, og * kh * kw, oh, ow):
+            raise ShapeError(f"mask {list(_shape(types[4]))} must be {[n, og * kh * kw, oh, ow]}")
+        return [tensor((n, oc, oh, ow), _elt(types[0]))]
+
+
 def _cubic_kernel(t: np.ndarray, a: float) -> np.ndarray:
     near = (a + 2) * t ** 3 - (a + 3) * t ** 2 + 1
     far = a * t ** 3 - 5 * a * t ** 2 + 8 * a * t - 4 * a

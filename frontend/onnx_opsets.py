@@ -113,6 +113,7 @@ OPSET_CHANGES: dict[str, tuple[OpsetChange, ...]] = {
     "GridSample": (_types(22, "bfloat16"),),
     "MaxUnpool": (_types(22, "bfloat16"),),
     "RoiAlign": (_types(22, "bfloat16"),),
+    "DeformConv": (_types(22, "bfloat16"),),
 }
 
 

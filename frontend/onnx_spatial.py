@@ -337,7 +337,25 @@ def _roi_align(im, ins, attrs):
     return im.build(g.RoiAlignOp, list(ins[:3]), **a)
 
 
+def _deform_conv(im, ins, attrs):
+    a = _only(im, attrs, {"dilations", "group", "kernel_shape", "offset_group", "pads", "strides"})
+    ins = list(ins) + [None] * (5 - len(ins))
+    x, w, offset, b, mask = ins[:5]
+    wshape = list(w.type.get_shape())
+    if len(wshape) != 4:
+        raise im.error(f"weight of shape {wshape}: only 2-d DeformConv is supported")
+    if "kernel_shape" in a and list(a["kernel_shape"]) != wshape[2:]:
+        raise im.error(f"kernel_shape {list(a['kernel_shape'])} differs from the weight's {wshape[2:]}")
+    if mask is not None and b is None:
+        from geir.ir.types import to_dtype
+
+        b = im.constant(np.zeros(wshape[0], to_dtype(x.type.element_type)))
+    kw = {k: (tuple(v) if isinstance(v, list) else int(v)) for k, v in a.items() if k != "kernel_shape"}
+    return im.build(g.DeformConvOp, [v for v in (x, w, offset, b, mask) if v is not None], **kw)
+
+
 SPATIAL_CONVERTERS = {
+    "DeformConv": _deform_conv,
     "RoiAlign": _roi_align,
     "MaxUnpool": _max_unpool,
     "Col2Im": _col2im,

@@ -1247,6 +1247,45 @@ def roi_align(x, rois, batch_indices, *, mode="avg", output_height=1, output_wid
     return out.astype(x.dtype)
 
 
+@_quiet
+def deform_conv(x, w, offset, b=None, mask=None, *, group=1, offset_group=1, pads=None, strides=None,
+                dilations=None):
+    n, ic, ih, iw = x.shape
+    oc, icg, kh, kw = w.shape
+    oh, ow = offset.shape[2:]
+    pads = pads or (0, 0, 0, 0)
+    sh, sw = strides or (1, 1)
+    dh, dw = dilations or (1, 1)
+    og, per_og = offset_group, ic // offset_group
+    off = offset.astype(np.float64).reshape(n, og, kh, kw, 2, oh, ow)
+    m = np.ones((n, og, kh, kw, oh, ow)) if mask is None else mask.astype(np.float64).reshape(n, og, kh, kw, oh, ow)
+    ys = (-pads[0] + np.arange(oh) * sh)[:, None] + 0 * np.arange(ow)[None, :]
+    xs = (-pads[1] + np.arange(ow) * sw)[None, :] + 0 * np.arange(oh)[:, None]
+    y = ys[None, None, None, None] + (np.arange(kh) * dh)[None, None, :, None, None, None] + off[:, :, :, :, 0]
+    xq = xs[None, None, None, None] + (np.arange(kw) * dw)[None, None, None, :, None, None] + off[:, :, :, :, 1]
+    flat = x.astype(np.float64).reshape(n, ic, ih * iw)
+    cols = np.zeros((n, ic, kh, kw, oh, ow))
+    y0, x0 = np.floor(y), np.floor(xq)
+    for cy in (0, 1):
+        for cx in (0, 1):
+            yi, xi = y0 + cy, x0 + cx
+            weight = (1 - np.abs(y - yi)) * (1 - np.abs(xq - xi)) * ((yi >= 0) & (yi < ih) & (xi >= 0) & (xi < iw))
+            at = (np.clip(yi, 0, ih - 1) * iw + np.clip(xi, 0, iw - 1)).astype(np.int64)  # [n, og, kh, kw, oh, ow]
+            for gi in _range(og):
+                chans = flat[:, gi * per_og:(gi + 1) * per_og]
+                idx = np.broadcast_to(at[:, gi].reshape(n, 1, -1), (n, per_og, at[:, gi].size // n))
+                vals = np.take_along_axis(chans, idx, axis=2).reshape(n, per_og, kh, kw, oh, ow)
+                cols[:, gi * per_og:(gi + 1) * per_og] += vals * (weight[:, gi] * m[:, gi])[:, None]
+    out = np.zeros((n, oc, oh, ow))
+    ocg = oc // group
+    for gi in _range(group):
+        out[:, gi * ocg:(gi + 1) * ocg] = np.einsum("nckhij,ockh->noij", cols[:, gi * icg:(gi + 1) * icg],
+                                                   w[gi * ocg:(gi + 1) * ocg].astype(np.float64))
+    if b is not None:
+        out += b.astype(np.float64).reshape(1, -1, 1, 1)
+    return out.astype(x.dtype)
+
+
 def col2im(x, *, image_shape, block_shape, strides=None, pads=None, dilations=None):
     attrs = {"image_shape": image_shape, "block_shape": block_shape, "strides": strides, "pads": pads,
              "dilations": dilations}
@@ -1452,6 +1491,7 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.MaxUnpoolOp: max_unpool,
         g.Col2ImOp: col2im,
         g.RoiAlignOp: roi_align,
+        g.DeformConvOp: deform_conv,
         g.DropoutOp: dropout,
         g.TransDataOp: trans_data,
     }.items()

@@ -190,3 +190,17 @@ def test_roi_align(mode, ctm):
     m = _model(node, {"x": x, "rois": rois}, [3, 3, 3, 4], [numpy_helper.from_array(b, "b")], opset=16)
     got = next(iter(run_module(import_model(m), {"x": x, "rois": rois}).values()))
     np.testing.assert_allclose(got, _ort(m, {"x": x, "rois": rois}), rtol=1e-4, atol=1e-5)
+
+
+def test_deform_conv_groups_mask_bias():
+    x = RNG.standard_normal((2, 4, 6, 5)).astype(np.float32)
+    w = RNG.standard_normal((6, 2, 3, 2)).astype(np.float32)
+    offset = (RNG.standard_normal((2, 2 * 3 * 2 * 2, 3, 2)) * 1.5).astype(np.float32)
+    mask = RNG.uniform(size=(2, 2 * 3 * 2, 3, 2)).astype(np.float32)
+    b = RNG.standard_normal(6).astype(np.float32)
+    node = helper.make_node("DeformConv", ["x", "w", "offset", "b", "mask"], ["y"], group=2, offset_group=2,
+                            pads=[1, 0, 0, 1], strides=[2, 2], dilations=[1, 2])
+    feeds = {"x": x, "w": w, "offset": offset, "b": b, "mask": mask}
+    m = _model(node, feeds, [2, 6, 3, 2], opset=19)
+    got = next(iter(run_module(import_model(m), feeds).values()))
+    np.testing.assert_allclose(got, ReferenceEvaluator(m).run(None, feeds)[0], rtol=1e-4, atol=1e-4)
