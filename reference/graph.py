@@ -902,8 +902,34 @@ def _reduction(name, fn):
     return kernel
 
 
+def _lowest(dtype) -> object:
+    """The identity of max over `dtype` (ONNX 18: the max of an empty set): -inf, the
+    integer minimum, False."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return False
+    return np.iinfo(dtype).min if np.issubdtype(dtype, np.integer) else -np.inf
+
+
+def _highest(dtype) -> object:
+    """The identity of min over `dtype`: inf, the integer maximum, True."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return True
+    return np.iinfo(dtype).max if np.issubdtype(dtype, np.integer) else np.inf
+
+
+def _reduce_max(x, ax, kd):
+    """max over `ax`; over an empty set (a zero-size reduced axis) the identity (ONNX 18+)."""
+    return np.max(x, axis=ax, keepdims=kd, initial=_lowest(x.dtype)) if x.size == 0 else np.max(x, axis=ax, keepdims=kd)
+
+
+def _reduce_min(x, ax, kd):
+    return np.min(x, axis=ax, keepdims=kd, initial=_highest(x.dtype)) if x.size == 0 else np.min(x, axis=ax, keepdims=kd)
+
+
 def _log_sum_exp(x, ax, kd):
-    m = np.max(x, axis=ax, keepdims=True)
+    m = _reduce_max(x, ax, True)  # an empty set: -inf, then log(0) = -inf
     m = np.where(np.isfinite(m), m, 0)  # all -inf (or inf) slices: no shift
     y = np.log(np.sum(np.exp(x - m), axis=ax, keepdims=True)) + m
     return y if kd else np.squeeze(y, axis=ax)
@@ -911,8 +937,8 @@ def _log_sum_exp(x, ax, kd):
 
 reduce_sum = _reduction("reduce_sum", lambda x, ax, kd: np.sum(x, axis=ax, keepdims=kd))
 reduce_mean = _reduction("reduce_mean", lambda x, ax, kd: np.mean(x, axis=ax, keepdims=kd))
-reduce_max = _reduction("reduce_max", lambda x, ax, kd: np.max(x, axis=ax, keepdims=kd))
-reduce_min = _reduction("reduce_min", lambda x, ax, kd: np.min(x, axis=ax, keepdims=kd))
+reduce_max = _reduction("reduce_max", _reduce_max)
+reduce_min = _reduction("reduce_min", _reduce_min)
 reduce_prod = _reduction("reduce_prod", lambda x, ax, kd: np.prod(x, axis=ax, keepdims=kd))
 reduce_l1 = _reduction("reduce_l1", lambda x, ax, kd: np.sum(np.abs(x), axis=ax, keepdims=kd))
 reduce_l2 = _reduction("reduce_l2", lambda x, ax, kd: np.sqrt(np.sum(x * x, axis=ax, keepdims=kd)))

@@ -110,7 +110,30 @@ def _wide_sum(x, axis, keepdims):
     return np.add.reduce(x, axis=axis, keepdims=keepdims)
 
 
-_REDUCE = {"sum": _wide_sum, "max": np.maximum.reduce, "min": np.minimum.reduce}
+def _extreme_reduce(ufunc, identity):
+    """max / min: over an empty set (a zero-size reduced axis) the identity, as ONNX 18
+    defines it (-inf / inf, the integer minimum / maximum, False / True)."""
+
+    def reduce(x, axis, keepdims):
+        if x.size:
+            return ufunc.reduce(x, axis=axis, keepdims=keepdims)
+        return ufunc.reduce(x, axis=axis, keepdims=keepdims, initial=identity(x.dtype))
+
+    return reduce
+
+
+def _bound(dtype, low: bool):
+    if dtype == np.bool_:
+        return not low
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return info.min if low else info.max
+    return -np.inf if low else np.inf
+
+
+_REDUCE = {"sum": _wide_sum,
+           "max": _extreme_reduce(np.maximum, lambda dt: _bound(dt, True)),
+           "min": _extreme_reduce(np.minimum, lambda dt: _bound(dt, False))}
 _ROUND = {"rint": np.rint, "round": lambda x: np.trunc(x + np.copysign(0.5, x)),
           "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc}
 
