@@ -1677,6 +1677,262 @@ class GatherElementsOp(GraphOp):
         return [tensor(idx, _elt(types[0]))]
 
 
+# ---------------------------------------------------------------------------
+# Indexing: scatter, gather_nd, top_k, einsum, reverse_sequence, tensor_scatter
+# (frontend/onnx_indexing.py). No kernel template takes them: each lowers to the
+# reference fallback kernel (docs/onnx.md, "Indexing ops").
+# ---------------------------------------------------------------------------
+
+SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")
+
+
+def _integer_indices(t: TensorType, what: str = "indices") -> None:
+    if not isinstance(_elt(t), IntegerType):
+        raise ShapeError(f"{what} must be integers, got {_elt(t)}")
+
+
+def _scatter_reduction(attrs) -> None:
+    if attrs["reduction"] not in SCATTER_REDUCTIONS:
+        raise ShapeError(f"reduction '{attrs['reduction']}' is not one of {', '.join(SCATTER_REDUCTIONS)}")
+
+
+@graph_op
+class ScatterElementsOp(GraphOp):
+    """`data` with `updates` written element by element at `indices` along `axis`
+    (ONNX ScatterElements): out[..., indices[i..j..], ...] = updates[i..j..], or combined
+    with the element there by `reduction` (add, mul, max, min). Negative indices count
+    from the end; with reduction none a repeated index keeps the last update (the order
+    onnx's reference writes them in)."""
+
+    name = "graph.scatter_elements"
+    TRAITS = (DataMovement(),)
+    OPERANDS = ("data", "indices", "updates")
+    ATTRS = {"axis": Int(0), "reduction": Str("none")}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x, idx, upd = (_shape(t) for t in types)
+        _integer_indices(types[1])
+        _same_elt([types[0], types[2]], "data and updates")
+        _scatter_reduction(attrs)
+        axis = _norm_axis(attrs["axis"], len(x))
+        if len(idx) != len(x) or idx != upd:
+            raise ShapeError(f"indices {list(idx)} and updates {list(upd)} must have one shape of the rank "
+                             f"of data {list(x)}")
+        if any(i > d for k, (i, d) in enumerate(zip(idx, x)) if k != axis):
+            raise ShapeError(f"indices {list(idx)} pass data {list(x)} in a dim other than axis {axis}")
+        return [types[0]]
+
+
+@graph_op
+class ScatterNdOp(GraphOp):
+    """`data` with slices of `updates` written at the index tuples of `indices` (ONNX
+    ScatterND): indices [..., k] address data's first k dims, updates is
+    indices.shape[:-1] + data.shape[k:]; `reduction` combines as in scatter_elements
+    (none: a repeated index keeps the last update)."""
+
+    name = "graph.scatter_nd"
+    TRAITS = (DataMovement(),)
+    OPERANDS = ("data", "indices", "updates")
+    ATTRS = {"reduction": Str("none")}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x, idx, upd = (_shape(t) for t in types)
+        _integer_indices(types[1])
+        _same_elt([types[0], types[2]], "data and updates")
+        _scatter_reduction(attrs)
+        if not idx or not 1 <= idx[-1] <= len(x):
+            raise ShapeError(f"indices {list(idx)} must end in a dim of 1 to the rank of data {list(x)}")
+        want = (*idx[:-1], *x[idx[-1]:])
+        if upd != want:
+            raise ShapeError(f"updates {list(upd)} must have shape {list(want)} (indices' leading dims, then "
+                             f"data's dims after the {idx[-1]} indexed)")
+        return [types[0]]
+
+
+@graph_op
+class GatherNdOp(GraphOp):
+    """Slices of `data` at the index tuples of `indices` (ONNX GatherND): indices [..., k]
+    address data's dims batch_dims .. batch_dims + k - 1 within each of the first
+    `batch_dims` dims (which data and indices share); negative indices count from the end."""
+
+    name = "graph.gather_nd"
+    TRAITS = (DataMovement(),)
+    OPERANDS = ("data", "indices")
+    ATTRS = {"batch_dims": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x, idx = _shape(types[0]), _shape(types[1])
+        _integer_indices(types[1])
+        b = attrs["batch_dims"]
+        if not 0 <= b < min(len(x), len(idx)):
+            raise ShapeError(f"batch_dims {b} must be below the ranks of data {list(x)} and indices {list(idx)}")
+        if x[:b] != idx[:b]:
+            raise ShapeError(f"the {b} batch dim(s) of data {list(x)} and indices {list(idx)} differ")
+        k = idx[-1]
+        if not 1 <= k <= len(x) - b:
+            raise ShapeError(f"indices {list(idx)} end in {k}; it must be 1 to data's rank minus batch_dims "
+                             f"({len(x) - b})")
+        return [tensor((*idx[:-1], *x[b + k:]), _elt(types[0]))]
+
+
+@graph_op
+class TopKOp(GraphOp):
+    """The k largest (or smallest) elements along `axis` and their int64 indices (ONNX TopK
+    with k a constant): sorted (largest first, or smallest first), equal values in index
+    order - the lower index first."""
+
+    name = "graph.top_k"
+    OPERANDS = ("x",)
+    ATTRS = {"k": Int(), "axis": Int(-1), "largest": Int(1), "sorted": Int(1)}
+    NUM_RESULTS = None
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x = list(_shape(types[0]))
+        axis = _norm_axis(attrs["axis"], len(x))
+        k = attrs["k"]
+        if not 0 <= k <= x[axis]:
+            raise ShapeError(f"k {k} must be 0 to the size {x[axis]} of axis {axis}")
+        x[axis] = k
+        return [tensor(x, _elt(types[0])), tensor(x, i64)]
+
+    def verify_(self) -> None:
+        super().verify_()
+        if len(self.results) != 2:
+            raise VerifyException(f"'{self.name}' expects 2 results (values, indices), got {len(self.results)}")
+
+
+def einsum_terms(equation: str, ranks: Sequence[int]) -> tuple[list[str], str]:
+    """The input terms and the output term of an einsum equation, each a string of labels
+    with '.' standing for one broadcast (ellipsis) dim, expanded to the operands' ranks; an
+    implicit output is the ellipsis dims, then the labels used once, in alphabetical order."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise ShapeError(f"equation '{equation}' has {len(terms)} input term(s) for {len(ranks)} operand(s)")
+    ell = 0
+    out_terms = []
+    for term, rank in zip(terms, ranks):
+        letters = term.replace("...", "")
+        if not all(c.isalpha() for c in letters) or term.count("...") > 1:
+            raise ShapeError(f"equation '{equation}': term '{term}' must be letters and at most one '...'")
+        n = rank - len(letters)
+        if n < 0 or (n and "..." not in term):
+            raise ShapeError(f"equation '{equation}': term '{term}' does not fit an operand of rank {rank}")
+        ell = max(ell, n)
+        out_terms.append(term.replace("...", "." * n))
+    if arrow:
+        letters = rhs.replace("...", "")
+        if not all(c.isalpha() for c in letters) or len(set(letters)) != len(letters):
+            raise ShapeError(f"equation '{equation}': output '{rhs}' must be distinct letters and '...'")
+        if any(c not in lhs for c in letters):
+            raise ShapeError(f"equation '{equation}': output label(s) not in the inputs")
+        if ell and "..." not in rhs:
+            raise ShapeError(f"equation '{equation}': the output must keep the '...' dims")
+        out = rhs.replace("...", "." * ell)
+    else:
+        counts = {c: lhs.count(c) for c in lhs if c.isalpha()}
+        out = "." * ell + "".join(sorted(c for c, n in counts.items() if n == 1))
+    return out_terms, out
+
+
+@graph_op
+class EinsumOp(GraphOp):
+    """Einstein summation over the operands by `equation` (ONNX Einsum, numpy's einsum
+    semantics: '...' broadcasts, a repeated label in one term takes the diagonal)."""
+
+    name = "graph.einsum"
+    VARIADIC = True
+    ATTRS = {"equation": Str()}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        shapes = [_shape(t) for t in types]
+        elt = _same_elt(types)
+        terms, out = einsum_terms(attrs["equation"], [len(s) for s in shapes])
+        sizes: dict[str, int] = {}
+        ell: list[int] = []
+        for term, shape in zip(terms, shapes):
+            n = term.count(".")
+            ell_shape = shape[term.index("."):term.index(".") + n] if n else ()
+            try:
+                ell = list(broadcast_shapes(ell, ell_shape))
+            except ShapeError:
+                raise ShapeError(f"the '...' dims {list(ell)} and {list(ell_shape)} do not broadcast") from None
+            for c, d in zip(term, shape):
+                if c == ".":
+                    continue
+                if sizes.setdefault(c, d) != d:
+                    if 1 in (sizes[c], d):  # numpy broadcasts a size-1 label dim
+                        sizes[c] = max(sizes[c], d)
+                    else:
+                        raise ShapeError(f"label '{c}' has sizes {sizes[c]} and {d}")
+        it = iter(ell)
+        return [tensor([next(it) if c == "." else sizes[c] for c in out], elt)]
+
+
+@graph_op
+class ReverseSequenceOp(GraphOp):
+    """Each batch entry b's first `sequence_lens[b]` elements along `time_axis` reversed,
+    the rest kept (ONNX ReverseSequence)."""
+
+    name = "graph.reverse_sequence"
+    TRAITS = (DataMovement(),)
+    OPERANDS = ("x", "sequence_lens")
+    ATTRS = {"batch_axis": Int(1), "time_axis": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        x, lens = _shape(types[0]), _shape(types[1])
+        _integer_indices(types[1], "sequence_lens")
+        if len(x) < 2:
+            raise ShapeError(f"the input must have rank 2 or more, got {list(x)}")
+        b, t = attrs["batch_axis"], attrs["time_axis"]
+        if {b, t} not in ({0, 1},):
+            raise ShapeError(f"batch_axis {b} and time_axis {t} must be 0 and 1 in some order")
+        if lens != (x[b],):
+            raise ShapeError(f"sequence_lens {list(lens)} must be [{x[b]}], one length per batch entry")
+        return [types[0]]
+
+
+@graph_op
+class TensorScatterOp(GraphOp):
+    """A cache with `update` written along `axis` at each batch entry's `write_indices`
+    (0 if absent) (ONNX TensorScatter, opset 24): update differs from the cache only along
+    `axis`; mode linear: rows must fit (past the end is a run-time error), circular: the
+    row index wraps modulo the cache length."""
+
+    name = "graph.tensor_scatter"
+    TRAITS = (DataMovement(),)
+    OPERANDS = ("cache", "update", "write_indices?")
+    ATTRS = {"axis": Int(-2), "mode": Str("linear")}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        cache, update = _shape(types[0]), _shape(types[1])
+        _same_elt(types[:2], "cache and update")
+        if attrs["mode"] not in ("linear", "circular"):
+            raise ShapeError(f"mode '{attrs['mode']}' is not linear or circular")
+        if len(cache) < 2:
+            raise ShapeError(f"the cache must have rank 2 or more, got {list(cache)}")
+        axis = _norm_axis(attrs["axis"], len(cache))
+        if axis == 0:
+            raise ShapeError("axis must not be the batch axis 0")
+        if len(update) != len(cache) or any(u != c for i, (u, c) in enumerate(zip(update, cache)) if i != axis) \
+                or update[axis] > cache[axis]:
+            raise ShapeError(f"update {list(update)} must match the cache {list(cache)} except along axis {axis}, "
+                             f"and have at most its rows")
+        if len(types) > 2:
+            _integer_indices(types[2], "write_indices")
+            if _shape(types[2]) != (cache[0],):
+                raise ShapeError(f"write_indices {list(_shape(types[2]))} must be [{cache[0]}], one per batch entry")
+        return [types[0]]
+
+
 def reshape_target(in_shape: Sequence[int], target: Sequence[int], allowzero: bool) -> tuple[int, ...]:
     out = [in_shape[i] if (d == 0 and not allowzero) else d for i, d in enumerate(target)]
     if out.count(-1) > 1:

@@ -39,6 +39,7 @@ from geir.errors import OnnxImportError
 from geir.frontend.builder import GraphBuilder, value_hint
 from geir.frontend.onnx_control_flow import CONTROL_FLOW_CONVERTERS
 from geir.frontend.onnx_functions import expand_function, has_function
+from geir.frontend.onnx_indexing import INDEXING_CONVERTERS
 from geir.frontend.onnx_opsets import check_opset_changes
 from geir.frontend.onnx_elementwise import ELEMENTWISE_CONVERTERS
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
@@ -1133,6 +1134,7 @@ CONVERTERS.update(QUANTIZED_CONVERTERS)
 CONVERTERS.update(CONTROL_FLOW_CONVERTERS)
 CONVERTERS.update(ELEMENTWISE_CONVERTERS)
 CONVERTERS.update(SPATIAL_CONVERTERS)
+CONVERTERS.update(INDEXING_CONVERTERS)
 
 
 def converter_of(node: onnx.NodeProto, opset: int) -> Converter | None:
@@ -1150,4 +1152,4 @@ def converter_of(node: onnx.NodeProto, opset: int) -> Converter | None:
 
 
 # Ops handled by name only, for clear errors on what is deliberately missing.
-UNSUPPORTED_HINT = {"NonZero", "TopK"}
+UNSUPPORTED_HINT = {}

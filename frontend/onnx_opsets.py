@@ -114,6 +114,15 @@ OPSET_CHANGES: dict[str, tuple[OpsetChange, ...]] = {
     "MaxUnpool": (_types(22, "bfloat16"),),
     "RoiAlign": (_types(22, "bfloat16"),),
     "DeformConv": (_types(22, "bfloat16"),),
+    # indexing (frontend/onnx_indexing.py)
+    "TopK": (_types(24, "bfloat16"),),
+    "Einsum": (_types(28, "bfloat16"),),
+    "OneHot": (_types(28, "bfloat16 values"),),
+    "EyeLike": (_types(22, "bfloat16"),),
+    "ReverseSequence": (_types(28, "bfloat16"),),
+    "Compress": (_types(28, "bfloat16"),),
+    "Unique": (_types(28, "bfloat16"),),
+    "TensorScatter": (OpsetChange(24, "new op (graph.tensor_scatter; graph.kv_cache_write for one position)"),),
 }
 
 

@@ -1020,6 +1020,115 @@ def gather_elements(data, indices, *, axis=0):
     return np.take_along_axis(data, indices, axis=axis)
 
 
+# -- Indexing: scatter, gather_nd, top_k, einsum, reverse_sequence, tensor_scatter ----------
+
+
+def _in_bounds(index: np.ndarray, size, what: str) -> np.ndarray:
+    """`index` with negative entries counted from the end; an entry outside [-size, size) is
+    an error (ONNX: out-of-bounds indices are an error)."""
+    index = np.asarray(index, np.int64)
+    bad = (index < -size) | (index >= size)
+    if np.any(bad):
+        raise IndexError(f"{what} {int(index[bad].reshape(-1)[0])} is out of bounds for size "
+                         f"{int(np.broadcast_to(size, index.shape)[bad].reshape(-1)[0])}")
+    return np.where(index < 0, index + size, index)
+
+
+_SCATTER_UFUNCS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def _scatter_rows(out: np.ndarray, rows: np.ndarray, updates: np.ndarray, reduction: str) -> None:
+    """out[rows[i]] = updates[i] (or combined by `reduction`), in the order of i: with
+    reduction none a repeated row keeps its last update."""
+    if reduction == "none":
+        # the last occurrence of each row: first occurrences of the reversed list
+        _, first = np.unique(rows[::-1], return_index=True)
+        keep = len(rows) - 1 - first
+        out[rows[keep]] = updates[keep]
+    else:
+        _SCATTER_UFUNCS[reduction].at(out, rows, updates)  # bool: add is or, mul is and
+
+
+def scatter_elements(data, indices, updates, *, axis=0, reduction="none"):
+    axis = _norm_axis(axis, data.ndim)
+    index = _in_bounds(indices, data.shape[axis], "index")
+    grid = list(np.indices(index.shape, sparse=True))
+    grid[axis] = index
+    flat = np.ravel_multi_index(tuple(np.broadcast_arrays(*grid)), data.shape).reshape(-1)
+    out = data.copy().reshape(-1)
+    _scatter_rows(out, flat, updates.reshape(-1), reduction)
+    return out.reshape(data.shape)
+
+
+def scatter_nd(data, indices, updates, *, reduction="none"):
+    k = indices.shape[-1]
+    index = _in_bounds(indices.reshape(-1, k), np.array(data.shape[:k]), "index")
+    rows = np.ravel_multi_index(tuple(index.T), data.shape[:k]) if k else np.zeros(len(index), np.int64)
+    out = data.copy().reshape(math.prod(data.shape[:k]), -1)
+    _scatter_rows(out, rows, updates.reshape(len(rows), -1), reduction)
+    return out.reshape(data.shape)
+
+
+def gather_nd(data, indices, *, batch_dims=0):
+    b, k = batch_dims, indices.shape[-1]
+    batch = math.prod(data.shape[:b])
+    index = _in_bounds(indices.reshape(batch, -1, k), np.array(data.shape[b:b + k]), "index")
+    x = data.reshape(batch, *data.shape[b:])
+    picked = x[(np.arange(batch)[:, None], *(index[..., j] for j in _range(k)))]
+    return picked.reshape(*indices.shape[:-1], *data.shape[b + k:])
+
+
+def top_k(x, *, k, axis=-1, largest=1, sorted=1):  # noqa: A002 - ONNX attribute name
+    axis = _norm_axis(axis, x.ndim)
+    n = x.shape[axis]
+    if largest:
+        # descending with equal values in index order: a stable ascending sort of the
+        # reversed axis, read backwards
+        order = np.flip(n - 1 - np.argsort(np.flip(x, axis=axis), axis=axis, kind="stable"), axis=axis)
+    else:
+        order = np.argsort(x, axis=axis, kind="stable")
+    index = np.take(order, np.arange(k), axis=axis).astype(np.int64)
+    return np.take_along_axis(x, index, axis=axis), index
+
+
+def einsum(*xs, equation):
+    # (f16 / bf16 operands come in as f32 and the result is rounded once: REFERENCE's wrapper)
+    y = np.einsum(equation.replace(" ", ""), *xs)
+    return np.asarray(y).astype(np.result_type(*[x.dtype for x in xs]), copy=False)
+
+
+def reverse_sequence(x, sequence_lens, *, batch_axis=1, time_axis=0):
+    out = x.copy()
+    lens = np.asarray(sequence_lens, np.int64).reshape(-1)
+    for b, n in enumerate(lens.tolist()):
+        if not 0 <= n <= x.shape[time_axis]:
+            raise IndexError(f"sequence length {n} is outside 0 to {x.shape[time_axis]}")
+        index = [_slice(None)] * x.ndim
+        index[batch_axis] = b
+        index[time_axis] = _slice(0, n)
+        source = list(index)
+        source[time_axis] = _slice(n - 1, None, -1) if n else _slice(0, 0)
+        out[tuple(index)] = x[tuple(source)]
+    return out
+
+
+def tensor_scatter(cache, update, write_indices=None, *, axis=-2, mode="linear"):
+    axis = _norm_axis(axis, cache.ndim)
+    limit, n = cache.shape[axis], update.shape[axis]
+    starts = np.zeros(cache.shape[0], np.int64) if write_indices is None else np.asarray(write_indices, np.int64)
+    out = cache.copy()
+    for b, start in enumerate(starts.reshape(-1).tolist()):
+        rows = np.arange(start, start + n)
+        if mode == "circular":
+            rows %= limit
+        elif n and not (0 <= start and start + n <= limit):
+            raise CachePositionError(f"write index {start} with {n} new row(s) passes the cache's maximum "
+                                     f"length {limit} (batch entry {b})")
+        # b drops dim 0, so the row axis is axis - 1 in both views
+        np.moveaxis(out[b], axis - 1, 0)[rows] = np.moveaxis(update[b], axis - 1, 0)
+    return out
+
+
 def reshape(data, shape, *, allowzero=0):
     shape = _ints(shape)
     if not allowzero:
@@ -1498,6 +1607,14 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.SliceOp: slice,
         g.GatherOp: gather,
         g.GatherElementsOp: gather_elements,
+        # indexing
+        g.ScatterElementsOp: scatter_elements,
+        g.ScatterNdOp: scatter_nd,
+        g.GatherNdOp: gather_nd,
+        g.TopKOp: top_k,
+        g.EinsumOp: einsum,
+        g.ReverseSequenceOp: reverse_sequence,
+        g.TensorScatterOp: tensor_scatter,
         g.ReshapeOp: reshape,
         g.FlattenOp: flatten,
         g.SqueezeOp: squeeze,
