@@ -45,9 +45,11 @@ def _check_indices(im, indices: SSAValue, sizes, what: str = "indices") -> None:
     if known is None:
         return
     known = np.asarray(known, np.int64)
+    sizes = np.broadcast_to(sizes, known.shape)
     bad = (known < -sizes) | (known >= sizes)
     if np.any(bad):
-        raise im.error(f"{what} hold {int(known[bad].reshape(-1)[0])}, out of bounds")
+        value, size = int(known[bad].reshape(-1)[0]), int(sizes[bad].reshape(-1)[0])
+        raise im.error(f"{what} hold {value}, out of bounds for a dim of size {size} (-{size} to {size - 1})")
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
