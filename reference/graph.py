@@ -1045,8 +1045,12 @@ def _scatter_rows(out: np.ndarray, rows: np.ndarray, updates: np.ndarray, reduct
         _, first = np.unique(rows[::-1], return_index=True)
         keep = len(rows) - 1 - first
         out[rows[keep]] = updates[keep]
-    else:
+    elif _SCATTER_UFUNCS[reduction] in (np.maximum, np.minimum) or not is_low_precision(out.dtype):
         _SCATTER_UFUNCS[reduction].at(out, rows, updates)  # bool: add is or, mul is and
+    else:  # f16 / bf16 add, mul: in f32, each element rounded once
+        wide = out.astype(np.float32)
+        _SCATTER_UFUNCS[reduction].at(wide, rows, updates.astype(np.float32))
+        out[...] = wide
 
 
 def scatter_elements(data, indices, updates, *, axis=0, reduction="none"):
@@ -1506,6 +1510,11 @@ def _at_operand_precision(fn):
 
 
 _OWN_TYPES = frozenset({g.CastOp, g.ShapeOp, g.SizeOp, g.BitCastOp})
+_OWN_TYPES = frozenset({g.CastOp, g.ShapeOp, g.SizeOp})
+# Indexing ops that copy or select values, computing none: exact in their own type, and not
+# widened (an f16 KV cache scattered into is not copied to f32 and back). Scatter add / mul
+# widen themselves (_scatter_rows).
+_OWN_TYPES |= {g.ScatterElementsOp, g.ScatterNdOp, g.GatherNdOp, g.TopKOp, g.ReverseSequenceOp, g.TensorScatterOp}
 """Ops whose result type is not their operand's: they keep their own rule."""
 
 REFERENCE: dict[type[g.GraphOp], Callable] = {
