@@ -4,7 +4,9 @@
   ReverseSequence and TensorScatter map to their graph ops (graph.scatter_elements, ...),
   which lower to the reference fallback kernel; a TensorScatter that is one position per
   step (no write_indices, or a batch of 1, mode linear) is graph.kv_cache_write, whose
-  template updates a returned cache argument in place.
+  template updates a returned cache argument in place; GatherND with constant indices is a
+  graph.gather; Einsum of one or two float operands without diagonals or broadcasting is
+  reduce_sum / transpose / reshape / matmul.
 - OneHot is equal / where on a constant range (elementwise kernels); EyeLike is a constant.
 - The ops whose result shape depends on values are folded when those values are constants
   and rejected otherwise: TopK's k, OneHot's depth, Compress's condition (then a
@@ -19,7 +21,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from geir.dialects import graph as g
-from geir.ir.types import to_dtype, to_element_type
+from geir.ir.types import is_float, to_dtype, to_element_type
 
 
 def _reject(im, attrs: dict, allowed: set[str]) -> None:
@@ -81,8 +83,23 @@ def _gather_nd(im, ins, attrs):
     data, indices = ins
     b = attrs.get("batch_dims", 0)
     k = _shape(indices)[-1] if _shape(indices) else 0
-    if 1 <= k and b + k <= len(_shape(data)):
-        _check_indices(im, indices, np.array(_shape(data)[b:b + k]))
+    shape = _shape(data)
+    if 1 <= k and b + k <= len(shape) and b < len(_shape(indices)) and shape[:b] == _shape(indices)[:b]:
+        _check_indices(im, indices, np.array(shape[b:b + k]))
+        known = im.const_value(indices)
+        if known is not None:
+            # constant indices: one graph.gather of data's rows at their linear positions
+            # (the gather template), data seen as [batch * rows, rest...]
+            index = np.asarray(known, np.int64)
+            dims = np.array(shape[b:b + k])
+            index = np.where(index < 0, index + dims, index)
+            rows = int(np.prod(dims))
+            linear = np.ravel_multi_index(tuple(np.moveaxis(index, -1, 0)), tuple(dims)) if index.size else \
+                np.zeros(index.shape[:-1], np.int64)
+            batch = int(np.prod(shape[:b]))
+            linear = linear + (np.arange(batch) * rows).reshape(shape[:b] + (1,) * (linear.ndim - b))
+            flat = im.op(g.ReshapeOp, [data, im.constant(np.array([batch * rows, *shape[b + k:]], np.int64))])
+            return im.build(g.GatherOp, [flat, im.constant(linear.astype(np.int64))], axis=0)
     return im.build(g.GatherNdOp, [data, indices], batch_dims=b)
 
 
@@ -98,8 +115,83 @@ def _top_k(im, ins, attrs):
 
 
 def _einsum(im, ins, attrs):
+    """One or two float operands without diagonals or broadcast label dims: reduce_sum,
+    transpose, reshape and one (batched) matmul, which have kernels; any other form (a
+    repeated label in a term, three operands, integers, broadcasting) is graph.einsum."""
     _reject(im, attrs, {"equation"})
-    return im.build(g.EinsumOp, list(ins), equation=_str(attrs["equation"]))
+    equation = _str(attrs["equation"])
+    xs = list(ins)
+    # the shape inference's checks (and errors) first
+    (result_type,) = g.EinsumOp.infer([x.type for x in xs], {"equation": equation}, [None] * len(xs))
+    terms, out = g.einsum_terms(equation, [len(_shape(x)) for x in xs])
+    floats = is_float(xs[0].type.element_type)
+    plan = _einsum_plan(terms, out, [_shape(x) for x in xs]) if floats and len(xs) <= 2 else None
+    if plan is None:
+        return im.build(g.EinsumOp, xs, equation=equation)
+    y = plan(im, xs)
+    assert y.type == result_type
+    return [y]
+
+
+def _labels(term: str) -> list:
+    """A term's labels, each ellipsis dim its own label numbered from the right (numpy aligns
+    '...' dims to the right across operands)."""
+    n = term.count(".")
+    return [("...", n - i) if c == "." else c for i, c in enumerate(term)] if n else list(term)
+
+
+def _einsum_plan(terms: list[str], out: str, shapes: list[tuple[int, ...]]):
+    """A function building the decomposition, or None if the form needs graph.einsum."""
+    ins = [_labels(t) for t in terms]
+    result = _labels(out)
+    sizes: dict = {}
+    for labels, shape in zip(ins, shapes):
+        if len(set(labels)) != len(labels):
+            return None  # a diagonal
+        for lab, d in zip(labels, shape):
+            if sizes.setdefault(lab, d) != d:
+                return None  # a broadcast (size-1) label dim
+    if any(lab not in sizes for lab in result):
+        return None
+
+    def reduce(im, x, labels, keep):
+        axes = tuple(i for i, lab in enumerate(labels) if lab not in keep)
+        if not axes:
+            return x, labels
+        y = im.op(g.ReduceSumOp, [x], axes=axes, keepdims=0)
+        return y, [lab for lab in labels if lab in keep]
+
+    def transpose(im, x, labels, order):
+        perm = tuple(labels.index(lab) for lab in order)
+        return x if perm == tuple(range(len(perm))) else im.op(g.TransposeOp, [x], perm=perm)
+
+    def reshape(im, x, dims):
+        dims = tuple(int(d) for d in dims)
+        if tuple(_shape(x)) == dims:
+            return x
+        return im.op(g.ReshapeOp, [x, im.constant(np.array(dims, np.int64))])
+
+    def build(im, xs):
+        if len(xs) == 1:
+            y, labels = reduce(im, xs[0], ins[0], set(result))
+            y = transpose(im, y, labels, result)
+            return y if y is not xs[0] else im.op(g.IdentityOp, [y])
+        (a, la), (b, lb) = (reduce(im, x, labels, set(result) | set(other))
+                            for x, labels, other in ((xs[0], ins[0], ins[1]), (xs[1], ins[1], ins[0])))
+        batch = [lab for lab in la if lab in lb and lab in result]
+        summed = [lab for lab in la if lab in lb and lab not in result]
+        left = [lab for lab in la if lab not in lb]
+        right = [lab for lab in lb if lab not in la]
+        count = lambda labs: int(np.prod([sizes[lab] for lab in labs], dtype=np.int64))  # noqa: E731
+        lead = [count(batch)] if batch else []
+        a = reshape(im, transpose(im, a, la, batch + left + summed), lead + [count(left), count(summed)])
+        b = reshape(im, transpose(im, b, lb, batch + summed + right), lead + [count(summed), count(right)])
+        y = im.op(g.MatMulOp, [a, b])
+        order = batch + left + right
+        y = reshape(im, y, [sizes[lab] for lab in order])
+        return transpose(im, y, order, result)
+
+    return build
 
 
 def _reverse_sequence(im, ins, attrs):

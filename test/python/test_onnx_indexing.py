@@ -12,6 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import geir
+from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.frontend.onnx import import_model
 from geir.runtime.interpreter import run_module
@@ -100,6 +101,10 @@ def test_gather_nd(batch_dims, indices):
                                     [("y", F, None)], opset=13)).run(None, {"x": data, "i": indices})[0]
     model = _model(node, [("x", F, [3, 3, 4]), ("i", I64, list(indices.shape))], [("y", F, list(out.shape))], opset=13)
     _check(model, {"x": data, "i": indices})
+    # constant indices: a graph.gather at the linear positions
+    model = _model(node, [("x", F, [3, 3, 4])], [("y", F, list(out.shape))], [("i", indices)], opset=13)
+    assert not any(isinstance(op, g.GatherNdOp) for op in import_model(model).walk())
+    _check(model, {"x": data}, [out])
 
 
 @pytest.mark.parametrize("largest, axis", [(1, -1), (0, -1), (1, 0), (0, 0)])
@@ -122,13 +127,28 @@ def test_top_k_ties_take_the_lower_index_first(largest, axis):
     ("i,i", [(5,), (5,)]),
     ("bhqd,bhkd->bhqk", [(1, 2, 3, 4), (1, 2, 5, 4)]),
     ("ij->", [(3, 4)]),
+    ("bij,bjk->kbi", [(2, 3, 4), (2, 4, 5)]),
+    ("abc,cd->dba", [(2, 3, 4), (4, 5)]),
+    ("ij,kj->", [(3, 4), (2, 4)]),
+    ("...ij,...jk", [(2, 1, 3, 4), (2, 5, 4, 2)]),  # '...' broadcasts: graph.einsum
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),  # three operands: graph.einsum
+    ("ij,jk->ik", [(2, 3), (3, 4), "int32"]),  # integers: graph.einsum
 ])
 def test_einsum(equation, shapes):
-    xs = {f"x{i}": RNG.standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)}
+    """Decomposed into reduce_sum / transpose / reshape / matmul where it can be, else
+    graph.einsum: the same values either way."""
+    dtype = np.float32
+    if shapes[-1] == "int32":
+        shapes, dtype = shapes[:-1], np.int32
+    xs = {f"x{i}": (RNG.standard_normal(s) * 4).astype(dtype) for i, s in enumerate(shapes)}
     out = np.einsum(equation.replace(" ", ""), *xs.values())
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     node = helper.make_node("Einsum", list(xs), ["y"], equation=equation)
-    model = _model(node, [(n, F, list(v.shape)) for n, v in xs.items()], [("y", F, list(out.shape))], opset=12)
+    model = _model(node, [(n, elem, list(v.shape)) for n, v in xs.items()], [("y", elem, list(out.shape))], opset=12)
     _check(model, xs, exact=False)
+    decomposed = not any(isinstance(op, g.EinsumOp) for op in import_model(model).walk())
+    assert decomposed == (dtype == np.float32 and "ii" not in equation and len(shapes) < 3 and "..." not in equation
+                          or equation == "...ij->...ji")
 
 
 @pytest.mark.parametrize("axis", [-1, 0, 1])

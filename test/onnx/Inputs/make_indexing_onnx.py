@@ -61,6 +61,10 @@ CASES = {
         [helper.make_node("Einsum", ["a", "b"], ["y"], name="es", equation="bij, bjk -> bik")],
         [vi("a", [5, 2, 3]), vi("b", [5, 3, 4])], [vi("y", [5, 2, 4])], opset=28,
     ),
+    "einsum_diagonal": lambda: model(
+        [helper.make_node("Einsum", ["a"], ["y"], name="es", equation="...ii->...i")],
+        [vi("a", [2, 3, 3])], [vi("y", [2, 3])], opset=28,
+    ),
     "one_hot": lambda: model(
         [helper.make_node("OneHot", ["i", "depth", "values"], ["y"], name="oh", axis=1)],
         [vi("i", [3], I64)], [vi("y", [3, 4])],
