@@ -109,10 +109,10 @@ def test_attention_inputs_the_spec_forbids_are_clear_errors(attrs, nonpad, past,
 
 
 def test_unsupported_op_case_is_one_clear_error():
-    """NonZero (a data-dependent shape) is deliberately unsupported: one line naming the
-    node, op type and opset, at import and from geir.compile, and `rejected` in the bench."""
-    case = _case("test_nonzero_example")
-    message = "unsupported ONNX operator: node 'result' (NonZero, opset 13)"
+    """An op geir does not convert (Det): one line naming the node, op type and opset, at
+    import and from geir.compile, and `rejected` in the bench."""
+    case = _case("test_det_2d")
+    message = f"unsupported ONNX operator: node 'y' (Det, opset {_opset(case)})"
     with pytest.raises(OnnxImportError) as info:
         import_model(case.model)
     assert str(info.value) == message
@@ -120,6 +120,20 @@ def test_unsupported_op_case_is_one_clear_error():
         geir.compile(case.model, opt_level=3)
     assert str(info.value) == message
     assert run_level("O3", case) == ("rejected", message)
+
+
+def test_data_dependent_shape_of_a_runtime_input_is_one_clear_error():
+    """NonZero of a run-time input (its result shape depends on the values): one line naming
+    the node, op type, opset and the way out; frozen to the case's value it folds and passes."""
+    case = _case("test_nonzero_example")
+    message = ("node 'result' (NonZero, opset 13): the input (NonZero's result shape depends on its values) must "
+               "be a constant; it is graph input 'condition': freeze it to a value")
+    with pytest.raises(OnnxImportError) as info:
+        geir.compile(case.model, opt_level=3)
+    assert str(info.value).startswith(message)
+    status, detail = run_level("O3", case)
+    assert status == "rejected" and detail.startswith(message)
+    assert run_level("O3", case, freeze_inputs=True) == ("pass", "")
 
 
 def test_freeze_makes_a_graph_input_a_constant():
