@@ -13,7 +13,7 @@ kernel template takes is not a family but a fact about the target: target/op_inf
 | RowSoftmax | a row reduction mapped back over the row: exp(x - max) / sum | softmax, log_softmax |
 | Normalization | normalises each row over its trailing axes with statistics of the row | layer_norm, rms_norm |
 | RowMixing | each result element combines elements of its own row (the last axis), nothing is reduced | rotary_embedding |
-| DataMovement | moves or selects elements, computes nothing | transpose, slice, gather, gather_elements, pad, tile, concat, split, depth_to_space, space_to_depth |
+| DataMovement | moves or selects elements, computes nothing (a scatter's reduction combines them) | transpose, slice, gather, gather_elements, pad, tile, concat, split, depth_to_space, space_to_depth, kv_cache_write, scatter_elements, scatter_nd, gather_nd, reverse_sequence, tensor_scatter |
 | ShapeComputation | the result depends only on the operands' shapes | shape, size |
 | ValueGenerator | the result is generated from small operands (a fill, a range) | constant_of_shape, range |
 """
