@@ -1680,7 +1680,7 @@ class GatherElementsOp(GraphOp):
 # ---------------------------------------------------------------------------
 # Indexing: scatter, gather_nd, top_k, einsum, reverse_sequence, tensor_scatter
 # (frontend/onnx_indexing.py). No kernel template takes them: each lowers to the
-# reference fallback kernel (docs/onnx.md, "Indexing ops").
+# reference fallback kernel (docs/graph.md, "Indexing ops").
 # ---------------------------------------------------------------------------
 
 SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")

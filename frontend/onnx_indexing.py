@@ -1,4 +1,4 @@
-"""The ONNX indexing operators (docs/onnx.md, "Indexing ops").
+"""The ONNX indexing operators (docs/graph.md, "Indexing ops").
 
 - ScatterElements (and opset 9's Scatter, the same op), ScatterND, GatherND, TopK, Einsum,
   ReverseSequence and TensorScatter map to their graph ops (graph.scatter_elements, ...),
@@ -122,8 +122,11 @@ def _einsum(im, ins, attrs):
     equation = _str(attrs["equation"])
     xs = list(ins)
     # the shape inference's checks (and errors) first
-    (result_type,) = g.EinsumOp.infer([x.type for x in xs], {"equation": equation}, [None] * len(xs))
-    terms, out = g.einsum_terms(equation, [len(_shape(x)) for x in xs])
+    try:
+        (result_type,) = g.EinsumOp.infer([x.type for x in xs], {"equation": equation}, [None] * len(xs))
+        terms, out = g.einsum_terms(equation, [len(_shape(x)) for x in xs])
+    except g.ShapeError as e:
+        raise im.error(str(e)) from None
     floats = is_float(xs[0].type.element_type)
     plan = _einsum_plan(terms, out, [_shape(x) for x in xs]) if floats and len(xs) <= 2 else None
     if plan is None:
@@ -136,8 +139,10 @@ def _einsum(im, ins, attrs):
 def _labels(term: str) -> list:
     """A term's labels, each ellipsis dim its own label numbered from the right (numpy aligns
     '...' dims to the right across operands)."""
-    n = term.count(".")
-    return [("...", n - i) if c == "." else c for i, c in enumerate(term)] if n else list(term)
+    n, labels = term.count("."), []
+    for c in term:
+        labels.append(("...", n - 1 - sum(1 for lab in labels if isinstance(lab, tuple))) if c == "." else c)
+    return labels
 
 
 def _einsum_plan(terms: list[str], out: str, shapes: list[tuple[int, ...]]):

@@ -275,7 +275,9 @@ class _Analysis:
                 raise Unsupported
             if is_view(op):
                 pass
-            elif allow_trans and not trans and swaps_last_two(op):
+            elif allow_trans and not trans and swaps_last_two(op) and logical_shape(v)[-2:] == shape[-2:]:
+                # (the views between it and the operand regroup batch dims only: a reshape
+                # that moves a transposed dim into the batch is no transposed read)
                 trans = True
                 shape = (*shape[:-2], shape[-1], shape[-2])
             else:
