@@ -31,6 +31,12 @@ from xdsl.dialects.builtin import (
     Signedness,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     FloatAttr,
     IntegerAttr,
     StringAttr,
@@ -72,6 +78,7 @@ from geir.dialects.traits import (
     ViewLike,
 )
 from geir.ir.types import (
+    NARROW_INT_TYPES,
     array_from_dense,
     i1,
     is_float,
@@ -894,16 +901,51 @@ class ClipOp(GraphOp):
 
 @graph_op
 class CastOp(GraphOp):
-    """Element type conversion."""
+    """Element type conversion (ONNX Cast). To a float8 type, `saturate` (absent: 1) clamps
+    what is out of range, infinities included, to the type's largest finite value; 0 gives
+    NaN (e5m2: infinity). To float8e8m0, `round_mode` ("up" when absent, "down", "nearest")
+    chooses the power of two. Both are stored only where they can change the result."""
 
     name = "graph.cast"
     TRAITS = (Elementwise(),)
     OPERANDS = ("x",)
-    ATTRS = {"to": ElemType()}
+    ATTRS = {"to": ElemType(), "saturate": Int(optional=True), "round_mode": Str(optional=True)}
 
     @classmethod
     def infer(cls, types, attrs, consts):
-        return [tensor(_shape(types[0]), to_element_type(attrs["to"]))]
+        return [tensor(_shape(types[0]), _narrow_cast_target(attrs))]
+
+
+# --- Narrow element types (float8, float4, int4, int2): cast / quantize / dequantize --------
+# geir stores these types and converts to and from them; it computes nothing in them
+# (docs/precision.md, "Narrow element types").
+
+SATURATING_TYPES = (Float8E4M3FNType(), Float8E4M3FNUZType(), Float8E5M2Type(), Float8E5M2FNUZType(),
+                    Float8E8M0FNUType())
+"""The cast targets ONNX's `saturate` applies to (float8; e8m0 with its `round_mode`)."""
+
+ROUND_MODES = ("up", "down", "nearest")
+
+NARROW_QUANT_TYPES = (*NARROW_INT_TYPES, Float8E4M3FNType(), Float8E4M3FNUZType(), Float8E5M2Type(),
+                      Float8E5M2FNUZType(), Float4E2M1FNType())
+"""The narrow types a tensor is quantized to (QuantizeLinear's int4 / uint4 / int2 / uint2,
+float8 and float4e2m1); a float one rounds as graph.cast to it (saturate applies to float8)."""
+
+
+def _narrow_cast_target(attrs) -> Attribute:
+    to = to_element_type(attrs["to"])
+    if attrs.get("saturate") is not None and to not in SATURATING_TYPES:
+        raise ShapeError(f"saturate applies to a float8 target, not {to}")
+    mode = attrs.get("round_mode")
+    if mode is not None and (mode not in ROUND_MODES or to != Float8E8M0FNUType()):
+        raise ShapeError(f"round_mode {mode!r}: only 'up', 'down' or 'nearest', and only to f8E8M0FNU")
+    return to
+
+
+def _quantized_type(t: Attribute) -> bool:
+    return t in QUANT_TYPES or t in NARROW_QUANT_TYPES
+
+# --- end of the narrow element types ---------------------------------------------------------
 
 
 INT8_TYPES = (IntegerType(8), IntegerType(8, Signedness.UNSIGNED))
@@ -933,21 +975,26 @@ def _quant_params(types: Sequence[TensorType], what: str) -> tuple[int, ...]:
 @graph_op
 class QuantizeOp(GraphOp):
     """saturate(round_half_even(x / scale) + zero_point) in the zero point's integer type
-    (ONNX QuantizeLinear). scale and zero_point broadcast to x like a binary op's operands: a
+    (ONNX QuantizeLinear); to a float8 / float4 zero point type, x / scale + zero_point cast to
+    it as graph.cast (`saturate`, absent: 1, for float8). scale and zero_point broadcast to x like a binary op's operands: a
     per-tensor pair is scalars, a per-channel one is shaped along its axis (e.g. [1, C, 1, 1];
     the importer reshapes ONNX's 1-D ones)."""
 
     name = "graph.quantize"
     TRAITS = (Elementwise(),)
     OPERANDS = ("x", "scale", "zero_point")
+    ATTRS = {"saturate": Int(optional=True)}
 
     @classmethod
     def infer(cls, types, attrs, consts):
         _require_float(types[0])
         shape = _quant_params(types, "quantize")
         zp = types[2].element_type
-        if zp not in QUANT_TYPES:
-            raise ShapeError(f"zero point must be one of {', '.join(map(str, QUANT_TYPES))}, got {zp}")
+        if not _quantized_type(zp):
+            raise ShapeError(f"zero point must be one of {', '.join(map(str, (*QUANT_TYPES, *NARROW_QUANT_TYPES)))}, "
+                             f"got {zp}")
+        if attrs.get("saturate") is not None and zp not in SATURATING_TYPES:
+            raise ShapeError(f"saturate applies to a float8 zero point, not {zp}")
         return [tensor(shape, zp)]
 
 
@@ -964,7 +1011,7 @@ class DequantizeOp(GraphOp):
     @classmethod
     def infer(cls, types, attrs, consts):
         x = types[0].element_type
-        if x not in (*QUANT_TYPES, ACC_TYPE):
+        if not _quantized_type(x) and x != ACC_TYPE:
             raise ShapeError(f"dequantize takes a quantized or int32 tensor, got {x}")
         if len(types) > 2 and types[2].element_type != x:
             raise ShapeError(f"zero point type {types[2].element_type} differs from the input's {x}")

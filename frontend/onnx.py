@@ -42,6 +42,7 @@ from geir.frontend.onnx_functions import expand_function, has_function
 from geir.frontend.onnx_indexing import INDEXING_CONVERTERS
 from geir.frontend.onnx_opsets import check_opset_changes
 from geir.frontend.onnx_elementwise import ELEMENTWISE_CONVERTERS
+from geir.frontend.onnx_narrow import cast_options
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
 from geir.frontend.onnx_spatial import SPATIAL_CONVERTERS
 
@@ -652,14 +653,15 @@ def _constant_of_shape(im: _Importer, ins, attrs):
 @converts("Cast")
 def _cast(im: _Importer, ins, attrs):
     to = _element_type(attrs["to"], im.here)
-    return im.build(g.CastOp, ins, to=to)
+    return im.build(g.CastOp, ins, to=to, **cast_options(to, attrs))
 
 
 @converts("CastLike")
 def _cast_like(im: _Importer, ins, attrs):
     """Cast to the element type of the second input (whose values are not read)."""
     x, like = ins
-    return im.build(g.CastOp, [x], to=like.type.element_type)
+    to = like.type.element_type
+    return im.build(g.CastOp, [x], to=to, **cast_options(to, attrs))
 
 
 @converts("Dropout")

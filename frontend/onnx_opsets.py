@@ -60,7 +60,7 @@ OPSET_CHANGES: dict[str, tuple[OpsetChange, ...]] = {
     # Control flow (frontend/onnx_control_flow.py): the subgraphs' value types grew.
     **{op: _NARROW for op in ("If", "Loop", "Scan")},
     "Dropout": (_types(22, "float8 (4 kinds) and a bfloat16 ratio"),),
-    # round_mode only rounds to float8e8m0, which geir has no element type for.
+    # round_mode only rounds to float8e8m0: graph.cast keeps it there (frontend/onnx_narrow.py).
     "Cast": (
         _types(23, "float4e2m1"),
         OpsetChange(24, "adds float8e8m0 and round_mode", "round_mode"),

@@ -66,7 +66,9 @@ def _quantize_linear(im, ins, attrs):
         dtype = attrs.get("output_dtype", 0)
         elt = to_element_type(np.uint8) if not dtype else _onnx_elt(im, dtype)
         zp = im.constant(np.zeros((), to_dtype(elt)))
-    return im.build(g.QuantizeOp, [x, _param(im, scale, rank, axis), _param(im, zp, rank, axis)])
+    # saturate (opset 19) changes only a float8 result; graph.quantize keeps it there alone
+    extra = {"saturate": 0} if not attrs.get("saturate", 1) and zp.type.element_type in g.SATURATING_TYPES else {}
+    return im.build(g.QuantizeOp, [x, _param(im, scale, rank, axis), _param(im, zp, rank, axis)], **extra)
 
 
 def _dequantize_linear(im, ins, attrs):

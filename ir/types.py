@@ -16,6 +16,12 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     Float64Type,
     IntegerType,
     Signedness,
@@ -24,6 +30,21 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 i1 = IntegerType(1)
+_NARROW_FLOATS: list[tuple[Attribute, np.dtype]] = [
+    (Float8E4M3FNType(), np.dtype(ml_dtypes.float8_e4m3fn)),
+    (Float8E4M3FNUZType(), np.dtype(ml_dtypes.float8_e4m3fnuz)),
+    (Float8E5M2Type(), np.dtype(ml_dtypes.float8_e5m2)),
+    (Float8E5M2FNUZType(), np.dtype(ml_dtypes.float8_e5m2fnuz)),
+    (Float8E8M0FNUType(), np.dtype(ml_dtypes.float8_e8m0fnu)),
+    (Float4E2M1FNType(), np.dtype(ml_dtypes.float4_e2m1fn)),
+]
+_NARROW_INTS: list[tuple[Attribute, np.dtype]] = [
+    (IntegerType(4), np.dtype(ml_dtypes.int4)),
+    (IntegerType(4, Signedness.UNSIGNED), np.dtype(ml_dtypes.uint4)),
+    (IntegerType(2), np.dtype(ml_dtypes.int2)),
+    (IntegerType(2, Signedness.UNSIGNED), np.dtype(ml_dtypes.uint2)),
+]
+_NARROW_TYPES = _NARROW_FLOATS + _NARROW_INTS
 _ELEMENT_TO_DTYPE: list[tuple[Attribute, np.dtype]] = [
     (Float32Type(), np.dtype(np.float32)),
     (Float16Type(), np.dtype(np.float16)),
@@ -38,6 +59,11 @@ _ELEMENT_TO_DTYPE: list[tuple[Attribute, np.dtype]] = [
     (IntegerType(32, Signedness.UNSIGNED), np.dtype(np.uint32)),
     (IntegerType(64, Signedness.UNSIGNED), np.dtype(np.uint64)),
     (i1, np.dtype(np.bool_)),
+    # The narrow storage types (docs/precision.md, "Narrow element types"): ONNX's float8,
+    # float4 and 4- / 2-bit integers, ml_dtypes' numpy types. geir stores and moves them and
+    # converts to and from them (graph.cast / quantize / dequantize); it computes nothing in
+    # them. Each takes one byte per element, unpacked, as numpy holds it.
+    *_NARROW_TYPES,
 ]
 _BY_ELEMENT = {e: d for e, d in _ELEMENT_TO_DTYPE}
 _BY_DTYPE = {d: e for e, d in _ELEMENT_TO_DTYPE}
@@ -61,6 +87,23 @@ def to_element_type(dtype: np.dtype | type) -> Attribute:
         raise UnsupportedTypeError(f"numpy dtype {np.dtype(dtype)} is not supported") from None
 
 
+NARROW_FLOAT_TYPES = tuple(e for e, _ in _NARROW_FLOATS)
+"""float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0fnu) and float4e2m1: storage types only."""
+NARROW_INT_TYPES = tuple(e for e, _ in _NARROW_INTS)
+"""int4, uint4, int2, uint2: storage types only."""
+NARROW_TYPES = NARROW_FLOAT_TYPES + NARROW_INT_TYPES
+
+
+def is_narrow(element_type: Attribute) -> bool:
+    """A float8 / float4 / 4- or 2-bit integer element type: stored and converted, never
+    computed in (no `is_float`, no f16 / bf16 precision rewrites)."""
+    return element_type in NARROW_TYPES
+
+
+def is_narrow_dtype(dtype: np.dtype | type) -> bool:
+    return np.dtype(dtype) in _NARROW_DTYPES
+
+
 def is_float(element_type: Attribute) -> bool:
     return isinstance(element_type, Float16Type | BFloat16Type | Float32Type | Float64Type)
 
@@ -69,6 +112,7 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 """bfloat16 as numpy sees it: ml_dtypes' extension type (kind "V", so `np.issubdtype(...,
 np.floating)` is False for it - ask `is_float_dtype`)."""
 
+_NARROW_DTYPES = frozenset(d for _, d in _NARROW_TYPES)
 _FLOAT_DTYPES = frozenset(d for e, d in _ELEMENT_TO_DTYPE if is_float(e))
 
 

@@ -31,6 +31,7 @@ import math
 from functools import reduce as _reduce
 from typing import Callable
 
+import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from xdsl.ir import Operation
@@ -534,31 +535,80 @@ def clip(x, min=None, max=None):  # noqa: A002 - ONNX operand names
 
 
 @_quiet
-def cast(x, *, to, saturate=1):
+def cast(x, *, to, saturate=None, round_mode=None):
     # One rounding from any float type to any other: f16 <-> bf16 goes through f32, which
     # holds both exactly.
     x = np.asarray(x)
-    if is_low_precision(x.dtype) and is_low_precision(to) and x.dtype != np.dtype(to):
+    to = np.dtype(to)
+    if to in _SATURATING_FLOAT8 and saturate in (None, 1):
+        # ONNX: out of range, infinities included, becomes the largest finite value (NaN stays)
+        info = ml_dtypes.finfo(to)
+        return np.clip(x, info.min, info.max).astype(to)
+    if to == _E8M0:
+        return _to_e8m0(x, saturate in (None, 1), round_mode or "up")
+    if is_low_precision(x.dtype) and is_low_precision(to) and x.dtype != to:
         x = x.astype(np.float32)
+    # the rest as ml_dtypes converts (ONNX's reference): float8 without saturate gives NaN
+    # (e5m2: inf) out of range; to float4e2m1 saturates; to int4 / int2 truncates
     return x.astype(to)
 
 
-def quantize(x, scale, zero_point):
+_SATURATING_FLOAT8 = frozenset(np.dtype(t) for t in (
+    ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2, ml_dtypes.float8_e5m2fnuz))
+_E8M0 = np.dtype(ml_dtypes.float8_e8m0fnu)
+
+
+def _to_e8m0(x, saturate: bool, mode: str) -> np.ndarray:
+    """float8e8m0 (a biased power-of-two exponent) from float32's exponent bits: NaN / inf give
+    NaN (0xFF); "up" rounds a non-power of two up, "nearest" to nearest (ties up), "down"
+    truncates; saturate keeps the top finite exponent from rounding to NaN (ONNX Cast 24)."""
+    bits = np.asarray(x, np.float32).view(np.uint32)
+    exp = ((bits >> 23) & 0xFF).astype(np.uint16)
+    special = exp == 0xFF
+    if mode == "nearest":
+        g, r, s = (bits & 0x400000) > 0, (bits & 0x200000) > 0, (bits & 0x1FFFFF) > 0
+        up = g & (r | s | (exp > 0))
+    elif mode == "up":
+        up = (bits & 0x7FFFFF) > 0
+    else:
+        up = np.zeros(bits.shape, bool)
+    up &= ~special
+    if saturate:
+        up &= exp != 0xFE
+    exp = np.where(special, 0xFF, exp + up).astype(np.uint8)
+    return exp.view(_E8M0)
+
+
+def quantize(x, scale, zero_point, *, saturate=None):
     """ONNX QuantizeLinear: x / scale in float32, rounded half to even, plus the zero point,
-    saturated to its type."""
-    info = np.iinfo(zero_point.dtype)
+    saturated to its type. To a float8 / float4 type: x / scale + zero_point cast to it (as
+    graph.cast: saturate, absent 1, applies to float8)."""
     with np.errstate(all="ignore"):
-        q = np.rint(np.asarray(x, np.float32) / np.asarray(scale, np.float32))
-    q = np.clip(np.nan_to_num(q) + zero_point.astype(np.float32), info.min, info.max)
+        q = np.asarray(x, np.float32) / np.asarray(scale, np.float32)
+    if zero_point.dtype.kind not in "iu" and zero_point.dtype not in _NARROW_INT:
+        return cast(q + zero_point.astype(np.float32), to=zero_point.dtype, saturate=saturate)
+    info = ml_dtypes.iinfo(zero_point.dtype)
+    q = np.clip(np.nan_to_num(np.rint(q)) + zero_point.astype(np.float32), info.min, info.max)
     return q.astype(zero_point.dtype)
 
 
+_NARROW_INT = frozenset(np.dtype(t) for t in (ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2))
+
+
 def dequantize(x, scale, zero_point=None):
-    """ONNX DequantizeLinear: (x - zero_point) * scale, in float32, then the scale's type."""
-    q = np.asarray(x, np.int64)
-    if zero_point is not None:
-        q = q - np.asarray(zero_point, np.int64)
-    y = q.astype(np.float32) * np.asarray(scale, np.float32)
+    """ONNX DequantizeLinear: (x - zero_point) * scale, in float32, then the scale's type (a
+    float8 / float4 x is widened exactly to float32)."""
+    x = np.asarray(x)
+    if x.dtype.kind in "iu" or x.dtype in _NARROW_INT:
+        q = np.asarray(x, np.int64)
+        if zero_point is not None:
+            q = q - np.asarray(zero_point, np.int64)
+        q = q.astype(np.float32)
+    else:
+        q = x.astype(np.float32)
+        if zero_point is not None:
+            q = q - np.asarray(zero_point).astype(np.float32)
+    y = q * np.asarray(scale, np.float32)
     return y.astype(scale.dtype, copy=False)
 
 

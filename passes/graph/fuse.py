@@ -52,7 +52,7 @@ from geir.dialects.traits import (
 )
 from geir.ir.locations import fused_loc, loc_names
 from geir.ir.text import LITERAL_LIMIT
-from geir.ir.types import i1, is_float, to_dtype
+from geir.ir.types import i1, is_float, is_narrow, to_dtype
 from geir.target import op_info
 from geir.target.cost_model import CostModel
 from geir.target.device import DEFAULT_DEVICE, dtype_name
@@ -119,6 +119,8 @@ def role_of(op: Operation) -> Role:
         return Role.OPAQUE
     if not all(_static(v.type) for v in (*op.operands, *op.results)):
         return Role.OPAQUE
+    if any(is_narrow(v.type.element_type) for v in (*op.operands, *op.results)):
+        return Role.OPAQUE  # float8 / int4 ...: no template takes them, the fallback kernel runs it
     if not all(is_float(r.type.element_type) or r.type.element_type == i1 for r in op.results) \
             and not _int8_kernel_op(op):
         return Role.OPAQUE
@@ -313,6 +315,8 @@ _COMPARE = (g.EqualOp, g.LessOp, g.LessOrEqualOp, g.GreaterOp, g.GreaterOrEqualO
 
 
 def _device_dtype(v: SSAValue, cube: bool = False) -> str:
+    if is_narrow(v.type.element_type):
+        return "i8"  # float8 / int4 ...: one byte per element (docs/precision.md), priced as bytes
     name = dtype_name(to_dtype(v.type.element_type))
     if cube:
         return name if name in op_info.CUBE.dtypes else "f32"
