@@ -32,6 +32,8 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     Float4E2M1FNType,
+    Float6E2M3FNType,
+    Float6E3M2FNType,
     Float8E4M3FNType,
     Float8E4M3FNUZType,
     Float8E5M2FNUZType,
@@ -916,7 +918,7 @@ class CastOp(GraphOp):
         return [tensor(_shape(types[0]), _narrow_cast_target(attrs))]
 
 
-# --- Narrow element types (float8, float4, int4, int2): cast / quantize / dequantize --------
+# --- Narrow element types (float8, float6, float4, int4, int2): cast / quantize / dequantize -
 # geir stores these types and converts to and from them; it computes nothing in them
 # (docs/precision.md, "Narrow element types").
 
@@ -927,9 +929,10 @@ SATURATING_TYPES = (Float8E4M3FNType(), Float8E4M3FNUZType(), Float8E5M2Type(), 
 ROUND_MODES = ("up", "down", "nearest")
 
 NARROW_QUANT_TYPES = (*NARROW_INT_TYPES, Float8E4M3FNType(), Float8E4M3FNUZType(), Float8E5M2Type(),
-                      Float8E5M2FNUZType(), Float4E2M1FNType())
+                      Float8E5M2FNUZType(), Float4E2M1FNType(), Float6E2M3FNType(), Float6E3M2FNType())
 """The narrow types a tensor is quantized to (QuantizeLinear's int4 / uint4 / int2 / uint2,
-float8 and float4e2m1); a float one rounds as graph.cast to it (saturate applies to float8)."""
+float8, float6 and float4e2m1); a float one rounds as graph.cast to it (saturate applies to
+float8)."""
 
 
 def _narrow_cast_target(attrs) -> Attribute:

@@ -6,8 +6,9 @@ changed, found by comparing each schema with its previous version
 (`onnx.defs.get_schema(op, version)`). Three kinds of change occur:
 
 - element types (bfloat16 in 22; float4e2m1 in 23; float8e8m0 in 24; int2 / uint2 in 25;
-  float6 in 28): nothing to do here - `_element_type` in frontend/onnx.py takes a type geir
-  has (bfloat16) and rejects the others by name;
+  float6 in 28): nothing to do here - `_element_type` in frontend/onnx.py takes every one
+  ir/types.py has (all of these: the narrow ones are stored and converted, docs/precision.md)
+  and rejects the others (complex, string) by name;
 - documentation or a narrower type list: nothing to do;
 - a new attribute: `check_opset_changes` lets through the values geir honours (`honoured`;
   None when the attribute cannot change the result on any element type geir takes) and

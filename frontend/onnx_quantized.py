@@ -34,7 +34,8 @@ def _param(im, value: SSAValue | None, x_rank: int, axis: int) -> SSAValue | Non
     if len(shape) == 0:
         return value
     if len(shape) != 1:
-        raise im.error(f"blocked quantization (a parameter of shape {list(shape)}) is not supported")
+        raise im.error(f"a quantization parameter of shape {list(shape)} without block_size: per tensor "
+                       f"or per axis, it is a scalar or 1-D")
     target = [1] * x_rank
     if shape[0] == 1:
         target = []
@@ -46,19 +47,48 @@ def _param(im, value: SSAValue | None, x_rank: int, axis: int) -> SSAValue | Non
     return im.op(g.ReshapeOp, [value, im.constant(np.array(target, np.int64))])
 
 
+def _blocked(im, value: SSAValue | None, x_shape: tuple[int, ...], axis: int, block: int,
+             what: str) -> SSAValue | None:
+    """A blocked quantization parameter (opset 21 block_size: x's rank, `axis` cut into blocks
+    of `block` elements, the last one possibly short) repeated along `axis` to x's shape: a
+    constant at import, else a graph.gather of block index i // block for each i."""
+    if value is None:
+        return None
+    shape = tuple(value.type.get_shape())
+    rank = len(x_shape)
+    a = axis % rank if -rank <= axis < rank else None
+    want = None if a is None else (*x_shape[:a], -(-x_shape[a] // block), *x_shape[a + 1:])
+    if block < 0 or want is None or shape != want:
+        raise im.error(f"blocked quantization: {what} of shape {list(shape)} does not block x of shape "
+                       f"{list(x_shape)} along axis {axis} by block_size {block} (expected "
+                       f"{list(want) if want else '?'})")
+    index = np.arange(x_shape[a], dtype=np.int64) // block
+    known = im.const_value(value)
+    if known is not None:
+        return im.constant(np.take(np.asarray(known), index, axis=a))
+    return im.op(g.GatherOp, [value, im.constant(index)], axis=a)
+
+
+def _params(im, x: SSAValue, scale: SSAValue, zp: SSAValue | None, attrs: dict[str, Any]):
+    """scale and zero point shaped to broadcast to x: per tensor, per axis or blocked."""
+    shape = tuple(x.type.get_shape())
+    axis = attrs.get("axis", 1)
+    block = attrs.get("block_size", 0)
+    if block:
+        return (_blocked(im, scale, shape, axis, block, "scale"),
+                _blocked(im, zp, shape, axis, block, "zero point"))
+    return _param(im, scale, len(shape), axis), _param(im, zp, len(shape), axis)
+
+
 def _reject(im, attrs: dict[str, Any], allowed: set[str]) -> None:
     unknown = sorted(set(attrs) - allowed)
     if unknown:
         raise im.error(f"attribute(s) {unknown} are not supported")
-    if attrs.get("block_size", 0):
-        raise im.error("blocked quantization (block_size) is not supported")
 
 
 def _quantize_linear(im, ins, attrs):
     _reject(im, attrs, {"axis", "saturate", "block_size", "output_dtype", "precision"})
     x, scale, zp = (list(ins) + [None])[:3]
-    rank = len(x.type.get_shape())
-    axis = attrs.get("axis", 1)
     precision = attrs.get("precision", 0)
     if precision and _onnx_elt(im, precision) not in (scale.type.element_type, to_element_type(np.float32)):
         raise im.error("a division precision other than the scale's type or float32 is not supported")
@@ -66,19 +96,19 @@ def _quantize_linear(im, ins, attrs):
         dtype = attrs.get("output_dtype", 0)
         elt = to_element_type(np.uint8) if not dtype else _onnx_elt(im, dtype)
         zp = im.constant(np.zeros((), to_dtype(elt)))
+        scale = _params(im, x, scale, None, attrs)[0]
+    else:
+        scale, zp = _params(im, x, scale, zp, attrs)
     # saturate (opset 19) changes only a float8 result; graph.quantize keeps it there alone
     extra = {"saturate": 0} if not attrs.get("saturate", 1) and zp.type.element_type in g.SATURATING_TYPES else {}
-    return im.build(g.QuantizeOp, [x, _param(im, scale, rank, axis), _param(im, zp, rank, axis)], **extra)
+    return im.build(g.QuantizeOp, [x, scale, zp], **extra)
 
 
 def _dequantize_linear(im, ins, attrs):
     _reject(im, attrs, {"axis", "block_size", "output_dtype"})
     x, scale, zp = (list(ins) + [None])[:3]
-    rank = len(x.type.get_shape())
-    axis = attrs.get("axis", 1)
-    inputs = [x, _param(im, scale, rank, axis)]
-    if zp is not None:
-        inputs.append(_param(im, zp, rank, axis))
+    scale_x, zp_x = _params(im, x, scale, zp, attrs)
+    inputs = [x, scale_x] if zp is None else [x, scale_x, zp_x]
     out = attrs.get("output_dtype", 0)
     if out and _onnx_elt(im, out) != scale.type.element_type:  # opset 23: an output type of its own
         return im.build(g.CastOp, [im.op(g.DequantizeOp, inputs)], to=_onnx_elt(im, out))

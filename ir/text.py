@@ -39,7 +39,7 @@ from xdsl.parser import Parser
 from xdsl.utils.lexer import Span
 from xdsl.printer import Printer
 
-from geir.ir.types import array_from_dense, is_float_dtype, to_dtype
+from geir.ir.types import array_from_dense, is_float_dtype, is_narrow_float_dtype, to_dtype
 
 LITERAL_LIMIT = 16
 """Constants with more elements than this print as resource blobs."""
@@ -92,7 +92,8 @@ def print_constant_value(printer: Printer, value: Attribute, hint: str | None = 
     count = len(value)
     array = array_from_dense(value)
     stored = np.frombuffer(value.data.data, dtype=array.dtype)  # one element for a splat: never expanded
-    if is_float_dtype(array.dtype) and count and not np.isfinite(stored.astype(np.float32)).all():
+    floating = is_float_dtype(array.dtype) or is_narrow_float_dtype(array.dtype)
+    if floating and count and not np.isfinite(stored.astype(np.float32)).all():
         # xDSL reads `dense<0xFF800000>` as an integer, not as float bits: print the bytes.
         if count > LITERAL_LIMIT and getattr(printer, "_geir_resources", None) is not None:
             printer.print_string(f"dense_resource<{printer._geir_resources.add(hint, value)}>")

@@ -17,6 +17,8 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float4E2M1FNType,
+    Float6E2M3FNType,
+    Float6E3M2FNType,
     Float8E4M3FNType,
     Float8E4M3FNUZType,
     Float8E5M2FNUZType,
@@ -37,6 +39,8 @@ _NARROW_FLOATS: list[tuple[Attribute, np.dtype]] = [
     (Float8E5M2FNUZType(), np.dtype(ml_dtypes.float8_e5m2fnuz)),
     (Float8E8M0FNUType(), np.dtype(ml_dtypes.float8_e8m0fnu)),
     (Float4E2M1FNType(), np.dtype(ml_dtypes.float4_e2m1fn)),
+    (Float6E2M3FNType(), np.dtype(ml_dtypes.float6_e2m3fn)),
+    (Float6E3M2FNType(), np.dtype(ml_dtypes.float6_e3m2fn)),
 ]
 _NARROW_INTS: list[tuple[Attribute, np.dtype]] = [
     (IntegerType(4), np.dtype(ml_dtypes.int4)),
@@ -60,7 +64,7 @@ _ELEMENT_TO_DTYPE: list[tuple[Attribute, np.dtype]] = [
     (IntegerType(64, Signedness.UNSIGNED), np.dtype(np.uint64)),
     (i1, np.dtype(np.bool_)),
     # The narrow storage types (docs/precision.md, "Narrow element types"): ONNX's float8,
-    # float4 and 4- / 2-bit integers, ml_dtypes' numpy types. geir stores and moves them and
+    # float6, float4 and 4- / 2-bit integers, ml_dtypes' numpy types. geir stores and moves them and
     # converts to and from them (graph.cast / quantize / dequantize); it computes nothing in
     # them. Each takes one byte per element, unpacked, as numpy holds it.
     *_NARROW_TYPES,
@@ -88,7 +92,8 @@ def to_element_type(dtype: np.dtype | type) -> Attribute:
 
 
 NARROW_FLOAT_TYPES = tuple(e for e, _ in _NARROW_FLOATS)
-"""float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0fnu) and float4e2m1: storage types only."""
+"""float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0fnu), float6 (e2m3fn, e3m2fn) and float4e2m1:
+storage types only."""
 NARROW_INT_TYPES = tuple(e for e, _ in _NARROW_INTS)
 """int4, uint4, int2, uint2: storage types only."""
 NARROW_TYPES = NARROW_FLOAT_TYPES + NARROW_INT_TYPES
@@ -104,6 +109,11 @@ def is_narrow_dtype(dtype: np.dtype | type) -> bool:
     return np.dtype(dtype) in _NARROW_DTYPES
 
 
+def is_narrow_float_dtype(dtype: np.dtype | type) -> bool:
+    """float8 / float6 / float4 (ml_dtypes: numpy counts none of them as floating)."""
+    return np.dtype(dtype) in _NARROW_FLOAT_DTYPES
+
+
 def is_float(element_type: Attribute) -> bool:
     return isinstance(element_type, Float16Type | BFloat16Type | Float32Type | Float64Type)
 
@@ -113,6 +123,8 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 np.floating)` is False for it - ask `is_float_dtype`)."""
 
 _NARROW_DTYPES = frozenset(d for _, d in _NARROW_TYPES)
+_NARROW_FLOAT_DTYPES = frozenset(d for _, d in _NARROW_FLOATS)
+_SIGNED_NARROW_INTS = frozenset(np.dtype(t) for t in (ml_dtypes.int4, ml_dtypes.int2))
 _FLOAT_DTYPES = frozenset(d for e, d in _ELEMENT_TO_DTYPE if is_float(e))
 
 
@@ -148,6 +160,10 @@ def dense_bytes(array: np.ndarray) -> bytes:
     stride 0, as np.broadcast_to and `array_from_dense` of a splat make: a shape-only
     placeholder weight stays one element through the passes), else every element in C order."""
     array = np.asarray(array)
+    if array.dtype in _SIGNED_NARROW_INTS:
+        # int4 / int2 sign-extended to the byte (ml_dtypes keeps the low bits only; it reads
+        # both), as xDSL reads and writes a signed i4 / i2 element: the text shows -8, not 8
+        array = array.astype(np.int8)
     if array.size > 1 and not any(array.strides):
         return array.reshape(-1)[:1].tobytes()
     return array.tobytes(order="C")

@@ -49,7 +49,7 @@ from geir.dialects import attr_names
 from geir.dialects import formats
 from geir.dialects import graph as g
 from geir.ir.locations import loc_names, name_loc
-from geir.ir.types import is_float, to_dtype, to_element_type
+from geir.ir.types import is_float, is_narrow, to_dtype, to_element_type
 from geir.passes.graph.utils import constant, splat
 from geir.target import op_info
 from geir.target.device import dtype_name
@@ -251,7 +251,11 @@ class _Assigner:
         return True
 
     def recast(self, op: g.CastOp, d: Decision | None) -> None:
-        """A model's Cast: its target follows the decision; a cast to its input's type goes."""
+        """A model's Cast: its target follows the decision; a cast to its input's type goes. A
+        cast from or to a narrow type (float8, int4, ...: docs/precision.md) stays as written:
+        no mode moves a value into or out of one."""
+        if is_narrow(op.operands[0].type.element_type) or is_narrow(op.results[0].type.element_type):
+            return
         to = d.elt if d is not None and _lowerable(op.results[0].type) else op.results[0].type.element_type
         x = op.operands[0]
         if x.type.element_type == to and x.type == op.results[0].type.__class__(to, op.results[0].type.get_shape()):

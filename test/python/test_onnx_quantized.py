@@ -176,8 +176,10 @@ def test_dynamic_quantize_linear():
 def test_bad_quantized_nodes_are_clear_errors():
     x = _vi("x", TensorProto.FLOAT, [2, 4])
     blocked = _model([helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=1, block_size=2, name="qb")], [x],
-                     [_vi("y", TensorProto.UINT8, [2, 4])], [_init("s", np.ones((2, 2), np.float32))])
-    with pytest.raises(OnnxImportError, match=r"node 'qb' \(QuantizeLinear, opset 21\): blocked quantization"):
+                     [_vi("y", TensorProto.UINT8, [2, 4])], [_init("s", np.ones((2, 3), np.float32))])
+    with pytest.raises(OnnxImportError, match=r"node 'qb' \(QuantizeLinear, opset 21\): blocked quantization: scale "
+                                              r"of shape \[2, 3\] does not block x of shape \[2, 4\] along axis 1 by "
+                                              r"block_size 2 \(expected \[2, 2\]\)"):
         import_model(blocked, check_shapes=False)
     contrib = _model([helper.make_node("QLinearSoftmax", ["x"], ["y"], domain="com.microsoft", name="qs")], [x],
                      [_vi("y", TensorProto.FLOAT, [2, 4])], ms=True)

@@ -1,7 +1,7 @@
 // Verifier errors of the quantized forms, one per `// -----` chunk.
 // RUN: not geir-opt %s --split-input-file -o /dev/null 2>&1 | filecheck %s
 
-// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'graph.quantize' at "q": zero point must be one of i8, ui8, i16, ui16, got i32
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'graph.quantize' at "q": zero point must be one of i8, ui8, i16, ui16, i4, ui4, i2, ui2, f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ, f4E2M1FN, f6E2M3FN, f6E3M2FN, got i32
 func.func @zero_point_type(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i32>) {
   %0 = graph.quantize %x, %s, %z : (tensor<4xf32>, tensor<f32>, tensor<i32>) -> tensor<4xi32> loc("q")
   func.return
