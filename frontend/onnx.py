@@ -43,6 +43,7 @@ from geir.frontend.onnx_indexing import INDEXING_CONVERTERS
 from geir.frontend.onnx_opsets import check_opset_changes
 from geir.frontend.onnx_elementwise import ELEMENTWISE_CONVERTERS
 from geir.frontend.onnx_narrow import cast_options
+from geir.frontend.onnx_losses import LOSSES_CONVERTERS
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
 from geir.frontend.onnx_spatial import SPATIAL_CONVERTERS
 
@@ -1137,6 +1138,7 @@ CONVERTERS.update(CONTROL_FLOW_CONVERTERS)
 CONVERTERS.update(ELEMENTWISE_CONVERTERS)
 CONVERTERS.update(SPATIAL_CONVERTERS)
 CONVERTERS.update(INDEXING_CONVERTERS)
+CONVERTERS.update(LOSSES_CONVERTERS)
 
 
 def converter_of(node: onnx.NodeProto, opset: int) -> Converter | None:

@@ -124,6 +124,8 @@ OPSET_CHANGES: dict[str, tuple[OpsetChange, ...]] = {
     "Compress": (_types(28, "bfloat16"),),
     "Unique": (_types(28, "bfloat16"),),
     "TensorScatter": (OpsetChange(24, "new op (graph.tensor_scatter; graph.kv_cache_write for one position)"),),
+    # Losses (frontend/onnx_losses.py); SoftmaxCrossEntropyLoss has no version after 13.
+    "NegativeLogLikelihoodLoss": _BF16,
 }
 
 
