@@ -46,6 +46,8 @@ from geir.frontend.onnx_narrow import cast_options
 from geir.frontend.onnx_losses import LOSSES_CONVERTERS
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
 from geir.frontend.onnx_spatial import SPATIAL_CONVERTERS
+from geir.frontend.onnx_training import (batch_norm_training, i1_like, layer_norm_with_stats, max_pool_indices,
+                                         outputs_used)
 
 MIN_OPSET, MAX_OPSET = 6, 28  # 28: the newest opset OPSET_CHANGES has been checked against
 SHAPE_INPUT_LIMIT = 16
@@ -411,8 +413,6 @@ class _Importer(GraphBuilder):
         extra = {"ceil_mode": attrs.get("ceil_mode", 0)}
         if cls is g.AvgPoolOp:
             extra["count_include_pad"] = attrs.get("count_include_pad", 0)
-        if attrs.get("storage_order", 0):
-            raise self.error("storage_order 1 is not supported")
         return {"kernel_shape": kernel, **_spatial_attrs(self, attrs, x, kernel), **extra}
 
     def _onnx_type(self, name: str) -> TensorType | None:
@@ -670,12 +670,17 @@ def _dropout(im: _Importer, ins, attrs):
     # Inference: the identity; the mask output is rejected by convert(). Opset 12's
     # training_mode input decides that, so it must be known: a runtime one could ask for
     # random dropout, which the identity would silently not do.
+    # In training mode with ratio 0 nothing is dropped (scale 1): the identity too. The mask
+    # is then all true (1s of x's type before opset 10), built only when it is used.
     training = ins[2] if len(ins) > 2 else None
     if training is not None and bool(im.require_const(training, "training_mode")):
         ratio = ins[1] if len(ins) > 1 else None
         if ratio is None or float(im.require_const(ratio, "ratio")) != 0:
             raise im.error("training mode (random dropout) is not supported")
-    return im.build(g.DropoutOp, [ins[0]])
+    y = im.build(g.DropoutOp, [ins[0]])
+    if outputs_used(im):
+        return [*y, i1_like(im, ins[0], None if im.opset >= 10 else ins[0].type.element_type)]
+    return y
 
 
 @converts("Clip")
@@ -741,23 +746,35 @@ def _conv_transpose(im: _Importer, ins, attrs):
     if "output_shape" in attrs or auto in ("SAME_UPPER", "SAME_LOWER"):
         in_sp = x.type.get_shape()[2:]
         target = list(attrs["output_shape"])[-n:] if "output_shape" in attrs else [s * st for s, st in zip(in_sp, sp["strides"])]
-        begin, end = [], []
+        begin, end, extra = [], [], list(out_pad)
         for i in range(n):
             total = sp["strides"][i] * (in_sp[i] - 1) + out_pad[i] + (kernel[i] - 1) * sp["dilations"][i] + 1 - target[i]
-            if total < 0:
-                raise im.error(f"output_shape {target} is larger than the convolution can produce")
             small, big = total // 2, total - total // 2
             # ONNX: SAME_UPPER puts the odd element at the end, otherwise at the start.
             upper = auto == "SAME_UPPER"
-            begin.append(small if upper else big)
-            end.append(big if upper else small)
+            b, e = (small, big) if upper else (big, small)
+            if b < 0:
+                raise im.error(f"output_shape {target} is larger than the convolution can produce "
+                               f"(it would pad dim {i} by {b} at the start)")
+            if e < 0:  # an output_shape past the last input's reach: zeros (+ bias) at the end,
+                extra[i] -= e  # as onnx's reference and onnxruntime give it: output padding
+                e = 0
+            begin.append(b)
+            end.append(e)
         sp["pads"] = (*begin, *end)
+        out_pad = tuple(extra)
     return im.build(g.ConvTransposeOp, ins, group=attrs.get("group", 1), output_padding=out_pad, **sp)
 
 
 def _pool(cls):
     def convert(im: _Importer, ins, attrs):
-        return im.build(cls, [ins[0]], **im.pool_attrs(cls, attrs, ins[0]))
+        pool = im.pool_attrs(cls, attrs, ins[0])
+        y = im.build(cls, [ins[0]], **pool)
+        if cls is g.MaxPoolOp and outputs_used(im):  # Indices (onnx_training.py)
+            out = y[0].type.get_shape()[2:]
+            return [*y, max_pool_indices(im, ins[0], pool["kernel_shape"], pool["strides"], pool["dilations"],
+                                         pool["pads"], out, attrs.get("storage_order", 0))]
+        return y
 
     return convert
 
@@ -768,10 +785,12 @@ CONVERTERS["AveragePool"] = _pool(g.AvgPoolOp)
 
 @converts("BatchNormalization")
 def _batch_norm(im: _Importer, ins, attrs):
-    if attrs.get("training_mode", 0) or not attrs.get("is_test", 1):
-        raise im.error("training mode is not supported")
     if not attrs.get("spatial", 1):
         raise im.error("spatial=0 (per-activation statistics) is not supported")
+    if attrs.get("training_mode", 0):  # opset 14: batch statistics, running ones updated
+        return batch_norm_training(im, ins[:5], attrs.get("epsilon", 1e-5), attrs.get("momentum", 0.9))
+    if not attrs.get("is_test", 1):
+        raise im.error("training mode (is_test=0) is not supported")
     return im.build(g.BatchNormOp, ins[:5], epsilon=attrs.get("epsilon", 1e-5))
 
 
@@ -779,6 +798,10 @@ def _batch_norm(im: _Importer, ins, attrs):
 def _layer_norm(im: _Importer, ins, attrs):
     if attrs.get("stash_type", 1) != 1:
         raise im.error("stash_type other than float32 is not supported")
+    if outputs_used(im):  # Mean / InvStdDev: the function body (onnx_training.py)
+        bias = ins[2] if len(ins) > 2 else None
+        return layer_norm_with_stats(im, ins[0], ins[1], bias, attrs.get("axis", -1), attrs.get("epsilon", 1e-5),
+                                     to_element_type(np.float32))
     inputs = [v for v in ins if v is not None]
     return im.build(g.LayerNormOp, inputs, axis=attrs.get("axis", -1), epsilon=attrs.get("epsilon", 1e-5))
 
