@@ -771,9 +771,8 @@ def _pool(cls):
         pool = im.pool_attrs(cls, attrs, ins[0])
         y = im.build(cls, [ins[0]], **pool)
         if cls is g.MaxPoolOp and outputs_used(im):  # Indices (onnx_training.py)
-            out = y[0].type.get_shape()[2:]
-            return [*y, max_pool_indices(im, ins[0], pool["kernel_shape"], pool["strides"], pool["dilations"],
-                                         pool["pads"], out, attrs.get("storage_order", 0))]
+            return [*y, max_pool_indices(im, ins[0], y[0], pool["kernel_shape"], pool["strides"],
+                                         pool["dilations"], pool["pads"], attrs.get("storage_order", 0))]
         return y
 
     return convert

@@ -67,10 +67,9 @@ def nll_loss(im, x: SSAValue, labels: SSAValue, weight: SSAValue | None, reducti
     dt = to_dtype(x.type.element_type)
     lt = to_dtype(labels.type.element_type)
     zero = im.constant(np.array(0, dt))
-    counted = None  # labels != ignore_index, when some label may be ignored
+    ignored = None  # labels == ignore_index, when some label may be ignored
     if ignore_index is not None:
         ignored = im.op(g.EqualOp, [labels, im.constant(np.array(ignore_index, lt))])
-        counted = im.op(g.LogicalNotOp, [ignored])
         if 0 <= ignore_index < c:  # an ignored label would pick its class: make it pick none
             labels = im.op(g.WhereOp, [ignored, im.constant(np.array(-1, lt)), labels])
     classes = im.constant(np.arange(c, dtype=lt).reshape([1, c] + [1] * (rank - 2)))
@@ -84,8 +83,8 @@ def nll_loss(im, x: SSAValue, labels: SSAValue, weight: SSAValue | None, reducti
     if weight is not None:
         w = pick(im.op(g.ReshapeOp, [weight, im.constant(np.array([1, c] + [1] * (rank - 2), np.int64))]))
         picked = im.op(g.MulOp, [picked, w])
-    elif counted is not None and reduction == "mean":
-        w = im.op(g.CastOp, [counted], to=x.type.element_type)
+    elif ignored is not None and reduction == "mean":  # 1 for each counted label
+        w = im.op(g.CastOp, [im.op(g.LogicalNotOp, [ignored])], to=x.type.element_type)
     loss = im.op(g.NegOp, [picked])
     if reduction == "none":
         return loss

@@ -7,10 +7,10 @@ deterministic, spelled out in graph ops (docs/onnx.md, "Optional outputs and tra
 - BatchNormalization with training_mode=1: the batch statistics (mean and population
   variance over every axis but 1) normalise x through graph.batch_norm, and the running
   statistics are input * momentum + batch * (1 - momentum).
-- MaxPool's Indices: the running maximum over the kernel's positions (strided slices of x
-  padded with -inf), keeping the first position of the maximum, and each position's flat
-  index into x (row-major, or column-major over the spatial dims for storage_order 1)
-  as a constant; the values come from graph.max_pool as before.
+- MaxPool's Indices: the kernel offsets' strided slices of x (padded with -inf) compared
+  with graph.max_pool's values, the smallest row-major position among the equal ones (the
+  first maximum, as onnx's reference scans) as the flat index into x (row-major, or
+  column-major over the spatial dims for storage_order 1).
 
 Converters take the importer (frontend/onnx.py) and use its public methods only.
 """
@@ -86,12 +86,18 @@ def batch_norm_training(im, ins: list[SSAValue], epsilon: float, momentum: float
     return [y, running(mean, batch_mean), running(var, batch_var)]
 
 
-def max_pool_indices(im, x: SSAValue, kernel, strides, dilations, pads, out_spatial,
+def max_pool_indices(im, x: SSAValue, y: SSAValue, kernel, strides, dilations, pads,
                      storage_order: int) -> SSAValue:
-    """MaxPool's Indices output [N, C, *out_spatial] (int64): the flat index into x of the
-    first maximum of each window; padding is -inf and never chosen over an element."""
+    """MaxPool's Indices output (int64, y's shape): the flat index into x of the first
+    maximum of each window, as onnx's reference scans it (kernel rows, then columns: the
+    smallest row-major position). Every kernel offset's strided slice of x (padded with
+    -inf) is stacked on a new leading axis and compared with y = max_pool(x); where equal,
+    the offset's row-major position (a constant; none in the padding) is kept, and the
+    minimum over the offsets is the first maximum. For storage_order 1 the constant also
+    carries the column-major position: row * plane + column, its remainder by plane."""
     shape = tuple(x.type.get_shape())
     n, c, spatial = shape[0], shape[1], shape[2:]
+    out_spatial = tuple(y.type.get_shape()[2:])
     k = len(spatial)
     dt = to_dtype(x.type.element_type)
     begin, end = pads[:k], pads[k:]
@@ -102,40 +108,38 @@ def max_pool_indices(im, x: SSAValue, kernel, strides, dilations, pads, out_spat
     if any(begin) or any(after):
         padded = im.op(g.PadOp, [x, _ints(im, [0, 0, *begin, 0, 0, *after]),
                                  im.constant(np.array(-np.inf, dt))], mode="constant")
-    # the flat index of each spatial position, over the spatial dims
-    if storage_order:
-        strides_x = [math.prod(spatial[:i]) for i in range(k)]  # column-major
-    else:
-        strides_x = [math.prod(spatial[i + 1:]) for i in range(k)]
-    best = index = None
+    plane = math.prod(spatial)
+    row_major = [math.prod(spatial[i + 1:]) for i in range(k)]
+    col_major = [math.prod(spatial[:i]) for i in range(k)]
+    none = np.iinfo(np.int64).max
+    windows, keys = [], []
     for offs in itertools.product(*(range(kk) for kk in kernel)):
         starts = [o * d for o, d in zip(offs, dilations)]
         ends = [st + (o - 1) * s + 1 for st, o, s in zip(starts, out_spatial, strides)]
         window = im.op(g.SliceOp, [padded, _ints(im, starts), _ints(im, ends),
                                    _ints(im, list(range(2, 2 + k))), _ints(im, list(strides))])
-        # the input position each output reads at this kernel offset, or -1 in the padding
-        pos = np.zeros((1, 1, *out_spatial), np.int64)
-        inside = np.ones((1, 1, *out_spatial), bool)
+        windows.append(im.op(g.UnsqueezeOp, [window], axes=(0,)))
+        # the input position each output reads at this offset
+        row = np.zeros(out_spatial, np.int64)
+        col = np.zeros(out_spatial, np.int64)
+        inside = np.ones(out_spatial, bool)
         for i in range(k):
             coord = np.arange(out_spatial[i]) * strides[i] + starts[i] - begin[i]
-            view = [1, 1] + [1] * k
-            view[2 + i] = out_spatial[i]
-            coord = coord.reshape(view)
+            coord = coord.reshape([out_spatial[i] if j == i else 1 for j in range(k)])
             inside = inside & (coord >= 0) & (coord < spatial[i])
-            pos = pos + coord * strides_x[i]
-        here = im.constant(np.where(inside, pos, -1).astype(np.int64))
-        if best is None:
-            best, index = window, im.op(g.ExpandOp, [here, _ints(im, [n, c, *out_spatial])])
-            continue
-        take = im.op(g.GreaterOp, [window, best])
-        if not inside.all():  # the first element of a window over padding beats -inf padding
-            take = im.op(g.LogicalOrOp, [take, im.op(g.LogicalAndOp, [
-                im.constant(inside), im.op(g.LessOp, [index, im.constant(np.array(0, np.int64))])])])
-        best = im.op(g.WhereOp, [take, window, best])
-        index = im.op(g.WhereOp, [take, here, index])
-    plane = math.prod(spatial)
+            row = row + coord * row_major[i]
+            col = col + coord * col_major[i]
+        key = row * plane + col if storage_order else row
+        keys.append(np.where(inside, key, none))
+    stacked = windows[0] if len(windows) == 1 else im.op(g.ConcatOp, windows, axis=0)
+    hit = im.op(g.EqualOp, [stacked, im.op(g.UnsqueezeOp, [y], axes=(0,))])
+    key = im.constant(np.stack(keys).reshape(len(keys), 1, 1, *out_spatial))
+    first = im.op(g.ReduceMinOp, [im.op(g.WhereOp, [hit, key, im.constant(np.array(none, np.int64))])],
+                  axes=(0,), keepdims=0)
+    if storage_order:
+        first = im.op(g.ModOp, [first, im.constant(np.array(plane, np.int64))])
     offset = (np.arange(n * c, dtype=np.int64) * plane).reshape(n, c, *([1] * k))
-    return im.op(g.AddOp, [index, im.constant(offset)])
+    return im.op(g.AddOp, [first, im.constant(offset)])
 
 
 def i1_like(im, x: SSAValue, elt=None) -> SSAValue:
