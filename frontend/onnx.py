@@ -749,18 +749,24 @@ def _conv_transpose(im: _Importer, ins, attrs):
         begin, end, extra = [], [], list(out_pad)
         for i in range(n):
             total = sp["strides"][i] * (in_sp[i] - 1) + out_pad[i] + (kernel[i] - 1) * sp["dilations"][i] + 1 - target[i]
+            if total < 0:
+                # An output_shape past the last input's reach: without auto_pad, onnx's
+                # reference and onnxruntime both add the rows at the end (zeros plus the
+                # bias), output padding, which the spec keeps below the stride. With SAME_*
+                # they disagree (the reference pads before the start, onnxruntime after).
+                if auto != "NOTSET" or extra[i] - total >= sp["strides"][i]:
+                    raise im.error(f"output_shape {target} is larger than the convolution can produce "
+                                   f"(dim {i} needs {-total} more" + (f" with auto_pad {auto})" if auto != "NOTSET"
+                                   else f", output padding {extra[i] - total} not below its stride {sp['strides'][i]})"))
+                extra[i] -= total
+                begin.append(0)
+                end.append(0)
+                continue
             small, big = total // 2, total - total // 2
             # ONNX: SAME_UPPER puts the odd element at the end, otherwise at the start.
             upper = auto == "SAME_UPPER"
-            b, e = (small, big) if upper else (big, small)
-            if b < 0:
-                raise im.error(f"output_shape {target} is larger than the convolution can produce "
-                               f"(it would pad dim {i} by {b} at the start)")
-            if e < 0:  # an output_shape past the last input's reach: zeros (+ bias) at the end,
-                extra[i] -= e  # as onnx's reference and onnxruntime give it: output padding
-                e = 0
-            begin.append(b)
-            end.append(e)
+            begin.append(small if upper else big)
+            end.append(big if upper else small)
         sp["pads"] = (*begin, *end)
         out_pad = tuple(extra)
     return im.build(g.ConvTransposeOp, ins, group=attrs.get("group", 1), output_padding=out_pad, **sp)

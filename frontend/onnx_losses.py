@@ -50,8 +50,8 @@ def _check(im, x: SSAValue, labels: SSAValue, weight: SSAValue | None) -> None:
         raise im.error(f"the input must be a float tensor, got {x.type}")
     if len(xs) < 2:
         raise im.error(f"the input must be [N, C] or [N, C, d1, ...], got shape {xs}")
-    if is_float_dtype(to_dtype(labels.type.element_type)):
-        raise im.error(f"the target must be an integer tensor, got {labels.type}")
+    if to_dtype(labels.type.element_type) not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise im.error(f"the target must be an integer tensor (int32 or int64), got {labels.type}")
     if ts != [xs[0], *xs[2:]]:
         raise im.error(f"the target shape {ts} is not the input's {xs} without the class dim")
     if weight is not None and list(weight.type.get_shape()) != [xs[1]]:
@@ -68,7 +68,7 @@ def nll_loss(im, x: SSAValue, labels: SSAValue, weight: SSAValue | None, reducti
     lt = to_dtype(labels.type.element_type)
     zero = im.constant(np.array(0, dt))
     ignored = None  # labels == ignore_index, when some label may be ignored
-    if ignore_index is not None:
+    if ignore_index is not None and np.iinfo(lt).min <= ignore_index <= np.iinfo(lt).max:
         ignored = im.op(g.EqualOp, [labels, im.constant(np.array(ignore_index, lt))])
         if 0 <= ignore_index < c:  # an ignored label would pick its class: make it pick none
             labels = im.op(g.WhereOp, [ignored, im.constant(np.array(-1, lt)), labels])

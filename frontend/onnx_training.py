@@ -106,8 +106,11 @@ def max_pool_indices(im, x: SSAValue, y: SSAValue, kernel, strides, dilations, p
     after = [max(nd - b - sz, e, 0) for nd, b, sz, e in zip(need, begin, spatial, end)]
     padded = x
     if any(begin) or any(after):
+        # the padding is never chosen: its positions carry no key (a float x pads with -inf,
+        # an integer one with its lowest value, which ties only with a real element)
+        low = np.iinfo(dt).min if np.issubdtype(dt, np.integer) else -np.inf
         padded = im.op(g.PadOp, [x, _ints(im, [0, 0, *begin, 0, 0, *after]),
-                                 im.constant(np.array(-np.inf, dt))], mode="constant")
+                                 im.constant(np.array(low, dt))], mode="constant")
     plane = math.prod(spatial)
     row_major = [math.prod(spatial[i + 1:]) for i in range(k)]
     col_major = [math.prod(spatial[:i]) for i in range(k)]

@@ -13,6 +13,7 @@ from onnx.reference import ReferenceEvaluator
 
 import geir
 from geir.dialects import graph as g
+from geir.errors import OnnxImportError
 from geir.frontend.onnx import import_model
 from geir.runtime.interpreter import run_module
 
@@ -186,6 +187,14 @@ def test_max_pool_indices(shape, attrs, storage_order):
     _check(_graph(m, feeds), _ort(m, feeds), rtol=0, atol=0)
 
 
+def test_max_pool_indices_int8_padding_never_chosen():
+    """An integer x pads with its lowest value, which a real element at that value still beats."""
+    m = _model([helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+               [_vi("x", [1, 2, 4, 4], TensorProto.INT8)], [_vi("y", None, TensorProto.INT8), _vi("i", None, I64)], opset=12)
+    feeds = {"x": RNG.integers(-128, -125, (1, 2, 4, 4)).astype(np.int8)}
+    _check(_graph(m, feeds), _ort(m, feeds), rtol=0, atol=0)
+
+
 def test_max_pool_indices_at_o3():
     m = _max_pool((2, 3, 6, 5), 1, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     feeds = {"x": RNG.integers(-3, 3, (2, 3, 6, 5)).astype(np.float32)}
@@ -204,13 +213,29 @@ def test_dropout_mask_when_nothing_drops(training, ratio):
     _check(_o3(m, feeds), ref, rtol=0, atol=0)
 
 
-def test_conv_transpose_output_shape_past_the_inputs_reach():
-    """output_shape one past the natural size: zeros (plus the bias) at the end, as onnxruntime."""
-    m = _model([helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[3, 2], output_shape=[10, 8])],
-               [_vi("x", [1, 2, 3, 3])], [_vi("y", [1, 3, 10, 8])],
+@pytest.mark.parametrize("output_shape", [[10, 8], [11, 8]])
+def test_conv_transpose_output_shape_past_the_inputs_reach(output_shape):
+    """output_shape past the natural size [9, 7]: zeros (plus the bias) at the end, as onnxruntime."""
+    m = _model([helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[3, 2], output_shape=output_shape)],
+               [_vi("x", [1, 2, 3, 3])], [_vi("y", [1, 3, *output_shape])],
                [numpy_helper.from_array(RNG.standard_normal((2, 3, 3, 3)).astype(np.float32), "w"),
                 numpy_helper.from_array(RNG.standard_normal(3).astype(np.float32), "b")])
     feeds = {"x": RNG.standard_normal((1, 2, 3, 3)).astype(np.float32)}
     ref = _ort(m, feeds)
     _check(_graph(m, feeds), ref, atol=1e-5)
     _check(_o3(m, feeds), ref, atol=1e-5)
+
+
+@pytest.mark.parametrize("output_shape,auto_pad,message", [
+    ([14, 8], "NOTSET", r"output_shape \[14, 8\] is larger than the convolution can produce "
+                        r"\(dim 0 needs 5 more, output padding 5 not below its stride 3\)"),
+    ([10, 8], "SAME_UPPER", r"output_shape \[10, 8\] is larger than the convolution can produce "
+                            r"\(dim 0 needs 1 more with auto_pad SAME_UPPER\)"),
+])
+def test_conv_transpose_output_shape_out_of_reach_is_an_error(output_shape, auto_pad, message):
+    m = _model([helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="ct", strides=[3, 2],
+                                 output_shape=output_shape, auto_pad=auto_pad)],
+               [_vi("x", [1, 2, 3, 3])], [_vi("y", [1, 3, *output_shape])],
+               [numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "w")])
+    with pytest.raises(OnnxImportError, match=r"^node 'ct' \(ConvTranspose, opset 17\): " + message):
+        import_model(m)
