@@ -667,11 +667,10 @@ def _cast_like(im: _Importer, ins, attrs):
 
 @converts("Dropout")
 def _dropout(im: _Importer, ins, attrs):
-    # Inference: the identity; the mask output is rejected by convert(). Opset 12's
-    # training_mode input decides that, so it must be known: a runtime one could ask for
-    # random dropout, which the identity would silently not do.
-    # In training mode with ratio 0 nothing is dropped (scale 1): the identity too. The mask
-    # is then all true (1s of x's type before opset 10), built only when it is used.
+    # Inference: the identity. Opset 12's training_mode input decides that, so it must be
+    # known: a runtime one could ask for random dropout, which the identity would silently
+    # not do. In training mode with ratio 0 nothing is dropped (scale 1): the identity too.
+    # The mask is then all true (1s of x's type before opset 10), built only when it is read.
     training = ins[2] if len(ins) > 2 else None
     if training is not None and bool(im.require_const(training, "training_mode")):
         ratio = ins[1] if len(ins) > 1 else None
