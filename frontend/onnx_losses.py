@@ -67,10 +67,14 @@ def nll_loss(im, x: SSAValue, labels: SSAValue, weight: SSAValue | None, reducti
     dt = to_dtype(x.type.element_type)
     lt = to_dtype(labels.type.element_type)
     zero = im.constant(np.array(0, dt))
-    ignored = None  # labels == ignore_index, when some label may be ignored
-    if ignore_index is not None and np.iinfo(lt).min <= ignore_index <= np.iinfo(lt).max:
+    # labels == ignore_index, where it matters: a class's index (relabelled -1, which picks
+    # none) or the count of an unweighted mean; a label outside [0, C) picks none by itself
+    ignored = None
+    relabel = ignore_index is not None and 0 <= ignore_index < c
+    counts = weight is None and reduction == "mean"
+    if ignore_index is not None and np.iinfo(lt).min <= ignore_index <= np.iinfo(lt).max and (relabel or counts):
         ignored = im.op(g.EqualOp, [labels, im.constant(np.array(ignore_index, lt))])
-        if 0 <= ignore_index < c:  # an ignored label would pick its class: make it pick none
+        if relabel:
             labels = im.op(g.WhereOp, [ignored, im.constant(np.array(-1, lt)), labels])
     classes = im.constant(np.arange(c, dtype=lt).reshape([1, c] + [1] * (rank - 2)))
     onehot = im.op(g.EqualOp, [im.op(g.UnsqueezeOp, [labels], axes=(1,)), classes])
@@ -83,7 +87,7 @@ def nll_loss(im, x: SSAValue, labels: SSAValue, weight: SSAValue | None, reducti
     if weight is not None:
         w = pick(im.op(g.ReshapeOp, [weight, im.constant(np.array([1, c] + [1] * (rank - 2), np.int64))]))
         picked = im.op(g.MulOp, [picked, w])
-    elif ignored is not None and reduction == "mean":  # 1 for each counted label
+    elif ignored is not None:  # an unweighted mean: 1 for each counted label
         w = im.op(g.CastOp, [im.op(g.LogicalNotOp, [ignored])], to=x.type.element_type)
     loss = im.op(g.NegOp, [picked])
     if reduction == "none":
