@@ -38,12 +38,12 @@ from geir.ir.types import UnsupportedTypeError, i1, is_float_dtype, tensor, to_d
 from geir.errors import OnnxImportError
 from geir.frontend.builder import GraphBuilder, value_hint
 from geir.frontend.onnx_control_flow import CONTROL_FLOW_CONVERTERS
-from geir.frontend.onnx_functions import expand_function, has_function
-from geir.frontend.onnx_indexing import INDEXING_CONVERTERS
-from geir.frontend.onnx_opsets import check_opset_changes
 from geir.frontend.onnx_elementwise import ELEMENTWISE_CONVERTERS
-from geir.frontend.onnx_narrow import cast_options
+from geir.frontend.onnx_functions import expand_function, has_function, missing_required_input
+from geir.frontend.onnx_indexing import INDEXING_CONVERTERS
 from geir.frontend.onnx_losses import LOSSES_CONVERTERS
+from geir.frontend.onnx_narrow import cast_options
+from geir.frontend.onnx_opsets import check_opset_changes
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
 from geir.frontend.onnx_spatial import SPATIAL_CONVERTERS
 from geir.frontend.onnx_training import (batch_norm_training, i1_like, layer_norm_with_stats, max_pool_indices,
@@ -437,6 +437,9 @@ class _Importer(GraphBuilder):
             domain = f", domain {node.domain}" if node.domain else ""
             raise OnnxImportError(f"unsupported ONNX operator: node '{node.name or node.output[0]}' "
                                   f"({node.op_type}, opset {self.opset}{domain})")
+        missing = missing_required_input(node, self.opset)
+        if missing:
+            raise self.error(f"the required input {missing} is missing")
         results = converter(self, inputs, attrs)
         for name, value in zip(node.output, results):
             if name:

@@ -45,6 +45,18 @@ def has_function(node: onnx.NodeProto, opset: int) -> bool:
     return schema is not None and (schema.has_function or schema.has_context_dependent_function)
 
 
+def missing_required_input(node: onnx.NodeProto, opset: int) -> str | None:
+    """"'B' (#1)" when the node leaves out an input its schema requires (onnx's checker is not
+    run on every model), else None; a converter can then take its required inputs as given."""
+    schema = _schema(node, opset)
+    if schema is None:
+        return None
+    for i, formal in enumerate(schema.inputs):
+        if formal.option == defs.OpSchema.FormalParameterOption.Single and (i >= len(node.input) or not node.input[i]):
+            return f"'{formal.name}' (#{i})"
+    return None
+
+
 def _type_proto(value) -> onnx.TypeProto:
     if value is None:
         return onnx.TypeProto()
@@ -95,11 +107,6 @@ def _resolve(fn: onnx.FunctionProto, node: onnx.NodeProto, bound: set[str], sche
 def expand_function(im, ins, attrs):
     """The node's function body converted in its place."""
     node = im.node
-    schema = _schema(node, im.opset)
-    for i, formal in enumerate(schema.inputs):
-        required = formal.option == defs.OpSchema.FormalParameterOption.Single
-        if required and (i >= len(ins) or ins[i] is None):
-            raise im.error(f"the required input '{formal.name}' (#{i}) is missing")
     fn = _function(im, node, ins)
     bound = {name for name, v in zip(fn.input, ins) if v is not None}
     body = onnx.helper.make_graph(

@@ -242,14 +242,13 @@ def _output_step(path: str) -> float:
 
 
 # Models with few weights (quantize_static's own calibration of AlexNet's or VGG's 60M+ weights
-# takes a minute each, ResNet-50's 25M a minute and a half); between them: groups, channel
-# shuffles, concat, residual adds, BatchNorm, LRN, average and global pools, gemm, per-tensor and
-# per-channel weights, QDQ and QOperator (QLinearConv, QGemm, QLinearConcat,
-# QLinearAveragePool). Three, for the test command's time; bench/quantize.py runs every model.
+# takes a minute each, ResNet-50's 25M a minute and a half); between them: concat, LRN,
+# average and global pools, gemm, per-channel weights, QDQ and QOperator (QLinearConv, QGemm,
+# QLinearConcat, QLinearAveragePool). Two, for the test command's time (ShuffleNet's groups and
+# channel shuffles took 90 s); bench/quantize.py runs every model.
 @pytest.mark.parametrize("name,fmt,per_channel", [
-    ("light_squeezenet", "qdq", False),
+    ("light_squeezenet", "qdq", True),
     ("light_inception_v1", "qoperator", True),
-    ("light_shufflenet", "qdq", True),
 ])
 def test_onnxruntime_quantized_model(name, fmt, per_channel, tmp_path):
     """geir's compiled program against onnxruntime's int8 execution (all optimisations: its QDQ
@@ -347,7 +346,10 @@ def test_geir_compare_quantize_against_the_float_model(tmp_path, capsys):
     assert "01_import (graph" in out and "01_quantize (graph" in out and "09_plan_memory (ascend" in out
     assert re.search(r"lost most to int8: node 'conv\d' \(tensor 'c\d', graph.conv\) in stage 01_quantize", out)
     import_line = next(line for line in out.splitlines() if line.startswith("  01_import"))
-    assert "5 CLOSE" in import_line  # the float stage is judged by fp32 tolerances
+    # The float stage is judged by fp32 tolerances: every tensor EQUAL or CLOSE (which of the
+    # two depends on how onnxruntime's build sums a conv), none only SIMILAR.
+    verdicts = dict((v, int(n)) for n, v in re.findall(r"(\d+) ([A-Z]+)", import_line.split("tensors:")[1]))
+    assert "5 tensors" in import_line and set(verdicts) <= {"EQUAL", "CLOSE"} and sum(verdicts.values()) == 5, import_line
 
 
 def test_int8_program_round_trips_through_an_offline_model(tmp_path):

@@ -245,12 +245,9 @@ CASES = {
         [vi("s0", [1, 2]), vi("xs", [1, 3, 2])], [vi("s", [1, 2]), vi("ys", [1, 3, 2])], opset=8,
     ),
     # Ops onnx defines by a function: expanded at import unless geir converts them itself.
-    "swish_function": lambda: model(
-        [helper.make_node("Swish", ["x"], ["y"], name="swish", alpha=2.0)], [vi("x", [4])], [vi("y", [4])], opset=24,
-    ),
-    "swiglu_default_alpha": lambda: model(
-        [helper.make_node("SwiGLU", ["a", "b"], ["y"], name="swiglu")], [vi("a", [2, 4]), vi("b", [2, 4])],
-        [vi("y", [2, 4])], opset=28,
+    "causal_conv_function": lambda: model(
+        [helper.make_node("CausalConvWithState", ["x", "w"], ["y", "state"], name="cconv", activation="silu")],
+        [vi("x", [1, 2, 5]), vi("w", [2, 1, 3])], [vi("y", [1, 2, 5]), vi("state", [1, 2, 2])], opset=27,
     ),
     "swiglu_missing_input": lambda: model(
         [helper.make_node("SwiGLU", ["a"], ["y"], name="swiglu")], [vi("a", [2, 4])], [vi("y", [2, 4])], opset=28,
