@@ -17,8 +17,8 @@ case's own rtol / atol. Each run ends as one of
 and the tables give them per op type (the op a case tests: an `_expanded` case counts
 for the op it expands) and in total, with the share of all cases that pass at O3.
 
-`--write-sample FILE` writes the fixed sample test/python/test_onnx_conformance.py holds
-to passing: the cases passing at both levels whose name hashes to 0 mod `--every`, plus
+`--write-sample FILE` (with `--freeze-inputs`, as the test runs them) writes the fixed
+sample test/python/test_onnx_conformance.py holds to passing: the cases passing at both levels whose name hashes to 0 mod `--every`, plus
 the first passing case of each op type the hash missed (so every op that passes is in it).
 
 `--freeze-inputs` freezes a graph input geir needs constant (a reduction's axes, Split's
@@ -141,7 +141,7 @@ def write_sample(path: str, names: list[str], every: int, total: int) -> None:
     with open(path, "w") as f:
         f.write(f"# onnx {onnx.__version__} node conformance cases that pass at the graph level and at O3,\n"
                 f"# checked by test/python/test_onnx_conformance.py. Written by\n"
-                f"#   python bench/onnx_coverage.py --write-sample {path} --every {every}\n"
+                f"#   python bench/onnx_coverage.py --freeze-inputs --write-sample {path} --every {every}\n"
                 f"# the passing cases whose name's crc32 is 0 mod {every}, plus the first passing case of "
                 f"each op type: "
                 f"{len(names)} of {total}.\n")

@@ -4,7 +4,9 @@ The sample (onnx_conformance_sample.txt beside this file) is about one in 5 of t
 that passed when it was written (by a hash of the name) plus the first passing case of
 each op type, so coverage of any op
 cannot regress unnoticed; bench/onnx_coverage.py runs all the cases and rewrites it
-(`--write-sample`). A case the installed onnx no longer ships fails too: the sample is
+(`--write-sample`, with `--freeze-inputs`: a graph input geir needs constant - a reduction's
+axes, Resize's scales, an If condition - is frozen to the case's value, as a user would with
+geir.compile(freeze=...)). A case the installed onnx no longer ships fails too: the sample is
 rewritten when onnx is.
 """
 
@@ -47,7 +49,7 @@ def test_sample_spans_the_ops_and_opsets():
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("name", SAMPLE)
 def test_sample_case_passes(name, level):
-    status, detail = run_level(level, _case(name), timeout=60)
+    status, detail = run_level(level, _case(name), timeout=60, freeze_inputs=True)
     assert status == "pass", f"{name} at {level}: {status}: {detail}"
 
 
