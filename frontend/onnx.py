@@ -1184,6 +1184,3 @@ def converter_of(node: onnx.NodeProto, opset: int) -> Converter | None:
         return expand_function
     return converter
 
-
-# Ops handled by name only, for clear errors on what is deliberately missing.
-UNSUPPORTED_HINT = {}

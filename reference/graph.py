@@ -1560,7 +1560,6 @@ def _at_operand_precision(fn):
 
 
 _OWN_TYPES = frozenset({g.CastOp, g.ShapeOp, g.SizeOp, g.BitCastOp})
-_OWN_TYPES = frozenset({g.CastOp, g.ShapeOp, g.SizeOp})
 # Indexing ops that copy or select values, computing none: exact in their own type, and not
 # widened (an f16 KV cache scattered into is not copied to f32 and back). Scatter add / mul
 # widen themselves (_scatter_rows).
