@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -498,12 +499,11 @@ def _updated_in_place(fn: func.FuncOp) -> dict[SSAValue, int]:
     """Results that are an argument updated in place, with its index: a kv_cache_write whose
     cache is an argument nothing else reads, returned once. The runtime then passes one buffer
     for the argument and the result (attr_names.UPDATES)."""
-    ret = fn.body.block.last_op
-    returned = [v for v in ret.operands]
+    returned = Counter(fn.body.block.last_op.operands)
     out = {}
-    for value in returned:
+    for value, times in returned.items():
         op = value.owner
-        if not isinstance(op, g.KvCacheWriteOp) or returned.count(value) != 1:
+        if not isinstance(op, g.KvCacheWriteOp) or times != 1:
             continue
         cache = op.operands[0]
         if isinstance(cache, BlockArgument) and cache.owner is fn.body.block and len(list(cache.uses)) == 1 \

@@ -190,21 +190,15 @@ def test_lit_case_keeps_numerics(chunk):
     assert_pass_keeps_numerics(chunk, FusePass())
 
 
-@pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-layer-norm")])
-def test_layer_norm_recognition_keeps_numerics(chunk):
-    assert_pass_keeps_numerics(chunk, RecognizeLayerNorm())
+# Each recogniser's lit cases (the prefixes spelled out: test_simplify.py finds them here).
+RECOGNISER_CASES = [
+    *(pytest.param(RecognizeLayerNorm, c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-layer-norm")),
+    *(pytest.param(RecognizeRmsNorm, c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-rms-norm")),
+    *(pytest.param(RecognizeRotaryPass, c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-rotary")),
+    *(pytest.param(RecognizeAttention, c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-attention")),
+]
 
 
-@pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-rms-norm")])
-def test_rms_norm_recognition_keeps_numerics(chunk):
-    assert_pass_keeps_numerics(chunk, RecognizeRmsNorm())
-
-
-@pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-rotary")])
-def test_rotary_recognition_keeps_numerics(chunk):
-    assert_pass_keeps_numerics(chunk, RecognizeRotaryPass())
-
-
-@pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "recognize-attention")])
-def test_attention_recognition_keeps_numerics(chunk):
-    assert_pass_keeps_numerics(chunk, RecognizeAttention())
+@pytest.mark.parametrize("recogniser, chunk", RECOGNISER_CASES)
+def test_recognition_keeps_numerics(recogniser, chunk):
+    assert_pass_keeps_numerics(chunk, recogniser())
