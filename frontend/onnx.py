@@ -45,6 +45,7 @@ from geir.frontend.onnx_losses import LOSSES_CONVERTERS
 from geir.frontend.onnx_narrow import cast_options
 from geir.frontend.onnx_opsets import check_opset_changes
 from geir.frontend.onnx_quantized import CONTRIB_CONVERTERS, QUANTIZED_CONVERTERS
+from geir.frontend.onnx_rnn import RNN_CONVERTERS
 from geir.frontend.onnx_spatial import SPATIAL_CONVERTERS
 from geir.frontend.onnx_training import (batch_norm_training, i1_like, layer_norm_with_stats, max_pool_indices,
                                          outputs_used)
@@ -1169,6 +1170,7 @@ CONVERTERS.update(ELEMENTWISE_CONVERTERS)
 CONVERTERS.update(SPATIAL_CONVERTERS)
 CONVERTERS.update(INDEXING_CONVERTERS)
 CONVERTERS.update(LOSSES_CONVERTERS)
+CONVERTERS.update(RNN_CONVERTERS)
 
 
 def converter_of(node: onnx.NodeProto, opset: int) -> Converter | None:

@@ -60,7 +60,7 @@ def _scalar(im, value: SSAValue, what: str) -> np.ndarray:
     return known.reshape(())
 
 
-def _stack(im, values: list[SSAValue], axis: int) -> SSAValue:
+def stack(im, values: list[SSAValue], axis: int) -> SSAValue:
     """The values (equal shapes) stacked along a new `axis`."""
     rank = len(values[0].type.get_shape()) + 1
     axis = axis + rank if axis < 0 else axis
@@ -101,7 +101,7 @@ def _loop(im, ins, attrs):
         i += 1
     if n_scan and i == 0:
         raise im.error("a Loop that runs no iteration has scan outputs of unknown shape")
-    return [*carried, *(_stack(im, s, 0) for s in scans)]
+    return [*carried, *(stack(im, s, 0) for s in scans)]
 
 
 def _scan(im, ins, attrs):
@@ -136,7 +136,7 @@ def _scan(im, ins, attrs):
         states = outs[:len(states)]
         for j, v in enumerate(outs[len(states):]):
             scans[j].append(v)
-    stacked = [_stack(im, s[::-1] if d else s, axis) for s, axis, d in zip(scans, out_axes, out_dirs)]
+    stacked = [stack(im, s[::-1] if d else s, axis) for s, axis, d in zip(scans, out_axes, out_dirs)]
     return [*states, *stacked]
 
 

@@ -58,6 +58,8 @@ OPSET_CHANGES: dict[str, tuple[OpsetChange, ...]] = {
         "Constant", "ConstantOfShape", "Flatten", "Identity", "Pad", "Reshape", "Shape", "Size", "Squeeze",
         "Transpose", "Unsqueeze",
     )},
+    # Recurrent layers (frontend/onnx_rnn.py), unrolled over the sequence.
+    **{op: _BF16 for op in ("RNN", "GRU", "LSTM")},
     # Control flow (frontend/onnx_control_flow.py): the subgraphs' value types grew.
     **{op: _NARROW for op in ("If", "Loop", "Scan")},
     "Dropout": (_types(22, "float8 (4 kinds) and a bfloat16 ratio"),),

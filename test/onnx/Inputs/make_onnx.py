@@ -259,6 +259,18 @@ CASES = {
         [helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["sel"], name="nms")],
         [vi("boxes", [1, 6, 4]), vi("scores", [1, 1, 6])], [vi("sel", [3, 3], TensorProto.INT64)], opset=21,
     ),
+    # Recurrent layers, unrolled: a 2-step GRU; sequence_lens shorter than the sequence.
+    "gru_two_steps": lambda: model(
+        [helper.make_node("GRU", ["x", "w", "r"], ["y", "y_h"], name="gru", hidden_size=3)],
+        [vi("x", [2, 1, 4])], [vi("y", [2, 1, 1, 3]), vi("y_h", [1, 1, 3])],
+        [const("w", np.ones((1, 9, 4), np.float32)), const("r", np.ones((1, 9, 3), np.float32))], opset=14,
+    ),
+    "rnn_short_sequence": lambda: model(
+        [helper.make_node("RNN", ["x", "w", "r", "", "lens"], ["y"], name="rnn", hidden_size=3)],
+        [vi("x", [4, 2, 4])], [vi("y", [4, 1, 2, 3])],
+        [const("w", np.ones((1, 3, 4), np.float32)), const("r", np.ones((1, 3, 3), np.float32)),
+         const("lens", np.array([4, 3], np.int32))], opset=14,
+    ),
     "space_to_depth_crd": lambda: model(
         [helper.make_node("SpaceToDepth", ["x"], ["y"], name="s2d", blocksize=2, mode="CRD")],
         [vi("x", [1, 3, 4, 6])], [vi("y", [1, 12, 2, 3])], opset=28,
