@@ -174,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
     if args.write_sample:
-        if wanted or args.freeze_inputs:
-            ap.error("--write-sample needs every case as geir.compile takes it: drop --ops and --freeze-inputs")
+        if wanted or not args.freeze_inputs:
+            ap.error("--write-sample needs every case, run as the test runs them: drop --ops, give --freeze-inputs")
         write_sample(args.write_sample, sample_of(results, args.every), args.every, len(results))
     return 0
 
