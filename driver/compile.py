@@ -27,6 +27,7 @@ from geir.ir.types import is_float_dtype
 from geir.errors import GeirError
 from geir.driver.model_import import import_graph
 from geir.driver.pipelines import PipelineOptions, build_pipeline
+from geir.driver.stages import Stages
 from geir.dialects import make_context
 
 
@@ -35,15 +36,20 @@ class CompiledModel:
     """A compiled model: the IR after every stage, the options, and a runner."""
 
     options: PipelineOptions
-    stages: dict[str, ModuleOp]
+    stages: Mapping[str, ModuleOp]
+    """The IR after every stage, in order (driver/stages.py: lowered ones built on first look)."""
     compile_seconds: dict[str, float] = field(default_factory=dict)
     unavailable: list[str] = field(default_factory=list)
     _last_report: dict[str, Any] | None = None
 
+    def __post_init__(self):
+        if not isinstance(self.stages, Stages):
+            self.stages = Stages.of(self.stages)
+
     @property
     def module(self) -> ModuleOp:
         """The final program."""
-        return next(reversed(self.stages.values()))
+        return self.stages[self.stage_names[-1]]
 
     @property
     def stage_names(self) -> list[str]:
@@ -114,11 +120,9 @@ class CompiledModel:
 
     def graph_module(self) -> ModuleOp:
         """The last graph-level stage: the graph the kernels are made of (fused, formatted)."""
-        from geir.runtime.ascend_interpreter import is_ascend_module
-
-        for module in reversed(self.stages.values()):
-            if not is_ascend_module(module):
-                return module
+        for name in reversed(self.stage_names):
+            if not self.stages.is_lowered(name):
+                return self.stages[name]
         raise GeirError("no graph-level stage: an offline model holds only the program; compile the model instead")
 
     def export_graph(self, path: str | Path) -> None:
@@ -146,7 +150,7 @@ Progress = Callable[[str, "float | None"], None]
 
 def compile(  # noqa: A001
     model: Any, device: str = "ascend910b", opt_level: int = 3, *, example_inputs=None,
-    progress: Progress | None = None, **options
+    progress: Progress | None = None, keep_stages: bool = False, **options
 ) -> CompiledModel:
     """Import and compile a model with GE-style options (see driver/pipelines.py). `model` may
     also be graph-level MLIR: a ModuleOp or a `.mlir` file (its first stage is the parsed
@@ -154,7 +158,9 @@ def compile(  # noqa: A001
     `quantize="int8"` with `calibration_data=...` calibrates the float model first
     (driver/quantize.py, QuantizeOptions). `freeze={"axes": [1]}` makes those graph inputs
     constants before import (frontend/onnx.py freeze_inputs): a reduction's axes or a
-    Split's sizes given as inputs must be constants for static shapes."""
+    Split's sizes given as inputs must be constants for static shapes. `keep_stages=True`
+    copies every stage's IR as it finishes (else lowered stages are rebuilt when first looked
+    at: driver/stages.py)."""
     from geir.dialects import make_context
     from geir.driver.registry import get_all_passes
     from geir.driver.quantize import QuantizeOptions
@@ -165,16 +171,19 @@ def compile(  # noqa: A001
     opts = PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)
     load_device(opts.device)  # an unknown device is an error before any work
     pipeline = build_pipeline(opts)
-    stages: dict[str, ModuleOp] = {}
+    stages = Stages(keep_all=keep_stages)
     seconds: dict[str, float] = {}
 
-    def stage(name: str, run: Callable[[], ModuleOp]) -> ModuleOp:
+    def stage(name: str, run: Callable[[], ModuleOp], replay=None) -> ModuleOp:
+        from geir.runtime.ascend_interpreter import is_ascend_module
+
         if progress:
             progress(name, None)
         t0 = time.perf_counter()
         module = run()
         module.verify()
-        stages[name], seconds[name] = module.clone(), time.perf_counter() - t0
+        stages.add(name, module, replay, lowered=is_ascend_module(module))
+        seconds[name] = time.perf_counter() - t0
         if progress:
             progress(name, seconds[name])
         return module
@@ -188,7 +197,9 @@ def compile(  # noqa: A001
     ctx = make_context()
     registry = get_all_passes()
     for name, specs in pipeline.stages:
-        stage(name, lambda specs=specs: _apply(ctx, module, registry, specs))
+        stage(name, lambda specs=specs: _apply(ctx, module, registry, specs),
+              lambda m, specs=specs: _apply(ctx, m, registry, specs))
+    stages.finish(module)
     return CompiledModel(opts, stages, seconds, pipeline.unavailable)
 
 

@@ -102,7 +102,7 @@ def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: b
     opset = _default_opset(proto)
     check_graph(proto.graph, opset)
     try:
-        inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(_shape_skeleton(proto), data_prop=True)
     except Exception as e:
         raise OnnxImportError(f"onnx shape inference failed: {e}") from None
     _check_supported(proto.graph, opset)
@@ -247,6 +247,47 @@ def _check_supported(graph: onnx.GraphProto, opset: int) -> None:
     if bad:
         more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
         raise OnnxImportError(f"unsupported ONNX operator: {'; '.join(bad[:3])}{more}")
+
+
+_SKELETON_MAX_ELEMENTS = 1024
+"""Initializers up to this size keep their values for shape inference: the shape-deciding
+ones (a Reshape target, Slice bounds, Resize scales, axes) are a handful of elements."""
+
+
+def _shape_skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """The model for onnx shape inference: its large initializers as typed graph inputs.
+
+    Shape inference serialises the model and copies every initializer (VGG-19: 548 MB, 5 of
+    the 7 s its import took); a weight's values never decide a shape, its type does."""
+    graph = proto.graph
+    if all(math.prod(t.dims) <= _SKELETON_MAX_ELEMENTS for t in graph.initializer):
+        return proto
+    skeleton = onnx.ModelProto()
+    for field, value in proto.ListFields():
+        if field.name != "graph":
+            _copy_field(skeleton, field, value)
+    for field, value in graph.ListFields():
+        if field.name != "initializer":
+            _copy_field(skeleton.graph, field, value)
+    declared = {vi.name for vi in graph.input}
+    for t in graph.initializer:
+        if math.prod(t.dims) <= _SKELETON_MAX_ELEMENTS:
+            skeleton.graph.initializer.append(t)
+        elif t.name not in declared:
+            skeleton.graph.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    return skeleton
+
+
+def _copy_field(message, field, value) -> None:
+    repeated = getattr(field, "is_repeated", None)  # protobuf 5's upb; older ones have label only
+    if repeated is None:
+        repeated = field.label == field.LABEL_REPEATED
+    if repeated:
+        getattr(message, field.name).extend(value)
+    elif field.message_type is not None:
+        getattr(message, field.name).CopyFrom(value)
+    else:
+        setattr(message, field.name, value)
 
 
 def _value_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:

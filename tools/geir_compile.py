@@ -131,6 +131,7 @@ def _main(argv: Sequence[str] | None) -> int:
         keep_dtype=args.keep_dtype,
         modify_mixlist=args.modify_mixlist,
         progress=common.progress_printer(PROG),
+        keep_stages=bool(args.dump_dir or args.print_ir_after_change),  # every stage printed
         freeze=freeze,
         **_quantize_options(args),
     )
