@@ -1,30 +1,15 @@
-"""Write one small ONNX model for import-elementwise.test: make_elementwise_onnx.py CASE OUT.onnx"""
+"""Write small ONNX models for import-elementwise.test: make_elementwise_onnx.py CASE OUT.onnx [CASE OUT.onnx ...]"""
 
-import sys
+from functools import partial
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper, save
+from onnx import TensorProto, helper
+
+from onnx_cases import const, main, vi, model as _model
+
+model = partial(_model, opset=22)
 
 F, I32, U8, I64 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.UINT8, TensorProto.INT64
-
-
-def vi(name, shape, t=F):
-    return helper.make_tensor_value_info(name, t, shape)
-
-
-def model(nodes, inputs, outputs, inits=(), opset=22):
-    g = helper.make_graph(nodes, "test", inputs, outputs, list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    try:
-        m.ir_version = max(8, helper.find_min_ir_version_for(list(m.opset_import)))
-    except ValueError:
-        m.ir_version = onnx.IR_VERSION
-    return m
-
-
-def const(name, array):
-    return numpy_helper.from_array(np.asarray(array), name)
 
 
 def unary(op, name, opset=22, **attrs):
@@ -82,4 +67,4 @@ CASES = {
 }
 
 if __name__ == "__main__":
-    save(CASES[sys.argv[1]](), sys.argv[2])
+    main(CASES)

@@ -1,26 +1,15 @@
-"""Write one small ONNX model for import-indexing.test: make_indexing_onnx.py CASE OUT.onnx"""
+"""Write small ONNX models for import-indexing.test: make_indexing_onnx.py CASE OUT.onnx [CASE OUT.onnx ...]"""
 
-import sys
+from functools import partial
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper, save
+from onnx import TensorProto, helper
+
+from onnx_cases import const, main, vi, model as _model
+
+model = partial(_model, opset=18)
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
-
-
-def vi(name, shape, t=F):
-    return helper.make_tensor_value_info(name, t, shape)
-
-
-def model(nodes, inputs, outputs, inits=(), opset=18):
-    g = helper.make_graph(nodes, "test", inputs, outputs, list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = max(8, helper.find_min_ir_version_for(list(m.opset_import)))
-    return m
-
-
-def const(name, array):
-    return numpy_helper.from_array(np.asarray(array), name)
 
 
 CASES = {
@@ -113,4 +102,4 @@ CASES = {
 }
 
 if __name__ == "__main__":
-    save(CASES[sys.argv[1]](), sys.argv[2])
+    main(CASES)

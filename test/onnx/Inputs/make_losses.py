@@ -1,31 +1,15 @@
-"""Write one small ONNX model for import-losses.test: make_losses.py CASE OUT.onnx
+"""Write one small ONNX model for import-losses.test: make_losses.py CASE OUT.onnx [CASE OUT.onnx ...]
 
 The loss ops (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss) and the optional outputs /
 training-mode forms frontend/onnx_training.py imports; test/python/test_onnx_losses.py builds
 the same models for numerics."""
 
-import sys
-
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+from onnx_cases import const, main, vi, model
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
-
-
-def vi(name, shape, t=F):
-    return helper.make_tensor_value_info(name, t, shape)
-
-
-def model(nodes, inputs, outputs, inits=(), opset=17):
-    g = helper.make_graph(nodes, "test", inputs, outputs, list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8 if opset <= 17 else onnx.IR_VERSION
-    return m
-
-
-def const(name, array):
-    return numpy_helper.from_array(np.asarray(array), name)
 
 
 def nll(reduction="mean", weight=True, ignore_index=None, x=(2, 3, 4), t_type=I64, opset=13):
@@ -106,4 +90,4 @@ CASES = {
 }
 
 if __name__ == "__main__":
-    onnx.save(CASES[sys.argv[1]](), sys.argv[2])
+    main(CASES)

@@ -1,24 +1,16 @@
-"""Models of the narrow element types for import-narrow-types.test: make_narrow_onnx.py CASE OUT.onnx"""
+"""Models of the narrow element types for import-narrow-types.test: make_narrow_onnx.py CASE OUT.onnx [CASE OUT.onnx ...]"""
 
-import sys
+from functools import partial
 
 import ml_dtypes
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from onnx_cases import main, vi, model as _model
+
+model = partial(_model, opset=21, min_ir=10)
+
 F = TensorProto.FLOAT
-
-
-def vi(name, shape, t=F):
-    return helper.make_tensor_value_info(name, t, shape)
-
-
-def model(nodes, inputs, outputs, inits=(), opset=21):
-    g = helper.make_graph(nodes, "test", inputs, outputs, list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = min(onnx.IR_VERSION, max(10, helper.find_min_ir_version_for(list(m.opset_import))))
-    return m
 
 
 CASES = {
@@ -66,4 +58,4 @@ CASES = {
 }
 
 if __name__ == "__main__":
-    onnx.save(CASES[sys.argv[1]](), sys.argv[2])
+    main(CASES)

@@ -1,30 +1,11 @@
-"""Write one small ONNX model for the importer's lit tests: make_onnx.py CASE OUT.onnx"""
-
-import sys
+"""Write small ONNX models for the importer's lit tests: make_onnx.py CASE OUT.onnx [CASE OUT.onnx ...]"""
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper, save
+from onnx import TensorProto, helper, numpy_helper
+
+from onnx_cases import const, main, vi, model
 
 F = TensorProto.FLOAT
-
-
-def vi(name, shape, t=F):
-    return helper.make_tensor_value_info(name, t, shape)
-
-
-def model(nodes, inputs, outputs, inits=(), opset=17, value_info=()):
-    g = helper.make_graph(nodes, "test", inputs, outputs, list(inits), value_info=list(value_info))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    try:
-        m.ir_version = max(8, helper.find_min_ir_version_for(list(m.opset_import)))  # opset 23: IR 11
-    except ValueError:  # an opset newer than the installed onnx knows: its newest IR
-        m.ir_version = onnx.IR_VERSION
-    return m
-
-
-def const(name, array):
-    return numpy_helper.from_array(np.asarray(array), name)
 
 
 def _loop_model(trips):
@@ -291,4 +272,4 @@ CASES = {
 }
 
 if __name__ == "__main__":
-    save(CASES[sys.argv[1]](), sys.argv[2])
+    main(CASES)

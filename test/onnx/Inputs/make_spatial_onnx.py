@@ -1,32 +1,21 @@
-"""Write one small ONNX model for import-resize.test: make_spatial_onnx.py CASE OUT.onnx"""
+"""Write small ONNX models for import-resize.test: make_spatial_onnx.py CASE OUT.onnx [CASE OUT.onnx ...]"""
 
-import sys
+from functools import partial
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper, save
+from onnx import TensorProto, helper
+
+from onnx_cases import const, main, vi, model as _model
+
+model = partial(_model, opset=19, min_ir=9)
 
 F = TensorProto.FLOAT
 I64 = TensorProto.INT64
 
 
-def vi(name, shape, t=F):
-    return helper.make_tensor_value_info(name, t, shape)
-
-
-def model(nodes, inputs, outputs, inits=(), opset=19):
-    g = helper.make_graph(nodes, "test", inputs, outputs, list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 9
-    return m
-
-
-def const(name, array):
-    return numpy_helper.from_array(np.asarray(array), name)
-
-
 def resize(inputs, out_shape, inits, opset=19, x_shape=(1, 1, 2, 4), extra_inputs=(), **attrs):
     return model([helper.make_node("Resize", inputs, ["y"], name="rs", **attrs)],
-                 [vi("x", list(x_shape)), *extra_inputs], [vi("y", out_shape)], inits, opset)
+                 [vi("x", list(x_shape)), *extra_inputs], [vi("y", out_shape)], inits, opset=opset)
 
 
 SCALES = [const("scales", np.array([1, 1, 2, 2], np.float32))]
@@ -64,4 +53,4 @@ CASES = {
 }
 
 if __name__ == "__main__":
-    save(CASES[sys.argv[1]](), sys.argv[2])
+    main(CASES)
