@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import geir
 from geir.errors import OnnxImportError
 from geir.frontend.onnx import import_model
-from geir.testing.onnx_conformance import LEVELS, conformance_cases, run_level
+from geir.testing.onnx_conformance import LEVELS, compare, conformance_cases, run_level
 
 SAMPLE_FILE = Path(__file__).with_name("onnx_conformance_sample.txt")
 SAMPLE = [line.strip() for line in SAMPLE_FILE.read_text().splitlines() if line.strip() and not line.startswith("#")]
@@ -83,6 +84,20 @@ def test_attention_op_cases_pass_at_o3(name):
     assert status == "pass", f"{name}: {status}: {detail}"
 
 
+def test_comparison_widens_bfloat16_to_two_ulp_as_onnx_runner_does():
+    """onnx's backend test runner compares a bfloat16 output at rtol max(rtol, 2**-6), two
+    ulp; float16 keeps the case's rtol. Below: 1.0 and its neighbours two and three ulp up."""
+    import ml_dtypes
+
+    bf16, f16 = np.dtype(ml_dtypes.bfloat16), np.dtype(np.float16)
+    ulps = lambda dtype, n: (np.array([0x3F80 if dtype == bf16 else 0x3C00], np.uint16) + n).view(dtype)
+    one = lambda dtype: np.ones(1, dtype)
+    assert compare([ulps(bf16, 2)], [one(bf16)], 1e-3, 1e-7) is None
+    assert compare([ulps(bf16, 3)], [one(bf16)], 1e-3, 1e-7) == "output 0: values differ (at most 3 ulp of bfloat16)"
+    assert compare([ulps(f16, 2)], [one(f16)], 1e-3, 1e-7) == "output 0: values differ (at most 2 ulp of float16)"
+    assert compare([ulps(f16, 1)], [one(f16)], 1e-3, 1e-7) is None
+
+
 def _attention_model(attrs: dict, nonpad: bool, past: bool):
     from onnx import TensorProto, helper
 
@@ -141,7 +156,6 @@ def test_data_dependent_shape_of_a_runtime_input_is_one_clear_error():
 def test_freeze_makes_a_graph_input_a_constant():
     """A reduction's axes given as a graph input: one error naming the way out, and with
     geir.compile(freeze=...) the case passes at O3; the caller's model is left as it was."""
-    import numpy as np
 
     from geir.testing.onnx_conformance import compare, feeds_of
 
