@@ -362,6 +362,56 @@ def test_declines_what_it_does_not_build():
 
 
 # ---------------------------------------------------------------------------
+# Head split: a projection whose result is reshaped to [.., S, H, D] and transposed to
+# [.., H, S, D] (what a decoder's attention and rotation read) is written head by head by
+# the FIX copies; no data kernel moves it again.
+# ---------------------------------------------------------------------------
+
+
+def _head_split(c: Case, x, w, seq: int, heads: int, d: int, batch=None):
+    y = c.op(g.MatMulOp, [x, w])
+    dims = [seq, heads, d] if batch is None else [batch, seq, heads, d]
+    shape = np.array(dims, np.int64)
+    c.feeds["shape"] = shape
+    y = c.op(g.ReshapeOp, [y, c.constant("shape", shape)])
+    perm = (1, 0, 2) if batch is None else (0, 2, 1, 3)
+    return c.op(g.TransposeOp, [y], perm=perm)
+
+
+@pytest.mark.parametrize("batch, seq, k, heads, d, dtype", [
+    (1, 32, 64, 4, 16, np.float16),    # the tiny LLaMA's q projection: a tile of whole heads
+    (2, 37, 50, 3, 32, np.float32),    # two batches, edge tiles in S and K
+    (1, 20, 64, 2, 512, np.float32),   # D wider than any tile: tiles within one head
+    (3, 17, 40, 5, 48, np.float16),    # N = 240: whole heads per tile and an edge tile of heads
+])
+def test_matmul_head_split(batch, seq, k, heads, d, dtype):
+    c = Case(dtype)
+    y = _head_split(c, c.input("x", rand(batch, seq, k)), c.input("w", rand(k, heads * d)), seq, heads, d, batch)
+    kernel = check(c, [y], k)  # one kernel (without the split, try_build declines the transpose)
+    fix = [op for op in kernel.walk() if isinstance(op, a.CopyOp) and op.operands[0].type.memory_space.data == "l0c"]
+    assert fix and all(op.operands[1].type.get_shape()[-1] <= d for op in fix)  # a head's columns at most
+
+
+def test_gemm_head_split():
+    """A 2-D projection (gemm form) reshaped to [S, H, D]: the same writes."""
+    c = Case()
+    y = _head_split(c, c.input("x", rand(40, 64)), c.input("w", rand(64, 64)), 40, 4, 16)
+    check(c, [y], 64)
+
+
+@pytest.mark.parametrize("perm, d", [((0, 2, 3, 1), 16), ((0, 2, 1, 3), 8)])
+def test_head_split_declines_other_transposes(perm, d):
+    """Not a head split (another permutation) or heads narrower than a fractal (16 columns):
+    the transpose stays a data kernel of its own."""
+    c = Case()
+    y = c.op(g.MatMulOp, [c.input("x", rand(1, 32, 64)), c.input("w", rand(64, 4 * d))])
+    shape = np.array([1, 32, 4, d], np.int64)
+    c.feeds["shape"] = shape
+    y = c.op(g.ReshapeOp, [y, c.constant("shape", shape)])
+    assert cube.try_build(c.request([c.op(g.TransposeOp, [y], perm=perm)])) is None
+
+
+# ---------------------------------------------------------------------------
 # Long K: several l1 chunks (a loop over the ping-pong pair) of several l0 steps.
 # ---------------------------------------------------------------------------
 

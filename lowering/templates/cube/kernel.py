@@ -51,9 +51,11 @@ class CubeKernel:
         self.l0b = [kb.alloc([t.kt, t.nt], elt, "l0b", f"l0b{s}") for s in range(slots)]
         # l0c accumulates in f32 (float operands) or in the i32 result (int8 operands)
         self.l0c = kb.alloc([t.mt, t.nt], plan.out_elt if plan.integer else f32, "l0c", "l0c")
-        # Outputs as [B * R, C]; NC1HWC0 ones as [B * C1, C, C0].
+        # Outputs as [B * R, C]; NC1HWC0 ones as [B * C1, C, C0]; a head-split one as
+        # [B * H * R, D] (head h of batch b: rows (b * H + h) * R ...).
         self.out2 = [o if plan.out_nz else
                      kb.view(o, [plan.batch * self.R // self.c0, plan.cols, self.c0] if plan.out_blocked
+                             else [plan.batch * plan.heads * plan.rows, plan.head_size] if plan.heads
                              else [plan.batch * plan.rows, plan.cols]) for o in kb.outputs]
         self.epilogue = None
         if self.buffers:
@@ -98,12 +100,18 @@ class CubeKernel:
         kb.emit(a.MmadOp.get(a0, b0, acc, init=first))
         kb.set_flag("M", "MTE1", u)
 
-    def _finish_tile(self, acc: SSAValue, row: Index, col: Index, mv: int, nv: int) -> None:
-        """FIX: l0c -> gm (the valid part); then the epilogue over the staged tile."""
+    def _finish_tile(self, acc: SSAValue, row: Index, col: Index, mv: int, nv: int,
+                     batch_row: tuple[Index, Index] | None = None) -> None:
+        """FIX: l0c -> gm (the valid part); then the epilogue over the staged tile. A
+        head-split result needs the tile's batch and first row within it (`batch_row`)."""
         kb, plan = self.kb, self.plan
         staging = self.epilogue.staging if self.epilogue else self.out2[0]
         kb.sync("M", "FIX", 0)
         props = {"relu": UnitAttr()} if plan.epilogue.fix_relu else {}
+        if plan.heads:  # no epilogue work (plan.py): straight to the output, head by head
+            self._fix_heads(acc, *batch_row, col, mv, nv, props)
+            kb.set_flag("FIX", "M", 0)
+            return
         if plan.out_blocked:  # the FIX pipe writes the fractal rows as NC1HWC0 blocks
             dst = gm_tile(kb, staging, row, col, mv, nv, self.c0)
             props["layout"] = StringAttr("nd2nc1hwc0")
@@ -124,3 +132,19 @@ class CubeKernel:
             return
         kb.sync("FIX", "MTE2", 0)
         self.epilogue.after_fix(row, col, mv, nv, dst)
+
+    def _fix_heads(self, acc: SSAValue, b: Index, m0: Index, col: Index, mv: int, nv: int, props: dict) -> None:
+        """The [mv, nv] tile of a head-split result, a FIX copy per head it covers: the tile's
+        columns are whole heads or lie in one head (the tiling takes nt a multiple or a
+        divisor of D), each piece [mv, w] to the head's rows of the [B * H * R, D] output."""
+        kb, plan = self.kb, self.plan
+        d = plan.head_size
+        w = min(self.t.nt, d)
+        mp = acc.type.get_shape()[0]
+        if mp != mv:
+            props = {**props, "pad": UnitAttr()}
+        for i in range(nv // w):
+            c = kb.add(col, i * w)
+            head = kb.add(kb.mul(b, plan.heads), kb.divui(c, d))
+            dst = kb.tile(self.out2[0], [kb.add(kb.mul(head, plan.rows), m0), kb.remui(c, d)], [mv, w])
+            kb.copy(kb.tile(acc, [0, i * w], [mp, w]), dst, **props)

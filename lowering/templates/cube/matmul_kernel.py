@@ -85,7 +85,7 @@ class MatmulKernel(CubeKernel):
 
         chunks(kb, plan.k, t.kl1, self.slots, chunk)
         row = kb.add(kb.mul(b, plan.rows), m0)
-        self._finish_tile(acc, row, n0, mv, nv)
+        self._finish_tile(acc, row, n0, mv, nv, (b, m0))
 
     def _to_l1(self, view: SSAValue, nz: bool, base: Index, r0: Index, c0: Index, rv: int, cv: int,
                dst: SSAValue) -> None:

@@ -37,7 +37,7 @@ def strip_leading_ones(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(s)
 
 
-def _perm(op: g.TransposeOp) -> tuple[int, ...]:
+def perm_of(op: g.TransposeOp) -> tuple[int, ...]:
     rank = len(logical_shape(op.operands[0]))
     return tuple(op.attrs()["perm"] or reversed(range(rank)))
 
@@ -50,7 +50,7 @@ def is_view(op: Operation) -> bool:
                 or g.constant_value_of(op.operands[-1]) is not None)
     if isinstance(op, g.TransposeOp):
         x = logical_shape(op.operands[0])
-        moved = [p for p in _perm(op) if x[p] != 1]
+        moved = [p for p in perm_of(op) if x[p] != 1]
         return moved == sorted(moved)
     return False
 
@@ -60,4 +60,4 @@ def swaps_last_two(op: Operation) -> bool:
     if not isinstance(op, g.TransposeOp):
         return False
     rank = len(logical_shape(op.operands[0]))
-    return rank >= 2 and _perm(op) == (*range(rank - 2), rank - 1, rank - 2)
+    return rank >= 2 and perm_of(op) == (*range(rank - 2), rank - 1, rank - 2)

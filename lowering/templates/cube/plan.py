@@ -26,6 +26,7 @@ from geir.lowering.templates.cube.epilogue import Epilogue, EpilogueBuilder, Res
 from geir.lowering.templates.cube.ops import (
     Unsupported,
     is_view,
+    perm_of,
     logical_shape,
     one_use,
     storage,
@@ -135,6 +136,7 @@ class CubePlan:
     out_format: str                # storage of the result
     epilogue: Epilogue
     output_types: tuple[Attribute, ...] = ()  # element types of the kernel's outputs
+    heads: int = 0                 # > 0: the result is written split into this many heads
 
     @property
     def integer(self) -> bool:
@@ -153,6 +155,11 @@ class CubePlan:
     @property
     def out_nz(self) -> bool:
         return self.out_format == L.FRACTAL_NZ
+
+    @property
+    def head_size(self) -> int:
+        """D of a head-split result: the columns of each head."""
+        return self.cols // self.heads
 
     def result_frame(self) -> ResultFrame:
         axes = self._axes() if self.frame == self.out_shape else None
@@ -235,19 +242,52 @@ class _Analysis:
         op = self.cube
         elt, out_elt = _element_types(op)
         self._check_formats(op)
-        plan = self._conv(op, elt, out_elt) if isinstance(op, g.ConvOp) else self._matmul(op, elt, out_elt)
+        ops, outputs = self.req.ops[self.position + 1:], self.req.outputs
+        split = None if isinstance(op, g.ConvOp) else self._head_split(op)
+        if split is not None:  # the transpose is the kernel's output pattern, not epilogue work
+            transpose, heads = split
+            ops, outputs = ops[:-1], [transpose.operands[0]]
+            self.used.add(transpose)
+        plan = self._conv(op, elt, out_elt) if isinstance(op, g.ConvOp) else self._matmul(op, elt, out_elt, fold=split is None)
+        if split is not None:
+            plan.heads = heads
+            if plan.batch * plan.rows != math.prod(logical_shape(transpose.operands[0])[:-2]) or plan.rows != logical_shape(
+                    transpose.operands[0])[-3]:
+                raise Unsupported  # rows of the result are not the sequence of one batch
         builder = EpilogueBuilder(plan.epilogue, plan.result_frame(), self.index, self.used)
         if isinstance(op, g.GemmOp):
             attrs = op.attrs()
             builder.gemm_scale(attrs["alpha"], attrs["beta"], op.operands[2] if len(op.operands) > 2 else None)
         elif isinstance(op, g.ConvOp) and len(op.operands) > 2:
             builder.add_bias(op.operands[2])
-        builder.translate(self.req.ops[self.position + 1:], self.req.outputs)
+        builder.translate(ops, outputs)
         if any(o not in self.used for o in self.req.ops):
             raise Unsupported  # ops before the cube op that are not its prologue, or left over
         builder.fold_relu_into_fix()
+        if split is not None and plan.epilogue.has_work:
+            raise Unsupported  # the epilogue passes write [B * R, C] tiles
         plan.output_types = tuple(v.type.element_type for v in self.req.outputs)
         return plan
+
+    def _head_split(self, op: Operation) -> tuple[Operation, int] | None:
+        """The request's last op when it splits the matmul result into heads - a transpose of
+        [..., S, H, D] to [..., H, S, D], reached through views only, the kernel's one output -
+        and H; the kernel then writes each head's [rows, D] tile where the transpose puts it
+        (what the attention of a decoder reads), so no data kernel moves the result again."""
+        last = self.req.ops[-1]
+        if not isinstance(last, g.TransposeOp) or list(self.req.outputs) != [last.results[0]]:
+            return None
+        between = self.req.ops[self.position + 1:-1]
+        if not all(is_view(o) for o in between) or storage(last.results[0]) != L.ND or storage(op.results[0]) != L.ND:
+            return None
+        x = logical_shape(last.operands[0])
+        n = len(x)
+        if n < 3 or perm_of(last) != (*range(n - 3), n - 2, n - 3, n - 1) or x[-3] == 1 or x[-2] == 1:
+            return None
+        heads, d = x[-2], x[-1]
+        if d % FRACTAL or logical_shape(op.results[0])[-1] != heads * d:
+            return None  # a head's columns are whole fractals of the accumulator
+        return last, heads
 
     @staticmethod
     def _check_formats(op: Operation) -> None:
@@ -303,9 +343,9 @@ class _Analysis:
 
     # -- matmul and gemm --------------------------------------------------------------------
 
-    def _matmul(self, op: Operation, elt: Attribute, out_elt: Attribute) -> MatmulPlan:
+    def _matmul(self, op: Operation, elt: Attribute, out_elt: Attribute, fold: bool = True) -> MatmulPlan:
         common = self._matmul_common(op, elt, out_elt)
-        plan = self._gemm(op, common) if isinstance(op, g.GemmOp) else self._batched_matmul(op, common)
+        plan = self._gemm(op, common) if isinstance(op, g.GemmOp) else self._batched_matmul(op, common, fold)
         if plan.lhs_nz or plan.rhs_nz or plan.out_nz:
             # fractal operands are read whole-fractal at (row, col) of the stored matrix: one
             # matrix (no batch), not reached through views
@@ -332,8 +372,9 @@ class _Analysis:
         return MatmulPlan(**common, batch=1, rows=m, cols=n, k=k, frame=common["out_shape"],
                           lhs=Operand(lhs.arg, (1, m, k), trans_a), rhs=Operand(rhs.arg, (1, k, n), trans_b))
 
-    def _batched_matmul(self, op: Operation, common: dict) -> MatmulPlan:
-        """numpy's matmul: 1-D operands promoted, batch dims broadcast."""
+    def _batched_matmul(self, op: Operation, common: dict, fold: bool = True) -> MatmulPlan:
+        """numpy's matmul: 1-D operands promoted, batch dims broadcast; a batch of left
+        matrices times one right one is one tall matrix unless `fold` is off."""
         lhs = self.resolve(op.operands[0], allow_trans=True)
         rhs = self.resolve(op.operands[1], allow_trans=True)
         ls, rs = list(logical_shape(op.operands[0])), list(logical_shape(op.operands[1]))
@@ -354,7 +395,7 @@ class _Analysis:
         nb = math.prod(batch)
         frame = (*batch, m, n)
         # A batch of left matrices times one right matrix is one tall matrix.
-        if nb > 1 and not any(rhs_b) and all(s > 0 for s, d in zip(lhs_b, batch) if d > 1) and not lhs.trans:
+        if fold and nb > 1 and not any(rhs_b) and all(s > 0 for s, d in zip(lhs_b, batch) if d > 1) and not lhs.trans:
             return MatmulPlan(**common, batch=1, rows=nb * m, cols=n, k=k, frame=frame,
                               lhs=Operand(lhs.arg, (1, nb * m, k)),
                               rhs=Operand(rhs.arg, (math.prod(rb), *rs[-2:]), rhs.trans))

@@ -198,6 +198,8 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
     for mt, nt in itertools.product(_choices(m, unit=mn), _choices(n, unit=mn)):
         if not _fits(req, l0c=mt * nt * ACC_BYTES):
             continue
+        if plan.heads and nt % plan.head_size and plan.head_size % nt:
+            continue  # a head-split result's tiles hold whole heads or lie in one
         for kt in _choices(k, KT_CHOICES, kf):
             if not _fits(req, l0a=slots * mt * kt * isz, l0b=slots * kt * nt * isz):
                 continue
