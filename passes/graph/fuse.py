@@ -198,8 +198,10 @@ class Pattern:
     read by the norm and by the next residual) joins the norm's kernel, which writes h and
     the normalised h (CANN's AddRmsNorm): one kernel and one read of h fewer."""
     epilogue_reads: bool = True
-    """False: epilogue ops may read only broadcast parameters (bias, scales) from outside, not a
-    whole second tensor such as a residual - that Add belongs to the LayerNorm after it."""
+    """False: an epilogue op that reads a whole second tensor from outside and feeds a
+    normalisation is left out - that residual Add belongs to the LayerNorm / RMSNorm after it
+    (its Add+Norm kernel). Other such reads join: SwiGLU's silu(x W_gate) * (x W_up) is the up
+    projection's epilogue, reading the gate kernel's output."""
 
 
 def _attention_seed(plan: _Planner, anchor: int) -> list[int] | None:
@@ -616,7 +618,7 @@ class _Planner:
                     others = [x for x in self.users[m] if x != u]
                     if self.role[u] is R.VIEW and (self.escapes[m] or any(not mask >> x & 1 for x in others)):
                         continue  # the kernel would write the same bytes twice: leave the alias out
-                    if not pattern.epilogue_reads and self._reads_tensor(u, mask):
+                    if not pattern.epilogue_reads and self._reads_tensor(u, mask) and self._feeds_norm(u):
                         continue
                     if self._fits_with(members, mask, desc, anc, u):
                         members, mask, desc, anc = self._add(members, mask, desc, anc, u)
@@ -632,6 +634,23 @@ class _Planner:
             j = self.producer(v)
             if (j is None or not mask >> j & 1) and not _small_constant(v) and _numel(v) >= size:
                 return True
+        return False
+
+    def _feeds_norm(self, u: int) -> bool:
+        """Whether a result of op u reaches a normalisation, directly or through views."""
+        seen, todo = set(), [u]
+        while todo:
+            i = todo.pop()
+            for r in self.ops[i].results:
+                for use in r.uses:
+                    j = self.index.get(use.operation)
+                    if j is None or j in seen:
+                        continue
+                    seen.add(j)
+                    if self.role[j] is R.NORM:
+                        return True
+                    if self.role[j] is R.VIEW:
+                        todo.append(j)
         return False
 
     def _add(self, members, mask, desc, anc, j):

@@ -83,7 +83,8 @@ func.func @residual_stream(%x: tensor<16x256xf32>, %r: tensor<16x256xf32>, %w: t
 // A pre-norm layer (LLaMA): h = x + attn feeds the norm and the next residual, which comes
 // after the MLP's matmul, outside the norm's kernel. The Add still joins the norm (pattern
 // `side_outputs`): the kernel writes h and the normalised h (CANN's AddRmsNorm), one kernel
-// and one read of h fewer than an Add kernel and a norm kernel.
+// and one read of h fewer than an Add kernel and a norm kernel. The next residual feeds no
+// norm here (it is the output), so it is the matmul's epilogue, reading h.
 // CHECK-LABEL: func.func @pre_norm(
 // CHECK-NEXT:    %h, %y = graph.fusion "vector" (%x, %a, %w) attributes {graph.pattern = "layernorm"}
 // CHECK-NEXT:    ^bb0
@@ -91,8 +92,12 @@ func.func @residual_stream(%x: tensor<16x256xf32>, %r: tensor<16x256xf32>, %w: t
 // CHECK-NEXT:      %[[Y:.*]] = graph.rms_norm %[[H]]
 // CHECK-NEXT:      graph.yield %[[H]], %[[Y]]
 // CHECK-NEXT:    } loc(fused["residual", "norm"])
-// CHECK-NEXT:    %m = graph.matmul %y, %q
-// CHECK-NEXT:    %z = graph.add %h, %m
+// CHECK-NEXT:    %z = graph.fusion "cube+vector" (%y, %q, %h) attributes {graph.pattern = "matmul-epilogue"}
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %[[M:.*]] = graph.matmul
+// CHECK-NEXT:      %[[Z:.*]] = graph.add %{{.*}}, %[[M]]
+// CHECK-NEXT:      graph.yield %[[Z]]
+// CHECK-NEXT:    } loc(fused["mlp", "residual2"])
 func.func @pre_norm(%x: tensor<16x256xf32>, %a: tensor<16x256xf32>, %w: tensor<256xf32>, %q: tensor<256x256xf32>) -> tensor<16x256xf32> {
   %h = graph.add %x, %a : (tensor<16x256xf32>, tensor<16x256xf32>) -> tensor<16x256xf32> loc("residual")
   %y = graph.rms_norm %h, %w {epsilon = 1.0e-06 : f32} : (tensor<16x256xf32>, tensor<256xf32>) -> tensor<16x256xf32> loc("norm")
@@ -113,4 +118,29 @@ func.func @rms_norm_matmul(%x: tensor<16x256xf32>, %w: tensor<256xf32>, %q: tens
   %n = graph.rms_norm %x, %w {epsilon = 1.0e-06 : f32} : (tensor<16x256xf32>, tensor<256xf32>) -> tensor<16x256xf32> loc("rms")
   %y = graph.matmul %n, %q : (tensor<16x256xf32>, tensor<256x256xf32>) -> tensor<16x256xf32> loc("q_proj")
   func.return %y : tensor<16x256xf32>
+}
+
+// -----
+
+// LLaMA's MLP: silu(x W_gate) * (x W_up), down projection, residual, the next norm. The
+// product reads the up projection's whole output, and joins the gate projection's kernel as
+// its epilogue (a matmul epilogue may read a second tensor when it feeds no norm); the
+// residual Add after the down projection feeds the norm, so it stays with the norm (Add+Norm).
+// CHECK-LABEL: func.func @swiglu(
+// CHECK-NEXT:    %u = graph.matmul %x, %wu
+// CHECK-NEXT:    %p = graph.fusion "cube+vector" (%x, %wg, %u) attributes {graph.pattern = "matmul-epilogue"}
+// CHECK:         } loc(fused["gate_proj", "act/sigmoid", "act/mul", "mlp/mul"])
+// CHECK-NEXT:    %d = graph.matmul %p, %wd
+// CHECK-NEXT:    %y = graph.fusion "vector" (%r, %d, %w) attributes {graph.pattern = "layernorm"}
+// CHECK:         } loc(fused["residual", "norm"])
+func.func @swiglu(%x: tensor<16x64xf32>, %r: tensor<16x64xf32>, %wg: tensor<64x128xf32>, %wu: tensor<64x128xf32>, %wd: tensor<128x64xf32>, %w: tensor<64xf32>) -> tensor<16x64xf32> {
+  %g = graph.matmul %x, %wg : (tensor<16x64xf32>, tensor<64x128xf32>) -> tensor<16x128xf32> loc("gate_proj")
+  %sg = graph.sigmoid %g : (tensor<16x128xf32>) -> tensor<16x128xf32> loc("act/sigmoid")
+  %silu = graph.mul %g, %sg : (tensor<16x128xf32>, tensor<16x128xf32>) -> tensor<16x128xf32> loc("act/mul")
+  %u = graph.matmul %x, %wu : (tensor<16x64xf32>, tensor<64x128xf32>) -> tensor<16x128xf32> loc("up_proj")
+  %p = graph.mul %silu, %u : (tensor<16x128xf32>, tensor<16x128xf32>) -> tensor<16x128xf32> loc("mlp/mul")
+  %d = graph.matmul %p, %wd : (tensor<16x128xf32>, tensor<128x64xf32>) -> tensor<16x64xf32> loc("down_proj")
+  %h = graph.add %r, %d : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc("residual")
+  %y = graph.rms_norm %h, %w {epsilon = 1.0e-06 : f32} : (tensor<16x64xf32>, tensor<64xf32>) -> tensor<16x64xf32> loc("norm")
+  func.return %y : tensor<16x64xf32>
 }
