@@ -5,7 +5,8 @@ twice (geir/testing/onnx_conformance.py): at the graph level (import + the graph
 interpreter, the dialect's numpy reference semantics) and at O3
 (`geir.compile(..., opt_level=3, precision_mode="must_keep_origin_dtype")`, the lowered
 program on the ascend interpreter), and compared with the outputs onnx ships at the
-case's own rtol / atol. Each run ends as one of
+case's own rtol / atol, as onnx's backend test runner compares (a bfloat16 output at two ulp
+at least). Each run ends as one of
 
     pass      the outputs match
     rejected  a GeirError: geir refuses the model with a clear message (grouped by reason,

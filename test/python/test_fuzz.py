@@ -18,7 +18,7 @@ from geir.testing.differential import FP32, LEVELS, Finding, check, isolate, shr
 from geir.testing.fuzz import HypothesisDraw, generate, generate_seeded
 from geir.driver.compare import onnx_reference
 
-CAMPAIGN = settings(max_examples=80, derandomize=True, deadline=None, database=None, print_blob=True,
+CAMPAIGN = settings(max_examples=50, derandomize=True, deadline=None, database=None, print_blob=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -34,15 +34,15 @@ def test_campaign(data):
     assert not wrong, "\n".join(map(str, wrong)) + "\n" + onnx.printer.to_text(fm.model.graph)
 
 
-SEEDED = [(range(0, 50), LEVELS, FP32), (range(50, 100), LEVELS, FP32), (range(100, 150), LEVELS, FP32),
-          (range(5000, 5080), (3,), "force_fp16")]
+SEEDED = [(range(0, 50), LEVELS, FP32), (range(50, 100), LEVELS, FP32), (range(5000, 5050), (3,), "force_fp16")]
 
 
 @pytest.mark.parametrize("seeds, levels, precision", SEEDED, ids=lambda x: getattr(x, "start", None))
 def test_seeded_campaign(seeds, levels, precision):
     """bench/fuzz.py's models (larger and more varied than hypothesis's first examples): seeds
-    0..149 at every stage of O0..O3 in fp32, seeds 5000..5079 at O3 in force_fp16 (SIMILAR
-    tier): no mismatch or crash, no race or broken bound in the final program's profile."""
+    0..99 at every stage of O0..O3 in fp32, seeds 5000..5049 at O3 in force_fp16 (SIMILAR
+    tier): no mismatch or crash, no race or broken bound in the final program's profile. The
+    test run keeps these bounded (CI time); bench/fuzz.py runs thousands."""
     wrong = []
     for seed in seeds:
         fm = generate_seeded(seed, exact_inputs=precision == FP32)

@@ -30,7 +30,7 @@ MODELS = {"light_squeezenet": lambda: light_model("light_squeezenet"), "transfor
 
 @pytest.fixture(scope="module", params=list(MODELS))
 def compiled(request):
-    return geir.compile(MODELS[request.param]())
+    return geir.compile(MODELS[request.param](), keep_stages=True)  # every stage is printed
 
 
 def upstream(text: str, what: str) -> str:
