@@ -26,9 +26,9 @@ from geir.lowering.templates.cube.epilogue import Epilogue, EpilogueBuilder, Res
 from geir.lowering.templates.cube.ops import (
     Unsupported,
     is_view,
-    perm_of,
     logical_shape,
     one_use,
+    perm_of,
     storage,
     swaps_last_two,
 )
@@ -251,9 +251,9 @@ class _Analysis:
         plan = self._conv(op, elt, out_elt) if isinstance(op, g.ConvOp) else self._matmul(op, elt, out_elt, fold=split is None)
         if split is not None:
             plan.heads = heads
-            if plan.batch * plan.rows != math.prod(logical_shape(transpose.operands[0])[:-2]) or plan.rows != logical_shape(
-                    transpose.operands[0])[-3]:
-                raise Unsupported  # rows of the result are not the sequence of one batch
+            x = logical_shape(transpose.operands[0])
+            if plan.rows != x[-3] or plan.batch * plan.rows != math.prod(x[:-2]):
+                raise Unsupported  # the rows of one batch of the result are not one sequence
         builder = EpilogueBuilder(plan.epilogue, plan.result_frame(), self.index, self.used)
         if isinstance(op, g.GemmOp):
             attrs = op.attrs()
