@@ -352,7 +352,10 @@ class _Analysis:
             for flag, operand, v in ((plan.lhs_nz, plan.lhs, op.operands[0]), (plan.rhs_nz, plan.rhs, op.operands[1])):
                 if flag and (len(logical_shape(v)) != 2 or self.req.inputs[operand.arg] is not v):
                     raise Unsupported
-            if plan.batch != 1 or (plan.out_nz and (len(plan.out_shape) != 2 or plan.frame != plan.out_shape)):
+            # one right matrix broadcast over the batches is one matrix too (the head split
+            # keeps batches unfolded): its fractals are read at (row, col) whatever the batch
+            if ((plan.lhs_nz or plan.out_nz) and plan.batch != 1) or (plan.rhs_nz and any(plan.rhs_batch)) or (
+                    plan.out_nz and (len(plan.out_shape) != 2 or plan.frame != plan.out_shape)):
                 raise Unsupported
         return plan
 
