@@ -449,14 +449,25 @@ class ConstantOp(IRDLOperation):
         t = value.get_type()  # type: ignore[attr-defined]
         return memref_type(t.get_shape(), t.element_type, "gm")
 
-    def array(self):
-        """The buffer's contents: a splat (one element stored, a placeholder weight's zeros)
-        is expanded here, when a program runs, into the contiguous buffer kernels address."""
+    def data(self):
+        """The value as numpy, not copied: a splat (one element stored, a placeholder weight's
+        zeros) is a broadcast view of its element."""
         from geir.ir.types import array_from_dense
 
         if not isinstance(self.value, DenseIntOrFPElementsAttr):
             raise ValueError(f"constant {self.value.resource_handle.data!r} has no data (an elided or missing blob)")
-        return np.ascontiguousarray(array_from_dense(self.value))
+        return array_from_dense(self.value)
+
+    def array(self):
+        """The buffer's contents, contiguous as kernels address them (a splat expanded)."""
+        return np.ascontiguousarray(self.data())
+
+    @property
+    def is_placeholder(self) -> bool:
+        """A shape-only weight: its zeros stand for data never given (frontend/builder.py)."""
+        from geir.dialects import attr_names
+
+        return attr_names.PLACEHOLDER in self.attributes
 
     def verify_(self) -> None:
         want = self.memref_type_of(self.value)
@@ -472,14 +483,12 @@ class ConstantOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
+        attributes = parser.parse_optional_attr_dict()
         value = parser.parse_attribute()  # `dense<...> : tensor<...>`
         if not isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr) or not isinstance(
             value.get_type(), TensorType
         ):
             parser.raise_error("ascend.constant expects a dense or dense_resource value of tensor type")
-        attributes = {}
-        if parser.parse_optional_keyword("attributes"):
-            attributes = parser.parse_optional_attr_dict()
         return cls.create(
             properties={"value": value}, result_types=[cls.memref_type_of(value)], attributes=attributes
         )

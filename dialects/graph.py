@@ -2620,13 +2620,11 @@ class ConstantOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
         # The value carries its type: `dense<...> : tensor<...>`.
+        attributes = parser.parse_optional_attr_dict()
         start = parser.pos
         value = parser.parse_attribute()
         if not isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
             parser.raise_error("graph.constant expects a dense or dense_resource value", start, start + 1)
-        attributes = {}
-        if parser.parse_optional_keyword("attributes"):
-            attributes = parser.parse_optional_attr_dict()
         return cls.create(properties={"value": value}, result_types=[value.get_type()], attributes=attributes)
 
 

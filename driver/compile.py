@@ -31,6 +31,10 @@ from geir.driver.stages import Stages
 from geir.dialects import make_context
 
 
+PROFILE_MODES = ("full", "timing")
+"""CompiledModel.profile's modes: run the numbers and time them, or time without data."""
+
+
 @dataclass
 class CompiledModel:
     """A compiled model: the IR after every stage, the options, and a runner."""
@@ -82,31 +86,52 @@ class CompiledModel:
         m = self.module
         return ascend_output_names(m) if is_ascend_module(m) else output_names(m)
 
-    def random_inputs(self, seed: int = 0) -> dict[str, np.ndarray]:
-        rng = np.random.default_rng(seed)
-        return {n: rng.standard_normal(s).astype(d) if is_float_dtype(d) else rng.integers(0, 4, s).astype(d)
-                for n, s, d in self.input_specs()}
+    def random_inputs(self, seed: int = 0, *, floats: bool = True) -> dict[str, np.ndarray]:
+        """Seeded random values of every input (`floats=False`: of the integer inputs only)."""
+        from geir.runtime.ascend_interpreter import host_args, is_ascend_module
 
-    def profile(self, feeds: Mapping[str, np.ndarray] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Run on the modeled device: (outputs, report) — docs/report.md lists the keys."""
+        rng = np.random.default_rng(seed)
+        # integers in [0, 4), and a KV-cache position no further than its cache holds
+        high = {h.name: min(4, h.max_position + 1) for h in host_args(self.module)
+                if h.max_position is not None} if is_ascend_module(self.module) else {}
+        return {n: rng.standard_normal(s).astype(d) if is_float_dtype(d) else rng.integers(0, high.get(n, 4), s).astype(d)
+                for n, s, d in self.input_specs() if floats or not is_float_dtype(d)}
+
+    def profile(self, feeds: Mapping[str, np.ndarray] | None = None, *,
+                mode: str = "full") -> tuple[dict[str, np.ndarray] | None, dict[str, Any]]:
+        """Run on the modeled device: (outputs, report) — docs/report.md lists the keys.
+        `mode="timing"`: a timing-only run - the same control flow, trace and report, no data
+        moved or computed, no outputs (None); a launch like an earlier one is not run again.
+        The way to time a model with shape-only weights, or one too large to run here."""
         from geir.runtime.ascend_interpreter import is_ascend_module
         from geir.target.device import load_device
         from geir.runtime.report import build_report
         from geir.runtime.simulator import profile
 
+        if mode not in PROFILE_MODES:
+            raise GeirError(f"profile mode {mode!r}: expected one of {', '.join(PROFILE_MODES)}")
         if not is_ascend_module(self.module):
             raise GeirError("the report needs a lowered program (compile with lower=True)")
-        feeds = self.random_inputs() if feeds is None else dict(feeds)
-        outputs, sim = profile(self.module, feeds, device=load_device(self.options.device))
+        if feeds is None:  # timing only: float values do not matter, integers may steer addresses
+            feeds = self.random_inputs(floats=mode == "full")
+        outputs, sim = profile(self.module, feeds, device=load_device(self.options.device), timing=mode == "timing")
         self._last_report = build_report(sim, self.module)
         return outputs, self._last_report
 
     @property
     def report(self) -> dict[str, Any]:
-        """The modeled-device report of the last profile() (a run on seeded random inputs if none)."""
+        """The modeled-device report of the last profile() (a run on seeded random inputs if
+        none; timing only for a program with shape-only weights)."""
         if self._last_report is None:
-            self.profile()
+            self.profile(mode="timing" if self.shape_only else "full")
         return self._last_report
+
+    @property
+    def shape_only(self) -> bool:
+        """The program has shape-only weights (placeholders): it can be timed, not run."""
+        from geir.dialects import attr_names
+
+        return any(attr_names.PLACEHOLDER in op.attributes for op in self.module.walk())
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Run the final program on named inputs; returns outputs by name."""
@@ -115,7 +140,10 @@ class CompiledModel:
 
         m = self.module
         if is_ascend_module(m):
-            return run_ascend_module(m, dict(feeds))
+            return run_ascend_module(m, dict(feeds))  # refuses shape-only weights itself
+        if self.shape_only:
+            raise GeirError("the program has shape-only weights: they have no numbers to compute with; "
+                            "compile it (lower=True) and time it without data: profile(mode=\"timing\")")
         return run_module(m, dict(feeds))
 
     def graph_module(self) -> ModuleOp:

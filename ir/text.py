@@ -118,12 +118,12 @@ def print_constant_value(printer: Printer, value: Attribute, hint: str | None = 
 
 
 def print_constant_op(printer: Printer, op, value: Attribute, result) -> None:
-    """The custom form shared by graph.constant and ascend.constant:
-    ` <value> [attributes {...}] : <value type>`."""
+    """The custom form shared by graph.constant and ascend.constant, attributes first as in
+    MLIR's arith.constant: ` [{...}] <value> : <value type>`."""
+    if op.attributes:
+        printer.print_op_attributes(op.attributes)
     printer.print_string(" ")
     print_constant_value(printer, value, result.name_hint)
-    if op.attributes:
-        printer.print_op_attributes(op.attributes, print_keyword=True)
     printer.print_string(" : ")
     printer.print_attribute(value.get_type())
 
@@ -251,7 +251,7 @@ def source_location(op: Operation) -> str | None:
 
 
 def _is_blank(text: str) -> bool:
-    """Text with no op: whitespace and comments. (Not the regex (?:\s|//[^\n]*)*, whose
+    r"""Text with no op: whitespace and comments. (Not the regex (?:\s|//[^\n]*)*, whose
     fullmatch backtracks exponentially over comment lines with spaces in text that has ops:
     25 s on a 27-line test file.)"""
     return all(not line.strip() or line.lstrip().startswith("//") for line in text.splitlines())

@@ -145,6 +145,9 @@ class _FunctionLowering:
         op = a.ConstantOp.from_array(np.asarray(array))
         if value.name_hint:
             op.memref.name_hint = value.name_hint
+        shape_only = isinstance(value, OpResult) and value.op.attributes.get(attr_names.PLACEHOLDER)
+        if shape_only is not None:  # a shape-only weight stays one: runs refuse its numbers
+            op.attributes[attr_names.PLACEHOLDER] = shape_only
         self.host_ops.append(op)
         return op.memref
 

@@ -221,10 +221,7 @@ def _misaligned(run: machine.RunState, block: machine.BlockState, space: str, vi
 
 
 def _constant(run: machine.RunState, op: a.ConstantOp) -> np.ndarray:
-    try:
-        return op.array()
-    except ValueError as e:
-        raise InterpreterError(f"{describe(op)}: {e}") from None
+    return machine.constant_buffer(op)
 
 
 def _is_index(t: Any) -> bool:
@@ -307,7 +304,7 @@ def _copy_fn(op: a.CopyOp):
         raise _NotNative
     nbytes, dtype, transform = op.nbytes, machine.element_name(op.dst.type), op.physical_transform
     copy_data, write, check_path, TE = semantics.copy_data, machine.write, machine.check_dma_path, machine.TraceEvent
-    pad_slices = formats.pad_slices
+    pad_slices, writable = formats.pad_slices, machine.check_writable
 
     def traced(R, B, dst):
         R.trace(TE(op, pipe, B.kernel, B.index, B.launch, B.stream, nbytes, tuple(dst.shape), dtype,
@@ -317,10 +314,13 @@ def _copy_fn(op: a.CopyOp):
         def copy(R, B, src, dst):
             if path not in R.checked_paths:
                 check_path(R, op, path)
-            try:
-                dst[...] = src  # copyto(casting="unsafe") without its dispatch: half the time
-            except ValueError:
-                write(R, op, dst, src)
+            if R.timing:
+                writable(R, op, dst)
+            else:
+                try:
+                    dst[...] = src  # copyto(casting="unsafe") without its dispatch: half the time
+                except ValueError:
+                    write(R, op, dst, src)
             if R.trace is not None:
                 traced(R, B, dst)
 
@@ -333,6 +333,11 @@ def _copy_fn(op: a.CopyOp):
     def copy_general(R, B, src, dst):
         if path not in R.checked_paths:
             check_path(R, op, path)
+        if R.timing:
+            writable(R, op, dst)
+            if R.trace is not None:
+                traced(R, B, dst)
+            return
         if padded:
             key = (src.shape, dst.shape)
             cut = slabs.get(key, False)
@@ -409,9 +414,16 @@ def _mmad_fn(op: a.MmadOp):
     init = op.init is not None
     m, k, n = op.mkn
     dtype = op.dtype
-    write, TE, matmul, add = machine.write, machine.TraceEvent, np.matmul, np.add
+    write, TE, matmul, add, writable = machine.write, machine.TraceEvent, np.matmul, np.add, machine.check_writable
 
     def mmad(R, B, x, y, c):
+        if R.timing:
+            writable(R, op, c)
+            tr = R.trace
+            if tr is not None:
+                tr(TE(op, "M", B.kernel, B.index, B.launch, B.stream, x.nbytes + y.nbytes, (m, k, n), dtype,
+                      {"m": m, "k": k, "n": n, "init": init}))
+            return
         acc = c.dtype
         xa = x if x.dtype == acc else x.astype(acc)
         ya = y if y.dtype == acc else y.astype(acc)
@@ -449,11 +461,14 @@ def _load3d_fn(op: a.Load3dOp, geometry: semantics.Load3dGeometry):
             except outside as e:
                 raise InterpreterError(f"{machine.where(R, op)}: {e.message(k, ih, iw, fm.shape)}") from None
         base, g = found
-        src = fm.reshape(-1)[base:]  # a view (a copy of a strided box)
-        try:
-            g.into(src, dst, pad)
-        except (ValueError, TypeError):  # e.g. a read-only destination: the interpreter's error
-            write(R, op, dst, g.tile(src, pad))
+        if R.timing:
+            machine.check_writable(R, op, dst)
+        else:
+            src = fm.reshape(-1)[base:]  # a view (a copy of a strided box)
+            try:
+                g.into(src, dst, pad)
+            except (ValueError, TypeError):  # e.g. a read-only destination: the interpreter's error
+                write(R, op, dst, g.tile(src, pad))
         tr = R.trace
         if tr is not None:
             tr(TE(op, "MTE1", B.kernel, B.index, B.launch, B.stream, nbytes, tuple(dst.shape), dtype,
@@ -468,13 +483,16 @@ def _vector_fn(op: a.VectorOp):
     write, TE, errstate = machine.write, machine.TraceEvent, np.errstate
 
     def vector(R, B, args):
-        with errstate(all="ignore"):
-            value = fn(args)
         dst = args[-1]
-        try:
-            dst[...] = value  # as copyto(casting="unsafe")
-        except ValueError:
-            write(R, op, dst, value)
+        if R.timing:
+            machine.check_writable(R, op, dst)
+        else:
+            with errstate(all="ignore"):
+                value = fn(args)
+            try:
+                dst[...] = value  # as copyto(casting="unsafe")
+            except ValueError:
+                write(R, op, dst, value)
         tr = R.trace
         if tr is not None:
             tr(TE(op, "V", B.kernel, B.index, B.launch, B.stream, nbytes, shape, dtype, {"kind": kind}))

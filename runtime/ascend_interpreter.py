@@ -66,6 +66,8 @@ from geir.runtime.ascend_machine import (
     TraceEvent,
     alloc,
     check_dma_path,
+    check_writable,
+    constant_buffer,
     element_name,
     flag_not_set,
     int_value,
@@ -73,12 +75,14 @@ from geir.runtime.ascend_machine import (
     reshape,
     scalar_value,
     subview,
+    untouched,
     view_at,
     where,
     write,
 )
 from geir.runtime.ascend_semantics import Load3dOutside, copy_data, load3d_geometry, load3d_plan, vector_kernel
 from geir.runtime.interpreter import main_function
+from geir.runtime.launch_memo import arg_extents, launch_key, moves
 from geir.runtime.overflow import OverflowWatch
 from geir.target.device import DeviceSpec, load_device
 
@@ -119,6 +123,15 @@ def _where(interpreter: Interpreter, op: Operation) -> str:
 
 def _write(interpreter: Interpreter, op: Operation, dst: np.ndarray, value: np.ndarray) -> None:
     write(_run(interpreter), op, dst, value)
+
+
+def _timing(interpreter: Interpreter, op: Operation, dst: np.ndarray) -> bool:
+    """A timing-only run: the op computes nothing (a read-only destination is still its
+    error, as when it writes)."""
+    run = _run(interpreter)
+    if run.timing:
+        check_writable(run, op, dst)
+    return run.timing
 
 
 def _emit(interpreter: Interpreter, op: Operation, pipe: str, stream: int | None = None, **kw) -> None:
@@ -250,10 +263,7 @@ class AscendFunctions(InterpreterFunctions):
 
     @impl(a.ConstantOp)
     def run_constant(self, interpreter, op: a.ConstantOp, args):
-        try:
-            return (op.array(),)
-        except ValueError as e:
-            raise InterpreterError(f"{describe(op)}: {e}") from None
+        return (constant_buffer(op),)
 
     # -- host ---------------------------------------------------------------
 
@@ -300,9 +310,18 @@ class AscendFunctions(InterpreterFunctions):
         run.launches += 1
         name = kernel.sym_name.data
         count = kernel.block_count
+        detail = {"core_type": kernel.core_type.data, "block_dim": count}
+        if run.memo is not None:  # timing only: a launch like an earlier one is not run again
+            key = launch_key(kernel, args)
+            first = run.memo.get(key)
+            if first is not None:
+                detail.update(replays=first[0], moves=moves(first[1], arg_extents(args)))
+            else:
+                run.memo[key] = (index, arg_extents(args))
         if run.trace is not None:
-            run.trace(TraceEvent(op, "host", name, None, index, stream.id if stream else None,
-                                 detail={"core_type": kernel.core_type.data, "block_dim": count}))
+            run.trace(TraceEvent(op, "host", name, None, index, stream.id if stream else None, detail=detail))
+        if "replays" in detail:
+            return ()
         outer = run.block
         body = compiled_body(interpreter, run, kernel, args) if run.compiled else None
         watched = run.overflow.start(run, kernel, op, index, args) if run.overflow is not None else None
@@ -342,7 +361,8 @@ class AscendFunctions(InterpreterFunctions):
         src, dst = args
         path = (op.src_space, op.dst_space)
         check_dma_path(_run(interpreter), op, path)
-        _write(interpreter, op, dst, copy_data(op, src, dst.shape))
+        if not _timing(interpreter, op, dst):
+            _write(interpreter, op, dst, copy_data(op, src, dst.shape))
         _emit(interpreter, op, op.pipe, nbytes=op.nbytes, shape=tuple(dst.shape), dtype=element_name(op.dst.type),
               detail={"src": path[0], "dst": path[1], "transform": op.physical_transform})
         return ()
@@ -351,8 +371,9 @@ class AscendFunctions(InterpreterFunctions):
     def run_mmad(self, interpreter, op: a.MmadOp, args):
         x, y, c = args
         acc = c.dtype
-        product = np.matmul(x.astype(acc, copy=False), y.astype(acc, copy=False))
-        _write(interpreter, op, c, product if op.init is not None else c + product)
+        if not _timing(interpreter, op, c):
+            product = np.matmul(x.astype(acc, copy=False), y.astype(acc, copy=False))
+            _write(interpreter, op, c, product if op.init is not None else c + product)
         m, k, n = op.mkn
         _emit(interpreter, op, "M", nbytes=x.nbytes + y.nbytes, shape=(m, k, n), dtype=op.dtype,
               detail={"m": m, "k": k, "n": n, "init": op.init is not None})
@@ -390,9 +411,10 @@ class VectorFunctions(InterpreterFunctions):
 
     @staticmethod
     def run_vector(interpreter: Interpreter, op: a.VectorOp, args):
-        with np.errstate(all="ignore"):
-            value = vector_kernel(op)(args)
-        _write(interpreter, op, args[-1], value)
+        if not _timing(interpreter, op, args[-1]):
+            with np.errstate(all="ignore"):
+                value = vector_kernel(op)(args)
+            _write(interpreter, op, args[-1], value)
         _emit(interpreter, op, "V", nbytes=op.nbytes, shape=tuple(op.dst.type.get_shape()),
               dtype=op.dtype, detail={"kind": op.cost_kind})
         return ()
@@ -563,6 +585,9 @@ class ReferenceFunctions(InterpreterFunctions):
     def run_reference(self, interpreter: Interpreter, op: a.ReferenceOp, args):
         cls = op.graph_op_type()
         n = len(op.ins)
+        if any([_timing(interpreter, op, dst) for dst in args[n:]]):
+            _emit(interpreter, op, "S", nbytes=sum(x.nbytes for x in args), detail={"op": op.op.data})
+            return ()
         kwargs = {k: v for k, v in cls.props_to_py(dict(op.attrs.data)).items() if v is not None}
         kwargs.update(a.reference_extra_kwargs(op))  # e.g. trans_data's origin format and shape
         try:
@@ -599,10 +624,11 @@ class Load3dFunctions(InterpreterFunctions):
             raise InterpreterError(f"{_where(interpreter, op)}: {e.message(k, ih, iw, fm.shape)}") from None
         src = fm.reshape(-1)[base:]  # a view (a copy of a strided box)
         pad = op.padding_value
-        try:
-            g.into(src, dst, pad)
-        except (ValueError, TypeError):
-            _write(interpreter, op, dst, g.tile(src, pad))
+        if not _timing(interpreter, op, dst):
+            try:
+                g.into(src, dst, pad)
+            except (ValueError, TypeError):
+                _write(interpreter, op, dst, g.tile(src, pad))
         _emit(interpreter, op, "MTE1", nbytes=op.nbytes, shape=tuple(dst.shape), dtype=element_name(op.dst.type),
               detail={"src": "l1", "dst": op.dst_space, "transform": "img2col"})
         return ()
@@ -715,7 +741,9 @@ def run_ascend_module(
     listeners: tuple = (),
     compiled: bool | None = None,
     overflow: list | None = None,
-) -> dict[str, np.ndarray]:
+    timing: bool = False,
+    memo: bool = True,
+) -> dict[str, np.ndarray] | None:
     """Run the host function on named inputs; returns the outputs by name.
 
     `trace`: a list to append a TraceEvent per executed ascend op to, or a
@@ -723,12 +751,27 @@ def run_ascend_module(
     run kernel bodies as compiled Python (the default, COMPILE_KERNELS) or op by
     op on xDSL's interpreter - same results, checks, errors and trace. `overflow`: a list to
     append a `runtime.overflow.LaunchOverflow` to for each launch whose outputs overflowed or
-    saturated from in-range inputs (checked only when given)."""
+    saturated from in-range inputs (checked only when given).
+
+    `timing`: a timing-only run (docs/report.md): every op runs its checks and reports its
+    trace event, nothing is moved or computed, outputs and the workspace are `untouched`
+    memory (none of it resident), a float input not in `feeds` is zeros there too, and the
+    result is None; `memo`: a launch whose signature an
+    earlier launch had is reported as replaying it (runtime/launch_memo.py), not run. A full
+    run of a program with shape-only weights is an error: their numbers do not exist."""
     spec = load_device(device) if isinstance(device, str) else device
     hargs = host_args(module)
+    if not timing:
+        shape_only = [op for op in host_function(module).walk() if isinstance(op, a.ConstantOp) and op.is_placeholder]
+        if shape_only:
+            names = ", ".join(op.memref.name_hint or "?" for op in shape_only[:3])
+            raise InterpreterError(
+                f"the program has {len(shape_only)} shape-only weight(s) ({names}{', ...' if len(shape_only) > 3 else ''}): "
+                f"they have no numbers to compute with; time it without data instead "
+                f"(CompiledModel.profile(mode=\"timing\"), geir-run --profile --timing-only)")
     inputs = [h for h in hargs if h.role == "input"]
     names = [h.name for h in inputs]
-    missing = [n for n in names if n not in feeds]
+    missing = [h.name for h in inputs if h.name not in feeds and not (timing and h.dtype.kind not in "iub")]
     if missing:
         raise InterpreterError(f"missing input(s): {', '.join(missing)}")
     unknown = set(feeds) - set(names)
@@ -737,7 +780,9 @@ def run_ascend_module(
     values: list[np.ndarray] = []
     workspace = None
     for h in hargs:
-        if h.role == "input":
+        if h.role == "input" and h.name not in feeds:  # timing only: a float input's values do not matter
+            values.append(view_at(untouched(a.nbytes_of(h.type)), 0, h.type))
+        elif h.role == "input":
             v = np.asarray(feeds[h.name])
             if v.shape != h.shape:
                 raise InterpreterError(f"input '{h.name}' has shape {list(v.shape)}, the program expects {list(h.shape)}")
@@ -747,20 +792,22 @@ def run_ascend_module(
                 bad = int(v.max()) if v.max() > h.max_position else int(v.min())
                 raise InterpreterError(f"input '{h.name}' = {bad} is a KV-cache position past the cache's maximum "
                                        f"length: positions 0 to {h.max_position} fit")
-            values.append(np.array(v, dtype=h.dtype, order="C", copy=True))
+            values.append(np.ascontiguousarray(v, dtype=h.dtype) if timing else
+                          np.array(v, dtype=h.dtype, order="C", copy=True))
         elif h.role == "output" and h.updates is not None:
             values.append(values[h.updates])  # one buffer: the program writes what changes
         elif h.role == "output":
-            values.append(poisoned(h.shape, h.dtype))
+            values.append(view_at(untouched(a.nbytes_of(h.type)), 0, h.type) if timing else poisoned(h.shape, h.dtype))
         else:
-            n = int(np.prod(h.shape, dtype=np.int64)) * h.dtype.itemsize
-            workspace = np.full(n, POISON, np.uint8)
+            n = a.nbytes_of(h.type)
+            workspace = untouched(n) if timing else np.full(n, POISON, np.uint8)
             values.append(view_at(workspace, 0, h.type))
     sink = trace.append if isinstance(trace, list) else trace
     interpreter = make_ascend_interpreter(module, listeners)
     interpreter.set_data(AscendFunctions, "run", RunState(
         spec, sink, workspace, compiled=COMPILE_KERNELS if compiled is None else compiled,
-        overflow=OverflowWatch(overflow.append) if overflow is not None else None))
+        overflow=OverflowWatch(overflow.append) if overflow is not None and not timing else None,
+        timing=timing, memo={} if timing and memo else None))
     f = host_function(module)
     # Per-tile matmuls are small: BLAS threads cost more than they save (and
     # thrash on a shared machine), so the interpreter runs them on one thread.
@@ -768,6 +815,8 @@ def run_ascend_module(
     # overflow check reports them).
     with threadpool_limits(limits=1, user_api="blas"), np.errstate(all="ignore"):
         results = interpreter.call_op(f.sym_name.data, tuple(values))
+    if timing:
+        return None
     outputs = [np.array(values[h.index]) for h in hargs if h.role == "output"]
     outputs += [np.array(r) for r in results]
     return dict(zip(ascend_output_names(module), outputs))

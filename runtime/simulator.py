@@ -133,10 +133,26 @@ _DMA_OPS = tuple(t for t in (a.CopyOp, getattr(a, "Load3dOp", None)) if t)   # s
 _ACCESSING = (*_DMA_OPS, a.MmadOp, a.VectorOp, memref.LoadOp, memref.StoreOp, *((_REFERENCE,) if _REFERENCE else ()))
 
 
+_ROW_SHAPES: dict[tuple, tuple[int, int, np.ndarray | None, int]] = {}
+"""(shape, strides, itemsize) -> `_rows` of such a view at address 0: tiles repeat a few
+shapes thousands of times."""
+
+
 def _rows(x: np.ndarray) -> tuple[int, int, np.ndarray | None, int]:
     """(lo, hi, row starts or None, row length) of the bytes of a numpy view."""
-    base, item = address(x), x.itemsize
-    dims = [(n, s) for n, s in zip(x.shape, x.strides) if n != 1]
+    key = (x.shape, x.strides, x.itemsize)
+    rel = _ROW_SHAPES.get(key)
+    if rel is None:
+        if len(_ROW_SHAPES) > 4096:
+            _ROW_SHAPES.clear()
+        rel = _ROW_SHAPES[key] = _rows_at(0, x.shape, x.strides, x.itemsize)
+    base = address(x)
+    lo, hi, starts, run = rel
+    return base + lo, base + hi, None if starts is None else starts + base, run
+
+
+def _rows_at(base: int, shape: tuple[int, ...], strides: tuple[int, ...], item: int) -> tuple[int, int, np.ndarray | None, int]:
+    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
     lo = base + sum((n - 1) * s for n, s in dims if s < 0)
     hi = base + sum((n - 1) * s for n, s in dims if s > 0) + item
     run = item
@@ -170,10 +186,16 @@ class Recorder(Interpreter.Listener):
         self._launch_io: tuple[tuple[int, int], ...] = ()
         self._alloc_base: dict[Operation, int] = {}
         self._roots: dict[SSAValue, Operation | None] = {}
+        self._spaces: dict[SSAValue, str] = {}
+        self._plans: dict[Operation, tuple] = {}
+        self._kinds: dict[type, bool] = {}
 
     # Interpreter.Listener
     def will_interpret_op(self, op: Operation, args: tuple) -> None:
-        if isinstance(op, _ACCESSING):
+        accessing = self._kinds.get(type(op))
+        if accessing is None:
+            accessing = self._kinds[type(op)] = isinstance(op, _ACCESSING)
+        if accessing:
             self._pending = (op, args)
         elif isinstance(op, a.LaunchOp):  # its buffers, to name them in stream-race messages
             self._launch_args = _launch_args(op, args[1:])
@@ -209,7 +231,9 @@ class Recorder(Interpreter.Listener):
     def _access(self, value: SSAValue, x: Any, write: bool, index: Sequence[int] | None = None) -> Access | None:
         if not isinstance(x, np.ndarray):
             return None
-        space = a.space_of(value.type) or "gm"
+        space = self._spaces.get(value)
+        if space is None:
+            space = self._spaces[value] = a.space_of(value.type) or "gm"
         if index is not None:  # one element (scalar load/store)
             lo = address(x) + sum(i * s for i, s in zip(index, x.strides))
             lo, hi, starts, run = lo, lo + x.itemsize, None, x.itemsize
@@ -222,18 +246,27 @@ class Recorder(Interpreter.Listener):
         rel = lo - base + (planned_offset(root) or 0) if base is not None else 0
         return Access(space, root, write, lo, hi, starts, run, rel)
 
-    def _accesses(self, op: Operation, args: tuple) -> Iterable[Access]:
+    def _plan(self, op: Operation) -> tuple[tuple[SSAValue, int, bool], ...] | None:
+        """(operand, argument index, written) of each buffer the op touches as a whole; None
+        for a scalar memref.load / store (one element). Decoded once per op."""
         if isinstance(op, _DMA_OPS):
-            items = [(op.src, args[0], False), (op.dst, args[1], True)]
-        elif isinstance(op, a.MmadOp):
-            items = [(op.operands[0], args[0], False), (op.operands[1], args[1], False),
-                     (op.operands[2], args[2], True)]
-        elif isinstance(op, a.VectorOp):
+            return ((op.src, 0, False), (op.dst, 1, True))
+        if isinstance(op, a.MmadOp):
+            return tuple((op.operands[i], i, i == 2) for i in range(3))
+        if isinstance(op, a.VectorOp):
             last = len(op.operands) - 1
-            items = [(v, args[i], i == last) for i, v in enumerate(op.operands) if i not in op.SCALARS]
-        elif _REFERENCE is not None and isinstance(op, _REFERENCE):
+            return tuple((v, i, i == last) for i, v in enumerate(op.operands) if i not in op.SCALARS)
+        if _REFERENCE is not None and isinstance(op, _REFERENCE):
             n = len(op.ins)
-            items = [(v, args[i], i >= n) for i, v in enumerate(op.operands)]
+            return tuple((v, i, i >= n) for i, v in enumerate(op.operands))
+        return None
+
+    def _accesses(self, op: Operation, args: tuple) -> Iterable[Access]:
+        plan = self._plans.get(op, False)
+        if plan is False:
+            plan = self._plans[op] = self._plan(op)
+        if plan is not None:
+            items = [(v, args[i], w) for v, i, w in plan]
         else:  # memref.load / store: one element
             store = isinstance(op, memref.StoreOp)
             arr, idx = (args[1], args[2:]) if store else (args[0], args[1:])
@@ -245,11 +278,13 @@ class Recorder(Interpreter.Listener):
 
 
 def record(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | DeviceSpec = "ascend910b",
-           overflow: list | None = None) -> tuple[dict[str, np.ndarray], list[Recorded]]:
+           overflow: list | None = None, timing: bool = False,
+           memo: bool = True) -> tuple[dict[str, np.ndarray] | None, list[Recorded]]:
     """Run the program on the interpreter, recording every op with the bytes it touches
-    (`overflow`: as ``run_ascend_module``'s)."""
+    (`overflow`, `timing`, `memo`: as ``run_ascend_module``'s; a timing-only run has no outputs)."""
     rec = Recorder()
-    outputs = run_ascend_module(module, feeds, device=device, trace=rec, listeners=(rec,), overflow=overflow)
+    outputs = run_ascend_module(module, feeds, device=device, trace=rec, listeners=(rec,), overflow=overflow,
+                                timing=timing, memo=memo)
     return outputs, rec.records
 
 
@@ -622,7 +657,6 @@ class _Sim:
         last_record: dict[int, _Task] = {}
         frontier: dict[int, frozenset[int]] = defaultdict(frozenset)
         record_deps: dict[int, frozenset[int]] = {}
-        gm: dict[int, list[Access]] = defaultdict(list)
         for rec in records:
             ev = rec.event
             if ev.pipe == "host":
@@ -634,6 +668,9 @@ class _Sim:
                                      deps=frontier[stream])
                     launches[ev.launch] = launch
                     frontier[stream] = frozenset({ev.launch})
+                    first = ev.detail.get("replays")
+                    if first is not None:  # a memoised launch: the first one's blocks (runtime/launch_memo.py)
+                        launch.blocks = launches[first].blocks
                     tasks[stream].append(_Task("launch", stream, launch=launch))
                 elif isinstance(ev.op, a.EventRecordOp):
                     task = _Task("record", stream, event=ev.detail.get("event"))
@@ -650,13 +687,10 @@ class _Sim:
             if launch is None:
                 continue
             launch.blocks.setdefault(ev.block or 0, []).append(rec)
-            for acc in rec.accesses:
-                if acc.space == "gm":
-                    gm[ev.launch].append(acc)
-        self.gm_accesses = gm
         io = [r for rec in records for r in rec.io]
         timed_bytes = any(rec.accesses for rec in records)
-        self.io_bytes_touched = _bytes_within([acc for accs in gm.values() for acc in accs], io) if timed_bytes else None
+        every = [seg for rw in self.segments.values() for seg in rw]
+        self.io_bytes_touched = _bytes_within(_merged_segments(every), io) if timed_bytes else None
         return [launches[k] for k in sorted(launches)], tasks, sorted(tasks)
 
     # -- one kernel ------------------------------------------------------------------------
@@ -725,7 +759,8 @@ class _Sim:
         top = crit_busy[top_pipe] if top_pipe else 0.0
         bound, bound_pipe = ("launch", "launch") if launch_us >= top or top_pipe is None else (
             BOUND_OF_PIPE[top_pipe], top_pipe)
-        footprint = _union_bytes(self.gm_accesses.get(launch.index, ())) or gm_bytes
+        s, e = _merged_segments(self.segments.get(launch.index, ()))
+        footprint = int((e - s).sum()) or gm_bytes
         lower = max(
             busy.get("M", 0.0) / max(cube or c, 1),
             busy.get("V", 0.0) / max(c, 1),
@@ -749,7 +784,8 @@ class _Sim:
     # -- streams and the device --------------------------------------------------------------
 
     def run(self, records: Sequence[Recorded]) -> SimResult:
-        check_stream_races(records)
+        self.segments = launch_segments(records)
+        check_stream_races(records, self.segments)
         launches, tasks, streams = self.parse(records)
         recs = {l.index: self.kernel(l) for l in launches}
         if self.races and self.strict:
@@ -886,10 +922,61 @@ def _fair_rates(demands: Sequence[float], bw: float) -> list[float]:
     return rates
 
 
-def _union_bytes(accesses: Sequence[Access]) -> int:
-    """Distinct bytes covered by the accesses."""
-    s, e = _segments(accesses)
-    return int((e - s).sum())
+def launch_segments(records: Sequence[Recorded]) -> dict[int, tuple[tuple[np.ndarray, np.ndarray], ...]]:
+    """The gm bytes each launch reads and writes: launch -> (reads, writes), each as sorted,
+    disjoint [start, end) segments. A memoised launch (``replays`` in its event) has the bytes
+    of the launch it replays, moved to where its arguments are (``moves``)."""
+    gm: dict[int, tuple[list[Access], list[Access]]] = {}
+    replays: dict[int, tuple[int, tuple]] = {}
+    for rec in records:
+        ev = rec.event
+        if ev.pipe == "host":
+            if isinstance(ev.op, (a.LaunchOp, a.KernelOp)):
+                gm[ev.launch] = ([], [])
+                if "replays" in ev.detail:
+                    replays[ev.launch] = (ev.detail["replays"], ev.detail.get("moves", ()))
+            continue
+        lists = gm.get(ev.launch)
+        if lists is not None:
+            for acc in rec.accesses:
+                if acc.space == "gm":
+                    lists[acc.write].append(acc)
+    out = {i: (_segments(reads), _segments(writes)) for i, (reads, writes) in gm.items() if i not in replays}
+    for i, (first, moved) in replays.items():
+        out[i] = tuple(_moved(seg, moved) for seg in out[first])
+    return out
+
+
+def _moved(seg: tuple[np.ndarray, np.ndarray], moves: Sequence[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Segments with the bytes inside each (lo, hi, new lo) moved by new lo - lo; bytes outside
+    every [lo, hi) stay."""
+    s, e = seg
+    if not len(s) or not moves:
+        return seg
+    lo = np.array([m[0] for m in moves], np.int64)
+    hi = np.array([m[1] for m in moves], np.int64)
+    out_s, out_e = [], []
+    for x, y, new in moves:
+        cs, ce = np.maximum(s, x), np.minimum(e, y)
+        keep = ce > cs
+        out_s.append(cs[keep] + (new - x))
+        out_e.append(ce[keep] + (new - x))
+    ms, me = _merged(lo, hi)
+    big = np.iinfo(np.int64).max
+    for x, y in zip(np.concatenate([[-big], me]).tolist(), np.concatenate([ms, [big]]).tolist()):
+        cs, ce = np.maximum(s, x), np.minimum(e, y)
+        keep = ce > cs
+        out_s.append(cs[keep])
+        out_e.append(ce[keep])
+    return _merged_segments([(np.concatenate(out_s), np.concatenate(out_e))])
+
+
+def _merged_segments(segs: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The union of several sets of segments, as sorted, disjoint segments."""
+    segs = [seg for seg in segs if len(seg[0])]
+    if not segs:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return _merged(np.concatenate([seg[0] for seg in segs]), np.concatenate([seg[1] for seg in segs]))
 
 
 # ---------------------------------------------------------------------------
@@ -946,9 +1033,9 @@ def _launch_args(op: a.LaunchOp, arrays: Sequence[Any]) -> tuple[tuple[str, int,
     return tuple(out)
 
 
-def _bytes_within(accesses: Sequence[Access], ranges: Sequence[tuple[int, int]]) -> int:
-    """Distinct bytes covered by the accesses that lie inside the union of the [lo, hi) ranges."""
-    s, e = _segments(accesses)
+def _bytes_within(segments: tuple[np.ndarray, np.ndarray], ranges: Sequence[tuple[int, int]]) -> int:
+    """Bytes of the (sorted, disjoint) segments that lie inside the union of the [lo, hi) ranges."""
+    s, e = segments
     if not len(s) or not ranges:
         return 0
     lo, hi = _merged(np.array([r[0] for r in ranges], np.int64), np.array([r[1] for r in ranges], np.int64))
@@ -993,7 +1080,8 @@ def _pieces(bounds: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     return np.arange(total) - np.repeat(np.cumsum(n) - n, n) + np.repeat(ps, n)
 
 
-def stream_races(records: Sequence[Recorded]) -> list[StreamRace]:
+def stream_races(records: Sequence[Recorded],
+                 segments: Mapping[int, tuple[tuple[np.ndarray, np.ndarray], ...]] | None = None) -> list[StreamRace]:
     """The unordered conflicting pairs of kernels of a recorded run (at most one per pair).
 
     Happens-before is stream order plus events (a wait follows the latest record of its event
@@ -1001,13 +1089,13 @@ def stream_races(records: Sequence[Recorded]) -> list[StreamRace]:
     bytes are cut into elementary pieces at every segment end; walking the launches in host
     order (a serialisation of happens-before), each piece keeps its last writer and, per
     stream, its last reader - earlier readers on a stream are ordered before the last one -
-    so each launch is checked against what it must follow in a few numpy operations."""
+    so each launch is checked against what it must follow in a few numpy operations.
+    `segments`: ``launch_segments(records)`` when the caller has them."""
     order: list[int] = []
     stream: dict[int, int] = {}
     vc_of: dict[int, dict[int, int]] = {}
     name: dict[int, str] = {}
     args: dict[int, tuple] = {}
-    gm: dict[int, tuple[list[Access], list[Access]]] = defaultdict(lambda: ([], []))
     clock: dict[int, dict[int, int]] = defaultdict(dict)
     recorded: dict[Any, dict[int, int]] = {}
     for rec in records:
@@ -1028,16 +1116,12 @@ def stream_races(records: Sequence[Recorded]) -> list[StreamRace]:
                 for t, n in snap.items():
                     if n > mine.get(t, 0):
                         mine[t] = n
-            continue
-        if ev.launch in stream:
-            for acc in rec.accesses:
-                if acc.space == "gm":
-                    gm[ev.launch][acc.write].append(acc)
     if len(set(stream.values())) < 2:
         return []
     streams = sorted(set(stream.values()))
     col = {s: k for k, s in enumerate(streams)}
-    segs = {i: tuple(_segments(gm[i][w]) for w in (False, True)) for i in order if i in gm}
+    every = launch_segments(records) if segments is None else segments
+    segs = {i: every[i] for i in order if i in every and any(len(seg[0]) for seg in every[i])}
     if not segs:
         return []
     bounds = np.unique(np.concatenate([x for rw in segs.values() for seg in rw for x in seg]))
@@ -1088,9 +1172,10 @@ def stream_races(records: Sequence[Recorded]) -> list[StreamRace]:
     return races
 
 
-def check_stream_races(records: Sequence[Recorded]) -> None:
+def check_stream_races(records: Sequence[Recorded],
+                       segments: Mapping[int, tuple[tuple[np.ndarray, np.ndarray], ...]] | None = None) -> None:
     """Raise StreamRaceError naming both kernels of every race between streams."""
-    races = stream_races(records)
+    races = stream_races(records, segments)
     if races:
         raise StreamRaceError("\n".join(map(str, races)))
 
@@ -1111,12 +1196,15 @@ def simulate(records: Sequence[Recorded | TraceEvent], *, device: str | DeviceSp
 
 
 def profile(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | DeviceSpec = "ascend910b",
-            strict: bool = False) -> tuple[dict[str, np.ndarray], SimResult]:
+            strict: bool = False, timing: bool = False,
+            memo: bool = True) -> tuple[dict[str, np.ndarray] | None, SimResult]:
     """Run the program (outputs as ``run_ascend_module``) and time it; the result also holds
-    the launches whose outputs overflowed (`SimResult.overflow`)."""
+    the launches whose outputs overflowed (`SimResult.overflow`). `timing`: a timing-only run
+    (no data, no outputs: None; the same events, so the same timing), `memo`: launches like an
+    earlier one are not run again (runtime/launch_memo.py)."""
     spec = load_device(device) if isinstance(device, str) else device
     overflow: list[LaunchOverflow] = []
-    outputs, records = record(module, feeds, device=spec, overflow=overflow)
+    outputs, records = record(module, feeds, device=spec, overflow=overflow, timing=timing, memo=memo)
     sim = simulate(records, device=spec, strict=strict)
     sim.overflow = overflow
     return outputs, sim

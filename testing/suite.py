@@ -204,3 +204,20 @@ def assert_pass_keeps_numerics(chunk: str, module_pass) -> None:
             assert_close(after[name], value, name)
         else:
             assert_close(after[name].astype(np.float32), value.astype(np.float32), name, rtol=tol, atol=tol)
+
+
+def timing_reports(module, feeds: dict, device: str = "ascend910b", full_records=None,
+                   unmemoised: bool = True) -> tuple[dict, ...]:
+    """The report of a lowered program timed from a full run (`full_records`, when the caller
+    recorded it: `simulator.record`), from a timing-only run and (`unmemoised`) from a
+    timing-only run without memoised launches (runtime/simulator.py), each from its own
+    recording: they must be equal."""
+    from geir.runtime.report import build_report
+    from geir.runtime.simulator import record, simulate
+
+    reports = []
+    for timing, memo in ((False, True), (True, True), (True, False))[:3 if unmemoised else 2]:
+        records = full_records if not timing and full_records is not None else \
+            record(module, feeds, device=device, timing=timing, memo=memo)[1]
+        reports.append(build_report(simulate(records, device=device), module))
+    return tuple(reports)

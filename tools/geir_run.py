@@ -8,6 +8,9 @@
 Inputs not given with `--input` get seeded random data of the right shape and type.
 `--profile` (ascend-level IR) also times the run on the modeled device and prints the
 report table (docs/report.md); `--report`/`--trace` write it as JSON / a Chrome trace.
+`--timing-only` (implies `--profile`) times the program without data: nothing is moved or
+computed, so there are no outputs, and float inputs need no values - the way to time a
+program with shape-only weights, or one too large to run here.
 On ascend-level IR every kernel launch is checked for overflow (runtime/overflow.py): a run
 that turned finite numbers into inf / NaN gets one line naming the first such kernel, its ONNX
 node and the precision modes that avoid it.
@@ -66,10 +69,12 @@ def add_profile_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--device", default=None, metavar="NAME",
                    help="modeled device: a name (ascend910b, ascend310p) or a .json file (default: ascend910b)")
     g.add_argument("--strict", action="store_true", help="with --profile: a pipe race is an error")
+    g.add_argument("--timing-only", action="store_true",
+                   help="time without data (implies --profile): no outputs; shape-only weights welcome")
 
 
 def wants_profile(args) -> bool:
-    return bool(args.profile or args.report or args.trace)
+    return bool(args.profile or args.report or args.trace or getattr(args, "timing_only", False))
 
 
 def device_spec(args):
@@ -89,13 +94,14 @@ def run_profiled(module, feeds, args):
     from geir.runtime.simulator import profile
     from geir.runtime.trace import write_trace
 
-    outputs, sim = profile(module, feeds, device=device_spec(args), strict=args.strict)
+    timing = getattr(args, "timing_only", False)
+    outputs, sim = profile(module, feeds, device=device_spec(args), strict=args.strict, timing=timing)
     report = build_report(sim, module)
     if args.report:
         write_report(report, args.report)
     if args.trace:
         write_trace(sim, args.trace)
-    return outputs, format_report(report), report["overflow_summary"]
+    return outputs or {}, format_report(report), report["overflow_summary"]
 
 
 def run_watched(module, feeds, args):
@@ -195,7 +201,7 @@ def summary(description, module, origin, feeds, outputs, times, overflow: str | 
     lines += table([(name, str(n)) for name, n in counts], right=(1,))
     lines += ["", "inputs:"]
     lines += table([(name, _shape(a.shape), str(a.dtype), origin[name]) for name, a in feeds.items()])
-    lines += ["", "outputs:"]
+    lines += ["", "outputs:" if outputs else "outputs: none (a timing-only run computes nothing)"]
     rows = [("name", "shape", "dtype", "min", "max", "mean")]
     rows += [(name, _shape(a.shape), str(a.dtype), *_stats(a)) for name, a in outputs.items()]
     lines += table(rows, right=(3, 4, 5))
@@ -251,11 +257,17 @@ def _main(argv: Sequence[str] | None) -> int:
 
     ascend = is_ascend_module(module)  # hardware-level IR runs on the ascend interpreter
     if (wants_profile(args) or args.device or args.strict) and not ascend:
-        raise GeirError("--profile, --report, --trace, --device and --strict need ascend-level IR "
+        raise GeirError("--profile, --report, --trace, --timing-only, --device and --strict need ascend-level IR "
                         "(a module with ascend.kernel ops)")
+    if args.timing_only and args.output:
+        raise GeirError("--timing-only computes no outputs: drop --output (or --timing-only)")
     specs = ascend_input_specs(module) if ascend else input_specs(module)
+    if args.timing_only:  # float values do not matter without data; integers may steer addresses
+        given = {item.partition("=")[0] for item in args.input}
+        specs = [s for s in specs if not is_float_dtype(s[2]) or s[0] in given]
     feeds, origin = make_feeds(specs, args.input, args.seed)
-    step = "interpret + simulate" if ascend and wants_profile(args) else "interpret"
+    step = ("simulate (timing only)" if args.timing_only else
+            "interpret + simulate" if ascend and wants_profile(args) else "interpret")
     progress(step, None)
     start = time.perf_counter()
     profile_text = overflow = None

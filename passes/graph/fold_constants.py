@@ -13,6 +13,10 @@ shape is never materialised; whatever `max-bytes` says, nothing above
 `MAX_TENSOR_BYTES` (target/device.py: the memory of the largest modeled device)
 is. Constants that only fed a folded op are erased.
 
+An op reading a shape-only weight (`geir.placeholder`, frontend/builder.py) is not
+evaluated: its results are shape-only too (splats of 0 marked as placeholders), so a
+transposed or re-typed placeholder costs no bytes and a run still refuses its numbers.
+
 `fold_constants(module, max_bytes, source)` is the machinery other passes call:
 `source(op)` may give the values of an op whose operands are not constants
 (graph-fold-shapes answers graph.shape of a static tensor).
@@ -25,11 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
+from geir.dialects import attr_names
 from geir.dialects import graph as g
 from geir.ir.types import to_dtype
 from geir.passes.graph.utils import constant, nbytes, splat, static_shape
@@ -99,18 +104,42 @@ class FoldConstantOp(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, g.GraphOp) or not fits(op, self.max_bytes):
             return
+        shape_only = _shape_only(op)
+        if shape_only is not None:
+            new = [splat(0, r.type, op.location) for r in op.results]
+            for c, r in zip(new, op.results):
+                c.attributes[attr_names.PLACEHOLDER] = StringAttr(f"{shape_only}/{r.name_hint or op.name}")
+                c.output.name_hint = r.name_hint
+            self._replace(op, new, rewriter)
+            return
         values = (self.source(op) if self.source else None) or evaluate(op)
         if values is None:
             return
-        operands = [v.owner for v in op.operands]
         new = [
             splat(v.reshape(-1)[0], r.type, op.location) if is_splat(v) else constant(v, op.location)
             for v, r in zip(values, op.results)
         ]
+        self._replace(op, new, rewriter)
+
+    @staticmethod
+    def _replace(op: Operation, new: list[g.ConstantOp], rewriter: PatternRewriter) -> None:
+        operands = [v.owner for v in op.operands]
         rewriter.replace(op, new, [c.output for c in new])
         for owner in dict.fromkeys(operands):
             if isinstance(owner, g.ConstantOp) and owner.parent is not None and not owner.output.uses:
                 rewriter.erase(owner)
+
+
+def _shape_only(op: Operation) -> str | None:
+    """The name of the first shape-only weight among the op's operands, when all its operands
+    are constants and one is such a weight."""
+    if _keeps_integers(op):
+        return None
+    names = [v.owner.attributes.get(attr_names.PLACEHOLDER) if isinstance(v.owner, g.ConstantOp) else False
+             for v in op.operands]
+    if not names or False in names or all(n is None for n in names):
+        return None
+    return next(n.data for n in names if n is not None)
 
 
 def fold_constants(module: ModuleOp, max_bytes: int = DEFAULT_MAX_BYTES, source: Source | None = None) -> bool:

@@ -53,6 +53,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from geir.dialects import attr_names
 from geir.dialects import graph as g
 from geir.dialects import formats as L
 from geir.target import op_info
@@ -577,6 +578,9 @@ class Planner:
         key = (outer.owner, fmt, array.shape)
         if key not in cache:
             op = formatted_constant(array, fmt, outer.owner.location, outer.name_hint)
+            shape_only = outer.owner.attributes.get(attr_names.PLACEHOLDER)
+            if shape_only is not None:  # still a shape-only weight, in its new format
+                op.attributes[attr_names.PLACEHOLDER] = shape_only
             Rewriter.insert_op(op, InsertPoint.after(outer.owner))
             cache[key] = op.output
         new = cache[key]

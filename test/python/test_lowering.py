@@ -32,7 +32,8 @@ from geir.frontend.onnx import import_model
 from geir.driver.registry import get_all_passes
 from geir.runtime.ascend_interpreter import ascend_input_specs, run_ascend_module
 from geir.runtime.interpreter import input_specs, main_function, random_inputs, run_module
-from geir.testing.suite import LIGHT_MODELS, assert_close, backend_cases, light_model, lit_chunks, ort_run
+from geir.runtime.simulator import record
+from geir.testing.suite import LIGHT_MODELS, assert_close, backend_cases, light_model, lit_chunks, ort_run, timing_reports
 
 from test_onnx_suite import LEFT_OUT
 
@@ -58,14 +59,19 @@ def lower(module, passes: tuple[str, ...] = (), **options) -> dict:
 
 
 def run_and_compare(name: str, module, feeds: dict, references: list[dict], passes=(),
-                    fallback_ok: bool = False, **options) -> None:
+                    fallback_ok: bool = False, timing: bool = False, **options) -> None:
+    """Lower, run and compare with each reference; `timing`: the run is recorded too, and
+    a timing-only run of the program must give its report (test_timing_only.py: without memo)."""
     info = lower(module, passes, **options)
     if not fallback_ok:
         assert not info["fallback"], f"{name}: ops lowered to fallback kernels: {dict(info['fallback'])}"
     assert [n for n, _, _ in ascend_input_specs(module)] == list(feeds)
     start = time.perf_counter()
-    ours = run_ascend_module(module, feeds)
+    ours, records = record(module, feeds) if timing else (run_ascend_module(module, feeds), None)
     run_s = time.perf_counter() - start
+    if timing:
+        full, timed = timing_reports(module, feeds, full_records=records, unmemoised=False)
+        assert timed == full, f"{name}: the timing-only report differs from the full run's"
     for ref in references:
         assert list(ours) == list(ref)
         for out, want in ref.items():
@@ -82,7 +88,7 @@ def test_light_model(name):
     feeds = random_inputs(module, seed=1)
     graph = run_module(module, feeds)
     ort = dict(zip(graph, ort_run(model, feeds)))
-    run_and_compare(name, module, feeds, [graph, ort], PIPELINE)
+    run_and_compare(name, module, feeds, [graph, ort], PIPELINE, timing=True)
 
 
 @pytest.mark.parametrize("layers", [1, 2])
@@ -95,7 +101,7 @@ def test_transformer(layers, passes):
     feeds = random_inputs(module, seed=2)
     graph = run_module(module, feeds)
     ort = dict(zip(graph, ort_run(model, feeds)))
-    run_and_compare(f"transformer x{layers}", module, feeds, [graph, ort], passes)
+    run_and_compare(f"transformer x{layers}", module, feeds, [graph, ort], passes, timing=layers == 2)
 
 
 CASES = [c for c in backend_cases() if c.name not in LEFT_OUT]

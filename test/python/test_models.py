@@ -12,7 +12,7 @@ import pytest
 
 import geir
 from geir.dialects import graph as g
-from geir.errors import GraphBuildError
+from geir.errors import GeirError, GraphBuildError
 from geir.frontend.builder import is_placeholder
 from geir.ir.text import print_module
 from geir.models import CONFIGS, LlamaConfig
@@ -122,8 +122,10 @@ def test_shape_only_llama_holds_no_weight_bytes_and_compiles():
     assert len(weights) == 2 + 9 * TINY.layers + 1  # embedding, lm_head; 7 projections + 2 norms a layer; norm
     assert all(len(op.value.data.data) == 2 for op in weights)  # one f16 element each
     cm = geir.compile(progs.decode, opt_level=3)
-    out = cm.run(cm.random_inputs())
-    np.testing.assert_array_equal(out["logits"], np.zeros((1, 1, TINY.vocab), np.float16))  # documented zeros
+    assert cm.shape_only
+    with pytest.raises(GeirError, match="shape-only weight"):  # no numbers to compute with
+        cm.run(cm.random_inputs())
+    assert cm.report["kernel_count"] > 0  # timed without data (test_timing_only.py)
 
 
 def test_transformer_block_matches_torch():

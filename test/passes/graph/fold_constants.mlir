@@ -81,3 +81,21 @@ func.func @not_foldable() -> (tensor<32xf32>, tensor<1xf32>) {
   %g = graph.gather %a, %i {axis = 0 : i64} : (tensor<2xf32>, tensor<1xi64>) -> tensor<1xf32> loc("gather")
   func.return %n, %g : tensor<32xf32>, tensor<1xf32>
 }
+
+// -----
+
+// A shape-only weight (frontend/builder.py's placeholder) is not evaluated: what is computed
+// from it is shape-only too - a splat of 0 marked with the weight's name and the result's -
+// whatever the other operands hold; an op with a non-constant operand stays.
+// CHECK-LABEL: func.func @shape_only(
+// CHECK-NEXT:    %m = graph.constant {geir.placeholder = "w/t/m"} dense<0.000000e+00> : tensor<3x2xf32> loc("mul")
+// CHECK-NEXT:    %y = graph.add %x, %m
+// CHECK-NEXT:    func.return %m, %y
+func.func @shape_only(%x: tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>) {
+  %w = graph.constant {geir.placeholder = "w"} dense<0.0> : tensor<2x3xf32> loc("w")
+  %t = graph.transpose %w {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32> loc("transpose")
+  %s = graph.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32> loc("s")
+  %m = graph.mul %t, %s : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32> loc("mul")
+  %y = graph.add %x, %m : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32> loc("add")
+  func.return %m, %y : tensor<3x2xf32>, tensor<3x2xf32>
+}

@@ -1,0 +1,136 @@
+"""LLaMA-2 7B and 13B on one modeled 910B, fp16, O3, timed without data.
+
+Each configuration is built with shape-only weights (geir.models.llama, weights="shape-only":
+no bytes), compiled, and profiled in timing-only mode (CompiledModel.profile(mode="timing"):
+the interpreter walks every launch, tile and block and reports the same events as a full run,
+moving and computing nothing; a launch whose kernel and arguments match an earlier one - the
+same kernel of the next layer - replays it). Every configuration runs in its own process, so
+the peak RSS is its own.
+
+Per configuration: modeled latency, peak device memory (and whether it fits the device's HBM),
+kernels, the bound beside the latency - a decode step's HBM bound (every weight once, of the
+embedding table only the tokens' rows, plus the whole static cache: the attention kernel reads
+every row under its mask; here every row is valid) over the HBM bandwidth, a prefill's cube
+bound (its matmul FLOPs at the cube's fp16 rate: the report's roofline.cube_us) - and the
+wall time and peak RSS of compiling and simulating here.
+
+    python bench/llm_scale.py                          # 7B and 13B: decode b1, b8 (cache 4096), prefill b1 s2048
+    python bench/llm_scale.py --configs llama-2-7b --prefill 1x2048,8x4096 --decode "" --markdown
+    python bench/llm_scale.py --layers 2               # quick: two layers of each
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def one(config: str, kind: str, batch: int, seq: int, layers: int) -> dict:
+    """Compile and time one configuration in this process; its figures as a dict."""
+    import geir
+    from geir.dialects import graph as g
+    from geir.models import CONFIGS
+    from geir.target.device import load_device
+
+    c = CONFIGS[config]
+    if layers:
+        c = dataclasses.replace(c, layers=layers)
+    spec = load_device("ascend910b")
+    t0 = time.perf_counter()
+    progs = geir.models.llama(c, batch=batch, seq=1 if kind == "decode" else seq, dtype="f16",
+                              weights="shape-only", cache="inplace", max_len=seq)
+    module = progs.decode if kind == "decode" else progs.prefill
+    cm = geir.compile(module, opt_level=3)
+    compile_s = time.perf_counter() - t0
+    feeds = cm.random_inputs(floats=False)
+    if kind == "decode":  # the last row of the cache: every row valid
+        feeds["cache_position"] = np.full(feeds["cache_position"].shape, seq - 1)
+        feeds["position_ids"] = np.full(feeds["position_ids"].shape, seq - 1)
+    t1 = time.perf_counter()
+    _, r = cm.profile(feeds, mode="timing")
+    simulate_s = time.perf_counter() - t1
+    weights = sum(math.prod(op.results[0].type.get_shape()) * 2 for op in module.walk()
+                  if isinstance(op, g.ConstantOp) and math.prod(op.results[0].type.get_shape()) >= c.hidden
+                  and not all(isinstance(u.operation, g.GatherOp) for u in op.results[0].uses))
+    tokens = batch * (1 if kind == "decode" else seq)
+    cache = 2 * c.layers * batch * seq * c.kv_heads * c.head_dim * 2  # K and V, f16, every row
+    if kind == "decode":
+        bound = (weights + tokens * c.hidden * 2 + cache) / spec.hbm_bytes_per_s * 1e6
+        bound_kind = "HBM"
+    else:
+        bound, bound_kind = r["roofline"]["cube_us"], "cube"
+    return {
+        "config": f"{config} ({c.layers} layers)", "program": f"{kind} {batch}x{seq}",
+        "latency_us": r["latency_us"], "bound_us": bound, "bound_kind": bound_kind,
+        "per_token_ms": r["latency_us"] / 1e3 if kind == "decode" else None,
+        "tokens_per_s": tokens / (r["latency_us"] / 1e6),
+        "peak_gib": r["peak_memory_bytes"] / 2**30, "hbm_gib": spec.hbm_bytes / 2**30,
+        "weights_gib": weights / 2**30, "cache_gib": cache / 2**30, "kernels": r["kernel_count"],
+        "compile_s": compile_s, "simulate_s": simulate_s,
+        "rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 2**30,
+    }
+
+
+def table(rows: list[dict], markdown: bool) -> str:
+    header = ["config", "program", "latency us", "bound us", "x bound", "ms/token", "tokens/s", "peak GiB (fits?)",
+              "kernels", "compile s", "simulate s", "RSS GiB"]
+    cells = []
+    for r in rows:
+        if "error" in r:
+            cells.append([r["config"], r["program"], r["error"], *[""] * (len(header) - 3)])
+            continue
+        fits = "yes" if r["peak_gib"] <= r["hbm_gib"] else f"no, {r['peak_gib'] - r['hbm_gib']:.1f} over"
+        cells.append([r["config"], r["program"], f"{r['latency_us']:.0f}", f"{r['bound_us']:.0f} ({r['bound_kind']})",
+                      f"{r['latency_us'] / r['bound_us']:.2f}", "" if r["per_token_ms"] is None else f"{r['per_token_ms']:.2f}",
+                      f"{r['tokens_per_s']:.0f}", f"{r['peak_gib']:.1f} ({fits})", r["kernels"],
+                      f"{r['compile_s']:.0f}", f"{r['simulate_s']:.0f}", f"{r['rss_gib']:.2f}"])
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        return "\n".join(lines + ["| " + " | ".join(map(str, c)) + " |" for c in cells])
+    widths = [max(len(h), *(len(str(c[i])) for c in cells)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:>{w}}}" for w in widths)
+    return "\n".join([fmt.format(*header), *(fmt.format(*map(str, c)) for c in cells)])
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--configs", default="llama-2-7b,llama-2-13b")
+    p.add_argument("--decode", default="1x4096,8x4096", help="BATCHxCACHE of each decode step")
+    p.add_argument("--prefill", default="1x2048", help="BATCHxSEQ of each prefill (the seeds' shape: 8x4096)")
+    p.add_argument("--layers", type=int, default=0, help="layers of each config (0: all)")
+    p.add_argument("--markdown", action="store_true")
+    p.add_argument("--one", nargs=4, metavar=("CONFIG", "KIND", "BATCH", "SEQ"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.one:
+        config, kind, batch, seq = args.one
+        print(json.dumps(one(config, kind, int(batch), int(seq), args.layers)))
+        return
+    t0 = time.perf_counter()
+    rows = []
+    for config in filter(None, args.configs.split(",")):
+        for kind, shapes in (("decode", args.decode), ("prefill", args.prefill)):
+            for shape in filter(None, shapes.split(",")):
+                batch, seq = shape.split("x")
+                cmd = [sys.executable, __file__, "--one", config, kind, batch, seq, "--layers", str(args.layers)]
+                done = subprocess.run(cmd, capture_output=True, text=True)
+                if done.returncode:
+                    last = (done.stderr.strip().splitlines() or ["failed"])[-1]
+                    rows.append({"config": config, "program": f"{kind} {shape}", "error": last[:120]})
+                else:
+                    rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+                print(f"  {config} {kind} {shape}: done", file=sys.stderr, flush=True)
+    print("LLaMA-2 on one modeled 910B (fp16, O3, shape-only weights, timing-only simulation)\n")
+    print(table(rows, args.markdown))
+    print(f"\n({time.perf_counter() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
