@@ -127,6 +127,23 @@ class Recorded:
                                                   # inputs, outputs or constants (or views of them)
 
 
+@dataclass(frozen=True)
+class RepeatedBlock:
+    """A block of a compacted recording (`Recorder(compact=True)`) whose events are, op for op
+    and byte count for byte count, those of an earlier block (`records`): the simulator times
+    it as that block (it would find it equal and time it once anyway); what is its own is the
+    gm bytes it reads and writes, as sorted disjoint [start, end) segments."""
+
+    launch: int
+    block: int
+    records: list[Recorded]
+    reads: tuple[np.ndarray, np.ndarray]
+    writes: tuple[np.ndarray, np.ndarray]
+
+
+Record = Recorded | RepeatedBlock
+
+
 _VIEW_OPS = a.VIEW_OPS
 _REFERENCE = getattr(a, "ReferenceOp", None)   # the lowering's fallback (whole gm buffers)
 _DMA_OPS = tuple(t for t in (a.CopyOp, getattr(a, "Load3dOp", None)) if t)   # src -> dst on an MTE/FIX engine
@@ -176,11 +193,20 @@ class Recorder(Interpreter.Listener):
 
         rec = Recorder()
         run_ascend_module(module, feeds, trace=rec, listeners=(rec,))
-        rec.records   # list[Recorded]
+        rec.close()
+        rec.records   # list[Recorded] (and RepeatedBlock when compact)
+
+    `compact`: a block whose events repeat an earlier block's (the same ops with the same byte
+    counts, in order - what the simulator times a block by) is kept as a `RepeatedBlock`: the
+    recording holds the distinct blocks, not every event of a long run.
     """
 
-    def __init__(self) -> None:
-        self.records: list[Recorded] = []
+    def __init__(self, compact: bool = False) -> None:
+        self.records: list[Record] = []
+        self.compact = compact
+        self._block: tuple[int, int] | None = None  # (launch, block) of the events since _start
+        self._start = 0
+        self._blocks: dict[tuple, list[Recorded]] = {}
         self._pending: tuple[Operation, tuple] | None = None
         self._launch_args: tuple[tuple[str, int, int], ...] = ()
         self._launch_io: tuple[tuple[int, int], ...] = ()
@@ -211,12 +237,36 @@ class Recorder(Interpreter.Listener):
         accesses: tuple[Access, ...] = ()
         if pending is not None and pending[0] is event.op and event.kernel is not None:
             accesses = tuple(self._accesses(event.op, pending[1]))
+        if self.compact:
+            block = (event.launch, event.block) if event.pipe != "host" and event.block is not None else None
+            if block != self._block:
+                self.close()
+                self._block, self._start = block, len(self.records)
         if isinstance(event.op, a.LaunchOp) and event.pipe == "host":
             args, self._launch_args = self._launch_args, ()
             io, self._launch_io = self._launch_io, ()
             self.records.append(Recorded(event, accesses, args, io))
             return
         self.records.append(Recorded(event, accesses))
+
+    def close(self) -> None:
+        """End the block being recorded (compact: keep it, or keep a RepeatedBlock for it)."""
+        block, self._block = self._block, None
+        if block is None:
+            return
+        recs = self.records[self._start:]
+        key = tuple((id(r.event.op), r.event.nbytes) for r in recs)
+        first = self._blocks.get(key)
+        if first is None:
+            self._blocks[key] = recs
+            return
+        gm: tuple[list[Access], list[Access]] = ([], [])
+        for r in recs:
+            for acc in r.accesses:
+                if acc.space == "gm":
+                    gm[acc.write].append(acc)
+        del self.records[self._start:]
+        self.records.append(RepeatedBlock(block[0], block[1], first, _segments(gm[0]), _segments(gm[1])))
 
     def _root(self, value: SSAValue) -> Operation | None:
         root = self._roots.get(value, False)
@@ -278,13 +328,15 @@ class Recorder(Interpreter.Listener):
 
 
 def record(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | DeviceSpec = "ascend910b",
-           overflow: list | None = None, timing: bool = False,
-           memo: bool = True) -> tuple[dict[str, np.ndarray] | None, list[Recorded]]:
+           overflow: list | None = None, timing: bool = False, memo: bool = True,
+           compact: bool = False) -> tuple[dict[str, np.ndarray] | None, list[Record]]:
     """Run the program on the interpreter, recording every op with the bytes it touches
-    (`overflow`, `timing`, `memo`: as ``run_ascend_module``'s; a timing-only run has no outputs)."""
-    rec = Recorder()
+    (`overflow`, `timing`, `memo`: as ``run_ascend_module``'s; a timing-only run has no outputs;
+    `compact`: repeated blocks as `RepeatedBlock`s, see `Recorder`)."""
+    rec = Recorder(compact)
     outputs = run_ascend_module(module, feeds, device=device, trace=rec, listeners=(rec,), overflow=overflow,
                                 timing=timing, memo=memo)
+    rec.close()
     return outputs, rec.records
 
 
@@ -651,13 +703,17 @@ class _Sim:
 
     # -- the trace -------------------------------------------------------------------------
 
-    def parse(self, records: Sequence[Recorded]) -> tuple[list[_Launch], dict[int, list[_Task]], list[int]]:
+    def parse(self, records: Sequence[Record]) -> tuple[list[_Launch], dict[int, list[_Task]], list[int]]:
         launches: dict[int, _Launch] = {}
         tasks: dict[int, list[_Task]] = defaultdict(list)
         last_record: dict[int, _Task] = {}
         frontier: dict[int, frozenset[int]] = defaultdict(frozenset)
         record_deps: dict[int, frozenset[int]] = {}
         for rec in records:
+            if isinstance(rec, RepeatedBlock):
+                if rec.launch in launches:
+                    launches[rec.launch].blocks[rec.block] = rec.records
+                continue
             ev = rec.event
             if ev.pipe == "host":
                 stream = ev.stream if ev.stream is not None else 0
@@ -687,8 +743,8 @@ class _Sim:
             if launch is None:
                 continue
             launch.blocks.setdefault(ev.block or 0, []).append(rec)
-        io = [r for rec in records for r in rec.io]
-        timed_bytes = any(rec.accesses for rec in records)
+        io = [r for rec in records if isinstance(rec, Recorded) for r in rec.io]
+        timed_bytes = any(isinstance(rec, RepeatedBlock) or rec.accesses for rec in records)
         every = [seg for rw in self.segments.values() for seg in rw]
         self.io_bytes_touched = _bytes_within(_merged_segments(every), io) if timed_bytes else None
         return [launches[k] for k in sorted(launches)], tasks, sorted(tasks)
@@ -783,7 +839,7 @@ class _Sim:
 
     # -- streams and the device --------------------------------------------------------------
 
-    def run(self, records: Sequence[Recorded]) -> SimResult:
+    def run(self, records: Sequence[Record]) -> SimResult:
         self.segments = launch_segments(records)
         check_stream_races(records, self.segments)
         launches, tasks, streams = self.parse(records)
@@ -922,13 +978,18 @@ def _fair_rates(demands: Sequence[float], bw: float) -> list[float]:
     return rates
 
 
-def launch_segments(records: Sequence[Recorded]) -> dict[int, tuple[tuple[np.ndarray, np.ndarray], ...]]:
+def launch_segments(records: Sequence[Record]) -> dict[int, tuple[tuple[np.ndarray, np.ndarray], ...]]:
     """The gm bytes each launch reads and writes: launch -> (reads, writes), each as sorted,
     disjoint [start, end) segments. A memoised launch (``replays`` in its event) has the bytes
     of the launch it replays, moved to where its arguments are (``moves``)."""
     gm: dict[int, tuple[list[Access], list[Access]]] = {}
+    repeated: dict[int, tuple[list, list]] = defaultdict(lambda: ([], []))
     replays: dict[int, tuple[int, tuple]] = {}
     for rec in records:
+        if isinstance(rec, RepeatedBlock):
+            repeated[rec.launch][0].append(rec.reads)
+            repeated[rec.launch][1].append(rec.writes)
+            continue
         ev = rec.event
         if ev.pipe == "host":
             if isinstance(ev.op, (a.LaunchOp, a.KernelOp)):
@@ -941,7 +1002,8 @@ def launch_segments(records: Sequence[Recorded]) -> dict[int, tuple[tuple[np.nda
             for acc in rec.accesses:
                 if acc.space == "gm":
                     lists[acc.write].append(acc)
-    out = {i: (_segments(reads), _segments(writes)) for i, (reads, writes) in gm.items() if i not in replays}
+    out = {i: (_merged_segments([_segments(reads), *repeated[i][0]]), _merged_segments([_segments(writes), *repeated[i][1]]))
+           for i, (reads, writes) in gm.items() if i not in replays}
     for i, (first, moved) in replays.items():
         out[i] = tuple(_moved(seg, moved) for seg in out[first])
     return out
@@ -1080,7 +1142,7 @@ def _pieces(bounds: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     return np.arange(total) - np.repeat(np.cumsum(n) - n, n) + np.repeat(ps, n)
 
 
-def stream_races(records: Sequence[Recorded],
+def stream_races(records: Sequence[Record],
                  segments: Mapping[int, tuple[tuple[np.ndarray, np.ndarray], ...]] | None = None) -> list[StreamRace]:
     """The unordered conflicting pairs of kernels of a recorded run (at most one per pair).
 
@@ -1099,6 +1161,8 @@ def stream_races(records: Sequence[Recorded],
     clock: dict[int, dict[int, int]] = defaultdict(dict)
     recorded: dict[Any, dict[int, int]] = {}
     for rec in records:
+        if isinstance(rec, RepeatedBlock):
+            continue
         ev = rec.event
         if ev.pipe == "host":
             s = ev.stream if ev.stream is not None else 0
@@ -1172,7 +1236,7 @@ def stream_races(records: Sequence[Recorded],
     return races
 
 
-def check_stream_races(records: Sequence[Recorded],
+def check_stream_races(records: Sequence[Record],
                        segments: Mapping[int, tuple[tuple[np.ndarray, np.ndarray], ...]] | None = None) -> None:
     """Raise StreamRaceError naming both kernels of every race between streams."""
     races = stream_races(records, segments)
@@ -1185,13 +1249,13 @@ def check_stream_races(records: Sequence[Recorded],
 # ---------------------------------------------------------------------------
 
 
-def simulate(records: Sequence[Recorded | TraceEvent], *, device: str | DeviceSpec = "ascend910b",
+def simulate(records: Sequence[Record | TraceEvent], *, device: str | DeviceSpec = "ascend910b",
              strict: bool = False) -> SimResult:
     """Time a recorded run. ``records`` come from ``record`` (with the bytes each op touches:
     races and gm footprints are found) or are plain TraceEvents (no race detection).
     ``strict`` raises SimulationError on a race."""
     spec = load_device(device) if isinstance(device, str) else device
-    recs = [r if isinstance(r, Recorded) else Recorded(r) for r in records]
+    recs = [r if isinstance(r, Recorded | RepeatedBlock) else Recorded(r) for r in records]
     return _Sim(spec, strict).run(recs)
 
 
@@ -1204,14 +1268,14 @@ def profile(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | 
     earlier one are not run again (runtime/launch_memo.py)."""
     spec = load_device(device) if isinstance(device, str) else device
     overflow: list[LaunchOverflow] = []
-    outputs, records = record(module, feeds, device=spec, overflow=overflow, timing=timing, memo=memo)
+    outputs, records = record(module, feeds, device=spec, overflow=overflow, timing=timing, memo=memo, compact=True)
     sim = simulate(records, device=spec, strict=strict)
     sim.overflow = overflow
     return outputs, sim
 
 
 __all__ = [
-    "Access", "BlockSim", "KernelRecord", "OpSpan", "Race", "Recorded", "Recorder", "SimResult",
+    "Access", "BlockSim", "KernelRecord", "OpSpan", "Race", "Recorded", "Recorder", "RepeatedBlock", "SimResult",
     "SimulationError", "Span", "StreamRace", "StreamRaceError", "check_stream_races", "profile", "record",
     "simulate", "stream_races",
 ]

@@ -822,7 +822,7 @@ def test_load3d_gathers_what_a_direct_im2col_does(name, space):
         assert isinstance(want, np.ndarray), (ih, iw, k, oh, ow)
         np.testing.assert_array_equal(load3d_tile(op, fm, ih, iw, k, oh, ow, rows, cols), want)
         dst = np.full((rows, cols) if space == "l0b" else (cols, rows), np.nan, np.float32)
-        compiled(SimpleNamespace(trace=None), None, fm, ih, iw, dst, k, oh, ow)
+        compiled(SimpleNamespace(trace=None, timing=False), None, fm, ih, iw, dst, k, oh, ow)
         np.testing.assert_array_equal(dst, want if space == "l0b" else want.T)
 
 
@@ -889,7 +889,7 @@ def test_load3d_outside_the_box_names_the_entry(compiled):
             load3d_tile(op, fm, *call, rows, cols)
         assert e.value.args == want
         return
-    run = SimpleNamespace(trace=None, block=None)
+    run = SimpleNamespace(trace=None, block=None, timing=False)
     ih, iw, k, oh, ow = call
     with pytest.raises(InterpreterError, match=rf"im2col entry \[{k + want[0]}, pixel {want[1]}\] reads image row "
                                                rf"{want[2]}, column {want[3]}, outside the l1 box of rows 1..3"):
@@ -910,7 +910,7 @@ def test_copy_pad_writes_the_source_and_zeroes_the_rest():
     block.add_op(op)
     src = RNG.uniform(1, 2, (3, 5, 6)).astype(np.float32)
     dst = np.full((4, 5, 8), np.nan, np.float32)
-    _copy_fn(op)(SimpleNamespace(trace=None, checked_paths={("gm", "l1")}), None, src, dst)
+    _copy_fn(op)(SimpleNamespace(trace=None, timing=False, checked_paths={("gm", "l1")}), None, src, dst)
     np.testing.assert_array_equal(dst, copy_data(op, src, dst.shape))
     assert (dst[:3, :, :6] == src).all() and not dst[3].any() and not dst[:, :, 6:].any()
 
@@ -940,7 +940,7 @@ def test_blocked_copies_written_in_place_match_copy_data(case):
     src = RNG.uniform(-2, 2, sshape).astype(np.float32)
     outer = np.full((*dshape[:-1], dshape[-1] + 16), np.nan, np.float16 if dt == "f16" else np.float32)
     dst = outer[..., 8:8 + dshape[-1]]  # a strided view, as a tile of a larger buffer
-    _copy_fn(op)(SimpleNamespace(trace=None, checked_paths={(ss, ds)}), None, src, dst)
+    _copy_fn(op)(SimpleNamespace(trace=None, timing=False, checked_paths={(ss, ds)}), None, src, dst)
     np.testing.assert_array_equal(dst, copy_data(op, src, dst.shape).astype(dst.dtype))
     assert np.isnan(outer[..., :8]).all() and np.isnan(outer[..., 8 + dshape[-1]:]).all()
 
