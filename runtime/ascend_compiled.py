@@ -419,22 +419,18 @@ def _mmad_fn(op: a.MmadOp):
     def mmad(R, B, x, y, c):
         if R.timing:
             writable(R, op, c)
-            tr = R.trace
-            if tr is not None:
-                tr(TE(op, "M", B.kernel, B.index, B.launch, B.stream, x.nbytes + y.nbytes, (m, k, n), dtype,
-                      {"m": m, "k": k, "n": n, "init": init}))
-            return
-        acc = c.dtype
-        xa = x if x.dtype == acc else x.astype(acc)
-        ya = y if y.dtype == acc else y.astype(acc)
-        try:
-            if init:  # the product straight into l0c (the same BLAS call, no temporary)
-                matmul(xa, ya, out=c)
-            else:
-                add(c, matmul(xa, ya), out=c)
-        except (ValueError, TypeError):  # e.g. a read-only c: the interpreter's error
-            p = matmul(xa, ya)
-            write(R, op, c, p if init else c + p)
+        else:
+            acc = c.dtype
+            xa = x if x.dtype == acc else x.astype(acc)
+            ya = y if y.dtype == acc else y.astype(acc)
+            try:
+                if init:  # the product straight into l0c (the same BLAS call, no temporary)
+                    matmul(xa, ya, out=c)
+                else:
+                    add(c, matmul(xa, ya), out=c)
+            except (ValueError, TypeError):  # e.g. a read-only c: the interpreter's error
+                p = matmul(xa, ya)
+                write(R, op, c, p if init else c + p)
         tr = R.trace
         if tr is not None:
             tr(TE(op, "M", B.kernel, B.index, B.launch, B.stream, x.nbytes + y.nbytes, (m, k, n), dtype,

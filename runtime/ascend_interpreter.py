@@ -583,11 +583,18 @@ class ReferenceFunctions(InterpreterFunctions):
 
     @impl(a.ReferenceOp)
     def run_reference(self, interpreter: Interpreter, op: a.ReferenceOp, args):
+        n = len(op.ins)
+        timing = [_timing(interpreter, op, dst) for dst in args[n:]]  # every destination checked
+        if not any(timing):
+            self._compute(interpreter, op, args)
+        _emit(interpreter, op, "S", nbytes=sum(x.nbytes for x in args), detail={"op": op.op.data})
+        return ()
+
+
+    @staticmethod
+    def _compute(interpreter: Interpreter, op: a.ReferenceOp, args) -> None:
         cls = op.graph_op_type()
         n = len(op.ins)
-        if any([_timing(interpreter, op, dst) for dst in args[n:]]):
-            _emit(interpreter, op, "S", nbytes=sum(x.nbytes for x in args), detail={"op": op.op.data})
-            return ()
         kwargs = {k: v for k, v in cls.props_to_py(dict(op.attrs.data)).items() if v is not None}
         kwargs.update(a.reference_extra_kwargs(op))  # e.g. trans_data's origin format and shape
         try:
@@ -604,8 +611,6 @@ class ReferenceFunctions(InterpreterFunctions):
                 raise InterpreterError(f"{_where(interpreter, op)}: {op.op.data} gives shape {list(value.shape)} "
                                        f"for an output of shape {list(dst.shape)}")
             _write(interpreter, op, dst, value)
-        _emit(interpreter, op, "S", nbytes=sum(x.nbytes for x in args), detail={"op": op.op.data})
-        return ()
 
 
 @register_impls

@@ -183,6 +183,14 @@ def address(x: np.ndarray) -> int:
     return x.ctypes.data  # (half the time of __array_interface__, which builds a dict)
 
 
+def byte_extent(x: np.ndarray) -> tuple[int, int]:
+    """[lo, hi) of the bytes a non-empty numpy view spans."""
+    base = address(x)
+    lo = base + sum((n - 1) * s for n, s in zip(x.shape, x.strides) if s < 0)
+    hi = base + sum((n - 1) * s for n, s in zip(x.shape, x.strides) if s > 0) + x.itemsize
+    return lo, hi
+
+
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000 if sys.platform.startswith("linux") else 0)
 
 

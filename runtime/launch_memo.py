@@ -28,7 +28,7 @@ import numpy as np
 from xdsl.ir import Block, Operation, SSAValue
 
 from geir.dialects import ascend as a
-from geir.runtime.ascend_machine import address
+from geir.runtime.ascend_machine import address, byte_extent
 
 _BODY_ATTR = "_geir_body_key"
 SMALL_INTEGERS = 64
@@ -67,14 +67,6 @@ def body_key(kernel: a.KernelOp) -> tuple:
     return key
 
 
-def extent(x: np.ndarray) -> tuple[int, int]:
-    """[lo, hi) of the bytes a numpy view spans."""
-    base = address(x)
-    lo = base + sum((n - 1) * s for n, s in zip(x.shape, x.strides) if s < 0 and n > 0)
-    hi = base + sum((n - 1) * s for n, s in zip(x.shape, x.strides) if s > 0 and n > 0) + x.itemsize
-    return lo, hi
-
-
 def launch_key(kernel: a.KernelOp, args: Sequence[Any]) -> tuple:
     """The signature of one launch: equal keys record equal events (module docstring)."""
     shapes: list[Any] = []
@@ -84,7 +76,7 @@ def launch_key(kernel: a.KernelOp, args: Sequence[Any]) -> tuple:
             shapes.append((x.shape, x.strides, x.dtype.str))
             if x.dtype.kind in "iu" and x.size <= SMALL_INTEGERS:
                 shapes.append(x.tobytes())
-            spans.append((*extent(x), address(x)) if x.size else None)
+            spans.append((*byte_extent(x), address(x)) if x.size else None)
         else:
             shapes.append(("scalar", getattr(getattr(x, "value", None), "data", x)))
             spans.append(None)
@@ -99,7 +91,7 @@ def launch_key(kernel: a.KernelOp, args: Sequence[Any]) -> tuple:
 
 def arg_extents(args: Sequence[Any]) -> tuple[tuple[int, int] | None, ...]:
     """[lo, hi) of each array argument (None for scalars and empty arrays)."""
-    return tuple(extent(x) if isinstance(x, np.ndarray) and x.size else None for x in args)
+    return tuple(byte_extent(x) if isinstance(x, np.ndarray) and x.size else None for x in args)
 
 
 def moves(first: Sequence[tuple[int, int] | None], now: Sequence[tuple[int, int] | None]) -> tuple:

@@ -60,7 +60,7 @@ from geir.dialects import ascend as a
 from geir.errors import GeirError
 from geir.ir.locations import describe, loc_names
 from geir.runtime.ascend_interpreter import run_ascend_module
-from geir.runtime.ascend_machine import TraceEvent, address, planned_offset
+from geir.runtime.ascend_machine import TraceEvent, address, byte_extent, planned_offset
 from geir.runtime.overflow import LaunchOverflow
 from geir.target.cost_model import CostModel
 from geir.target.device import DeviceSpec, load_device
@@ -162,16 +162,17 @@ def _rows(x: np.ndarray) -> tuple[int, int, np.ndarray | None, int]:
     if rel is None:
         if len(_ROW_SHAPES) > 4096:
             _ROW_SHAPES.clear()
-        rel = _ROW_SHAPES[key] = _rows_at(0, x.shape, x.strides, x.itemsize)
+        rel = _ROW_SHAPES[key] = _rows_at(x.shape, x.strides, x.itemsize)
     base = address(x)
     lo, hi, starts, run = rel
     return base + lo, base + hi, None if starts is None else starts + base, run
 
 
-def _rows_at(base: int, shape: tuple[int, ...], strides: tuple[int, ...], item: int) -> tuple[int, int, np.ndarray | None, int]:
+def _rows_at(shape: tuple[int, ...], strides: tuple[int, ...], item: int) -> tuple[int, int, np.ndarray | None, int]:
+    """`_rows` of a view at address 0."""
     dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
-    lo = base + sum((n - 1) * s for n, s in dims if s < 0)
-    hi = base + sum((n - 1) * s for n, s in dims if s > 0) + item
+    lo = sum((n - 1) * s for n, s in dims if s < 0)
+    hi = sum((n - 1) * s for n, s in dims if s > 0) + item
     run = item
     while dims and dims[-1][1] == run:
         run *= dims.pop()[0]
@@ -179,11 +180,17 @@ def _rows_at(base: int, shape: tuple[int, ...], strides: tuple[int, ...], item: 
         return lo, hi, None, run
     if math.prod(n for n, _ in dims) > _MAX_ROWS:
         return lo, hi, None, hi - lo
-    starts = np.array([base], np.int64)
+    starts = np.zeros(1, np.int64)
     for n, s in dims:
         starts = (starts[:, None] + np.arange(n, dtype=np.int64) * s).ravel()
     starts.sort()
     return lo, hi, starts, run
+
+
+def block_key(records: Sequence[Recorded]) -> tuple:
+    """What a block is timed by: its ops, in order, with their byte counts (blocks with equal
+    keys are timed once; a compact recording keeps one of them)."""
+    return tuple((id(r.event.op), r.event.nbytes) for r in records)
 
 
 class Recorder(Interpreter.Listener):
@@ -255,7 +262,7 @@ class Recorder(Interpreter.Listener):
         if block is None:
             return
         recs = self.records[self._start:]
-        key = tuple((id(r.event.op), r.event.nbytes) for r in recs)
+        key = block_key(recs)
         first = self._blocks.get(key)
         if first is None:
             self._blocks[key] = recs
@@ -766,7 +773,7 @@ class _Sim:
         return c, c, c * per if takes_vector else 0
 
     def block(self, launch: _Launch, records: list[Recorded], share: float | None) -> BlockSim:
-        key = (tuple((id(r.event.op), r.event.nbytes) for r in records), share, launch.core_type)
+        key = (block_key(records), share, launch.core_type)
         sim = self.cache.get(key)
         if sim is None:
             sim = self.cache[key] = _BlockReplay(self, launch.core_type, share).run(records)
@@ -1073,7 +1080,7 @@ def _io_ranges(op: a.LaunchOp, arrays: Sequence[Any]) -> tuple[tuple[int, int], 
         graph_arg = isinstance(value, BlockArgument) and not _is_workspace(value)
         if (graph_arg or isinstance(value, OpResult) and isinstance(value.op, a.ConstantOp)) \
                 and isinstance(x, np.ndarray) and x.size:
-            lo, hi, _, _ = _rows(x)
+            lo, hi = byte_extent(x)
             out.append((lo, hi))
     return tuple(out)
 
@@ -1090,7 +1097,7 @@ def _launch_args(op: a.LaunchOp, arrays: Sequence[Any]) -> tuple[tuple[str, int,
     out = []
     for value, x in zip(op.args, arrays):
         if isinstance(x, np.ndarray) and x.size:
-            lo, hi, _, _ = _rows(x)
+            lo, hi = byte_extent(x)
             out.append((value.name_hint or "?", lo, hi))
     return tuple(out)
 
@@ -1275,7 +1282,7 @@ def profile(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | 
 
 
 __all__ = [
-    "Access", "BlockSim", "KernelRecord", "OpSpan", "Race", "Recorded", "Recorder", "RepeatedBlock", "SimResult",
+    "Access", "BlockSim", "KernelRecord", "block_key", "OpSpan", "Race", "Recorded", "Recorder", "RepeatedBlock", "SimResult",
     "SimulationError", "Span", "StreamRace", "StreamRaceError", "check_stream_races", "profile", "record",
     "simulate", "stream_races",
 ]

@@ -74,7 +74,7 @@ def add_profile_args(p: argparse.ArgumentParser) -> None:
 
 
 def wants_profile(args) -> bool:
-    return bool(args.profile or args.report or args.trace or getattr(args, "timing_only", False))
+    return bool(args.profile or args.report or args.trace or args.timing_only)
 
 
 def device_spec(args):
@@ -94,8 +94,7 @@ def run_profiled(module, feeds, args):
     from geir.runtime.simulator import profile
     from geir.runtime.trace import write_trace
 
-    timing = getattr(args, "timing_only", False)
-    outputs, sim = profile(module, feeds, device=device_spec(args), strict=args.strict, timing=timing)
+    outputs, sim = profile(module, feeds, device=device_spec(args), strict=args.strict, timing=args.timing_only)
     report = build_report(sim, module)
     if args.report:
         write_report(report, args.report)
