@@ -7,12 +7,12 @@ moving and computing nothing; a launch whose kernel and arguments match an earli
 same kernel of the next layer - replays it). Every configuration runs in its own process, so
 the peak RSS is its own.
 
-Per configuration: modeled latency, peak device memory (and whether it fits the device's HBM),
-kernels, the bound beside the latency - a decode step's HBM bound (every weight once, of the
-embedding table only the tokens' rows, plus the whole static cache: the attention kernel reads
-every row under its mask; here every row is valid) over the HBM bandwidth, a prefill's cube
-bound (its matmul FLOPs at the cube's fp16 rate: the report's roofline.cube_us) - and the
-wall time and peak RSS of compiling and simulating here.
+Per configuration: the LLM report (models/llm_report.py): modeled latency, peak device memory
+(and whether it fits the device's HBM), kernels, the bound beside the latency - a decode
+step's HBM bound (every byte it must move once: every weight, of the embedding table only the
+tokens' rows, the whole static cache, which the attention kernel reads under its mask; the step
+is timed at the cache's last row, every row valid), a prefill's cube bound (its matmul FLOPs at
+the cube's fp16 rate) - and the wall time and peak RSS of compiling and simulating here.
 
     python bench/llm_scale.py                          # 7B and 13B: decode b1, b8 (cache 4096), prefill b1 s2048
     python bench/llm_scale.py --configs llama-2-7b --prefill 1x2048,8x4096 --decode "" --markdown
@@ -33,58 +33,36 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
 import resource
 import subprocess
 import sys
 import time
 
-import numpy as np
 
 
 def one(config: str, kind: str, batch: int, seq: int, layers: int, options: dict | None = None) -> dict:
     """Compile and time one configuration in this process (`options`: geir.compile's, O3 if
-    none); its figures as a dict."""
+    none); its figures as a dict (models/llm_report.py's, plus the wall time and peak RSS)."""
     import geir
-    from geir.dialects import graph as g
     from geir.models import CONFIGS
-    from geir.target.device import load_device
+    from geir.models.llm_report import llm_report, timing_feeds
 
     c = CONFIGS[config]
     if layers:
         c = dataclasses.replace(c, layers=layers)
-    spec = load_device("ascend910b")
     t0 = time.perf_counter()
     progs = geir.models.llama(c, batch=batch, seq=1 if kind == "decode" else seq, dtype="f16",
                               weights="shape-only", cache="inplace", max_len=seq)
-    module = progs.decode if kind == "decode" else progs.prefill
-    cm = geir.compile(module, **(options or {"opt_level": 3}))
+    cm = geir.compile(progs.decode if kind == "decode" else progs.prefill, **(options or {"opt_level": 3}))
     compile_s = time.perf_counter() - t0
-    feeds = cm.random_inputs(floats=False)
-    if kind == "decode":  # the last row of the cache: every row valid
-        feeds["cache_position"] = np.full(feeds["cache_position"].shape, seq - 1)
-        feeds["position_ids"] = np.full(feeds["position_ids"].shape, seq - 1)
     t1 = time.perf_counter()
-    _, r = cm.profile(feeds, mode="timing")
+    _, report = cm.profile(timing_feeds(cm, kind), mode="timing")  # a decode step at the cache's last row
     simulate_s = time.perf_counter() - t1
-    weights = sum(math.prod(op.results[0].type.get_shape()) * 2 for op in module.walk()
-                  if isinstance(op, g.ConstantOp) and math.prod(op.results[0].type.get_shape()) >= c.hidden
-                  and not all(isinstance(u.operation, g.GatherOp) for u in op.results[0].uses))
-    tokens = batch * (1 if kind == "decode" else seq)
-    cache = 2 * c.layers * batch * seq * c.kv_heads * c.head_dim * 2  # K and V, f16, every row
-    if kind == "decode":
-        bound = (weights + tokens * c.hidden * 2 + cache) / spec.hbm_bytes_per_s * 1e6
-        bound_kind = "HBM"
-    else:
-        bound, bound_kind = r["roofline"]["cube_us"], "cube"
+    r = llm_report(cm, kind, batch, seq, report)
     return {
-        "config": f"{config} ({c.layers} layers)", "program": f"{kind} {batch}x{seq}",
-        "latency_us": r["latency_us"], "bound_us": bound, "bound_kind": bound_kind,
-        "per_token_ms": r["latency_us"] / 1e3 if kind == "decode" else None,
-        "tokens_per_s": tokens / (r["latency_us"] / 1e6),
-        "peak_gib": r["peak_memory_bytes"] / 2**30, "hbm_gib": spec.hbm_bytes / 2**30,
-        "weights_gib": weights / 2**30, "cache_gib": cache / 2**30, "kernels": r["kernel_count"],
+        **r, "config": f"{config} ({c.layers} layers)", "program": f"{kind} {batch}x{seq}",
+        "latency_us": report["latency_us"],
         "compile_s": compile_s, "simulate_s": simulate_s,
         "rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 2**30,
     }
@@ -98,10 +76,12 @@ def table(rows: list[dict], markdown: bool) -> str:
         if "error" in r:
             cells.append([r["config"], r["program"], r["error"], *[""] * (len(header) - 3)])
             continue
-        fits = "yes" if r["peak_gib"] <= r["hbm_gib"] else f"no, {r['peak_gib'] - r['hbm_gib']:.1f} over"
-        cells.append([r["config"], r["program"], f"{r['latency_us']:.0f}", f"{r['bound_us']:.0f} ({r['bound_kind']})",
-                      f"{r['latency_us'] / r['bound_us']:.2f}", "" if r["per_token_ms"] is None else f"{r['per_token_ms']:.2f}",
-                      f"{r['tokens_per_s']:.0f}", f"{r['peak_gib']:.1f} ({fits})", r["kernels"],
+        peak, hbm = r["peak_memory_bytes"] / 2**30, r["hbm_capacity_bytes"] / 2**30
+        fits = "yes" if r["fits"] else f"no, {peak - hbm:.1f} over"
+        bound = r[f"{r['bound']}_bound_ms"] * 1e3
+        cells.append([r["config"], r["program"], f"{r['latency_us']:.0f}", f"{bound:.0f} ({r['bound']})",
+                      f"{r['x_bound']:.2f}", f"{r['ms_per_token']:.2f}" if "ms_per_token" in r else "",
+                      f"{r['tokens_per_s']:.0f}", f"{peak:.1f} ({fits})", r["kernels"],
                       f"{r['compile_s']:.0f}", f"{r['simulate_s']:.0f}", f"{r['rss_gib']:.2f}"])
     return _grid(header, cells, markdown)
 
@@ -134,7 +114,7 @@ def ablation(markdown: bool) -> str:
                 rows.append([step.name, (one_layer.get("error") or two.get("error"))[:80], "", "", ""])
                 continue
             rows.append([step.name, f"{two['latency_us'] - one_layer['latency_us']:.1f}",
-                         f"{two['kernels'] - one_layer['kernels']}", f"{one_layer['peak_gib'] * 1024:.0f}",
+                         f"{two['kernels'] - one_layer['kernels']}", f"{one_layer['peak_memory_bytes'] / 2**20:.0f}",
                          f"{one_layer['simulate_s'] + two['simulate_s']:.0f}"])
         header = ["step", "latency / layer us", "kernels / layer", "peak MiB (1 layer)", "simulate s"]
         out.append(f"LLaMA-2-7B {kind} {shape}, fp16, per layer\n\n" + _grid(header, rows, markdown))

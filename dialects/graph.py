@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    BytesAttr,
     DenseArrayBase,
     IntegerType,
     Signedness,
@@ -65,8 +66,9 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, HasParent, IsolatedFromAbove, IsTerminator, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from geir.dialects import formats
+from geir.dialects import attr_names, formats
 from geir.ir.locations import loc_names
+from geir.ir.shape_only import ShapeOnly
 from geir.dialects.traits import (
     Contraction,
     DataMovement,
@@ -2593,8 +2595,28 @@ class ConstantOp(IRDLOperation):
         attr = dense_from_array(array)
         return ConstantOp.create(properties={"value": attr}, result_types=[attr.get_type()])
 
+    @staticmethod
+    def placeholder(name: str, type_: TensorType) -> ConstantOp:
+        """A shape-only weight `name` of `type_`: a splat of 0 marked `geir.placeholder`
+        (the name keeps CSE from merging two of them); it holds no bytes."""
+        attr = DenseIntOrFPElementsAttr(type_, BytesAttr(np.zeros(1, to_dtype(type_.element_type)).tobytes()))
+        return ConstantOp.create(properties={"value": attr}, result_types=[type_],
+                                 attributes={attr_names.PLACEHOLDER: StringAttr(name)})
+
+    @property
+    def placeholder_name(self) -> str | None:
+        """The weight's name if it is shape-only, else None."""
+        name = self.attributes.get(attr_names.PLACEHOLDER)
+        return name.data if isinstance(name, StringAttr) else None
+
     def array_or_none(self) -> np.ndarray | None:
+        """The value as a read-only array (a shape-only weight's: ir/shape_only.py's
+        ShapeOnly zeros), None for a resource without data."""
         if isinstance(self.value, DenseIntOrFPElementsAttr):
+            name = self.placeholder_name
+            if name is not None:
+                t = self.value.get_type()
+                return ShapeOnly.of(t.get_shape(), to_dtype(t.element_type), [name])
             return array_from_dense(self.value)
         return None
 

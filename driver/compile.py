@@ -186,7 +186,9 @@ def compile(  # noqa: A001
     `quantize="int8"` with `calibration_data=...` calibrates the float model first
     (driver/quantize.py, QuantizeOptions). `freeze={"axes": [1]}` makes those graph inputs
     constants before import (frontend/onnx.py freeze_inputs): a reduction's axes or a
-    Split's sizes given as inputs must be constants for static shapes. `keep_stages=True`
+    Split's sizes given as inputs must be constants for static shapes. `weights=False`
+    imports an ONNX model's weights as shape-only placeholders, reading none (its external
+    data may be absent): the program is timed with `profile(mode="timing")`. `keep_stages=True`
     copies every stage's IR as it finishes (else lowered stages are rebuilt when first looked
     at: driver/stages.py)."""
     from geir.dialects import make_context
@@ -196,6 +198,10 @@ def compile(  # noqa: A001
 
     quantize = QuantizeOptions.take(options)
     freeze = options.pop("freeze", None)  # graph inputs made constants at import, not a pipeline option
+    weights = options.pop("weights", True)  # False: shape-only weights at import, not a pipeline option
+    if quantize is not None and not weights:
+        raise GeirError("int8 calibration runs the float model, which needs its weights: drop weights=False "
+                        "(--no-weights) or the quantization")
     opts = PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)
     load_device(opts.device)  # an unknown device is an error before any work
     pipeline = build_pipeline(opts)
@@ -216,7 +222,7 @@ def compile(  # noqa: A001
             progress(name, seconds[name])
         return module
 
-    module = stage("01_import", lambda: import_graph(model, example_inputs, freeze))
+    module = stage("01_import", lambda: import_graph(model, example_inputs, freeze, weights))
     if quantize is not None:  # a choice of numerics, at every -O level (docs/quantization.md)
         # a fallback search prices its candidates with these very options (int8 layers aside)
         latency_of = default_latency_of(device, opt_level, **options) if quantize.tolerance is not None else None

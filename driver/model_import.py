@@ -40,9 +40,10 @@ def to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProto
 
 
 def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
-                 freeze: Mapping[str, Any] | None = None) -> ModuleOp:
+                 freeze: Mapping[str, Any] | None = None, weights: bool = True) -> ModuleOp:
     """The graph-level module of a model: imported from ONNX (`freeze`: graph inputs made
-    constants first, frontend/onnx.py freeze_inputs), or graph-level MLIR as it is."""
+    constants first, frontend/onnx.py freeze_inputs; `weights=False`: weights as shape-only
+    placeholders, none read), or graph-level MLIR as it is."""
     from geir.frontend.builder import GraphBuilder
     from geir.frontend.onnx import import_model
     from geir.ir.text import parse_module
@@ -55,7 +56,10 @@ def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
     if isinstance(model, ModuleOp):
         if freeze:
             raise GeirError("freeze makes ONNX graph inputs constants; this model is MLIR")
+        if not weights:
+            raise GeirError("weights=False imports an ONNX model's weights as shape-only placeholders; this model "
+                            "is MLIR: give its weights as placeholders (GraphBuilder.weight(name, shape=, dtype=))")
         if is_ascend_module(model):
             raise GeirError("geir.compile takes graph-level IR; this module is already an ascend program")
         return model.clone()
-    return import_model(to_onnx(model, example_inputs), freeze=freeze)
+    return import_model(to_onnx(model, example_inputs), freeze=freeze, weights=weights)

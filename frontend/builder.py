@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, BytesAttr, DenseIntOrFPElementsAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
@@ -112,7 +112,7 @@ def size_text(nbytes: int) -> str:
 
 def is_placeholder(op: Operation) -> bool:
     """Whether `op` is a shape-only placeholder weight (`GraphBuilder.weight` without data)."""
-    return isinstance(op, g.ConstantOp) and attr_names.PLACEHOLDER in op.attributes
+    return isinstance(op, g.ConstantOp) and op.placeholder_name is not None
 
 
 class GraphBuilder:
@@ -305,9 +305,7 @@ class GraphBuilder:
     def placeholder(self, name: str, shape: tuple[int, ...], dt: np.dtype) -> SSAValue:
         t = tensor(shape, to_element_type(dt))
         self.check_size([t], [name])
-        attr = DenseIntOrFPElementsAttr(t, BytesAttr(np.zeros(1, dt).tobytes()))
-        op = g.ConstantOp.create(properties={"value": attr}, result_types=[t],
-                                 attributes={attr_names.PLACEHOLDER: StringAttr(name)})
+        op = g.ConstantOp.placeholder(name, t)
         op.output.name_hint = value_hint(name)
         self.append(op, name)
         return op.output

@@ -83,11 +83,16 @@ def load_model(model: onnx.ModelProto | str | Path | bytes) -> onnx.ModelProto:
 
 
 def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: bool = True,
-                 freeze: Mapping[str, Any] | None = None) -> ModuleOp:
+                 freeze: Mapping[str, Any] | None = None, weights: bool = True) -> ModuleOp:
     """Import an ONNX model into a module holding `func.func @main`.
 
     `freeze` maps graph input names to values: those inputs become constants first
     (`freeze_inputs`), for a model that gives reduction axes or split sizes as inputs.
+
+    `weights=False` imports the weights as shape-only placeholders (frontend/builder.py): no
+    bytes are read, so a model whose external data is absent compiles and is timed
+    (`CompiledModel.profile(mode="timing")`). A weight is an initializer that is not
+    shape data (`is_weight`); shape data is read as always.
 
     A model file's external data is read tensor by tensor as the importer reaches it, not
     into the proto first: shape inference serialises the proto, which protobuf limits to
@@ -106,7 +111,7 @@ def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: b
     except Exception as e:
         raise OnnxImportError(f"onnx shape inference failed: {e}") from None
     _check_supported(proto.graph, opset)
-    importer = _Importer(opset, _value_types(inferred.graph), check_shapes, base_dir)
+    importer = _Importer(opset, _value_types(inferred.graph), check_shapes, base_dir, weights)
     return importer.run(proto.graph)
 
 
@@ -249,7 +254,20 @@ def _check_supported(graph: onnx.GraphProto, opset: int) -> None:
         raise OnnxImportError(f"unsupported ONNX operator: {'; '.join(bad[:3])}{more}")
 
 
-_SKELETON_MAX_ELEMENTS = 1024
+SHAPE_DATA_MAX_ELEMENTS = 1024
+"""An initializer of at most this many elements may be shape data (a Reshape target, Slice
+starts, Resize scales): shape inference sees its values, a shape-only import reads it."""
+
+
+def is_weight(t: onnx.TensorProto) -> bool:
+    """Whether a shape-only import makes the initializer a placeholder: it is larger than
+    shape data can be, or a float tensor kept in external data (onnx.save moves a tensor
+    there from 1 KiB on; shape data is integer)."""
+    external = t.data_location == onnx.TensorProto.EXTERNAL
+    return math.prod(t.dims) > SHAPE_DATA_MAX_ELEMENTS or (external and t.data_type in _FLOAT_TYPES)
+
+
+_FLOAT_TYPES = frozenset(v for k, v in onnx.TensorProto.DataType.items() if k.startswith(("FLOAT", "BFLOAT", "DOUBLE")))
 """Initializers up to this size keep their values for shape inference: the shape-deciding
 ones (a Reshape target, Slice bounds, Resize scales, axes) are a handful of elements."""
 
@@ -260,7 +278,7 @@ def _shape_skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
     Shape inference serialises the model and copies every initializer (VGG-19: 548 MB, 5 of
     the 7 s its import took); a weight's values never decide a shape, its type does."""
     graph = proto.graph
-    if all(math.prod(t.dims) <= _SKELETON_MAX_ELEMENTS for t in graph.initializer):
+    if all(math.prod(t.dims) <= SHAPE_DATA_MAX_ELEMENTS for t in graph.initializer):
         return proto
     skeleton = onnx.ModelProto()
     for field, value in proto.ListFields():
@@ -271,7 +289,7 @@ def _shape_skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
             _copy_field(skeleton.graph, field, value)
     declared = {vi.name for vi in graph.input}
     for t in graph.initializer:
-        if math.prod(t.dims) <= _SKELETON_MAX_ELEMENTS:
+        if math.prod(t.dims) <= SHAPE_DATA_MAX_ELEMENTS:
             skeleton.graph.initializer.append(t)
         elif t.name not in declared:
             skeleton.graph.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
@@ -346,12 +364,13 @@ class _Importer(GraphBuilder):
     error_type = OnnxImportError
 
     def __init__(self, opset: int, onnx_types: dict[str, onnx.TypeProto], check_shapes: bool,
-                 base_dir: str | None = None):
+                 base_dir: str | None = None, weights: bool = True):
         super().__init__("main")
         self.opset = opset
         self.onnx_types = onnx_types
         self.check_shapes = check_shapes
         self.base_dir = base_dir  # where a model file's external data lies
+        self.weights = weights  # False: weights are shape-only placeholders
         self.values: dict[str, SSAValue] = {}
         self.node: onnx.NodeProto | None = None
         self.used: set[str] = set()  # names some node or the graph reads
@@ -366,6 +385,10 @@ class _Importer(GraphBuilder):
             arg.name_hint = value_hint(i.name)
             self.values[i.name] = arg
         for name, t in inits.items():
+            if not self.weights and is_weight(t):
+                dt = to_dtype(_element_type(t.data_type, f"initializer '{name}'"))
+                self.values[name] = self.placeholder(name, tuple(t.dims), dt)
+                continue
             array = _tensor_array(t, self.base_dir)
             _check_array_type(array, f"initializer '{name}'")
             self.values[name] = self.constant(array, name=name, loc=name)
@@ -498,7 +521,9 @@ def _tensor_array(t: onnx.TensorProto, base_dir: str | None = None) -> np.ndarra
     try:
         return numpy_helper.to_array(t, base_dir or "")
     except Exception as e:
-        raise OnnxImportError(f"initializer '{t.name}' cannot be read: {e}") from None
+        hint = (" (without its weights, a model compiles shape-only and is timed: weights=False, geir-compile "
+                "--no-weights)" if t.data_location == onnx.TensorProto.EXTERNAL else "")
+        raise OnnxImportError(f"initializer '{t.name}' cannot be read: {e}{hint}") from None
 
 
 def _node_name(node: onnx.NodeProto | None) -> str:

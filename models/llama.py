@@ -107,6 +107,21 @@ class LlamaPrograms:
     batch: int
     seq: int
     past: int
+    max_len: int | None = None
+    """The static cache's rows (`cache="inplace"`), None for the concat form."""
+
+    def report(self, programs: tuple[str, ...] = ("prefill", "decode"), **options) -> dict[str, dict]:
+        """Compile each program (geir.compile's `options`) and time it without data: its LLM
+        figures (models/llm_report.py: latency, ms per token, tokens/s, weight / KV-cache /
+        workspace bytes, the HBM and cube bounds), by program name."""
+        from geir.driver.compile import compile as compile_model
+        from geir.models.llm_report import KINDS, llm_report
+
+        unknown = [p for p in programs if p not in KINDS]
+        if unknown:
+            raise GraphBuildError(f"LlamaPrograms.report: unknown program(s) {unknown}; the programs are {KINDS}")
+        return {kind: llm_report(compile_model(getattr(self, kind), **options), kind, self.batch,
+                                 self.seq if kind == "prefill" else 1) for kind in programs}
 
 
 def llama(config: str | LlamaConfig, *, batch: int = 1, seq: int = 128, past: int | None = None,
@@ -143,7 +158,7 @@ def llama(config: str | LlamaConfig, *, batch: int = 1, seq: int = 128, past: in
     prefill = _Llama(c, w, embeddings, static).program(batch, seq, None)
     decode = _Llama(c, w, embeddings, static).program(batch, 1, past)
     w.check_used()
-    return LlamaPrograms(c, prefill, decode, batch, seq, past)
+    return LlamaPrograms(c, prefill, decode, batch, seq, past, static)
 
 
 def rope_tables(c: LlamaConfig) -> dict[str, np.ndarray]:

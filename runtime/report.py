@@ -64,7 +64,8 @@ def unit_ratios(kernels: list[KernelRecord]) -> dict[str, float]:
 
 def memory_stats(module: ModuleOp) -> dict[str, int]:
     """Device memory of the host program (bytes): inputs/outputs (an output that updates an input
-    in place, a KV cache, counted once), constants, the workspace,
+    in place, a KV cache, counted once; `state_bytes` says how much of `io_bytes` such inputs
+    are), constants, the workspace,
     gm ``ascend.alloc`` intermediates, and the figures built from them.
 
     The lower bound is ascend-plan-memory's (`gm_lower_bound`: the most bytes live at once,
@@ -72,13 +73,16 @@ def memory_stats(module: ModuleOp) -> dict[str, int]:
     bytes), computed from the IR whether or not the program carries a plan, so no plan - the
     one it carries, another strategy's, none - is below it."""
     f = host_function(module)
-    io = workspace = 0
-    for h in host_args(module):
+    io = workspace = state = 0
+    hargs = host_args(module)
+    for h in hargs:
         n = a.nbytes_of(h.type)
         if h.role == "workspace":
             workspace += n
         elif h.updates is None:  # an input updated in place is one buffer, counted as the input
             io += n
+        else:
+            state += a.nbytes_of(hargs[h.updates].type)
     consts = sum(a.nbytes_of(op.results[0].type) for op in f.walk() if isinstance(op, a.ConstantOp))
     allocs = [op for op in f.walk() if isinstance(op, a.AllocOp) and op.space == "gm"]
     allocs_total = sum(op.nbytes for op in allocs)
@@ -88,6 +92,7 @@ def memory_stats(module: ModuleOp) -> dict[str, int]:
     opaque = 0 if planned_any else workspace   # a workspace no alloc is planned into
     return {
         "io_bytes": io,
+        "state_bytes": state,
         "constant_bytes": consts,
         "workspace_bytes": workspace,
         "intermediate_bytes": allocs_total,
@@ -286,7 +291,7 @@ def write_report(report: Mapping[str, Any], path: str) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _bytes(n: float) -> str:
+def format_bytes(n: float) -> str:
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return f"{n / size:.1f} {unit}"
@@ -317,9 +322,9 @@ def format_report(report: Mapping[str, Any], top: int = 10) -> str:
         ("latency", _us(r["latency_us"]), ratio),
         ("roofline bound", _us(r["roofline_bound_us"]),
          f"cube {_us(roof['cube_us'])}, hbm {_us(roof['hbm_us'])}, critical path {_us(roof['critical_path_us'])}"),
-        ("peak memory", _bytes(r["peak_memory_bytes"]),
-         f"lower bound {_bytes(r['memory_lower_bound_bytes'])}, without reuse {_bytes(r['no_reuse_memory_bytes'])}"),
-        ("memory reuse", _pct(r["memory_reuse_rate"]), f"workspace {_bytes(mem['workspace_bytes'])}"),
+        ("peak memory", format_bytes(r["peak_memory_bytes"]),
+         f"lower bound {format_bytes(r['memory_lower_bound_bytes'])}, without reuse {format_bytes(r['no_reuse_memory_bytes'])}"),
+        ("memory reuse", _pct(r["memory_reuse_rate"]), f"workspace {format_bytes(mem['workspace_bytes'])}"),
         ("fusion rate", _pct(r["fusion_rate"]),
          f"{r['kernel_count']} kernels for {r['node_count']} nodes, {r['launch_count']} launches"),
         ("layout conversion", _pct(r["layout_conversion_share"]), "of kernel time"),

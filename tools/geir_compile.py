@@ -55,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--freeze", action="append", default=[], metavar="NAME=V[,V...]|NAME=FILE.npy",
                    help="make graph input NAME a constant with these values (its element type; repeatable): "
                    "for reduction axes or split sizes given as inputs")
+    p.add_argument("--no-weights", action="store_true",
+                   help="import the ONNX model's weights as shape-only placeholders, reading none (its external "
+                   "data may be absent): the offline model holds no weights and is timed, not run "
+                   "(--run, or geir-run FILE.om --timing-only)")
     g = p.add_argument_group("GE switches (override the -O level)")
     g.add_argument("--fusion", type=_on_off, metavar="on|off")
     g.add_argument("--max-fusion-ops", type=int, default=32)
@@ -133,6 +137,7 @@ def _main(argv: Sequence[str] | None) -> int:
         progress=common.progress_printer(PROG),
         keep_stages=bool(args.dump_dir or args.print_ir_after_change),  # every stage printed
         freeze=freeze,
+        weights=not args.no_weights,
         **_quantize_options(args),
     )
     if args.dump_dir or args.print_ir_after_change:
@@ -191,6 +196,11 @@ def _run_and_check(compiled, model, freeze: dict) -> str:
     graph interpreter on its QDQ graph (the int8 numerics)."""
     from xdsl.dialects.builtin import ModuleOp
 
+    if compiled.shape_only:  # no numbers to check: the report of a timing-only run
+        from geir.runtime.report import format_report
+
+        _, report = compiled.profile(compiled.random_inputs(seed=0, floats=False), mode="timing")
+        return "\n" + format_report(report) + "\n\nshape-only weights: timed without data, no output check"
     feeds = compiled.random_inputs(seed=0)
     outputs, report = compiled.profile(feeds)
     if "01_quantize" in compiled.stages:  # the int8 numerics: the QDQ graph, not the float model

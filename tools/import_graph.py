@@ -36,7 +36,7 @@ LAYERS = (
     ("runtime", "the interpreters, the simulator, the report and trace"),
     ("driver", "pass registry, pipelines, compile, int8 calibration, offline models, the graph as ONNX, compare"),
     ("api", "geir.compile / geir.load / geir.quantize"),
-    ("models", "model builders on the graph builder: LLaMA prefill / decode, the TransformerBlock"),
+    ("models", "model builders on the graph builder: LLaMA prefill / decode and their LLM report, the TransformerBlock"),
     ("testing", "the model suite the tests and benchmarks share; the fuzzers and their oracles"),
     ("tools", "the command-line tools"),
 )

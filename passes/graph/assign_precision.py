@@ -49,6 +49,7 @@ from geir.dialects import attr_names
 from geir.dialects import formats
 from geir.dialects import graph as g
 from geir.ir.locations import loc_names, name_loc
+from geir.ir.shape_only import is_shape_only
 from geir.ir.types import is_float, is_narrow, to_dtype, to_element_type
 from geir.passes.graph.utils import constant, splat
 from geir.target import op_info
@@ -316,17 +317,19 @@ def _converted_constant(c: g.ConstantOp, elt: Attribute) -> g.ConstantOp:
     dtype = to_dtype(elt)
     ty = c.results[0].type
     attr = c.value
-    # a splat (one element stored for the whole tensor) stays one
+    array = c.array()
+    name = f"{c.results[0].name_hint}_{dtype_name(dtype)}" if c.results[0].name_hint else None
+    # a splat (one element stored for the whole tensor) stays one; a shape-only weight too
+    # (`constant` of its ShapeOnly value: ir/shape_only.py)
     if isinstance(attr, DenseIntOrFPElementsAttr) and len(attr.data.data) == to_dtype(ty.element_type).itemsize \
-            and int(np.prod(ty.get_shape())) > 1:
-        new = splat(float(c.array().reshape(-1)[0]), TensorType(elt, ty.get_shape()), c.location)
+            and int(np.prod(ty.get_shape())) > 1 and not is_shape_only(array):
+        new = splat(float(array.reshape(-1)[0]), TensorType(elt, ty.get_shape()), c.location)
     else:
         # IEEE conversion, what graph.cast computes: a value past the type's range becomes
         # inf (an attention mask's finfo(f32).min is -inf in f16: softmax's own intent)
         with np.errstate(over="ignore"):
-            new = constant(c.array().astype(dtype), c.location)
-    if c.results[0].name_hint:
-        new.results[0].name_hint = f"{c.results[0].name_hint}_{dtype_name(dtype)}"
+            new = constant(array.astype(dtype), c.location, name)
+    new.results[0].name_hint = name
     return new
 
 

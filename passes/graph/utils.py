@@ -18,6 +18,7 @@ from xdsl.rewriter import InsertPoint
 
 from geir.dialects import attr_names
 from geir.dialects import graph as g
+from geir.ir.shape_only import is_shape_only
 from geir.ir.types import dense_bytes, tensor_of, to_dtype
 from geir.ir.locations import fused_loc, loc_names
 
@@ -72,7 +73,12 @@ def constant(array: np.ndarray, loc: Attribute, name: str | None = None) -> g.Co
     """A graph.constant holding the array, at `loc`, its value named `name`.
 
     Builds the attribute itself: `dense_from_array` goes through
-    np.ascontiguousarray, which turns a 0-d array into shape [1]."""
+    np.ascontiguousarray, which turns a 0-d array into shape [1]. An array computed from
+    shape-only weights (ir/shape_only.py) gives a shape-only weight named after them."""
+    if is_shape_only(array):  # computed from shape-only weights: one itself, holding no bytes
+        op = g.ConstantOp.placeholder("+".join(array.sources) + f"/{name or 'value'}", tensor_of(array))
+        op.output.name_hint = name
+        return located(op, loc)
     array = np.asarray(array)
     attr = DenseIntOrFPElementsAttr(tensor_of(array), BytesAttr(dense_bytes(array)))
     op = g.ConstantOp.create(properties={"value": attr}, result_types=[attr.get_type()])

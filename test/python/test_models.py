@@ -261,3 +261,37 @@ def test_static_cache_position_past_the_end_is_a_clear_error(tiny):
         geir.models.llama(TINY, seq=SEQ, cache="inplace", max_len=1000)
     with pytest.raises(GraphBuildError, match="cache must be 'concat' or 'inplace'"):
         geir.models.llama(TINY, cache="paged")
+
+
+def test_llm_report_of_a_static_cache_llama():
+    """The LLM figures (models/llm_report.py) of the tiny LLaMA with shape-only weights: the KV
+    cache and weight bytes as the configuration says, the decode step's HBM bound as every byte
+    it must move once (weights; of the embedding table the tokens' rows; the whole cache), the
+    throughputs from the latency."""
+    from geir.models.llm_report import format_llm_report, llm_report
+    from geir.target.device import load_device
+
+    progs = geir.models.llama(TINY, batch=BATCH, seq=SEQ, weights="shape-only", cache="inplace", max_len=MAX_LEN)
+    reports = progs.report()
+    cache = 2 * TINY.layers * BATCH * MAX_LEN * TINY.kv_heads * TINY.head_dim * 2  # K and V, f16
+    layer = 2 * TINY.hidden + 2 * TINY.hidden ** 2 + 2 * TINY.hidden * TINY.kv_heads * TINY.head_dim \
+        + 3 * TINY.hidden * TINY.ffn  # two norms, q / o, k / v, gate / up / down
+    weights = 2 * (TINY.layers * layer + TINY.hidden + 2 * TINY.vocab * TINY.hidden)  # + final norm, table, lm_head
+    for kind, r in reports.items():
+        assert r["kv_cache_bytes"] == cache and r["fits"], kind
+        assert weights <= r["weight_bytes"] <= weights * 1.1, kind  # and the RoPE tables, the mask
+        tokens = BATCH * (SEQ if kind == "prefill" else 1)
+        assert r["tokens_per_s"] == pytest.approx(tokens / (r["latency_ms"] / 1e3))
+        assert r["x_bound"] == pytest.approx(r["latency_ms"] / max(r["hbm_bound_ms"], r["cube_bound_ms"]))
+    decode = reports["decode"]
+    moved = weights - 2 * (TINY.vocab - BATCH) * TINY.hidden + cache  # the table's rows of the batch's tokens
+    bandwidth = load_device("ascend910b").hbm_bytes_per_s
+    # and the ids, the logits, the RoPE rows and the mask: under 2%
+    assert decode["hbm_bound_ms"] * 1e-3 * bandwidth == pytest.approx(moved, rel=0.02)
+    assert decode["ms_per_token"] == decode["latency_ms"] and decode["bound"] == "hbm"
+    text = format_llm_report(reports)
+    assert f"prefill {BATCH}x{SEQ}: time to first token" in text and "ms per token" in text and "(fits)" in text
+    with pytest.raises(GeirError, match="kind must be one of prefill, decode"):
+        llm_report(None, "generate", 1, 1)
+    with pytest.raises(GraphBuildError, match="unknown program"):
+        progs.report(programs=("train",))

@@ -270,3 +270,24 @@ func.func @shared_constant(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8x
   %p = graph.pow %x, %c : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> loc("pow_black")
   func.return %a, %p : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A shape-only weight (no bytes) stays one when converted: a placeholder of the new type,
+// named after the weight it comes from, not a splat of 0 that CSE could merge with another.
+// FP16-LABEL: func.func @shape_only(
+// FP16-NEXT:    %x_f16 = graph.cast %x {to = f16}
+// FP16-NEXT:    %w_f16 = graph.constant {geir.placeholder = "fc.weight/w_f16"} dense<0.000000e+00> : tensor<8x8xf16> loc("w")
+// FP16-NEXT:    %v_f16 = graph.constant {geir.placeholder = "fc2.weight/v_f16"} dense<0.000000e+00> : tensor<8x8xf16> loc("v")
+// FP16-NEXT:    %m = graph.matmul %x_f16, %w_f16
+// FP16-NEXT:    %n = graph.matmul %m, %v_f16
+// force_fp32 rounds it through f16 (a placeholder each step, its name the path):
+// FP32-LABEL: func.func @shape_only(
+// FP32:         %w_f16_f32 = graph.constant {geir.placeholder = "fc.weight/w_f16/w_f16_f32"} dense<0.000000e+00> : tensor<8x8xf32> loc("w")
+func.func @shape_only(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %w = graph.constant {geir.placeholder = "fc.weight"} dense<0.0> : tensor<8x8xf32> loc("w")
+  %v = graph.constant {geir.placeholder = "fc2.weight"} dense<0.0> : tensor<8x8xf32> loc("v")
+  %m = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc("mm")
+  %n = graph.matmul %m, %v : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc("mm2")
+  func.return %n : tensor<4x8xf32>
+}

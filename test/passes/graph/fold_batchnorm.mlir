@@ -144,3 +144,23 @@ func.func @kept(%x: tensor<1x2x3x3xf32>, %scale: tensor<2xf32>) -> tensor<1x2x3x
   %m = graph.mul %y, %s : (tensor<1x2x3x3xf32>, tensor<3xf32>) -> tensor<1x2x3x3xf32> loc("mul")
   func.return %m : tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// A shape-only conv weight (no bytes) folds into a shape-only weight named after it; the bias,
+// computed from real constants, is real.
+// CHECK-LABEL: func.func @conv_bn_shape_only(
+// CHECK-NEXT:    %w_folded = graph.constant {geir.placeholder = "conv.weight/w_folded"} dense<0.000000e+00> : tensor<2x2x1x1xf32> loc(fused["conv", "bn"])
+// CHECK-NEXT:    %b_folded = graph.constant dense<[1.000000e+00, -5.000000e-01]> : tensor<2xf32> loc(fused["conv", "bn"])
+// CHECK-NEXT:    %y = graph.conv %x, %w_folded, %b_folded
+func.func @conv_bn_shape_only(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  %w = graph.constant {geir.placeholder = "conv.weight"} dense<0.0> : tensor<2x2x1x1xf32> loc("w")
+  %b = graph.constant dense<[0.5, -0.5]> : tensor<2xf32> loc("b")
+  %scale = graph.constant dense<[2.0, 3.0]> : tensor<2xf32> loc("scale")
+  %bias = graph.constant dense<1.0> : tensor<2xf32> loc("bias")
+  %mean = graph.constant dense<0.5> : tensor<2xf32> loc("mean")
+  %var = graph.constant dense<[0.0, 3.0]> : tensor<2xf32> loc("var")
+  %c = graph.conv %x, %w, %b : (tensor<1x2x3x3xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x3x3xf32> loc("conv")
+  %y = graph.batch_norm %c, %scale, %bias, %mean, %var {epsilon = 1.0 : f32} : (tensor<1x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x3x3xf32> loc("bn")
+  func.return %y : tensor<1x2x3x3xf32>
+}

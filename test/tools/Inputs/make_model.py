@@ -1,11 +1,12 @@
 """Write a small ONNX model for the tool tests.
 
-usage: make_model.py OUT.onnx [--kind small|unsupported] [--input-npy FILE.npy]
+usage: make_model.py OUT.onnx [--kind small|unsupported] [--input-npy FILE.npy] [--external-data FILE]
 
 small:        x[1,3,8,8] -> Conv(+bias, weights of 216 floats) -> Relu -> GlobalAveragePool
               -> Flatten -> Gemm -> Softmax -> y[1,5]; node names "conv1", "relu1", ...
 unsupported:  one node of an op type geir does not import.
 --input-npy:  also save a seeded value for x.
+--external-data: keep every initializer in FILE (beside OUT), not in the model.
 """
 
 import argparse
@@ -55,10 +56,14 @@ def main() -> None:
     p.add_argument("out")
     p.add_argument("--kind", choices=("small", "unsupported"), default="small")
     p.add_argument("--input-npy")
+    p.add_argument("--external-data", metavar="FILE")
     args = p.parse_args()
     model = {"small": small, "unsupported": unsupported}[args.kind]()
     onnx.checker.check_model(model)
-    onnx.save(model, args.out)
+    if args.external_data:
+        onnx.save(model, args.out, save_as_external_data=True, location=args.external_data, size_threshold=0)
+    else:
+        onnx.save(model, args.out)
     if args.input_npy:
         np.save(args.input_npy, np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32))
 
