@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, SSAValue
 
 from geir.dialects import graph as g
+from geir.ir.shape_only import is_shape_only
 from geir.ir.types import UnsupportedTypeError, i1, is_float_dtype, tensor, to_dtype, to_element_type
 from geir.errors import OnnxImportError
 from geir.frontend.builder import GraphBuilder, value_hint
@@ -260,16 +261,10 @@ starts, Resize scales): shape inference sees its values, a shape-only import rea
 
 
 def is_weight(t: onnx.TensorProto) -> bool:
-    """Whether a shape-only import makes the initializer a placeholder: it is larger than
-    shape data can be, or a float tensor kept in external data (onnx.save moves a tensor
-    there from 1 KiB on; shape data is integer)."""
-    external = t.data_location == onnx.TensorProto.EXTERNAL
-    return math.prod(t.dims) > SHAPE_DATA_MAX_ELEMENTS or (external and t.data_type in _FLOAT_TYPES)
-
-
-_FLOAT_TYPES = frozenset(v for k, v in onnx.TensorProto.DataType.items() if k.startswith(("FLOAT", "BFLOAT", "DOUBLE")))
-"""Initializers up to this size keep their values for shape inference: the shape-deciding
-ones (a Reshape target, Slice bounds, Resize scales, axes) are a handful of elements."""
+    """Whether a shape-only import makes the initializer a placeholder without reading it: it
+    is larger than shape data can be. A smaller one is read if its bytes are there (inline,
+    or in an external data file present), else it is a placeholder too."""
+    return math.prod(t.dims) > SHAPE_DATA_MAX_ELEMENTS
 
 
 def _shape_skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
@@ -385,7 +380,7 @@ class _Importer(GraphBuilder):
             arg.name_hint = value_hint(i.name)
             self.values[i.name] = arg
         for name, t in inits.items():
-            if not self.weights and is_weight(t):
+            if not self.weights and (is_weight(t) or not _readable(t, self.base_dir)):
                 dt = to_dtype(_element_type(t.data_type, f"initializer '{name}'"))
                 self.values[name] = self.placeholder(name, tuple(t.dims), dt)
                 continue
@@ -418,6 +413,10 @@ class _Importer(GraphBuilder):
         c = self.const_value(value)
         if c is None:
             raise self.error(f"{what} must be a constant{self._freeze_hint(value)}")
+        if is_shape_only(c):  # an initializer imported without its values (weights=False)
+            raise self.error(f"{what} must be a constant: it is computed from {', '.join(map(repr, c.sources))}, "
+                             f"imported without its values (weights=False) because its bytes are not in the "
+                             f"model; keep them there (onnx.save's size_threshold) or import with weights")
         return c
 
     def _freeze_hint(self, value: SSAValue | None) -> str:
@@ -514,6 +513,14 @@ class _Importer(GraphBuilder):
         used_extra = [n for n in node.output[len(results) :] if n in self.used]
         if used_extra:
             raise self.error(f"optional output(s) {used_extra} are not supported")
+
+
+def _readable(t: onnx.TensorProto, base_dir: str | None) -> bool:
+    """Whether the initializer's bytes are at hand: inline, or in an external file present."""
+    if t.data_location != onnx.TensorProto.EXTERNAL:
+        return True
+    location = next((e.value for e in t.external_data if e.key == "location"), None)
+    return location is not None and (Path(base_dir or "") / location).is_file()
 
 
 def _tensor_array(t: onnx.TensorProto, base_dir: str | None = None) -> np.ndarray:

@@ -64,13 +64,25 @@ def test_placeholder_op():
     assert op.placeholder_name == "emb" and op.array().shape == (32000, 4096)
 
 
-def test_which_initializers_are_weights():
-    big = onnx.numpy_helper.from_array(np.zeros((33, 32), np.float32), "w")
-    shape = onnx.numpy_helper.from_array(np.array([1, -1], np.int64), "shape")
+def test_which_initializers_are_weights(tmp_path):
+    """Larger than shape data: never read. Smaller: read when its bytes are there, else a
+    placeholder - and a converter that needs its values says so."""
+    assert is_weight(onnx.numpy_helper.from_array(np.zeros((33, 32), np.float32), "w"))
+    assert not is_weight(onnx.numpy_helper.from_array(np.array([1, -1], np.int64), "shape"))
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 1, 4, 4])
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 1, 8, 8])
+    resize = onnx.helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up", mode="nearest")
     scales = onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
-    assert is_weight(big) and not is_weight(shape) and not is_weight(scales)
-    scales.data_location = onnx.TensorProto.EXTERNAL  # a float kept outside the model: a weight
-    assert is_weight(scales)
+    model = onnx.helper.make_model(onnx.helper.make_graph([resize], "g", [x], [y], [scales]),
+                                   opset_imports=[onnx.helper.make_opsetid("", 19)])
+    path = tmp_path / "resize.onnx"
+    onnx.save(model, str(path), save_as_external_data=True, location="resize.data", size_threshold=0)
+    module = import_model(path, weights=False)  # the scales' bytes are there: read
+    assert "geir.placeholder" not in str(module)
+    os.remove(tmp_path / "resize.data")
+    with pytest.raises(OnnxImportError, match=r"node 'up' \(Resize, opset 19\): .* must be a constant: it is "
+                                              r"computed from 'scales', imported without its values"):
+        import_model(path, weights=False)
 
 
 @pytest.fixture(scope="module")
