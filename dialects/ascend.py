@@ -1051,9 +1051,15 @@ class CopyOp(IRDLOperation):
 
     @property
     def nbytes(self) -> int:
-        """Bytes moved: the larger of the two sides (they differ when FIX
-        converts the type or a layout change pads)."""
-        return max(nbytes_of(self.src.type), nbytes_of(self.dst.type))
+        """Bytes moved: the larger of the two sides (they differ when FIX converts the type or
+        a layout change pads) - except into gm, where the engine writes dst's elements and no
+        more (FIX's mSize x nSize rows of an l0c tile, DataCopyPad's blocks of a ub tile: the
+        16-row fractal a one-row tile occupies in l0c is not written), at the wider type."""
+        src, dst = self.src.type, self.dst.type
+        if self.dst_space == "gm" and self.src_space != "gm":
+            item = max(to_dtype(src.element_type).itemsize, to_dtype(dst.element_type).itemsize)
+            return math.prod(dst.get_shape()) * item
+        return max(nbytes_of(src), nbytes_of(dst))
 
     @property
     def physical_transform(self) -> str | None:

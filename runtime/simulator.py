@@ -215,41 +215,52 @@ class Recorder(Interpreter.Listener):
         self._start = 0
         self._blocks: dict[tuple, list[Recorded]] = {}
         self._pending: tuple[Operation, tuple] | None = None
+        self._raw: list[tuple[int, tuple]] = []  # compact: (record index, operand values) of the block's ops
         self._launch_args: tuple[tuple[str, int, int], ...] = ()
         self._launch_io: tuple[tuple[int, int], ...] = ()
         self._alloc_base: dict[Operation, int] = {}
         self._roots: dict[SSAValue, Operation | None] = {}
         self._spaces: dict[SSAValue, str] = {}
         self._plans: dict[Operation, tuple] = {}
-        self._kinds: dict[type, bool] = {}
+        self._kinds: dict[type, Any] = {}
 
     # Interpreter.Listener
     def will_interpret_op(self, op: Operation, args: tuple) -> None:
-        accessing = self._kinds.get(type(op))
-        if accessing is None:
-            accessing = self._kinds[type(op)] = isinstance(op, _ACCESSING)
-        if accessing:
+        kind = self._kind(op)
+        if kind is _ACCESSING:
             self._pending = (op, args)
-        elif isinstance(op, a.LaunchOp):  # its buffers, to name them in stream-race messages
+        elif kind is a.LaunchOp:  # its buffers, to name them in stream-race messages
             self._launch_args = _launch_args(op, args[1:])
             self._launch_io = _io_ranges(op, args[1:])
 
     def did_interpret_op(self, op: Operation, results: tuple) -> None:
-        if isinstance(op, a.AllocOp) and results and isinstance(results[0], np.ndarray):
+        if self._kind(op) is a.AllocOp and results and isinstance(results[0], np.ndarray):
             self._alloc_base[op] = address(results[0])
+
+    def _kind(self, op: Operation) -> Any:
+        """What the listener does with ops of this class: _ACCESSING, a.LaunchOp, a.AllocOp
+        or None (isinstance on op classes is an ABC check: decided once per class)."""
+        kind = self._kinds.get(type(op), False)
+        if kind is False:
+            kind = self._kinds[type(op)] = next((k for k in (_ACCESSING, a.LaunchOp, a.AllocOp) if isinstance(op, k)),
+                                                None)
+        return kind
 
     # trace sink
     def __call__(self, event: TraceEvent) -> None:
         pending, self._pending = self._pending, None
         accesses: tuple[Access, ...] = ()
-        if pending is not None and pending[0] is event.op and event.kernel is not None:
-            accesses = tuple(self._accesses(event.op, pending[1]))
         if self.compact:
             block = (event.launch, event.block) if event.pipe != "host" and event.block is not None else None
             if block != self._block:
                 self.close()
                 self._block, self._start = block, len(self.records)
-        if isinstance(event.op, a.LaunchOp) and event.pipe == "host":
+        if pending is not None and pending[0] is event.op and event.kernel is not None:
+            if self._block is not None:  # decided at the block's end: all of them, or its gm bytes
+                self._raw.append((len(self.records), pending[1]))
+            else:
+                accesses = tuple(self._accesses(event.op, pending[1]))
+        if event.pipe == "host" and isinstance(event.op, a.LaunchOp):
             args, self._launch_args = self._launch_args, ()
             io, self._launch_io = self._launch_io, ()
             self.records.append(Recorded(event, accesses, args, io))
@@ -257,23 +268,35 @@ class Recorder(Interpreter.Listener):
         self.records.append(Recorded(event, accesses))
 
     def close(self) -> None:
-        """End the block being recorded (compact: keep it, or keep a RepeatedBlock for it)."""
+        """End the block being recorded (compact: keep it, or keep a RepeatedBlock for it).
+        A block's accesses are worked out here: every one for a new block (its races are
+        looked for), only the gm ones for a repeat (its own bytes; the on-chip ones, most of
+        a cube kernel's, would be its first block's again)."""
         block, self._block = self._block, None
+        raw, self._raw = self._raw, []
         if block is None:
             return
         recs = self.records[self._start:]
         key = block_key(recs)
         first = self._blocks.get(key)
         if first is None:
-            self._blocks[key] = recs
+            for i, args in raw:
+                r = self.records[i]
+                self.records[i] = Recorded(r.event, tuple(self._accesses(r.event.op, args)), r.args, r.io)
+            self._blocks[key] = self.records[self._start:]
             return
         gm: tuple[list[Access], list[Access]] = ([], [])
-        for r in recs:
-            for acc in r.accesses:
-                if acc.space == "gm":
-                    gm[acc.write].append(acc)
+        for i, args in raw:
+            for acc in self._accesses(self.records[i].event.op, args, gm_only=True):
+                gm[acc.write].append(acc)
         del self.records[self._start:]
         self.records.append(RepeatedBlock(block[0], block[1], first, _segments(gm[0]), _segments(gm[1])))
+
+    def _space(self, value: SSAValue) -> str:
+        space = self._spaces.get(value)
+        if space is None:
+            space = self._spaces[value] = a.space_of(value.type) or "gm"
+        return space
 
     def _root(self, value: SSAValue) -> Operation | None:
         root = self._roots.get(value, False)
@@ -288,9 +311,7 @@ class Recorder(Interpreter.Listener):
     def _access(self, value: SSAValue, x: Any, write: bool, index: Sequence[int] | None = None) -> Access | None:
         if not isinstance(x, np.ndarray):
             return None
-        space = self._spaces.get(value)
-        if space is None:
-            space = self._spaces[value] = a.space_of(value.type) or "gm"
+        space = self._space(value)
         if index is not None:  # one element (scalar load/store)
             lo = address(x) + sum(i * s for i, s in zip(index, x.strides))
             lo, hi, starts, run = lo, lo + x.itemsize, None, x.itemsize
@@ -318,17 +339,20 @@ class Recorder(Interpreter.Listener):
             return tuple((v, i, i >= n) for i, v in enumerate(op.operands))
         return None
 
-    def _accesses(self, op: Operation, args: tuple) -> Iterable[Access]:
+    def _accesses(self, op: Operation, args: tuple, gm_only: bool = False) -> Iterable[Access]:
         plan = self._plans.get(op, False)
         if plan is False:
             plan = self._plans[op] = self._plan(op)
         if plan is not None:
-            items = [(v, args[i], w) for v, i, w in plan]
+            items = [(v, args[i], w) for v, i, w in plan if not gm_only or self._space(v) == "gm"]
         else:  # memref.load / store: one element
             store = isinstance(op, memref.StoreOp)
             arr, idx = (args[1], args[2:]) if store else (args[0], args[1:])
             index = [int(getattr(getattr(i, "value", None), "data", i)) for i in idx]
-            acc = self._access(op.operands[1 if store else 0], arr, store, index)
+            value = op.operands[1 if store else 0]
+            if gm_only and self._space(value) != "gm":
+                return []
+            acc = self._access(value, arr, store, index)
             return [acc] if acc is not None else []
         out = [self._access(v, x, w) for v, x, w in items]
         return [acc for acc in out if acc is not None]

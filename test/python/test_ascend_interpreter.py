@@ -21,8 +21,10 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     StringAttr,
+    MemRefType,
     UnitAttr,
     f16,
+    f32,
 )
 from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import VerifyException
@@ -203,6 +205,21 @@ def test_trace_callback_and_cube_pipes():
     assert [e.detail for e in mmads] == [{"m": 32, "k": 16, "n": 32, "init": True}, {"m": 32, "k": 16, "n": 32, "init": False}]
     fix = seen[-1]
     assert fix.detail == {"src": "l0c", "dst": "gm", "transform": "nz2nd"} and fix.nbytes == 32 * 32 * 4
+
+
+def test_a_copy_into_gm_moves_the_elements_it_writes():
+    """FIX writes mSize x nSize of an l0c tile (one row of a decode step's 16-row fractal),
+    at the wider of the two types; other copies move their larger side."""
+    def buf(shape, elt, space):
+        return a.AllocOp.get(MemRefType(elt, shape, memory_space=StringAttr(space)))
+
+    l0c, row16, row32 = buf([16, 128], f32, "l0c"), buf([1, 128], f16, "gm"), buf([1, 128], f32, "gm")
+    assert a.CopyOp.get(l0c, row16, pad=True).nbytes == 128 * 4
+    assert a.CopyOp.get(l0c, row32, pad=True).nbytes == 128 * 4
+    ub, gm = buf([1, 64], f16, "ub"), buf([1, 64], f16, "gm")
+    assert a.CopyOp.get(ub, gm).nbytes == 64 * 2
+    gm_tile, l1 = buf([1, 128], f16, "gm"), buf([16, 128], f16, "l1")
+    assert a.CopyOp.get(gm_tile, l1, pad=True).nbytes == 16 * 128 * 2  # a padded read fills its destination
 
 
 # ---------------------------------------------------------------------------
