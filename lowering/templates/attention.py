@@ -255,10 +255,9 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
     a work item are a software pipeline: a tile costs its busiest pipe (MTE2 carries K, V and
     the S, P and P V hand-offs, at no more than the block's share of HBM; V the softmax and
     the O update; FIX, MTE3, M, MTE1 the rest), and an item adds one tile's whole chain (the
-    pipeline's fill and drain). Work items go to the cube cores in waves."""
-    cost, spec = req.cost, req.device
-    dt = dtype_name(to_dtype(plan.elt))
-    e = itemsize(plan.elt)
+    pipeline's fill and drain). Work items go to the blocks in waves; the block count is
+    priced too (`block_choices`)."""
+    spec = req.device
     best: AttentionTiling | None = None
     for c in TILE_CHOICES:
         mq = min(c, plan.S)
@@ -269,39 +268,55 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
             need = _buffers(plan, mq, nk)
             if any(need[s] > spec.buffer_bytes[s] for s in need):
                 continue
-            mqp, nkp = round_up(mq, FRACTAL), round_up(nk, FRACTAL)
-            dp, dvp = round_up(plan.D, FRACTAL), round_up(plan.Dv, FRACTAL)
             items = plan.B * plan.H * ceil_div(plan.S, mq)
-            blocks = max(1, min(items, spec.cube_cores))
-            share = spec.hbm_bytes_per_s / spec.cube_clock_hz / blocks
-
-            def gm(nbytes: int, src: str, dst: str) -> int:
-                return max(cost.dma_cycles(nbytes, src, dst),
-                           math.ceil(nbytes / share) + cost.dma_cycles(0, src, dst))
-
-            s_bytes, o_bytes = mq * nk * 4, mq * plan.Dv * 4
-            pipes = {
-                "MTE2": (gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1")
-                         + gm(s_bytes, "gm", "ub") + gm(mq * nk * e, "gm", "l1") + gm(o_bytes, "gm", "ub")),
-                "FIX": gm(s_bytes, "l0c", "gm") + gm(o_bytes, "l0c", "gm"),
-                "MTE3": gm(mq * nk * e, "ub", "gm"),
-                "MTE1": (cost.dma_cycles(mqp * nkp * e, "l1", "l0a") + cost.dma_cycles(nkp * dvp * e, "l1", "l0b")
-                         + cost.dma_cycles(nkp * dp * e, "l1", "l0b")),
-                "M": cost.mmad_cycles(mqp, dp, nkp, dt) + cost.mmad_cycles(mqp, nkp, dvp, dt),
-                "V": 10 * cost.vector_cycles("binary", s_bytes, "f32") + 3 * cost.vector_cycles("binary", o_bytes, "f32"),
-            }
-            tile, chain = max(pipes.values()), sum(pipes.values())
-            nq = ceil_div(plan.S, mq)
-            tiles_per_item = ceil_div(plan.L, nk)
-            if plan.causal:  # query tile q sees the keys up to its last row + off
-                seen = sum(min(tiles_per_item, ceil_div(min(plan.S, (q + 1) * mq) + plan.off, nk)) for q in range(nq))
-                tiles_per_item = max(1, ceil_div(seen, nq))
-            waves = ceil_div(items, blocks)
-            per_item = chain + tile * (tiles_per_item - 1)
-            us = cost.cycles_to_us(waves * per_item + spec.block_dispatch_cycles)
-            if best is None or us < best.estimate_us:
-                best = AttentionTiling(mq, nk, blocks, us)
+            for blocks in block_choices(items, spec.cube_cores):
+                us = _estimate_us(req, plan, mq, nk, items, blocks)
+                if best is None or us < best.estimate_us:
+                    best = AttentionTiling(mq, nk, blocks, us)
     return best
+
+
+def block_choices(items: int, cores: int) -> list[int]:
+    """Block counts worth pricing for `items` equal work items: for the fewest waves and the
+    next three, the fewest blocks that many waves need. All the cores in waves of unequal
+    blocks (32 items on 24 cores: 8 blocks carry two) can be slower than fewer blocks of equal
+    work (16 of two), because a block's share of HBM is the bandwidth over the blocks."""
+    least = ceil_div(items, max(1, min(items, cores)))
+    return sorted({ceil_div(items, w) for w in range(least, least + 4)}, reverse=True)
+
+
+def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, items: int, blocks: int) -> float:
+    cost, spec = req.cost, req.device
+    dt = dtype_name(to_dtype(plan.elt))
+    e = itemsize(plan.elt)
+    mqp, nkp = round_up(mq, FRACTAL), round_up(nk, FRACTAL)
+    dp, dvp = round_up(plan.D, FRACTAL), round_up(plan.Dv, FRACTAL)
+    share = spec.hbm_bytes_per_s / spec.cube_clock_hz / blocks
+
+    def gm(nbytes: int, src: str, dst: str) -> int:
+        return max(cost.dma_cycles(nbytes, src, dst),
+                   math.ceil(nbytes / share) + cost.dma_cycles(0, src, dst))
+
+    s_bytes, o_bytes = mq * nk * 4, mq * plan.Dv * 4
+    pipes = {
+        "MTE2": (gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1")
+                 + gm(s_bytes, "gm", "ub") + gm(mq * nk * e, "gm", "l1") + gm(o_bytes, "gm", "ub")),
+        "FIX": gm(s_bytes, "l0c", "gm") + gm(o_bytes, "l0c", "gm"),
+        "MTE3": gm(mq * nk * e, "ub", "gm"),
+        "MTE1": (cost.dma_cycles(mqp * nkp * e, "l1", "l0a") + cost.dma_cycles(nkp * dvp * e, "l1", "l0b")
+                 + cost.dma_cycles(nkp * dp * e, "l1", "l0b")),
+        "M": cost.mmad_cycles(mqp, dp, nkp, dt) + cost.mmad_cycles(mqp, nkp, dvp, dt),
+        "V": 10 * cost.vector_cycles("binary", s_bytes, "f32") + 3 * cost.vector_cycles("binary", o_bytes, "f32"),
+    }
+    tile, chain = max(pipes.values()), sum(pipes.values())
+    nq = ceil_div(plan.S, mq)
+    tiles_per_item = ceil_div(plan.L, nk)
+    if plan.causal:  # query tile q sees the keys up to its last row + off
+        seen = sum(min(tiles_per_item, ceil_div(min(plan.S, (q + 1) * mq) + plan.off, nk)) for q in range(nq))
+        tiles_per_item = max(1, ceil_div(seen, nq))
+    waves = ceil_div(items, blocks)
+    per_item = chain + tile * (tiles_per_item - 1)
+    return cost.cycles_to_us(waves * per_item + spec.block_dispatch_cycles)
 
 
 class AttentionKernel:

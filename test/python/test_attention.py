@@ -290,3 +290,14 @@ def test_attention_fusion_the_kernel_cannot_take_runs_in_pieces():
     assert [f.attributes["graph.pattern"].data for f in fusions] == ["attention"]
     assert templates == ["data", "attention"]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_block_choices_price_fewer_blocks_of_equal_work():
+    """32 items on 24 cores take two waves at least: the fewest blocks for two waves are 16,
+    then 11, 8 and 7 blocks for three to five; 48 items fill the 24 cores evenly."""
+    from geir.lowering.templates.attention import block_choices
+
+    assert block_choices(32, 24) == [16, 11, 8, 7]
+    assert block_choices(48, 24)[0] == 24
+    assert block_choices(5, 24) == [5, 3, 2]
+    assert block_choices(1, 24) == [1]
