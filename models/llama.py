@@ -147,7 +147,7 @@ def llama(config: str | LlamaConfig, *, batch: int = 1, seq: int = 128, past: in
         if isinstance(v, bool) or not isinstance(v, int) or v < (0 if what == "past" else 1):
             raise GraphBuildError(f"llama: {what} must be a {'non-negative' if what == 'past' else 'positive'} int, "
                                   f"got {v!r}")
-    if max(seq, past + 1) > c.max_seq:
+    if cache == "concat" and max(seq, past + 1) > c.max_seq:  # a static cache's rows are max_len, checked above
         raise GraphBuildError(f"llama: positions up to {max(seq, past + 1)} exceed max_seq {c.max_seq} "
                               f"(the RoPE tables' rows)")
     dt = parse_dtype(dtype)

@@ -257,6 +257,10 @@ def test_static_cache_position_past_the_end_is_a_clear_error(tiny):
     with pytest.raises(geir.errors.InterpreterError, match="'cache_position' = 32 is a KV-cache position past "
                                                            "the cache's maximum length: positions 0 to 31 fit"):
         decode.run(feeds)
+    full = geir.models.llama(TINY, seq=TINY.max_seq, cache="inplace", max_len=TINY.max_seq, weights="shape-only")
+    assert full.max_len == TINY.max_seq  # a prompt as long as the model's context: the decode step is within it
+    with pytest.raises(GraphBuildError, match="positions up to 257 exceed max_seq 256"):
+        geir.models.llama(TINY, seq=TINY.max_seq)  # the concat form's step would be position 256
     with pytest.raises(GraphBuildError, match="max_len must be an int from seq 8 to max_seq 256"):
         geir.models.llama(TINY, seq=SEQ, cache="inplace", max_len=1000)
     with pytest.raises(GraphBuildError, match="cache must be 'concat' or 'inplace'"):
