@@ -104,29 +104,40 @@ class CompiledKernel:
         return True
 
 
-def compiled_body(interpreter: Interpreter, run: machine.RunState, kernel: a.KernelOp, args: Sequence[Any]):
+def compiled_body(interpreter: Interpreter, run: machine.RunState, kernel: a.KernelOp, args: Sequence[Any],
+                  probe: bool = False):
     """The compiled body of `kernel` for these launch arguments, or None to run it on xDSL's
-    interpreter. Compiled once per kernel op and kept on it while its body is unchanged."""
-    entry = run.kernels.get(kernel, False)
+    interpreter. Compiled once per kernel op and kept on it while its body is unchanged.
+    `probe`: the block probe of a timing-only run instead (`compile_kernel`; None when the
+    kernel has none)."""
+    entry = run.kernels.get((kernel, probe), False)
     if entry is False:
-        entry = run.kernels[kernel] = compile_kernel(kernel, bool(interpreter.listeners), run.trace is not None,
-                                                     interpreter.index_bitwidth)
+        entry = run.kernels[kernel, probe] = (
+            compile_kernel(kernel, bitwidth=interpreter.index_bitwidth, probe=True) if probe else
+            compile_kernel(kernel, bool(interpreter.listeners), run.trace is not None, interpreter.index_bitwidth))
     if entry is None or not entry.accepts(args):
         return None
     return partial(entry.fn, LM=[None] * entry.launch_memos)
 
 
 def compile_kernel(kernel: a.KernelOp, listen: bool = False, traced: bool = False,
-                   bitwidth: int = 64) -> CompiledKernel | None:
+                   bitwidth: int = 64, probe: bool = False) -> CompiledKernel | None:
     """`kernel`'s body as a Python function (cached on the op), or None if it has a construct
     without a compiled form. `listen`: the code calls interpreter listeners around each op;
-    `traced`: it reports flag and barrier trace events (the other ops report their own)."""
+    `traced`: it reports flag and barrier trace events (the other ops report their own).
+
+    `probe`: the block probe of a timing-only run (`BlockState.probe_key`): the block's
+    checks, with no listener and no trace event, each op that would report one appending
+    (op id, bytes) - the element of the simulator's `block_key` its event would make - and
+    each op touching gm its operands to `probe_gm`. None when an op of the body could report
+    an event the probe cannot foresee (an ascend op run through the interpreter, an im2col
+    gather)."""
     fingerprint = _fingerprint(kernel)
     cache = getattr(kernel, _CACHE_ATTR, None)
     if cache is None or cache[0] != fingerprint:
         cache = (fingerprint, {})
         setattr(kernel, _CACHE_ATTR, cache)
-    key = (listen, traced, bitwidth)
+    key = (listen, traced, bitwidth, probe)
     if key not in cache[1]:
         # Building makes thousands of long-lived objects; the collector's full passes over
         # the (large) IR heap they trigger would double the time, and nothing here is cyclic
@@ -134,7 +145,7 @@ def compile_kernel(kernel: a.KernelOp, listen: bool = False, traced: bool = Fals
         collecting = gc.isenabled()
         gc.disable()
         try:
-            cache[1][key] = _Codegen(kernel, listen, traced, bitwidth).build()
+            cache[1][key] = _Codegen(kernel, listen and not probe, traced and not probe, bitwidth, probe).build()
         except _Unsupported:
             cache[1][key] = None
         finally:
@@ -585,10 +596,11 @@ class _Codegen:
     """Writes one kernel's Python source, op by op, with the constants it refers to in a
     namespace (ops, closures, attributes)."""
 
-    def __init__(self, kernel: a.KernelOp, listen: bool, traced: bool, bitwidth: int):
+    def __init__(self, kernel: a.KernelOp, listen: bool, traced: bool, bitwidth: int, probe: bool = False):
         self.kernel = kernel
         self.listen = listen
         self.traced = traced
+        self.probe = probe
         self.bitwidth = bitwidth
         self.ns: dict[str, Any] = {"TE": machine.TraceEvent, "W": _will, "D": _did, "MISALIGNED": _misaligned,
                                    "NOT_SET": machine.flag_not_set, "POISON": _poison}
@@ -655,6 +667,8 @@ class _Codegen:
         self.line("bi = B.index")
         if self.traced:
             self.line("tr, kn, la, sn = R.trace, B.kernel, B.launch, B.stream")
+        if self.probe:
+            self.line("ks, gl = B.probe_key.append, B.probe_gm.append")
         memo_at = len(self.lines)
         term = self.ops(block)
         if not isinstance(term, a.ReturnOp):
@@ -700,6 +714,8 @@ class _Codegen:
                 emit(op)
                 if self.listen:
                     self.line(f"D(I, {self.const(op, 'OP')}, {self.tuple_of(op.results)})")
+                if self.probe:
+                    self.probed(op)
                 return
             except _Unsupported:
                 raise
@@ -718,6 +734,33 @@ class _Codegen:
             self.line(f"W(I, {ref}, {self.tuple_of(op.operands)})")
             self.line(f"D(I, {ref}, ())")
 
+    def probed(self, op: Operation) -> None:
+        """A probe's record of an op (see `compile_kernel`): the `block_key` element of the
+        event it would report, and its operands when one of them is in gm."""
+        if isinstance(op, a.Load3dOp):
+            raise _Unsupported
+        if not isinstance(op, _REPORTING):
+            return
+        ref = self.const(op, "OP")
+        if isinstance(op, a.MmadOp):
+            x, y = op.operands[0], op.operands[1]
+            sx, sy = self.shapes.get(x), self.shapes.get(y)
+            if sx is None or sy is None:
+                self.line(f"ks((id({ref}), {self.name(x)}.nbytes + {self.name(y)}.nbytes))")
+                nbytes = None
+            else:
+                nbytes = sum(int(np.prod(sh, dtype=np.int64)) * to_dtype(v.type.element_type).itemsize
+                             for sh, v in ((sx, x), (sy, y)))
+        elif isinstance(op, memref.LoadOp | memref.StoreOp):
+            self.line(f"ks((id({ref}), {self.name(op.memref)}.itemsize))")
+            nbytes = None
+        else:
+            nbytes = op.nbytes if isinstance(op, a.CopyOp | a.VectorOp) else 0
+        if nbytes is not None:
+            self.line(f"ks({self.const((id(op), nbytes), 'KEY')})")
+        if any(isinstance(v.type, MemRefType) and (a.space_of(v.type) or "gm") == "gm" for v in op.operands):
+            self.line(f"gl(({ref}, {self.tuple_of(op.operands)}))")
+
     def emitter(self, op: Operation) -> Callable[[Operation], None] | None:
         if isinstance(op, a.VectorOp):
             return self.e_vector
@@ -727,6 +770,8 @@ class _Codegen:
 
     def fallback(self, op: Operation) -> None:
         if op.regions or op.has_trait(IsTerminator):
+            raise _Unsupported
+        if self.probe and type(op) in _ASCEND_OPS:  # it may report an event the probe cannot foresee
             raise _Unsupported
         call = f"{self.const(_fallback_fn(op, self.bitwidth), 'FB')}(I, {self.tuple_of(op.operands)})"
         if op.results:
@@ -1060,6 +1105,13 @@ class _Codegen:
         elif self.listen:
             self.line("pass")
 
+
+_ASCEND_OPS = frozenset(a.Ascend.operations)
+"""The ops whose interpreter functions report trace events (other dialects' report none)."""
+
+_REPORTING = (a.CopyOp, a.MmadOp, a.VectorOp, memref.LoadOp, memref.StoreOp, a.SetFlagOp, a.WaitFlagOp,
+              a.PipeBarrierOp)
+"""The compiled ops that report a trace event (load3d does too; a probe does not take it)."""
 
 _EMITTERS: dict[type[Operation], str] = {
     arith.ConstantOp: "e_constant",

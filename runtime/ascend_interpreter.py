@@ -324,23 +324,40 @@ class AscendFunctions(InterpreterFunctions):
             return ()
         outer = run.block
         body = compiled_body(interpreter, run, kernel, args) if run.compiled else None
+        probe = compiled_body(interpreter, run, kernel, args, probe=True) if body and run.repeats else None
         watched = run.overflow.start(run, kernel, op, index, args) if run.overflow is not None else None
+        sid = stream.id if stream else None
         try:
             for b in range(count):
-                run.block = BlockState(name, b, count, index, stream.id if stream else None)
+                if probe is not None and AscendFunctions.probed(run, probe, interpreter, name, b, count, index, sid,
+                                                                args):
+                    continue
+                run.block = BlockState(name, b, count, index, sid)
                 if body is not None:
                     body(interpreter, run, run.block, args)
                 else:
                     interpreter.run_ssacfg_region(kernel.body, args, f"@{name}[{b}]")
-                left = {k: n for k, n in run.block.flags.items() if n}
-                if left:
-                    flags = ", ".join(f"{s} -> {d} id {i}" for s, d, i in left)
-                    raise InterpreterError(f"@{name} block {b} ended with flags set but never waited for: {flags}")
+                _flags_left(run.block)
         finally:
             run.block = outer
         if watched is not None:
             run.overflow.finish(watched)
         return ()
+
+    @staticmethod
+    def probed(run: RunState, probe, interpreter: Interpreter, name: str, b: int, count: int, index: int,
+               stream: int | None, args: tuple) -> bool:
+        """Timing only: runs block `b`'s probe (ascend_compiled.compile_kernel: every check,
+        no trace event) and offers it to `run.repeats`, which takes it when an earlier block
+        reported the same events (True: the block is done; False: it runs in full)."""
+        run.block = block = BlockState(name, b, count, index, stream)
+        trace, run.trace = run.trace, None
+        try:
+            probe(interpreter, run, block, args)
+        finally:
+            run.trace = trace
+        _flags_left(block)
+        return run.repeats(index, b, tuple(block.probe_key), block.probe_gm)
 
     @impl_terminator(a.ReturnOp)
     def run_return(self, interpreter, op, args):
@@ -402,6 +419,13 @@ class AscendFunctions(InterpreterFunctions):
     def run_pipe_barrier(self, interpreter, op: a.PipeBarrierOp, args):
         _emit(interpreter, op, op.pipe.data, detail={"pipe": op.pipe.data})
         return ()
+
+
+def _flags_left(block: BlockState) -> None:
+    left = {k: n for k, n in block.flags.items() if n}
+    if left:
+        flags = ", ".join(f"{s} -> {d} id {i}" for s, d, i in left)
+        raise InterpreterError(f"@{block.kernel} block {block.index} ended with flags set but never waited for: {flags}")
 
 
 @register_impls
@@ -748,6 +772,7 @@ def run_ascend_module(
     overflow: list | None = None,
     timing: bool = False,
     memo: bool = True,
+    repeats: Callable[[int, int, tuple, list], bool] | None = None,
 ) -> dict[str, np.ndarray] | None:
     """Run the host function on named inputs; returns the outputs by name.
 
@@ -762,7 +787,10 @@ def run_ascend_module(
     trace event, nothing is moved or computed, outputs and the workspace are `untouched`
     memory (none of it resident), a float input not in `feeds` is zeros there too, and the
     result is None; `memo`: a launch whose signature an
-    earlier launch had is reported as replaying it (runtime/launch_memo.py), not run. A full
+    earlier launch had is reported as replaying it (runtime/launch_memo.py), not run;
+    `repeats(launch, block, key, gm)`: each block of a compiled kernel is first probed (its
+    checks, no events; `AscendFunctions.probed`) and runs in full only when `repeats` does not
+    take it (runtime/simulator.py's `Recorder.repeated`). A full
     run of a program with shape-only weights is an error: their numbers do not exist."""
     spec = load_device(device) if isinstance(device, str) else device
     hargs = host_args(module)
@@ -812,7 +840,7 @@ def run_ascend_module(
     interpreter.set_data(AscendFunctions, "run", RunState(
         spec, sink, workspace, compiled=COMPILE_KERNELS if compiled is None else compiled,
         overflow=OverflowWatch(overflow.append) if overflow is not None and not timing else None,
-        timing=timing, memo={} if timing and memo else None))
+        timing=timing, memo={} if timing and memo else None, repeats=repeats if timing else None))
     f = host_function(module)
     # Per-tile matmuls are small: BLAS threads cost more than they save (and
     # thrash on a shared machine), so the interpreter runs them on one thread.

@@ -100,6 +100,8 @@ class BlockState:
     next_free: dict[str, int] = field(default_factory=dict)
     slots: dict[Operation, np.ndarray] = field(default_factory=dict)
     flags: Counter = field(default_factory=Counter)
+    probe_key: list = field(default_factory=list)  # a probed block: its events' block_key elements
+    probe_gm: list = field(default_factory=list)   # ... and (op, operands) of its ops touching gm
 
 
 @dataclass
@@ -117,6 +119,7 @@ class RunState:
     overflow: Any = None  # a runtime/overflow.py OverflowWatch: each launch's outputs checked for inf/NaN
     timing: bool = False  # timing only: ops are checked and traced, no data is moved or computed
     memo: dict | None = None  # timing only: launch signature -> the launch that ran it (runtime/launch_memo.py)
+    repeats: Callable[..., bool] | None = None  # timing only: takes a probed block (see `launch`)
 
     def space(self, name: str, end: int | None = None) -> np.ndarray:
         """The block's byte buffer of a space, poisoned (0xFF) in [0, end). One buffer per

@@ -76,6 +76,8 @@ SCALAR_CYCLES = 1
 _MAX_ROWS = 1 << 16
 """An access made of more rows than this is treated as its whole extent (conservative)."""
 _EPS = 1e-9
+_INTERNED = 1 << 17
+"""Distinct (view, write) Accesses a Recorder keeps to share (beyond it starts over)."""
 
 
 class SimulationError(GeirError):
@@ -205,7 +207,9 @@ class Recorder(Interpreter.Listener):
 
     `compact`: a block whose events repeat an earlier block's (the same ops with the same byte
     counts, in order - what the simulator times a block by) is kept as a `RepeatedBlock`: the
-    recording holds the distinct blocks, not every event of a long run.
+    recording holds the distinct blocks, not every event of a long run. In a timing-only run
+    a block is first probed (`repeated`): one whose probe foresees an earlier block's events
+    does not run in full at all.
     """
 
     def __init__(self, compact: bool = False) -> None:
@@ -223,6 +227,8 @@ class Recorder(Interpreter.Listener):
         self._spaces: dict[SSAValue, str] = {}
         self._plans: dict[Operation, tuple] = {}
         self._kinds: dict[type, Any] = {}
+        self._probe_key: tuple | None = None  # the key a probe foresaw for the block being recorded
+        self._interned: dict[tuple, Access] = {}  # see _access
 
     # Interpreter.Listener
     def will_interpret_op(self, op: Operation, args: tuple) -> None:
@@ -267,6 +273,41 @@ class Recorder(Interpreter.Listener):
             return
         self.records.append(Recorded(event, accesses))
 
+    def repeated(self, launch: int, block: int, key: tuple, gm: list[tuple[Operation, tuple]]) -> bool:
+        """A probed block (a timing-only run, `run_ascend_module`'s `repeats`): its events'
+        `block_key` and the (op, operands) of its ops touching gm. When an earlier block had
+        that key it is kept as a `RepeatedBlock` (True); else it runs in full (False) and its
+        recording is checked against the probe's key when it ends."""
+        self.close()
+        if not key:  # no event: nothing to record
+            return True
+        first = self._blocks.get(key)
+        if first is None:
+            self._probe_key = key
+            return False
+        reads, writes = self._gm_segments(gm)
+        self.records.append(RepeatedBlock(launch, block, first, reads, writes))
+        return True
+
+    def _gm_segments(self, raw: Iterable[tuple[Operation, tuple]]) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """The gm bytes (op, operands) pairs read and write, as `_segments` (what a repeated
+        block keeps: `_accesses`' gm rows, without making an Access of each)."""
+        rows: tuple[list, list] = ([], [])
+        plans, space = self._plans, self._space
+        for op, args in raw:
+            plan = plans.get(op, False)
+            if plan is False:
+                plan = plans[op] = self._plan(op)
+            if plan is None:  # memref.load / store: one element
+                for acc in self._accesses(op, args, gm_only=True):
+                    rows[acc.write].append((acc.lo, acc.hi, None, 0))
+                continue
+            for v, i, w in plan:
+                x = args[i]
+                if space(v) == "gm" and isinstance(x, np.ndarray) and x.size:
+                    rows[w].append(_rows(x))
+        return _row_segments(rows[0]), _row_segments(rows[1])
+
     def close(self) -> None:
         """End the block being recorded (compact: keep it, or keep a RepeatedBlock for it).
         A block's accesses are worked out here: every one for a new block (its races are
@@ -278,6 +319,10 @@ class Recorder(Interpreter.Listener):
             return
         recs = self.records[self._start:]
         key = block_key(recs)
+        probed, self._probe_key = self._probe_key, None
+        if probed is not None and probed != key:  # the probe's code and the block's disagree: a bug
+            raise SimulationError(f"launch {block[0]} block {block[1]}: its probe foresaw {len(probed)} events, "
+                                  f"the block reported {len(key)} others")
         first = self._blocks.get(key)
         if first is None:
             for i, args in raw:
@@ -285,12 +330,9 @@ class Recorder(Interpreter.Listener):
                 self.records[i] = Recorded(r.event, tuple(self._accesses(r.event.op, args)), r.args, r.io)
             self._blocks[key] = self.records[self._start:]
             return
-        gm: tuple[list[Access], list[Access]] = ([], [])
-        for i, args in raw:
-            for acc in self._accesses(self.records[i].event.op, args, gm_only=True):
-                gm[acc.write].append(acc)
+        reads, writes = self._gm_segments((self.records[i].event.op, args) for i, args in raw)
         del self.records[self._start:]
-        self.records.append(RepeatedBlock(block[0], block[1], first, _segments(gm[0]), _segments(gm[1])))
+        self.records.append(RepeatedBlock(block[0], block[1], first, reads, writes))
 
     def _space(self, value: SSAValue) -> str:
         space = self._spaces.get(value)
@@ -315,14 +357,26 @@ class Recorder(Interpreter.Listener):
         if index is not None:  # one element (scalar load/store)
             lo = address(x) + sum(i * s for i, s in zip(index, x.strides))
             lo, hi, starts, run = lo, lo + x.itemsize, None, x.itemsize
+            root = self._root(value)
         else:
             if x.size == 0:
                 return None
+            root = self._root(value)
+            # A tile loop touches a few views thousands of times: one Access each (and one
+            # array of row starts), not one per op.
+            key = (value, write, address(x), x.shape, x.strides, self._alloc_base.get(root) if root is not None else None)
+            acc = self._interned.get(key)
+            if acc is not None:
+                return acc
+            if len(self._interned) > _INTERNED:
+                self._interned.clear()
             lo, hi, starts, run = _rows(x)
-        root = self._root(value)
         base = self._alloc_base.get(root) if root is not None else None
         rel = lo - base + (planned_offset(root) or 0) if base is not None else 0
-        return Access(space, root, write, lo, hi, starts, run, rel)
+        acc = Access(space, root, write, lo, hi, starts, run, rel)
+        if index is None:
+            self._interned[key] = acc
+        return acc
 
     def _plan(self, op: Operation) -> tuple[tuple[SSAValue, int, bool], ...] | None:
         """(operand, argument index, written) of each buffer the op touches as a whole; None
@@ -366,7 +420,7 @@ def record(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | D
     `compact`: repeated blocks as `RepeatedBlock`s, see `Recorder`)."""
     rec = Recorder(compact)
     outputs = run_ascend_module(module, feeds, device=device, trace=rec, listeners=(rec,), overflow=overflow,
-                                timing=timing, memo=memo)
+                                timing=timing, memo=memo, repeats=rec.repeated if compact else None)
     rec.close()
     return outputs, rec.records
 
@@ -559,7 +613,7 @@ class _BlockReplay:
         busy, unit_busy, flops = Counter(), Counter(), Counter()
         spans: list[OpSpan] = []
         gm_bytes = references = 0
-        history: dict[tuple, tuple[Access, int, int, Operation]] = {}
+        history: dict[str, dict[tuple, tuple[Access, int, int, Operation]]] = defaultdict(dict)  # per space
         races: dict[tuple, list] = {}
         durations: dict[tuple, float] = {}
         moved: dict[tuple, int] = {}  # a DMA op's bytes moved (re-laying copies: whole blocks)
@@ -628,7 +682,8 @@ class _BlockReplay:
             for acc in rec.accesses:
                 if acc.space not in a.ON_CHIP:
                     continue
-                for (q, _w, _lo, _hi, _r), (old, qe, _qp, old_op) in history.items():
+                seen = history[acc.space]  # buffers of two spaces never overlap
+                for (q, _w, _lo, _hi, _r), (old, qe, _qp, old_op) in seen.items():
                     if q == p or mine[q] >= qe or not (old.write or acc.write) or not old.overlaps(acc):
                         continue
                     kind = ("write-after-write" if old.write and acc.write else
@@ -638,7 +693,7 @@ class _BlockReplay:
                         races[rkey][-1] += 1
                     else:
                         races[rkey] = [old_op, PIPES[q], op, ev.pipe, old, acc, kind, 1]
-                history[(p, acc.write, acc.lo, acc.hi, acc.root)] = (acc, epoch, p, op)
+                seen[(p, acc.write, acc.lo, acc.hi, acc.root)] = (acc, epoch, p, op)
         out_races = [
             Race(first.kernel or "", first.launch or 0, first.block or 0, describe(o1), p1, describe(o2), p2,
                  _buffer_name(acc1, acc2), kind, count)
@@ -729,6 +784,7 @@ class _Sim:
     def __init__(self, spec: DeviceSpec, strict: bool):
         self.spec, self.cm, self.strict = spec, CostModel(spec), strict
         self.cache: dict[tuple, BlockSim] = {}
+        self.keys: dict[int, tuple[list[Recorded], tuple]] = {}  # id(a block's records) -> (them, block_key)
         self.reported: set[int] = set()
         self.races: list[Race] = []
 
@@ -797,7 +853,10 @@ class _Sim:
         return c, c, c * per if takes_vector else 0
 
     def block(self, launch: _Launch, records: list[Recorded], share: float | None) -> BlockSim:
-        key = (block_key(records), share, launch.core_type)
+        known = self.keys.get(id(records))  # a repeated block's records are its first block's list
+        if known is None or known[0] is not records:
+            known = self.keys[id(records)] = (records, block_key(records))
+        key = (known[1], share, launch.core_type)
         sim = self.cache.get(key)
         if sim is None:
             sim = self.cache[key] = _BlockReplay(self, launch.core_type, share).run(records)
@@ -1160,6 +1219,18 @@ def _segments(accesses: Sequence[Access]) -> tuple[np.ndarray, np.ndarray]:
         s = acc.starts if acc.starts is not None else np.array([acc.lo], np.int64)
         starts.append(s)
         ends.append(s + (acc.run if acc.starts is not None else acc.hi - acc.lo))
+    return _merged(np.concatenate(starts), np.concatenate(ends))
+
+
+def _row_segments(rows: Sequence[tuple[int, int, np.ndarray | None, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """`_segments` of `_rows` results."""
+    if not rows:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    starts, ends = [], []
+    for lo, hi, rs, run in rows:
+        s = rs if rs is not None else np.array([lo], np.int64)
+        starts.append(s)
+        ends.append(s + (run if rs is not None else hi - lo))
     return _merged(np.concatenate(starts), np.concatenate(ends))
 
 

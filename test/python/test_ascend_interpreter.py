@@ -40,6 +40,7 @@ from geir.runtime.ascend_interpreter import (
 from geir.dialects import graph as g
 from geir.reference.graph import reference_of
 from geir.dialects import make_context
+from geir.runtime.simulator import RepeatedBlock, record
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "dialects" / "ascend"
 RNG = np.random.default_rng(0)
@@ -148,6 +149,17 @@ def test_out_of_bounds_tile_is_an_error(compiled):
     bad = edit(ADD, "core_type = \"vector\", block_dim = 2", "core_type = \"vector\", block_dim = 3")
     with pytest.raises(InterpreterError, match=r"in @add block 2: tile \[64, 0\] of size \[16, 256\] is out of bounds of \[64, 256\]"):
         run(bad, {"x": X, "y": Y}, compiled=compiled)
+
+
+def test_a_probed_block_raises_the_error_its_full_run_would():
+    """Timing only: block 1 repeats block 0 and is only probed; block 2's probe finds the tile
+    out of bounds and raises the interpreter's error (runtime/simulator.py Recorder.repeated)."""
+    bad = edit(ADD, "core_type = \"vector\", block_dim = 2", "core_type = \"vector\", block_dim = 3")
+    module = parse_module(bad, make_context())
+    with pytest.raises(InterpreterError, match=r"in @add block 2: tile \[64, 0\] of size \[16, 256\] is out of bounds of \[64, 256\]"):
+        record(module, {"x": X, "y": Y}, timing=True, compact=True)
+    _, records = record(parse_module(ADD, make_context()), {"x": X, "y": Y}, timing=True, compact=True)
+    assert [r.block for r in records if isinstance(r, RepeatedBlock)] == [1]
 
 
 # -- flags -------------------------------------------------------------------

@@ -14,7 +14,7 @@ import geir
 from geir.errors import GeirError
 from geir.models import CONFIGS
 from geir.runtime.ascend_interpreter import run_ascend_module
-from geir.runtime.simulator import record
+from geir.runtime.simulator import Recorded, Recorder, RepeatedBlock, SimulationError, record, simulate
 from geir.testing.suite import timing_reports
 
 LAYERS = 4
@@ -50,6 +50,42 @@ def test_repeated_layers_run_once():
         assert e.detail["replays"] < e.launch and "replays" not in first[e.detail["replays"]].detail
     kernel_ops = {r.event.launch for r in records if r.event.pipe != "host"}
     assert not kernel_ops & {e.launch for e in replayed}  # and runs none of its ops
+
+
+def test_blocks_like_an_earlier_one_are_probed_not_run():
+    """A timing-only run probes each block (its checks, no events) and runs in full only the
+    blocks whose events no earlier block had; the others are kept as RepeatedBlocks."""
+    cm = geir.compile(tiny(layers=1).prefill, opt_level=3)
+    feeds = cm.random_inputs()
+    rec = Recorder(compact=True)
+    taken: list[bool] = []
+
+    def repeats(*args):
+        taken.append(rec.repeated(*args))
+        return taken[-1]
+
+    run_ascend_module(cm.module, feeds, trace=rec, listeners=(rec,), timing=True, repeats=repeats)
+    rec.close()
+    repeated = [r for r in rec.records if isinstance(r, RepeatedBlock)]
+    full_blocks = {(r.event.launch, r.event.block) for r in rec.records
+                   if isinstance(r, Recorded) and r.event.pipe != "host"}
+    assert sum(taken) == len(repeated) > len(full_blocks) > 0
+    assert not full_blocks & {(r.launch, r.block) for r in repeated}
+    _, full = record(cm.module, feeds)  # every block of a full run reports its events
+    assert simulate(rec.records).latency_us == simulate(full).latency_us
+
+
+def test_a_probe_that_foresees_other_events_than_the_block_reports_is_an_error():
+    """The recorder checks each block that runs in full against its probe's key."""
+    cm = geir.compile(tiny(layers=1).decode, opt_level=3)
+    rec = Recorder(compact=True)
+
+    def wrong(launch, block, key, gm):
+        return rec.repeated(launch, block, key[1:], gm)  # one event less than the block's
+
+    with pytest.raises(SimulationError, match=r"block 0: its probe foresaw \d+ events, the block reported \d+"):
+        run_ascend_module(cm.module, cm.random_inputs(), trace=rec, listeners=(rec,), timing=True, repeats=wrong)
+        rec.close()
 
 
 def test_shape_only_weights_time_as_random_ones_and_refuse_a_full_run():
