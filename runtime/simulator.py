@@ -1212,14 +1212,7 @@ def _merged(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _segments(accesses: Sequence[Access]) -> tuple[np.ndarray, np.ndarray]:
     """The bytes the accesses cover as sorted, disjoint [start, end) segments."""
-    if not accesses:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    starts, ends = [], []
-    for acc in accesses:
-        s = acc.starts if acc.starts is not None else np.array([acc.lo], np.int64)
-        starts.append(s)
-        ends.append(s + (acc.run if acc.starts is not None else acc.hi - acc.lo))
-    return _merged(np.concatenate(starts), np.concatenate(ends))
+    return _row_segments([(acc.lo, acc.hi, acc.starts, acc.run) for acc in accesses])
 
 
 def _row_segments(rows: Sequence[tuple[int, int, np.ndarray | None, int]]) -> tuple[np.ndarray, np.ndarray]:
