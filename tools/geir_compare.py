@@ -107,6 +107,7 @@ def _main(argv: Sequence[str] | None) -> int:
         program = {PROGRAM_STAGE: common.load_module(args.program)}
     else:
         select_stages(stage_names(args.device, args.opt_level, **options), stages)  # bad names before any work
+    _require_onnx(args.model)
     module = common.import_onnx(args.model)  # the importer's errors for a bad file
     feeds, _ = make_feeds(input_specs(module), args.input, args.seed)
     report = compare_model(args.model, feeds, stages or None, compiled=program, device=args.device,
@@ -117,6 +118,20 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.json != common.STDIO:
         common.write_text(report.format(args.show), common.STDIO)
     return 0
+
+
+def _require_onnx(path: str) -> None:
+    """The model is what onnxruntime runs: a program (MLIR text, an offline model) is a
+    comparison's --program, not its model."""
+    from geir.driver.om import is_om
+    from geir.errors import GeirError
+
+    if path == common.STDIO:
+        return
+    kind = "an offline model" if is_om(path) else "MLIR text" if path.endswith(".mlir") else None
+    if kind:
+        raise GeirError(f"{path} is {kind}: geir-compare takes an ONNX model, which onnxruntime runs as the "
+                        f"reference; to compare a compiled program with it: {PROG} MODEL.onnx --program {path}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
