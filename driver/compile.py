@@ -6,7 +6,8 @@
     print(cm.mlir("03_fuse"))
 
 `model` is an onnx.ModelProto, a path, ONNX bytes, a torch.nn.Module with
-`example_inputs` (exported with the TorchScript exporter; torch is optional), graph-level
+`example_inputs` (captured by torch.export and imported from core ATen, frontend/fx.py;
+`torch_frontend="onnx"` exports it to ONNX instead; torch is optional), graph-level
 MLIR (a ModuleOp or a `.mlir` file), or a GraphBuilder (geir.GraphBuilder, geir.models).
 Options mirror GE's switches and are checked: an unknown one is an error.
 """
@@ -199,6 +200,7 @@ def compile(  # noqa: A001
     quantize = QuantizeOptions.take(options)
     freeze = options.pop("freeze", None)  # graph inputs made constants at import, not a pipeline option
     weights = options.pop("weights", True)  # False: shape-only weights at import, not a pipeline option
+    torch_frontend = options.pop("torch_frontend", "fx")  # how a torch.nn.Module is imported
     if quantize is not None and not weights:
         raise GeirError("int8 calibration runs the float model, which needs its weights: drop weights=False "
                         "(--no-weights) or the quantization")
@@ -222,7 +224,7 @@ def compile(  # noqa: A001
             progress(name, seconds[name])
         return module
 
-    module = stage("01_import", lambda: import_graph(model, example_inputs, freeze, weights))
+    module = stage("01_import", lambda: import_graph(model, example_inputs, freeze, weights, torch_frontend))
     if quantize is not None:  # a choice of numerics, at every -O level (docs/quantization.md)
         # a fallback search prices its candidates with these very options (int8 layers aside)
         latency_of = default_latency_of(device, opt_level, **options) if quantize.tolerance is not None else None

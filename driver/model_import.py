@@ -1,8 +1,10 @@
 """A model as the graph dialect, whatever form it is given in (geir.compile, geir.quantize).
 
 `model` is an onnx.ModelProto, a path, ONNX bytes, a torch.nn.Module with `example_inputs`
-(exported with the TorchScript exporter; torch is optional), graph-level MLIR (a ModuleOp or
-a `.mlir` file), or a GraphBuilder (frontend/builder.py: its finished module).
+(captured by torch.export and imported from core ATen, frontend/fx.py; or, with
+`torch_frontend="onnx"`, exported to ONNX by the TorchScript exporter; torch is optional),
+graph-level MLIR (a ModuleOp or a `.mlir` file), or a GraphBuilder (frontend/builder.py: its
+finished module).
 """
 
 from __future__ import annotations
@@ -16,6 +18,39 @@ from xdsl.dialects.builtin import ModuleOp
 
 from geir.dialects import make_context
 from geir.errors import GeirError
+
+
+TORCH_FRONTENDS = ("fx", "onnx")
+"""How a torch.nn.Module is imported: torch.export + the core-ATen importer, or ONNX."""
+
+
+def _torch_module(model: Any) -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return isinstance(model, torch.nn.Module)
+
+
+def import_torch(model: Any, example_inputs: Sequence[Any] | None, weights: bool = True) -> ModuleOp:
+    """A torch.nn.Module through torch.export (static shapes, eval mode) and frontend/fx.py."""
+    import torch
+
+    from geir.frontend.fx import FxImportError, import_exported
+
+    if example_inputs is None:
+        raise GeirError("a torch.nn.Module needs example_inputs to be captured (torch.export)")
+    import warnings
+
+    try:
+        with warnings.catch_warnings():  # torch's deprecation notes about its own internals
+            warnings.simplefilter("ignore", FutureWarning)
+            ep = torch.export.export(model.eval(), tuple(example_inputs))
+    except Exception as e:  # torch's capture failing (a data-dependent branch, ...): its message
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise FxImportError(f"torch.export could not capture the model: {first} (torch.compile(model, "
+                            f"backend=\"geir\") runs the pieces around a graph break)") from None
+    return import_exported(ep, weights=weights)
 
 
 def to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProto | str | Path | bytes:
@@ -40,15 +75,24 @@ def to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProto
 
 
 def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
-                 freeze: Mapping[str, Any] | None = None, weights: bool = True) -> ModuleOp:
+                 freeze: Mapping[str, Any] | None = None, weights: bool = True,
+                 torch_frontend: str = "fx") -> ModuleOp:
     """The graph-level module of a model: imported from ONNX (`freeze`: graph inputs made
     constants first, frontend/onnx.py freeze_inputs; `weights=False`: weights as shape-only
-    placeholders, none read), or graph-level MLIR as it is."""
+    placeholders, none read), from a torch.nn.Module (`torch_frontend`: "fx" or "onnx"), or
+    graph-level MLIR as it is."""
     from geir.frontend.builder import GraphBuilder
     from geir.frontend.onnx import import_model
     from geir.ir.text import parse_module
     from geir.runtime.ascend_interpreter import is_ascend_module
 
+    if torch_frontend not in TORCH_FRONTENDS:
+        raise GeirError(f"torch_frontend must be one of {', '.join(TORCH_FRONTENDS)}, not {torch_frontend!r}")
+    if torch_frontend == "fx" and _torch_module(model):
+        if freeze:
+            raise GeirError("freeze makes ONNX graph inputs constants; a torch module's constants are its "
+                            "parameters and buffers")
+        return import_torch(model, example_inputs, weights)
     if isinstance(model, str | Path) and Path(model).suffix == ".mlir":
         model = parse_module(Path(model).read_text(), make_context(), str(model))
     if isinstance(model, GraphBuilder):

@@ -130,9 +130,12 @@ class CostModel:
         """One vector instruction over ``nbytes`` (of its largest operand; for a cast, the wider
         side): ceil(nbytes / 256) repeats x (256 / bytes_per_cycle) cycles per repeat, plus
         ``vector_startup_cycles`` (PTO: 6). bytes_per_cycle is ``vector_bytes_per_cycle`` of the
-        kind's class and dtype (binary 128, unary fp16 256). Zero bytes cost nothing."""
+        kind's class and dtype (binary 128, unary fp16 256; i1, one byte per bool, at i8's rate
+        unless the device lists it). Zero bytes cost nothing."""
         rates = self.spec.vector_bytes_per_cycle[self.vector_class(op_kind)]
         name = dtype_name(dtype)
+        if name == "i1" and name not in rates:  # a bool is a byte in memory: the vector unit runs it as i8
+            name = "i8"
         if name not in rates:
             raise ValueError(f"the vector unit of {self.spec.name} has no {op_kind} rate for "
                              f"'{name}'; dtypes: {', '.join(rates)}")

@@ -199,6 +199,8 @@ def test_vector_cycles(cm):
     assert cm.vector_cycles("cast", 32 << 10, "f32") == 128 * 1 + VEC_STARTUP
     with pytest.raises(ValueError, match="unknown vector op kind 'frobnicate'"):
         cm.vector_cycles("frobnicate", 256, "f16")
+    # a bool is one byte: i8's rate (torch's safe softmax runs logical ops on i1 masks)
+    assert cm.vector_cycles("unary", 32 << 10, "i1") == cm.vector_cycles("unary", 32 << 10, "i8")
 
 
 def test_time_conversions(cm):

@@ -1,0 +1,53 @@
+"""The PyTorch frontend against the ONNX one, per torch model (geir.testing.torch_models):
+geir.compile of the same module with `torch_frontend="fx"` (torch.export + the core-ATen
+importer, the default) and `"onnx"` (the TorchScript exporter + the ONNX importer), side by
+side in one run: compile time (capture + import + the pipeline), kernels, modeled latency,
+and the largest difference between the two programs' outputs.
+
+    python bench/torch_frontend.py [--models resnet,unet] [--batch 8] [-O 3] [--precision-mode force_fp16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import geir
+from geir.dialects import ascend as a
+from geir.testing.torch_models import TORCH_MODELS, torch_model
+
+
+def measure(model, inputs, frontend: str, options: dict) -> dict:
+    t0 = time.perf_counter()
+    cm = geir.compile(model, example_inputs=inputs, torch_frontend=frontend, **options)
+    seconds = time.perf_counter() - t0
+    feeds = {name: t.numpy() for (name, _, _), t in zip(cm.input_specs(), inputs)}
+    outputs, report = cm.profile(feeds)
+    return {"seconds": seconds, "kernels": sum(isinstance(op, a.KernelOp) for op in cm.module.walk()),
+            "latency_us": report["latency_us"], "outputs": list(outputs.values())}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", default=",".join(TORCH_MODELS))
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("-O", dest="opt_level", type=int, default=3)
+    p.add_argument("--precision-mode", default="must_keep_origin_dtype")
+    args = p.parse_args()
+    options = {"opt_level": args.opt_level, "precision_mode": args.precision_mode}
+    print(f"batch {args.batch}, O{args.opt_level}, {args.precision_mode}")
+    print("| model | compile s (fx / onnx) | kernels (fx / onnx) | latency us (fx / onnx) | max |fx - onnx| |")
+    print("|---|---|---|---|---|")
+    for name in args.models.split(","):
+        model, inputs = torch_model(name, batch=args.batch)
+        fx = measure(model, inputs, "fx", options)
+        ox = measure(model, inputs, "onnx", options)
+        diff = max(float(np.max(np.abs(x.astype(np.float64) - y))) for x, y in zip(fx["outputs"], ox["outputs"]))
+        print(f"| {name} | {fx['seconds']:.1f} / {ox['seconds']:.1f} | {fx['kernels']} / {ox['kernels']} | "
+              f"{fx['latency_us']:.1f} / {ox['latency_us']:.1f} | {diff:.2e} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

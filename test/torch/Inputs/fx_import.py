@@ -1,0 +1,65 @@
+"""Import one small torch module through torch.export and the core-ATen importer
+(frontend/fx.py) and print the graph-dialect module with locations; or print the error.
+
+    python fx_import.py CASE
+"""
+
+import sys
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from geir.driver.model_import import import_torch
+from geir.errors import GeirError
+from geir.ir.text import print_module
+
+
+class ConvBn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        y = F.relu(self.bn(self.conv(x)))
+        return self.fc(y.mean((2, 3)))
+
+
+class Attention(nn.Module):
+    """Scaled scores, a softmax, a causal mask with where, a residual: the transformer ops."""
+
+    def forward(self, q, k):
+        s = q @ k.transpose(-1, -2) * 0.5
+        mask = torch.ones(4, 4, dtype=torch.bool).tril()
+        return torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1) + 1
+
+
+class Flip(nn.Module):
+    def forward(self, x):
+        return torch.flip(x, [1]) + 1
+
+
+class Branch(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:  # data-dependent: torch.export cannot capture it
+            return x + 1
+        return x - 1
+
+
+CASES = {
+    "convbn": (ConvBn, (torch.randn(1, 3, 8, 8),)),
+    "attention": (Attention, (torch.randn(2, 4, 8), torch.randn(2, 4, 8))),
+    "flip": (Flip, (torch.randn(2, 3),)),
+    "branch": (Branch, (torch.randn(2, 3),)),
+}
+
+if __name__ == "__main__":
+    cls, inputs = CASES[sys.argv[1]]
+    try:
+        module = import_torch(cls().eval(), inputs)
+    except GeirError as e:
+        print(f"error: {e}")
+        sys.exit(0)
+    print(print_module(module, debuginfo=True), end="")
