@@ -19,6 +19,10 @@ function would then return an input or another output under the output's name).
 | `neg(neg(x))` | `x` | exact (integer negation wraps symmetrically) |
 | `transpose(transpose(x, p), q)` | `transpose(x, p∘q)` (or `x`) | exact data movement |
 | reshape-like of reshape-like (reshape, flatten, squeeze, unsqueeze) | one `reshape` to the static result shape (or `x`) | exact data movement |
+| `matmul(reshape(x), w)`: x `[..., K]` with its leading dims flattened into rows, w 2-D | `reshape(matmul(x, w))` to the flattened result | exact: every output element is the same length-K dot product (core ATen's `nn.Linear` on a 3-D input: view, mm, view) |
+| `matmul(reshape(a), reshape(b))`: a `[..., S, K]` and b `[..., K, T]` with their batch dims flattened into one (the same count) | `reshape(matmul(a, b'))`, b' b with a's batch dims | exact, as above (core ATen's 4-D matmul: expand, view, bmm, view; b's batch dims may differ from a's by how they are split, as a repeated GQA head's) |
+| `op(reshape(y), c)` for add / sub / mul / div: y a matmul's result whose last dim the reshape keeps, c a row (its dims but the last are 1) | `reshape(op(y, c))` | exact: the same elements meet the same row values (a bias added between core ATen's flattening view and the view back; the add then joins the matmul's epilogue) |
+| `matmul(a, c)`: c a constant of rank >= 3 whose batch slices are all equal | `matmul(a, c[0, ...])` (the slice broadcasts) | exact: the same operands per batch (a weight expanded per batch and folded) |
 | `gather(x, c)` with constant in-range indices `i, i+1, ..., i+n-1` (1-D) or one index (0-D) | `slice` (+ `squeeze` for 0-D) | exact: the same elements |
 | `resize(x)` (nearest; float linear / cubic up to 8 taps) | per axis: gathers at constant indices (or reshape / expand / reshape for an integer nearest upsampling), constant-weight `mul` / `add`, `where` for the extrapolation value (passes/graph/decompose_resize.py) | nearest exact (copies); linear / cubic: an f32 sum of 2-8 terms, where the reference sums in f64 |
 | `log(exp(x))` | `x` | **fast-math only**: exp overflows to Inf for x > 88.72 (f32) and underflows to 0 for x < -103.97, giving Inf / -Inf, and rounds in between |
@@ -45,6 +49,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from geir.dialects import graph as g
+from geir.ir.shape_only import is_shape_only
 from geir.ir.types import is_float
 from geir.passes.graph.decompose_resize import ResizeToGathers
 from geir.passes.graph.utils import (
@@ -242,6 +247,106 @@ class ComposeReshapes(RewritePattern):
         replace_checked(op, [target, new], rewriter)
 
 
+def _flattened(v: SSAValue, keep: int) -> SSAValue | None:
+    """The value a reshape-like op flattened into `v` when it merged only leading dims: its
+    last `keep` dims are v's and it has more dims than v; else None."""
+    op = v.owner
+    if not isinstance(op, RESHAPE_LIKE):
+        return None
+    x = op.inputs[0]
+    xs, vs = static_shape(x.type), static_shape(v.type)
+    if xs is None or vs is None or len(xs) <= len(vs) or xs[len(xs) - keep:] != vs[len(vs) - keep:]:
+        return None
+    return x
+
+
+class UnflattenMatmul(RewritePattern):
+    """A matmul of operands whose batch dims were flattened by reshapes: the matmul of the
+    unflattened operands, reshaped to the flattened result (rules in the module docstring).
+    Later rules compose that reshape with its users', so the batched matmul meets the
+    reshape / transpose after it (the cube kernel's head split) and the attention
+    recogniser sees the 4-D form the ONNX exporters write."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.MatMulOp, rewriter: PatternRewriter) -> None:
+        a, b = op.inputs
+        shape_a, shape_b, out = static_shape(a.type), static_shape(b.type), static_shape(op.output.type)
+        if shape_a is None or shape_b is None or out is None:
+            return
+        ops: list[Operation] = []
+        if len(shape_a) == 2 and len(shape_b) == 2:  # rows = flattened leading dims
+            x = _flattened(a, 1)
+            if x is None:
+                return
+            lhs, rhs = x, b
+        elif len(shape_a) == 3 and len(shape_b) == 3:  # one batch dim = flattened batch dims
+            x, z = _flattened(a, 2), _flattened(b, 2)
+            if x is None or z is None:
+                return
+            lead = tuple(static_shape(x.type)[:-2])
+            rhs = z
+            if tuple(static_shape(z.type)[:-2]) != lead:
+                target = constant(np.array(lead + shape_b[1:], np.int64), b.owner.location, hint(b, "shape"))
+                rhs_op = g.ReshapeOp.build_op([z, target])
+                rhs_op.location = b.owner.location
+                ops += [target, rhs_op]
+                rhs = rhs_op.output
+            lhs = x
+        else:
+            return
+        mm = g.MatMulOp.build_op([lhs, rhs])
+        mm.location = merged_loc(op, a.owner)
+        target = constant(np.array(out, np.int64), op.location, hint(op.output, "shape"))
+        back = g.ReshapeOp.build_op([mm, target])
+        back.location = op.location
+        replace_checked(op, [*ops, mm, target, back], rewriter)
+
+
+class RowOpThroughReshape(RewritePattern):
+    """op(reshape(y), row) -> reshape(op(y, row)) for a matmul's y (rule in the module docstring)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.AddOp | g.SubOp | g.MulOp | g.DivOp, rewriter: PatternRewriter) -> None:
+        lhs, rhs = op.inputs
+        for side, (r, c) in enumerate(((lhs, rhs), (rhs, lhs))):
+            reshape = r.owner
+            if not isinstance(reshape, RESHAPE_LIKE) or not isinstance(reshape.inputs[0].owner, g.MatMulOp):
+                continue
+            y = reshape.inputs[0]
+            ys, rs, cs = static_shape(y.type), static_shape(r.type), static_shape(c.type)
+            if ys is None or rs is None or cs is None or not ys or not rs or ys[-1] != rs[-1]:
+                continue
+            if any(d != 1 for d in cs[:-1]) or (cs and cs[-1] not in (1, rs[-1])) or len(cs) > len(ys):
+                continue
+            if static_shape(op.output.type) != rs:
+                continue
+            new = type(op).build_op([y, c] if side == 0 else [c, y])
+            new.location = op.location
+            target = constant(np.array(rs, np.int64), op.location, hint(op.output, "shape"))
+            back = g.ReshapeOp.build_op([new, target])
+            back.location = op.location
+            if replace_checked(op, [new, target, back], rewriter):
+                return
+
+
+class BroadcastConstantOperand(RewritePattern):
+    """matmul(a, c) with c's batch slices all equal -> matmul(a, c[0, ...])."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.MatMulOp, rewriter: PatternRewriter) -> None:
+        a, b = op.inputs
+        c = g.constant_value_of(b)
+        if c is None or c.ndim < 3 or is_shape_only(c) or int(np.prod(c.shape[:-2])) <= 1:
+            return
+        first = c.reshape(-1, *c.shape[-2:])
+        if not np.array_equal(first, np.broadcast_to(first[:1], first.shape)):
+            return
+        w = constant(np.ascontiguousarray(first[0]), b.owner.location, hint(b, "slice"))
+        new = g.MatMulOp.build_op([a, w])
+        new.location = op.location
+        replace_checked(op, [w, new], rewriter)
+
+
 class GatherToSlice(RewritePattern):
     """gather of a constant run of consecutive indices -> slice (+ squeeze for a 0-D index)."""
 
@@ -283,6 +388,9 @@ def patterns(fast_math: bool = False) -> list[RewritePattern]:
         CancelInverses(fast_math),
         ComposeTransposes(),
         ComposeReshapes(),
+        UnflattenMatmul(),
+        RowOpThroughReshape(),
+        BroadcastConstantOperand(),
         GatherToSlice(),
         ResizeToGathers(),
     ]

@@ -201,3 +201,73 @@ func.func @gathers(%x: tensor<3x4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tens
   %c = graph.gather %x, %gaps {axis = 0 : i64} : (tensor<3x4xf32>, tensor<2xi64>) -> tensor<2x4xf32> loc("gaps")
   func.return %a, %b, %c : tensor<2x4xf32>, tensor<4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// Core ATen's nn.Linear on a 3-D input (view, mm, view, the bias between): the matmul of the
+// unflattened input, the bias added before the view back, the views composed away. A
+// reshape that changes the last dim is not a flattening of rows and stays.
+// CHECK-LABEL: func.func @linear_views(
+// CHECK:         %mm = graph.matmul %x, %w : (tensor<2x8x64xf32>, tensor<64x32xf32>) -> tensor<2x8x32xf32> loc(fused["mm", "view"])
+// CHECK-NEXT:    %b = graph.add %mm, %bias : (tensor<2x8x32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32> loc("addmm")
+// CHECK:         %y = graph.reshape %b, %{{.*}} : (tensor<2x8x32xf32>, tensor<3xi64>) -> tensor<2x8x32xf32>
+// CHECK-NEXT:    %r = graph.reshape %x, %sr : (tensor<2x8x64xf32>, tensor<2xi64>) -> tensor<32x32xf32> loc("regroup")
+// CHECK-NEXT:    %m2 = graph.matmul %r, %w2 : (tensor<32x32xf32>, tensor<32x16xf32>) -> tensor<32x16xf32> loc("mm_2")
+func.func @linear_views(%x: tensor<2x8x64xf32>, %w: tensor<64x32xf32>, %bias: tensor<32xf32>, %w2: tensor<32x16xf32>) -> (tensor<2x8x32xf32>, tensor<32x16xf32>) {
+  %s2 = graph.constant dense<[16, 64]> : tensor<2xi64> loc("s2")
+  %s3 = graph.constant dense<[2, 8, 32]> : tensor<3xi64> loc("s3")
+  %sr = graph.constant dense<[32, 32]> : tensor<2xi64> loc("sr")
+  %v = graph.reshape %x, %s2 : (tensor<2x8x64xf32>, tensor<2xi64>) -> tensor<16x64xf32> loc("view")
+  %mm = graph.matmul %v, %w : (tensor<16x64xf32>, tensor<64x32xf32>) -> tensor<16x32xf32> loc("mm")
+  %b = graph.add %mm, %bias : (tensor<16x32xf32>, tensor<32xf32>) -> tensor<16x32xf32> loc("addmm")
+  %y = graph.reshape %b, %s3 : (tensor<16x32xf32>, tensor<3xi64>) -> tensor<2x8x32xf32> loc("view_1")
+  %r = graph.reshape %x, %sr : (tensor<2x8x64xf32>, tensor<2xi64>) -> tensor<32x32xf32> loc("regroup")
+  %m2 = graph.matmul %r, %w2 : (tensor<32x32xf32>, tensor<32x16xf32>) -> tensor<32x16xf32> loc("mm_2")
+  func.return %y, %m2 : tensor<2x8x32xf32>, tensor<32x16xf32>
+}
+
+// -----
+
+// Core ATen's 4-D matmul (expand, view, bmm, view): the batched matmul of the 4-D operands; a
+// right operand whose batch dims are split otherwise (GQA's repeated heads, [2, 2, 2] for
+// [2, 4]) is reshaped to the left's. A row op on a reshape of something other than a matmul,
+// and a bmm whose operands merge dims other than the batch ones, stay.
+// CHECK-LABEL: func.func @bmm_views(
+// CHECK:         %[[KV:.*]] = graph.reshape %kv, %{{.*}} : (tensor<2x2x2x16x8xf32>, tensor<4xi64>) -> tensor<2x4x16x8xf32> loc("view_k")
+// CHECK-NEXT:    %[[S:.*]] = graph.matmul %q, %[[KV]] : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32> loc(fused["bmm", "view_q"])
+// CHECK:         %vy = graph.reshape %y, %s2 : (tensor<2x8x32xf32>, tensor<2xi64>) -> tensor<16x32xf32> loc("view_y")
+// CHECK-NEXT:    %a = graph.add %vy, %row : (tensor<16x32xf32>, tensor<32xf32>) -> tensor<16x32xf32> loc("add")
+// CHECK-NEXT:    %t = graph.reshape %q, %k3 : (tensor<2x4x8x16xf32>, tensor<3xi64>) -> tensor<8x16x8xf32> loc("tview")
+// CHECK-NEXT:    %bt = graph.matmul %t, %u : (tensor<8x16x8xf32>, tensor<8x8x8xf32>) -> tensor<8x16x8xf32> loc("bmm_t")
+func.func @bmm_views(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x2x16x8xf32>, %y: tensor<2x8x32xf32>, %row: tensor<32xf32>, %u: tensor<8x8x8xf32>) -> (tensor<2x4x8x8xf32>, tensor<16x32xf32>, tensor<8x16x8xf32>) {
+  %s3 = graph.constant dense<[8, 8, 16]> : tensor<3xi64> loc("s3")
+  %k3 = graph.constant dense<[8, 16, 8]> : tensor<3xi64> loc("k3")
+  %s4 = graph.constant dense<[2, 4, 8, 8]> : tensor<4xi64> loc("s4")
+  %s2 = graph.constant dense<[16, 32]> : tensor<2xi64> loc("s2")
+  %vq = graph.reshape %q, %s3 : (tensor<2x4x8x16xf32>, tensor<3xi64>) -> tensor<8x8x16xf32> loc("view_q")
+  %vk = graph.reshape %kv, %k3 : (tensor<2x2x2x16x8xf32>, tensor<3xi64>) -> tensor<8x16x8xf32> loc("view_k")
+  %bmm = graph.matmul %vq, %vk : (tensor<8x8x16xf32>, tensor<8x16x8xf32>) -> tensor<8x8x8xf32> loc("bmm")
+  %s = graph.reshape %bmm, %s4 : (tensor<8x8x8xf32>, tensor<4xi64>) -> tensor<2x4x8x8xf32> loc("view_s")
+  %vy = graph.reshape %y, %s2 : (tensor<2x8x32xf32>, tensor<2xi64>) -> tensor<16x32xf32> loc("view_y")
+  %a = graph.add %vy, %row : (tensor<16x32xf32>, tensor<32xf32>) -> tensor<16x32xf32> loc("add")
+  %t = graph.reshape %q, %k3 : (tensor<2x4x8x16xf32>, tensor<3xi64>) -> tensor<8x16x8xf32> loc("tview")
+  %bt = graph.matmul %t, %u : (tensor<8x16x8xf32>, tensor<8x8x8xf32>) -> tensor<8x16x8xf32> loc("bmm_t")
+  func.return %s, %a, %bt : tensor<2x4x8x8xf32>, tensor<16x32xf32>, tensor<8x16x8xf32>
+}
+
+// -----
+
+// A constant right operand whose batch slices are all equal (a weight expanded per batch and
+// folded) is its first slice, broadcast; one whose slices differ stays.
+// CHECK-LABEL: func.func @broadcast_weight(
+// CHECK:         %differ = graph.constant
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32> loc("same")
+// CHECK-NEXT:    %a = graph.matmul %x, %[[W]] : (tensor<3x4x2xf32>, tensor<2x2xf32>) -> tensor<3x4x2xf32> loc("a")
+// CHECK-NEXT:    %b = graph.matmul %x, %differ : (tensor<3x4x2xf32>, tensor<3x2x2xf32>) -> tensor<3x4x2xf32> loc("b")
+func.func @broadcast_weight(%x: tensor<3x4x2xf32>) -> (tensor<3x4x2xf32>, tensor<3x4x2xf32>) {
+  %same = graph.constant dense<[[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]]]> : tensor<3x2x2xf32> loc("same")
+  %differ = graph.constant dense<[[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 5.0]]]> : tensor<3x2x2xf32> loc("differ")
+  %a = graph.matmul %x, %same : (tensor<3x4x2xf32>, tensor<3x2x2xf32>) -> tensor<3x4x2xf32> loc("a")
+  %b = graph.matmul %x, %differ : (tensor<3x4x2xf32>, tensor<3x2x2xf32>) -> tensor<3x4x2xf32> loc("b")
+  func.return %a, %b : tensor<3x4x2xf32>, tensor<3x4x2xf32>
+}
