@@ -14,10 +14,15 @@ and `geir.compile` compiles it. Parameters and buffers are constants of the prog
 graphs hold their weights too): each call checks they are still the tensors compiled, at the
 same version, and recompiles - counted, with the reason - when one changed.
 
+With `dynamic=True` (or `torch._dynamo.mark_dynamic`), dynamo's graph has symbolic sizes; the
+piece then compiles one static program per input shape a call brings (traced again at those
+sizes; GE's gears, made on demand) and keeps them in `programs`: dynamo does not recompile.
+
 Options are geir.compile's (device, opt_level, precision_mode, fusion, ...), plus `profile`
 (run through the modeled device's profiler and keep its report). An unknown option is an
-error. Only inference graphs: a call that needs gradients (an input that requires grad, with
-grad mode on) is an error saying to use torch.no_grad().
+error. A call that needs gradients (an input that requires grad, with grad mode on) is a
+training step: AOTAutograd's forward and backward graphs are both compiled by geir (pieces of
+kind "forward" and "backward") and run as one autograd.Function, the weights as inputs.
 """
 
 from __future__ import annotations
@@ -44,11 +49,23 @@ class GeirPiece:
     constants: dict[int, str]       # placeholder -> parameter / buffer name
     options: dict[str, Any]
     profile: bool = False
-    compiled: Any = None            # geir.CompiledModel
+    dynamic: bool = False           # symbolic sizes: one program per shape seen (`programs`)
+    kind: str = "forward"           # or "backward" (a training step's second graph)
+    slots: list[bool] = field(default_factory=list)  # per output: a tensor (else None, a gradient not needed)
+    compiled: Any = None            # geir.CompiledModel (of the last call's shape)
+    programs: dict[tuple, Any] = field(default_factory=dict)  # shape key -> CompiledModel
     calls: int = 0
     recompiles: list[str] = field(default_factory=list)
     last_report: dict | None = None
     _versions: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    def key(self, args: Sequence[Any]) -> tuple:
+        """What a program is specialised to: the inputs' shapes and dtypes (and the sizes
+        dynamo passes as ints); () for a static piece."""
+        if not self.dynamic:
+            return ()
+        return tuple((tuple(a.shape), str(a.dtype)) if hasattr(a, "shape") else a
+                     for i, a in enumerate(args) if i not in self.constants)
 
     def compile(self, args: Sequence[Any]) -> None:
         from torch._subclasses.fake_tensor import unset_fake_temporarily
@@ -57,9 +74,14 @@ class GeirPiece:
         from geir.frontend.fx import import_aten_graph
 
         with unset_fake_temporarily():  # AOTAutograd compiles under a fake mode; the weights are real
-            module = import_aten_graph(self.graph, self.inputs,
-                                       {i: (n, args[i]) for i, n in self.constants.items()})
-            self.compiled = geir_compile(module, **self.options)
+            graph = self.graph
+            if self.dynamic:  # the same ATen graph traced again at these sizes: static shapes
+                from torch.fx.experimental.proxy_tensor import make_fx
+
+                graph = make_fx(self.graph, tracing_mode="fake")(*args)
+                graph.graph.eliminate_dead_code()
+            module = import_aten_graph(graph, self.inputs, {i: (n, args[i]) for i, n in self.constants.items()})
+            self.compiled = self.programs[self.key(args)] = geir_compile(module, **self.options)
         self._versions = {i: (id(args[i]), args[i]._version) for i in self.constants}
 
     def __call__(self, *args: Any) -> list:
@@ -68,14 +90,19 @@ class GeirPiece:
         changed = [self.constants[i] for i, v in self._versions.items() if (id(args[i]), args[i]._version) != v]
         if changed:
             self.recompiles.append(f"parameter or buffer changed: {', '.join(changed)}")
+            self.programs.clear()
+        if self.key(args) not in self.programs:
             self.compile(args)
+        self.compiled = self.programs[self.key(args)]
         self.calls += 1
         feeds = {name: _numpy(args[i]) for i, name in self.inputs.items()}
         if self.profile:
             outputs, self.last_report = self.compiled.profile(feeds)
         else:
             outputs = self.compiled.run(feeds)
-        return [torch.from_numpy(np.ascontiguousarray(v)) for v in outputs.values()]
+        values = iter(outputs.values())
+        return [torch.from_numpy(np.ascontiguousarray(next(values))) if tensor else None
+                for tensor in (self.slots or [True] * len(outputs))]
 
 
 def geir_pieces() -> list[GeirPiece]:
@@ -90,33 +117,58 @@ def geir_backend(gm: Any, example_inputs: Sequence[Any], options: Mapping[str, A
     from torch._decomp import core_aten_decompositions
     from torch._functorch.aot_autograd import aot_module_simplified
 
+    from geir.frontend.fx import output_slots
+
     options = dict(options or {})
     profile = bool(options.pop("profile", False))
-    if torch.is_grad_enabled() and any(getattr(t, "requires_grad", False) for t in example_inputs):
-        raise GeirError("torch.compile(backend='geir') compiles inference graphs: call the model under "
-                        "torch.no_grad() or torch.inference_mode()")
+    # A call that needs gradients: AOTAutograd splits the joint graph into a forward (which
+    # also returns what the backward saves) and a backward, each compiled by geir; the weights
+    # change every step, so they are inputs, not constants.
+    training = torch.is_grad_enabled() and any(getattr(t, "requires_grad", False) for t in example_inputs)
     # Parameters and buffers dynamo lifted to graph inputs are marked static: geir's constants.
-    static = {i for i, t in enumerate(example_inputs)
-              if isinstance(t, torch.nn.Parameter) or getattr(t, "_dynamo_static_input_type", None) is not None}
-    names = _placeholder_names(gm)
+    static = set() if training else {
+        i for i, t in enumerate(example_inputs)
+        if isinstance(t, torch.nn.Parameter) or getattr(t, "_dynamo_static_input_type", None) is not None}
+    dynamo_names = _placeholder_names(gm)
 
-    def forward_compiler(aten_gm: Any, fake_inputs: Sequence[Any]) -> Any:
-        if len(fake_inputs) != len(example_inputs):
-            raise GeirError(f"the ATen graph takes {len(fake_inputs)} inputs, dynamo's {len(example_inputs)}")
-        inputs = {i: names[i] for i in range(len(example_inputs)) if i not in static}
-        piece = GeirPiece(aten_gm, inputs, {i: names[i] for i in static}, options, profile)
-        piece.compile(example_inputs)
-        _PIECES.append(weakref.ref(piece))
+    def compiler(kind: str) -> Any:
+        def compile_graph(aten_gm: Any, fake_inputs: Sequence[Any]) -> Any:
+            if kind == "forward":
+                if len(fake_inputs) != len(example_inputs):
+                    raise GeirError(f"the ATen graph takes {len(fake_inputs)} inputs, dynamo's {len(example_inputs)}")
+                names, constants = dynamo_names, {i: dynamo_names[i] for i in static}
+            else:  # the backward's inputs: saved activations and the outputs' gradients
+                names, constants = [n.name for n in aten_gm.graph.nodes if n.op == "placeholder"], {}
+            # dynamic=True (or mark_dynamic): sizes are symbols, passed as int inputs too; each
+            # shape a call brings gets its own static program, as GE's gears.
+            dynamic = any(_symbolic(t) for t in fake_inputs)
+            inputs = {i: names[i] for i, t in enumerate(fake_inputs) if i not in constants and hasattr(t, "shape")}
+            piece = GeirPiece(aten_gm, inputs, constants, options, profile, dynamic, kind=kind,
+                              slots=output_slots(aten_gm))
+            if kind == "forward" and not dynamic:  # else on the first call (the backward's inputs are fake here)
+                piece.compile(example_inputs)
+            _PIECES[:] = [r for r in _PIECES if r() is not None]
+            _PIECES.append(weakref.ref(piece))
 
-        def run(args: Sequence[Any]) -> list:
-            return piece(*args)
+            def run(args: Sequence[Any]) -> list:
+                return piece(*args)
 
-        run._boxed_call = True  # AOTAutograd passes the arguments as one list
-        run.piece = piece
-        return run
+            run._boxed_call = True  # AOTAutograd passes the arguments as one list
+            run.piece = piece
+            return run
 
-    return aot_module_simplified(gm, example_inputs, fw_compiler=forward_compiler,
-                                 decompositions=core_aten_decompositions())
+        return compile_graph
+
+    return aot_module_simplified(gm, example_inputs, fw_compiler=compiler("forward"),
+                                 bw_compiler=compiler("backward"), decompositions=core_aten_decompositions())
+
+
+def _symbolic(t: Any) -> bool:
+    import torch
+
+    if isinstance(t, torch.SymInt):
+        return True
+    return hasattr(t, "shape") and any(not isinstance(d, int) for d in t.shape)
 
 
 def _placeholder_names(gm: Any) -> list[str]:

@@ -193,6 +193,8 @@ class FxImporter(GraphBuilder):
                     self.env[node] = self.weight(name, to_numpy(t))
                 else:
                     self.env[node] = self.weight(name, shape=tuple(t.shape), dtype=numpy_dtype(t.dtype))
+            elif isinstance(val, int | float | bool) or (val is None and not node.users):
+                continue  # a size dynamo passes as an int, already in the static shapes
             elif i in inputs:
                 if val is None or not hasattr(val, "shape"):
                     raise FxImportError(f"graph input '{node.name}' is not a tensor ({type(val).__name__}); "
@@ -213,7 +215,9 @@ class FxImporter(GraphBuilder):
                 self.node = None
                 outs = _flatten(node.args[0])
                 for k, out in enumerate(outs):
-                    value = self.env.get(out) if out is not None else None
+                    if out is None:  # a backward graph's gradient of an input that needs none
+                        continue
+                    value = self.env.get(out)
                     if not isinstance(value, SSAValue):
                         raise FxImportError(f"output {k} ({out}) is not a tensor of the graph")
                     self.output(f"output_{k}" if len(outs) > 1 else "output", value)
@@ -229,7 +233,7 @@ class FxImporter(GraphBuilder):
             values = self.env[seq]
             if not isinstance(values, tuple):
                 raise self.error("getitem of a value that is not a tuple")
-            if values[i] is None:
+            if values[i] is None and node.users:
                 raise self.error(f"result {i} of '{seq.name}' ({_target_name(seq.target)}) is used; geir computes "
                                  f"only its result 0 (inference)")
             return values[i]
@@ -263,6 +267,13 @@ class FxImporter(GraphBuilder):
         have = (tuple(value.type.get_shape()), to_dtype(value.type.element_type))
         if want != have:
             raise self.error(f"geir infers {list(have[0])} {have[1]}, torch {list(want[0])} {want[1]}")
+
+
+def output_slots(gm: Any) -> list[bool]:
+    """Per flattened output of an FX graph: whether it is a tensor the program returns (False:
+    None, a gradient AOTAutograd does not need)."""
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    return [o is not None for o in _flatten(out.args[0])]
 
 
 def _target_name(target: Any) -> str:
@@ -703,6 +714,40 @@ def _pad(im, node, x, pad, value=0):
     return im.op(g.PadOp, [x, im.ints(begins + ends), im.scalar(value, dt)], mode="constant")
 
 
+@aten("aten.index_put.default")
+def _index_put(im, node, x, indices, values, accumulate=False):
+    """x[idx] = values (+= with accumulate: an embedding's gradient) for one index tensor on
+    the first axis: a scatter_nd of the rows."""
+    if len(indices) != 1 or indices[0] is None:
+        raise im.error("index_put with other than one index tensor on the first axis is not supported")
+    idx = im.cast(indices[0], np.dtype(np.int64))
+    rows = im.op(g.UnsqueezeOp, [idx], axes=[len(idx.type.get_shape())])
+    want = tuple(idx.type.get_shape()) + tuple(x.type.get_shape()[1:])
+    if tuple(values.type.get_shape()) != want:
+        values = im.op(g.ExpandOp, [values, im.ints(want)])
+    return im.op(g.ScatterNdOp, [x, rows, im.cast(values, to_dtype(x.type.element_type))],
+                 reduction="add" if accumulate else "none")
+
+
+@aten("aten.slice_scatter.default")
+def _slice_scatter(im, node, x, src, dim=0, start=None, end=None, step=1):
+    """x with x[start:end] along `dim` replaced by src: the parts of x around it and src, concatenated."""
+    shape = x.type.get_shape()
+    rank, n = len(shape), shape[dim]
+    dim %= rank
+    start = 0 if start is None else max(0, min(start + n if start < 0 else start, n))
+    end = n if end is None else max(0, min(end + n if end < 0 else end, n))
+    if step != 1:
+        raise im.error(f"slice_scatter with step {step} is not supported")
+    parts = []
+    if start > 0:
+        parts.append(im.op(g.SliceOp, [x, im.ints([0]), im.ints([start]), im.ints([dim]), im.ints([1])]))
+    parts.append(im.cast(src, to_dtype(x.type.element_type)))
+    if end < n:
+        parts.append(im.op(g.SliceOp, [x, im.ints([end]), im.ints([n]), im.ints([dim]), im.ints([1])]))
+    return parts[0] if len(parts) == 1 else im.op(g.ConcatOp, parts, axis=dim)
+
+
 # ---------------------------------------------------------------------------
 # Converters: tensors made from nothing (static shapes: constants)
 # ---------------------------------------------------------------------------
@@ -756,6 +801,38 @@ def _convolution(im, node, x, w, b, stride, padding, dilation, transposed, outpu
     if transposed:
         return im.op(g.ConvTransposeOp, ins, output_padding=list(output_padding), **attrs)
     return im.op(g.ConvOp, ins, **attrs)
+
+
+@aten("aten.convolution_backward.default")
+def _convolution_backward(im, node, grad, x, w, bias_sizes, stride, padding, dilation, transposed,
+                          output_padding, groups, mask):
+    """(grad_input, grad_weight, grad_bias) of a convolution, as mask asks: the input's as a
+    transposed convolution of the gradient; the weight's as a convolution of the input (batch
+    as channels) by the gradient, stride and dilation swapped; the bias's as a sum."""
+    if transposed or groups != 1:
+        raise im.error("the gradient of a transposed or grouped convolution is not supported")
+    spatial = len(w.type.get_shape()) - 2
+    rank = spatial + 2
+    s, p, d = list(stride), list(padding), list(dilation)
+    k = list(w.type.get_shape()[2:])
+    g_sp, x_sp = list(grad.type.get_shape()[2:]), list(x.type.get_shape()[2:])
+    outs: list[Any] = [None, None, None]
+    if mask[0]:
+        extra = [x_sp[i] - ((g_sp[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1) for i in range(spatial)]
+        outs[0] = im.op(g.ConvTransposeOp, [grad, w], pads=p * 2, strides=s, dilations=d, group=1,
+                        output_padding=extra)
+    if mask[1]:
+        swap = [1, 0] + list(range(2, rank))
+        xt = im.op(g.TransposeOp, [x], perm=swap)
+        gt = im.op(g.TransposeOp, [grad], perm=swap)
+        r = im.op(g.ConvOp, [xt, gt], pads=p * 2, strides=d, dilations=s, group=1)
+        if list(r.type.get_shape()[2:]) != k:
+            axes = list(range(2, rank))
+            r = im.op(g.SliceOp, [r, im.ints([0] * spatial), im.ints(k), im.ints(axes), im.ints([1] * spatial)])
+        outs[1] = im.op(g.TransposeOp, [r], perm=swap)
+    if mask[2]:
+        outs[2] = im.op(g.ReduceSumOp, [grad], axes=[0] + list(range(2, rank)), keepdims=0)
+    return tuple(outs)
 
 
 def _window(kernel, stride, padding, dilation, spatial: int) -> dict[str, Any]:

@@ -48,6 +48,40 @@ class Branch(nn.Module):
         return x - 1
 
 
+class StridedConv(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 3, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+
+def backward_graph(model, inputs):
+    """AOTAutograd's backward graph of `model` (core ATen), imported: its inputs are the
+    forward's saved tensors and the output's gradient."""
+    from torch._decomp import core_aten_decompositions
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    from geir.frontend.fx import import_aten_graph
+
+    graphs = {}
+
+    def backend(gm, example_inputs):
+        def keep(kind):
+            def compiler(g, _inputs):
+                graphs[kind] = g
+                return g
+            return compiler
+        return aot_module_simplified(gm, example_inputs, fw_compiler=keep("forward"), bw_compiler=keep("backward"),
+                                     decompositions=core_aten_decompositions())
+
+    torch.compile(model, backend=backend)(*inputs).sum().backward()
+    bw = graphs["backward"]
+    names = [n.name for n in bw.graph.nodes if n.op == "placeholder"]
+    return import_aten_graph(bw, dict(enumerate(names)), {})
+
+
 CASES = {
     "convbn": (ConvBn, (torch.randn(1, 3, 8, 8),)),
     "attention": (Attention, (torch.randn(2, 4, 8), torch.randn(2, 4, 8))),
@@ -56,6 +90,11 @@ CASES = {
 }
 
 if __name__ == "__main__":
+    if sys.argv[1] == "conv_backward":
+        torch.manual_seed(0)
+        x = torch.randn(1, 2, 8, 8, requires_grad=True)  # 8 -> 4 at stride 2: the transpose needs output padding 1
+        print(print_module(backward_graph(StridedConv(), (x,)), elide=True), end="")
+        sys.exit(0)
     cls, inputs = CASES[sys.argv[1]]
     try:
         module = import_torch(cls().eval(), inputs)
