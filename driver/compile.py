@@ -14,6 +14,7 @@ Options mirror GE's switches and are checked: an unknown one is an error.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 from geir.ir.types import is_float_dtype
 from geir.errors import GeirError
+from geir.driver import compile_cache
+from geir.driver.compile_cache import cache_dir
 from geir.driver.model_import import import_graph
 from geir.driver.pipelines import PipelineOptions, build_pipeline
 from geir.driver.stages import Stages
@@ -45,6 +48,9 @@ class CompiledModel:
     """The IR after every stage, in order (driver/stages.py: lowered ones built on first look)."""
     compile_seconds: dict[str, float] = field(default_factory=dict)
     unavailable: list[str] = field(default_factory=list)
+    cache_hit: bool = False
+    """Loaded from the compile cache (driver/compile_cache.py): the imported graph and the
+    final program are its only stages."""
     _last_report: dict[str, Any] | None = None
 
     def __post_init__(self):
@@ -191,7 +197,9 @@ def compile(  # noqa: A001
     imports an ONNX model's weights as shape-only placeholders, reading none (its external
     data may be absent): the program is timed with `profile(mode="timing")`. `keep_stages=True`
     copies every stage's IR as it finishes (else lowered stages are rebuilt when first looked
-    at: driver/stages.py)."""
+    at: driver/stages.py). `cache_dir=` (or $GEIR_CACHE_DIR) keeps each final program on disk
+    under a key of the imported graph, the options and the versions, and loads it instead of
+    compiling again (driver/compile_cache.py)."""
     from geir.dialects import make_context
     from geir.driver.registry import get_all_passes
     from geir.driver.quantize import QuantizeOptions
@@ -201,11 +209,23 @@ def compile(  # noqa: A001
     freeze = options.pop("freeze", None)  # graph inputs made constants at import, not a pipeline option
     weights = options.pop("weights", True)  # False: shape-only weights at import, not a pipeline option
     torch_frontend = options.pop("torch_frontend", "fx")  # how a torch.nn.Module is imported
+    cache = cache_dir(options.pop("cache_dir", None))  # driver/compile_cache.py; $GEIR_CACHE_DIR
     if quantize is not None and not weights:
         raise GeirError("int8 calibration runs the float model, which needs its weights: drop weights=False "
                         "(--no-weights) or the quantization")
     opts = PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)
     load_device(opts.device)  # an unknown device is an error before any work
+    source = None
+    if cache is not None and not keep_stages and quantize is None and freeze is None:  # ONNX: keyed by its bytes
+        t0 = time.perf_counter()
+        raw = compile_cache.source_key(model, {"weights": weights})
+        if raw is not None:
+            source = compile_cache.key(raw, dataclasses.asdict(opts), load_device(opts.device))
+            hit = compile_cache.load(cache, source)
+            if hit is not None:
+                program, unavailable = hit
+                return CompiledModel(opts, {"cached": program}, {"cached": time.perf_counter() - t0}, unavailable,
+                                     cache_hit=True)
     pipeline = build_pipeline(opts)
     stages = Stages(keep_all=keep_stages)
     seconds: dict[str, float] = {}
@@ -230,12 +250,24 @@ def compile(  # noqa: A001
         latency_of = default_latency_of(device, opt_level, **options) if quantize.tolerance is not None else None
         module = stage("01_quantize", lambda: quantize.apply(module, progress=progress is not None,
                                                              latency_of=latency_of))
+    entry = source
+    if cache is not None and source is None and not keep_stages and quantize is None:  # keyed by the graph
+        t0 = time.perf_counter()
+        entry = compile_cache.key(module, dataclasses.asdict(opts), load_device(opts.device))
+        hit = compile_cache.load(cache, entry)
+        if hit is not None:
+            program, unavailable = hit
+            seconds["cached"] = time.perf_counter() - t0  # the key and the load
+            return CompiledModel(opts, {list(stages)[-1]: module, "cached": program}, seconds, unavailable,
+                                 cache_hit=True)
     ctx = make_context()
     registry = get_all_passes()
     for name, specs in pipeline.stages:
         stage(name, lambda specs=specs: _apply(ctx, module, registry, specs),
               lambda m, specs=specs: _apply(ctx, m, registry, specs))
     stages.finish(module)
+    if entry is not None:
+        compile_cache.store(cache, entry, module, pipeline.unavailable)
     return CompiledModel(opts, stages, seconds, pipeline.unavailable)
 
 

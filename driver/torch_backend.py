@@ -18,6 +18,10 @@ With `dynamic=True` (or `torch._dynamo.mark_dynamic`), dynamo's graph has symbol
 piece then compiles one static program per input shape a call brings (traced again at those
 sizes; GE's gears, made on demand) and keeps them in `programs`: dynamo does not recompile.
 
+When dynamo compiles a frame again (a guard failed: another shape without dynamic=True, a
+changed global), the new piece's `guard_failure` says which guard, and the `geir.torch` logger
+logs it.
+
 Options are geir.compile's (device, opt_level, precision_mode, fusion, ...), plus `profile`
 (run through the modeled device's profiler and keep its report). An unknown option is an
 error. A call that needs gradients (an input that requires grad, with grad mode on) is a
@@ -27,6 +31,7 @@ kind "forward" and "backward") and run as one autograd.Function, the weights as 
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +42,8 @@ import numpy as np
 from geir.errors import GeirError
 
 _PIECES: list[weakref.ref] = []
+_GUARD_FAILURES_SEEN: dict[Any, int] = {}  # code -> dynamo guard failures already attributed
+_log = logging.getLogger("geir.torch")
 
 
 @dataclass
@@ -57,6 +64,7 @@ class GeirPiece:
     calls: int = 0
     recompiles: list[str] = field(default_factory=list)
     last_report: dict | None = None
+    guard_failure: str | None = None  # why dynamo compiled this graph again (None: its first compile)
     _versions: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     def key(self, args: Sequence[Any]) -> tuple:
@@ -121,6 +129,7 @@ def geir_backend(gm: Any, example_inputs: Sequence[Any], options: Mapping[str, A
 
     options = dict(options or {})
     profile = bool(options.pop("profile", False))
+    guard_failure = _new_guard_failure()
     # A call that needs gradients: AOTAutograd splits the joint graph into a forward (which
     # also returns what the backward saves) and a backward, each compiled by geir; the weights
     # change every step, so they are inputs, not constants.
@@ -144,7 +153,7 @@ def geir_backend(gm: Any, example_inputs: Sequence[Any], options: Mapping[str, A
             dynamic = any(_symbolic(t) for t in fake_inputs)
             inputs = {i: names[i] for i, t in enumerate(fake_inputs) if i not in constants and hasattr(t, "shape")}
             piece = GeirPiece(aten_gm, inputs, constants, options, profile, dynamic, kind=kind,
-                              slots=output_slots(aten_gm))
+                              slots=output_slots(aten_gm), guard_failure=guard_failure)
             if kind == "forward" and not dynamic:  # else on the first call (the backward's inputs are fake here)
                 piece.compile(example_inputs)
             _PIECES[:] = [r for r in _PIECES if r() is not None]
@@ -161,6 +170,24 @@ def geir_backend(gm: Any, example_inputs: Sequence[Any], options: Mapping[str, A
 
     return aot_module_simplified(gm, example_inputs, fw_compiler=compiler("forward"),
                                  bw_compiler=compiler("backward"), decompositions=core_aten_decompositions())
+
+
+def _new_guard_failure() -> str | None:
+    """The guard failure that made dynamo compile again, if one was recorded since the last
+    compile (torch keeps them per code object, `torch._dynamo.utils.guard_failures`); logged
+    on the `geir.torch` logger, as torchair's users ask for recompile causes."""
+    from torch._dynamo.utils import guard_failures
+
+    reasons = []
+    for code, failures in list(guard_failures.items()):
+        seen = _GUARD_FAILURES_SEEN.get(code, 0)
+        reasons += failures[seen:]
+        _GUARD_FAILURES_SEEN[code] = len(failures)
+    if not reasons:
+        return None
+    reason = "; ".join(r.split("\n", 1)[0] for r in reasons)
+    _log.info("dynamo compiles again: %s", reason)
+    return reason
 
 
 def _symbolic(t: Any) -> bool:

@@ -6,6 +6,10 @@ import shutil
 
 import pytest
 
+# Tests compile from scratch: a user's compile cache (driver/compile_cache.py) would turn their
+# compiles into loads and hide every stage but the last.
+os.environ.pop("GEIR_CACHE_DIR", None)
+
 
 def require_tool(binary: str, package: str) -> str:
     """The path of an external tool a test needs. In CI (CI=true, where .ci/run installs it)

@@ -270,3 +270,15 @@ def test_dynamic_batch_compiles_one_program_per_shape_without_dynamo_recompiles(
     assert piece.dynamic and piece.calls == 4 and piece.recompiles == []
     shapes = [next(e[0] for e in key if isinstance(e, tuple)) for key in piece.programs]
     assert sorted(shape[0] for shape in shapes) == [2, 3, 4]  # one static program per batch
+
+
+def test_dynamo_recompile_names_the_failed_guard(new_pieces, caplog):
+    model, _ = torch_model("mobilenet")
+    fn = torch.compile(model, backend="geir", dynamic=False, options=FP32)
+    with torch.no_grad(), caplog.at_level("INFO", logger="geir.torch"):
+        fn(torch.randn(2, 3, 64, 64))
+        fn(torch.randn(3, 3, 64, 64))  # another batch, static shapes: a size guard fails
+    first, second = new_pieces()
+    assert first.guard_failure is None
+    assert "size mismatch at index 0. expected 2, actual 3" in second.guard_failure
+    assert "dynamo compiles again" in caplog.text

@@ -1,0 +1,159 @@
+"""A compile cache on disk: a program compiled once is loaded by the next process.
+
+    cm = geir.compile(model, cache_dir="~/.cache/geir")      # or GEIR_CACHE_DIR=...; torch.compile's
+                                                              # options={"cache_dir": ...} too
+    cm.cache_hit                                              # True when it came from the cache
+
+The key is a SHA-256 of what decides the program:
+- the model: an ONNX model's serialized bytes (`source_key`, so a hit skips the import too);
+  for any other model (a torch module after torch.export, a GraphBuilder, MLIR, an ONNX file
+  with external data), the imported graph-level module's text with its weights elided, plus
+  every constant's bytes;
+- the compile options;
+- the device's figures;
+- geir's and xDSL's versions.
+
+Changing any of them misses the cache. The value is the final program, pickled, as torch
+inductor's FX graph cache keeps its artifacts. The reason is speed: parsing a lowered program
+back from MLIR text takes most of what compiling it takes (ResNet-50: 7.7 s of xDSL's parser
+for 14,000 ops against an 11.5 s compile), and unpickling it takes a few percent of that. A
+pickle runs code when it is loaded, so the directory must be the user's own, as inductor's
+is. Never point it at files from elsewhere; `geir.load` of an `.om` is the format for sharing.
+A program too deeply nested to pickle is compiled and not cached (the `geir.cache` logger
+says so).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import pickle
+import sys
+import tempfile
+import threading
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+_log = logging.getLogger("geir.cache")
+ENV = "GEIR_CACHE_DIR"
+FORMAT = 1
+"""Bumped when what an entry holds changes."""
+
+_DEEP_STACK = 256 << 20
+"""Stack of the thread that (un)pickles a long program: pickle recurses along xDSL's op lists."""
+
+
+def cache_dir(option: str | os.PathLike | None) -> Path | None:
+    """The directory to use: the option, else $GEIR_CACHE_DIR, else None (no cache)."""
+    path = option if option is not None else os.environ.get(ENV) or None
+    return Path(path).expanduser() if path else None
+
+
+def source_key(model: Any, import_options: dict[str, Any]) -> bytes | None:
+    """The bytes an ONNX model is (a ModelProto serialized, ONNX bytes, an .onnx file whose
+    weights are inside it) with the import options, or None for another model: its key is
+    then taken from the imported module (`key`)."""
+    import onnx
+
+    if isinstance(model, onnx.ModelProto):
+        data = model.SerializeToString()
+    elif isinstance(model, bytes):
+        data = model
+    elif isinstance(model, str | os.PathLike) and Path(model).suffix == ".onnx" and Path(model).is_file():
+        data = Path(model).read_bytes()
+        proto = onnx.ModelProto()
+        proto.ParseFromString(data)
+        if any(t.data_location == onnx.TensorProto.EXTERNAL for t in proto.graph.initializer):
+            return None  # the weights are in other files
+    else:
+        return None
+    return hashlib.sha256(data).digest() + repr(sorted(import_options.items())).encode()
+
+
+def key(source: ModuleOp | bytes, options: dict[str, Any], device: Any) -> str:
+    """The entry of a model (`source_key`'s bytes, or the imported graph-level module) compiled
+    with `options` on `device` (see the module doc)."""
+    from geir.ir.text import print_module
+
+    h = hashlib.sha256()
+    kind = "source" if isinstance(source, bytes) else "graph"
+    for part in (f"geir-cache {FORMAT} {kind}", _version(__name__.partition(".")[0]), _version("xdsl"), repr(sorted(options.items())),
+                 repr(device)):
+        h.update(part.encode())
+        h.update(b"\0")
+    if isinstance(source, bytes):
+        h.update(source)
+        return h.hexdigest()
+    h.update(print_module(source, elide=True).encode())
+    for op in source.walk():
+        value = op.properties.get("value")
+        data = getattr(getattr(value, "data", None), "data", None)
+        if isinstance(data, bytes):
+            h.update(data)
+    return h.hexdigest()
+
+
+def load(directory: Path, entry: str) -> tuple[ModuleOp, list[str]] | None:
+    """(program, unavailable passes) of an entry, or None when there is none or it cannot be
+    read (then it is compiled again and rewritten)."""
+    path = directory / f"{entry}.pkl"
+    if not path.is_file():
+        return None
+    try:
+        data = path.read_bytes()
+        return _deep(lambda: pickle.loads(data))
+    except Exception as e:  # a truncated or stale entry: compile again
+        _log.info("cache entry %s unreadable (%s): compiling again", path.name, e)
+        return None
+
+
+def store(directory: Path, entry: str, program: ModuleOp, unavailable: list[str]) -> None:
+    """Write an entry atomically (another process may be writing the same one)."""
+    try:
+        data = _deep(lambda: pickle.dumps((program, list(unavailable)), protocol=pickle.HIGHEST_PROTOCOL))
+    except RecursionError:
+        _log.info("program too deeply nested to pickle: not cached")
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, directory / f"{entry}.pkl")
+
+
+def _deep(fn):
+    """fn() in a thread with a deep stack and a high recursion limit (pickle recurses along
+    the linked op lists of a long block); restored afterwards."""
+    result: list = []
+    error: list = []
+
+    def run():
+        try:
+            result.append(fn())
+        except BaseException as e:  # noqa: BLE001 - handed back to the caller's thread
+            error.append(e)
+
+    old_limit, old_stack = sys.getrecursionlimit(), threading.stack_size()
+    sys.setrecursionlimit(max(old_limit, 200_000))
+    threading.stack_size(_DEEP_STACK)
+    try:
+        worker = threading.Thread(target=run)
+        worker.start()
+    finally:
+        threading.stack_size(old_stack)
+    worker.join()
+    sys.setrecursionlimit(old_limit)
+    if error:
+        raise error[0]
+    return result[0]
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "unknown"
