@@ -28,7 +28,6 @@ from xdsl.dialects.builtin import ModuleOp
 from geir.ir.types import is_float_dtype
 from geir.errors import GeirError
 from geir.driver import compile_cache
-from geir.driver.compile_cache import cache_dir
 from geir.driver.model_import import import_graph
 from geir.driver.pipelines import PipelineOptions, build_pipeline
 from geir.driver.stages import Stages
@@ -49,8 +48,8 @@ class CompiledModel:
     compile_seconds: dict[str, float] = field(default_factory=dict)
     unavailable: list[str] = field(default_factory=list)
     cache_hit: bool = False
-    """Loaded from the compile cache (driver/compile_cache.py): the imported graph and the
-    final program are its only stages."""
+    """Loaded from the compile cache (driver/compile_cache.py): its last stage, "cached", is the
+    final program, after the imported graph when the key needed the import."""
     _last_report: dict[str, Any] | None = None
 
     def __post_init__(self):
@@ -198,8 +197,9 @@ def compile(  # noqa: A001
     data may be absent): the program is timed with `profile(mode="timing")`. `keep_stages=True`
     copies every stage's IR as it finishes (else lowered stages are rebuilt when first looked
     at: driver/stages.py). `cache_dir=` (or $GEIR_CACHE_DIR) keeps each final program on disk
-    under a key of the imported graph, the options and the versions, and loads it instead of
-    compiling again (driver/compile_cache.py)."""
+    under a key of the model (an ONNX model's bytes, else the imported graph), the options and
+    the versions, and loads it instead of compiling again (driver/compile_cache.py); not with
+    keep_stages or quantize."""
     from geir.dialects import make_context
     from geir.driver.registry import get_all_passes
     from geir.driver.quantize import QuantizeOptions
@@ -209,23 +209,23 @@ def compile(  # noqa: A001
     freeze = options.pop("freeze", None)  # graph inputs made constants at import, not a pipeline option
     weights = options.pop("weights", True)  # False: shape-only weights at import, not a pipeline option
     torch_frontend = options.pop("torch_frontend", "fx")  # how a torch.nn.Module is imported
-    cache = cache_dir(options.pop("cache_dir", None))  # driver/compile_cache.py; $GEIR_CACHE_DIR
+    cache = compile_cache.cache_dir(options.pop("cache_dir", None))  # driver/compile_cache.py; $GEIR_CACHE_DIR
     if quantize is not None and not weights:
         raise GeirError("int8 calibration runs the float model, which needs its weights: drop weights=False "
                         "(--no-weights) or the quantization")
     opts = PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)
-    load_device(opts.device)  # an unknown device is an error before any work
-    source = None
-    if cache is not None and not keep_stages and quantize is None and freeze is None:  # ONNX: keyed by its bytes
+    spec = load_device(opts.device)  # an unknown device is an error before any work
+    if keep_stages or quantize is not None:  # every stage asked for; calibration data outside the key
+        cache = None
+    entry = None
+    if cache is not None and freeze is None:  # an ONNX model: keyed by its bytes, a hit skips the import
         t0 = time.perf_counter()
         raw = compile_cache.source_key(model, {"weights": weights})
         if raw is not None:
-            source = compile_cache.key(raw, dataclasses.asdict(opts), load_device(opts.device))
-            hit = compile_cache.load(cache, source)
-            if hit is not None:
-                program, unavailable = hit
-                return CompiledModel(opts, {"cached": program}, {"cached": time.perf_counter() - t0}, unavailable,
-                                     cache_hit=True)
+            entry = compile_cache.key(raw, dataclasses.asdict(opts), spec)
+            cached = _from_cache(cache, entry, opts, t0, {}, {})
+            if cached is not None:
+                return cached
     pipeline = build_pipeline(opts)
     stages = Stages(keep_all=keep_stages)
     seconds: dict[str, float] = {}
@@ -250,16 +250,12 @@ def compile(  # noqa: A001
         latency_of = default_latency_of(device, opt_level, **options) if quantize.tolerance is not None else None
         module = stage("01_quantize", lambda: quantize.apply(module, progress=progress is not None,
                                                              latency_of=latency_of))
-    entry = source
-    if cache is not None and source is None and not keep_stages and quantize is None:  # keyed by the graph
+    if cache is not None and entry is None:  # any other model: keyed by the imported graph
         t0 = time.perf_counter()
-        entry = compile_cache.key(module, dataclasses.asdict(opts), load_device(opts.device))
-        hit = compile_cache.load(cache, entry)
-        if hit is not None:
-            program, unavailable = hit
-            seconds["cached"] = time.perf_counter() - t0  # the key and the load
-            return CompiledModel(opts, {list(stages)[-1]: module, "cached": program}, seconds, unavailable,
-                                 cache_hit=True)
+        entry = compile_cache.key(module, dataclasses.asdict(opts), spec)
+        cached = _from_cache(cache, entry, opts, t0, {list(stages)[-1]: module}, seconds)
+        if cached is not None:
+            return cached
     ctx = make_context()
     registry = get_all_passes()
     for name, specs in pipeline.stages:
@@ -269,6 +265,18 @@ def compile(  # noqa: A001
     if entry is not None:
         compile_cache.store(cache, entry, module, pipeline.unavailable)
     return CompiledModel(opts, stages, seconds, pipeline.unavailable)
+
+
+def _from_cache(cache, entry: str, opts: PipelineOptions, t0: float, stages: dict[str, ModuleOp],
+                seconds: dict[str, float]) -> CompiledModel | None:
+    """The CompiledModel of a cache entry (its last stage "cached", timed from t0: the key and
+    the load), or None on a miss."""
+    hit = compile_cache.load(cache, entry)
+    if hit is None:
+        return None
+    program, unavailable = hit
+    return CompiledModel(opts, {**stages, "cached": program}, {**seconds, "cached": time.perf_counter() - t0},
+                         unavailable, cache_hit=True)
 
 
 def default_latency_of(device: str = "ascend910b", opt_level: int = 3, **options):

@@ -234,8 +234,8 @@ class FxImporter(GraphBuilder):
             if not isinstance(values, tuple):
                 raise self.error("getitem of a value that is not a tuple")
             if values[i] is None and node.users:
-                raise self.error(f"result {i} of '{seq.name}' ({_target_name(seq.target)}) is used; geir computes "
-                                 f"only its result 0 (inference)")
+                raise self.error(f"result {i} of '{seq.name}' ({_target_name(seq.target)}) is used; geir does not "
+                                 f"compute it (max-pool indices, training batch-norm statistics)")
             return values[i]
         name = _target_name(target)
         convert = ATEN.get(name)

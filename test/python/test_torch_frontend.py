@@ -282,3 +282,11 @@ def test_dynamo_recompile_names_the_failed_guard(new_pieces, caplog):
     assert first.guard_failure is None
     assert "size mismatch at index 0. expected 2, actual 3" in second.guard_failure
     assert "dynamo compiles again" in caplog.text
+
+
+def test_training_through_max_pool_says_what_is_missing():
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.MaxPool2d(2))
+    fn = torch.compile(model, backend="geir", options=FP32)
+    with pytest.raises(Exception, match=r"result 1 of 'max_pool2d_with_indices' \(aten\.max_pool2d_with_indices"
+                                        r"\.default\) is used; geir does not compute it \(max-pool indices"):
+        fn(torch.randn(2, 1, 8, 8)).sum().backward()
