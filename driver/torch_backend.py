@@ -95,6 +95,8 @@ class GeirPiece:
     def __call__(self, *args: Any) -> list:
         import torch
 
+        from geir.frontend.fx import to_numpy
+
         changed = [self.constants[i] for i, v in self._versions.items() if (id(args[i]), args[i]._version) != v]
         if changed:
             self.recompiles.append(f"parameter or buffer changed: {', '.join(changed)}")
@@ -103,7 +105,7 @@ class GeirPiece:
             self.compile(args)
         self.compiled = self.programs[self.key(args)]
         self.calls += 1
-        feeds = {name: _numpy(args[i]) for i, name in self.inputs.items()}
+        feeds = {name: to_numpy(args[i]) for i, name in self.inputs.items()}
         if self.profile:
             outputs, self.last_report = self.compiled.profile(feeds)
         else:
@@ -210,9 +212,3 @@ def _placeholder_names(gm: Any) -> list[str]:
             name = name.replace(old, new)
         out.append(name)
     return out
-
-
-def _numpy(t: Any) -> np.ndarray:
-    from geir.frontend.fx import to_numpy
-
-    return to_numpy(t)

@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, NameLoc, StringAttr
 from xdsl.ir import Operation, SSAValue
@@ -32,7 +33,7 @@ from xdsl.ir import Operation, SSAValue
 from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.frontend.builder import GraphBuilder, value_hint
-from geir.ir.types import BF16, to_dtype, to_element_type
+from geir.ir.types import BF16, is_float_dtype, to_dtype, to_element_type
 
 
 class FxImportError(GeirError):
@@ -188,11 +189,7 @@ class FxImporter(GraphBuilder):
             self.node = None
             val = node.meta.get("val")
             if i in constants:
-                name, t = constants[i]
-                if weights:
-                    self.env[node] = self.weight(name, to_numpy(t))
-                else:
-                    self.env[node] = self.weight(name, shape=tuple(t.shape), dtype=numpy_dtype(t.dtype))
+                self.env[node] = self.tensor_weight(*constants[i], weights)
             elif isinstance(val, int | float | bool) or (val is None and not node.users):
                 continue  # a size dynamo passes as an int, already in the static shapes
             elif i in inputs:
@@ -208,9 +205,7 @@ class FxImporter(GraphBuilder):
             if node.op == "call_function":
                 self.env[node] = self.call(node)
             elif node.op == "get_attr":
-                t = _attr(gm, node.target)
-                self.env[node] = self.weight(node.target, to_numpy(t)) if weights else self.weight(
-                    node.target, shape=tuple(t.shape), dtype=numpy_dtype(t.dtype))
+                self.env[node] = self.tensor_weight(node.target, _attr(gm, node.target), weights)
             elif node.op == "output":
                 self.node = None
                 outs = _flatten(node.args[0])
@@ -225,6 +220,12 @@ class FxImporter(GraphBuilder):
                 raise self.error(f"FX node kind '{node.op}' is not supported (a core-ATen graph has "
                                  f"call_function nodes only)")
         self.node = None
+
+    def tensor_weight(self, name: str, t: Any, weights: bool) -> SSAValue:
+        """A torch tensor as a named weight: its values, or a shape-only placeholder."""
+        if weights:
+            return self.weight(name, to_numpy(t))
+        return self.weight(name, shape=tuple(t.shape), dtype=numpy_dtype(t.dtype))
 
     def call(self, node: Any) -> Any:
         target = node.target
@@ -403,7 +404,7 @@ def _clamp(im, node, x, lo=None, hi=None):
     if "hardtanh" in name:
         lo, hi = (-1.0 if lo is None else lo), (1.0 if hi is None else hi)
     dt = im.result_dtype()
-    info = np.finfo(dt) if np.issubdtype(dt, np.floating) or dt == BF16 else np.iinfo(dt)
+    info = ml_dtypes.finfo(dt) if is_float_dtype(dt) else np.iinfo(dt)  # numpy's finfo has no bfloat16
     lo = info.min if lo is None else lo
     hi = info.max if hi is None else hi
     return im.op(g.ClipOp, [im.cast(x, dt), im.scalar(lo, dt), im.scalar(hi, dt)])
@@ -438,7 +439,7 @@ def _binary(cls: type[g.GraphOp], compare: bool = False) -> Converter:
             y = im.op(g.MulOp, [y, im.scalar(alpha, dt)])
         out = im.op(cls, [x, y], **({"fmod": 0} if cls is g.ModOp else {}))
         if rounding_mode is not None:
-            if not (np.issubdtype(dt, np.floating) or dt == BF16):
+            if not is_float_dtype(dt):
                 raise im.error(f"integer division with rounding_mode='{rounding_mode}' is not supported")
             if rounding_mode == "floor":
                 out = im.op(g.FloorOp, [out])

@@ -290,3 +290,16 @@ def test_training_through_max_pool_says_what_is_missing():
     with pytest.raises(Exception, match=r"result 1 of 'max_pool2d_with_indices' \(aten\.max_pool2d_with_indices"
                                         r"\.default\) is used; geir does not compute it \(max-pool indices"):
         fn(torch.randn(2, 1, 8, 8)).sum().backward()
+
+
+def test_one_sided_clamp_in_bf16():
+    """A missing clamp bound is the dtype's extreme: ml_dtypes' for bfloat16 (numpy has none)."""
+
+    class Clamp(torch.nn.Module):
+        def forward(self, x):
+            return torch.clamp(x, min=-0.5) + torch.clamp(x, max=0.25)
+
+    x = torch.randn(4, 8).to(torch.bfloat16)
+    cm = geir.compile(Clamp(), example_inputs=(x,), opt_level=1, lower=False)
+    out = next(iter(cm.run({"x": geir.frontend.fx.to_numpy(x)}).values()))
+    np.testing.assert_array_equal(out.astype(np.float32), _eager(Clamp(), (x,))[0].float().numpy())
