@@ -1412,6 +1412,15 @@ class SoftmaxOp(_AxisOp):
 
 
 @graph_op
+class SafeSoftmaxOp(_AxisOp):
+    """Softmax along one axis where a row that is -inf throughout gives zeros, not NaN
+    (PyTorch's `_safe_softmax`: scaled_dot_product_attention's softmax, so that a fully
+    masked query row attends to nothing)."""
+
+    name = "graph.safe_softmax"
+
+
+@graph_op
 class LogSoftmaxOp(_AxisOp):
     """Log-softmax along one axis (ONNX opset-13 semantics)."""
 

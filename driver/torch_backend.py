@@ -111,7 +111,8 @@ class GeirPiece:
         else:
             outputs = self.compiled.run(feeds)
         values = iter(outputs.values())
-        return [torch.from_numpy(np.ascontiguousarray(next(values))) if tensor else None
+        # np.require, not np.ascontiguousarray: that makes a 0-d result (a loss) 1-d
+        return [torch.from_numpy(np.require(next(values), requirements="C")) if tensor else None
                 for tensor in (self.slots or [True] * len(outputs))]
 
 
@@ -127,7 +128,7 @@ def geir_backend(gm: Any, example_inputs: Sequence[Any], options: Mapping[str, A
     from torch._decomp import core_aten_decompositions
     from torch._functorch.aot_autograd import aot_module_simplified
 
-    from geir.frontend.fx import output_slots
+    from geir.frontend.fx import decompositions, output_slots
 
     options = dict(options or {})
     profile = bool(options.pop("profile", False))
@@ -171,7 +172,7 @@ def geir_backend(gm: Any, example_inputs: Sequence[Any], options: Mapping[str, A
         return compile_graph
 
     return aot_module_simplified(gm, example_inputs, fw_compiler=compiler("forward"),
-                                 bw_compiler=compiler("backward"), decompositions=core_aten_decompositions())
+                                 bw_compiler=compiler("backward"), decompositions=decompositions(core_aten_decompositions()))
 
 
 def _new_guard_failure() -> str | None:

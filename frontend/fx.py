@@ -309,6 +309,19 @@ def import_aten_graph(gm: Any, inputs: Mapping[int, str], constants: Mapping[int
     return im.finish()
 
 
+KEPT = ("_safe_softmax",)
+"""ATen ops not core that the importer takes whole rather than decomposed: scaled dot-product
+attention's softmax is one graph.safe_softmax, not softmax, any, logical_not and where."""
+
+
+def decompositions(table: dict) -> dict:
+    """A decomposition table (torch's core-ATen one) without the ops in KEPT."""
+    import torch
+
+    kept = {getattr(torch.ops.aten, name).default for name in KEPT}
+    return {op: fn for op, fn in table.items() if op not in kept}
+
+
 def import_exported(ep: Any, *, weights: bool = True, name: str = "main"):
     """The verified graph-dialect module of a `torch.export.ExportedProgram`, decomposed to
     core ATen first: parameters, buffers and lifted constants become constants, user inputs
@@ -320,7 +333,9 @@ def import_exported(ep: Any, *, weights: bool = True, name: str = "main"):
     try:
         with warnings.catch_warnings():  # torch's deprecation notes about its own internals
             warnings.simplefilter("ignore", FutureWarning)
-            ep = ep.run_decompositions()
+            from torch.export import default_decompositions
+
+            ep = ep.run_decompositions(decompositions(default_decompositions()))
     except Exception as e:  # torch's own decomposition failing: say so, not a traceback
         raise FxImportError(f"torch could not decompose the program to core ATen: {e}") from None
     sig = ep.graph_signature
@@ -563,6 +578,12 @@ def _argmax(im, node, x, dim=None, keepdim=False):
 @aten("aten._softmax.default")
 def _softmax(im, node, x, dim, half_to_float=False):
     return im.cast(im.op(g.SoftmaxOp, [x], axis=dim % len(x.type.get_shape())), im.result_dtype())
+
+
+@aten("aten._safe_softmax.default")
+def _safe_softmax(im, node, x, dim, dtype=None):
+    x = im.cast(x, im.result_dtype())  # `dtype`: the softmax is computed in it
+    return im.op(g.SafeSoftmaxOp, [x], axis=dim % len(x.type.get_shape()))
 
 
 @aten("aten._log_softmax.default")
@@ -834,6 +855,45 @@ def _convolution_backward(im, node, grad, x, w, bias_sizes, stride, padding, dil
     if mask[2]:
         outs[2] = im.op(g.ReduceSumOp, [grad], axes=[0] + list(range(2, rank)), keepdims=0)
     return tuple(outs)
+
+
+@aten("aten._scaled_dot_product_flash_attention_for_cpu_backward.default")
+def _sdpa_backward(im, node, d_out, q, k, v, out, lse, dropout_p, is_causal, attn_mask=None, scale=None):
+    """(grad_q, grad_k, grad_v) of scaled dot-product attention (what AOTAutograd keeps for
+    training through F.scaled_dot_product_attention): dV = P^T dO, dS = P * (dO V^T -
+    rowsum(dO * O)), dQ = scale dS K, dK = scale dS^T Q. P, the probabilities: core ATen's
+    decomposition of the forward saves them in the log-sum-exp's place ([B, H, S, L]);
+    from a real log-sum-exp ([B, H, S]) they are exp(scale q k^T + mask - lse), a boolean
+    mask keeping its True keys, causal keys j <= query i."""
+    if dropout_p:
+        raise im.error("the gradient of attention with dropout is not supported")
+    qs, ks = q.type.get_shape(), k.type.get_shape()
+    if qs[1] != ks[1]:
+        raise im.error(f"the gradient of grouped-query attention ({qs[1]} query heads, {ks[1]} kv heads) "
+                       f"is not supported")
+    dt = to_dtype(q.type.element_type)
+    scale = 1.0 / math.sqrt(qs[-1]) if scale is None else float(scale)
+    swap = [0, 1, 3, 2]
+    if len(lse.type.get_shape()) == 4:
+        p = im.cast(lse, dt)
+    else:
+        s = im.op(g.MulOp, [im.op(g.MatMulOp, [q, im.op(g.TransposeOp, [k], perm=swap)]), im.scalar(scale, dt)])
+        if attn_mask is not None:
+            if to_dtype(attn_mask.type.element_type) == np.bool_:
+                attn_mask = im.op(g.WhereOp, [attn_mask, im.scalar(0, dt), im.scalar(-np.inf, dt)])
+            s = im.op(g.AddOp, [s, attn_mask])
+        if is_causal:
+            band = np.where(np.tril(np.ones((qs[2], ks[2]), bool)), 0, -np.inf).astype(dt)
+            s = im.op(g.AddOp, [s, im.constant(band)])
+        lse4 = im.op(g.UnsqueezeOp, [im.cast(lse, dt)], axes=[3])
+        p = im.op(g.ExpOp, [im.op(g.SubOp, [s, lse4])])
+    dv = im.op(g.MatMulOp, [im.op(g.TransposeOp, [p], perm=swap), d_out])
+    dp = im.op(g.MatMulOp, [d_out, im.op(g.TransposeOp, [v], perm=swap)])
+    rows = im.op(g.ReduceSumOp, [im.op(g.MulOp, [d_out, out])], axes=[3], keepdims=1)
+    ds = im.op(g.MulOp, [im.op(g.MulOp, [p, im.op(g.SubOp, [dp, rows])]), im.scalar(scale, dt)])
+    dq = im.op(g.MatMulOp, [ds, k])
+    dk = im.op(g.MatMulOp, [im.op(g.TransposeOp, [ds], perm=swap), q])
+    return dq, dk, dv
 
 
 def _window(kernel, stride, padding, dilation, spatial: int) -> dict[str, Any]:

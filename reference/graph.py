@@ -885,6 +885,11 @@ def softmax(x, *, axis=-1):
 
 
 @_quiet
+def safe_softmax(x, *, axis=-1):
+    return np.where(np.all(x == -np.inf, axis=axis, keepdims=True), np.zeros((), x.dtype), softmax(x, axis=axis))
+
+
+@_quiet
 def log_softmax(x, *, axis=-1):
     s = x - x.max(axis=axis, keepdims=True)
     return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
@@ -1644,6 +1649,7 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.KvCacheWriteOp: kv_cache_write,
         g.LrnOp: lrn,
         g.SoftmaxOp: softmax,
+        g.SafeSoftmaxOp: safe_softmax,
         g.LogSoftmaxOp: log_softmax,
         g.MatMulOp: matmul,
         g.GemmOp: gemm,

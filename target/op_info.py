@@ -79,8 +79,8 @@ ROW = KernelInfo(
         g.HardSwishOp, g.GeluOp, g.ShrinkOp, g.MishOp, g.ThresholdedReluOp,
         # reductions and the row ops built on them
         g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp, g.ReduceMinOp, g.ReduceSumSquareOp, g.ReduceL1Op,
-        g.ReduceL2Op, g.ReduceLogSumOp, g.ReduceLogSumExpOp, g.SoftmaxOp, g.LogSoftmaxOp, g.LayerNormOp,
-        g.RmsNormOp, g.InstanceNormOp, g.GlobalAvgPoolOp, g.GlobalMaxPoolOp,
+        g.ReduceL2Op, g.ReduceLogSumOp, g.ReduceLogSumExpOp, g.SoftmaxOp, g.SafeSoftmaxOp, g.LogSoftmaxOp,
+        g.LayerNormOp, g.RmsNormOp, g.InstanceNormOp, g.GlobalAvgPoolOp, g.GlobalMaxPoolOp,
         # row ops that mix a row's elements
         g.RotaryEmbeddingOp,
         # integer bitwise ops and float tests (vand / vor / vnot, vcmp)
@@ -95,6 +95,7 @@ ROW = KernelInfo(
 # or "binary" pass (by arity); reductions one "reduce" pass.
 VECTOR_PASSES: dict[type[Operation], tuple[tuple[str, int], ...]] = {
     g.SoftmaxOp: (("reduce", 2), ("binary", 2), ("unary", 1)),
+    g.SafeSoftmaxOp: (("reduce", 2), ("binary", 2), ("unary", 1)),  # + two clamps of row statistics
     g.LogSoftmaxOp: (("reduce", 2), ("binary", 2), ("unary", 2)),
     g.LayerNormOp: (("reduce", 2), ("binary", 4), ("unary", 1)),
     g.RmsNormOp: (("reduce", 1), ("binary", 3), ("unary", 1)),
@@ -217,8 +218,8 @@ _BLACK = frozenset({
     # exp/log/pow overflow or lose range in fp16; sums over many elements lose precision
     g.ExpOp, g.LogOp, g.PowOp, g.SoftplusOp, g.ReduceSumOp, g.ReduceMeanOp, g.ReduceProdOp,
     g.ReduceSumSquareOp, g.ReduceL1Op, g.ReduceL2Op, g.ReduceLogSumOp, g.ReduceLogSumExpOp,
-    g.SoftmaxOp, g.LogSoftmaxOp, g.LayerNormOp, g.InstanceNormOp, g.BatchNormOp, g.LrnOp,
-    g.GlobalAvgPoolOp, g.AvgPoolOp,
+    g.SoftmaxOp, g.SafeSoftmaxOp, g.LogSoftmaxOp, g.LayerNormOp, g.InstanceNormOp, g.BatchNormOp,
+    g.LrnOp, g.GlobalAvgPoolOp, g.AvgPoolOp,
     # running sums / products accumulate; cosh / sinh overflow as exp does (ONNX CumSum ...)
     g.CumSumOp, g.CumProdOp, g.CoshOp, g.SinhOp,
 })

@@ -20,7 +20,7 @@ function would then return an input or another output under the output's name).
 | `transpose(transpose(x, p), q)` | `transpose(x, p∘q)` (or `x`) | exact data movement |
 | reshape-like of reshape-like (reshape, flatten, squeeze, unsqueeze) | one `reshape` to the static result shape (or `x`) | exact data movement |
 | `matmul(reshape(x), w)`: x `[..., K]` with its leading dims flattened into rows, w 2-D | `reshape(matmul(x, w))` to the flattened result | exact: every output element is the same length-K dot product (core ATen's `nn.Linear` on a 3-D input: view, mm, view) |
-| `matmul(reshape(a), reshape(b))`: a `[..., S, K]` and b `[..., K, T]` with their batch dims flattened into one (the same count) | `reshape(matmul(a, b'))`, b' b with a's batch dims | exact, as above (core ATen's 4-D matmul: expand, view, bmm, view; b's batch dims may differ from a's by how they are split, as a repeated GQA head's) |
+| `matmul(reshape(a), reshape(b))`: a `[..., S, K]` and b `[..., K, T]` with their batch dims flattened into one (the same count); one of the two may be a plain 3-D tensor | `reshape(matmul(a, b'))`, b' b with a's batch dims | exact, as above (core ATen's 4-D matmul: expand, view, bmm, view; b's batch dims may differ from a's by how they are split, as a repeated GQA head's; torch.export's `bmm(view(p), v)` with v a transposed 3-D tensor) |
 | `op(reshape(y), c)` for add / sub / mul / div: y a matmul's result whose last dim the reshape keeps, c a row (its dims but the last are 1) | `reshape(op(y, c))` | exact: the same elements meet the same row values (a bias added between core ATen's flattening view and the view back; the add then joins the matmul's epilogue) |
 | `matmul(a, c)`: c a constant of rank >= 3 whose batch slices are all equal | `matmul(a, c[0, ...])` (the slice broadcasts) | exact: the same operands per batch (a weight expanded per batch and folded) |
 | `gather(x, c)` with constant in-range indices `i, i+1, ..., i+n-1` (1-D) or one index (0-D) | `slice` (+ `squeeze` for 0-D) | exact: the same elements |
@@ -260,6 +260,15 @@ def _flattened(v: SSAValue, keep: int) -> SSAValue | None:
     return x
 
 
+def _split_batch(v: SSAValue, shape: tuple[int, ...], loc, ops: list[Operation]) -> SSAValue:
+    """v reshaped to `shape` at `loc`; the ops are appended to `ops`."""
+    target = constant(np.array(shape, np.int64), loc, hint(v, "shape"))
+    op = g.ReshapeOp.build_op([v, target])
+    op.location = loc
+    ops += [target, op]
+    return op.output
+
+
 class UnflattenMatmul(RewritePattern):
     """A matmul of operands whose batch dims were flattened by reshapes: the matmul of the
     unflattened operands, reshaped to the flattened result (rules in the module docstring).
@@ -279,19 +288,20 @@ class UnflattenMatmul(RewritePattern):
             if x is None:
                 return
             lhs, rhs = x, b
-        elif len(shape_a) == 3 and len(shape_b) == 3:  # one batch dim = flattened batch dims
+        elif len(shape_a) == 3 and len(shape_b) == 3 and shape_a[0] == shape_b[0]:
+            # one batch dim = flattened batch dims; one operand may be a plain 3-D tensor,
+            # split like the other (torch.export's bmm of probabilities and a transposed V)
             x, z = _flattened(a, 2), _flattened(b, 2)
-            if x is None or z is None:
+            if x is None and z is None:
                 return
-            lead = tuple(static_shape(x.type)[:-2])
-            rhs = z
-            if tuple(static_shape(z.type)[:-2]) != lead:
-                target = constant(np.array(lead + shape_b[1:], np.int64), b.owner.location, hint(b, "shape"))
-                rhs_op = g.ReshapeOp.build_op([z, target])
-                rhs_op.location = b.owner.location
-                ops += [target, rhs_op]
-                rhs = rhs_op.output
-            lhs = x
+            lead = tuple(static_shape((x if x is not None else z).type)[:-2])
+            lhs = x if x is not None else _split_batch(a, lead + shape_a[1:], op.location, ops)
+            if z is None:
+                rhs = _split_batch(b, lead + shape_b[1:], op.location, ops)
+            elif tuple(static_shape(z.type)[:-2]) != lead:  # b's batch dims split otherwise
+                rhs = _split_batch(z, lead + shape_b[1:], b.owner.location, ops)
+            else:
+                rhs = z
         else:
             return
         mm = g.MatMulOp.build_op([lhs, rhs])

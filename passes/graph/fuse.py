@@ -209,7 +209,7 @@ def _attention_seed(plan: _Planner, anchor: int) -> list[int] | None:
     views allowed in between; the anchor is the second matmul."""
     chain: list[int] = []
     j = plan.through_views(plan.ops[anchor].operands[0], chain)
-    if j is None or not isinstance(plan.ops[j], g.SoftmaxOp):
+    if j is None or not isinstance(plan.ops[j], (g.SoftmaxOp, g.SafeSoftmaxOp)):
         return None
     sm = plan.ops[j]
     if sm.attrs()["axis"] % len(_shape(sm.operands[0])) != len(_shape(sm.operands[0])) - 1:

@@ -22,6 +22,11 @@ constant additive mask whose entries are 0 where key j <= query i + (L - S) and 
 -1e4 (or -inf) elsewhere, broadcast over batch and heads, is `causal = 1`; any other mask
 (a padding mask, a bias, a non-causal constant) is the `mask` operand - at most one.
 
+PyTorch's safe softmax (`graph.safe_softmax`: a row that is -inf throughout gives 0, not
+NaN; scaled_dot_product_attention's, in torch.export's graphs) is taken for the Softmax when
+nothing masks the scores: a row is then -inf throughout only if q or k hold infinities. With
+a mask or a causal band it is left alone (a fully masked row would differ).
+
 K^T may also be one Transpose of another layout (nn.MultiheadAttention's heads [B, S, H, D]
 transposed by (0, 2, 3, 1)): k is then a new Transpose without the last swap.
 
@@ -185,7 +190,7 @@ def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None
         if not _inner(p):
             return None
     sm = p.owner
-    if not isinstance(sm, g.SoftmaxOp) or sm.attrs()["axis"] % 4 != 3:
+    if not isinstance(sm, g.SoftmaxOp | g.SafeSoftmaxOp) or sm.attrs()["axis"] % 4 != 3:
         return None
     chain.append(sm)
     s = sm.operands[0]
@@ -237,6 +242,8 @@ def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None
             break
     qk = s.owner
     if not isinstance(qk, g.MatMulOp) or not _inner(s) or len(masks) > 1:
+        return None
+    if isinstance(sm, g.SafeSoftmaxOp) and (masks or causal):  # a masked row could be -inf throughout
         return None
     chain.append(qk)
     q, fq = _scalar_mul(qk.operands[0], chain)

@@ -8,6 +8,7 @@ import torch
 
 import geir
 from geir.dialects import ascend as a
+from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.frontend.fx import FxImportError
 from geir.driver.torch_backend import geir_pieces
@@ -303,3 +304,93 @@ def test_one_sided_clamp_in_bf16():
     cm = geir.compile(Clamp(), example_inputs=(x,), opt_level=1, lower=False)
     out = next(iter(cm.run({"x": geir.frontend.fx.to_numpy(x)}).values()))
     np.testing.assert_array_equal(out.astype(np.float32), _eager(Clamp(), (x,))[0].float().numpy())
+
+
+@pytest.mark.parametrize("mode", ["must_keep_origin_dtype", "force_fp16"])
+def test_sdpa_with_a_fully_masked_row_matches_eager(mode):
+    """scaled_dot_product_attention's softmax is _safe_softmax: a query row whose keys are all
+    masked gives 0, not NaN. geir keeps it as graph.safe_softmax through its kernel; without
+    a mask it is recognised as one graph.attention."""
+
+    class Sdpa(torch.nn.Module):
+        def forward(self, q, k, v, mask):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask) + \
+                torch.nn.functional.scaled_dot_product_attention(k, q, v)
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 2, 4, 16, 32)
+    mask = torch.rand(2, 1, 16, 16) > 0.3
+    mask[0, 0, 5] = False  # query 5 of batch 0 sees no key
+    masked_only = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    assert masked_only[0, :, 5].abs().max() == 0  # eager: the row is zeros
+    cm = geir.compile(Sdpa(), example_inputs=(q, k, v, mask), opt_level=3, precision_mode=mode)
+    fused = [op for name in cm.stages if name.endswith("_fuse") for op in cm.stages[name].walk()]
+    assert sum(isinstance(op, g.AttentionOp) for op in fused) == 1
+    assert sum(isinstance(op, g.SafeSoftmaxOp) for op in fused) == 1
+    out = next(iter(cm.run({"q": q.numpy(), "k": k.numpy(), "v": v.numpy(), "mask": mask.numpy()}).values()))
+    tol = (RTOL, ATOL) if mode == "must_keep_origin_dtype" else (2e-2, 2e-2)
+    assert np.isfinite(out).all()
+    np.testing.assert_allclose(out, _eager(Sdpa(), (q, k, v, mask))[0].numpy(), rtol=tol[0], atol=tol[1])
+
+
+def test_training_through_sdpa_matches_eager(new_pieces):
+    """AOTAutograd keeps attention's backward as one fused op
+    (_scaled_dot_product_flash_attention_for_cpu_backward); geir writes its gradients as
+    matmuls of the saved probabilities: a boolean mask and a causal one, gradients equal."""
+
+    class Attn(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q, self.o = torch.nn.Linear(32, 32), torch.nn.Linear(32, 32)
+
+        def forward(self, x, k, v, mask):
+            y = torch.nn.functional.scaled_dot_product_attention(self.q(x), k, v, attn_mask=mask)
+            z = torch.nn.functional.scaled_dot_product_attention(self.q(x), self.o(k), v, is_causal=True)
+            return (self.o(y) ** 2).mean() + z.mean()
+
+    torch.manual_seed(0)
+    model = Attn()
+    x, k, v = torch.randn(3, 2, 4, 16, 32)
+    mask = torch.rand(2, 1, 16, 16) > 0.3
+    loss = torch.compile(model, backend="geir", options=FP32)(x, k, v, mask)
+    loss.backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    ref = model(x, k, v, mask)
+    ref.backward()
+    assert len(new_pieces()) == 2  # the forward and the backward, both geir's
+    np.testing.assert_allclose(loss.item(), ref.item(), rtol=RTOL)
+    for got, p in zip(grads, model.parameters()):
+        np.testing.assert_allclose(got.numpy(), p.grad.numpy(), rtol=RTOL, atol=ATOL * p.grad.abs().max().item())
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_backward_from_a_real_log_sum_exp(causal):
+    """The same backward op given the forward's log-sum-exp ([B, H, S], eager's kernel) rather
+    than the probabilities the decomposed forward saves: P is recomputed with the mask or
+    the causal band."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from geir.frontend.fx import import_aten_graph
+
+    torch.manual_seed(0)
+    q, k, v, d_out = torch.randn(4, 2, 3, 8, 16)
+    mask = torch.where(torch.rand(8, 8) > 0.3, 0.0, float("-inf"))
+    mask[:, 0] = 0.0
+    if causal:
+        mask = torch.zeros(8, 8)  # the band alone
+    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, is_causal=causal,
+                                                                          attn_mask=None if causal else mask)
+    assert lse.dim() == 3
+
+    def backward(d_out, q, k, v, out, lse, mask):
+        return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
+            d_out, q, k, v, out, lse, 0.0, causal, attn_mask=None if causal else mask)
+
+    args = (d_out, q, k, v, out, lse, mask)
+    gm = make_fx(backward, tracing_mode="fake")(*args)
+    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    cm = geir.compile(import_aten_graph(gm, dict(enumerate(names)), {}), **FP32)
+    got = list(cm.run({n: a.contiguous().numpy() for n, a in zip(names, args)}).values())
+    for g_, r in zip(got, backward(*args)):
+        np.testing.assert_allclose(g_, r.numpy(), rtol=RTOL, atol=1e-4)

@@ -9,11 +9,13 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import ml_dtypes
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
+from geir.ir.types import to_dtype
 from geir.lowering.templates.common import itemsize
 from geir.lowering.templates.data import ub_view
 
@@ -115,13 +117,17 @@ def _reduce_log_sum_exp(body: Body, op: Operation) -> None:
 # -- softmax, log_softmax -------------------------------------------------------------------------
 
 
-def _minus_max(body: Body, op: Operation) -> tuple[SSAValue, list[int], Attribute]:
-    """d = x - max(x) over the row, in the result's buffer; d, its shape, the element type."""
+def _minus_max(body: Body, op: Operation, safe: bool = False) -> tuple[SSAValue, list[int], Attribute]:
+    """d = x - max(x) over the row, in the result's buffer; d, its shape, the element type.
+    `safe`: the max clamped to the lowest finite value, so an all -inf row gives d = -inf
+    (exp 0), not NaN; a row with a finite element keeps its max."""
     x = op.operands[0]
     elt = body.elt(x)
     xv = body.view(x)
     full = list(xv.type.get_shape())
     m = _reduce_into(body, xv, op, "max", elt)
+    if safe:
+        body.kb.vec(a.VmaxsOp, m, body.scalar(float(ml_dtypes.finfo(to_dtype(elt)).min), elt), m)
     mb = body.brcb(m, full)
     dst = body.result(op, [x])
     body.kb.vec(a.VsubOp, xv, mb, dst)
@@ -130,11 +136,16 @@ def _minus_max(body: Body, op: Operation) -> tuple[SSAValue, list[int], Attribut
 
 
 def _softmax(body: Body, op: Operation) -> None:
-    """exp(d) / sum(exp(d))."""
+    """exp(d) / sum(exp(d)). safe_softmax (an all -inf row gives 0): d from the clamped max
+    and the sum clamped to at least 1 (0 / 1); a row with a finite element sums exp(0) = 1
+    or more, so neither clamp changes it."""
     kb = body.kb
-    dst, full, elt = _minus_max(body, op)
+    safe = isinstance(op, g.SafeSoftmaxOp)
+    dst, full, elt = _minus_max(body, op, safe)
     kb.vec(a.VexpOp, dst, dst)
     s = _reduce_into(body, dst, op, "sum", elt)
+    if safe:
+        kb.vec(a.VmaxsOp, s, body.scalar(1, elt), s)
     kb.vec(a.VdivOp, dst, body.brcb(s, full), dst)
 
 
@@ -258,7 +269,7 @@ def bn_scale_shift(body: Body, op: Operation, keep: bool) -> tuple[SSAValue, SSA
 RULES = {
     **dict.fromkeys(REDUCTIONS, _reduce),
     g.ReduceLogSumExpOp: _reduce_log_sum_exp,
-    g.SoftmaxOp: _softmax, g.LogSoftmaxOp: _log_softmax,
+    g.SoftmaxOp: _softmax, g.SafeSoftmaxOp: _softmax, g.LogSoftmaxOp: _log_softmax,
     g.LayerNormOp: _norm, g.InstanceNormOp: _norm, g.RmsNormOp: _rms_norm,
     g.BatchNormOp: _batch_norm,
 }

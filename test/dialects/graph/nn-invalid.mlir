@@ -235,6 +235,14 @@ func.func @softmax_axis(%x: tensor<2x10xf32>) {
 }
 
 // -----
+// CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.safe_softmax' at "safe_softmax": operand must have a floating-point element type, got i1
+// CHECK-NEXT: note: see current operation: %0 = "graph.safe_softmax"
+func.func @safe_softmax_of_bool(%x: tensor<2x10xi1>) {
+  %0 = graph.safe_softmax %x : (tensor<2x10xi1>) -> tensor<2x10xi1> loc("safe_softmax")
+  func.return
+}
+
+// -----
 // CHECK-NEXT: error: {{.*}}:[[# @LINE + 3]]:3: 'graph.log_softmax' at "log_softmax": operand must have a floating-point element type, got i32
 // CHECK-NEXT: note: see current operation: %0 = "graph.log_softmax"
 func.func @log_softmax_of_int(%x: tensor<2x10xi32>) {

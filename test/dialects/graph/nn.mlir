@@ -109,6 +109,8 @@ func.func @softmax(%x: tensor<2x10xf32>, %y: tensor<2x3x4xf16>) {
   %softmax = graph.softmax %x : (tensor<2x10xf32>) -> tensor<2x10xf32>
   // CHECK-NEXT: %softmax_axis = graph.softmax %y {axis = 1 : i64} : (tensor<2x3x4xf16>) -> tensor<2x3x4xf16>
   %softmax_axis = graph.softmax %y {axis = 1 : i64} : (tensor<2x3x4xf16>) -> tensor<2x3x4xf16>
+  // CHECK-NEXT: %safe_softmax = graph.safe_softmax %y {axis = -1 : i64} : (tensor<2x3x4xf16>) -> tensor<2x3x4xf16>
+  %safe_softmax = graph.safe_softmax %y {axis = -1 : i64} : (tensor<2x3x4xf16>) -> tensor<2x3x4xf16>
   // CHECK-NEXT: %log_softmax = graph.log_softmax %x {axis = -1 : i64} : (tensor<2x10xf32>) -> tensor<2x10xf32>
   %log_softmax = graph.log_softmax %x {axis = -1 : i64} : (tensor<2x10xf32>) -> tensor<2x10xf32>
   // CHECK-NEXT: %log_softmax_axis0 = graph.log_softmax %y {axis = 0 : i64} : (tensor<2x3x4xf16>) -> tensor<2x3x4xf16>

@@ -27,6 +27,27 @@ func.func @softmax(%x: tensor<2x8x40xf32>) -> tensor<2x8x40xf32> {
 
 // -----
 
+// safe_softmax (PyTorch's: an all -inf row gives 0): softmax with the row max clamped to the
+// lowest finite f16 (x - max is then -inf, exp 0, not NaN) and the row sum to at least 1.
+// CHECK-LABEL: ascend.kernel @k0_safe_softmax(
+// CHECK-DAG:     %[[LOW:.*]] = arith.constant -6.550400e+04 : f16
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f16
+// CHECK:         ascend.vreduce %[[X:.*]], %[[M:.*]] {kind = "max", axes = array<i64: 1>}
+// CHECK-NEXT:    ascend.vmaxs %[[M]], %[[LOW]], %[[M]]
+// CHECK:         ascend.vbrcb %[[M]], %[[MB:.*]] :
+// CHECK-NEXT:    ascend.vsub %[[X]], %[[MB]], %[[X]]
+// CHECK-NEXT:    ascend.vexp %[[X]], %[[X]]
+// CHECK:         ascend.vreduce %[[X]], %[[S:.*]] {kind = "sum", axes = array<i64: 1>}
+// CHECK-NEXT:    ascend.vmaxs %[[S]], %[[ONE]], %[[S]]
+// CHECK:         ascend.vbrcb %[[S]], %[[SB:.*]] :
+// CHECK-NEXT:    ascend.vdiv %[[X]], %[[SB]], %[[X]]
+func.func @safe_softmax(%x: tensor<2x8x40xf16>) -> tensor<2x8x40xf16> {
+  %y = graph.safe_softmax %x {axis = -1 : i64} : (tensor<2x8x40xf16>) -> tensor<2x8x40xf16> loc("safe_softmax")
+  func.return %y : tensor<2x8x40xf16>
+}
+
+// -----
+
 // log_softmax over axis 1 of NCHW: the canonical space is [N, C, H*W] and the reduction runs
 // over the middle dim of the tile, the inner dim stays contiguous (36 f32 padded to 40).
 // CHECK-LABEL: ascend.kernel @k0_logsoftmax(

@@ -257,6 +257,24 @@ func.func @bmm_views(%q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x2x16x8xf32>, %y: 
 
 // -----
 
+// torch.export's bmm of probabilities and V: only the left operand is a view of 4-D [2, 4, ...];
+// the plain 3-D right operand is split the same way, so the matmul is 4-D as the attention
+// recogniser wants. A right operand of batch 1 (broadcast over the 8) stays.
+// CHECK-LABEL: func.func @bmm_one_view(
+// CHECK:         %[[V:.*]] = graph.reshape %v, %{{.*}} : (tensor<8x8x16xf32>, tensor<4xi64>) -> tensor<2x4x8x16xf32> loc("bmm")
+// CHECK-NEXT:    %[[O:.*]] = graph.matmul %p, %[[V]] : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32> loc(fused["bmm", "view_p"])
+// CHECK:         graph.reshape %[[O]], %{{.*}} : (tensor<2x4x8x16xf32>, tensor<3xi64>) -> tensor<8x8x16xf32> loc("bmm")
+// CHECK:         %b1 = graph.matmul %vp, %w : (tensor<8x8x8xf32>, tensor<1x8x16xf32>) -> tensor<8x8x16xf32> loc("bmm_b1")
+func.func @bmm_one_view(%p: tensor<2x4x8x8xf32>, %v: tensor<8x8x16xf32>, %w: tensor<1x8x16xf32>) -> (tensor<8x8x16xf32>, tensor<8x8x16xf32>) {
+  %s3 = graph.constant dense<[8, 8, 8]> : tensor<3xi64> loc("s3")
+  %vp = graph.reshape %p, %s3 : (tensor<2x4x8x8xf32>, tensor<3xi64>) -> tensor<8x8x8xf32> loc("view_p")
+  %bmm = graph.matmul %vp, %v : (tensor<8x8x8xf32>, tensor<8x8x16xf32>) -> tensor<8x8x16xf32> loc("bmm")
+  %b1 = graph.matmul %vp, %w : (tensor<8x8x8xf32>, tensor<1x8x16xf32>) -> tensor<8x8x16xf32> loc("bmm_b1")
+  func.return %bmm, %b1 : tensor<8x8x16xf32>, tensor<8x8x16xf32>
+}
+
+// -----
+
 // A constant right operand whose batch slices are all equal (a weight expanded per batch and
 // folded) is its first slice, broadcast; one whose slices differ stays.
 // CHECK-LABEL: func.func @broadcast_weight(

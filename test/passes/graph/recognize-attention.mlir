@@ -246,3 +246,27 @@ func.func @not_causal_constant(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>,
   %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
   func.return %o : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// torch.export's SDPA softmax (graph.safe_softmax: an all -inf row gives 0) with nothing masking
+// the scores is the same attention; with a mask it stays (a fully masked row would give NaN).
+// CHECK-LABEL: func.func @safe_softmax(
+// CHECK-NEXT:    %o = graph.attention %q, %k, %v {scale = 1.000000e+00 : f32, causal = 0 : i64}
+// CHECK-NEXT:    %[[KT:.*]] = graph.transpose %k
+// CHECK-NEXT:    %[[S:.*]] = graph.matmul %q, %[[KT]]
+// CHECK-NEXT:    %a = graph.add %[[S]], %m
+// CHECK-NEXT:    %pm = graph.safe_softmax %a
+// CHECK-NEXT:    %om = graph.matmul %pm, %v
+func.func @safe_softmax(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %m: tensor<1x1x1x4xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) {
+  %kt = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32> loc("kt")
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("qk")
+  %p = graph.safe_softmax %s {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sm")
+  %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
+  %kt_1 = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32> loc("kt_1")
+  %s_1 = graph.matmul %q, %kt_1 : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("qk_1")
+  %a = graph.add %s_1, %m : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32> loc("mask")
+  %pm = graph.safe_softmax %a {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("sm_1")
+  %om = graph.matmul %pm, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv_1")
+  func.return %o, %om : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
+}

@@ -1,9 +1,11 @@
-"""Import one small torch module through torch.export and the core-ATen importer
-(frontend/fx.py) and print the graph-dialect module with locations; or print the error.
+"""Import small torch modules through torch.export and the core-ATen importer
+(frontend/fx.py) and write each graph-dialect module with locations, or its error, to
+OUT/CASE.mlir (one process: importing torch takes seconds).
 
-    python fx_import.py CASE
+    python fx_import.py OUT CASE...
 """
 
+import os
 import sys
 
 import torch
@@ -57,6 +59,13 @@ class StridedConv(nn.Module):
         return torch.relu(self.conv(x))
 
 
+class Sdpa(nn.Module):
+    """F.scaled_dot_product_attention: torch.export writes its softmax as _safe_softmax."""
+
+    def forward(self, q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
 def backward_graph(model, inputs):
     """AOTAutograd's backward graph of `model` (core ATen), imported: its inputs are the
     forward's saved tensors and the output's gradient."""
@@ -87,18 +96,26 @@ CASES = {
     "attention": (Attention, (torch.randn(2, 4, 8), torch.randn(2, 4, 8))),
     "flip": (Flip, (torch.randn(2, 3),)),
     "branch": (Branch, (torch.randn(2, 3),)),
+    "sdpa": (Sdpa, (*torch.randn(3, 1, 2, 4, 8), torch.ones(1, 1, 4, 4, dtype=torch.bool))),
 }
 
-if __name__ == "__main__":
-    if sys.argv[1] == "conv_backward":
+
+def text(case: str) -> str:
+    if case == "conv_backward":
         torch.manual_seed(0)
         x = torch.randn(1, 2, 8, 8, requires_grad=True)  # 8 -> 4 at stride 2: the transpose needs output padding 1
-        print(print_module(backward_graph(StridedConv(), (x,)), elide=True), end="")
-        sys.exit(0)
-    cls, inputs = CASES[sys.argv[1]]
+        return print_module(backward_graph(StridedConv(), (x,)), elide=True)
+    cls, inputs = CASES[case]
     try:
         module = import_torch(cls().eval(), inputs)
     except GeirError as e:
-        print(f"error: {e}")
-        sys.exit(0)
-    print(print_module(module, debuginfo=True), end="")
+        return f"error: {e}\n"
+    return print_module(module, debuginfo=True)
+
+
+if __name__ == "__main__":
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for case in sys.argv[2:]:
+        with open(os.path.join(out, f"{case}.mlir"), "w") as f:
+            f.write(text(case))
