@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 from geir.ir.types import is_float_dtype
 from geir.errors import GeirError
 from geir.driver import compile_cache
+from geir.driver.dynamic_shapes import GEAR_OPTIONS, plan_shapes
 from geir.driver.model_import import import_graph
 from geir.driver.pipelines import PipelineOptions, build_pipeline
 from geir.driver.stages import Stages
@@ -199,12 +200,18 @@ def compile(  # noqa: A001
     at: driver/stages.py). `cache_dir=` (or $GEIR_CACHE_DIR) keeps each final program on disk
     under a key of the model (an ONNX model's bytes, else the imported graph), the options and
     the versions, and loads it instead of compiling again (driver/compile_cache.py); not with
-    keep_stages or quantize."""
+    keep_stages or quantize. ATC's `input_shape` gives an ONNX model's dynamic dims sizes;
+    with a gear option (`dynamic_batch_size`, `dynamic_image_size`, `dynamic_dims`) the result
+    is a GearedModel, one program per gear (driver/dynamic_shapes.py, driver/gears.py)."""
     from geir.dialects import make_context
     from geir.driver.registry import get_all_passes
     from geir.driver.quantize import QuantizeOptions
     from geir.target.device import load_device
 
+    plan = plan_shapes(**{k: options.pop(k, None) for k in ("input_shape", *GEAR_OPTIONS)})
+    if plan is not None and plan.geared:
+        return _compile_gears(model, plan, device, opt_level, example_inputs, progress, keep_stages, options)
+    input_shapes = plan.gears[0] if plan is not None else None  # a static input_shape
     quantize = QuantizeOptions.take(options)
     freeze = options.pop("freeze", None)  # graph inputs made constants at import, not a pipeline option
     weights = options.pop("weights", True)  # False: shape-only weights at import, not a pipeline option
@@ -220,7 +227,7 @@ def compile(  # noqa: A001
     entry = None
     if cache is not None and freeze is None:  # an ONNX model: keyed by its bytes, a hit skips the import
         t0 = time.perf_counter()
-        raw = compile_cache.source_key(model, {"weights": weights})
+        raw = compile_cache.source_key(model, {"weights": weights, "input_shapes": input_shapes})
         if raw is not None:
             entry = compile_cache.key(raw, dataclasses.asdict(opts), spec)
             cached = _from_cache(cache, entry, opts, t0, {}, {})
@@ -244,7 +251,8 @@ def compile(  # noqa: A001
             progress(name, seconds[name])
         return module
 
-    module = stage("01_import", lambda: import_graph(model, example_inputs, freeze, weights, torch_frontend))
+    module = stage("01_import", lambda: import_graph(model, example_inputs, freeze, weights, torch_frontend,
+                                                     input_shapes))
     if quantize is not None:  # a choice of numerics, at every -O level (docs/quantization.md)
         # a fallback search prices its candidates with these very options (int8 layers aside)
         latency_of = default_latency_of(device, opt_level, **options) if quantize.tolerance is not None else None
@@ -265,6 +273,26 @@ def compile(  # noqa: A001
     if entry is not None:
         compile_cache.store(cache, entry, module, pipeline.unavailable)
     return CompiledModel(opts, stages, seconds, pipeline.unavailable)
+
+
+def _compile_gears(model, plan, device: str, opt_level: int, example_inputs, progress, keep_stages: bool,
+                   options: dict):
+    """A GearedModel: the model compiled once per gear of `plan`, each with the gear's shapes
+    as a static input_shape (driver/gears.py)."""
+    from geir.driver.dynamic_shapes import describe
+    from geir.driver.gears import GearedModel
+
+    if options.get("quantize"):
+        raise GeirError("int8 calibration with gears is not supported: calibrate one shape (input_shape) at a time")
+    if isinstance(model, str | Path) and Path(model).suffix == ".onnx" and Path(model).is_file():
+        model = Path(model).read_bytes()  # read once, imported per gear
+    programs, seconds = [], {}
+    for gear in plan.gears:
+        t0 = time.perf_counter()
+        programs.append(compile(model, device, opt_level, example_inputs=example_inputs, progress=progress,
+                                keep_stages=keep_stages, input_shape=describe(gear), **options))
+        seconds[describe(gear)] = time.perf_counter() - t0
+    return GearedModel(plan, programs, seconds)
 
 
 def _from_cache(cache, entry: str, opts: PipelineOptions, t0: float, stages: dict[str, ModuleOp],
@@ -304,7 +332,14 @@ def load(path: str | Path) -> CompiledModel:
     from geir.driver.om import is_om, load_om
 
     if is_om(path):
-        options, module, unavailable = load_om(path)
+        options, module, unavailable, gears = load_om(path)
+        if gears is not None:
+            from geir.driver.dynamic_shapes import ShapePlan
+            from geir.driver.gears import GearedModel
+
+            plan = ShapePlan(tuple({n: tuple(s) for n, s in g.items()} for g in gears["shapes"]), gears["option"],
+                             {n: tuple(p) for n, p in gears["dynamic"].items()})
+            return GearedModel(plan, [CompiledModel(options, {"loaded": m}, unavailable=unavailable) for m in module])
         return CompiledModel(options, {"loaded": module}, unavailable=unavailable)
 
     module = parse_module(Path(path).read_text(), make_context(), name=str(path))

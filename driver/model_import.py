@@ -76,11 +76,12 @@ def to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProto
 
 def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
                  freeze: Mapping[str, Any] | None = None, weights: bool = True,
-                 torch_frontend: str = "fx") -> ModuleOp:
+                 torch_frontend: str = "fx", input_shapes: Mapping[str, Sequence[int]] | None = None) -> ModuleOp:
     """The graph-level module of a model: imported from ONNX (`freeze`: graph inputs made
     constants first, frontend/onnx.py freeze_inputs; `weights=False`: weights as shape-only
     placeholders, none read), from a torch.nn.Module (`torch_frontend`: "fx" or "onnx"), or
-    graph-level MLIR as it is."""
+    graph-level MLIR as it is. `input_shapes`: static shapes for an ONNX model's graph inputs
+    (their dynamic dims), ATC's input_shape."""
     from geir.frontend.builder import GraphBuilder
     from geir.frontend.onnx import import_model
     from geir.ir.text import parse_module
@@ -88,6 +89,12 @@ def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
 
     if torch_frontend not in TORCH_FRONTENDS:
         raise GeirError(f"torch_frontend must be one of {', '.join(TORCH_FRONTENDS)}, not {torch_frontend!r}")
+    onnx_model = isinstance(model, onnx.ModelProto | bytes) or (
+        isinstance(model, str | Path) and Path(model).suffix != ".mlir")
+    if input_shapes and not onnx_model:
+        raise GeirError("input_shape and gears set an ONNX model's dynamic input dims; this model's shapes are "
+                        "fixed (a torch module: its example_inputs; torch.compile(dynamic=True) compiles a "
+                        "program per shape)")
     if torch_frontend == "fx" and _torch_module(model):
         if freeze:
             raise GeirError("freeze makes ONNX graph inputs constants; a torch module's constants are its "
@@ -106,4 +113,4 @@ def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
         if is_ascend_module(model):
             raise GeirError("geir.compile takes graph-level IR; this module is already an ascend program")
         return model.clone()
-    return import_model(to_onnx(model, example_inputs), freeze=freeze, weights=weights)
+    return import_model(to_onnx(model, example_inputs), freeze=freeze, weights=weights, input_shapes=input_shapes)

@@ -10,6 +10,10 @@ member can be read without inflating it) holding
   device and options it was compiled for, the stage names, and the inputs and
   outputs (name, shape, dtype).
 
+A geared model (driver/gears.py) holds every gear's program in `program.mlir`, each
+a module `@gear_<i>` inside one top-level module, so a weight the gears share is one
+resource blob; the manifest lists the gears (their shapes and the option).
+
 The bytes depend only on the model and the options (fixed member order and
 timestamps): two compiles give the same file.
 
@@ -43,10 +47,14 @@ def is_om(path: str | Path) -> bool:
     return path.suffix == ".om" or (path.is_file() and zipfile.is_zipfile(path))
 
 
-def save_om(compiled, path: str | Path) -> None:
-    """Write a CompiledModel as an offline model file."""
+def save_om(compiled, path: str | Path, gears=None) -> None:
+    """Write a CompiledModel as an offline model file; a GearedModel (driver/gears.py) passes
+    itself as `gears` too: every gear's program is written."""
+    from xdsl.dialects.builtin import StringAttr
+
     from geir.ir.text import print_module
 
+    module = compiled.module
     manifest = {
         "format": FORMAT,
         "version": VERSION,
@@ -57,8 +65,16 @@ def save_om(compiled, path: str | Path) -> None:
         "inputs": [_spec(n, s, d) for n, s, d in compiled.input_specs()],
         "outputs": compiled.output_names(),
     }
+    if gears is not None:
+        manifest["gears"] = {"option": gears.plan.option, "shapes": [
+            {n: list(s) for n, s in g.items()} for g in gears.plan.gears],
+            "dynamic": {n: list(p) for n, p in gears.plan.dynamic.items()}}
+        programs = [p.module.clone() for p in gears.programs]
+        for i, m in enumerate(programs):
+            m.sym_name = StringAttr(f"gear_{i}")
+        module = ModuleOp(programs)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
-        for name, text in ((MANIFEST, json.dumps(manifest, indent=2)), (PROGRAM, print_module(compiled.module))):
+        for name, text in ((MANIFEST, json.dumps(manifest, indent=2)), (PROGRAM, print_module(module))):
             z.writestr(_member(name), text)
 
 
@@ -71,9 +87,10 @@ def _member(name: str) -> zipfile.ZipInfo:
     return info
 
 
-def load_om(path: str | Path) -> tuple[PipelineOptions, ModuleOp, list[str]]:
-    """Read an offline model file: (its compile options, its verified program, the passes
-    that were not available when it was compiled). `geir.load` makes a CompiledModel of it."""
+def load_om(path: str | Path) -> tuple[PipelineOptions, ModuleOp | list[ModuleOp], list[str], dict | None]:
+    """Read an offline model file: (its compile options, its verified program - one per gear
+    for a geared model -, the passes that were not available when it was compiled, the
+    manifest's gears or None). `geir.load` makes a CompiledModel (GearedModel) of it."""
     from geir.ir.text import parse_module
 
     path = Path(path)
@@ -94,7 +111,41 @@ def load_om(path: str | Path) -> tuple[PipelineOptions, ModuleOp, list[str]]:
     module.verify()
     options = manifest.get("options", {})
     options["disable_passes"] = tuple(options.get("disable_passes", ()))
-    return PipelineOptions(**options), module, list(manifest.get("unavailable_passes", []))
+    gears = manifest.get("gears")
+    if gears is not None:
+        programs = [op for op in module.ops if isinstance(op, ModuleOp)]
+        if len(programs) != len(gears["shapes"]):
+            raise GeirError(f"{path}: the manifest lists {len(gears['shapes'])} gears, the program holds "
+                            f"{len(programs)}")
+        for m in programs:
+            m.detach()
+            m.sym_name = None
+        module = programs
+    return PipelineOptions(**options), module, list(manifest.get("unavailable_passes", [])), gears
+
+
+def om_gears(path: str | Path) -> list[dict[str, tuple[int, ...]]] | None:
+    """The gears of an offline model (each: input name -> shape), None for a single program;
+    read from the manifest alone, without parsing the program."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            gears = json.loads(z.read(MANIFEST)).get("gears")
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, OSError):
+        return None  # load_om says what is wrong with the file
+    return None if gears is None else [{n: tuple(s) for n, s in g.items()} for g in gears["shapes"]]
+
+
+def pick_gear(gears: list[dict[str, tuple[int, ...]]], shapes: dict[str, tuple[int, ...]], path) -> int:
+    """The first gear the given inputs' shapes fit (inputs not given fit any); an error
+    listing the gears when none does."""
+    from geir.driver.dynamic_shapes import describe
+
+    for i, gear in enumerate(gears):
+        if all(tuple(shapes[n]) == s for n, s in gear.items() if n in shapes):
+            return i
+    listed = " | ".join(describe(g) for g in gears)
+    raise GeirError(f"input shapes {describe({n: tuple(s) for n, s in shapes.items()})} match no gear of {path} "
+                    f"({listed})")
 
 
 def _spec(name, shape, dtype) -> dict:

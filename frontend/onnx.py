@@ -84,8 +84,13 @@ def load_model(model: onnx.ModelProto | str | Path | bytes) -> onnx.ModelProto:
 
 
 def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: bool = True,
-                 freeze: Mapping[str, Any] | None = None, weights: bool = True) -> ModuleOp:
+                 freeze: Mapping[str, Any] | None = None, weights: bool = True,
+                 input_shapes: Mapping[str, Sequence[int]] | None = None) -> ModuleOp:
     """Import an ONNX model into a module holding `func.func @main`.
+
+    `input_shapes` gives named graph inputs static shapes: their dynamic dims (a `dim_param`
+    such as `batch`, or none) take the sizes given, their static ones must equal them
+    (driver/dynamic_shapes.py: ATC's input_shape and gears).
 
     `freeze` maps graph input names to values: those inputs become constants first
     (`freeze_inputs`), for a model that gives reduction axes or split sizes as inputs.
@@ -107,13 +112,40 @@ def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: b
         proto = freeze_inputs(proto, freeze)
     opset = _default_opset(proto)
     check_graph(proto.graph, opset)
+    inputs = _shaped_inputs(proto.graph, input_shapes or {})
     try:
-        inferred = onnx.shape_inference.infer_shapes(_shape_skeleton(proto), data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(_shape_skeleton(proto, inputs), data_prop=True)
     except Exception as e:
         raise OnnxImportError(f"onnx shape inference failed: {e}") from None
     _check_supported(proto.graph, opset)
     importer = _Importer(opset, _value_types(inferred.graph), check_shapes, base_dir, weights)
-    return importer.run(proto.graph)
+    return importer.run(proto.graph, inputs)
+
+
+def _shaped_inputs(graph: onnx.GraphProto, shapes: Mapping[str, Sequence[int]]) -> list[onnx.ValueInfoProto]:
+    """The graph's inputs (initializers aside), those named in `shapes` with the shape given."""
+    inits = {t.name for t in graph.initializer}
+    inputs = [vi for vi in graph.input if vi.name not in inits]
+    by_name = {vi.name: vi for vi in inputs}
+    unknown = [n for n in shapes if n not in by_name]
+    if unknown:
+        raise OnnxImportError(f"input_shape names '{unknown[0]}', which is not a graph input; the inputs are "
+                              f"{', '.join(sorted(by_name))}")
+    out = []
+    for vi in inputs:
+        if vi.name not in shapes:
+            out.append(vi)
+            continue
+        shape = [int(d) for d in shapes[vi.name]]
+        declared = vi.type.tensor_type.shape.dim
+        if vi.type.tensor_type.HasField("shape") and len(declared) != len(shape):
+            raise OnnxImportError(f"input_shape gives '{vi.name}' {len(shape)} dims; the model's has {len(declared)}")
+        for i, (d, size) in enumerate(zip(declared, shape)):
+            if d.HasField("dim_value") and d.dim_value != size:
+                raise OnnxImportError(f"input_shape gives '{vi.name}' dim {i} size {size}; the model fixes it "
+                                      f"at {d.dim_value}")
+        out.append(onnx.helper.make_tensor_value_info(vi.name, vi.type.tensor_type.elem_type, shape))
+    return out
 
 
 def freeze_inputs(proto: onnx.ModelProto, values: Mapping[str, Any]) -> onnx.ModelProto:
@@ -267,21 +299,27 @@ def is_weight(t: onnx.TensorProto) -> bool:
     return math.prod(t.dims) > SHAPE_DATA_MAX_ELEMENTS
 
 
-def _shape_skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
-    """The model for onnx shape inference: its large initializers as typed graph inputs.
+def _shape_skeleton(proto: onnx.ModelProto, inputs: Sequence[onnx.ValueInfoProto] | None = None
+                    ) -> onnx.ModelProto:
+    """The model for onnx shape inference: its large initializers as typed graph inputs, its
+    other inputs `inputs` when given (shapes set by input_shape).
 
     Shape inference serialises the model and copies every initializer (VGG-19: 548 MB, 5 of
     the 7 s its import took); a weight's values never decide a shape, its type does."""
     graph = proto.graph
-    if all(math.prod(t.dims) <= SHAPE_DATA_MAX_ELEMENTS for t in graph.initializer):
+    declared = [vi for vi in graph.input if vi.name not in {t.name for t in graph.initializer}]
+    same_inputs = inputs is None or all(a is b for a, b in zip(inputs, declared))
+    if same_inputs and all(math.prod(t.dims) <= SHAPE_DATA_MAX_ELEMENTS for t in graph.initializer):
         return proto
     skeleton = onnx.ModelProto()
     for field, value in proto.ListFields():
         if field.name != "graph":
             _copy_field(skeleton, field, value)
     for field, value in graph.ListFields():
-        if field.name != "initializer":
+        if field.name not in ("initializer", "input"):
             _copy_field(skeleton.graph, field, value)
+    shaped = {vi.name: vi for vi in inputs or ()}
+    skeleton.graph.input.extend(shaped.get(vi.name, vi) for vi in graph.input)
     declared = {vi.name for vi in graph.input}
     for t in graph.initializer:
         if math.prod(t.dims) <= SHAPE_DATA_MAX_ELEMENTS:
@@ -317,7 +355,8 @@ def onnx_tensor_type(tp: onnx.TypeProto, what: str) -> TensorType:
     for d in tt.shape.dim:
         if not d.HasField("dim_value"):
             sym = d.dim_param or "?"
-            raise OnnxImportError(f"{what} has a dynamic dimension '{sym}'; geir needs static shapes")
+            raise OnnxImportError(f"{what} has a dynamic dimension '{sym}'; geir compiles static shapes: give it "
+                                  f"one with input_shape, or several with a gear option (docs/dynamic-shapes.md)")
         dims.append(d.dim_value)
     negative = [d for d in dims if d < 0]
     if negative:
@@ -370,10 +409,12 @@ class _Importer(GraphBuilder):
         self.node: onnx.NodeProto | None = None
         self.used: set[str] = set()  # names some node or the graph reads
 
-    def run(self, graph: onnx.GraphProto) -> ModuleOp:
+    def run(self, graph: onnx.GraphProto, inputs: Sequence[onnx.ValueInfoProto] | None = None) -> ModuleOp:
+        """`inputs`: the graph's inputs (initializers aside) with their shapes set, if any were."""
         inits = {t.name: t for t in graph.initializer}
         self.used = {n for node in graph.node for n in node.input} | {o.name for o in graph.output}
-        inputs = [i for i in graph.input if i.name not in inits]
+        if inputs is None:
+            inputs = [i for i in graph.input if i.name not in inits]
         arg_types = [onnx_tensor_type(i.type, f"graph input '{i.name}'") for i in inputs]
         self.block = Block(arg_types=arg_types)
         for i, arg in zip(inputs, self.block.args):

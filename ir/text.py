@@ -53,14 +53,21 @@ ELIDED = "__elided__"
 
 
 class _ResourceCollector:
+    """The blobs of one printed file; equal bytes are one blob (a weight shared by the gears
+    of a geared model, or two equal constants), under the first name given them."""
+
     def __init__(self, elide: bool):
         self.elide = elide
         self.blobs: dict[str, str] = {}
         self.names: set[str] = set()
+        self.by_blob: dict[str, str] = {}
 
     def add(self, hint: str | None, attr: DenseIntOrFPElementsAttr) -> str:
         if self.elide:
             return ELIDED
+        blob = encode_blob(attr)
+        if blob in self.by_blob:
+            return self.by_blob[blob]
         base = re.sub(r"[^A-Za-z0-9_]", "_", hint or "cst") or "cst"
         if not (base[0].isalpha() or base[0] == "_"):
             base = "_" + base
@@ -69,7 +76,8 @@ class _ResourceCollector:
             n += 1
             name = f"{base}_{n}"
         self.names.add(name)
-        self.blobs[name] = encode_blob(attr)
+        self.blobs[name] = blob
+        self.by_blob[blob] = name
         return name
 
 

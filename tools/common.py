@@ -161,15 +161,24 @@ def import_onnx(source) -> ModuleOp:
     return module
 
 
-def load_module(path: str | None) -> ModuleOp:
-    """A verified module from a `.onnx` file (imported), an `.om` offline model or MLIR text."""
+def load_module(path: str | None, gear: int | None = None) -> ModuleOp:
+    """A verified module from a `.onnx` file (imported), an `.om` offline model or MLIR text;
+    of a geared offline model, gear `gear` (driver/gears.py)."""
     if path not in (None, STDIO) and path.endswith(".onnx"):
         return import_onnx(path)
     if path not in (None, STDIO) and path.endswith(".om"):
+        from geir.driver.dynamic_shapes import describe
         from geir.driver.om import load_om
 
         open(path, "rb").close()  # a missing file is "cannot open"
-        return load_om(path)[1]
+        _, module, _, gears = load_om(path)
+        if gears is None:
+            return module
+        if gear is None:
+            listed = " | ".join(describe(g) for g in gears["shapes"])
+            raise GeirError(f"{path} holds {len(module)} gears ({listed}): say which (geir-run picks it from "
+                            f"the --input shapes)")
+        return module[gear]
     return parse_mlir(read_text(path), input_name(path))
 
 

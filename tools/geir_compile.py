@@ -67,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--memory-strategy", default="best")
     g.add_argument("--streams", type=int, metavar="N")
     g.add_argument("--disable-pass", action="append", default=[], metavar="NAME", help="leave a pass out (repeatable)")
+    s = p.add_argument_group("dynamic shapes (ATC's names; docs/dynamic-shapes.md)")
+    s.add_argument("--input-shape", metavar="NAME:D,D,...[;NAME:...]",
+                   help="sizes of the inputs' dims; -1 where a gear option sets them")
+    s.add_argument("--dynamic-batch-size", metavar="B,B,...", help="gears: one program per batch size")
+    s.add_argument("--dynamic-image-size", metavar="H,W;H,W;...", help="gears: one program per image size")
+    s.add_argument("--dynamic-dims", metavar="D,D;D,D;...", help="gears: sizes of all -1 dims, per gear")
     q = p.add_argument_group("precision (GE's names; docs/precision.md)")
     q.add_argument("--precision-mode", default=DEFAULT_MODE, metavar="MODE",
                    help=f"the type each op computes in: {', '.join(MODES)} (default: {DEFAULT_MODE}, "
@@ -138,6 +144,10 @@ def _main(argv: Sequence[str] | None) -> int:
         keep_stages=bool(args.dump_dir or args.print_ir_after_change),  # every stage printed
         freeze=freeze,
         weights=not args.no_weights,
+        input_shape=args.input_shape,
+        dynamic_batch_size=args.dynamic_batch_size,
+        dynamic_image_size=args.dynamic_image_size,
+        dynamic_dims=args.dynamic_dims,
         **_quantize_options(args),
     )
     if args.dump_dir or args.print_ir_after_change:
@@ -146,9 +156,27 @@ def _main(argv: Sequence[str] | None) -> int:
         compiled.save(args.output)
     if args.export_graph:
         compiled.export_graph(args.export_graph)
-    print(_summary(compiled, args.output))
+    from geir.driver.dynamic_shapes import describe
+    from geir.driver.gears import GearedModel
+
+    programs = compiled.programs if isinstance(compiled, GearedModel) else [compiled]
+    for i, program in enumerate(programs):
+        if len(programs) > 1:
+            print(f"gear {i}: {describe(compiled.gears[i])}")
+        print(_summary(program))
+    if len(programs) > 1:
+        from geir.runtime.report import format_bytes
+
+        mem = compiled.memory()
+        print(f"{len(programs)} gears ({compiled.plan.option}): weights {format_bytes(mem['constant_bytes'])} once, "
+              f"workspace {format_bytes(mem['workspace_bytes'])} (the largest gear's), peak memory "
+              f"{format_bytes(mem['peak_memory_bytes'])} ({format_bytes(mem['separate_models_bytes'])} as "
+              f"separate models)")
+    if args.output:
+        print(f"wrote {args.output} ({os.path.getsize(args.output) / 2**20:.1f} MiB)")
     if args.run:
-        print(_run_and_check(compiled, model, freeze))
+        for program in programs:
+            print(_run_and_check(program, model, freeze))
     return 0
 
 
@@ -266,7 +294,7 @@ def _dump(compiled, args) -> None:
         previous = text
 
 
-def _summary(compiled, output: str | None) -> str:
+def _summary(compiled) -> str:
     from geir.dialects import ascend as a
 
     kernels = sum(1 for op in compiled.module.walk() if isinstance(op, a.KernelOp))
@@ -277,8 +305,6 @@ def _summary(compiled, output: str | None) -> str:
         lines.append(f"  {name:<16} {seconds:8.3f} s")
     if compiled.unavailable:
         lines.append(f"not available yet: {', '.join(sorted(set(compiled.unavailable)))}")
-    if output:
-        lines.append(f"wrote {output} ({os.path.getsize(output) / 2**20:.1f} MiB)")
     return "\n".join(lines)
 
 

@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=0, help="seed of random inputs and default weights (default: 0)")
     p.add_argument("--output", metavar="FILE.npz", help="save the outputs")
+    p.add_argument("--gear", type=int, metavar="I",
+                   help="of a geared offline model, the gear to run when no --input decides it (default: 0)")
     add_profile_args(p)
     common.add_debug_arg(p)
     return p
@@ -118,14 +120,35 @@ def run_watched(module, feeds, args):
 # ---------------------------------------------------------------------------
 
 
-def load(path: str | None, seed: int):
-    """(module, description) of the model to run."""
+def load(path: str | None, seed: int, given: list[str] = (), gear: int | None = None):
+    """(module, description) of the model to run; of a geared offline model, the gear the
+    `--input` arrays' shapes select (or `gear`)."""
     if path is None:
         from geir.testing.models import DEFAULT_MODEL, load_light_model
 
         model = load_light_model(DEFAULT_MODEL, seed)
         return common.import_onnx(model), f"{DEFAULT_MODEL} (onnx package, random weights, seed {seed})"
-    return common.load_module(path), common.input_name(path)
+    gears = None
+    if path.endswith(".om"):
+        from geir.driver.om import om_gears, pick_gear
+
+        gears = om_gears(path)
+    if gears is None:
+        if gear is not None:
+            raise GeirError(f"--gear: {path} is not a geared offline model")
+        return common.load_module(path), common.input_name(path)
+    from geir.driver.dynamic_shapes import describe
+
+    if gear is None:
+        shapes = {}
+        for item in given:
+            name, _, file = item.partition("=")
+            if name and file:
+                shapes[name] = _load_npy(file).shape
+        gear = pick_gear(gears, shapes, path)
+    elif not 0 <= gear < len(gears):
+        raise GeirError(f"--gear {gear}: {path} has gears 0 to {len(gears) - 1}")
+    return common.load_module(path, gear), f"{common.input_name(path)} gear {gear} ({describe(gears[gear])})"
 
 
 def make_feeds(specs, given: list[str], seed: int) -> tuple[dict[str, np.ndarray], dict[str, str]]:
@@ -249,7 +272,7 @@ def _main(argv: Sequence[str] | None) -> int:
     load_step = "import" if _is_onnx(args.model) else "parse"
     progress(load_step, None)
     start = time.perf_counter()
-    module, description = load(args.model, args.seed)
+    module, description = load(args.model, args.seed, args.input, args.gear)
     import_time = time.perf_counter() - start
     progress(load_step, import_time)
     from geir.runtime.ascend_interpreter import ascend_input_specs, is_ascend_module

@@ -1,0 +1,143 @@
+"""A model compiled for several input shapes (gears): one static program per gear.
+
+    cm = geir.compile("model.onnx", input_shape="x:-1,3,224,224", dynamic_batch_size="1,2,4,8")
+    cm.run({"x": x})              # the gear whose shapes x has exactly (else an error)
+    cm.gear_report()              # per gear: modeled latency, peak memory, compile seconds
+    cm.save("model.om")           # one offline model: every gear, each weight once
+
+Each gear is compiled with every static optimisation (driver/compile.py, the gear's shapes
+given to the importer). The gears share their weights (the same constants, stored once in
+the offline model) and one workspace: at most one gear runs at a time, so the device needs
+the largest gear's feature-map memory, not the sum (`memory()`). GE's dynamic-batch /
+dynamic-image-size / dynamic-dims models work the same way (docs/dynamic-shapes.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from geir.driver.dynamic_shapes import ShapePlan, Shapes, describe
+from geir.errors import GeirError
+
+
+@dataclass
+class GearedModel:
+    """One CompiledModel per gear of `plan`, in the order the option listed them."""
+
+    plan: ShapePlan
+    programs: list[Any]
+    """CompiledModel per gear."""
+    compile_seconds: dict[str, float] = field(default_factory=dict)
+    """Seconds per gear, keyed by the gear as input_shape writes it."""
+
+    @property
+    def gears(self) -> tuple[Shapes, ...]:
+        return self.plan.gears
+
+    @property
+    def options(self):
+        return self.programs[0].options
+
+    @property
+    def module(self):
+        """The first gear's final program (each gear's: `programs[i].module`)."""
+        return self.programs[0].module
+
+    @property
+    def stage_names(self) -> list[str]:
+        return self.programs[0].stage_names
+
+    @property
+    def unavailable(self) -> list[str]:
+        return self.programs[0].unavailable
+
+    @property
+    def shape_only(self) -> bool:
+        return self.programs[0].shape_only
+
+    def mlir(self, stage: str | None = None, *, elide: bool = True, gear: int = 0) -> str:
+        return self.programs[gear].mlir(stage, elide=elide)
+
+    def input_specs(self) -> list[tuple[str, tuple[int, ...], np.dtype]]:
+        """Every input's shape, -1 where the gears differ."""
+        specs = []
+        for name, shape, dtype in self.programs[0].input_specs():
+            sizes = [g.get(name, shape) for g in self.gears]
+            specs.append((name, tuple(d if all(s[i] == d for s in sizes) else -1 for i, d in enumerate(shape)),
+                          dtype))
+        return specs
+
+    def output_names(self) -> list[str]:
+        return self.programs[0].output_names()
+
+    def gear_of(self, shapes: Mapping[str, tuple[int, ...]]) -> int:
+        """The gear whose input shapes `shapes` has; an error listing the gears if none."""
+        for i, gear in enumerate(self.gears):
+            if all(tuple(shapes.get(n, ())) == s for n, s in gear.items()):
+                return i
+        given = describe({n: tuple(shapes[n]) for n in self.gears[0] if n in shapes})
+        listed = " | ".join(describe(g) for g in self.gears)
+        raise GeirError(f"input shapes {given} match no gear; the model was compiled for {listed} "
+                        f"({self.plan.option})")
+
+    def _program(self, feeds: Mapping[str, np.ndarray]):
+        return self.programs[self.gear_of({n: np.shape(v) for n, v in feeds.items()})]
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Run the gear the inputs' shapes select."""
+        return self._program(feeds).run(feeds)
+
+    def profile(self, feeds: Mapping[str, np.ndarray] | None = None, *, mode: str = "full", gear: int = 0):
+        """(outputs, report) of the gear the inputs select (without inputs: of gear `gear`,
+        on seeded random inputs); the report names the gear."""
+        program = self.programs[gear] if feeds is None else self._program(feeds)
+        outputs, report = program.profile(feeds, mode=mode)
+        report["gear"] = describe(self.gears[self.programs.index(program)])
+        return outputs, report
+
+    def random_inputs(self, seed: int = 0, *, floats: bool = True, gear: int = 0) -> dict[str, np.ndarray]:
+        return self.programs[gear].random_inputs(seed, floats=floats)
+
+    def memory(self) -> dict[str, int]:
+        """Device memory of the geared model: the weights once, the largest gear's inputs,
+        outputs and workspace (one gear runs at a time); and what separate models would take."""
+        from geir.runtime.report import memory_stats
+
+        stats = [memory_stats(p.module) for p in self.programs]
+        consts = max(s["constant_bytes"] for s in stats)
+        return {
+            "constant_bytes": consts,
+            "workspace_bytes": max(s["workspace_bytes"] for s in stats),
+            "peak_memory_bytes": max(s["peak_memory_bytes"] for s in stats),
+            "separate_models_bytes": sum(s["peak_memory_bytes"] for s in stats),
+        }
+
+    def gear_report(self, mode: str = "timing") -> list[dict[str, Any]]:
+        """Per gear: its shapes, modeled latency, peak memory and compile seconds (a
+        timing-only run on each gear unless `mode="full"`)."""
+        rows = []
+        for gear, program in zip(self.gears, self.programs):
+            _, report = program.profile(mode=mode)
+            rows.append({"gear": describe(gear), "latency_us": report["latency_us"],
+                         "peak_memory_bytes": report["peak_memory_bytes"],
+                         "compile_seconds": self.compile_seconds.get(describe(gear), 0.0)})
+        return rows
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The first gear's report (each gear's: gear_report())."""
+        return self.programs[0].report
+
+    def save(self, path) -> None:
+        """An offline model holding every gear (driver/om.py)."""
+        from pathlib import Path
+
+        from geir.driver.om import save_om
+
+        if Path(path).suffix != ".om":
+            raise GeirError(f"a geared model is saved as one offline model (.om), not {Path(path).suffix or path}")
+        save_om(self, path, gears=self)

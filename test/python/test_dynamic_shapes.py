@@ -1,0 +1,201 @@
+"""Dynamic shapes as gears (driver/dynamic_shapes.py, driver/gears.py): ATC's options parsed
+and checked, one static program per gear, each matching onnxruntime; the offline model
+holding every gear with the weights once; the workspace the largest gear's."""
+
+import io
+import re
+import warnings
+import zipfile
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+
+import geir
+from geir.driver.dynamic_shapes import ShapeOptionError, plan_shapes
+from geir.driver.gears import GearedModel
+from geir.errors import GeirError
+from geir.runtime.report import memory_stats
+from geir.testing.transformer import block_reference
+
+FP32 = {"precision_mode": "must_keep_origin_dtype"}
+
+
+def _export(model, inputs, names, dynamic_axes) -> bytes:
+    f = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model.eval(), inputs, f, dynamo=False, input_names=names, output_names=["y"],
+                          dynamic_axes=dynamic_axes, opset_version=17)
+    return f.getvalue()
+
+
+@pytest.fixture(scope="module")
+def cnn() -> bytes:
+    """A small CNN exported with a dynamic batch axis."""
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+                            torch.nn.MaxPool2d(2), torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(),
+                            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(32, 10))
+    return _export(m, (torch.randn(2, 3, 32, 32),), ["x"], {"x": {0: "batch"}, "y": {0: "batch"}})
+
+
+@pytest.fixture(scope="module")
+def block() -> bytes:
+    """The transformer block (nn.MultiheadAttention, LayerNorm, GELU MLP) exported by the
+    TorchScript exporter with a dynamic batch axis. (Its sequence axis cannot be dynamic:
+    the exporter bakes nn.MultiheadAttention's sequence length into a Reshape, and
+    onnxruntime fails on any other length too.)"""
+    return _export(block_reference(64, 4), (torch.randn(2, 16, 64),), ["x"], {"x": {0: "batch"}, "y": {0: "batch"}})
+
+
+@pytest.fixture(scope="module")
+def block_dynamo() -> bytes:
+    """The same block exported by torch's dynamo exporter with dynamic batch and sequence."""
+    batch, seq = torch.export.Dim("batch", min=1, max=64), torch.export.Dim("seq", min=2, max=4096)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.onnx.export(block_reference(64, 4).eval(), (torch.randn(2, 16, 64),), dynamo=True,
+                                    input_names=["x"], output_names=["y"], dynamic_shapes=({0: batch, 1: seq},),
+                                    verbose=False)
+    return program.model_proto.SerializeToString()
+
+
+def _ort(model: bytes, feeds):
+    return ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+
+
+def test_cnn_gears_each_match_onnxruntime(cnn):
+    cm = geir.compile(cnn, input_shape="x:-1,3,32,32", dynamic_batch_size="1,2,4,8", **FP32)
+    assert isinstance(cm, GearedModel) and len(cm.programs) == 4
+    assert cm.input_specs() == [("x", (-1, 3, 32, 32), np.dtype(np.float32))]
+    rng = np.random.default_rng(0)
+    for batch in (1, 2, 4, 8):
+        x = rng.standard_normal((batch, 3, 32, 32)).astype(np.float32)
+        y = cm.run({"x": x})["y"]
+        np.testing.assert_allclose(y, _ort(cnn, {"x": x}), rtol=1e-4, atol=1e-5)
+    with pytest.raises(GeirError, match=r"input shapes x:3,3,32,32 match no gear; the model was compiled for "
+                                        r"x:1,3,32,32 \| x:2,3,32,32 \| x:4,3,32,32 \| x:8,3,32,32"):
+        cm.run({"x": np.zeros((3, 3, 32, 32), np.float32)})
+
+
+def test_transformer_batch_gears_match_onnxruntime(block):
+    cm = geir.compile(block, input_shape="x:-1,16,64", dynamic_batch_size="1,2,4,8", **FP32)
+    rng = np.random.default_rng(1)
+    for batch in (1, 2, 4, 8):
+        x = rng.standard_normal((batch, 16, 64)).astype(np.float32)
+        np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block, {"x": x}), rtol=1e-4, atol=1e-4)
+
+
+def test_transformer_gears_over_batch_and_sequence_match_onnxruntime(block_dynamo):
+    cm = geir.compile(block_dynamo, input_shape="x:-1,-1,64", dynamic_dims="1,16;2,32;4,8;8,16", **FP32)
+    assert cm.input_specs() == [("x", (-1, -1, 64), np.dtype(np.float32))]
+    rng = np.random.default_rng(1)
+    for batch, seq in ((1, 16), (2, 32), (4, 8), (8, 16)):
+        x = rng.standard_normal((batch, seq, 64)).astype(np.float32)
+        np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block_dynamo, {"x": x}), rtol=1e-4, atol=1e-4)
+
+
+def test_gears_share_the_weights_and_the_largest_workspace(cnn, tmp_path):
+    geared = geir.compile(cnn, input_shape="x:-1,3,32,32", dynamic_batch_size="1,8", **FP32)
+    single = geir.compile(cnn, input_shape="x:8,3,32,32", **FP32)
+    stats = [memory_stats(p.module) for p in geared.programs]
+    mem = geared.memory()
+    assert mem["workspace_bytes"] == max(s["workspace_bytes"] for s in stats) == memory_stats(single.module)[
+        "workspace_bytes"]
+    assert mem["peak_memory_bytes"] == memory_stats(single.module)["peak_memory_bytes"]
+    assert mem["separate_models_bytes"] == sum(s["peak_memory_bytes"] for s in stats) > mem["peak_memory_bytes"]
+    geared.save(tmp_path / "g.om")
+    single.save(tmp_path / "s.om")
+    text, one = (zipfile.ZipFile(tmp_path / f).read("program.mlir").decode() for f in ("g.om", "s.om"))
+    assert text.count("builtin.module @gear_") == 2
+    # the weights are in the file once: as many blobs, of as many bytes, as one program's
+    blobs = [re.findall(r'^ +\w+: "0x[0-9A-F]*"', t, re.M) for t in (text, one)]
+    assert len(blobs[0]) == len(blobs[1]) > 0 and sum(map(len, blobs[0])) == sum(map(len, blobs[1]))
+    loaded = geir.load(tmp_path / "g.om")
+    assert isinstance(loaded, GearedModel) and loaded.gears == geared.gears
+    x = np.random.default_rng(2).standard_normal((8, 3, 32, 32)).astype(np.float32)
+    np.testing.assert_array_equal(loaded.run({"x": x})["y"], geared.run({"x": x})["y"])
+
+
+def test_gear_report_per_gear(cnn):
+    cm = geir.compile(cnn, input_shape="x:-1,3,32,32", dynamic_batch_size="1,4")
+    rows = cm.gear_report()
+    assert [r["gear"] for r in rows] == ["x:1,3,32,32", "x:4,3,32,32"]
+    assert all(r["latency_us"] > 0 and r["peak_memory_bytes"] > 0 and r["compile_seconds"] > 0 for r in rows)
+    assert rows[1]["peak_memory_bytes"] > rows[0]["peak_memory_bytes"]
+    _, report = cm.profile(cm.random_inputs(gear=1))
+    assert report["gear"] == "x:4,3,32,32"
+
+
+def test_a_static_input_shape_fixes_the_dynamic_dims(cnn):
+    cm = geir.compile(cnn, input_shape="x:3,3,32,32", **FP32)
+    assert not isinstance(cm, GearedModel)
+    assert cm.input_specs() == [("x", (3, 3, 32, 32), np.dtype(np.float32))]
+    x = np.random.default_rng(3).standard_normal((3, 3, 32, 32)).astype(np.float32)
+    np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(cnn, {"x": x}), rtol=1e-4, atol=1e-5)
+
+
+def test_the_plan_of_each_gear_option():
+    batch = plan_shapes("x:-1,3,224,224;m:-1,1", dynamic_batch_size="1, 2,4")
+    assert batch.gears[1] == {"x": (2, 3, 224, 224), "m": (2, 1)} and batch.option == "dynamic_batch_size"
+    image = plan_shapes("img:1,3,-1,-1", dynamic_image_size="224,224;448,320")
+    assert image.gears == ({"img": (1, 3, 224, 224)}, {"img": (1, 3, 448, 320)})
+    dims = plan_shapes("x:-1,-1,64;mask:-1,1,1,-1", dynamic_dims="1,16,1,16;2,32,2,32")
+    assert dims.gears[1] == {"x": (2, 32, 64), "mask": (2, 1, 1, 32)} and dims.dynamic == {"x": (0, 1), "mask": (0, 3)}
+    static = plan_shapes("x:8,3,224,224")
+    assert not static.geared and static.gears == ({"x": (8, 3, 224, 224)},)
+    assert plan_shapes() is None
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"dynamic_batch_size": "1,2"}, "dynamic_batch_size needs input_shape with -1"),
+    ({"input_shape": "x:2,8", "dynamic_batch_size": "1,2"}, "'x:2,8' has none"),
+    ({"input_shape": "x:-1,8", "dynamic_batch_size": "1,2", "dynamic_dims": "1;2"},
+     "dynamic_batch_size and dynamic_dims are mutually exclusive"),
+    ({"input_shape": "x:-1,8", "dynamic_batch_size": "4"}, r"lists 1 gear\(s\); give 2 to 100"),
+    ({"input_shape": "x:-1,8", "dynamic_batch_size": ",".join(map(str, range(1, 102)))}, "lists 101 gear"),
+    ({"input_shape": "x:-1,8", "dynamic_batch_size": "1,2,1"}, "lists a gear twice"),
+    ({"input_shape": "x:-1,8", "dynamic_batch_size": "1,0"}, "has a size below 1"),
+    ({"input_shape": "x:-1,8", "dynamic_batch_size": "1,x"}, "'x' is not a list of sizes"),
+    ({"input_shape": "x:8,-1", "dynamic_batch_size": "1,2"}, "-1 must be the first dim of 'x'"),
+    ({"input_shape": "x:-1,8,8", "dynamic_image_size": "8,8;16,16"}, "must give 'x' two -1 dims, not 1"),
+    ({"input_shape": "x:-1,-1", "dynamic_dims": "1,8;2"}, r"gear '2' gives 1 size\(s\); input_shape has 2"),
+    ({"input_shape": "x:-1,8"}, "shape ranges .* are not supported yet"),
+    ({"input_shape": "x:1~8,8"}, r"a dynamic dim \(a range\) and no gear option"),
+    ({"input_shape": "x:1~8,8", "dynamic_batch_size": "1,2"}, "gives 'x' a range; with dynamic_batch_size"),
+    ({"input_shape": "x:8~1,8"}, "is not a size, -1 or a range"),
+    ({"input_shape": "x:-2,8"}, "'-2' is not a size"),
+    ({"input_shape": "x=2,8"}, "expected NAME:D,D"),
+    ({"input_shape": "x:1;x:2"}, "names 'x' twice"),
+    ({"input_shape": " ; "}, "input_shape is empty"),
+])
+def test_bad_options_are_one_clear_error(kwargs, message):
+    with pytest.raises(ShapeOptionError, match=message):
+        plan_shapes(**kwargs)
+
+
+@pytest.mark.parametrize("shape, message", [
+    ("y:2,3,32,32", "input_shape names 'y', which is not a graph input; the inputs are x"),
+    ("x:2,4,32,32", "input_shape gives 'x' dim 1 size 4; the model fixes it at 3"),
+    ("x:2,3,32", "input_shape gives 'x' 3 dims; the model's has 4"),
+])
+def test_an_input_shape_that_contradicts_the_model_is_an_error(cnn, shape, message):
+    with pytest.raises(GeirError, match=message):
+        geir.compile(cnn, input_shape=shape)
+
+
+def test_a_dynamic_model_without_shapes_says_how_to_give_them(cnn):
+    with pytest.raises(GeirError, match="graph input 'x' has a dynamic dimension 'batch'; geir compiles static "
+                                        "shapes: give it one with input_shape"):
+        geir.compile(cnn)
+
+
+def test_input_shape_needs_an_onnx_model():
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    with pytest.raises(GeirError, match="input_shape and gears set an ONNX model's dynamic input dims"):
+        geir.compile(M(), example_inputs=(torch.randn(2, 3),), input_shape="x:-1,3", dynamic_batch_size="1,2")

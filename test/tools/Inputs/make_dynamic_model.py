@@ -1,0 +1,48 @@
+"""Write a model with dynamic input dims, for the gear tests.
+
+usage: make_dynamic_model.py OUT.onnx [--npy DIR]
+
+y[batch, seq, 16] = Relu(x[batch, seq, 32] @ w[32, 16] + b) + mask[batch, seq, 1]: `batch` and
+`seq` are dim_params. --npy DIR saves x and mask at batch 2, seq 8 (x2.npy, m2.npy) and at
+batch 3 (x3.npy, m3.npy), seeded.
+"""
+
+import argparse
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("--npy")
+    args = p.parse_args()
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((32, 16)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "b")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["xw"], name="mm"),
+         helper.make_node("Add", ["xw", "b"], ["h"], name="bias"),
+         helper.make_node("Relu", ["h"], ["r"], name="relu"),
+         helper.make_node("Add", ["r", "mask"], ["y"], name="masked")],
+        "dynamic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 32]),
+         helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "seq", 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 16])],
+        [w, b],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="geir-test")
+    onnx.checker.check_model(model)
+    onnx.save(model, args.out)
+    if args.npy:
+        os.makedirs(args.npy, exist_ok=True)
+        for batch in (2, 3):
+            np.save(os.path.join(args.npy, f"x{batch}.npy"), rng.standard_normal((batch, 8, 32)).astype(np.float32))
+            np.save(os.path.join(args.npy, f"m{batch}.npy"), rng.standard_normal((batch, 8, 1)).astype(np.float32))
+
+
+if __name__ == "__main__":
+    main()
