@@ -209,8 +209,13 @@ def compile(  # noqa: A001
     from geir.target.device import load_device
 
     plan = plan_shapes(**{k: options.pop(k, None) for k in ("input_shape", *GEAR_OPTIONS)})
+    pad_to_gear = options.pop("pad_to_gear", False)
     if plan is not None and plan.geared:
-        return _compile_gears(model, plan, device, opt_level, example_inputs, progress, keep_stages, options)
+        return _compile_gears(model, plan, device, opt_level, example_inputs, progress, keep_stages, options,
+                              pad_to_gear)
+    if pad_to_gear:
+        raise GeirError("pad_to_gear pads an input to the next larger gear: give gears (dynamic_batch_size, "
+                        "dynamic_image_size or dynamic_dims)")
     input_shapes = plan.gears[0] if plan is not None else None  # a static input_shape
     quantize = QuantizeOptions.take(options)
     freeze = options.pop("freeze", None)  # graph inputs made constants at import, not a pipeline option
@@ -276,10 +281,12 @@ def compile(  # noqa: A001
 
 
 def _compile_gears(model, plan, device: str, opt_level: int, example_inputs, progress, keep_stages: bool,
-                   options: dict):
+                   options: dict, pad_to_gear: bool = False):
     """A GearedModel: the model compiled once per gear of `plan`, each with the gear's shapes
-    as a static input_shape (driver/gears.py)."""
+    as a static input_shape (driver/gears.py). `pad_to_gear`: the imported graph of the
+    largest gear proves which dims pad exactly (driver/gear_padding.py), else an error."""
     from geir.driver.dynamic_shapes import describe
+    from geir.driver.gear_padding import dims_of, padding_plan
     from geir.driver.gears import GearedModel
 
     if options.get("quantize"):
@@ -292,7 +299,24 @@ def _compile_gears(model, plan, device: str, opt_level: int, example_inputs, pro
         programs.append(compile(model, device, opt_level, example_inputs=example_inputs, progress=progress,
                                 keep_stages=keep_stages, input_shape=describe(gear), **options))
         seconds[describe(gear)] = time.perf_counter() - t0
-    return GearedModel(plan, programs, seconds)
+    padding = None
+    if pad_to_gear:
+        largest = max(range(len(plan.gears)), key=lambda i: sum(np.prod(s) for s in plan.gears[i].values()))
+        program = programs[largest]
+        # simplified (a dynamo export's Shape arithmetic folded), not yet fused
+        graph = program.stages[next((n for n in program.stage_names if n.endswith("_simplify")),
+                                    program.stage_names[0])]
+        names = [n for n, _, _ in _graph_input_specs(graph)]
+        padding, refused = padding_plan(graph, names, program.output_names(), dims_of(plan.gears, plan.dynamic))
+        if not padding:  # nothing pads: say why for each dim
+            raise GeirError("; ".join(refused.values()))
+    return GearedModel(plan, programs, seconds, padding, refused if pad_to_gear else {})
+
+
+def _graph_input_specs(module: ModuleOp):
+    from geir.runtime.interpreter import input_specs
+
+    return input_specs(module)
 
 
 def _from_cache(cache, entry: str, opts: PipelineOptions, t0: float, stages: dict[str, ModuleOp],
@@ -339,7 +363,16 @@ def load(path: str | Path) -> CompiledModel:
 
             plan = ShapePlan(tuple({n: tuple(s) for n, s in g.items()} for g in gears["shapes"]), gears["option"],
                              {n: tuple(p) for n, p in gears["dynamic"].items()})
-            return GearedModel(plan, [CompiledModel(options, {"loaded": m}, unavailable=unavailable) for m in module])
+            padding = None
+            if gears.get("padding") is not None:
+                from geir.driver.gear_padding import Carried
+
+                padding = {tuple((n, a) for n, a in p["dim"]): {o: None if c is None else Carried(*c)
+                                                                for o, c in p["outputs"].items()}
+                           for p in gears["padding"]}
+            unpadded = {tuple((n, a) for n, a in u["dim"]): u["why"] for u in gears.get("unpadded", [])}
+            return GearedModel(plan, [CompiledModel(options, {"loaded": m}, unavailable=unavailable) for m in module],
+                               padding=padding, unpadded=unpadded)
         return CompiledModel(options, {"loaded": module}, unavailable=unavailable)
 
     module = parse_module(Path(path).read_text(), make_context(), name=str(path))

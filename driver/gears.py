@@ -14,6 +14,7 @@ dynamic-image-size / dynamic-dims models work the same way (docs/dynamic-shapes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,11 @@ class GearedModel:
     """CompiledModel per gear."""
     compile_seconds: dict[str, float] = field(default_factory=dict)
     """Seconds per gear, keyed by the gear as input_shape writes it."""
+    padding: dict | None = None
+    """With pad_to_gear: per padded dim (driver/gear_padding.py), where each output holds it;
+    an input that matches no gear then runs on the smallest larger one, padded and cropped."""
+    unpadded: dict = field(default_factory=dict)
+    """The dims pad_to_gear could not pad, and why: an input between gears along one is an error."""
 
     @property
     def gears(self) -> tuple[Shapes, ...]:
@@ -88,8 +94,59 @@ class GearedModel:
         return self.programs[self.gear_of({n: np.shape(v) for n, v in feeds.items()})]
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Run the gear the inputs' shapes select."""
-        return self._program(feeds).run(feeds)
+        """Run the gear the inputs' shapes select; with padding, an input between gears runs
+        on the smallest larger gear, zero-padded, its outputs cropped."""
+        shapes = {n: tuple(np.shape(v)) for n, v in feeds.items()}
+        if self.padding is None or any(all(shapes.get(n) == s for n, s in gear.items()) for gear in self.gears):
+            return self._program(feeds).run(feeds)
+        gear, actual = self.padded_gear(shapes)
+        padded = {n: self._pad(n, np.asarray(v), gear, actual) for n, v in feeds.items()}
+        outputs = self.programs[gear].run(padded)
+        for dim, size in actual.items():
+            for name, c in self.padding[dim].items():
+                if c is not None and size != self.gears[gear][dim[0][0]][dim[0][1]]:
+                    outputs[name] = c.crop(outputs[name], size)
+        return outputs
+
+    def padded_gear(self, shapes: Mapping[str, tuple[int, ...]]) -> tuple[int, dict]:
+        """The gear an input between gears pads to - the smallest (fewest input elements) whose
+        every padded dim is at least the input's - and the input's size of each dim."""
+        actual = {}
+        for dim, why in self.unpadded.items():  # these must match a gear exactly
+            sizes = {shapes[n][a] for n, a in dim if n in shapes and a < len(shapes[n])}
+            if sizes and not any(all(gear[n][a] in sizes for n, a in dim) for gear in self.gears):
+                raise GeirError(f"input shapes {describe({n: tuple(s) for n, s in shapes.items()})} match no gear "
+                                f"and cannot be padded: {why}")
+        for dim in self.padding:
+            sizes = {shapes[n][a] for n, a in dim if n in shapes and a < len(shapes[n])}
+            if len(sizes) > 1:
+                raise GeirError(f"inputs {', '.join(f'{n} dim {a}' for n, a in dim)} are one dim in every gear; "
+                                f"the inputs give it sizes {sorted(sizes)}")
+            if sizes:
+                actual[dim] = sizes.pop()
+        fits = [i for i, gear in enumerate(self.gears)
+                if all(gear[n][a] >= actual[d] for d in actual for n, a in d)
+                and all(self._fits(n, shapes.get(n), s) for n, s in gear.items())]
+        if not fits:
+            given = describe({n: tuple(shapes[n]) for n in self.gears[0] if n in shapes})
+            raise GeirError(f"input shapes {given} fit no gear, even padded; the model was compiled for "
+                            f"{' | '.join(describe(g) for g in self.gears)}")
+        gear = min(fits, key=lambda i: (sum(math.prod(s) for s in self.gears[i].values()), i))
+        return gear, actual
+
+    def _fits(self, name: str, shape, gear_shape) -> bool:
+        """Every dim of input `name` equal to the gear's, or a padded one no larger."""
+        padded = {a for dim in self.padding for n, a in dim if n == name}
+        return shape is not None and len(shape) == len(gear_shape) and all(
+            d == gd or (i in padded and d <= gd) for i, (d, gd) in enumerate(zip(shape, gear_shape)))
+
+    def _pad(self, name: str, value: np.ndarray, gear: int, actual: dict) -> np.ndarray:
+        widths = [(0, 0)] * value.ndim
+        for dim in actual:
+            for n, a in dim:
+                if n == name:
+                    widths[a] = (0, self.gears[gear][n][a] - value.shape[a])
+        return np.pad(value, widths) if any(w for _, w in widths) else value
 
     def profile(self, feeds: Mapping[str, np.ndarray] | None = None, *, mode: str = "full", gear: int = 0):
         """(outputs, report) of the gear the inputs select (without inputs: of gear `gear`,

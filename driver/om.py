@@ -68,7 +68,12 @@ def save_om(compiled, path: str | Path, gears=None) -> None:
     if gears is not None:
         manifest["gears"] = {"option": gears.plan.option, "shapes": [
             {n: list(s) for n, s in g.items()} for g in gears.plan.gears],
-            "dynamic": {n: list(p) for n, p in gears.plan.dynamic.items()}}
+            "dynamic": {n: list(p) for n, p in gears.plan.dynamic.items()},
+            "padding": None if gears.padding is None else [
+                {"dim": [list(x) for x in dim], "outputs": {n: None if c is None else [c.axis, c.inner, c.outer]
+                                                            for n, c in outs.items()}}
+                for dim, outs in gears.padding.items()],
+            "unpadded": [{"dim": [list(x) for x in dim], "why": why} for dim, why in gears.unpadded.items()]}
         programs = [p.module.clone() for p in gears.programs]
         for i, m in enumerate(programs):
             m.sym_name = StringAttr(f"gear_{i}")

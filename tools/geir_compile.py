@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dynamic-batch-size", metavar="B,B,...", help="gears: one program per batch size")
     s.add_argument("--dynamic-image-size", metavar="H,W;H,W;...", help="gears: one program per image size")
     s.add_argument("--dynamic-dims", metavar="D,D;D,D;...", help="gears: sizes of all -1 dims, per gear")
+    s.add_argument("--pad-to-gear", action="store_true",
+                   help="an input between gears runs on the next larger gear, padded, its outputs cropped "
+                        "(for the dims geir proves pad exactly)")
     q = p.add_argument_group("precision (GE's names; docs/precision.md)")
     q.add_argument("--precision-mode", default=DEFAULT_MODE, metavar="MODE",
                    help=f"the type each op computes in: {', '.join(MODES)} (default: {DEFAULT_MODE}, "
@@ -148,6 +151,7 @@ def _main(argv: Sequence[str] | None) -> int:
         dynamic_batch_size=args.dynamic_batch_size,
         dynamic_image_size=args.dynamic_image_size,
         dynamic_dims=args.dynamic_dims,
+        pad_to_gear=args.pad_to_gear,
         **_quantize_options(args),
     )
     if args.dump_dir or args.print_ir_after_change:
@@ -172,6 +176,8 @@ def _main(argv: Sequence[str] | None) -> int:
               f"workspace {format_bytes(mem['workspace_bytes'])} (the largest gear's), peak memory "
               f"{format_bytes(mem['peak_memory_bytes'])} ({format_bytes(mem['separate_models_bytes'])} as "
               f"separate models)")
+        for why in compiled.unpadded.values():
+            print(f"not padded: {why}")
     if args.output:
         print(f"wrote {args.output} ({os.path.getsize(args.output) / 2**20:.1f} MiB)")
     if args.run:

@@ -14,8 +14,10 @@ import torch
 
 import geir
 from geir.driver.dynamic_shapes import ShapeOptionError, plan_shapes
+from geir.driver.gear_padding import Carried, padding_plan
 from geir.driver.gears import GearedModel
 from geir.errors import GeirError
+from geir.frontend.builder import GraphBuilder
 from geir.runtime.report import memory_stats
 from geir.testing.transformer import block_reference
 
@@ -199,3 +201,80 @@ def test_input_shape_needs_an_onnx_model():
 
     with pytest.raises(GeirError, match="input_shape and gears set an ONNX model's dynamic input dims"):
         geir.compile(M(), example_inputs=(torch.randn(2, 3),), input_shape="x:-1,3", dynamic_batch_size="1,2")
+
+
+# -- padding to the next larger gear (driver/gear_padding.py) ----------------------------------
+
+
+def test_cnn_pads_every_batch_between_gears(cnn, tmp_path):
+    cm = geir.compile(cnn, input_shape="x:-1,3,32,32", dynamic_batch_size="1,2,4,8", pad_to_gear=True, **FP32)
+    assert cm.padding == {(("x", 0),): {"y": Carried(0)}} and cm.unpadded == {}
+    assert cm.padded_gear({"x": (5, 3, 32, 32)}) == (3, {(("x", 0),): 5})
+    for batch in range(1, 9):
+        x = np.random.default_rng(batch).standard_normal((batch, 3, 32, 32)).astype(np.float32)
+        np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(cnn, {"x": x}), rtol=1e-4, atol=1e-5)
+    with pytest.raises(GeirError, match="x:9,3,32,32 fit no gear, even padded"):
+        cm.run({"x": np.zeros((9, 3, 32, 32), np.float32)})
+    cm.save(tmp_path / "p.om")
+    loaded = geir.load(tmp_path / "p.om")
+    x = np.random.default_rng(9).standard_normal((3, 3, 32, 32)).astype(np.float32)
+    np.testing.assert_array_equal(loaded.run({"x": x})["y"], cm.run({"x": x})["y"])
+
+
+def test_transformer_pads_its_batch_not_its_sequence(block_dynamo):
+    """nn.MultiheadAttention runs sequence-first ([S * B, E] rows): the batch is interleaved
+    with the sequence, and still pads exactly. The sequence does not: padded keys would join
+    every real query's softmax."""
+    cm = geir.compile(block_dynamo, input_shape="x:-1,-1,64", dynamic_dims="1,16;8,16;1,32;8,32", pad_to_gear=True,
+                      **FP32)
+    assert list(cm.padding) == [(("x", 0),)]
+    (why,) = cm.unpadded.values()
+    assert why.startswith("padding x dim 1 is not exact: 'graph.matmul' at ") and "padded columns" in why
+    for batch, seq in ((3, 16), (5, 32), (8, 32)):
+        x = np.random.default_rng(batch).standard_normal((batch, seq, 64)).astype(np.float32)
+        np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block_dynamo, {"x": x}), rtol=1e-4, atol=1e-4)
+    with pytest.raises(GeirError, match="x:3,20,64 match no gear and cannot be padded: padding x dim 1 is not exact"):
+        cm.run({"x": np.zeros((3, 20, 64), np.float32)})
+
+
+def test_pad_to_gear_with_nothing_to_pad_is_an_error(block_dynamo):
+    with pytest.raises(GeirError, match="padding x dim 1 is not exact"):
+        geir.compile(block_dynamo, input_shape="x:2,-1,64", dynamic_dims="16;32", pad_to_gear=True)
+    with pytest.raises(GeirError, match="pad_to_gear pads an input to the next larger gear: give gears"):
+        geir.compile(block_dynamo, input_shape="x:2,16,64", pad_to_gear=True)
+
+
+def _plan(build, shape):
+    b = GraphBuilder()
+    x = b.input("x", shape)
+    b.output("y", build(b, x))
+    plan, refused = padding_plan(b.finish(), ["x"], ["y"], [(("x", 0),)])
+    return plan.get((("x", 0),), {}).get("y"), next(iter(refused.values()), None)
+
+
+@pytest.mark.parametrize("build, carried", [
+    (lambda b, x: b.relu(b.add(x, np.ones((1, 6), np.float32))), Carried(0)),
+    (lambda b, x: b.softmax(x, axis=1), Carried(0)),
+    (lambda b, x: b.reduce_sum(x, axes=[1], keepdims=0), Carried(0)),
+    (lambda b, x: b.matmul(x, np.ones((6, 3), np.float32)), Carried(0)),
+    (lambda b, x: b.transpose(x, perm=[1, 0]), Carried(1)),
+    # [4, 6] -> [24]: the rows merge with the columns, the real ones still a prefix of 6 each
+    (lambda b, x: b.reshape(x, np.array([24])), Carried(0, inner=6)),
+    # [4, 6] -> [6, 4] -> [24]: sequence-first, the batch interleaved under 6 outer rows
+    (lambda b, x: b.reshape(b.transpose(x, perm=[1, 0]), np.array([24])), Carried(0, outer=6)),
+])
+def test_ops_that_keep_rows_apart(build, carried):
+    assert _plan(build, [4, 6]) == (carried, None)
+
+
+@pytest.mark.parametrize("build, why", [
+    (lambda b, x: b.reduce_mean(x, axes=[0], keepdims=1), "reduces or normalises over it"),
+    (lambda b, x: b.softmax(x, axis=0), "reduces or normalises over it"),
+    (lambda b, x: b.matmul(b.transpose(x, perm=[1, 0]), x), "contracts over it"),
+    (lambda b, x: b.add(x, np.arange(24, dtype=np.float32).reshape(4, 6)), "varies along it but does not hold it"),
+    (lambda b, x: b.concat(x, x, axis=0), "joins or splits along it"),
+    (lambda b, x: b.reshape(x, np.array([2, 12])), "splitting it across dims"),
+])
+def test_ops_that_mix_rows_are_refused(build, why):
+    carried, reason = _plan(build, [4, 6])
+    assert carried is None and why in reason and reason.startswith("padding x dim 0 is not exact: 'graph.")

@@ -1,0 +1,107 @@
+"""Gears against static compiles, side by side in one run (docs/dynamic-shapes.md).
+
+For each model with dynamic input dims, compiled at O3 with a gear option and, for each gear,
+alone with that gear's static input_shape:
+
+- per gear: modeled latency (a timing-only run) and peak memory of the gear's program and of
+  the static program (target: latency within 2%), and the compile seconds of each;
+- the geared model's device memory (the weights once, the largest gear's workspace) against
+  the static programs' summed; the compile time of the N gears against the N static compiles
+  (target: no more than N x one).
+
+Models: ResNet-50 (the onnx package's, its batch made a dim_param `N`: its input's and
+output's, its classifier's Reshape target [-1, 2048], no intermediate shapes) over batch gears, and
+the transformer block (hidden 768, 12 heads; torch's dynamo exporter, dynamic batch and
+sequence) over (batch, sequence) gears.
+
+    python bench/dynamic.py [--models resnet50,transformer] [--pad]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import geir
+from geir.driver.dynamic_shapes import describe
+from geir.runtime.report import format_bytes, memory_stats
+
+
+def resnet50() -> tuple[bytes, dict]:
+    import numpy as np
+    from onnx import numpy_helper
+
+    from geir.testing.models import load_light_model
+
+    model = load_light_model("light_resnet50")
+    for vi in (model.graph.input[0], model.graph.output[0]):
+        vi.type.tensor_type.shape.dim[0].dim_param = "N"
+    del model.graph.value_info[:]  # intermediate shapes at batch 1
+    # its classifier's Reshape says [1, 2048]: the batch, made -1 as one does to export it dynamic
+    targets = {n.input[1] for n in model.graph.node if n.op_type == "Reshape"}
+    for i, t in enumerate(model.graph.initializer):
+        if t.name in targets:
+            shape = numpy_helper.to_array(t).copy()
+            shape[0] = -1
+            model.graph.initializer[i].CopyFrom(numpy_helper.from_array(shape.astype(np.int64), t.name))
+    return model.SerializeToString(), {"input_shape": "gpu_0/data_0:-1,3,224,224",
+                                       "dynamic_batch_size": "1,8,16,32"}
+
+
+def transformer() -> tuple[bytes, dict]:
+    import torch
+
+    from geir.testing.transformer import block_reference
+
+    batch, seq = torch.export.Dim("batch", min=1, max=64), torch.export.Dim("seq", min=2, max=4096)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.onnx.export(block_reference(768, 12).eval(), (torch.randn(2, 16, 768),), dynamo=True,
+                                    input_names=["x"], output_names=["y"], dynamic_shapes=({0: batch, 1: seq},),
+                                    verbose=False)
+    return program.model_proto.SerializeToString(), {"input_shape": "x:-1,-1,768",
+                                                     "dynamic_dims": "1,128;8,128;8,512"}
+
+
+MODELS = {"resnet50": resnet50, "transformer": transformer}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--pad", action="store_true", help="compile the gears with pad_to_gear (the padding analysis)")
+    args = p.parse_args()
+    for name in args.models.split(","):
+        data, options = MODELS[name]()
+        t0 = time.perf_counter()
+        geared = geir.compile(data, pad_to_gear=args.pad, **options)
+        geared_s = time.perf_counter() - t0
+        print(f"\n{name}: {len(geared.gears)} gears ({geared.plan.option}), compiled in {geared_s:.1f} s")
+        print("| gear | latency us (gear / static) | ratio | peak memory (gear / static) | compile s (gear / static) |")
+        print("|---|---|---|---|---|")
+        static_s, static_peak = 0.0, 0
+        for gear, program in zip(geared.gears, geared.programs):
+            t0 = time.perf_counter()
+            static = geir.compile(data, input_shape=describe(gear))
+            seconds = time.perf_counter() - t0
+            static_s += seconds
+            _, rg = program.profile(mode="timing")
+            _, rs = static.profile(mode="timing")
+            static_peak += memory_stats(static.module)["peak_memory_bytes"]
+            print(f"| {describe(gear)} | {rg['latency_us']:.1f} / {rs['latency_us']:.1f} | "
+                  f"{rg['latency_us'] / rs['latency_us']:.4f} | {format_bytes(rg['peak_memory_bytes'])} / "
+                  f"{format_bytes(rs['peak_memory_bytes'])} | {geared.compile_seconds[describe(gear)]:.1f} / "
+                  f"{seconds:.1f} |", flush=True)
+        mem = geared.memory()
+        print(f"device memory: geared {format_bytes(mem['peak_memory_bytes'])} (weights "
+              f"{format_bytes(mem['constant_bytes'])} once, workspace {format_bytes(mem['workspace_bytes'])}, "
+              f"the largest gear's) vs {format_bytes(static_peak)} for the static programs together")
+        print(f"compile: {geared_s:.1f} s for the gears vs {static_s:.1f} s for the static compiles "
+              f"({geared_s / static_s:.2f}x)")
+        if args.pad:
+            print(f"padded dims: {[d for d in geared.padding]}; refused: {list(geared.unpadded.values())}")
+
+
+if __name__ == "__main__":
+    main()
