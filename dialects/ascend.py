@@ -69,6 +69,7 @@ from xdsl.ir import (
 )
 from xdsl.irdl import (
     IRDLOperation,
+    attr_def,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -1970,6 +1971,77 @@ class ReferenceOp(IRDLOperation):
         if extra is not None:
             op.attributes.update(extra.data)
         return op
+
+
+# ---------------------------------------------------------------------------
+# Gears: one program per input shape, chosen at run time.
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class GearsOp(IRDLOperation):
+    """The run-time selection of a geared model (driver/gears.py): the top-level module holds
+    one program module per gear (`builtin.module @gear_0 { ... }`) and this op, which lists
+    them; a run takes the program whose host function's input shapes the inputs have.
+
+        ascend.gears {option = "dynamic_batch_size", programs = [@gear_0, @gear_1]}
+
+    Verified: each program is a sibling module with one host function; the programs take the
+    same inputs (count, element types, ranks), no two of the same shapes; 2 to 100 of them
+    (ATC's limits)."""
+
+    name = "ascend.gears"
+    programs = attr_def(ArrayAttr)
+    option = attr_def(StringAttr)
+    assembly_format = "attr-dict"
+
+    MIN: ClassVar[int] = 2
+    MAX: ClassVar[int] = 100
+
+    def program_modules(self) -> list[ModuleOp]:
+        parent = self.parent_op()
+        by_name = {op.sym_name.data: op for op in (parent.ops if isinstance(parent, ModuleOp) else ())
+                   if isinstance(op, ModuleOp) and op.sym_name is not None}
+        out = []
+        for ref in self.programs.data:
+            if not isinstance(ref, SymbolRefAttr) or ref.nested_references.data:
+                _fail(self, f"programs must be module symbols (@gear_0), got {ref}")
+            if ref.root_reference.data not in by_name:
+                _fail(self, f"program @{ref.root_reference.data} is not a module beside this op")
+            out.append(by_name[ref.root_reference.data])
+        return out
+
+    def input_types(self, module: ModuleOp) -> list[MemRefType]:
+        """The input arguments' types of a program's host function."""
+        from xdsl.dialects import func
+
+        hosts = [op for op in module.ops if isinstance(op, func.FuncOp)]
+        if len(hosts) != 1:
+            _fail(self, f"program @{module.sym_name.data} must hold one host function, not {len(hosts)}")
+        types = hosts[0].function_type.inputs.data
+        attrs = hosts[0].arg_attrs.data if hosts[0].arg_attrs is not None else [DictionaryAttr({})] * len(types)
+        return [t for t, d in zip(types, attrs)  # the inputs, not the outputs or the workspace
+                if attr_names.OUTPUT not in d.data and attr_names.WORKSPACE not in d.data]
+
+    def verify_(self) -> None:
+        if not isinstance(self.parent_op(), ModuleOp):
+            _fail(self, "belongs in the top-level module, beside its programs")
+        modules = self.program_modules()
+        if not self.MIN <= len(modules) <= self.MAX:
+            _fail(self, f"lists {len(modules)} program(s); a geared model has {self.MIN} to {self.MAX}")
+        signatures = [self.input_types(m) for m in modules]
+        first = signatures[0]
+        for m, types in zip(modules[1:], signatures[1:]):
+            if len(types) != len(first) or any(
+                    a_.element_type != b_.element_type or len(a_.get_shape()) != len(b_.get_shape())
+                    for a_, b_ in zip(types, first)):
+                _fail(self, f"program @{m.sym_name.data} takes other inputs than @{modules[0].sym_name.data} "
+                            f"(count, element types or ranks)")
+        shapes = [tuple(tuple(t.get_shape()) for t in types) for types in signatures]
+        for i, s in enumerate(shapes):
+            if s in shapes[:i]:
+                _fail(self, f"programs @{modules[shapes.index(s)].sym_name.data} and @{modules[i].sym_name.data} "
+                            f"take the same shapes")
 
 
 # ---------------------------------------------------------------------------

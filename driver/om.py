@@ -74,10 +74,18 @@ def save_om(compiled, path: str | Path, gears=None) -> None:
                                                             for n, c in outs.items()}}
                 for dim, outs in gears.padding.items()],
             "unpadded": [{"dim": [list(x) for x in dim], "why": why} for dim, why in gears.unpadded.items()]}
+        from xdsl.dialects.builtin import ArrayAttr, SymbolRefAttr
+
+        from geir.dialects import ascend as a
+
         programs = [p.module.clone() for p in gears.programs]
         for i, m in enumerate(programs):
             m.sym_name = StringAttr(f"gear_{i}")
-        module = ModuleOp(programs)
+        select = a.GearsOp.create(attributes={
+            "programs": ArrayAttr([SymbolRefAttr(f"gear_{i}") for i in range(len(programs))]),
+            "option": StringAttr(gears.plan.option)})
+        module = ModuleOp([*programs, select])
+        module.verify()
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
         for name, text in ((MANIFEST, json.dumps(manifest, indent=2)), (PROGRAM, print_module(module))):
             z.writestr(_member(name), text)
@@ -118,39 +126,27 @@ def load_om(path: str | Path) -> tuple[PipelineOptions, ModuleOp | list[ModuleOp
     options["disable_passes"] = tuple(options.get("disable_passes", ()))
     gears = manifest.get("gears")
     if gears is not None:
-        programs = [op for op in module.ops if isinstance(op, ModuleOp)]
-        if len(programs) != len(gears["shapes"]):
+        programs = gear_programs(module)
+        if programs is None or len(programs) != len(gears["shapes"]):
             raise GeirError(f"{path}: the manifest lists {len(gears['shapes'])} gears, the program holds "
-                            f"{len(programs)}")
-        for m in programs:
-            m.detach()
-            m.sym_name = None
+                            f"{0 if programs is None else len(programs)}")
         module = programs
     return PipelineOptions(**options), module, list(manifest.get("unavailable_passes", [])), gears
 
 
-def om_gears(path: str | Path) -> list[dict[str, tuple[int, ...]]] | None:
-    """The gears of an offline model (each: input name -> shape), None for a single program;
-    read from the manifest alone, without parsing the program."""
-    try:
-        with zipfile.ZipFile(path) as z:
-            gears = json.loads(z.read(MANIFEST)).get("gears")
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, OSError):
-        return None  # load_om says what is wrong with the file
-    return None if gears is None else [{n: tuple(s) for n, s in g.items()} for g in gears["shapes"]]
+def gear_programs(module: ModuleOp) -> list[ModuleOp] | None:
+    """The programs of a geared module (its `ascend.gears` op's, in order, detached and
+    unnamed so each runs alone), or None for a module without one."""
+    from geir.dialects import ascend as a
 
-
-def pick_gear(gears: list[dict[str, tuple[int, ...]]], shapes: dict[str, tuple[int, ...]], path) -> int:
-    """The first gear the given inputs' shapes fit (inputs not given fit any); an error
-    listing the gears when none does."""
-    from geir.driver.dynamic_shapes import describe
-
-    for i, gear in enumerate(gears):
-        if all(tuple(shapes[n]) == s for n, s in gear.items() if n in shapes):
-            return i
-    listed = " | ".join(describe(g) for g in gears)
-    raise GeirError(f"input shapes {describe({n: tuple(s) for n, s in shapes.items()})} match no gear of {path} "
-                    f"({listed})")
+    select = next((op for op in module.ops if isinstance(op, a.GearsOp)), None)
+    if select is None:
+        return None
+    programs = select.program_modules()
+    for m in programs:
+        m.detach()
+        m.sym_name = None
+    return programs
 
 
 def _spec(name, shape, dtype) -> dict:

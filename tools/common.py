@@ -161,9 +161,8 @@ def import_onnx(source) -> ModuleOp:
     return module
 
 
-def load_module(path: str | None, gear: int | None = None) -> ModuleOp:
-    """A verified module from a `.onnx` file (imported), an `.om` offline model or MLIR text;
-    of a geared offline model, gear `gear` (driver/gears.py)."""
+def load_module(path: str | None) -> ModuleOp:
+    """A verified module from a `.onnx` file (imported), an `.om` offline model or MLIR text."""
     if path not in (None, STDIO) and path.endswith(".onnx"):
         return import_onnx(path)
     if path not in (None, STDIO) and path.endswith(".om"):
@@ -174,11 +173,9 @@ def load_module(path: str | None, gear: int | None = None) -> ModuleOp:
         _, module, _, gears = load_om(path)
         if gears is None:
             return module
-        if gear is None:
-            listed = " | ".join(describe(g) for g in gears["shapes"])
-            raise GeirError(f"{path} holds {len(module)} gears ({listed}): say which (geir-run picks it from "
-                            f"the --input shapes)")
-        return module[gear]
+        listed = " | ".join(describe(g) for g in gears["shapes"])
+        raise GeirError(f"{path} holds {len(module)} gears ({listed}): run one with geir-run (the gear its "
+                        f"--input shapes select, or --gear I)")
     return parse_mlir(read_text(path), input_name(path))
 
 

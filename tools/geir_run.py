@@ -121,34 +121,44 @@ def run_watched(module, feeds, args):
 
 
 def load(path: str | None, seed: int, given: list[str] = (), gear: int | None = None):
-    """(module, description) of the model to run; of a geared offline model, the gear the
-    `--input` arrays' shapes select (or `gear`)."""
+    """(module, description) of the model to run; of a geared model (an `ascend.gears` op
+    over one program per gear, from an offline model or MLIR text), the gear the `--input`
+    arrays' shapes select, or `gear`."""
     if path is None:
         from geir.testing.models import DEFAULT_MODEL, load_light_model
 
         model = load_light_model(DEFAULT_MODEL, seed)
         return common.import_onnx(model), f"{DEFAULT_MODEL} (onnx package, random weights, seed {seed})"
-    gears = None
+    from geir.driver.om import gear_programs, load_om
+
     if path.endswith(".om"):
-        from geir.driver.om import om_gears, pick_gear
-
-        gears = om_gears(path)
-    if gears is None:
+        open(path, "rb").close()  # a missing file is "cannot open"
+        _, module, _, _ = load_om(path)
+        programs = module if isinstance(module, list) else None
+    else:
+        module = common.load_module(path)
+        programs = gear_programs(module)
+    if programs is None:
         if gear is not None:
-            raise GeirError(f"--gear: {path} is not a geared offline model")
-        return common.load_module(path), common.input_name(path)
-    from geir.driver.dynamic_shapes import describe
+            raise GeirError(f"--gear: {path} is not a geared model")
+        return module, common.input_name(path)
+    from geir.runtime.ascend_interpreter import ascend_input_specs
 
+    specs = [{n: tuple(s) for n, s, _ in ascend_input_specs(p)} for p in programs]
+    shown = [";".join(f"{n}:{','.join(map(str, s))}" for n, s in spec.items()) for spec in specs]
     if gear is None:
         shapes = {}
         for item in given:
             name, _, file = item.partition("=")
             if name and file:
                 shapes[name] = _load_npy(file).shape
-        gear = pick_gear(gears, shapes, path)
-    elif not 0 <= gear < len(gears):
-        raise GeirError(f"--gear {gear}: {path} has gears 0 to {len(gears) - 1}")
-    return common.load_module(path, gear), f"{common.input_name(path)} gear {gear} ({describe(gears[gear])})"
+        gear = next((i for i, spec in enumerate(specs) if all(spec.get(n) == s for n, s in shapes.items())), None)
+        if gear is None:
+            raise GeirError(f"input shapes {';'.join(f'{n}:' + ','.join(map(str, s)) for n, s in shapes.items())} "
+                            f"match no gear of {path} ({' | '.join(shown)})")
+    elif not 0 <= gear < len(programs):
+        raise GeirError(f"--gear {gear}: {path} has gears 0 to {len(programs) - 1}")
+    return programs[gear], f"{common.input_name(path)} gear {gear} ({shown[gear]})"
 
 
 def make_feeds(specs, given: list[str], seed: int) -> tuple[dict[str, np.ndarray], dict[str, str]]:

@@ -559,3 +559,54 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   ascend.pipe_barrier X
   ascend.return
 }
+
+// --- gears -----------------------------------------------------------------
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 6]]:1: 'ascend.gears': program @gear_2 is not a module beside this op
+builtin.module @gear_0 {
+  func.func @main(%x: memref<1x8xf32, "gm"> {onnx.name = "x"}) {
+    func.return
+  }
+}
+ascend.gears {option = "dynamic_batch_size", programs = [@gear_0, @gear_2]}
+
+// -----
+
+// CHECK: error: {{.*}}:[[# @LINE + 6]]:1: 'ascend.gears': lists 1 program(s); a geared model has 2 to 100
+builtin.module @gear_0 {
+  func.func @main(%x: memref<1x8xf32, "gm"> {onnx.name = "x"}) {
+    func.return
+  }
+}
+ascend.gears {option = "dynamic_batch_size", programs = [@gear_0]}
+
+// -----
+
+// CHECK: error: {{.*}}:[[# @LINE + 11]]:1: 'ascend.gears': program @gear_1 takes other inputs than @gear_0 (count, element types or ranks)
+builtin.module @gear_0 {
+  func.func @main(%x: memref<1x8xf32, "gm"> {onnx.name = "x"}) {
+    func.return
+  }
+}
+builtin.module @gear_1 {
+  func.func @main(%x: memref<4x8xf16, "gm"> {onnx.name = "x"}) {
+    func.return
+  }
+}
+ascend.gears {option = "dynamic_batch_size", programs = [@gear_0, @gear_1]}
+
+// -----
+
+// CHECK: error: {{.*}}:[[# @LINE + 11]]:1: 'ascend.gears': programs @gear_0 and @gear_1 take the same shapes
+builtin.module @gear_0 {
+  func.func @main(%x: memref<1x8xf32, "gm"> {onnx.name = "x"}, %y: memref<1x8xf32, "gm"> {ascend.output}) {
+    func.return
+  }
+}
+builtin.module @gear_1 {
+  func.func @main(%x: memref<1x8xf32, "gm"> {onnx.name = "x"}, %y: memref<1x8xf32, "gm"> {ascend.output}) {
+    func.return
+  }
+}
+ascend.gears {option = "dynamic_batch_size", programs = [@gear_0, @gear_1]}
