@@ -30,7 +30,7 @@ result attributes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -290,6 +290,11 @@ class AscendFunctions(InterpreterFunctions):
                                    f"stream has recorded before (it would wait forever)")
         _emit(interpreter, op, "host", stream.id, detail={"event": event.id})
         return ()
+
+    @impl(a.GearsOp)
+    def run_gears(self, interpreter, op: a.GearsOp, args):
+        # the verifier keeps it at module level, where run_ascend_module selects a program
+        raise InterpreterError(f"{describe(op)}: selects a whole program; run the module holding it")
 
     @impl(a.LaunchOp)
     def run_launch(self, interpreter, op: a.LaunchOp, args):
@@ -761,6 +766,16 @@ def is_ascend_module(module: ModuleOp) -> bool:
         for f in module.ops)
 
 
+def gear_of(programs: Sequence[ModuleOp], shapes: Mapping[str, tuple[int, ...]]) -> int | None:
+    """The first of a geared model's programs whose inputs have `shapes` (an input not named
+    there matches any), or None."""
+    for i, program in enumerate(programs):
+        specs = {h.name: tuple(h.shape) for h in host_args(program) if h.role == "input"}
+        if all(specs.get(n) == tuple(s) for n, s in shapes.items()):
+            return i
+    return None
+
+
 def run_ascend_module(
     module: ModuleOp,
     feeds: Mapping[str, np.ndarray],
@@ -792,6 +807,15 @@ def run_ascend_module(
     checks, no events; `AscendFunctions.probed`) and runs in full only when `repeats` does not
     take it (runtime/simulator.py's `Recorder.repeated`). A full
     run of a program with shape-only weights is an error: their numbers do not exist."""
+    select = next((op for op in module.ops if isinstance(op, a.GearsOp)), None)
+    if select is not None:  # a geared model: the program whose input shapes the feeds have
+        programs = select.program_modules()
+        shapes = {n: tuple(np.shape(v)) for n, v in feeds.items()}
+        i = gear_of(programs, shapes)
+        if i is None:
+            raise InterpreterError(f"input shapes {shapes} match no program of {describe(select)}")
+        return run_ascend_module(programs[i], feeds, device=device, trace=trace, listeners=listeners,
+                                 compiled=compiled, overflow=overflow, timing=timing, memo=memo, repeats=repeats)
     spec = load_device(device) if isinstance(device, str) else device
     hargs = host_args(module)
     if not timing:

@@ -142,7 +142,7 @@ def load(path: str | None, seed: int, given: list[str] = (), gear: int | None = 
         if gear is not None:
             raise GeirError(f"--gear: {path} is not a geared model")
         return module, common.input_name(path)
-    from geir.runtime.ascend_interpreter import ascend_input_specs
+    from geir.runtime.ascend_interpreter import ascend_input_specs, gear_of
 
     specs = [{n: tuple(s) for n, s, _ in ascend_input_specs(p)} for p in programs]
     shown = [";".join(f"{n}:{','.join(map(str, s))}" for n, s in spec.items()) for spec in specs]
@@ -152,7 +152,7 @@ def load(path: str | None, seed: int, given: list[str] = (), gear: int | None = 
             name, _, file = item.partition("=")
             if name and file:
                 shapes[name] = _load_npy(file).shape
-        gear = next((i for i, spec in enumerate(specs) if all(spec.get(n) == s for n, s in shapes.items())), None)
+        gear = gear_of(programs, shapes)
         if gear is None:
             raise GeirError(f"input shapes {';'.join(f'{n}:' + ','.join(map(str, s)) for n, s in shapes.items())} "
                             f"match no gear of {path} ({' | '.join(shown)})")

@@ -278,3 +278,19 @@ def test_ops_that_keep_rows_apart(build, carried):
 def test_ops_that_mix_rows_are_refused(build, why):
     carried, reason = _plan(build, [4, 6])
     assert carried is None and why in reason and reason.startswith("padding x dim 0 is not exact: 'graph.")
+
+
+def test_the_interpreter_runs_a_geared_module_by_its_inputs(cnn, tmp_path):
+    """The top-level module of a geared offline model (its ascend.gears op and a program per
+    gear) runs as one: the interpreter takes the program whose input shapes the feeds have."""
+    from geir.dialects import make_context
+    from geir.ir.text import parse_module
+    from geir.runtime.ascend_interpreter import InterpreterError, run_ascend_module
+
+    cm = geir.compile(cnn, input_shape="x:-1,3,32,32", dynamic_batch_size="1,2", **FP32)
+    cm.save(tmp_path / "g.om")
+    module = parse_module(zipfile.ZipFile(tmp_path / "g.om").read("program.mlir").decode(), make_context())
+    x = np.random.default_rng(4).standard_normal((2, 3, 32, 32)).astype(np.float32)
+    np.testing.assert_array_equal(run_ascend_module(module, {"x": x})["y"], cm.run({"x": x})["y"])
+    with pytest.raises(InterpreterError, match=r"input shapes \{'x': \(3, 3, 32, 32\)\} match no program of"):
+        run_ascend_module(module, {"x": np.zeros((3, 3, 32, 32), np.float32)})
