@@ -620,8 +620,9 @@ def compile_stages(model: onnx.ModelProto, device: str = "ascend910b", opt_level
 
     options = dict(options)
     quantize = QuantizeOptions.take(options)
+    shapes = options.pop("input_shapes", None)  # static shapes for the model's dynamic input dims
     pipeline = _pipeline(device, opt_level, **options)
-    module = import_model(model)
+    module = import_model(model, input_shapes=shapes)
     module.verify()
     stages = {IMPORT_STAGE: module.clone()}
     if quantize is not None and until != IMPORT_STAGE:  # geir.compile's first stage (driver/compile.py)
@@ -658,6 +659,7 @@ def _pipeline(device: str, opt_level: int, **options):
 
 def stage_names(device: str = "ascend910b", opt_level: int = 3, **options) -> list[str]:
     """The stages geir.compile makes with these options (without compiling)."""
+    options.pop("input_shapes", None)
     first = [IMPORT_STAGE, QUANTIZE_STAGE] if options.get("quantize") else [IMPORT_STAGE]
     return [*first, *(name for name, _ in _pipeline(device, opt_level, **options).stages)]
 

@@ -134,6 +134,16 @@ def load_om(path: str | Path) -> tuple[PipelineOptions, ModuleOp | list[ModuleOp
     return PipelineOptions(**options), module, list(manifest.get("unavailable_passes", [])), gears
 
 
+def is_geared(path: str | Path) -> bool:
+    """An offline model holding several gears (from its manifest alone; False for a file
+    that is no offline model, whose loading then says what is wrong)."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return json.loads(z.read(MANIFEST)).get("gears") is not None
+    except (OSError, zipfile.BadZipFile, KeyError, json.JSONDecodeError):
+        return False
+
+
 def gear_programs(module: ModuleOp) -> list[ModuleOp] | None:
     """The programs of a geared module (its `ascend.gears` op's, in order, detached and
     unnamed so each runs alone), or None for a module without one."""

@@ -141,9 +141,9 @@ def parse_mlir(text: str, name: str, ctx=None, *, verify_it: bool = True) -> Mod
     return module
 
 
-def import_onnx(source) -> ModuleOp:
+def import_onnx(source, input_shapes=None) -> ModuleOp:
     """The verified graph-dialect module of an ONNX model: a ModelProto, a file
-    or `-` (stdin)."""
+    or `-` (stdin); `input_shapes` for its dynamic input dims."""
     from geir.frontend.onnx import import_model
 
     if source in (None, STDIO):
@@ -156,7 +156,7 @@ def import_onnx(source) -> ModuleOp:
         empty = False
     if empty:  # protobuf reads no bytes as an empty model: the importer would talk of opsets
         raise GeirError(f"{name} is empty, not an ONNX model")
-    module = import_model(source)
+    module = import_model(source, input_shapes=input_shapes)
     verify(module)
     return module
 

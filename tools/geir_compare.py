@@ -104,12 +104,19 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.program:
         if stages:
             raise GeirError("--stages selects stages geir compiles; --program compares one program")
-        program = {PROGRAM_STAGE: common.load_module(args.program)}
+        from geir.driver.om import is_geared
+
+        program = {PROGRAM_STAGE: None if is_geared(args.program) else common.load_module(args.program)}
     else:
         select_stages(stage_names(args.device, args.opt_level, **options), stages)  # bad names before any work
     _require_onnx(args.model)
-    module = common.import_onnx(args.model)  # the importer's errors for a bad file
+    shapes = _dynamic_input_shapes(args.model, args.input)
+    if shapes:
+        options["input_shapes"] = shapes
+    module = common.import_onnx(args.model, shapes)  # the importer's errors for a bad file
     feeds, _ = make_feeds(input_specs(module), args.input, args.seed)
+    if program is not None and program[PROGRAM_STAGE] is None:  # a geared program: the gear of these inputs
+        program = {PROGRAM_STAGE: _gear(args.program, {n: v.shape for n, v in feeds.items()})}
     report = compare_model(args.model, feeds, stages or None, compiled=program, device=args.device,
                            opt_level=args.opt_level, rtol=args.rtol, atol=args.atol, raise_errors=args.debug,
                            **options)
@@ -118,6 +125,46 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.json != common.STDIO:
         common.write_text(report.format(args.show), common.STDIO)
     return 0
+
+
+def _dynamic_input_shapes(path: str, given: list[str]) -> dict[str, tuple[int, ...]]:
+    """For a model whose inputs have dynamic dims, the shapes of the --input arrays given for
+    them (the shapes to compile and compare at); an error naming an input left without one."""
+    import onnx
+
+    from geir.errors import GeirError
+    from geir.tools.geir_run import load_npy
+
+    if path == common.STDIO or not path.endswith(".onnx"):
+        return {}
+    try:
+        graph = onnx.load(path, load_external_data=False).graph
+    except Exception:  # not a model: the importer says so
+        return {}
+    inits = {t.name for t in graph.initializer}
+    dynamic = [vi.name for vi in graph.input if vi.name not in inits and any(
+        not d.HasField("dim_value") for d in vi.type.tensor_type.shape.dim)]
+    if not dynamic:
+        return {}
+    files = dict(item.partition("=")[::2] for item in given)
+    missing = [n for n in dynamic if not files.get(n)]
+    if missing:
+        raise GeirError(f"input '{missing[0]}' has dynamic dims: give its value (--input {missing[0]}=FILE.npy), "
+                        f"whose shape is the one compared")
+    return {n: tuple(load_npy(files[n]).shape) for n in dynamic}
+
+
+def _gear(path: str, shapes: dict) -> object:
+    """The program of a geared offline model that these input shapes select."""
+    from geir.driver.om import load_om
+    from geir.errors import GeirError
+    from geir.runtime.ascend_interpreter import gear_of
+
+    programs = load_om(path)[1]
+    i = gear_of(programs, shapes)
+    if i is None:
+        raise GeirError(f"input shapes {shapes} match no gear of {path}")
+    return programs[i]
 
 
 def _require_onnx(path: str) -> None:

@@ -151,7 +151,7 @@ def load(path: str | None, seed: int, given: list[str] = (), gear: int | None = 
         for item in given:
             name, _, file = item.partition("=")
             if name and file:
-                shapes[name] = _load_npy(file).shape
+                shapes[name] = load_npy(file).shape
         gear = gear_of(programs, shapes)
         if gear is None:
             raise GeirError(f"input shapes {';'.join(f'{n}:' + ','.join(map(str, s)) for n, s in shapes.items())} "
@@ -171,7 +171,7 @@ def make_feeds(specs, given: list[str], seed: int) -> tuple[dict[str, np.ndarray
             raise GeirError(f"--input expects NAME=FILE.npy, got '{item}'")
         if name not in wanted:
             raise GeirError(f"the model has no input '{name}' (inputs: {', '.join(wanted) or 'none'})")
-        array = _load_npy(path)
+        array = load_npy(path)
         shape, dtype = wanted[name]
         if array.shape != shape or array.dtype != dtype:
             raise GeirError(
@@ -186,7 +186,7 @@ def make_feeds(specs, given: list[str], seed: int) -> tuple[dict[str, np.ndarray
     return feeds, origin
 
 
-def _load_npy(path: str) -> np.ndarray:
+def load_npy(path: str) -> np.ndarray:
     with open(path, "rb") as f:  # a missing file is "cannot open"
         if f.read(len(NPY_MAGIC)) != NPY_MAGIC:  # else numpy talks of pickled data
             raise GeirError(f"{path} is not a .npy file (write arrays with numpy.save)")
