@@ -309,9 +309,10 @@ def import_aten_graph(gm: Any, inputs: Mapping[int, str], constants: Mapping[int
     return im.finish()
 
 
-KEPT = ("_safe_softmax",)
-"""ATen ops not core that the importer takes whole rather than decomposed: scaled dot-product
-attention's softmax is one graph.safe_softmax, not softmax, any, logical_not and where."""
+KEPT = ("_safe_softmax", "hardswish", "hardsigmoid")
+"""ATen ops the importer takes whole rather than decomposed: scaled dot-product attention's
+softmax is one graph.safe_softmax, not softmax, any, logical_not and where; hardswish and
+hardsigmoid are one op each (as ONNX's), not an add, two clamps, a mul and a div."""
 
 
 def decompositions(table: dict) -> dict:

@@ -249,7 +249,7 @@ def test_elementwise_forms_match_eager():
             a = torch.sub(x, 0.5, alpha=2) + torch.div(x, 0.3, rounding_mode="floor")
             b = torch.div(x, -0.7, rounding_mode="trunc") + torch.remainder(x, 0.4)
             c = torch.clamp(x, min=-0.2) + torch.nn.functional.hardtanh(x, -0.5, 0.5)
-            d = torch.nn.functional.hardsigmoid(x) + torch.nn.functional.silu(x)
+            d = torch.nn.functional.hardsigmoid(x) + torch.nn.functional.silu(x) + torch.nn.functional.hardswish(x)
             e = torch.nn.functional.gelu(x, approximate="tanh") * (n > 1)  # i64 compared, bool * f32
             f = torch.nn.functional.pad(x[:, 1:5], (1, 2), value=0.25)[:, :6]
             return a + b + c + d + e + f + torch.maximum(x, x * 0.5)

@@ -96,6 +96,7 @@ CASES = {
     "attention": (Attention, (torch.randn(2, 4, 8), torch.randn(2, 4, 8))),
     "flip": (Flip, (torch.randn(2, 3),)),
     "branch": (Branch, (torch.randn(2, 3),)),
+    "hardswish": (lambda: nn.Sequential(nn.Hardswish(), nn.Hardsigmoid()), (torch.randn(2, 3),)),
     "sdpa": (Sdpa, (*torch.randn(3, 1, 2, 4, 8), torch.ones(1, 1, 4, 4, dtype=torch.bool))),
 }
 
