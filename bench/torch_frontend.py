@@ -38,6 +38,13 @@ def main() -> None:
     args = p.parse_args()
     options = {"opt_level": args.opt_level, "precision_mode": args.precision_mode}
     print(f"batch {args.batch}, O{args.opt_level}, {args.precision_mode}")
+    # torch.export's first call in a process sets up dynamo (seconds, once): timed on its own, so
+    # the rows compare the paths, not which model came first
+    import torch
+
+    t0 = time.perf_counter()
+    torch.export.export(torch.nn.Linear(2, 2), (torch.randn(1, 2),))
+    print(f"torch.export's first call in this process: {time.perf_counter() - t0:.1f} s (once, not in the rows)")
     print("| model | compile s (fx / onnx) | kernels (fx / onnx) | latency us (fx / onnx) | max |fx - onnx| |")
     print("|---|---|---|---|---|")
     for name in args.models.split(","):
