@@ -219,23 +219,30 @@ def list_devices() -> list[str]:
     return sorted(p.stem for p in DEVICES_DIR.glob("*.json"))
 
 
+def read_spec_file(name_or_path: str | Path, directory: Path, what: str, known: list[str],
+                   unknown: type[GeirError]) -> tuple[Any, Path]:
+    """The JSON of a spec file given by name (`directory`/<name>.json) or path, and its path: an
+    unknown name raises `unknown` listing the `known` ones; a missing or unreadable file a
+    DeviceFileError."""
+    text = str(name_or_path)
+    looks_like_path = isinstance(name_or_path, Path) or text.endswith(".json") or "/" in text
+    path = Path(text) if looks_like_path else directory / f"{text}.json"
+    if not path.is_file():
+        if looks_like_path:
+            raise DeviceFileError(f"{text}: no such {what} file")
+        raise unknown(f"unknown {what} '{text}'; known {what}s: {', '.join(known)} (or pass a path to a .json file)")
+    try:
+        return json.loads(path.read_text()), path
+    except (OSError, json.JSONDecodeError) as e:
+        raise DeviceFileError(f"{path}: cannot read {what} file: {e}") from e
+
+
 def load_device(name_or_path: str | Path = DEFAULT_DEVICE) -> DeviceSpec:
     """Load a device by name (``target/devices/<name>.json``) or from a JSON file path.
 
     Raises ``UnknownDeviceError`` for an unknown name (listing the known ones) and
     ``DeviceFileError`` for a malformed file (naming the field)."""
-    text = str(name_or_path)
-    looks_like_path = isinstance(name_or_path, Path) or text.endswith(".json") or "/" in text
-    path = Path(text) if looks_like_path else DEVICES_DIR / f"{text}.json"
-    if not path.is_file():
-        if looks_like_path:
-            raise DeviceFileError(f"{text}: no such device file")
-        raise UnknownDeviceError(f"unknown device '{text}'; known devices: "
-                                 f"{', '.join(list_devices())} (or pass a path to a .json file)")
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise DeviceFileError(f"{path}: cannot read device file: {e}") from e
+    data, path = read_spec_file(name_or_path, DEVICES_DIR, "device", list_devices(), UnknownDeviceError)
     return _parse(data, str(path))
 
 
