@@ -300,17 +300,23 @@ def _compile_gears(model, plan, device: str, opt_level: int, example_inputs, pro
                                 keep_stages=keep_stages, input_shape=describe(gear), **options))
         seconds[describe(gear)] = time.perf_counter() - t0
     padding = None
+    padding, refused = None, {}
     if pad_to_gear:
-        largest = max(range(len(plan.gears)), key=lambda i: sum(np.prod(s) for s in plan.gears[i].values()))
-        program = programs[largest]
-        # simplified (a dynamo export's Shape arithmetic folded), not yet fused
-        graph = program.stages[next((n for n in program.stage_names if n.endswith("_simplify")),
-                                    program.stage_names[0])]
-        names = [n for n, _, _ in _graph_input_specs(graph)]
-        padding, refused = padding_plan(graph, names, program.output_names(), dims_of(plan.gears, plan.dynamic))
+        padding = {}
+        for dim in dims_of(plan.gears, plan.dynamic):
+            # each dim on the gear where it is largest: a size of 1 would not tell its axis apart
+            name, axis = dim[0]
+            program = programs[max(range(len(plan.gears)), key=lambda i: plan.gears[i][name][axis])]
+            # simplified (a dynamo export's Shape arithmetic folded), not yet fused
+            graph = program.stages[next((n for n in program.stage_names if n.endswith("_simplify")),
+                                        program.stage_names[0])]
+            names = [n for n, _, _ in _graph_input_specs(graph)]
+            pads, why = padding_plan(graph, names, program.output_names(), [dim])
+            padding.update(pads)
+            refused.update(why)
         if not padding:  # nothing pads: say why for each dim
             raise GeirError("; ".join(refused.values()))
-    return GearedModel(plan, programs, seconds, padding, refused if pad_to_gear else {})
+    return GearedModel(plan, programs, seconds, padding, refused)
 
 
 def _graph_input_specs(module: ModuleOp):

@@ -128,7 +128,7 @@ def _through(op: Operation, where: dict[SSAValue, Carried]) -> list[Carried | No
     if isinstance(op, g.MatMulOp | g.GemmOp):
         return [_matmul(op, ins)]
     if isinstance(op, g.ConvOp | g.ConvTransposeOp | g.MaxPoolOp | g.AvgPoolOp | g.AttentionOp):
-        # the batch (and an attention's heads, read alike by q, k, v) are independent rows
+        # the batch rows are independent (an attention's: of q, k and v alike)
         if ins[0] is None or any(x is not None and x != ins[0] for x in ins) or c.axis != 0 or any(
                 x is None and i < (3 if isinstance(op, g.AttentionOp) else 1) for i, x in enumerate(ins)):
             raise PaddingError("mixes rows along it (only the batch of every data operand may be padded)")
@@ -222,7 +222,7 @@ def _matmul(op: Operation, ins: list[Carried | None]) -> Carried:
 
 def _row_op(op: Operation, ins: list[Carried | None]) -> Carried:
     x = _shape(op.operands[0])
-    axes = set(op.reduced_axes()) if hasattr(op, "reduced_axes") else {len(x) - 1}
+    axes = set(op.reduced_axes())  # every row-trait op says which axes its rows span
     c = ins[0]
     if c is None or c.axis in axes or any(i is not None for i in ins[1:]):
         raise PaddingError("reduces or normalises over it")

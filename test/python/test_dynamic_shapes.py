@@ -294,3 +294,12 @@ def test_the_interpreter_runs_a_geared_module_by_its_inputs(cnn, tmp_path):
     np.testing.assert_array_equal(run_ascend_module(module, {"x": x})["y"], cm.run({"x": x})["y"])
     with pytest.raises(InterpreterError, match=r"input shapes \{'x': \(3, 3, 32, 32\)\} match no program of"):
         run_ascend_module(module, {"x": np.zeros((3, 3, 32, 32), np.float32)})
+
+
+def test_each_dim_is_analysed_where_it_is_largest(block_dynamo):
+    """Gears (1, 32) and (8, 16): the largest gear by elements has batch 1, which would not tell
+    the batch's axis apart; the batch is analysed on (8, 16), the sequence on (1, 32)."""
+    cm = geir.compile(block_dynamo, input_shape="x:-1,-1,64", dynamic_dims="1,32;8,16", pad_to_gear=True, **FP32)
+    assert list(cm.padding) == [(("x", 0),)] and list(cm.unpadded) == [(("x", 1),)]
+    x = np.random.default_rng(5).standard_normal((3, 16, 64)).astype(np.float32)
+    np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block_dynamo, {"x": x}), rtol=1e-4, atol=1e-4)
