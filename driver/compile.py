@@ -283,8 +283,9 @@ def compile(  # noqa: A001
 def _compile_gears(model, plan, device: str, opt_level: int, example_inputs, progress, keep_stages: bool,
                    options: dict, pad_to_gear: bool = False):
     """A GearedModel: the model compiled once per gear of `plan`, each with the gear's shapes
-    as a static input_shape (driver/gears.py). `pad_to_gear`: the imported graph of the
-    largest gear proves which dims pad exactly (driver/gear_padding.py), else an error."""
+    as a static input_shape (driver/gears.py). `pad_to_gear`: each dim is proven to pad
+    exactly, or refused, on the simplified graph of the gear where it is largest
+    (driver/gear_padding.py); none padding is an error."""
     from geir.driver.dynamic_shapes import describe
     from geir.driver.gear_padding import dims_of, padding_plan
     from geir.driver.gears import GearedModel
