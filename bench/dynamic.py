@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 
 import geir
 from geir.driver.dynamic_shapes import describe
@@ -50,18 +49,9 @@ def resnet50() -> tuple[bytes, dict]:
 
 
 def transformer() -> tuple[bytes, dict]:
-    import torch
+    from geir.testing.transformer import dynamic_block_onnx
 
-    from geir.testing.transformer import block_reference
-
-    batch, seq = torch.export.Dim("batch", min=1, max=64), torch.export.Dim("seq", min=2, max=4096)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        program = torch.onnx.export(block_reference(768, 12).eval(), (torch.randn(2, 16, 768),), dynamo=True,
-                                    input_names=["x"], output_names=["y"], dynamic_shapes=({0: batch, 1: seq},),
-                                    verbose=False)
-    return program.model_proto.SerializeToString(), {"input_shape": "x:-1,-1,768",
-                                                     "dynamic_dims": "1,128;8,128;8,512"}
+    return dynamic_block_onnx(768, 12), {"input_shape": "x:-1,-1,768", "dynamic_dims": "1,128;8,128;8,512"}
 
 
 MODELS = {"resnet50": resnet50, "transformer": transformer}

@@ -289,6 +289,7 @@ def _compile_gears(model, plan, device: str, opt_level: int, example_inputs, pro
     from geir.driver.dynamic_shapes import describe
     from geir.driver.gear_padding import dims_of, padding_plan
     from geir.driver.gears import GearedModel
+    from geir.runtime.interpreter import input_specs
 
     if options.get("quantize"):
         raise GeirError("int8 calibration with gears is not supported: calibrate one shape (input_shape) at a time")
@@ -300,7 +301,6 @@ def _compile_gears(model, plan, device: str, opt_level: int, example_inputs, pro
         programs.append(compile(model, device, opt_level, example_inputs=example_inputs, progress=progress,
                                 keep_stages=keep_stages, input_shape=describe(gear), **options))
         seconds[describe(gear)] = time.perf_counter() - t0
-    padding = None
     padding, refused = None, {}
     if pad_to_gear:
         padding = {}
@@ -311,19 +311,13 @@ def _compile_gears(model, plan, device: str, opt_level: int, example_inputs, pro
             # simplified (a dynamo export's Shape arithmetic folded), not yet fused
             graph = program.stages[next((n for n in program.stage_names if n.endswith("_simplify")),
                                         program.stage_names[0])]
-            names = [n for n, _, _ in _graph_input_specs(graph)]
+            names = [n for n, _, _ in input_specs(graph)]
             pads, why = padding_plan(graph, names, program.output_names(), [dim])
             padding.update(pads)
             refused.update(why)
         if not padding:  # nothing pads: say why for each dim
             raise GeirError("; ".join(refused.values()))
     return GearedModel(plan, programs, seconds, padding, refused)
-
-
-def _graph_input_specs(module: ModuleOp):
-    from geir.runtime.interpreter import input_specs
-
-    return input_specs(module)
 
 
 def _from_cache(cache, entry: str, opts: PipelineOptions, t0: float, stages: dict[str, ModuleOp],
@@ -365,21 +359,10 @@ def load(path: str | Path) -> CompiledModel:
     if is_om(path):
         options, module, unavailable, gears = load_om(path)
         if gears is not None:
-            from geir.driver.dynamic_shapes import ShapePlan
             from geir.driver.gears import GearedModel
 
-            plan = ShapePlan(tuple({n: tuple(s) for n, s in g.items()} for g in gears["shapes"]), gears["option"],
-                             {n: tuple(p) for n, p in gears["dynamic"].items()})
-            padding = None
-            if gears.get("padding") is not None:
-                from geir.driver.gear_padding import Carried
-
-                padding = {tuple((n, a) for n, a in p["dim"]): {o: None if c is None else Carried(*c)
-                                                                for o, c in p["outputs"].items()}
-                           for p in gears["padding"]}
-            unpadded = {tuple((n, a) for n, a in u["dim"]): u["why"] for u in gears.get("unpadded", [])}
-            return GearedModel(plan, [CompiledModel(options, {"loaded": m}, unavailable=unavailable) for m in module],
-                               padding=padding, unpadded=unpadded)
+            return GearedModel.from_manifest(gears, [CompiledModel(options, {"loaded": m}, unavailable=unavailable)
+                                                     for m in module])
         return CompiledModel(options, {"loaded": module}, unavailable=unavailable)
 
     module = parse_module(Path(path).read_text(), make_context(), name=str(path))

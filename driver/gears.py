@@ -189,6 +189,34 @@ class GearedModel:
         """The first gear's report (each gear's: gear_report())."""
         return self.programs[0].report
 
+    def manifest(self) -> dict:
+        """What an offline model's manifest records of the gears (driver/om.py)."""
+        def dim(d):
+            return [list(x) for x in d]
+
+        return {"option": self.plan.option, "shapes": [{n: list(s) for n, s in g.items()} for g in self.gears],
+                "dynamic": {n: list(p) for n, p in self.plan.dynamic.items()},
+                "padding": None if self.padding is None else [
+                    {"dim": dim(d), "outputs": {n: None if c is None else [c.axis, c.inner, c.outer]
+                                                for n, c in outs.items()}} for d, outs in self.padding.items()],
+                "unpadded": [{"dim": dim(d), "why": why} for d, why in self.unpadded.items()]}
+
+    @classmethod
+    def from_manifest(cls, gears: dict, programs: list) -> GearedModel:
+        """The GearedModel of an offline model: its manifest's `gears` and a CompiledModel per gear."""
+        from geir.driver.gear_padding import Carried
+
+        def dim(d):
+            return tuple((n, a) for n, a in d)
+
+        plan = ShapePlan(tuple({n: tuple(s) for n, s in g.items()} for g in gears["shapes"]), gears["option"],
+                         {n: tuple(p) for n, p in gears["dynamic"].items()})
+        padding = None if gears.get("padding") is None else {
+            dim(p["dim"]): {o: None if c is None else Carried(*c) for o, c in p["outputs"].items()}
+            for p in gears["padding"]}
+        return cls(plan, programs, padding=padding,
+                   unpadded={dim(u["dim"]): u["why"] for u in gears.get("unpadded", [])})
+
     def save(self, path) -> None:
         """An offline model holding every gear (driver/om.py)."""
         from pathlib import Path

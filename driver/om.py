@@ -66,14 +66,7 @@ def save_om(compiled, path: str | Path, gears=None) -> None:
         "outputs": compiled.output_names(),
     }
     if gears is not None:
-        manifest["gears"] = {"option": gears.plan.option, "shapes": [
-            {n: list(s) for n, s in g.items()} for g in gears.plan.gears],
-            "dynamic": {n: list(p) for n, p in gears.plan.dynamic.items()},
-            "padding": None if gears.padding is None else [
-                {"dim": [list(x) for x in dim], "outputs": {n: None if c is None else [c.axis, c.inner, c.outer]
-                                                            for n, c in outs.items()}}
-                for dim, outs in gears.padding.items()],
-            "unpadded": [{"dim": [list(x) for x in dim], "why": why} for dim, why in gears.unpadded.items()]}
+        manifest["gears"] = gears.manifest()
         from xdsl.dialects.builtin import ArrayAttr, SymbolRefAttr
 
         from geir.dialects import ascend as a

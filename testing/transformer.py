@@ -48,6 +48,21 @@ def block_reference(d_model: int, heads: int, seed: int = 0):
     return _block_class()(d_model, heads).eval()
 
 
+def dynamic_block_onnx(d_model: int, heads: int, seed: int = 0) -> bytes:
+    """`block_reference` exported by torch's dynamo exporter with dynamic batch and sequence
+    axes (`batch`, `seq`). The TorchScript exporter bakes nn.MultiheadAttention's sequence
+    length into a Reshape, so only this export keeps the sequence dynamic."""
+    import torch
+
+    batch, seq = torch.export.Dim("batch", min=1, max=64), torch.export.Dim("seq", min=2, max=4096)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.onnx.export(block_reference(d_model, heads, seed), (torch.randn(2, 16, d_model),),
+                                    dynamo=True, input_names=["x"], output_names=["y"],
+                                    dynamic_shapes=({0: batch, 1: seq},), verbose=False)
+    return program.model_proto.SerializeToString()
+
+
 @cache
 def transformer_onnx(
     layers: int = 1, d_model: int = 64, heads: int = 4, seq: int = 16, batch: int = 1, opset: int = 14, seed: int = 0

@@ -19,7 +19,7 @@ from geir.driver.gears import GearedModel
 from geir.errors import GeirError
 from geir.frontend.builder import GraphBuilder
 from geir.runtime.report import memory_stats
-from geir.testing.transformer import block_reference
+from geir.testing.transformer import block_reference, dynamic_block_onnx
 
 FP32 = {"precision_mode": "must_keep_origin_dtype"}
 
@@ -55,13 +55,7 @@ def block() -> bytes:
 @pytest.fixture(scope="module")
 def block_dynamo() -> bytes:
     """The same block exported by torch's dynamo exporter with dynamic batch and sequence."""
-    batch, seq = torch.export.Dim("batch", min=1, max=64), torch.export.Dim("seq", min=2, max=4096)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        program = torch.onnx.export(block_reference(64, 4).eval(), (torch.randn(2, 16, 64),), dynamo=True,
-                                    input_names=["x"], output_names=["y"], dynamic_shapes=({0: batch, 1: seq},),
-                                    verbose=False)
-    return program.model_proto.SerializeToString()
+    return dynamic_block_onnx(64, 4)
 
 
 def _ort(model: bytes, feeds):
