@@ -121,13 +121,19 @@ VECTOR_SPACES = frozenset({"ub"})
 ON_CHIP = CUBE_SPACES | VECTOR_SPACES
 
 PIPES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
-CORE_TYPES = ("cube", "vector", "mix")
+CORE_TYPES = ("cube", "vector", "mix", "hccl")
 CORE_PIPES = {
     "cube": frozenset({"S", "M", "MTE1", "MTE2", "FIX"}),
     "vector": frozenset({"S", "V", "MTE2", "MTE3"}),
     "mix": frozenset(PIPES),
+    "hccl": frozenset(),
 }
-"""The pipes of each core type (910B: AIC has no V/MTE3, AIV no M/MTE1/FIX)."""
+"""The pipes of each core type (910B: AIC has no V/MTE3, AIV no M/MTE1/FIX). An `hccl` kernel
+is a collective task: it takes no AI core, its one collective op runs on the links."""
+
+HCCL = "hccl"
+HCCL_PIPE = "HCCL"
+"""The pipe a collective's trace event names: the links, not a pipe of an AI core."""
 
 COPY_PIPES = DMA_ENGINES
 """(src space, dst space) -> pipe of every DMA path. The
@@ -855,6 +861,10 @@ class KernelOp(IRDLOperation):
                 _fail(self, f"argument #{i} {t} must be a gm memref (kernels receive gm buffers)")
         if not isinstance(block.last_op, ReturnOp):
             _fail(self, "body must end with ascend.return")
+        if core == HCCL:
+            body = [op for op in block.ops if not isinstance(op, ReturnOp)]
+            if len(body) != 1 or not isinstance(body[0], CollectiveOp) or int_value(self.block_dim) != 1:
+                _fail(self, f"@{self.sym_name.data}: an hccl kernel is one collective op and block_dim 1")
         self._verify_body()
 
     def _verify_body(self) -> None:
@@ -1971,6 +1981,210 @@ class ReferenceOp(IRDLOperation):
         if extra is not None:
             op.attributes.update(extra.data)
         return op
+
+
+# ---------------------------------------------------------------------------
+# Collectives between devices (HCCL).
+# ---------------------------------------------------------------------------
+
+COLLECTIVE_REDUCTIONS = ("sum", "max", "min", "prod")
+
+
+class CollectiveOp(IRDLOperation):
+    """Base of the collectives: gm buffers in, then out, among the device ranks `ranks` (the
+    group, in its order; a rank runs the op only if it is one of them). The op is the whole
+    body of an `hccl` kernel, launched on a stream like any kernel: a collective is a task on
+    a stream (HCCL's), ordered by the stream and events, that takes no AI core. Its data moves
+    over the server's links (target/server.py prices it); docs/multi-device.md.
+
+        ascend.all_reduce %x, %y {ranks = array<i64: 0, 1>, reduction = "sum"}
+            : memref<8x64xf16, "gm">, memref<8x64xf16, "gm">
+    """
+
+    args = var_operand_def(MemRefType)
+    NUM_INS: ClassVar[int] = 1
+    NUM_OUTS: ClassVar[int] = 1
+    KIND: ClassVar[str] = ""
+
+    @property
+    def ins(self) -> tuple[SSAValue, ...]:
+        return tuple(self.args[:self.NUM_INS])
+
+    @property
+    def outs(self) -> tuple[SSAValue, ...]:
+        return tuple(self.args[self.NUM_INS:])
+
+    @property
+    def group(self) -> tuple[int, ...]:
+        return tuple(self.ranks.get_values())
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes per rank the cost model prices: the buffer of an all-reduce or a send,
+        the gathered output of an all-gather, a reduce-scatter's input, an all-to-all's send
+        buffer (target/server.py's convention)."""
+        return nbytes_of(self.args[0].type if self.KIND != "all_gather" else self.args[-1].type)
+
+    def verify_(self) -> None:
+        kernel = _kernel_of(self)
+        if kernel.core_type.data != HCCL:
+            _fail(self, f"runs in an hccl kernel, not in @{kernel.sym_name.data} (core_type "
+                        f"'{kernel.core_type.data}')")
+        if len(self.args) != self.NUM_INS + self.NUM_OUTS:
+            _fail(self, f"takes {self.NUM_INS} input and {self.NUM_OUTS} output buffer(s), got {len(self.args)}")
+        types = [_memref(self, v, f"operand #{i}", ["gm"])[1] for i, v in enumerate(self.args)]
+        if len({t.element_type for t in types}) > 1:
+            _fail(self, f"needs one element type, got {', '.join(str(t.element_type) for t in types)}")
+        group = self.group
+        if not group or len(set(group)) != len(group) or min(group) < 0:
+            _fail(self, f"ranks must be distinct ranks >= 0, got {list(group)}")
+        self.verify_shapes([tuple(t.get_shape()) for t in types], len(group))
+
+    def verify_shapes(self, shapes: list[tuple[int, ...]], p: int) -> None:
+        if shapes[0] != shapes[1]:
+            _fail(self, f"output {list(shapes[1])} must have the input's shape {list(shapes[0])}")
+
+    def _axis(self, name: str, rank: int) -> int:
+        axis = int_value(getattr(self, name))
+        if not -rank <= axis < rank:
+            _fail(self, f"{name} {axis} is out of range for rank {rank}")
+        return axis % rank
+
+    def _reduction(self) -> None:
+        if self.reduction.data not in COLLECTIVE_REDUCTIONS:
+            _fail(self, f"reduction must be one of {', '.join(COLLECTIVE_REDUCTIONS)}, got '{self.reduction.data}'")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.args, printer.print_operand)
+        printer.print_string(" ")
+        printer.print_attr_dict(dict(self.properties))
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" : ")
+        printer.print_list([v.type for v in self.args], printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        pos = parser.pos
+        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        props = parser.parse_optional_attr_dict()
+        extra = parser.parse_optional_attr_dict_with_keyword()
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        op = cls.create(operands=parser.resolve_operands(operands, types, pos), properties=props)
+        if extra is not None:
+            op.attributes.update(extra.data)
+        return op
+
+
+def _along(op: CollectiveOp, small: tuple[int, ...], large: tuple[int, ...], axis: int, p: int,
+           what: str) -> None:
+    want = tuple(d * p if i == axis else d for i, d in enumerate(small))
+    if len(small) != len(large) or large != want:
+        _fail(op, f"{what}: {list(large)} must be {list(small)} with dim {axis} times {p} ranks")
+
+
+@irdl_op_definition
+class AllReduceOp(CollectiveOp):
+    """Every rank's buffer reduced elementwise (`reduction`) over the group, the result on
+    every rank."""
+
+    name = "ascend.all_reduce"
+    KIND: ClassVar[str] = "all_reduce"
+    ranks = prop_def(DenseArrayBase)
+    reduction = prop_def(StringAttr)
+
+    def verify_shapes(self, shapes, p):
+        super().verify_shapes(shapes, p)
+        self._reduction()
+
+
+@irdl_op_definition
+class AllGatherOp(CollectiveOp):
+    """The ranks' buffers concatenated along `axis` in the group's order, on every rank."""
+
+    name = "ascend.all_gather"
+    KIND: ClassVar[str] = "all_gather"
+    ranks = prop_def(DenseArrayBase)
+    axis = prop_def(IntegerAttr)
+
+    def verify_shapes(self, shapes, p):
+        _along(self, shapes[0], shapes[1], self._axis("axis", len(shapes[0])), p, "output")
+
+
+@irdl_op_definition
+class ReduceScatterOp(CollectiveOp):
+    """The ranks' buffers reduced, then split along `axis`: the group's i-th rank keeps the
+    i-th part."""
+
+    name = "ascend.reduce_scatter"
+    KIND: ClassVar[str] = "reduce_scatter"
+    ranks = prop_def(DenseArrayBase)
+    axis = prop_def(IntegerAttr)
+    reduction = prop_def(StringAttr)
+
+    def verify_shapes(self, shapes, p):
+        _along(self, shapes[1], shapes[0], self._axis("axis", len(shapes[1])), p, "input")
+        self._reduction()
+
+
+@irdl_op_definition
+class AllToAllOp(CollectiveOp):
+    """Each rank splits its buffer along `split_axis` into one part per rank and sends the
+    i-th part to the group's i-th rank; each concatenates what it receives along
+    `concat_axis` in the group's order."""
+
+    name = "ascend.all_to_all"
+    KIND: ClassVar[str] = "all_to_all"
+    ranks = prop_def(DenseArrayBase)
+    split_axis = prop_def(IntegerAttr)
+    concat_axis = prop_def(IntegerAttr)
+
+    def verify_shapes(self, shapes, p):
+        x, y = shapes
+        split, concat = self._axis("split_axis", len(x)), self._axis("concat_axis", len(x))
+        if x[split] % p:
+            _fail(self, f"split_axis dim {x[split]} does not divide among {p} ranks")
+        part = tuple(d // p if i == split else d for i, d in enumerate(x))
+        _along(self, part, y, concat, p, "output")
+
+
+class _PointToPointOp(CollectiveOp):
+    """A send or a receive between this rank and `peer`; the k-th send from a rank to a peer
+    meets the peer's k-th receive from it."""
+
+    NUM_OUTS: ClassVar[int] = 0
+
+    @property
+    def group(self) -> tuple[int, ...]:
+        return (int_value(self.peer),)
+
+    def verify_shapes(self, shapes, p):
+        pass
+
+
+@irdl_op_definition
+class SendOp(_PointToPointOp):
+    """The buffer sent to rank `peer` (buffered: the send ends when the data has left)."""
+
+    name = "ascend.send"
+    KIND: ClassVar[str] = "send"
+    peer = prop_def(IntegerAttr)
+
+
+@irdl_op_definition
+class RecvOp(_PointToPointOp):
+    """The buffer filled with what rank `peer` sends."""
+
+    name = "ascend.recv"
+    KIND: ClassVar[str] = "recv"
+    NUM_INS: ClassVar[int] = 0
+    NUM_OUTS: ClassVar[int] = 1
+    peer = prop_def(IntegerAttr)
+
+
+POINT_TO_POINT = (SendOp.KIND, RecvOp.KIND)
+"""The collectives between two ranks (the others are among a group)."""
 
 
 # ---------------------------------------------------------------------------

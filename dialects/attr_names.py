@@ -31,6 +31,11 @@ PLACEHOLDER = "geir.placeholder"
 """A shape-only weight (the value: its name): the graph.constant's value is a splat of 0 standing
 for data never given; the name keeps CSE from merging two of them."""
 
+# Multi-device programs (passes/graph/tensor_parallel.py).
+SHARD = "geir.shard"
+"""On a function result: array<i64: axis, groups> - each rank returns its block of `axis` (of each
+of `groups` equal groups), and the caller concatenates the ranks' blocks in rank order."""
+
 # gm buffers (ascend.alloc in a host function).
 LIVE = "live"
 """[first, last] launch (host program order) that touches the buffer."""

@@ -70,6 +70,7 @@ from geir.dialects import attr_names, formats
 from geir.ir.locations import loc_names
 from geir.ir.shape_only import ShapeOnly
 from geir.dialects.traits import (
+    Collective,
     Contraction,
     DataMovement,
     Elementwise,
@@ -211,6 +212,7 @@ class GraphOp(IRDLOperation):
     NUM_RESULTS: ClassVar[int | None] = 1  # None: variadic (split)
     LAYOUT: ClassVar[str] = "nd"  # which format encodings it takes: dialects/formats.py
     TRAITS: ClassVar[tuple[OpTrait, ...]] = ()  # its families (dialects/traits.py), besides Pure
+    PURE: ClassVar[bool] = True  # False: it has effects (a collective), so no Pure trait
 
     inputs = var_operand_def()  # tensors; checked by verify_ with a clear message
 
@@ -370,7 +372,7 @@ class GraphOp(IRDLOperation):
         )
 
 
-_SETTINGS = ("OPERANDS", "VARIADIC", "ATTRS", "NUM_RESULTS", "FLOAT_ONLY", "RESULT_BOOL", "LAYOUT", "TRAITS")
+_SETTINGS = ("OPERANDS", "VARIADIC", "ATTRS", "NUM_RESULTS", "FLOAT_ONLY", "RESULT_BOOL", "LAYOUT", "TRAITS", "PURE")
 
 
 def graph_op(cls: type[GraphOp]) -> type[GraphOp]:
@@ -391,7 +393,7 @@ def graph_op(cls: type[GraphOp]) -> type[GraphOp]:
     else:
         cls.output = result_def()
     if "traits" not in cls.__dict__:
-        cls.traits = traits_def(Pure(), *cls.TRAITS)
+        cls.traits = traits_def(*((Pure(),) if cls.PURE else ()), *cls.TRAITS)
     for index, raw in enumerate(cls.OPERANDS):
         name = raw.rstrip("?")
         if name in cls.ATTRS:
@@ -2838,6 +2840,100 @@ class FusionOp(IRDLOperation):
             attributes=attributes,
             regions=[body],
         )
+
+
+# ---------------------------------------------------------------------------
+# Collectives between device ranks (tensor parallelism, docs/multi-device.md).
+# ---------------------------------------------------------------------------
+
+COLLECTIVE_REDUCTIONS = ("sum", "max", "min", "prod")
+
+
+class _CollectiveOp(GraphOp):
+    """One tensor of this rank exchanged with the other `ranks` of its group (HCCL's
+    semantics, reference/collectives.py). Not pure: the result depends on the other ranks,
+    so no pass folds, merges or erases one, and the op runs only in a multi-device run."""
+
+    OPERANDS = ("x",)
+    TRAITS = (Collective(),)
+    PURE = False
+
+    @classmethod
+    def _group(cls, attrs) -> int:
+        ranks = attrs["ranks"]
+        if not ranks or len(set(ranks)) != len(ranks) or min(ranks) < 0:
+            raise ShapeError(f"ranks must be distinct ranks >= 0, got {list(ranks)}")
+        if "reduction" in attrs and attrs["reduction"] not in COLLECTIVE_REDUCTIONS:
+            raise ShapeError(f"reduction must be one of {', '.join(COLLECTIVE_REDUCTIONS)}, "
+                             f"got '{attrs['reduction']}'")
+        return len(ranks)
+
+
+@graph_op
+class AllReduceOp(_CollectiveOp):
+    """x reduced elementwise over the group's ranks; every rank gets the result."""
+
+    name = "graph.all_reduce"
+    ATTRS = {"ranks": Ints(), "reduction": Str("sum")}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        cls._group(attrs)
+        return [types[0]]
+
+
+@graph_op
+class AllGatherOp(_CollectiveOp):
+    """The ranks' x concatenated along `axis` in the group's order, on every rank."""
+
+    name = "graph.all_gather"
+    ATTRS = {"ranks": Ints(), "axis": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        p = cls._group(attrs)
+        shape = list(_shape(types[0]))
+        axis = _norm_axis(attrs["axis"], len(shape))
+        shape[axis] *= p
+        return [TensorType(_elt(types[0]), shape)]
+
+
+@graph_op
+class ReduceScatterOp(_CollectiveOp):
+    """The ranks' x reduced, then split along `axis`: the group's i-th rank keeps part i."""
+
+    name = "graph.reduce_scatter"
+    ATTRS = {"ranks": Ints(), "axis": Int(0), "reduction": Str("sum")}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        p = cls._group(attrs)
+        shape = list(_shape(types[0]))
+        axis = _norm_axis(attrs["axis"], len(shape))
+        if shape[axis] % p:
+            raise ShapeError(f"dim {axis} ({shape[axis]}) does not divide among {p} ranks")
+        shape[axis] //= p
+        return [TensorType(_elt(types[0]), shape)]
+
+
+@graph_op
+class AllToAllOp(_CollectiveOp):
+    """x split along `split_axis` into one part per rank, part i sent to the group's i-th
+    rank; what each rank receives is concatenated along `concat_axis` in the group's order."""
+
+    name = "graph.all_to_all"
+    ATTRS = {"ranks": Ints(), "split_axis": Int(0), "concat_axis": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        p = cls._group(attrs)
+        shape = list(_shape(types[0]))
+        split, concat = (_norm_axis(attrs[k], len(shape)) for k in ("split_axis", "concat_axis"))
+        if shape[split] % p:
+            raise ShapeError(f"dim {split} ({shape[split]}) does not divide among {p} ranks")
+        shape[split] //= p
+        shape[concat] *= p
+        return [TensorType(_elt(types[0]), shape)]
 
 
 # ---------------------------------------------------------------------------

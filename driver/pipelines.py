@@ -53,6 +53,8 @@ class PipelineOptions:
     precision_mode: str = DEFAULT_MODE
     keep_dtype: tuple[str, ...] = ()  # op names and OpType::X lines (the API also takes a file's path)
     modify_mixlist: str = ""  # the path of GE's mix-list JSON
+    tensor_parallel: int = 1  # devices the matrix products are split over (docs/multi-device.md)
+    rank: int = 0  # which device's program this is (geir.compile sets it per rank)
 
     @classmethod
     def from_kwargs(cls, **kwargs) -> PipelineOptions:
@@ -75,6 +77,10 @@ class PipelineOptions:
         opts = cls(**kwargs)
         if opts.opt_level not in (0, 1, 2, 3):
             raise PipelineError(f"opt_level must be 0, 1, 2 or 3, got {opts.opt_level}")
+        if not isinstance(opts.tensor_parallel, int) or opts.tensor_parallel < 1:
+            raise PipelineError(f"tensor_parallel must be a positive number of devices, got {opts.tensor_parallel!r}")
+        if not isinstance(opts.rank, int) or not 0 <= opts.rank < opts.tensor_parallel:
+            raise PipelineError(f"rank {opts.rank!r} is not one of the {opts.tensor_parallel} tensor-parallel ranks")
         # the precision options fail here, before the model is read, with the same messages
         mode = mode_named(opts.precision_mode)
         KeepDtype.parse(opts.keep_dtype)
@@ -138,6 +144,10 @@ def build_pipeline(opts: PipelineOptions) -> Pipeline:
 
     if opts.opt_level >= 1:
         stage("simplify", "graph-simplify")
+    if opts.tensor_parallel > 1:  # after the recognisers: attention's heads are split whole
+        recognize = RECOGNIZERS if opts.on(opts.fusion, 2) else ()
+        stage("tensor_parallel", *recognize,
+              f"graph-tensor-parallel{{ranks={opts.tensor_parallel} rank={opts.rank}}}")
     if opts.precision_mode != "must_keep_origin_dtype" or opts.keep_dtype:
         # the recognisers first: a LayerNorm / RMSNorm is one op on the lists, not its pieces
         recognize = RECOGNIZERS if opts.on(opts.fusion, 2) else ()

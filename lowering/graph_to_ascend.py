@@ -44,11 +44,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, OpResult, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.traits import Pure
 
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
 from geir.dialects import formats as L
-from geir.dialects.traits import Contraction, DataMovement, ShapeComputation, ValueGenerator, ViewLike
+from geir.dialects.traits import Collective, Contraction, DataMovement, ShapeComputation, ValueGenerator, ViewLike
 from geir.ir.types import UnsupportedTypeError, to_dtype
 from geir.ir.locations import describe, fused_loc, loc_names
 from geir.lowering.templates import build_kernel
@@ -182,7 +183,7 @@ class _FunctionLowering:
 
     def _fold(self, op: Operation) -> bool:
         """Evaluate an op whose operands are known; True if it became constants."""
-        if not isinstance(op, g.GraphOp) or isinstance(op, g.FusionOp):
+        if not isinstance(op, g.GraphOp) or isinstance(op, g.FusionOp) or not op.has_trait(Pure):
             return False
         if any(d < 0 for v in (*op.operands, *op.results) for d in v.type.get_shape()):
             return False
@@ -548,6 +549,8 @@ def _tag_outputs(kernel: a.KernelOp, outputs: Sequence[SSAValue]) -> None:
 
 def _kind_of(op: Operation) -> str:
     """The kind of the kernel one op becomes (KernelRequest.kind)."""
+    if op.has_trait(Collective):
+        return "collective"
     if op.has_trait(Contraction):
         return "cube"
     if op.has_trait(ViewLike) or op.has_trait(DataMovement) or isinstance(op, g.ExpandOp):

@@ -37,6 +37,7 @@ from numpy.lib.stride_tricks import as_strided
 from xdsl.ir import Operation
 
 from geir.dialects import graph as g
+from geir.reference.collectives import require
 from geir.ir.types import is_float_dtype, is_low_precision
 
 # Several ops are named like Python builtins (sum, max, min, abs, round, pow,
@@ -1571,6 +1572,29 @@ _OWN_TYPES = frozenset({g.CastOp, g.ShapeOp, g.SizeOp, g.BitCastOp})
 _OWN_TYPES |= {g.ScatterElementsOp, g.ScatterNdOp, g.GatherNdOp, g.TopKOp, g.ReverseSequenceOp, g.TensorScatterOp}
 """Ops whose result type is not their operand's: they keep their own rule."""
 
+# -- collectives between device ranks (reference/collectives.py) ---------------------------
+
+
+def all_reduce(x, *, ranks, reduction="sum"):
+    comm, rank = require(g.AllReduceOp.name)
+    return comm.all_reduce(rank, np.asarray(x), ranks, reduction)
+
+
+def all_gather(x, *, ranks, axis=0):
+    comm, rank = require(g.AllGatherOp.name)
+    return comm.all_gather(rank, np.asarray(x), ranks, axis % np.ndim(x))
+
+
+def reduce_scatter(x, *, ranks, axis=0, reduction="sum"):
+    comm, rank = require(g.ReduceScatterOp.name)
+    return comm.reduce_scatter(rank, np.asarray(x), ranks, axis % np.ndim(x), reduction)
+
+
+def all_to_all(x, *, ranks, split_axis=0, concat_axis=0):
+    comm, rank = require(g.AllToAllOp.name)
+    return comm.all_to_all(rank, np.asarray(x), ranks, split_axis % np.ndim(x), concat_axis % np.ndim(x))
+
+
 REFERENCE: dict[type[g.GraphOp], Callable] = {
     op_type: _as_array(fn if op_type in _OWN_TYPES else _at_operand_precision(fn))
     for op_type, fn in {
@@ -1650,6 +1674,10 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.LrnOp: lrn,
         g.SoftmaxOp: softmax,
         g.SafeSoftmaxOp: safe_softmax,
+        g.AllReduceOp: all_reduce,
+        g.AllGatherOp: all_gather,
+        g.ReduceScatterOp: reduce_scatter,
+        g.AllToAllOp: all_to_all,
         g.LogSoftmaxOp: log_softmax,
         g.MatMulOp: matmul,
         g.GemmOp: gemm,

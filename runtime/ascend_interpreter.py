@@ -80,6 +80,7 @@ from geir.runtime.ascend_machine import (
     where,
     write,
 )
+from geir.reference.collectives import CollectiveError, require
 from geir.runtime.ascend_semantics import Load3dOutside, copy_data, load3d_geometry, load3d_plan, vector_kernel
 from geir.runtime.interpreter import main_function
 from geir.runtime.launch_memo import arg_extents, launch_key, moves
@@ -668,6 +669,58 @@ class Load3dFunctions(InterpreterFunctions):
         return ()
 
 
+@register_impls
+class CollectiveFunctions(InterpreterFunctions):
+    """The collectives of an hccl kernel: this rank meets the others of its group through
+    the run's communicator (runtime/communicator.py). A timing-only run exchanges nothing;
+    its event is the same."""
+
+    @staticmethod
+    def _collective(interpreter: Interpreter, op: a.CollectiveOp, args, exchange) -> tuple:
+        timing = [_timing(interpreter, op, dst) for dst in args[len(op.ins):]]
+        if not any(timing) and not _run(interpreter).timing:
+            try:
+                comm, rank = require(op.name)
+                out = exchange(comm, rank, *[np.asarray(x) for x in args])
+            except CollectiveError as e:
+                raise InterpreterError(f"{_where(interpreter, op)}: {e}") from None
+            if out is not None:
+                _write(interpreter, op, args[-1], out)
+        _emit(interpreter, op, a.HCCL_PIPE, nbytes=op.nbytes, shape=tuple(args[0].shape),
+              dtype=element_name(op.args[0].type),
+              detail={"collective": op.KIND, "ranks": op.group})
+        return ()
+
+    @impl(a.AllReduceOp)
+    def run_all_reduce(self, interpreter, op: a.AllReduceOp, args):
+        return self._collective(interpreter, op, args, lambda c, r, x, y: c.all_reduce(
+            r, x, op.group, op.reduction.data))
+
+    @impl(a.AllGatherOp)
+    def run_all_gather(self, interpreter, op: a.AllGatherOp, args):
+        return self._collective(interpreter, op, args, lambda c, r, x, y: c.all_gather(
+            r, x, op.group, a.int_value(op.axis) % x.ndim))
+
+    @impl(a.ReduceScatterOp)
+    def run_reduce_scatter(self, interpreter, op: a.ReduceScatterOp, args):
+        return self._collective(interpreter, op, args, lambda c, r, x, y: c.reduce_scatter(
+            r, x, op.group, a.int_value(op.axis) % x.ndim, op.reduction.data))
+
+    @impl(a.AllToAllOp)
+    def run_all_to_all(self, interpreter, op: a.AllToAllOp, args):
+        return self._collective(interpreter, op, args, lambda c, r, x, y: c.all_to_all(
+            r, x, op.group, a.int_value(op.split_axis) % x.ndim, a.int_value(op.concat_axis) % x.ndim))
+
+    @impl(a.SendOp)
+    def run_send(self, interpreter, op: a.SendOp, args):
+        return self._collective(interpreter, op, args, lambda c, r, x: c.send(r, x, a.int_value(op.peer)))
+
+    @impl(a.RecvOp)
+    def run_recv(self, interpreter, op: a.RecvOp, args):
+        return self._collective(interpreter, op, args, lambda c, r, y: c.recv(
+            r, a.int_value(op.peer), y.shape, y.dtype))
+
+
 # ---------------------------------------------------------------------------
 # Running a host program on named buffers.
 # ---------------------------------------------------------------------------
@@ -685,6 +738,7 @@ def make_ascend_interpreter(module: ModuleOp, listeners: tuple = ()) -> Interpre
     interpreter.register_implementations(VectorFunctions())
     interpreter.register_implementations(Load3dFunctions())
     interpreter.register_implementations(ReferenceFunctions())
+    interpreter.register_implementations(CollectiveFunctions())
     return interpreter
 
 

@@ -2,7 +2,7 @@
 
 Kernel arguments carry no direction; a buffer is an output when some op of the body writes it,
 directly or through a view (a DMA, load3d or vector destination, a fallback's `outs`, a scalar
-store). geir-compare reads these buffers after each launch, the overflow check
+store, a collective's output). geir-compare reads these buffers after each launch, the overflow check
 (runtime/overflow.py) judges them against the arguments the kernel only reads.
 """
 
@@ -31,7 +31,7 @@ def written_args(kernel: Operation) -> list[int]:
             dsts: Sequence[SSAValue] = (op.dst,)
         elif isinstance(op, a.VectorOp):
             dsts = (op.operands[-1],)
-        elif isinstance(op, a.ReferenceOp):
+        elif isinstance(op, a.ReferenceOp | a.CollectiveOp):
             dsts = op.outs
         elif isinstance(op, memref.StoreOp):
             dsts = (op.memref,)

@@ -46,7 +46,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,8 @@ from geir.runtime.ascend_machine import TraceEvent, address, byte_extent, planne
 from geir.runtime.overflow import LaunchOverflow
 from geir.target.cost_model import CostModel
 from geir.target.device import DeviceSpec, load_device
+from geir.target.server import Collectives, ServerSpec, load_server
+from geir.reference.collectives import run_ranks
 from geir.dialects import attr_names
 
 PIPES = a.PIPES
@@ -76,6 +78,7 @@ SCALAR_CYCLES = 1
 _MAX_ROWS = 1 << 16
 """An access made of more rows than this is treated as its whole extent (conservative)."""
 _EPS = 1e-9
+DEFAULT_SERVER = "atlas800t_a2"
 _INTERNED = 1 << 17
 """Distinct (view, write) Accesses a Recorder keeps to share (beyond it starts over)."""
 
@@ -149,7 +152,8 @@ Record = Recorded | RepeatedBlock
 _VIEW_OPS = a.VIEW_OPS
 _REFERENCE = getattr(a, "ReferenceOp", None)   # the lowering's fallback (whole gm buffers)
 _DMA_OPS = tuple(t for t in (a.CopyOp, getattr(a, "Load3dOp", None)) if t)   # src -> dst on an MTE/FIX engine
-_ACCESSING = (*_DMA_OPS, a.MmadOp, a.VectorOp, memref.LoadOp, memref.StoreOp, *((_REFERENCE,) if _REFERENCE else ()))
+_ACCESSING = (*_DMA_OPS, a.MmadOp, a.VectorOp, memref.LoadOp, memref.StoreOp, a.CollectiveOp,
+              *((_REFERENCE,) if _REFERENCE else ()))
 
 
 _ROW_SHAPES: dict[tuple, tuple[int, int, np.ndarray | None, int]] = {}
@@ -388,7 +392,7 @@ class Recorder(Interpreter.Listener):
         if isinstance(op, a.VectorOp):
             last = len(op.operands) - 1
             return tuple((v, i, i == last) for i, v in enumerate(op.operands) if i not in op.SCALARS)
-        if _REFERENCE is not None and isinstance(op, _REFERENCE):
+        if (_REFERENCE is not None and isinstance(op, _REFERENCE)) or isinstance(op, a.CollectiveOp):
             n = len(op.ins)
             return tuple((v, i, i >= n) for i, v in enumerate(op.operands))
         return None
@@ -477,6 +481,22 @@ class BlockSim:
     reference_ops: int = 0               # ascend.reference fallbacks executed
 
 
+@dataclass(frozen=True)
+class Collective:
+    """The collective of an hccl launch as the simulator meets it with the other ranks: the
+    k-th collective a rank runs among a group meets the k-th of each other member (a send
+    and a receive: the k-th from one rank to the other)."""
+
+    kind: str                   # all_reduce | all_gather | reduce_scatter | all_to_all | send | recv
+    ranks: tuple[int, ...]      # the group (a send / recv: both ends, sender first)
+    nbytes: int                 # per rank, as target/server.py prices it
+    key: tuple                  # equal on every member of one meeting
+
+    @property
+    def members(self) -> tuple[int, ...]:
+        return self.ranks
+
+
 @dataclass
 class KernelRecord:
     """One launch as the simulator timed it. Times are microseconds from the start of the run."""
@@ -509,6 +529,7 @@ class KernelRecord:
     fallback: bool = False      # holds an ascend.reference (not a hardware kernel)
     layout_conversion: bool = False   # a graph.trans_data kernel (see attr_names.LAYOUT_CONVERSION)
     core0: list[tuple[float, BlockSim]] = field(default_factory=list, repr=False)
+    collective: Collective | None = None  # an hccl kernel: what it exchanges, with which ranks
 
     @property
     def display_name(self) -> str:
@@ -550,6 +571,7 @@ class SimResult:
     overflow: list[LaunchOverflow] = field(default_factory=list)  # from the run (runtime/overflow.py)
     io_bytes_touched: int | None = None  # distinct bytes of graph inputs, outputs and constants the
                                          # kernels touch (None: plain trace events, no bytes)
+    rank: int = 0                        # the device of a multi-device run
 
 
 # ---------------------------------------------------------------------------
@@ -778,11 +800,13 @@ class _Running:
     phase: str                      # "launch" | "exec"
     remaining: float                # standalone microseconds left
     demand: float                   # bytes/us of HBM in the exec phase
+    rank: int = 0                   # the device it runs on
 
 
 class _Sim:
-    def __init__(self, spec: DeviceSpec, strict: bool):
-        self.spec, self.cm, self.strict = spec, CostModel(spec), strict
+    def __init__(self, spec: DeviceSpec, strict: bool, rank: int = 0):
+        self.spec, self.cm, self.strict, self.rank = spec, CostModel(spec), strict, rank
+        self.collectives: Counter = Counter()  # meetings so far per group (Collective.key)
         self.cache: dict[tuple, BlockSim] = {}
         self.keys: dict[int, tuple[list[Recorded], tuple]] = {}  # id(a block's records) -> (them, block_key)
         self.reported: set[int] = set()
@@ -862,7 +886,33 @@ class _Sim:
             sim = self.cache[key] = _BlockReplay(self, launch.core_type, share).run(records)
         return sim
 
+    def collective(self, launch: _Launch) -> KernelRecord:
+        """An hccl launch: no core, no block replay; its time is set when its ranks meet."""
+        ev = next((r.event for r in launch.blocks.get(0, ()) if r.event.pipe == a.HCCL_PIPE), None)
+        if ev is None:
+            raise SimulationError(f"hccl launch @{launch.name} recorded no collective (the trace is not of one run)")
+        kind, group = ev.detail["collective"], tuple(ev.detail["ranks"])
+        if kind in a.POINT_TO_POINT:
+            ranks = (self.rank, group[0]) if kind == a.SendOp.KIND else (group[0], self.rank)
+            series: tuple = ("p2p", *ranks, kind)
+        else:
+            ranks, series = group, ("group", group)
+        n = self.collectives[series]
+        self.collectives[series] += 1
+        key = (*series[:-1], n) if kind in a.POINT_TO_POINT else (*series, n)
+        kernel = launch.kernel
+        nodes = tuple(dict.fromkeys(loc_names(kernel.location) if kernel is not None else ()))
+        return KernelRecord(
+            name=launch.name, launch=launch.index, stream=launch.stream, nodes=nodes, core_type=a.HCCL,
+            block_dim=1, cores=0, cube_cores=0, vector_cores=0, waves=1, start_us=0.0, exec_start_us=0.0,
+            end_us=0.0, standalone_exec_us=0.0, launch_us=self.cm.launch_overhead_us(), bound="link",
+            bound_pipe=a.HCCL_PIPE, pipe_busy_us={}, unit_busy_us={}, critical_busy_us={}, hbm_bytes=0,
+            footprint_bytes=ev.nbytes, flops={}, lower_bound_us=0.0, deps=tuple(sorted(launch.deps)),
+            collective=Collective(kind, ranks, ev.nbytes, key))
+
     def kernel(self, launch: _Launch) -> KernelRecord:
+        if launch.core_type == a.HCCL:
+            return self.collective(launch)
         spec, cm = self.spec, self.cm
         c, cube, vec = self.cores(launch)
         share = spec.hbm_bytes_per_s / spec.cube_clock_hz / c  # bytes per cycle per block
@@ -929,110 +979,33 @@ class _Sim:
 
     # -- streams and the device --------------------------------------------------------------
 
-    def run(self, records: Sequence[Record]) -> SimResult:
+    def prepare(self, records: Sequence[Record]) -> _RankPlan:
+        """Parse and time each launch of one rank's run (its streams are scheduled by
+        `_schedule`, with the other ranks' when there are several)."""
         self.segments = launch_segments(records)
         check_stream_races(records, self.segments)
         launches, tasks, streams = self.parse(records)
         recs = {l.index: self.kernel(l) for l in launches}
         if self.races and self.strict:
             raise SimulationError("\n".join(map(str, self.races)))
-        bw = self.spec.hbm_bytes_per_s / 1e6  # bytes per us
-        free_cube, free_vec = self.spec.cube_cores, self.spec.vector_cores
-        head = {s: 0 for s in streams}
-        busy_stream: dict[int, bool] = {s: False for s in streams}
-        core_queue: deque[KernelRecord] = deque()
-        running: list[_Running] = []
-        timeline: list[Span] = []
-        t = 0.0
+        return _RankPlan(self.rank, launches, tasks, streams, recs)
 
-        def advance_streams() -> bool:
-            moved = False
-            for s in streams:
-                while not busy_stream[s] and head[s] < len(tasks[s]):
-                    task = tasks[s][head[s]]
-                    if task.kind == "record":
-                        task.done_at = t
-                        timeline.append(Span("stream", s, None, f"record event {task.event}", t, t, "event",
-                                             {"event": task.event}))
-                    elif task.kind == "wait":
-                        if task.arrived is None:
-                            task.arrived = t
-                        r = task.record
-                        if r is not None and r.done_at is None:
-                            break
-                        if t > task.arrived + _EPS:
-                            timeline.append(Span("stream", s, None, f"wait event {task.event}", task.arrived, t,
-                                                 "event", {"event": task.event}))
-                    else:
-                        rec = recs[task.launch.index]
-                        rec.start_us = t
-                        busy_stream[s] = True
-                        lo = self.cm.launch_overhead_us()
-                        if lo > 0:
-                            running.append(_Running(rec, "launch", lo, 0.0))
-                        else:
-                            core_queue.append(rec)
-                    head[s] += 1
-                    moved = True
-            return moved
-
-        def grant_cores() -> bool:
-            nonlocal free_cube, free_vec
-            moved = False
-            while core_queue:
-                rec = core_queue[0]
-                if rec.cube_cores > free_cube or rec.vector_cores > free_vec:
-                    break
-                core_queue.popleft()
-                free_cube -= rec.cube_cores
-                free_vec -= rec.vector_cores
-                rec.exec_start_us = t
-                moved = True
-                if rec.standalone_exec_us <= 0:
-                    finish(rec)
-                else:
-                    demand = rec.hbm_bytes / rec.standalone_exec_us
-                    running.append(_Running(rec, "exec", rec.standalone_exec_us, demand))
-            return moved
-
-        def finish(rec: KernelRecord) -> None:
-            nonlocal free_cube, free_vec
-            rec.end_us = t
-            free_cube += rec.cube_cores
-            free_vec += rec.vector_cores
-            busy_stream[rec.stream] = False
-
-        while True:
-            while advance_streams() | grant_cores():
-                pass
-            if not running:
-                if core_queue or any(head[s] < len(tasks[s]) for s in streams):
-                    stuck = [f"stream {s}: {tasks[s][head[s]].kind}" for s in streams if head[s] < len(tasks[s])]
-                    raise SimulationError("the streams cannot finish (" + "; ".join(stuck) + ")")
-                break
-            rates = _fair_rates([r.demand if r.phase == "exec" else 0.0 for r in running], bw)
-            dt = min(r.remaining / rate for r, rate in zip(running, rates))
-            t += dt
-            still: list[_Running] = []
-            for r, rate in zip(running, rates):
-                r.remaining -= rate * dt
-                if r.remaining > _EPS * max(1.0, t):
-                    still.append(r)
-                elif r.phase == "launch":
-                    core_queue.append(r.rec)
-                else:
-                    finish(r.rec)
-            running[:] = still
-
-        kernels = [recs[l.index] for l in launches]
+    def result(self, plan: _RankPlan) -> SimResult:
+        kernels = [plan.recs[l.index] for l in plan.launches]
+        timeline = plan.timeline
         latency = max([k.end_us for k in kernels] + [sp.end_us for sp in timeline], default=0.0)
         timeline.extend(self.kernel_spans(kernels))
         timeline.sort(key=lambda sp: (sp.start_us, sp.track != "stream"))
         pipe_busy: Counter = Counter()
         for k in kernels:
             pipe_busy.update(k.pipe_busy_us)
-        return SimResult(self.spec, latency, kernels, dict(pipe_busy), self.races, timeline, tuple(streams),
-                         io_bytes_touched=self.io_bytes_touched)
+        return SimResult(self.spec, latency, kernels, dict(pipe_busy), self.races, timeline, tuple(plan.streams),
+                         io_bytes_touched=self.io_bytes_touched, rank=self.rank)
+
+    def run(self, records: Sequence[Record]) -> SimResult:
+        plan = self.prepare(records)
+        _schedule([plan], self.spec, None)
+        return self.result(plan)
 
     def kernel_spans(self, kernels: Iterable[KernelRecord]) -> Iterable[Span]:
         lo = self.cm.launch_overhead_us()
@@ -1049,6 +1022,161 @@ class _Sim:
                 for sp in sim.spans:
                     yield Span("pipe", k.stream, sp.pipe, sp.name, base + sp.start_us * stretch,
                                base + sp.end_us * stretch, "op", {"bytes": sp.nbytes, "kernel": k.name})
+
+
+@dataclass
+class _RankPlan:
+    """One rank's launches and stream tasks, scheduled by `_schedule`."""
+
+    rank: int
+    launches: list[_Launch]
+    tasks: dict[int, list[_Task]]
+    streams: list[int]
+    recs: dict[int, KernelRecord]
+    timeline: list[Span] = field(default_factory=list)
+
+
+def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec, price: Callable[[Collective], float] | None) -> None:
+    """Run every rank's streams on its own device (cores, HBM) in one clock: sets each
+    kernel's start / exec start / end and fills each plan's timeline. A collective starts
+    when every member's stream has reached it (`Collective.key`) and takes `price(it)` on
+    each member; it takes no AI core and no HBM share (its reduction's bytes are in its
+    price)."""
+    cm = CostModel(spec)
+    bw = spec.hbm_bytes_per_s / 1e6  # bytes per us, per device
+    lo = cm.launch_overhead_us()
+    by_rank = {p.rank: p for p in plans}
+    free_cube = {p.rank: spec.cube_cores for p in plans}
+    free_vec = {p.rank: spec.vector_cores for p in plans}
+    head = {(p.rank, s): 0 for p in plans for s in p.streams}
+    busy_stream = {(p.rank, s): False for p in plans for s in p.streams}
+    core_queue: dict[int, deque[KernelRecord]] = {p.rank: deque() for p in plans}
+    running: list[_Running] = []
+    meetings: dict[tuple, list[tuple[int, KernelRecord]]] = {}
+    t = 0.0
+
+    def advance_streams() -> bool:
+        moved = False
+        for p in plans:
+            for s in p.streams:
+                tasks = p.tasks[s]
+                while not busy_stream[p.rank, s] and head[p.rank, s] < len(tasks):
+                    task = tasks[head[p.rank, s]]
+                    if task.kind == "record":
+                        task.done_at = t
+                        p.timeline.append(Span("stream", s, None, f"record event {task.event}", t, t, "event",
+                                               {"event": task.event}))
+                    elif task.kind == "wait":
+                        if task.arrived is None:
+                            task.arrived = t
+                        r = task.record
+                        if r is not None and r.done_at is None:
+                            break
+                        if t > task.arrived + _EPS:
+                            p.timeline.append(Span("stream", s, None, f"wait event {task.event}", task.arrived, t,
+                                                   "event", {"event": task.event}))
+                    else:
+                        rec = p.recs[task.launch.index]
+                        rec.start_us = t
+                        busy_stream[p.rank, s] = True
+                        if lo > 0:
+                            running.append(_Running(rec, "launch", lo, 0.0, p.rank))
+                        else:
+                            ready(rec, p.rank)
+                    head[p.rank, s] += 1
+                    moved = True
+        return moved
+
+    def ready(rec: KernelRecord, rank: int) -> None:
+        """A launch past its launch phase: to the core queue, or to its collective's meeting."""
+        c = rec.collective
+        if c is None:
+            core_queue[rank].append(rec)
+            return
+        if len(c.members) > 1 and price is None:
+            raise SimulationError(f"@{rec.name} is a {c.kind} among ranks {list(c.members)}: simulate the ranks "
+                                  f"together (a multi-device model's profile), one device cannot time it")
+        missing = [m for m in c.members if m not in by_rank]
+        if missing and len(c.members) > 1:
+            raise SimulationError(f"@{rec.name} ({c.kind} among ranks {list(c.members)}) on rank {rank}: rank(s) "
+                                  f"{missing} are not in this run")
+        arrived = meetings.setdefault(c.key, [])
+        arrived.append((rank, rec))
+        if len(arrived) < len(set(c.members)):
+            return
+        del meetings[c.key]
+        kinds = {(r.collective.kind, r.collective.nbytes) for _, r in arrived}
+        if len({k for k, _ in kinds} - set(a.POINT_TO_POINT)) > 1 or len({n for _, n in kinds}) > 1:
+            raise SimulationError(f"the ranks of {c.kind} #{c.key[-1]} among {list(c.members)} disagree: "
+                                  + ", ".join(f"rank {m}: {r.collective.kind} of {r.collective.nbytes} bytes"
+                                              for m, r in arrived))
+        cost = price(c) if price is not None and len(c.members) > 1 else 0.0
+        for m, r in arrived:
+            r.exec_start_us = t
+            r.standalone_exec_us = r.lower_bound_us = cost
+            if cost <= 0:
+                finish(r, m)
+            else:
+                running.append(_Running(r, "exec", cost, 0.0, m))
+
+    def grant_cores() -> bool:
+        moved = False
+        for p in plans:
+            queue = core_queue[p.rank]
+            while queue:
+                rec = queue[0]
+                if rec.cube_cores > free_cube[p.rank] or rec.vector_cores > free_vec[p.rank]:
+                    break
+                queue.popleft()
+                free_cube[p.rank] -= rec.cube_cores
+                free_vec[p.rank] -= rec.vector_cores
+                rec.exec_start_us = t
+                moved = True
+                if rec.standalone_exec_us <= 0:
+                    finish(rec, p.rank)
+                else:
+                    demand = rec.hbm_bytes / rec.standalone_exec_us
+                    running.append(_Running(rec, "exec", rec.standalone_exec_us, demand, p.rank))
+        return moved
+
+    def finish(rec: KernelRecord, rank: int) -> None:
+        rec.end_us = t
+        free_cube[rank] += rec.cube_cores
+        free_vec[rank] += rec.vector_cores
+        busy_stream[rank, rec.stream] = False
+
+    while True:
+        while advance_streams() | grant_cores():
+            pass
+        if not running:
+            stuck = [f"{'rank %d ' % p.rank if len(plans) > 1 else ''}stream {s}: {p.tasks[s][head[p.rank, s]].kind}"
+                     for p in plans for s in p.streams if head[p.rank, s] < len(p.tasks[s])]
+            stuck += [f"rank {m}: @{r.name} waits for the other ranks of its {r.collective.kind}"
+                      for waiting in meetings.values() for m, r in waiting]
+            if stuck or any(core_queue.values()):
+                raise SimulationError("the streams cannot finish (" + "; ".join(stuck) + ")")
+            break
+        rates = [0.0] * len(running)
+        for p in plans:  # each device's HBM shared among its own kernels
+            mine = [i for i, r in enumerate(running) if r.rank == p.rank]
+            shares = _fair_rates([running[i].demand if running[i].phase == "exec" else 0.0 for i in mine], bw)
+            for i, rate in zip(mine, shares):
+                rates[i] = rate
+        dt = min(r.remaining / rate for r, rate in zip(running, rates))
+        t += dt
+        still: list[_Running] = []
+        launched: list[_Running] = []
+        for r, rate in zip(running, rates):
+            r.remaining -= rate * dt
+            if r.remaining > _EPS * max(1.0, t):
+                still.append(r)
+            elif r.phase == "launch":
+                launched.append(r)
+            else:
+                finish(r.rec, r.rank)
+        running[:] = still
+        for r in launched:  # after the update: a collective that meets starts running
+            ready(r.rec, r.rank)
 
 
 def _fair_rates(demands: Sequence[float], bw: float) -> list[float]:
@@ -1354,6 +1482,54 @@ def simulate(records: Sequence[Record | TraceEvent], *, device: str | DeviceSpec
     return _Sim(spec, strict).run(recs)
 
 
+def simulate_ranks(records: Sequence[Sequence[Record]], *, server: str | ServerSpec = DEFAULT_SERVER,
+                   strict: bool = False, algorithm: str = "auto") -> list[SimResult]:
+    """Time the recorded runs of a multi-device program's ranks (rank i: `records[i]`) on one
+    clock: each rank on its own device of `server`, a collective when all its ranks reach it,
+    priced by the server's link model (`algorithm`: target/server.py's). One SimResult per
+    rank, its times from the common start."""
+    server = load_server(server) if isinstance(server, str) else server
+    if not 1 <= len(records) <= server.devices:
+        raise SimulationError(f"{len(records)} ranks on {server.name}: it has {server.devices} devices")
+    sims = [_Sim(server.device, strict, rank) for rank in range(len(records))]
+    plans = [sim.prepare([r if isinstance(r, Recorded | RepeatedBlock) else Recorded(r) for r in recs])
+             for sim, recs in zip(sims, records)]
+    priced: dict[int, Collectives] = {}
+
+    def price(c: Collective) -> float:
+        p = len(c.ranks) if c.kind not in a.POINT_TO_POINT else 2
+        if p not in priced:
+            priced[p] = Collectives(server, p, algorithm)
+        return priced[p].cost_us(c.kind, c.nbytes)
+
+    _schedule(plans, server.device, price)
+    return [sim.result(plan) for sim, plan in zip(sims, plans)]
+
+
+def profile_ranks(modules: Sequence[ModuleOp], feeds: Sequence[Mapping[str, np.ndarray]], *,
+                  server: str | ServerSpec = DEFAULT_SERVER, strict: bool = False, timing: bool = False,
+                  memo: bool = True, algorithm: str = "auto"
+                  ) -> tuple[list[dict[str, np.ndarray] | None], list[SimResult]]:
+    """Run a multi-device program's ranks together (rank i: `modules[i]` on `feeds[i]`, each on
+    its own thread, exchanging real data at its collectives) and time them (`simulate_ranks`);
+    the outputs and the SimResult of each rank."""
+    server = load_server(server) if isinstance(server, str) else server
+    if len(feeds) != len(modules):
+        raise SimulationError(f"{len(modules)} rank programs but {len(feeds)} sets of inputs")
+
+    def one(rank: int):
+        overflow: list[LaunchOverflow] = []
+        outputs, records = record(modules[rank], feeds[rank], device=server.device, overflow=overflow,
+                                  timing=timing, memo=memo, compact=True)
+        return outputs, records, overflow
+
+    runs = run_ranks(len(modules), one)
+    sims = simulate_ranks([r[1] for r in runs], server=server, strict=strict, algorithm=algorithm)
+    for sim, run in zip(sims, runs):
+        sim.overflow = run[2]
+    return [r[0] for r in runs], sims
+
+
 def profile(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | DeviceSpec = "ascend910b",
             strict: bool = False, timing: bool = False,
             memo: bool = True) -> tuple[dict[str, np.ndarray] | None, SimResult]:
@@ -1371,6 +1547,6 @@ def profile(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | 
 
 __all__ = [
     "Access", "BlockSim", "KernelRecord", "block_key", "OpSpan", "Race", "Recorded", "Recorder", "RepeatedBlock", "SimResult",
-    "SimulationError", "Span", "StreamRace", "StreamRaceError", "check_stream_races", "profile", "record",
-    "simulate", "stream_races",
+    "SimulationError", "Span", "StreamRace", "StreamRaceError", "check_stream_races", "profile", "profile_ranks",
+    "record", "simulate", "simulate_ranks", "stream_races", "Collective",
 ]

@@ -144,7 +144,12 @@ ATTENTION = KernelInfo(
     # accumulator, the online softmax in f32 on the vector unit (lowering/templates/attention.py)
     frozenset({"f16", "bf16", "f32"}))
 
-TEMPLATES: tuple[KernelInfo, ...] = (CUBE, TRANS_DATA, ATTENTION, ROW, POOL, LRN, KV_CACHE, DATA)
+COLLECTIVE = KernelInfo(
+    # an hccl task: the links move the bytes, any element type (reductions: numeric ones)
+    "collective", frozenset({g.AllReduceOp, g.AllGatherOp, g.ReduceScatterOp, g.AllToAllOp}),
+    _VECTOR_DTYPES | {"f64", "u8", "u16", "u32", "u64"})
+
+TEMPLATES: tuple[KernelInfo, ...] = (COLLECTIVE, CUBE, TRANS_DATA, ATTENTION, ROW, POOL, LRN, KV_CACHE, DATA)
 """Every template, in the order the lowering tries them."""
 
 

@@ -135,3 +135,12 @@ class Collectives:
         """Each rank sends a chunk of n / p to every other: one mesh step, or p - 1 ring steps
         (each a direct transfer on a full mesh, relayed on a ring)."""
         return self._phase_us(nbytes, reduce=False) if self.ranks > 1 else 0.0
+
+    def cost_us(self, kind: str, nbytes: int) -> float:
+        """The time of collective `kind` (an ascend collective's KIND) of `nbytes` per rank."""
+        fn = {"all_reduce": self.all_reduce_us, "all_gather": self.all_gather_us,
+              "reduce_scatter": self.reduce_scatter_us, "all_to_all": self.all_to_all_us,
+              "send": self.send_us, "recv": self.send_us}.get(kind)
+        if fn is None:
+            raise GeirError(f"unknown collective '{kind}'")
+        return fn(nbytes)

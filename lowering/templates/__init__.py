@@ -1,7 +1,7 @@
 """Kernel templates of the graph -> ascend lowering.
 
 Each module exposes `try_build(req: KernelRequest) -> KernelOp | None` (None = "not mine");
-`build_kernel` asks `cube`, `trans_data`, `attention`, `vector`, `kv_cache` and `data` in that order.
+`build_kernel` asks `collective`, `cube`, `trans_data`, `attention`, `vector`, `kv_cache` and `data` in that order.
 `common` holds the request, the builder and the tiling helpers; `reference` the fallback for
 what no template handles yet.
 """
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from geir.dialects import ascend as a
 from geir.lowering.templates.common import KernelRequest
 
-BUILDERS = ("cube", "trans_data", "attention", "vector", "kv_cache", "data")
+BUILDERS = ("collective", "cube", "trans_data", "attention", "vector", "kv_cache", "data")
 
 
 def _builders() -> list[Callable[[KernelRequest], a.KernelOp | None]]:

@@ -25,6 +25,9 @@ The walk in program order (GE's order; the host order stays a valid serialisatio
   estimates (ties: a stream whose last launch it depends on, saving an event; then the
   lowest id).
 
+Collectives (`hccl` kernels) then move to one stream of their own, after the compute streams,
+in program order: their links work beside the AI cores, as HCCL's stream does.
+
 Streams are numbered from 0 in order of first use. Events the function already has belong
 to the old assignment and are erased: run `ascend-insert-events` afterwards.
 """
@@ -86,6 +89,8 @@ def _use_effect(op: Operation, index: int) -> tuple[bool, bool]:
     if isinstance(op, a.ReferenceOp):
         n = a.int_value(op.num_inputs)
         return (index < n, index >= n)
+    if isinstance(op, a.CollectiveOp):
+        return (index < op.NUM_INS, index >= op.NUM_INS)
     if isinstance(op, memref.StoreOp):
         return (False, index == 1)
     if isinstance(op, memref.LoadOp):
@@ -473,4 +478,10 @@ class AssignStreams(ModulePass):
                     times[name] = kernel_time_us(launch.kernel_op(), cm)
                 cost.append(times[name])
             strip_sync(fn)
-            set_streams(fn, launches, assign(deps, cost, self.max_streams))
+            streams = assign(deps, cost, self.max_streams)
+            comm = [i for i, launch in enumerate(launches) if launch.kernel_op().core_type.data == a.HCCL]
+            if comm and len(comm) < len(launches):  # collectives on a stream of their own, as HCCL's
+                own = max(s for i, s in enumerate(streams) if i not in set(comm)) + 1
+                for i in comm:
+                    streams[i] = own
+            set_streams(fn, launches, streams)

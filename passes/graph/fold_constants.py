@@ -33,8 +33,10 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.traits import Pure
 
 from geir.dialects import attr_names
+
 from geir.dialects import graph as g
 from geir.ir.types import to_dtype
 from geir.passes.graph.utils import constant, nbytes, splat, static_shape
@@ -64,8 +66,9 @@ def evaluate(op: Operation) -> tuple[np.ndarray, ...] | None:
     """The results of a graph op whose operands are all constants, else None.
 
     A kernel that fails or disagrees with the declared types leaves the op
-    alone: the interpreter will report it with the op's location."""
-    if not isinstance(op, g.GraphOp) or _keeps_integers(op):
+    alone: the interpreter will report it with the op's location. An op with effects (a
+    collective) is never evaluated: its result depends on other devices."""
+    if not isinstance(op, g.GraphOp) or not op.has_trait(Pure) or _keeps_integers(op):
         return None
     args = [g.constant_value_of(v) for v in op.inputs]
     if any(a is None for a in args):
@@ -102,7 +105,7 @@ class FoldConstantOp(RewritePattern):
     source: Source | None = None
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, g.GraphOp) or not fits(op, self.max_bytes):
+        if not isinstance(op, g.GraphOp) or not op.has_trait(Pure) or not fits(op, self.max_bytes):
             return
         shape_only = _shape_only(op)
         if shape_only is not None:

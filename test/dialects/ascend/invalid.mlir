@@ -167,7 +167,7 @@ func.func @f(%x: memref<16xf32, "gm">) {
 }
 
 // -----
-// CHECK: error: {{.*}}:[[# @LINE + 1]]:1: 'ascend.kernel': core_type must be one of cube, vector, mix, got 'tensor'
+// CHECK: error: {{.*}}:[[# @LINE + 1]]:1: 'ascend.kernel': core_type must be one of cube, vector, mix, hccl, got 'tensor'
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "tensor"} {
   ascend.return
 }

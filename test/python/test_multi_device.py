@@ -1,0 +1,230 @@
+"""Several devices: the collectives' semantics, ranks run together on the interpreter, the
+simulator's one clock, and tensor-parallel models equal to one device (docs/multi-device.md)."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pytest
+
+import geir
+from geir.dialects import make_context
+from geir.errors import GeirError
+from geir.ir.text import parse_module
+from geir.models import llama, transformer_block
+from geir.reference.collectives import CollectiveError, run_ranks
+from geir.runtime.simulator import SimulationError, profile, profile_ranks
+from geir.target.server import Collectives, load_server
+from geir.testing.transformer import block_onnx
+
+RNG = np.random.default_rng(0)
+
+
+# ---------------------------------------------------------------------------
+# The collectives (reference/collectives.py).
+# ---------------------------------------------------------------------------
+
+
+def test_collectives_combine_the_ranks_data():
+    xs = [RNG.standard_normal((4, 6)).astype(np.float32) for _ in range(3)]
+
+    def rank(r):
+        from geir.reference.collectives import current
+
+        comm, me = current()
+        assert me == r
+        out = {
+            "sum": comm.all_reduce(r, xs[r], [0, 1, 2]),
+            "max": comm.all_reduce(r, xs[r], [0, 1, 2], "max"),
+            "gather": comm.all_gather(r, xs[r], [0, 1, 2], axis=1),
+            "scatter": comm.reduce_scatter(r, np.concatenate(xs, 0), [0, 1, 2], axis=0),
+            "a2a": comm.all_to_all(r, np.tile(xs[r], (3, 1)), [0, 1, 2], split_axis=0, concat_axis=1),
+        }
+        if r < 2:  # a sub-group: ranks 0 and 1 only
+            out["pair"] = comm.all_reduce(r, xs[r], [1, 0])
+        if r == 0:
+            comm.send(r, xs[0] * 2, peer=2)
+        if r == 2:
+            out["recv"] = comm.recv(r, 0, (4, 6), np.float32)
+        return out
+
+    outs = run_ranks(3, rank)
+    total = xs[0] + xs[1] + xs[2]
+    for r, o in enumerate(outs):
+        np.testing.assert_array_equal(o["sum"], outs[0]["sum"])  # bit-identical on every rank
+        np.testing.assert_allclose(o["sum"], total, rtol=1e-6)
+        np.testing.assert_array_equal(o["max"], np.maximum(np.maximum(xs[0], xs[1]), xs[2]))
+        np.testing.assert_array_equal(o["gather"], np.concatenate(xs, 1))
+        np.testing.assert_allclose(o["scatter"], 3 * xs[r], rtol=1e-6)  # each rank gave all of xs
+        np.testing.assert_array_equal(o["a2a"], np.concatenate([xs[j] for j in range(3)], 1))
+    np.testing.assert_allclose(outs[0]["pair"], xs[1] + xs[0], rtol=1e-6)
+    np.testing.assert_array_equal(outs[2]["recv"], xs[0] * 2)
+
+
+def test_half_precision_sums_in_f32_and_rounds_once():
+    xs = [np.full(4, 2048, np.float16), np.full(4, 1, np.float16), np.full(4, 1, np.float16)]
+    out = run_ranks(3, lambda r: __import__("geir.reference.collectives", fromlist=["current"]).current()[0]
+                    .all_reduce(r, xs[r], [0, 1, 2]))
+    # f16 step by step: 2048 + 1 = 2048 (ulp 2), + 1 = 2048; in f32 once: 2050
+    assert out[0].dtype == np.float16 and out[0][0] == 2050
+
+
+def test_ranks_that_disagree_are_one_error():
+    def rank(r):
+        from geir.reference.collectives import current
+
+        comm, _ = current()
+        return comm.all_reduce(r, np.zeros(4 if r == 0 else 5, np.float32), [0, 1])
+
+    with pytest.raises(CollectiveError, match=r"all_reduce #0 of ranks \[0, 1\]: rank 1 calls all_reduce of \[5\]"):
+        run_ranks(2, rank)
+
+
+def test_a_rank_that_never_joins_is_named():
+    def rank(r):
+        from geir.reference.collectives import current
+
+        comm, _ = current()
+        if r == 0:
+            return comm.all_reduce(r, np.zeros(2, np.float32), [0, 1])
+        return None
+
+    with pytest.raises(CollectiveError, match="rank 1 finished its program without joining it"):
+        run_ranks(2, rank)
+
+
+def test_a_failing_rank_raises_its_own_error():
+    def rank(r):
+        from geir.reference.collectives import current
+
+        comm, _ = current()
+        if r == 1:
+            raise ValueError("rank 1 broke")
+        return comm.all_reduce(r, np.zeros(2, np.float32), [0, 1])
+
+    with pytest.raises(ValueError, match="rank 1 broke"):
+        run_ranks(2, rank)
+    assert threading.active_count() < 50  # the waiting rank ended too
+
+
+def test_a_collective_outside_a_run_is_one_error():
+    m = parse_module(_PROGRAM, make_context())
+    with pytest.raises(GeirError, match="is a collective between devices: it runs only with its ranks"):
+        geir.runtime.ascend_interpreter.run_ascend_module(m, {"x": np.zeros((4, 8), np.float32),
+                                                             "w": np.zeros((8, 16), np.float32)})
+
+
+# ---------------------------------------------------------------------------
+# An ascend program with an all-reduce, run and timed on two ranks.
+# ---------------------------------------------------------------------------
+
+_GRAPH = """
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %y = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %z = graph.all_reduce %y {ranks = array<i64: 0, 1>, reduction = "sum"} : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %r = graph.relu %z : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  func.return %r : tensor<4x16xf32>
+}
+"""
+
+
+def _lowered() -> str:
+    cm = geir.compile(parse_module(_GRAPH, make_context()), precision_mode="must_keep_origin_dtype")
+    return cm.mlir(elide=False)
+
+
+_PROGRAM = _lowered()
+
+
+def test_ranks_run_and_are_timed_on_one_clock():
+    xs = [RNG.standard_normal((4, 8)).astype(np.float32) for _ in range(2)]
+    w = RNG.standard_normal((8, 16)).astype(np.float32)
+    modules = [parse_module(_PROGRAM, make_context()) for _ in range(2)]
+    outs, sims = profile_ranks(modules, [{"x": xs[r], "w": w} for r in range(2)])
+    want = np.maximum(xs[0] @ w + xs[1] @ w, 0)
+    for o in outs:
+        np.testing.assert_allclose(o["output0"], want, rtol=1e-5, atol=1e-5)
+    (c0,), (c1,) = ([k for k in s.kernels if k.collective is not None] for s in sims)
+    # the all-reduce starts when both ranks reach it and lasts what the link model says
+    assert c0.exec_start_us == c1.exec_start_us and c0.end_us == c1.end_us
+    cost = Collectives(load_server(), 2).all_reduce_us(4 * 16 * 4)
+    assert c0.exec_us == pytest.approx(cost)
+    assert c0.stream != next(k.stream for k in sims[0].kernels if k.collective is None)  # its own stream
+    # a timing-only run: the same timeline, no data
+    none, timed = profile_ranks(modules, [{"x": xs[r], "w": w} for r in range(2)], timing=True)
+    assert none == [None, None]
+    assert [s.latency_us for s in timed] == [s.latency_us for s in sims]
+
+
+def test_one_device_cannot_time_a_collective():
+    m = parse_module(_PROGRAM, make_context())
+    with pytest.raises(GeirError, match="all_reduce among ranks \\[0, 1\\]"):
+        profile(m, {"x": np.zeros((4, 8), np.float32), "w": np.zeros((8, 16), np.float32)}, timing=True)
+
+
+# ---------------------------------------------------------------------------
+# Tensor parallelism: equal to one device.
+# ---------------------------------------------------------------------------
+
+_F32 = {"precision_mode": "must_keep_origin_dtype"}
+
+
+def _equal_to_one_device(model, ranks: int, **options):
+    one = geir.compile(model, **_F32, **options)
+    dm = geir.compile(model, tensor_parallel=ranks, **_F32, **options)
+    feeds = one.random_inputs()
+    want, got = one.run(feeds), dm.run(feeds)
+    assert set(got) == set(want)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-5, err_msg=name)
+    return dm
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_tensor_parallel_transformer_block(ranks):
+    dm = _equal_to_one_device(transformer_block(batch=2, seq=16, hidden=64, ffn=128, heads=4, dtype="f32"), ranks)
+    graph = dm.programs[1].mlir("tensor_parallel")
+    assert graph.count("graph.all_reduce") == 2  # one after attention's output projection, one after the MLP
+    assert f"tensor<64x{128 // ranks}xf32>" in graph  # the rank's share of the MLP's first weight
+
+
+@pytest.mark.parametrize("ranks,program", [(2, "prefill"), (4, "decode")])
+def test_tensor_parallel_tiny_llama(ranks, program):
+    # 4 heads, 2 key/value heads: at 4 ranks each key/value head serves two ranks
+    p = llama("tiny", batch=2, seq=8, dtype="f32")
+    dm = _equal_to_one_device(getattr(p, program), ranks)
+    assert dm.shards()["logits"] == (2, 1)  # the vocabulary-split output, concatenated
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_tensor_parallel_torchscript_block(ranks):
+    _equal_to_one_device(block_onnx(2, 8, 64, 4), ranks)
+
+
+def test_tensor_parallel_report_and_trace(tmp_path):
+    dm = geir.compile(transformer_block(batch=2, seq=16, hidden=64, ffn=128, heads=4, dtype="f32"),
+                      tensor_parallel=2, **_F32)
+    _, report = dm.profile()
+    assert report["tensor_parallel"] == 2 and len(report["ranks"]) == 2
+    assert report["latency_us"] == max(r["latency_us"] for r in report["ranks"])
+    assert all(c > 0 for c in report["collective_us"]) and all(0 < s < 1 for s in report["link_share"])
+    path = tmp_path / "trace.json"
+    dm.write_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    assert sorted(names) == [0, 1] and names[1].startswith("rank 1: ")
+    assert any(e.get("pid") == 1 and e.get("args", {}).get("bound") == "link" for e in events)  # its collectives
+
+
+def test_tensor_parallel_errors():
+    block = transformer_block(batch=1, seq=4, hidden=48, ffn=96, heads=3, dtype="f32")
+    with pytest.raises(GeirError, match="tensor parallel 2 does not divide its 3 heads"):
+        geir.compile(block, tensor_parallel=2, **_F32)
+    with pytest.raises(GeirError, match="needs more devices than atlas800t_a2 has \\(8\\)"):
+        geir.compile(block, tensor_parallel=16, **_F32)
+    with pytest.raises(GeirError, match="give tensor_parallel too"):
+        geir.compile(block, server="atlas800t_a2", **_F32)
+    with pytest.raises(GeirError, match="tensor_parallel must be a positive number of devices"):
+        geir.compile(block, tensor_parallel=0, **_F32)
