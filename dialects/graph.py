@@ -390,7 +390,7 @@ def graph_op(cls: type[GraphOp]) -> type[GraphOp]:
         setattr(cls, key, opt_prop_def(Attribute))
     if cls.NUM_RESULTS is None:
         cls.outputs = var_result_def()  # tensors; checked by verify_
-    else:
+    elif cls.NUM_RESULTS == 1:
         cls.output = result_def()
     if "traits" not in cls.__dict__:
         cls.traits = traits_def(*((Pure(),) if cls.PURE else ()), *cls.TRAITS)
@@ -2934,6 +2934,46 @@ class AllToAllOp(_CollectiveOp):
         shape[split] //= p
         shape[concat] *= p
         return [TensorType(_elt(types[0]), shape)]
+
+
+@graph_op
+class SendOp(GraphOp):
+    """x sent to device rank `peer` (a pipeline stage's activations to the next stage). Not
+    pure, no result; the k-th send to a peer meets the peer's k-th recv from this rank."""
+
+    name = "graph.send"
+    OPERANDS = ("x",)
+    ATTRS = {"peer": Int()}
+    NUM_RESULTS = 0
+    TRAITS = (Collective(),)
+    PURE = False
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        _check_peer(attrs)
+        return []
+
+
+@graph_op
+class RecvOp(GraphOp):
+    """The tensor device rank `peer` sends (its type is the result's: what the matching send
+    sends must have it)."""
+
+    name = "graph.recv"
+    OPERANDS = ()
+    ATTRS = {"peer": Int()}
+    TRAITS = (Collective(),)
+    PURE = False
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        _check_peer(attrs)
+        return None  # the result type is declared: nothing to infer it from
+
+
+def _check_peer(attrs) -> None:
+    if attrs["peer"] < 0:
+        raise ShapeError(f"peer must be a rank >= 0, got {attrs['peer']}")
 
 
 # ---------------------------------------------------------------------------

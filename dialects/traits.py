@@ -16,7 +16,7 @@ kernel template takes is not a family but a fact about the target: target/op_inf
 | DataMovement | moves or selects elements, computes nothing (a scatter's reduction combines them) | transpose, slice, gather, gather_elements, pad, tile, concat, split, depth_to_space, space_to_depth, kv_cache_write, scatter_elements, scatter_nd, gather_nd, reverse_sequence, tensor_scatter |
 | ShapeComputation | the result depends only on the operands' shapes | shape, size |
 | ValueGenerator | the result is generated from small operands (a fill, a range) | constant_of_shape, range |
-| Collective | exchanges data with other device ranks: not pure (never folded, merged or erased) | all_reduce, all_gather, reduce_scatter, all_to_all |
+| Collective | exchanges data with other device ranks: not pure (never folded, merged or erased) | all_reduce, all_gather, reduce_scatter, all_to_all, send, recv |
 """
 
 from __future__ import annotations

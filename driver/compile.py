@@ -209,10 +209,13 @@ def compile(  # noqa: A001
     from geir.target.device import load_device
 
     server = options.pop("server", None)
-    if options.get("tensor_parallel", 1) != 1 and "rank" not in options:
-        return _compile_ranks(model, device, opt_level, example_inputs, progress, keep_stages, options, server)
-    if server is not None:
-        raise GeirError("server= names the server a multi-device model runs on: give tensor_parallel too")
+    micro_batches = options.pop("micro_batches", None)
+    if (options.get("tensor_parallel", 1) != 1 or options.get("pipeline_stages", 1) != 1) and "rank" not in options:
+        return _compile_ranks(model, device, opt_level, example_inputs, progress, keep_stages, options, server,
+                              micro_batches)
+    if server is not None or micro_batches is not None:
+        raise GeirError("server= and micro_batches= are for a multi-device model: give tensor_parallel or "
+                        "pipeline_stages too")
     plan = plan_shapes(**{k: options.pop(k, None) for k in ("input_shape", *GEAR_OPTIONS)})
     pad_to_gear = options.pop("pad_to_gear", False)
     if plan is not None and plan.geared:
@@ -346,28 +349,43 @@ def verify_host(module: ModuleOp) -> None:
 
 
 def _compile_ranks(model, device: str, opt_level: int, example_inputs, progress, keep_stages: bool,
-                   options: dict, server: str | None):
-    """A DistributedModel: the model imported once, then compiled once per tensor-parallel
-    rank, each keeping its share (driver/distributed.py)."""
+                   options: dict, server: str | None, micro_batches: int | None):
+    """A DistributedModel: the model imported once, then compiled once per rank (a
+    tensor-parallel share, or a pipeline stage), each keeping its part (driver/distributed.py)."""
     from geir.driver.distributed import DEFAULT_SERVER, DistributedModel, check_ranks
 
-    ranks = options["tensor_parallel"]
+    ranks = options.get("tensor_parallel", 1) * options.get("pipeline_stages", 1)
+    kind = "pipeline" if options.get("pipeline_stages", 1) > 1 else "tensor"
+    if micro_batches is not None and (kind != "pipeline" or not isinstance(micro_batches, int) or micro_batches < 1):
+        raise GeirError(f"micro_batches={micro_batches!r}: a positive number of micro-batches, with pipeline_stages")
+    from geir.driver.quantize import QuantizeOptions
+
+    shapes = {k: options.pop(k, None) for k in ("input_shape", *GEAR_OPTIONS)}
+    if any(shapes.values()) or options.pop("pad_to_gear", False) or QuantizeOptions.take(options) is not None:
+        raise GeirError(f"{'pipeline_stages' if kind == 'pipeline' else 'tensor_parallel'} with gears, input_shape "
+                        f"or quantize is not supported yet")
+    freeze, weights = options.pop("freeze", None), options.pop("weights", True)
+    torch_frontend = options.pop("torch_frontend", "fx")
+    options.pop("cache_dir", None)  # each rank's program is cached on its own key
     PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)  # bad options before any work
     server = server or DEFAULT_SERVER
-    check_ranks(ranks, server)
-    if any(options.get(k) for k in ("input_shape", *GEAR_OPTIONS)) or options.get("quantize"):
-        raise GeirError("tensor_parallel with gears, input_shape or quantize is not supported yet")
+    check_ranks(ranks, server, "pipeline_stages" if kind == "pipeline" else "tensor_parallel")
     t0 = time.perf_counter()
-    imported = import_graph(model, example_inputs, options.pop("freeze", None), options.pop("weights", True),
-                            options.pop("torch_frontend", "fx"), None)
+    imported = import_graph(model, example_inputs, freeze, weights, torch_frontend, None)
     seconds = {"import": time.perf_counter() - t0}
     programs = []
-    for r in range(ranks):
+    from geir.dialects import attr_names
+
+    # With shape-only weights the tensor-parallel ranks' programs differ only in which weights
+    # they hold, none of which exist: rank 0's program is every rank's (timing only).
+    symmetric = kind == "tensor" and any(attr_names.PLACEHOLDER in op.attributes for op in imported.walk())
+    for r in range(1 if symmetric else ranks):
         t0 = time.perf_counter()
         programs.append(compile(imported.clone(), device, opt_level, progress=progress, keep_stages=keep_stages,
                                 rank=r, **options))
         seconds[f"rank {r}"] = time.perf_counter() - t0
-    return DistributedModel(programs, server, seconds)
+    programs *= ranks if symmetric else 1
+    return DistributedModel(programs, server, seconds, kind=kind, micro_batches=micro_batches or 1)
 
 
 def _from_cache(cache, entry: str, opts: PipelineOptions, t0: float, stages: dict[str, ModuleOp],
@@ -407,7 +425,15 @@ def load(path: str | Path) -> CompiledModel:
     from geir.driver.om import is_om, load_om
 
     if is_om(path):
+        from geir.driver.om import om_ranks
+
         options, module, unavailable, gears = load_om(path)
+        ranks = om_ranks(path)
+        if ranks is not None:
+            from geir.driver.distributed import DistributedModel
+
+            return DistributedModel.from_manifest(ranks, [CompiledModel(options, {"loaded": m}, unavailable=unavailable)
+                                                          for m in module])
         if gears is not None:
             from geir.driver.gears import GearedModel
 

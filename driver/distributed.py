@@ -37,7 +37,41 @@ class DistributedModel:
     programs: list[Any]
     server: str = DEFAULT_SERVER
     compile_seconds: dict[str, float] = field(default_factory=dict)
+    kind: str = "tensor"
+    """"tensor": each rank a share of every layer; "pipeline": rank s runs stage s's layers."""
+    micro_batches: int = 1
+    """Pipeline: a run's inputs are this many micro-batches along axis 0, each the size the
+    model was compiled for; each stage runs them one after the other."""
+    stored: dict[str, dict] | None = None
+    """A loaded model's split inputs and outputs (its manifest's): its stages are not kept."""
     _last: tuple[list[Any], list[dict[str, Any]]] | None = None
+
+    @property
+    def unavailable(self) -> list[str]:
+        return self.programs[0].unavailable
+
+    def manifest(self) -> dict:
+        """What an offline model's manifest records of the ranks (driver/om.py)."""
+        return {"kind": self.kind, "count": self.ranks, "server": self.server, "micro_batches": self.micro_batches,
+                "input_shards": {n: list(v) for n, v in self.input_shards().items()},
+                "output_shards": {n: list(v) for n, v in self.shards().items()}}
+
+    @classmethod
+    def from_manifest(cls, ranks: dict, programs: list) -> DistributedModel:
+        return cls(programs, ranks.get("server", DEFAULT_SERVER), kind=ranks["kind"],
+                   micro_batches=ranks.get("micro_batches", 1),
+                   stored={k: {n: tuple(v) for n, v in ranks.get(k, {}).items()}
+                           for k in ("input_shards", "output_shards")})
+
+    def save(self, path) -> None:
+        """One offline model holding every rank's program (driver/om.py)."""
+        from pathlib import Path
+
+        from geir.driver.om import save_om
+
+        if Path(path).suffix != ".om":
+            raise GeirError(f"a multi-device model is saved as one offline model (.om), not {Path(path).suffix or path}")
+        save_om(self, path, ranks=self)
 
     @property
     def ranks(self) -> int:
@@ -57,18 +91,81 @@ class DistributedModel:
         return self.programs[0].stage_names
 
     def input_specs(self):
-        return self.programs[0].input_specs()
+        """The inputs of the whole model (a split input: all ranks' blocks together; a
+        pipeline's: each stage's, once)."""
+        if self.kind == "pipeline":
+            seen: dict[str, Any] = {}
+            for p in self.programs:
+                for spec in p.input_specs():
+                    seen.setdefault(spec[0], spec)
+            return list(seen.values())
+        split = self.input_shards() if self.kind == "tensor" else {}
+        out = []
+        for name, shape, dtype in self.programs[0].input_specs():
+            if name in split:
+                axis, _ = split[name]
+                shape = tuple(d * self.ranks if i == axis else d for i, d in enumerate(shape))
+            out.append((name, shape, dtype))
+        return out
 
     def output_names(self) -> list[str]:
         return self.programs[0].output_names()
 
     def random_inputs(self, seed: int = 0, *, floats: bool = True) -> dict[str, np.ndarray]:
-        return self.programs[0].random_inputs(seed, floats=floats)
+        whole: dict[str, np.ndarray] = {}
+        for p in self.programs if self.kind == "pipeline" else self.programs[:1]:
+            whole.update({n: v for n, v in p.random_inputs(seed, floats=floats).items() if n not in whole})
+        rng = np.random.default_rng(seed)
+        for name, shape, dtype in self.input_specs():  # a split input at its whole size
+            if name in whole and whole[name].shape != tuple(shape):
+                whole[name] = rng.standard_normal(shape).astype(dtype)
+        return whole
+
+    def output_names(self) -> list[str]:
+        if self.kind == "pipeline":  # each stage returns the outputs it computes
+            return [n for p in self.programs for n in p.output_names()]
+        return self.programs[0].output_names()
+
+    def _own(self, rank: int, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The inputs stage `rank` reads."""
+        names = {n for n, _, _ in self.programs[rank].input_specs()}
+        return {n: v for n, v in feeds.items() if n in names}
+
+    def micro_batch_inputs(self, feeds: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+        """The micro-batches of a run's inputs: each input split along axis 0 into
+        `micro_batches` parts of the compiled size."""
+        specs = {n: s for n, s, _ in self.input_specs()}
+        m = self.micro_batches
+        out: list[dict[str, np.ndarray]] = [{} for _ in range(m)]
+        for name, value in feeds.items():
+            value = np.asarray(value)
+            want = specs.get(name)
+            if want is None or not want or value.shape[1:] != tuple(want[1:]) or value.shape[0] != m * want[0]:
+                raise GeirError(f"input '{name}' has shape {list(value.shape)}: a run of {m} micro-batch(es) takes "
+                                f"{[m * want[0], *want[1:]] if want else '?'} (axis 0: micro-batches of {want[0] if want else '?'})")
+            for i, part in enumerate(np.split(value, m)):
+                out[i][name] = part
+        return out
+
+    def _stage_outputs(self, per_rank: Sequence[Sequence[Mapping[str, np.ndarray]]]) -> dict[str, np.ndarray]:
+        """Each stage's outputs of each micro-batch, joined along axis 0."""
+        out: dict[str, np.ndarray] = {}
+        for runs in per_rank:
+            for name in (runs[0] if runs else {}):
+                out[name] = np.concatenate([r[name] for r in runs], axis=0) if len(runs) > 1 else runs[0][name]
+        return out
+
+    def _split_graph(self):
+        graph = self.programs[0].stages[next(n for n in self.stage_names if n.endswith("_tensor_parallel"))]
+        return graph, next(op for op in graph.ops if isinstance(op, func.FuncOp) and not op.is_declaration)
 
     def shards(self) -> dict[str, tuple[int, int]]:
         """Outputs each rank returns a block of: name -> (axis, groups)."""
-        graph = self.programs[0].stages[next(n for n in self.stage_names if n.endswith("_tensor_parallel"))]
-        fn = next(op for op in graph.ops if isinstance(op, func.FuncOp) and not op.is_declaration)
+        if self.kind != "tensor":
+            return {}
+        if self.stored is not None:
+            return dict(self.stored["output_shards"])
+        _, fn = self._split_graph()
         out: dict[str, tuple[int, int]] = {}
         for i, d in enumerate(fn.res_attrs.data if fn.res_attrs is not None else ()):
             shard = d.data.get(attr_names.SHARD)
@@ -76,6 +173,40 @@ class DistributedModel:
             if shard is not None:
                 axis, groups = shard.get_values()
                 out[name.data if isinstance(name, StringAttr) else f"result{i}"] = (axis, groups)
+        return out
+
+    def input_shards(self) -> dict[str, tuple[int, int]]:
+        """Inputs each rank takes a block of (a KV cache beside split heads): name -> (axis, groups)."""
+        if self.kind != "tensor":
+            return {}
+        if self.stored is not None:
+            return dict(self.stored["input_shards"])
+        from geir.runtime.interpreter import input_specs
+
+        graph, fn = self._split_graph()
+        attrs = fn.arg_attrs.data if fn.arg_attrs is not None else ()
+        out = {}
+        for (name, _, _), d in zip(input_specs(graph), attrs):
+            shard = d.data.get(attr_names.SHARD)
+            if shard is not None:
+                out[name] = tuple(shard.get_values())
+        return out
+
+    def rank_inputs(self, feeds: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+        """Each rank's inputs: a split input's block for its rank, the others whole."""
+        from geir.passes.graph.tensor_parallel import Shard
+
+        split = self.input_shards()
+        out = []
+        for r in range(self.ranks):
+            mine = {}
+            for name, value in feeds.items():
+                if name in split:
+                    axis, groups = split[name]
+                    value = np.asarray(value)
+                    value = np.take(value, Shard(axis, groups).indices(value.shape[axis], self.ranks, r), axis=axis)
+                mine[name] = value
+            out.append(mine)
         return out
 
     def gather(self, parts: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -95,7 +226,12 @@ class DistributedModel:
         """Run the ranks together on the same inputs; the whole outputs."""
         from geir.reference.collectives import run_ranks
 
-        return self.gather(run_ranks(self.ranks, lambda r: self.programs[r].run(dict(feeds))))
+        if self.kind == "pipeline":
+            parts = self.micro_batch_inputs(feeds)
+            return self._stage_outputs(run_ranks(self.ranks, lambda r: [self.programs[r].run(self._own(r, f))
+                                                                        for f in parts]))
+        parts = self.rank_inputs(feeds)
+        return self.gather(run_ranks(self.ranks, lambda r: self.programs[r].run(parts[r])))
 
     def profile(self, feeds: Mapping[str, np.ndarray] | None = None, *,
                 mode: str = "full") -> tuple[dict[str, np.ndarray] | None, dict[str, Any]]:
@@ -108,20 +244,32 @@ class DistributedModel:
 
         if feeds is None:
             feeds = self.random_inputs(floats=mode == "full")
+            if self.kind == "pipeline" and self.micro_batches > 1:
+                feeds = {n: np.concatenate([v] * self.micro_batches) for n, v in feeds.items()}
         modules = [p.module for p in self.programs]
-        outputs, sims = profile_ranks(modules, [dict(feeds)] * self.ranks, server=self.server,
-                                      timing=mode == "timing")
+        if self.kind == "pipeline":
+            runs = self.micro_batch_inputs(feeds)
+            per_rank = [[self._own(r, f) for f in runs] for r in range(self.ranks)]
+        else:
+            parts = self.rank_inputs(feeds)
+            same = all(p is self.programs[0] for p in self.programs) and not self.input_shards()
+            per_rank = [parts[0]] * self.ranks if same else parts  # one program, one input: one recording
+        outputs, sims = profile_ranks(modules, per_rank, server=self.server, timing=mode == "timing")
         reports = [build_report(sim, m) for sim, m in zip(sims, modules)]
         self._last = (sims, reports)
         latency = max(sim.latency_us for sim in sims)
         coll = [sum(k.exec_us for k in sim.kernels if k.collective is not None) for sim in sims]
         report = {
-            "server": self.server, "tensor_parallel": self.ranks, "latency_us": latency,
+            "server": self.server, "kind": self.kind, "tensor_parallel": self.ranks if self.kind == "tensor" else 1, "latency_us": latency,
             "collective_us": coll, "link_share": [c / latency if latency else 0.0 for c in coll],
             "peak_memory_bytes": [r.get("peak_memory_bytes") for r in reports],
             "ranks": reports,
         }
-        whole = self.gather(outputs) if mode == "full" else None
+        if self.kind == "pipeline":
+            report.update(pipeline_figures(sims, self.micro_batches, self.input_specs()))
+        if mode != "full":
+            return None, report
+        whole = self._stage_outputs(outputs) if self.kind == "pipeline" else self.gather(outputs)
         return whole, report
 
     def write_trace(self, path: str) -> None:
@@ -133,13 +281,43 @@ class DistributedModel:
         write_trace_ranks(self._last[0], path)
 
 
-def check_ranks(tensor_parallel: int, server: str) -> None:
+def busy_us(sim) -> float:
+    """The time the device is working on compute kernels (not collectives): the union of
+    their intervals from launch to end (a launch's overhead is the device's work too)."""
+    spans = sorted((k.start_us, k.end_us) for k in sim.kernels if k.collective is None and k.end_us > k.start_us)
+    total, end = 0.0, float("-inf")
+    for a, b in spans:
+        if b <= end:
+            continue
+        total += b - max(a, end)
+        end = b
+    return total
+
+
+def pipeline_figures(sims, micro_batches: int, specs) -> dict[str, Any]:
+    """The pipeline's throughput and bubble: measured on the timeline - the fraction of the
+    devices' time (from the start to the last device's end) no compute kernel is executing -
+    and the formula's (p - 1) / (m + p - 1) for p stages and m micro-batches (equal stages,
+    transfers free)."""
+    latency = max(s.latency_us for s in sims)
+    p, m = len(sims), micro_batches
+    busy = [busy_us(s) for s in sims]
+    samples = m * (specs[0][1][0] if specs and specs[0][1] else 1)
+    return {
+        "pipeline_stages": p, "micro_batches": m, "samples": samples,
+        "throughput_per_s": samples / latency * 1e6 if latency else 0.0,
+        "stage_busy_us": busy,
+        "bubble_measured": 1.0 - sum(busy) / (p * latency) if latency else 0.0,
+        "bubble_formula": (p - 1) / (m + p - 1),
+    }
+
+
+def check_ranks(ranks: int, server: str, what: str = "tensor_parallel") -> None:
     from geir.target.server import load_server
 
     spec = load_server(server)
-    if tensor_parallel > spec.devices:
-        raise GeirError(f"tensor_parallel {tensor_parallel} needs more devices than {spec.name} has "
-                        f"({spec.devices})")
+    if ranks > spec.devices:
+        raise GeirError(f"{what}={ranks} needs more devices than {spec.name} has ({spec.devices})")
 
 
-__all__ = ["DistributedModel", "DEFAULT_SERVER", "check_ranks"]
+__all__ = ["DistributedModel", "DEFAULT_SERVER", "busy_us", "check_ranks", "pipeline_figures"]

@@ -47,9 +47,10 @@ def is_om(path: str | Path) -> bool:
     return path.suffix == ".om" or (path.is_file() and zipfile.is_zipfile(path))
 
 
-def save_om(compiled, path: str | Path, gears=None) -> None:
+def save_om(compiled, path: str | Path, gears=None, ranks=None) -> None:
     """Write a CompiledModel as an offline model file; a GearedModel (driver/gears.py) passes
-    itself as `gears` too: every gear's program is written."""
+    itself as `gears` too: every gear's program is written; a DistributedModel
+    (driver/distributed.py) as `ranks`: every rank's program, as modules `@rank_<i>`."""
     from xdsl.dialects.builtin import StringAttr
 
     from geir.ir.text import print_module
@@ -78,6 +79,13 @@ def save_om(compiled, path: str | Path, gears=None) -> None:
             "programs": ArrayAttr([SymbolRefAttr(f"gear_{i}") for i in range(len(programs))]),
             "option": StringAttr(gears.plan.option)})
         module = ModuleOp([*programs, select])
+        module.verify()
+    if ranks is not None:
+        manifest["ranks"] = ranks.manifest()
+        programs = [p.module.clone() for p in ranks.programs]
+        for i, m in enumerate(programs):
+            m.sym_name = StringAttr(f"rank_{i}")
+        module = ModuleOp(programs)
         module.verify()
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
         for name, text in ((MANIFEST, json.dumps(manifest, indent=2)), (PROGRAM, print_module(module))):
@@ -117,6 +125,15 @@ def load_om(path: str | Path) -> tuple[PipelineOptions, ModuleOp | list[ModuleOp
     module.verify()
     options = manifest.get("options", {})
     options["disable_passes"] = tuple(options.get("disable_passes", ()))
+    ranks = manifest.get("ranks")
+    if ranks is not None:  # a multi-device model: each rank's program (om_ranks says how they run)
+        programs = [m for m in module.ops if isinstance(m, ModuleOp)]
+        if len(programs) != ranks.get("count"):
+            raise GeirError(f"{path}: the manifest lists {ranks.get('count')} ranks, the program holds {len(programs)}")
+        for m in programs:
+            m.detach()
+            m.sym_name = None
+        module = programs
     gears = manifest.get("gears")
     if gears is not None:
         programs = gear_programs(module)
@@ -125,6 +142,16 @@ def load_om(path: str | Path) -> tuple[PipelineOptions, ModuleOp | list[ModuleOp
                             f"{0 if programs is None else len(programs)}")
         module = programs
     return PipelineOptions(**options), module, list(manifest.get("unavailable_passes", [])), gears
+
+
+def om_ranks(path: str | Path) -> dict | None:
+    """The manifest's ranks of a multi-device offline model (driver/distributed.py), None for
+    any other file."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return json.loads(z.read(MANIFEST)).get("ranks")
+    except (OSError, zipfile.BadZipFile, KeyError, json.JSONDecodeError):
+        return None
 
 
 def is_geared(path: str | Path) -> bool:

@@ -54,6 +54,7 @@ class PipelineOptions:
     keep_dtype: tuple[str, ...] = ()  # op names and OpType::X lines (the API also takes a file's path)
     modify_mixlist: str = ""  # the path of GE's mix-list JSON
     tensor_parallel: int = 1  # devices the matrix products are split over (docs/multi-device.md)
+    pipeline_stages: int = 1  # devices the layers are spread over, in a chain (docs/multi-device.md)
     rank: int = 0  # which device's program this is (geir.compile sets it per rank)
 
     @classmethod
@@ -79,8 +80,13 @@ class PipelineOptions:
             raise PipelineError(f"opt_level must be 0, 1, 2 or 3, got {opts.opt_level}")
         if not isinstance(opts.tensor_parallel, int) or opts.tensor_parallel < 1:
             raise PipelineError(f"tensor_parallel must be a positive number of devices, got {opts.tensor_parallel!r}")
-        if not isinstance(opts.rank, int) or not 0 <= opts.rank < opts.tensor_parallel:
-            raise PipelineError(f"rank {opts.rank!r} is not one of the {opts.tensor_parallel} tensor-parallel ranks")
+        if not isinstance(opts.pipeline_stages, int) or opts.pipeline_stages < 1:
+            raise PipelineError(f"pipeline_stages must be a positive number of devices, got {opts.pipeline_stages!r}")
+        if opts.tensor_parallel > 1 and opts.pipeline_stages > 1:
+            raise PipelineError("tensor_parallel and pipeline_stages together are not supported yet: choose one")
+        ranks = opts.tensor_parallel * opts.pipeline_stages
+        if not isinstance(opts.rank, int) or not 0 <= opts.rank < ranks:
+            raise PipelineError(f"rank {opts.rank!r} is not one of the program's {ranks} ranks")
         # the precision options fail here, before the model is read, with the same messages
         mode = mode_named(opts.precision_mode)
         KeepDtype.parse(opts.keep_dtype)
@@ -144,6 +150,9 @@ def build_pipeline(opts: PipelineOptions) -> Pipeline:
 
     if opts.opt_level >= 1:
         stage("simplify", "graph-simplify")
+    if opts.pipeline_stages > 1:  # the layers as the graph has them, priced op by op
+        stage("pipeline_stage",
+              f"graph-pipeline-stage{{stages={opts.pipeline_stages} stage={opts.rank} device={_quoted(opts.device)}}}")
     if opts.tensor_parallel > 1:  # after the recognisers: attention's heads are split whole
         recognize = RECOGNIZERS if opts.on(opts.fusion, 2) else ()
         stage("tensor_parallel", *recognize,

@@ -113,7 +113,7 @@ class Communicator:
             self._mail[key] = np.array(x, copy=True)
             self._cv.notify_all()
 
-    def recv(self, rank: int, peer: int, shape: Sequence[int], dtype: Any) -> np.ndarray:
+    def recv(self, rank: int, peer: int, shape: Sequence[int] | None = None, dtype: Any = None) -> np.ndarray:
         self._check_peer(rank, peer, "recv from")
         with self._cv:
             n = self._next(("recv", peer, rank))
@@ -123,7 +123,7 @@ class Communicator:
                 self._check_alive(what, (peer,))
                 self._cv.wait(_WAIT_S)
             x = self._mail.pop(key)
-        if x.shape != tuple(shape) or x.dtype != np.dtype(dtype):
+        if shape is not None and (x.shape != tuple(shape) or x.dtype != np.dtype(dtype)):
             raise CollectiveError(f"{what}: rank {peer} sent {list(x.shape)} {x.dtype}, the buffer is "
                                   f"{list(shape)} {np.dtype(dtype)}")
         return x

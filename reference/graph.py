@@ -1590,6 +1590,17 @@ def reduce_scatter(x, *, ranks, axis=0, reduction="sum"):
     return comm.reduce_scatter(rank, np.asarray(x), ranks, axis % np.ndim(x), reduction)
 
 
+def send(x, *, peer):
+    comm, rank = require(g.SendOp.name)
+    comm.send(rank, np.asarray(x), peer)
+    return ()
+
+
+def recv(*, peer):
+    comm, rank = require(g.RecvOp.name)
+    return comm.recv(rank, peer)
+
+
 def all_to_all(x, *, ranks, split_axis=0, concat_axis=0):
     comm, rank = require(g.AllToAllOp.name)
     return comm.all_to_all(rank, np.asarray(x), ranks, split_axis % np.ndim(x), concat_axis % np.ndim(x))
@@ -1678,6 +1689,8 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.AllGatherOp: all_gather,
         g.ReduceScatterOp: reduce_scatter,
         g.AllToAllOp: all_to_all,
+        g.SendOp: send,
+        g.RecvOp: recv,
         g.LogSoftmaxOp: log_softmax,
         g.MatMulOp: matmul,
         g.GemmOp: gemm,

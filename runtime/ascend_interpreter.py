@@ -842,6 +842,7 @@ def run_ascend_module(
     timing: bool = False,
     memo: bool = True,
     repeats: Callable[[int, int, tuple, list], bool] | None = None,
+    first_launch: int = 0,
 ) -> dict[str, np.ndarray] | None:
     """Run the host function on named inputs; returns the outputs by name.
 
@@ -859,7 +860,8 @@ def run_ascend_module(
     earlier launch had is reported as replaying it (runtime/launch_memo.py), not run;
     `repeats(launch, block, key, gm)`: each block of a compiled kernel is first probed (its
     checks, no events; `AscendFunctions.probed`) and runs in full only when `repeats` does not
-    take it (runtime/simulator.py's `Recorder.repeated`). A full
+    take it (runtime/simulator.py's `Recorder.repeated`); `first_launch`: the index of the
+    first launch in trace events (the runs of a stage recorded one after another). A full
     run of a program with shape-only weights is an error: their numbers do not exist."""
     select = next((op for op in module.ops if isinstance(op, a.GearsOp)), None)
     if select is not None:  # a geared model: the program whose input shapes the feeds have
@@ -918,7 +920,8 @@ def run_ascend_module(
     interpreter.set_data(AscendFunctions, "run", RunState(
         spec, sink, workspace, compiled=COMPILE_KERNELS if compiled is None else compiled,
         overflow=OverflowWatch(overflow.append) if overflow is not None and not timing else None,
-        timing=timing, memo={} if timing and memo else None, repeats=repeats if timing else None))
+        timing=timing, memo={} if timing and memo else None, repeats=repeats if timing else None,
+        launches=first_launch))
     f = host_function(module)
     # Per-tile matmuls are small: BLAS threads cost more than they save (and
     # thrash on a shared machine), so the interpreter runs them on one thread.

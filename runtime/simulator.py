@@ -146,6 +146,15 @@ class RepeatedBlock:
     writes: tuple[np.ndarray, np.ndarray]
 
 
+@dataclass(frozen=True)
+class RunBoundary:
+    """Between two runs of a program recorded one after the other (a pipeline stage's
+    micro-batches): the next run starts when every stream of the device has finished the last
+    one, as a model execution does after the previous one returned."""
+
+    index: int
+
+
 Record = Recorded | RepeatedBlock
 
 
@@ -418,13 +427,14 @@ class Recorder(Interpreter.Listener):
 
 def record(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | DeviceSpec = "ascend910b",
            overflow: list | None = None, timing: bool = False, memo: bool = True,
-           compact: bool = False) -> tuple[dict[str, np.ndarray] | None, list[Record]]:
+           compact: bool = False, first_launch: int = 0) -> tuple[dict[str, np.ndarray] | None, list[Record]]:
     """Run the program on the interpreter, recording every op with the bytes it touches
     (`overflow`, `timing`, `memo`: as ``run_ascend_module``'s; a timing-only run has no outputs;
     `compact`: repeated blocks as `RepeatedBlock`s, see `Recorder`)."""
     rec = Recorder(compact)
     outputs = run_ascend_module(module, feeds, device=device, trace=rec, listeners=(rec,), overflow=overflow,
-                                timing=timing, memo=memo, repeats=rec.repeated if compact else None)
+                                timing=timing, memo=memo, repeats=rec.repeated if compact else None,
+                                first_launch=first_launch)
     rec.close()
     return outputs, rec.records
 
@@ -804,11 +814,12 @@ class _Running:
 
 
 class _Sim:
-    def __init__(self, spec: DeviceSpec, strict: bool, rank: int = 0):
+    def __init__(self, spec: DeviceSpec, strict: bool, rank: int = 0, shared: tuple[dict, dict] | None = None):
         self.spec, self.cm, self.strict, self.rank = spec, CostModel(spec), strict, rank
         self.collectives: Counter = Counter()  # meetings so far per group (Collective.key)
-        self.cache: dict[tuple, BlockSim] = {}
-        self.keys: dict[int, tuple[list[Recorded], tuple]] = {}  # id(a block's records) -> (them, block_key)
+        # block timings, shared by the ranks of one device type (`shared`): a block key says it all
+        self.cache: dict[tuple, BlockSim] = shared[0] if shared else {}
+        self.keys: dict[int, tuple[list[Recorded], tuple]] = shared[1] if shared else {}  # id(a block's records) -> (them, block_key)
         self.reported: set[int] = set()
         self.races: list[Race] = []
 
@@ -824,6 +835,10 @@ class _Sim:
             if isinstance(rec, RepeatedBlock):
                 if rec.launch in launches:
                     launches[rec.launch].blocks[rec.block] = rec.records
+                continue
+            if isinstance(rec, RunBoundary):
+                for stream in list(tasks):
+                    tasks[stream].append(_Task("barrier", stream, event=rec.index))
                 continue
             ev = rec.event
             if ev.pipe == "host":
@@ -855,7 +870,8 @@ class _Sim:
                 continue
             launch.blocks.setdefault(ev.block or 0, []).append(rec)
         io = [r for rec in records if isinstance(rec, Recorded) for r in rec.io]
-        timed_bytes = any(isinstance(rec, RepeatedBlock) or rec.accesses for rec in records)
+        timed_bytes = any(isinstance(rec, RepeatedBlock) or (isinstance(rec, Recorded) and rec.accesses)
+                          for rec in records)
         every = [seg for rw in self.segments.values() for seg in rw]
         self.io_bytes_touched = _bytes_within(_merged_segments(every), io) if timed_bytes else None
         return [launches[k] for k in sorted(launches)], tasks, sorted(tasks)
@@ -979,11 +995,16 @@ class _Sim:
 
     # -- streams and the device --------------------------------------------------------------
 
-    def prepare(self, records: Sequence[Record]) -> _RankPlan:
+    def prepare(self, records: Sequence[Record], checked: dict | None = None) -> _RankPlan:
         """Parse and time each launch of one rank's run (its streams are scheduled by
-        `_schedule`, with the other ranks' when there are several)."""
-        self.segments = launch_segments(records)
-        check_stream_races(records, self.segments)
+        `_schedule`, with the other ranks' when there are several). `checked`: the gm segments
+        of a recording another rank already checked for races (the same list: the same run)."""
+        if checked is not None:
+            self.segments = checked
+        else:
+            self.segments = launch_segments(records)
+            for run in _runs(records):  # runs are ordered by their boundaries: each checked alone
+                check_stream_races(run, self.segments)
         launches, tasks, streams = self.parse(records)
         recs = {l.index: self.kernel(l) for l in launches}
         if self.races and self.strict:
@@ -1024,6 +1045,16 @@ class _Sim:
                                base + sp.end_us * stretch, "op", {"bytes": sp.nbytes, "kernel": k.name})
 
 
+def _runs(records: Sequence[Record | RunBoundary]) -> list[list[Record]]:
+    runs: list[list[Record]] = [[]]
+    for rec in records:
+        if isinstance(rec, RunBoundary):
+            runs.append([])
+        else:
+            runs[-1].append(rec)
+    return runs
+
+
 @dataclass
 class _RankPlan:
     """One rank's launches and stream tasks, scheduled by `_schedule`."""
@@ -1053,6 +1084,7 @@ def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec, price: Callable[[Col
     core_queue: dict[int, deque[KernelRecord]] = {p.rank: deque() for p in plans}
     running: list[_Running] = []
     meetings: dict[tuple, list[tuple[int, KernelRecord]]] = {}
+    barriers: dict[tuple[int, int], set[int]] = {}
     t = 0.0
 
     def advance_streams() -> bool:
@@ -1075,6 +1107,12 @@ def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec, price: Callable[[Col
                         if t > task.arrived + _EPS:
                             p.timeline.append(Span("stream", s, None, f"wait event {task.event}", task.arrived, t,
                                                    "event", {"event": task.event}))
+                    elif task.kind == "barrier":  # the end of a run: every stream of the device
+                        waiting = barriers.setdefault((p.rank, task.event), set())
+                        waiting.add(s)
+                        if len(waiting) < sum(1 for q in p.streams if any(
+                                x.kind == "barrier" and x.event == task.event for x in p.tasks[q])):
+                            break
                     else:
                         rec = p.recs[task.launch.index]
                         rec.start_us = t
@@ -1207,6 +1245,8 @@ def launch_segments(records: Sequence[Record]) -> dict[int, tuple[tuple[np.ndarr
         if isinstance(rec, RepeatedBlock):
             repeated[rec.launch][0].append(rec.reads)
             repeated[rec.launch][1].append(rec.writes)
+            continue
+        if isinstance(rec, RunBoundary):
             continue
         ev = rec.event
         if ev.pipe == "host":
@@ -1491,9 +1531,14 @@ def simulate_ranks(records: Sequence[Sequence[Record]], *, server: str | ServerS
     server = load_server(server) if isinstance(server, str) else server
     if not 1 <= len(records) <= server.devices:
         raise SimulationError(f"{len(records)} ranks on {server.name}: it has {server.devices} devices")
-    sims = [_Sim(server.device, strict, rank) for rank in range(len(records))]
-    plans = [sim.prepare([r if isinstance(r, Recorded | RepeatedBlock) else Recorded(r) for r in recs])
-             for sim, recs in zip(sims, records)]
+    shared: tuple[dict, dict] = ({}, {})
+    sims = [_Sim(server.device, strict, rank, shared) for rank in range(len(records))]
+    plans, checked = [], {}
+    for sim, recs in zip(sims, records):
+        seen = checked.get(id(recs))  # ranks that recorded one run together (a symmetric program)
+        plans.append(sim.prepare(recs if seen else [r if isinstance(r, Recorded | RepeatedBlock | RunBoundary)
+                                                    else Recorded(r) for r in recs], seen))
+        checked.setdefault(id(recs), sim.segments)
     priced: dict[int, Collectives] = {}
 
     def price(c: Collective) -> float:
@@ -1506,24 +1551,42 @@ def simulate_ranks(records: Sequence[Sequence[Record]], *, server: str | ServerS
     return [sim.result(plan) for sim, plan in zip(sims, plans)]
 
 
-def profile_ranks(modules: Sequence[ModuleOp], feeds: Sequence[Mapping[str, np.ndarray]], *,
+def profile_ranks(modules: Sequence[ModuleOp],
+                  feeds: Sequence[Mapping[str, np.ndarray] | Sequence[Mapping[str, np.ndarray]]], *,
                   server: str | ServerSpec = DEFAULT_SERVER, strict: bool = False, timing: bool = False,
                   memo: bool = True, algorithm: str = "auto"
                   ) -> tuple[list[dict[str, np.ndarray] | None], list[SimResult]]:
     """Run a multi-device program's ranks together (rank i: `modules[i]` on `feeds[i]`, each on
     its own thread, exchanging real data at its collectives) and time them (`simulate_ranks`);
-    the outputs and the SimResult of each rank."""
+    the outputs and the SimResult of each rank. A list of feeds runs the rank's program once per
+    entry, in order, each run after the last has finished (`RunBoundary`): its outputs are a
+    list too."""
     server = load_server(server) if isinstance(server, str) else server
     if len(feeds) != len(modules):
         raise SimulationError(f"{len(modules)} rank programs but {len(feeds)} sets of inputs")
 
     def one(rank: int):
         overflow: list[LaunchOverflow] = []
-        outputs, records = record(modules[rank], feeds[rank], device=server.device, overflow=overflow,
-                                  timing=timing, memo=memo, compact=True)
-        return outputs, records, overflow
+        runs = feeds[rank] if isinstance(feeds[rank], Sequence) else [feeds[rank]]
+        outputs, records, first = [], [], 0
+        for i, run in enumerate(runs):
+            if i:
+                records.append(RunBoundary(i))
+            out, recs = record(modules[rank], run, device=server.device, overflow=overflow, timing=timing,
+                               memo=memo, compact=True, first_launch=first)
+            first += sum(1 for r in recs if isinstance(r, Recorded) and r.event.pipe == "host"
+                         and isinstance(r.event.op, a.LaunchOp | a.KernelOp))
+            outputs.append(out)
+            records.extend(recs)
+        return (outputs if isinstance(feeds[rank], Sequence) else outputs[0]), records, overflow
 
-    runs = run_ranks(len(modules), one)
+    if timing and all(m is modules[0] for m in modules) and all(f is feeds[0] for f in feeds):
+        # the same program on the same inputs, timed without data: every rank records the same
+        # events (a tensor-parallel program with shape-only weights), so one recording serves all
+        first = one(0)
+        runs = [first] * len(modules)
+    else:
+        runs = run_ranks(len(modules), one)
     sims = simulate_ranks([r[1] for r in runs], server=server, strict=strict, algorithm=algorithm)
     for sim, run in zip(sims, runs):
         sim.overflow = run[2]
@@ -1548,5 +1611,5 @@ def profile(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | 
 __all__ = [
     "Access", "BlockSim", "KernelRecord", "block_key", "OpSpan", "Race", "Recorded", "Recorder", "RepeatedBlock", "SimResult",
     "SimulationError", "Span", "StreamRace", "StreamRaceError", "check_stream_races", "profile", "profile_ranks",
-    "record", "simulate", "simulate_ranks", "stream_races", "Collective",
+    "record", "simulate", "simulate_ranks", "stream_races", "Collective", "RunBoundary",
 ]

@@ -146,7 +146,7 @@ ATTENTION = KernelInfo(
 
 COLLECTIVE = KernelInfo(
     # an hccl task: the links move the bytes, any element type (reductions: numeric ones)
-    "collective", frozenset({g.AllReduceOp, g.AllGatherOp, g.ReduceScatterOp, g.AllToAllOp}),
+    "collective", frozenset({g.AllReduceOp, g.AllGatherOp, g.ReduceScatterOp, g.AllToAllOp, g.SendOp, g.RecvOp}),
     _VECTOR_DTYPES | {"f64", "u8", "u16", "u32", "u64"})
 
 TEMPLATES: tuple[KernelInfo, ...] = (COLLECTIVE, CUBE, TRANS_DATA, ATTENTION, ROW, POOL, LRN, KV_CACHE, DATA)

@@ -170,6 +170,12 @@ def load_module(path: str | None) -> ModuleOp:
         from geir.driver.om import load_om
 
         open(path, "rb").close()  # a missing file is "cannot open"
+        from geir.driver.om import om_ranks
+
+        ranks = om_ranks(path)
+        if ranks is not None:
+            raise GeirError(f"{path} holds {ranks['count']} ranks' programs ({ranks['kind']}): run them together with "
+                            f"geir-run")
         _, module, _, gears = load_om(path)
         if gears is None:
             return module

@@ -76,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--pad-to-gear", action="store_true",
                    help="an input between gears runs on the next larger gear, padded, its outputs cropped "
                         "(for the dims geir proves pad exactly)")
+    m = p.add_argument_group("several devices (docs/multi-device.md)")
+    m.add_argument("--tensor-parallel", type=int, metavar="N", help="split the matrix products over N devices")
+    m.add_argument("--pipeline-stages", type=int, metavar="P", help="cut the layers into P stages on P devices")
+    m.add_argument("--micro-batches", type=int, metavar="M",
+                   help="with --pipeline-stages: a run is M micro-batches of the model's batch")
+    m.add_argument("--server", metavar="NAME", help="the server the devices are in (default: atlas800t_a2)")
     q = p.add_argument_group("precision (GE's names; docs/precision.md)")
     q.add_argument("--precision-mode", default=DEFAULT_MODE, metavar="MODE",
                    help=f"the type each op computes in: {', '.join(MODES)} (default: {DEFAULT_MODE}, "
@@ -153,6 +159,7 @@ def _main(argv: Sequence[str] | None) -> int:
         dynamic_dims=args.dynamic_dims,
         pad_to_gear=args.pad_to_gear,
         **_quantize_options(args),
+        **_device_options(args),
     )
     if args.dump_dir or args.print_ir_after_change:
         _dump(compiled, args)
@@ -160,9 +167,20 @@ def _main(argv: Sequence[str] | None) -> int:
         compiled.save(args.output)
     if args.export_graph:
         compiled.export_graph(args.export_graph)
+    from geir.driver.distributed import DistributedModel
     from geir.driver.dynamic_shapes import describe
     from geir.driver.gears import GearedModel
 
+    if isinstance(compiled, DistributedModel):
+        shared = all(p is compiled.programs[0] for p in compiled.programs)  # shape-only weights: one program
+        for i, program in enumerate(compiled.programs[:1] if shared else compiled.programs):
+            print(f"rank {i}{' (every rank: shape-only weights)' if shared and compiled.ranks > 1 else ''}:")
+            print(_summary(program))
+        if args.output:
+            print(f"wrote {args.output} ({os.path.getsize(args.output) / 2**20:.1f} MiB)")
+        if args.run:
+            print(_run_distributed(compiled))
+        return 0
     programs = compiled.programs if isinstance(compiled, GearedModel) else [compiled]
     for i, program in enumerate(programs):
         if len(programs) > 1:
@@ -200,6 +218,53 @@ def parse_freeze(text: str) -> tuple[str, "np.ndarray"]:
     except ValueError:
         raise GeirError(f"--freeze {text}: '{values}' is not a comma-separated list of numbers") from None
     return name, np.array(numbers)
+
+
+def _device_options(args) -> dict:
+    out = {k: v for k, v in (("tensor_parallel", args.tensor_parallel), ("pipeline_stages", args.pipeline_stages),
+                             ("micro_batches", args.micro_batches), ("server", args.server)) if v is not None}
+    return out
+
+
+def _run_distributed(dm) -> str:
+    """Run and time the ranks together on seeded random inputs (timing only with shape-only
+    weights); a line per device and the whole."""
+    from geir.runtime.report import format_bytes
+
+    timing = dm.programs[0].shape_only
+    feeds = dm.random_inputs(seed=0, floats=not timing)
+    if dm.kind == "pipeline" and dm.micro_batches > 1:
+        import numpy as np
+
+        feeds = {n: np.concatenate([v] * dm.micro_batches) for n, v in feeds.items()}
+    outputs, report = dm.profile(feeds, mode="timing" if timing else "full")
+    lines = ["", f"{dm.ranks} devices of {dm.server} ({dm.kind}): latency {report['latency_us']:.3f} us"]
+    for r, (rep, coll) in enumerate(zip(report["ranks"], report["collective_us"])):
+        lines.append(f"  rank {r}: {rep['latency_us']:.3f} us, peak memory {format_bytes(rep['peak_memory_bytes'])}, "
+                     f"collectives {coll:.3f} us ({report['link_share'][r]:.1%})")
+    if dm.kind == "pipeline":
+        lines.append(f"  {report['micro_batches']} micro-batches: {report['throughput_per_s']:.1f} samples/s, bubble "
+                     f"{report['bubble_measured']:.3f} measured, {report['bubble_formula']:.3f} by the formula")
+    if timing:
+        lines.append("shape-only weights: timed without data, no output check")
+        return "\n".join(lines)
+    import numpy as np
+
+    from geir.runtime.interpreter import run_module
+
+    graph = dm.programs[0].stages["01_import"]  # the whole model, before it was split
+    parts = dm.micro_batch_inputs(feeds) if dm.kind == "pipeline" else [feeds]
+    runs = [run_module(graph, p) for p in parts]
+    mode = mode_named(dm.options.precision_mode)
+    lines.append(f"output check against one device (geir's reference interpreter; precision mode {mode.name}):")
+    for name, ours in outputs.items():
+        theirs = np.concatenate([r[name] for r in runs]) if len(runs) > 1 else runs[0][name]
+        a, b = ours.astype(np.float64).ravel(), np.asarray(theirs, np.float64).ravel()
+        cos = cosine(a, b)
+        ok = np.allclose(ours, theirs, rtol=1e-4, atol=1e-5) if mode.min_cosine is None else cos >= mode.min_cosine
+        lines.append(f"  {name}: {'OK' if ok else 'MISMATCH'} (cosine {cos:.6f}, max abs err "
+                     f"{float(np.max(np.abs(a - b), initial=0.0)):.3g})")
+    return "\n".join(lines)
 
 
 def _quantize_options(args) -> dict:

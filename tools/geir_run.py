@@ -279,6 +279,12 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.device:
         device_spec(args)  # a bad name is an error before loading, which may take seconds
     progress = common.progress_printer(PROG) or (lambda step, seconds: None)  # a line a step on a terminal
+    if args.model and args.model.endswith(".om"):
+        from geir.driver.om import om_ranks
+
+        open(args.model, "rb").close()  # a missing file is "cannot open"
+        if om_ranks(args.model) is not None:
+            return _run_ranks(args, progress)
     load_step = "import" if _is_onnx(args.model) else "parse"
     progress(load_step, None)
     start = time.perf_counter()
@@ -318,6 +324,62 @@ def _main(argv: Sequence[str] | None) -> int:
     if profile_text is not None:
         text += "\n" + profile_text
     common.write_text(text, common.STDIO)
+    return 0
+
+
+def _run_ranks(args, progress) -> int:
+    """A multi-device offline model (driver/distributed.py): the ranks run together on their
+    devices of the server; --profile reports each device and the whole, --trace writes one
+    process per device."""
+    import geir
+
+    if args.gear is not None or args.device or args.strict:
+        raise GeirError("--gear, --device and --strict do not apply to a multi-device model (its devices are "
+                        "the server's)")
+    progress("load", None)
+    start = time.perf_counter()
+    dm = geir.load(args.model)
+    times = {"load": time.perf_counter() - start}
+    progress("load", times["load"])
+    specs = dm.input_specs()
+    if dm.kind == "pipeline" and dm.micro_batches > 1:  # a run: every micro-batch along axis 0
+        specs = [(n, (s[0] * dm.micro_batches, *s[1:]) if s else s, d) for n, s, d in specs]
+    if args.timing_only:
+        given = {item.partition("=")[0] for item in args.input}
+        specs = [s for s in specs if not is_float_dtype(s[2]) or s[0] in given]
+    feeds, origin = make_feeds(specs, args.input, args.seed)
+    step = "simulate (timing only)" if args.timing_only else "run"
+    progress(step, None)
+    start = time.perf_counter()
+    if wants_profile(args):
+        outputs, report = dm.profile(feeds, mode="timing" if args.timing_only else "full")
+        if args.trace:
+            dm.write_trace(args.trace)
+        if args.report:
+            import json
+
+            with open(args.report, "w", encoding="utf-8") as f:
+                json.dump(report, f, indent=2, default=float)
+    else:
+        outputs, report = dm.run(feeds), None
+    times[step] = time.perf_counter() - start
+    progress(step, times[step])
+    if args.output and outputs is not None:
+        save_npz(args.output, outputs)
+    lines = [f"{args.model}: {dm.ranks} ranks ({dm.kind}) on {dm.server}"]
+    for name, value in (outputs or {}).items():
+        lines.append(f"  output {name}: {list(value.shape)} {value.dtype}")
+    if report is not None:
+        lines.append(f"latency {report['latency_us']:.3f} us (the last device to finish)")
+        for r, rep in enumerate(report["ranks"]):
+            lines.append(f"  rank {r}: {rep['latency_us']:.3f} us, collectives {report['collective_us'][r]:.3f} us "
+                         f"({report['link_share'][r]:.1%}), peak memory {rep['peak_memory_bytes']} bytes")
+        if dm.kind == "pipeline":
+            lines.append(f"  {report['micro_batches']} micro-batches: {report['throughput_per_s']:.1f} samples/s, "
+                         f"bubble {report['bubble_measured']:.3f} measured, {report['bubble_formula']:.3f} by the "
+                         f"formula")
+    lines.append(", ".join(f"{k} {v:.2f} s" for k, v in times.items()))
+    common.write_text("\n".join(lines) + "\n", common.STDIO)
     return 0
 
 

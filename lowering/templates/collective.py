@@ -19,6 +19,8 @@ _ASCEND_OF = {
     g.AllGatherOp: (a.AllGatherOp, ("axis",)),
     g.ReduceScatterOp: (a.ReduceScatterOp, ("axis", "reduction")),
     g.AllToAllOp: (a.AllToAllOp, ("split_axis", "concat_axis")),
+    g.SendOp: (a.SendOp, ("peer",)),
+    g.RecvOp: (a.RecvOp, ("peer",)),
 }
 
 
@@ -30,7 +32,7 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
         return None
     cls, keys = _ASCEND_OF[type(op)]
     attrs = op.attrs()
-    props = {"ranks": DenseArrayBase.from_list(i64, list(attrs["ranks"]))}
+    props = {"ranks": DenseArrayBase.from_list(i64, list(attrs["ranks"]))} if "ranks" in attrs else {}
     for k in keys:
         v = attrs[k]
         props[k] = StringAttr(v) if isinstance(v, str) else IntegerAttr(int(v), i64)

@@ -905,6 +905,13 @@ def modeled_us(block: Block, costs: Costs) -> float:
     return total
 
 
+def single_op_us(block: Block, costs: Costs) -> dict[Operation, float]:
+    """The cost model's time of each op of `block` run as a kernel of its own (views: free;
+    constants and the terminator: not listed): what graph-pipeline-stage balances stages by."""
+    planner = _Planner(block, (), 1, costs)
+    return dict(zip(planner.ops, planner.single))
+
+
 def fuse_block(block: Block, patterns: Sequence[Pattern], max_ops: int, costs: Costs) -> list[g.FusionOp]:
     planner = _Planner(block, patterns, max_ops, costs)
     chosen = planner.plan()

@@ -168,6 +168,11 @@ class _Propagation:
             if s.axis in op.reduced_axes():
                 raise _Fail(f"it reduces the split axis {s.axis}")
             return [s]
+        if isinstance(op, g.KvCacheWriteOp):  # the cache and the update split alike, not along the rows
+            s = self.aligned(op, {i: x for i, x in split.items() if i < 2}, res, ops=op.operands[:2])
+            if s.axis == op.attrs()["axis"] % len(_shape(op.results[0])):
+                raise _Fail("it writes rows along the split axis")
+            return [s]
         if isinstance(op, g.ConcatOp):
             s = self.aligned(op, split, res)
             if s.axis == op.attrs()["axis"] % len(_shape(op.results[0])):
@@ -238,6 +243,8 @@ class _Propagation:
         acc, j = 1, 0
         while j < len(dst) and acc < before:
             acc *= dst[j]
+            j += 1
+        while j < len(dst) - 1 and dst[j] == 1 and src[s.axis] != 1:  # size-1 dims keep no block
             j += 1
         if acc != before or j >= len(dst):
             raise _Fail(f"it moves the split axis {s.axis} across other dims")
@@ -316,7 +323,10 @@ class _Rewrite:
         self.new: dict[SSAValue, SSAValue] = {}
 
     def sliced(self, at: Operation, v: SSAValue, s: Shard) -> SSAValue:
-        """`v` (whole) cut to this rank's block along s: a constant is cut at compile time."""
+        """`v` (whole) cut to this rank's block along s: a constant is cut at compile time, a
+        function argument every use cuts alike is given cut (`shard_args`)."""
+        if v in self.args:
+            return self.args[v]
         shape = _shape(v)
         idx = s.indices(shape[s.axis], self.n, self.rank)
         owner = v.owner
@@ -347,8 +357,33 @@ class _Rewrite:
             at.parent.insert_op_before(c, at)
         return cut.results[0]
 
+    def shard_args(self) -> None:
+        """A function argument whose every use takes this rank's block along one split (a KV
+        cache beside split heads) is given as that block: the caller passes each rank its
+        block (`geir.shard` on the argument) instead of every rank the whole."""
+        block = self.fn.body.block
+        attrs = list(self.fn.arg_attrs.data) if self.fn.arg_attrs is not None else \
+            [DictionaryAttr({}) for _ in block.args]
+        self.orig_attrs = dict(zip(block.args, attrs))
+        for arg in list(block.args):
+            wants = {self.res.slices.get((use.operation, use.index)) for use in arg.uses}
+            if len(wants) != 1 or None in wants or not arg.uses:
+                continue
+            s = wants.pop()
+            if s.replicas != 1:
+                continue
+            shape = [len(s.indices(d, self.n, self.rank)) if i == s.axis else d for i, d in enumerate(_shape(arg))]
+            new = block.insert_arg(TensorType(arg.type.element_type, shape), arg.index)
+            new.name_hint = arg.name_hint
+            self.args[arg] = new
+            self.arg_shards[new] = s
+        # the replaced arguments go once the ops using them are rebuilt (finish)
+
     def apply(self) -> None:
         res = self.res
+        self.args: dict[SSAValue, SSAValue] = {}
+        self.arg_shards: dict[SSAValue, Shard] = {}
+        self.shard_args()
         for op in list(self.fn.body.block.ops):
             if isinstance(op, func.ReturnOp):
                 continue
@@ -407,18 +442,31 @@ class _Rewrite:
         for v, d in zip(ret.operands, old_attrs):
             entries = dict(d.data)
             orig = next((o for o, n in self.new.items() if n is v), v)
-            s = self.res.shards.get(orig)
+            s = self.res.shards.get(orig) or self.arg_shards.get(v)
             if s is not None:
                 entries[attr_names.SHARD] = DenseArrayBase.from_list(i64, [s.axis, s.groups])
             attrs.append(DictionaryAttr(entries))
-        self.fn.res_attrs = ArrayAttr(attrs)
-        self.fn.function_type = FunctionType.from_lists(
-            list(self.fn.function_type.inputs.data), [v.type for v in ret.operands])
+        self.fn.res_attrs = ArrayAttr(attrs) if any(d.data for d in attrs) else None
         for op in reversed(list(block.ops)):  # the whole ops replaced, now unused
             if op is not ret and all(not r.uses for r in op.results) and op.results and (
                     any(r in self.new for r in op.results) or isinstance(op, g.ConstantOp)):
                 op.detach()
                 op.erase()
+        source = {new: old for old, new in self.args.items()}
+        arg_attrs = []
+        for arg in block.args:
+            if arg in self.args:
+                continue
+            d = dict(self.orig_attrs[source.get(arg, arg)].data)
+            if arg in self.arg_shards:
+                s = self.arg_shards[arg]
+                d[attr_names.SHARD] = DenseArrayBase.from_list(i64, [s.axis, s.groups])
+            arg_attrs.append(DictionaryAttr(d))
+        for old in self.args:
+            block.erase_arg(old)
+        self.fn.arg_attrs = ArrayAttr(arg_attrs) if any(d.data for d in arg_attrs) else None
+        self.fn.function_type = FunctionType.from_lists(
+            [arg.type for arg in block.args], [v.type for v in ret.operands])
 
 
 def split_function(fn: func.FuncOp, ranks: int, rank: int) -> None:

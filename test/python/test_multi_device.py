@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -190,12 +191,16 @@ def test_tensor_parallel_transformer_block(ranks):
     assert f"tensor<64x{128 // ranks}xf32>" in graph  # the rank's share of the MLP's first weight
 
 
-@pytest.mark.parametrize("ranks,program", [(2, "prefill"), (4, "decode")])
-def test_tensor_parallel_tiny_llama(ranks, program):
+@pytest.mark.parametrize("ranks,program,cache", [(2, "prefill", "concat"), (4, "decode", "concat"),
+                                                 (2, "decode", "inplace")])
+def test_tensor_parallel_tiny_llama(ranks, program, cache):
     # 4 heads, 2 key/value heads: at 4 ranks each key/value head serves two ranks
-    p = llama("tiny", batch=2, seq=8, dtype="f32")
+    p = llama("tiny", batch=2, seq=8, dtype="f32", cache=cache, max_len=16)
     dm = _equal_to_one_device(getattr(p, program), ranks)
     assert dm.shards()["logits"] == (2, 1)  # the vocabulary-split output, concatenated
+    if cache == "inplace":  # each rank holds its heads' rows of the caches, in and out
+        assert dm.input_shards()["past_key_values.0.key"] == (1, 1)
+        assert dm.shards()["present.0.key"] == (1, 1)
 
 
 @pytest.mark.parametrize("ranks", [2, 4])
@@ -222,9 +227,79 @@ def test_tensor_parallel_errors():
     block = transformer_block(batch=1, seq=4, hidden=48, ffn=96, heads=3, dtype="f32")
     with pytest.raises(GeirError, match="tensor parallel 2 does not divide its 3 heads"):
         geir.compile(block, tensor_parallel=2, **_F32)
-    with pytest.raises(GeirError, match="needs more devices than atlas800t_a2 has \\(8\\)"):
+    with pytest.raises(GeirError, match="tensor_parallel=16 needs more devices than atlas800t_a2 has \\(8\\)"):
         geir.compile(block, tensor_parallel=16, **_F32)
-    with pytest.raises(GeirError, match="give tensor_parallel too"):
+    with pytest.raises(GeirError, match="give tensor_parallel or pipeline_stages too"):
         geir.compile(block, server="atlas800t_a2", **_F32)
     with pytest.raises(GeirError, match="tensor_parallel must be a positive number of devices"):
         geir.compile(block, tensor_parallel=0, **_F32)
+
+
+# ---------------------------------------------------------------------------
+# Pipeline stages: equal to one device, micro-batch after micro-batch.
+# ---------------------------------------------------------------------------
+
+
+def _pipelined_equals_one_device(model, stages: int, micro: int, **options):
+    one = geir.compile(model, **_F32, **options)
+    dm = geir.compile(model, pipeline_stages=stages, micro_batches=micro, **_F32, **options)
+    parts = [one.random_inputs(seed) for seed in range(micro)]
+    want = [one.run(f) for f in parts]
+    got = dm.run({n: np.concatenate([f[n] for f in parts]) for n in parts[0]})
+    assert set(got) == set(want[0])
+    for name in got:
+        np.testing.assert_allclose(got[name], np.concatenate([w[name] for w in want]), rtol=1e-5, atol=1e-6,
+                                   err_msg=name)
+    return dm
+
+
+@pytest.mark.parametrize("stages", [2, 4])
+def test_pipeline_transformer_block(stages):
+    dm = _pipelined_equals_one_device(
+        transformer_block(batch=2, seq=16, hidden=64, ffn=128, heads=4, dtype="f32", layers=4), stages, 2)
+    # the cuts fall between the layers: each stage receives and sends the hidden state only
+    for s, p in enumerate(dm.programs):
+        graph = p.mlir("pipeline_stage")
+        assert graph.count("graph.recv") == (s > 0) and graph.count("graph.send") == (s < stages - 1)
+        assert graph.count("graph.layer_norm") == 2 * 4 // stages
+
+
+def test_pipeline_tiny_llama_and_torchscript_block():
+    p = llama("tiny", batch=1, seq=8, dtype="f32")
+    _pipelined_equals_one_device(p.prefill, 2, 2)
+    _pipelined_equals_one_device(block_onnx(1, 8, 64, 4, layers=2), 2, 3)
+
+
+def test_pipeline_report_measures_the_bubble(tmp_path):
+    dm = geir.compile(transformer_block(batch=1, seq=16, hidden=64, ffn=128, heads=4, dtype="f32", layers=4),
+                      pipeline_stages=2, micro_batches=4, **_F32)
+    _, report = dm.profile(mode="timing")
+    assert report["bubble_formula"] == pytest.approx(1 / 5)
+    # measured on the timeline: the formula's bubble plus the transfers (each stage waits for
+    # its send before the next micro-batch), never less
+    assert report["bubble_formula"] <= report["bubble_measured"] < 0.5
+    assert report["throughput_per_s"] == pytest.approx(4 / report["latency_us"] * 1e6)
+    one = geir.compile(transformer_block(batch=1, seq=16, hidden=64, ffn=128, heads=4, dtype="f32", layers=4), **_F32)
+    _, alone = one.profile(mode="timing")
+    assert report["latency_us"] < 4 * alone["latency_us"]  # the stages overlap
+    with pytest.raises(GeirError, match=r"input 'x' has shape \[3, 16, 64\]: a run of 4 micro-batch\(es\) takes \[4, 16, 64\]"):
+        dm.run({"x": np.zeros((3, 16, 64), np.float32)})
+
+
+def test_pipeline_errors(tmp_path):
+    block = transformer_block(batch=1, seq=4, hidden=32, ffn=64, heads=2, dtype="f32", layers=2)
+    two = parse_module(_GRAPH.replace("graph.all_reduce %y", "graph.neg %y").replace(
+        ' {ranks = array<i64: 0, 1>, reduction = "sum"}', ""), make_context())
+    with pytest.raises(GeirError, match="pipeline_stages=4 needs 3 cut\\(s\\), but the graph has 2 place\\(s\\) to cut"):
+        geir.compile(two, pipeline_stages=4, **_F32)
+    with pytest.raises(GeirError, match="pipeline_stages=9 needs more devices than atlas800t_a2 has"):
+        geir.compile(block, pipeline_stages=9, **_F32)
+    device = json.loads((Path(geir.__file__).parent / "target/devices/ascend910b.json").read_text())
+    device["hbm_bytes"]["value"] = 16 << 10  # 16 KiB: no stage of two fits
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps(device))
+    with pytest.raises(GeirError, match="no partition into 2 stages fits the device's 0.02 MiB: stage . of the fastest "
+                                        "one needs .* MiB \\(weights and activations\\), .* MiB too much"):
+        geir.compile(block, pipeline_stages=2, device=str(path), lower=False, **_F32)
+    with pytest.raises(GeirError, match="micro_batches=2: a positive number of micro-batches, with pipeline_stages"):
+        geir.compile(block, tensor_parallel=2, micro_batches=2, **_F32)

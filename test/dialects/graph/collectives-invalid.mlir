@@ -27,3 +27,10 @@ func.func @f(%x: tensor<4xf32>) {
   %0 = graph.all_gather %x {ranks = array<i64: 0, 1>, axis = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
+
+// -----
+// CHECK: 'graph.send': peer must be a rank >= 0, got -1
+func.func @f(%x: tensor<4xf32>) {
+  graph.send %x {peer = -1 : i64} : (tensor<4xf32>) -> ()
+  func.return
+}

@@ -15,3 +15,12 @@ func.func @collectives(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x16xf32
   %a = graph.all_to_all %x {ranks = array<i64: 0, 1>, split_axis = 0 : i64, concat_axis = 1 : i64} : (tensor<4x8xf32>) -> tensor<2x16xf32>
   func.return %s, %g, %r, %a : tensor<4x8xf32>, tensor<4x16xf32>, tensor<2x8xf32>, tensor<2x16xf32>
 }
+
+// CHECK-LABEL: func.func @point_to_point(
+// CHECK-NEXT:    graph.send %x {peer = 1 : i64} : (tensor<4x8xf32>) -> ()
+// CHECK-NEXT:    %y = graph.recv {peer = 1 : i64} : () -> tensor<2x8xf16>
+func.func @point_to_point(%x: tensor<4x8xf32>) -> tensor<2x8xf16> {
+  graph.send %x {peer = 1 : i64} : (tensor<4x8xf32>) -> ()
+  %y = graph.recv {peer = 1 : i64} : () -> tensor<2x8xf16>
+  func.return %y : tensor<2x8xf16>
+}

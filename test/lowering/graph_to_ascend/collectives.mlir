@@ -31,3 +31,20 @@ func.func @constant_operand() -> tensor<4xf32> {
   %s = graph.all_gather %c {ranks = array<i64: 0, 1>, axis = 0 : i64} : (tensor<2xf32>) -> tensor<4xf32>
   func.return %s : tensor<4xf32>
 }
+
+// -----
+// A pipeline stage's recv and send: hccl kernels around the stage's own kernel.
+// CHECK:       ascend.kernel @k0_recv(%r: memref<4x8xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "hccl", template = "collective"} {
+// CHECK-NEXT:    ascend.recv %r {peer = 0 : i64} : memref<4x8xf32, "gm">
+// CHECK:       ascend.kernel @k2_send(%y: memref<4x8xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "hccl", template = "collective"} {
+// CHECK-NEXT:    ascend.send %y {peer = 2 : i64} : memref<4x8xf32, "gm">
+// CHECK-LABEL: func.func @stage(
+// CHECK:         ascend.launch @k0_recv on %stream1(
+// CHECK:         ascend.launch @k1_relu on %stream(
+// CHECK:         ascend.launch @k2_send on %stream1(
+func.func @stage() {
+  %r = graph.recv {peer = 0 : i64} : () -> tensor<4x8xf32>
+  %y = graph.relu %r : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  graph.send %y {peer = 2 : i64} : (tensor<4x8xf32>) -> ()
+  func.return
+}
