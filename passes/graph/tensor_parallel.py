@@ -384,11 +384,14 @@ class _Rewrite:
         self.args: dict[SSAValue, SSAValue] = {}
         self.arg_shards: dict[SSAValue, Shard] = {}
         self.shard_args()
+        cuts_of: dict[Operation, dict[int, Shard]] = {}
+        for (o, i), s in res.slices.items():
+            cuts_of.setdefault(o, {})[i] = s
         for op in list(self.fn.body.block.ops):
             if isinstance(op, func.ReturnOp):
                 continue
             changed = [v in self.new for v in op.operands]
-            cuts = {i: s for (o, i), s in res.slices.items() if o is op}
+            cuts = cuts_of.get(op, {})
             column = op in res.column
             if not any(changed) and not cuts and not column and op not in res.rows:
                 continue

@@ -264,10 +264,11 @@ def test_pipeline_transformer_block(stages):
         assert graph.count("graph.layer_norm") == 2 * 4 // stages
 
 
-def test_pipeline_tiny_llama_and_torchscript_block():
-    p = llama("tiny", batch=1, seq=8, dtype="f32")
-    _pipelined_equals_one_device(p.prefill, 2, 2)
-    _pipelined_equals_one_device(block_onnx(1, 8, 64, 4, layers=2), 2, 3)
+@pytest.mark.parametrize("stages", [2, 4])
+def test_pipeline_tiny_llama_and_torchscript_block(stages):
+    p = llama("tiny", batch=1, seq=8, dtype="f32")  # two layers: four stages cut inside them
+    _pipelined_equals_one_device(p.prefill, stages, 2)
+    _pipelined_equals_one_device(block_onnx(1, 8, 64, 4, layers=4), stages, 3)
 
 
 def test_pipeline_report_measures_the_bubble(tmp_path):

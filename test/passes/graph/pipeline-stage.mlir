@@ -63,3 +63,33 @@ func.func @skewed(%x: tensor<64x1024xf32>) -> (tensor<64x1024xf32> {onnx.name = 
   %y = graph.matmul %h2, %w3 : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
   func.return %big, %y : tensor<64x1024xf32>, tensor<64x256xf32>
 }
+
+// -----
+// What must not be cut: ten equal products fan out of %m. The balanced cut (after the fifth)
+// would send six tensors, more than max-values (4): the cut falls after the third, the
+// most balanced place where four cross (%m and the first three products).
+// S0-LABEL: func.func @fan_out(
+// S0:         %a3 = graph.matmul
+// S0-COUNT-4: graph.send
+// S0-NOT:     graph.send
+// S0-NOT:     %a4 = graph.matmul
+// S1-LABEL: func.func @fan_out(
+// S1-COUNT-4: graph.recv
+// S1-NOT:     graph.recv
+// S1:         %a4 = graph.matmul
+func.func @fan_out(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %w = graph.constant dense<1.0> : tensor<256x256xf32>
+  %m = graph.relu %x : (tensor<64x256xf32>) -> tensor<64x256xf32>
+  %a1 = graph.matmul %m, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
+  %a2 = graph.matmul %m, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
+  %a3 = graph.matmul %m, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
+  %a4 = graph.matmul %m, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
+  %a5 = graph.matmul %m, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
+  %a6 = graph.matmul %m, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
+  %a7 = graph.matmul %m, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
+  %a8 = graph.matmul %m, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
+  %a9 = graph.matmul %m, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
+  %a10 = graph.matmul %m, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
+  %s = graph.sum %a1, %a2, %a3, %a4, %a5, %a6, %a7, %a8, %a9, %a10 : (tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+  func.return %s : tensor<64x256xf32>
+}
