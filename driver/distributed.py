@@ -4,10 +4,13 @@
     dm.run({"x": x})                 # the ranks run together, exchanging real data
     outputs, report = dm.profile()   # one clock: per device latency, memory, link time
     dm.write_trace("trace.json")     # Chrome trace, one process per device
+    pp = geir.compile(model, pipeline_stages=2, micro_batches=4)   # stage s on device s
 
 Each rank's program is the model compiled with `graph-tensor-parallel{ranks=N rank=r}`
 after simplification (passes/graph/tensor_parallel.py): its share of the weights, its
-attention heads, an all-reduce after each row product. The ranks run on threads of one
+attention heads, an all-reduce after each row product; or, for a pipeline, with
+`graph-pipeline-stage{stages=P stage=s}` (passes/graph/pipeline_stages.py): stage s's layers,
+receiving from s - 1 and sending to s + 1, run once per micro-batch. The ranks run on threads of one
 process and meet at their collectives (reference/collectives.py); the simulator times them on
 one clock, each rank on its own device of the server and each collective priced by the
 server's links (runtime/simulator.py `simulate_ranks`, target/server.py). An output a rank
@@ -32,7 +35,7 @@ DEFAULT_SERVER = "atlas800t_a2"
 
 @dataclass
 class DistributedModel:
-    """One CompiledModel per rank of a tensor-parallel split."""
+    """One CompiledModel per rank: a tensor-parallel share, or a pipeline stage."""
 
     programs: list[Any]
     server: str = DEFAULT_SERVER

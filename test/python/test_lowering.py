@@ -22,6 +22,8 @@ from xdsl.context import Context
 
 from geir.dialects import ascend as a
 from geir.dialects import formats as L
+from geir.dialects import graph as g
+from geir.dialects.traits import Collective
 from geir.ir.types import to_dtype
 from geir.errors import GeirError
 from geir.dialects import make_context
@@ -33,6 +35,7 @@ from geir.driver.registry import get_all_passes
 from geir.runtime.ascend_interpreter import ascend_input_specs, run_ascend_module
 from geir.runtime.interpreter import input_specs, main_function, random_inputs, run_module
 from geir.runtime.simulator import record
+from geir.reference.collectives import run_ranks
 from geir.testing.suite import LIGHT_MODELS, assert_close, backend_cases, light_model, lit_chunks, ort_run, timing_reports
 
 from test_onnx_suite import LEFT_OUT
@@ -193,6 +196,51 @@ def _graph_chunks():
         yield pytest.param(chunk, id=cid)
 
 
+def _peers(module) -> tuple[set[int], list[tuple[str, int, tuple, np.dtype]]]:
+    """A module's collectives: the ranks of its groups, and its sends / receives in order as
+    (kind, peer, shape, dtype)."""
+    groups, p2p = set(), []
+    for op in module.walk():
+        if op.has_trait(Collective) and "ranks" in op.attrs():
+            groups.update(op.attrs()["ranks"])
+        elif op.has_trait(Collective):
+            v = op.operands[0] if isinstance(op, g.SendOp) else op.results[0]
+            p2p.append((op.name, op.attrs()["peer"], tuple(v.type.get_shape()), to_dtype(v.type.element_type)))
+    return groups, p2p
+
+
+def _as_rank(module, feeds, run, peers):
+    """`run(module, feeds)`; a module with collectives runs as one rank among its peers: each
+    other member of its groups runs a copy on its own inputs, and the peer of each send /
+    receive receives / sends seeded data (the same at graph and ascend level)."""
+    groups, p2p = peers
+    if not groups and not p2p:
+        return run(module, feeds)
+    others = {peer for _, peer, _, _ in p2p}
+    me = min(groups) if groups else min(set(range(max(others) + 2)) - others)
+    world = max(groups | others | {me}) + 1
+
+    def rank(r):
+        from geir.reference.collectives import current
+
+        if r == me:
+            return run(module, feeds)
+        if r in groups:  # its own inputs, the same at both levels: float inputs scaled by rank
+            return run(module.clone(), {n: v * (r + 1.5) if np.asarray(v).dtype.kind == "f" else v
+                                        for n, v in feeds.items()})
+        comm, _ = current()
+        for i, (kind, peer, shape, dtype) in enumerate(p2p):
+            if peer != r:
+                continue
+            if kind == g.SendOp.name:
+                comm.recv(r, me)
+            else:
+                comm.send(r, np.random.default_rng(i).standard_normal(shape).astype(dtype), me)
+        return None
+
+    return run_ranks(world, rank)[me]
+
+
 @pytest.mark.parametrize("chunk", list(_graph_chunks()))
 def test_lit_chunk_keeps_numerics(chunk):
     """The lowered program gives the graph-level outputs; formatted inputs are valid tensors
@@ -202,10 +250,11 @@ def test_lit_chunk_keeps_numerics(chunk):
     feeds = {}
     for (name, value), t in zip(random_inputs(module, seed=3).items(), types.inputs.data):
         feeds[name] = L.physical_array(L.logical_array(value, t), t) if L.is_formatted(t) else value
-    before = run_module(module, feeds)
+    peers = _peers(module)
+    before = _as_rank(module, feeds, run_module, peers)
     ConvertGraphToAscend().apply(Context(), module)
     module.verify()
-    after = run_ascend_module(module, feeds)
+    after = _as_rank(module, feeds, run_ascend_module, peers)
     for (name, value), t in zip(before.items(), types.outputs.data):
         tol = {"rtol": 2e-2, "atol": 2e-2} if to_dtype(t.element_type).itemsize == 2 else {}
         if L.is_formatted(t):

@@ -18,6 +18,7 @@ from geir.models import llama, transformer_block
 from geir.reference.collectives import CollectiveError, run_ranks
 from geir.runtime.simulator import SimulationError, profile, profile_ranks
 from geir.target.server import Collectives, load_server
+from geir.testing.suite import lit_chunks
 from geir.testing.transformer import block_onnx
 
 RNG = np.random.default_rng(0)
@@ -304,3 +305,70 @@ def test_pipeline_errors(tmp_path):
         geir.compile(block, pipeline_stages=2, device=str(path), lower=False, **_F32)
     with pytest.raises(GeirError, match="micro_batches=2: a positive number of micro-batches, with pipeline_stages"):
         geir.compile(block, tensor_parallel=2, micro_batches=2, **_F32)
+
+
+# ---------------------------------------------------------------------------
+# Every lit case of the two passes keeps its numerics: the ranks' programs together give the
+# function's outputs.
+# ---------------------------------------------------------------------------
+
+LIT_DIR = str(Path(__file__).resolve().parents[1].joinpath("passes", "graph"))
+
+
+def _split_runs(chunk: str, make_pass, ranks: int) -> None:
+    from xdsl.context import Context
+    from xdsl.dialects import func
+
+    from geir.dialects import attr_names
+    from geir.passes.graph.tensor_parallel import Shard
+    from geir.runtime.interpreter import input_specs, output_names, random_inputs, run_module
+
+    module = parse_module(chunk, make_context())
+    feeds = random_inputs(module, seed=3)
+    want = run_module(module, feeds)
+
+    def rank(r):
+        m = module.clone()
+        make_pass(r).apply(Context(), m)
+        m.verify()
+        fn = next(op for op in m.ops if isinstance(op, func.FuncOp))
+        attrs = fn.arg_attrs.data if fn.arg_attrs is not None else [None] * len(fn.args)
+        mine = {}
+        for (name, shape, _), d in zip(input_specs(m), attrs):
+            value = feeds[name]
+            shard = d.data.get(attr_names.SHARD) if d is not None else None
+            if shard is not None:
+                axis, groups = shard.get_values()
+                value = np.take(value, Shard(axis, groups).indices(value.shape[axis], ranks, r), axis=axis)
+            mine[name] = value
+        outs = run_module(m, mine)
+        res = fn.res_attrs.data if fn.res_attrs is not None else [None] * len(outs)
+        shards = {n: (d.data.get(attr_names.SHARD) if d is not None else None) for n, d in zip(output_names(m), res)}
+        return outs, shards
+
+    got: dict[str, np.ndarray] = {}
+    results = run_ranks(ranks, rank)
+    for name in want:
+        parts = [(outs[name], shards[name]) for outs, shards in results if name in outs]
+        shard = parts[0][1]
+        if shard is None:
+            got[name] = parts[0][0]
+        else:
+            axis, groups = shard.get_values()
+            pieces = [np.split(p, groups, axis=axis) for p, _ in parts]
+            got[name] = np.concatenate([pieces[r][k] for k in range(groups) for r in range(len(parts))], axis=axis)
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "tensor-parallel")])
+def test_tensor_parallel_lit_chunks_keep_numerics(chunk):
+    from geir.passes.graph.tensor_parallel import TensorParallel
+
+    _split_runs(chunk, lambda r: TensorParallel(ranks=2, rank=r), 2)
+
+
+@pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "pipeline-stage")])
+def test_pipeline_stage_lit_chunks_keep_numerics(chunk):
+    from geir.passes.graph.pipeline_stages import PipelineStage
+
+    _split_runs(chunk, lambda r: PipelineStage(stages=2, stage=r), 2)
