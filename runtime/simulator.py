@@ -1085,6 +1085,12 @@ def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec, price: Callable[[Col
     running: list[_Running] = []
     meetings: dict[tuple, list[tuple[int, KernelRecord]]] = {}
     barriers: dict[tuple[int, int], set[int]] = {}
+    barrier_streams: Counter = Counter()  # (rank, run boundary) -> streams that stop at it
+    for p in plans:
+        for s in p.streams:
+            for task in p.tasks[s]:
+                if task.kind == "barrier":
+                    barrier_streams[p.rank, task.event] += 1
     t = 0.0
 
     def advance_streams() -> bool:
@@ -1110,8 +1116,7 @@ def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec, price: Callable[[Col
                     elif task.kind == "barrier":  # the end of a run: every stream of the device
                         waiting = barriers.setdefault((p.rank, task.event), set())
                         waiting.add(s)
-                        if len(waiting) < sum(1 for q in p.streams if any(
-                                x.kind == "barrier" and x.event == task.event for x in p.tasks[q])):
+                        if len(waiting) < barrier_streams[p.rank, task.event]:
                             break
                     else:
                         rec = p.recs[task.launch.index]
