@@ -479,9 +479,9 @@ class AssignStreams(ModulePass):
                 cost.append(times[name])
             strip_sync(fn)
             streams = assign(deps, cost, self.max_streams)
-            comm = [i for i, launch in enumerate(launches) if launch.kernel_op().core_type.data == a.HCCL]
+            comm = {i for i, launch in enumerate(launches) if launch.kernel_op().core_type.data == a.HCCL}
             if comm and len(comm) < len(launches):  # collectives on a stream of their own, as HCCL's
-                own = max(s for i, s in enumerate(streams) if i not in set(comm)) + 1
+                own = max(s for i, s in enumerate(streams) if i not in comm) + 1
                 for i in comm:
                     streams[i] = own
             set_streams(fn, launches, streams)
