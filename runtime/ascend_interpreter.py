@@ -840,7 +840,7 @@ def run_ascend_module(
     compiled: bool | None = None,
     overflow: list | None = None,
     timing: bool = False,
-    memo: bool = True,
+    memo: bool | dict = True,
     repeats: Callable[[int, int, tuple, list], bool] | None = None,
     first_launch: int = 0,
 ) -> dict[str, np.ndarray] | None:
@@ -857,7 +857,9 @@ def run_ascend_module(
     trace event, nothing is moved or computed, outputs and the workspace are `untouched`
     memory (none of it resident), a float input not in `feeds` is zeros there too, and the
     result is None; `memo`: a launch whose signature an
-    earlier launch had is reported as replaying it (runtime/launch_memo.py), not run;
+    earlier launch had is reported as replaying it (runtime/launch_memo.py), not run - a dict
+    given here holds the signatures of earlier runs too (a stage's micro-batches, recorded one
+    after another with `first_launch`, replay the first run's launches);
     `repeats(launch, block, key, gm)`: each block of a compiled kernel is first probed (its
     checks, no events; `AscendFunctions.probed`) and runs in full only when `repeats` does not
     take it (runtime/simulator.py's `Recorder.repeated`); `first_launch`: the index of the
@@ -916,11 +918,12 @@ def run_ascend_module(
             workspace = untouched(n) if timing else np.full(n, POISON, np.uint8)
             values.append(view_at(workspace, 0, h.type))
     sink = trace.append if isinstance(trace, list) else trace
+    signatures = (memo if isinstance(memo, dict) else {} if memo else None) if timing else None
     interpreter = make_ascend_interpreter(module, listeners)
     interpreter.set_data(AscendFunctions, "run", RunState(
         spec, sink, workspace, compiled=COMPILE_KERNELS if compiled is None else compiled,
         overflow=OverflowWatch(overflow.append) if overflow is not None and not timing else None,
-        timing=timing, memo={} if timing and memo else None, repeats=repeats if timing else None,
+        timing=timing, memo=signatures, repeats=repeats if timing else None,
         launches=first_launch))
     f = host_function(module)
     # Per-tile matmuls are small: BLAS threads cost more than they save (and

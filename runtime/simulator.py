@@ -426,7 +426,7 @@ class Recorder(Interpreter.Listener):
 
 
 def record(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | DeviceSpec = "ascend910b",
-           overflow: list | None = None, timing: bool = False, memo: bool = True,
+           overflow: list | None = None, timing: bool = False, memo: bool | dict = True,
            compact: bool = False, first_launch: int = 0) -> tuple[dict[str, np.ndarray] | None, list[Record]]:
     """Run the program on the interpreter, recording every op with the bytes it touches
     (`overflow`, `timing`, `memo`: as ``run_ascend_module``'s; a timing-only run has no outputs;
@@ -1574,11 +1574,12 @@ def profile_ranks(modules: Sequence[ModuleOp],
         overflow: list[LaunchOverflow] = []
         runs = feeds[rank] if isinstance(feeds[rank], Sequence) else [feeds[rank]]
         outputs, records, first = [], [], 0
+        seen: dict | bool = {} if memo else False  # a later run replays the earlier runs' launches
         for i, run in enumerate(runs):
             if i:
                 records.append(RunBoundary(i))
             out, recs = record(modules[rank], run, device=server.device, overflow=overflow, timing=timing,
-                               memo=memo, compact=True, first_launch=first)
+                               memo=seen, compact=True, first_launch=first)
             first += sum(1 for r in recs if isinstance(r, Recorded) and r.event.pipe == "host"
                          and isinstance(r.event.op, a.LaunchOp | a.KernelOp))
             outputs.append(out)

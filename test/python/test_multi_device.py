@@ -11,12 +11,13 @@ import numpy as np
 import pytest
 
 import geir
+from geir.dialects import ascend as a
 from geir.dialects import make_context
 from geir.errors import GeirError
 from geir.ir.text import parse_module
 from geir.models import llama, transformer_block
 from geir.reference.collectives import CollectiveError, run_ranks
-from geir.runtime.simulator import SimulationError, profile, profile_ranks
+from geir.runtime.simulator import Recorded, SimulationError, profile, profile_ranks, record
 from geir.target.server import Collectives, load_server
 from geir.testing.suite import lit_chunks
 from geir.testing.transformer import block_onnx
@@ -286,6 +287,32 @@ def test_pipeline_report_measures_the_bubble(tmp_path):
     assert report["latency_us"] < 4 * alone["latency_us"]  # the stages overlap
     with pytest.raises(GeirError, match=r"input 'x' has shape \[3, 16, 64\]: a run of 4 micro-batch\(es\) takes \[4, 16, 64\]"):
         dm.run({"x": np.zeros((3, 16, 64), np.float32)})
+
+
+def test_a_stages_later_runs_replay_the_first_runs_launches():
+    """A stage runs its program once per micro-batch: timed without data, a later run's
+    launches replay the first run's (one signature table per rank), and the timeline is the
+    one of recording every run in full."""
+    cm = geir.compile(transformer_block(batch=1, seq=16, hidden=64, ffn=128, heads=4, dtype="f32", layers=2), **_F32)
+    feeds = cm.random_inputs()
+    seen: dict = {}
+    _, first = record(cm.module, feeds, timing=True, memo=seen, compact=True)
+    n = len(_launch_events(first))
+    _, second = record(cm.module, feeds, timing=True, memo=seen, compact=True, first_launch=n)
+    later = _launch_events(second)
+    assert len(later) == n and all(0 <= e.detail.get("replays", -1) < n for e in later)
+    _, alone = record(cm.module, feeds, timing=True, memo=True, compact=True, first_launch=n)
+    assert any("replays" not in e.detail for e in _launch_events(alone))  # a table of its own
+    _, [shared] = profile_ranks([cm.module], [[feeds] * 3], timing=True)
+    _, [full] = profile_ranks([cm.module], [[feeds] * 3], timing=True, memo=False)
+    assert [(k.name, k.start_us, k.end_us) for k in shared.kernels] == [(k.name, k.start_us, k.end_us)
+                                                                         for k in full.kernels]
+    assert shared.latency_us == full.latency_us
+
+
+def _launch_events(records) -> list:
+    return [r.event for r in records if isinstance(r, Recorded) and r.event.pipe == "host"
+            and isinstance(r.event.op, a.LaunchOp)]
 
 
 def test_pipeline_errors(tmp_path):
