@@ -53,7 +53,7 @@ from geir.dialects.traits import Collective, Contraction, DataMovement, ShapeCom
 from geir.ir.types import UnsupportedTypeError, to_dtype
 from geir.ir.locations import describe, fused_loc, loc_names
 from geir.lowering.templates import build_kernel
-from geir.lowering.templates.common import KernelBuilder, KernelRequest, LoweringError, gm_type, round_up
+from geir.lowering.templates.common import KernelBuilder, KernelChain, KernelRequest, LoweringError, gm_type, round_up
 from geir.lowering.templates.data import build_copy
 from geir.target.cost_model import CostModel
 from geir.target.device import DEFAULT_DEVICE, MAX_TENSOR_BYTES, load_device
@@ -234,14 +234,23 @@ class _FunctionLowering:
             name=self._name(op, base, location), ops=ops, inputs=inputs, outputs=outputs, kind=kind,
             device=self.spec, cost=self.cost, double_buffer=self.pass_.double_buffer, location=location)
 
-    def _launch(self, kernel: a.KernelOp, args: Sequence[SSAValue]) -> None:
-        self.kernels.append(kernel)
-        self.host_ops.append(a.LaunchOp.get(kernel.sym_name.data, self.stream, [*args, *self._scratch(kernel)]))
+    def _launch(self, kernel: a.KernelOp | KernelChain, args: Sequence[SSAValue]) -> None:
+        """A launch of the kernel on `args` and its scratch; a chain's kernels one after the
+        other, each given the chain's shared buffers (allocated once) before its own scratch."""
+        chain = kernel if isinstance(kernel, KernelChain) else KernelChain((kernel,), 0)
+        shared = self._scratch(chain.kernels[0], stop=chain.shared)
+        for k in chain.kernels:
+            self.names.add(k.sym_name.data)
+            self.kernels.append(k)
+            own = self._scratch(k, start=chain.shared)
+            self.host_ops.append(a.LaunchOp.get(k.sym_name.data, self.stream, [*args, *shared, *own]))
 
-    def _scratch(self, kernel: a.KernelOp) -> list[SSAValue]:
-        """Workspace buffers for the kernel's own gm arguments (`geir.scratch`)."""
+    def _scratch(self, kernel: a.KernelOp, start: int = 0, stop: int | None = None) -> list[SSAValue]:
+        """Workspace buffers for the kernel's own gm arguments (`geir.scratch`), those from
+        `start` up to `stop`."""
         count = kernel.attributes.get(attr_names.SCRATCH)
         types = kernel.function_type.inputs.data[-count.value.data:] if count else ()
+        types = types[start:stop]
         out = []
         for t in types:
             offset = round_up(self.workspace_bytes, a.OFFSET_ALIGN["gm"])
@@ -401,15 +410,15 @@ class _FunctionLowering:
                 i += 1
                 continue
             kernel, inputs, outputs = best
-            # the name the probes gave it (each probe took the same next name, then freed it)
+            # the name the probes gave it (each probe took the same next name, then freed it;
+            # the launch takes it again)
             self.count += 1
-            self.names.add(kernel.sym_name.data)
             _tag_outputs(kernel, outputs)
             self._launch(kernel, [self.buffer(v) for v in inputs] + [self.result_buffer(v) for v in outputs])
             i = end
 
     def _try_piece(self, fusion: g.FusionOp, ops: list[Operation]
-                   ) -> tuple[a.KernelOp, list[SSAValue], list[SSAValue]] | None:
+                   ) -> tuple[a.KernelOp | KernelChain, list[SSAValue], list[SSAValue]] | None:
         """Ops of a split fusion as one kernel located at their nodes, with its inputs and
         outputs; None if no template takes them. Nothing is launched, and the kernel's name is
         left free (a longer run may take it)."""
@@ -540,11 +549,13 @@ def _ambiguous(outputs: Sequence[SSAValue]) -> bool:
     return len(outputs) > 1 or any(isinstance(v, OpResult) and g.node_output(v)[0] != 0 for v in outputs)
 
 
-def _tag_outputs(kernel: a.KernelOp, outputs: Sequence[SSAValue]) -> None:
-    """Record which node output (index, node names: graph.node_output) each output argument holds."""
+def _tag_outputs(kernel: a.KernelOp | KernelChain, outputs: Sequence[SSAValue]) -> None:
+    """Record which node output (index, node names: graph.node_output) each output argument
+    holds (on every kernel of a chain: they all take the outputs)."""
     tags = [g.node_output(v) if isinstance(v, OpResult) else (0, []) for v in outputs]
-    kernel.attributes[attr_names.OUTPUTS] = ArrayAttr(
-        [ArrayAttr([IntegerAttr(index, i64), *map(StringAttr, names)]) for index, names in tags])
+    for k in kernel.kernels if isinstance(kernel, KernelChain) else (kernel,):
+        k.attributes[attr_names.OUTPUTS] = ArrayAttr(
+            [ArrayAttr([IntegerAttr(index, i64), *map(StringAttr, names)]) for index, names in tags])
 
 
 def _kind_of(op: Operation) -> str:

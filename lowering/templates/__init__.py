@@ -1,6 +1,7 @@
 """Kernel templates of the graph -> ascend lowering.
 
-Each module exposes `try_build(req: KernelRequest) -> KernelOp | None` (None = "not mine");
+Each module exposes `try_build(req: KernelRequest) -> KernelOp | KernelChain | None` (None = "not
+mine"; a chain: several kernels launched in order, `common.KernelChain`);
 `build_kernel` asks `collective`, `cube`, `trans_data`, `attention`, `vector`, `kv_cache` and `data` in that order.
 `common` holds the request, the builder and the tiling helpers; `reference` the fallback for
 what no template handles yet.
@@ -12,12 +13,12 @@ import importlib
 from collections.abc import Callable
 
 from geir.dialects import ascend as a
-from geir.lowering.templates.common import KernelRequest
+from geir.lowering.templates.common import KernelChain, KernelRequest
 
 BUILDERS = ("collective", "cube", "trans_data", "attention", "vector", "kv_cache", "data")
 
 
-def _builders() -> list[Callable[[KernelRequest], a.KernelOp | None]]:
+def _builders() -> list[Callable[[KernelRequest], a.KernelOp | KernelChain | None]]:
     found = []
     for name in BUILDERS:
         try:
@@ -31,7 +32,7 @@ def _builders() -> list[Callable[[KernelRequest], a.KernelOp | None]]:
     return found
 
 
-def build_kernel(req: KernelRequest) -> a.KernelOp | None:
+def build_kernel(req: KernelRequest) -> a.KernelOp | KernelChain | None:
     """The first template that builds the request, else None."""
     for try_build in _builders():
         kernel = try_build(req)

@@ -36,6 +36,7 @@ types other than f16 / bf16 / f32, head dims whose tiles do not fit the buffers.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -51,6 +52,7 @@ from geir.dialects import graph as g
 from geir.dialects.traits import ViewLike
 from geir.lowering.templates.common import (
     KernelBuilder,
+    KernelChain,
     KernelRequest,
     LoweringError,
     ceil_div,
@@ -223,6 +225,14 @@ class AttentionTiling:
     nk: int      # keys of a tile
     blocks: int
     estimate_us: float
+    splits: int = 1   # flash decoding: the keys in this many parts, a work item each
+    chunk: int = 0    # keys of every part but the last (whole key tiles)
+
+    def parts(self, L: int) -> list[tuple[int, int, int]]:
+        """(first part, parts, keys of each) of the parts of equal size: [(0, 1, L)] unsplit."""
+        if self.splits == 1:
+            return [(0, 1, L)]
+        return [(0, self.splits - 1, self.chunk), (self.splits - 1, 1, L - (self.splits - 1) * self.chunk)]
 
 
 def _buffers(plan: AttentionPlan, mq: int, nk: int) -> dict[str, int]:
@@ -269,11 +279,38 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
             if any(need[s] > spec.buffer_bytes[s] for s in need):
                 continue
             items = plan.B * plan.H * ceil_div(plan.S, mq)
-            for blocks in block_choices(items, spec.cube_cores):
-                us = _estimate_us(req, plan, mq, nk, items, blocks)
-                if best is None or us < best.estimate_us:
-                    best = AttentionTiling(mq, nk, blocks, us)
+            for splits, chunk in split_choices(plan, items, nk, spec):
+                extra = 0.0 if splits == 1 else _combine_us(req, plan, splits)
+                for blocks in block_choices(items * splits, spec.cube_cores):
+                    us = _estimate_us(req, plan, mq, nk, items * splits, blocks, chunk or plan.L) + extra
+                    if best is None or us < best.estimate_us:
+                        best = AttentionTiling(mq, nk, blocks, us, splits, chunk)
     return best
+
+
+def split_choices(plan: AttentionPlan, items: int, nk: int, spec) -> list[tuple[int, int]]:
+    """(parts, keys per part) worth pricing: unsplit, and - when the work items leave cube
+    cores idle (a decode step's few heads: one item per head) and nothing is causal - the
+    keys in 2 .. cores // items parts of whole key tiles, each part a work item of its own,
+    whose results a second kernel combines (flash decoding)."""
+    out = [(1, 0)]
+    if plan.causal or items >= spec.cube_cores:
+        return out
+    for splits in range(2, spec.cube_cores // items + 1):
+        chunk = ceil_div(ceil_div(plan.L, splits), nk) * nk
+        if (splits - 1) * chunk < plan.L and combine_rows(plan, splits, spec):  # every part has keys
+            out.append((splits, chunk))
+    return out
+
+
+def _combine_us(req: KernelRequest, plan: AttentionPlan, splits: int) -> float:
+    """The combine kernel of a split: its launch (overhead and block dispatch), and its parts
+    read and its output written at the HBM bandwidth (each query row: `splits` rows of Dv and
+    a block of log-sum-exp)."""
+    cost = req.cost
+    rows = plan.B * plan.H * plan.S
+    nbytes = rows * splits * (plan.Dv + 8) * 4 + rows * plan.Dv * itemsize(plan.elt)
+    return cost.launch_overhead_us() + cost.cycles_to_us(req.device.block_dispatch_cycles) + cost.hbm_time_us(nbytes)
 
 
 def block_choices(items: int, cores: int) -> list[int]:
@@ -285,7 +322,9 @@ def block_choices(items: int, cores: int) -> list[int]:
     return sorted({ceil_div(items, w) for w in range(least, least + 4)}, reverse=True)
 
 
-def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, items: int, blocks: int) -> float:
+def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, items: int, blocks: int,
+                 keys: int) -> float:
+    """The kernel's time for work items of `keys` keys each."""
     cost, spec = req.cost, req.device
     dt = dtype_name(to_dtype(plan.elt))
     e = itemsize(plan.elt)
@@ -310,7 +349,7 @@ def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, item
     }
     tile, chain = max(pipes.values()), sum(pipes.values())
     nq = ceil_div(plan.S, mq)
-    tiles_per_item = ceil_div(plan.L, nk)
+    tiles_per_item = ceil_div(keys, nk)
     if plan.causal:  # query tile q sees the keys up to its last row + off
         seen = sum(min(tiles_per_item, ceil_div(min(plan.S, (q + 1) * mq) + plan.off, nk)) for q in range(nq))
         tiles_per_item = max(1, ceil_div(seen, nq))
@@ -379,6 +418,10 @@ class AttentionKernel:
         elif plan.mask is not None:
             self.mk = kb.alloc([mq, row_elems(nk, elt)], elt, "ub", "mk")
         self.dm = kb.alloc([mq, row_elems(nk, f32)], f32, "ub", "dm") if plan.causal else None
+        if t.splits > 1:  # the chain's shared buffers (scratch first): each part's O and lse
+            rows_out = plan.B * plan.H * plan.S
+            self.o_part = kb.scratch([rows_out, t.splits * plan.Dv], f32, "o_part")
+            self.lse_part = kb.scratch([rows_out, t.splits * 8], f32, "lse_part")
         # gm scratch of the kernel's own, two slots per block: S, P, P V
         rows = t.blocks * 2 * mq
         self.sg = kb.scratch([rows, nk], f32, "s_ws")
@@ -396,12 +439,16 @@ class AttentionKernel:
         nq_full, q_rem = divmod(plan.S, mq)
         bh = plan.B * plan.H
         classes = []
-        if nq_full:
-            # query tile outer: round-robin over the blocks then gives each block every causal
-            # query tile about equally often (head outer gave block k only tiles k mod nq)
-            classes.append(([nq_full, bh], lambda idx: self._item(idx[1], idx[0], mq)))
-        if q_rem:
-            classes.append(([bh, 1], lambda idx: self._item(idx[0], nq_full, q_rem)))
+        for first, count, keys in t.parts(plan.L):  # a part of the keys: (index, keys)
+            def part(i: Index, first=first, keys=keys) -> tuple[Index, int] | None:
+                return None if t.splits == 1 else (kb.add(first, i), keys)
+
+            if nq_full:
+                # query tile outer: round-robin over the blocks then gives each block every causal
+                # query tile about equally often (head outer gave block k only tiles k mod nq)
+                classes.append(([nq_full, bh, count], lambda idx, part=part: self._item(idx[1], idx[0], mq, part(idx[2]))))
+            if q_rem:
+                classes.append(([bh, count], lambda idx, part=part: self._item(idx[0], nq_full, q_rem, part(idx[1]))))
         distribute(kb, t.blocks, classes)
         for src, dst, ident in credits:
             kb.wait_flag(src, dst, ident)
@@ -448,8 +495,9 @@ class AttentionKernel:
 
     # -- one work item -----------------------------------------------------------------------
 
-    def _item(self, bh: Index, qi: Index, mv: int) -> None:
-        """The query tile qi (rows q0 = qi * mq, mv of them) of head bh = b * H + h."""
+    def _item(self, bh: Index, qi: Index, mv: int, part: tuple[Index, int] | None = None) -> None:
+        """The query tile qi (rows q0 = qi * mq, mv of them) of head bh = b * H + h: over every
+        key, or over part p = (index, keys) of a split's (keys from index * chunk on)."""
         kb, plan, t = self.kb, self.plan, self.t
         mq, nk = t.mq, t.nk
         mvp = round_up(mv, FRACTAL)
@@ -476,11 +524,12 @@ class AttentionKernel:
         kb.vec(a.VdupOp, kb.scalar(0.0, f32), self.l)
         kb.vec(a.VdupOp, kb.scalar(0.0, f32), self.o)
         # the key tiles: [0, rem) first, then whole ones; causal: visible, then diagonal
-        n_full, rem = divmod(plan.L, nk)
-        first = rem if rem else 0
+        base = 0 if part is None else kb.mul(part[0], t.chunk)
+        n_full, rem = divmod(plan.L if part is None else part[1], nk)
+        first = kb.add(base, rem)
         n_vis, diags = self._causal_split(qi, mv, n_full, rem)
         if rem:
-            self._pipeline(lambda j: 0, 1, rem, lambda j: [(c, d) for c, d in self._first_band(qi, rem) if d is not None])
+            self._pipeline(lambda j: base, 1, rem, lambda j: [(c, d) for c, d in self._first_band(qi, rem) if d is not None])
         n_run = n_vis
         for _j, _d, cond in diags:
             n_run = kb.add(n_run, self._count(cond))
@@ -489,6 +538,10 @@ class AttentionKernel:
             return [(self._and(cond, self._eq(j, jd)), d) for jd, d, cond in diags]
 
         self._pipeline(lambda j: kb.add(first, kb.mul(j, nk)), n_run, nk, bands)
+        if part is not None:
+            self._write_part(bh, mv, part[0])
+            kb.barrier("ALL")
+            return
         # out = O / l
         dv = plan.Dv
         lb = kb.tile(self.tmp, [0, 0], [mv, dv])
@@ -507,6 +560,25 @@ class AttentionKernel:
             kb.set_flag("MTE3", "V", F_K)
         # the next item reuses Q's buffers, O and the statistics
         kb.barrier("ALL")
+
+    def _write_part(self, bh: Index, mv: int, p: Index) -> None:
+        """A part's results into the chain's shared buffers, at row (b * H + h) * S + q of
+        each: O / l (f32) at columns p * Dv .., and the log-sum-exp m + ln l in the 32-byte
+        block at columns 8p .. 8p + 7 (a vector tile starts on a block)."""
+        kb, plan, dv = self.kb, self.plan, self.plan.Dv
+        lb = kb.tile(self.tmp, [0, 0], [mv, dv])
+        kb.vec(a.VbrcbOp, self._rows(self.l, 1), lb)
+        ov = kb.tile(self.o, [0, 0], [mv, dv])
+        kb.vec(a.VdivOp, ov, lb, ov)
+        lse = self._rows(self.rs, 1)
+        kb.vec(a.VlogOp, self._rows(self.l, 1), lse)
+        kb.vec(a.VaddOp, self._rows(self.m, 1), lse, lse)
+        block = self._rows(self.mt, 8)
+        kb.vec(a.VbrcbOp, lse, block)
+        kb.sync("V", "MTE3", CHAIN)
+        row = kb.add(kb.mul(bh, plan.S), self.q0_row)
+        kb.copy(ov, kb.tile(self.o_part, [row, kb.mul(p, dv)], [mv, dv]))
+        kb.copy(block, kb.tile(self.lse_part, [row, kb.mul(p, 8)], [mv, 8]))
 
     def _count(self, cond: bool | SSAValue) -> Index:
         if isinstance(cond, bool):
@@ -834,9 +906,98 @@ class AttentionKernel:
                 body()
 
 
-def try_build(req: KernelRequest) -> a.KernelOp | None:
+class CombineKernel(AttentionKernel):
+    """Flash decoding's second kernel, after the attention kernel of a split tiling: per query
+    row, the parts' results weighed by w_p = exp(lse_p - max lse), out = sum_p w_p O_p / sum_p
+    w_p, in the output's type and written where the output is (the plan's `out` rows). A
+    vector kernel; a work item is a head's tile of query rows."""
+
+    def build(self) -> a.KernelOp:
+        plan, t = self.plan, self.t
+        parts, dv, elt = t.splits, plan.Dv, plan.elt
+        req = dataclasses.replace(self.req, name=f"{self.req.name}_combine")
+        mr = self.mr = combine_rows(plan, parts, req.device)
+        bh = plan.B * plan.H
+        nq_full, q_rem = divmod(plan.S, mr)
+        items = bh * ceil_div(plan.S, mr)
+        kb = self.kb = KernelBuilder(req, "vector", min(items, req.device.vector_cores))
+        r = plan.out
+        self.o2 = kb.view(kb.outputs[r.arg], [r.numel // r.width, r.width])
+        rows_out = bh * plan.S
+        self.o_part = kb.scratch([rows_out, parts * dv], f32, "o_part")    # the chain's shared buffers
+        self.lse_part = kb.scratch([rows_out, parts * 8], f32, "lse_part")
+        self.parts_u = kb.alloc([mr, parts * dv], f32, "ub", "parts")
+        self.lse_u, self.w = (kb.alloc([mr, parts * 8], f32, "ub", n) for n in ("lse", "w"))
+        self.mx, self.den = (kb.alloc([mr, 8], f32, "ub", n) for n in ("mx", "den"))
+        self.acc, self.tmp = (kb.alloc([mr, row_elems(dv, f32)], f32, "ub", n) for n in ("acc", "t"))
+        self.oe = kb.alloc([mr, row_elems(dv, elt)], elt, "ub", "oe") if elt != f32 else None
+        classes = []
+        if nq_full:
+            classes.append(([nq_full, bh], lambda idx: self._combine(idx[1], idx[0], mr)))
+        if q_rem:
+            classes.append(([bh, 1], lambda idx: self._combine(idx[0], nq_full, q_rem)))
+        distribute(kb, min(items, req.device.vector_cores), classes)
+        kernel = kb.finish()
+        kernel.attributes[attr_names.TEMPLATE] = StringAttr("attention")
+        return kernel
+
+    def _combine(self, bh: Index, qi: Index, mv: int) -> None:
+        kb, plan, parts, dv = self.kb, self.plan, self.t.splits, self.plan.Dv
+        self.mv, self.heads, self.b_h = mv, {}, None
+        q0 = kb.mul(qi, self.mr)
+        row = kb.add(kb.mul(bh, plan.S), q0)
+        kb.copy(kb.tile(self.lse_part, [row, 0], [mv, parts * 8]), kb.tile(self.lse_u, [0, 0], [mv, parts * 8]))
+        kb.copy(kb.tile(self.o_part, [row, 0], [mv, parts * dv]), kb.tile(self.parts_u, [0, 0], [mv, parts * dv]))
+        kb.sync("MTE2", "V", CHAIN)
+        # each part's log-sum-exp fills a block of its row: whole blocks all the way
+        lse = [kb.tile(self.lse_u, [0, 8 * p], [mv, 8]) for p in range(parts)]
+        w = [kb.tile(self.w, [0, 8 * p], [mv, 8]) for p in range(parts)]
+        mx, den = self._rows(self.mx, 8), self._rows(self.den, 8)
+        kb.vec(a.VcopyOp, lse[0], mx)
+        for p in range(1, parts):
+            kb.vec(a.VmaxOp, mx, lse[p], mx)
+        for p in range(parts):
+            kb.vec(a.VsubOp, lse[p], mx, w[p])
+            kb.vec(a.VexpOp, w[p], w[p])                 # w_p = exp(lse_p - max lse)
+        kb.vec(a.VcopyOp, w[0], den)
+        for p in range(1, parts):
+            kb.vec(a.VaddOp, den, w[p], den)
+        den = self._rows(self.den, 1)
+        acc, tmp = kb.tile(self.acc, [0, 0], [mv, dv]), kb.tile(self.tmp, [0, 0], [mv, dv])
+        for p in range(parts):
+            kb.vec(a.VbrcbOp, kb.tile(self.w, [0, 8 * p], [mv, 1]), tmp)
+            o_p = kb.tile(self.parts_u, [0, p * dv], [mv, dv])
+            if p == 0:
+                kb.vec(a.VmulOp, o_p, tmp, acc)
+            else:
+                kb.vec(a.VmulOp, o_p, tmp, tmp)
+                kb.vec(a.VaddOp, acc, tmp, acc)
+        kb.vec(a.VbrcbOp, den, tmp)
+        kb.vec(a.VdivOp, acc, tmp, acc)
+        src = acc
+        if self.oe is not None:
+            src = kb.tile(self.oe, [0, 0], [mv, dv])
+            kb.vec(a.VcastOp, acc, src)
+        kb.sync("V", "MTE3", CHAIN)
+        o_at = self._at(plan.out, bh)
+        kb.copy(src, kb.tile(self.o2, [kb.add(o_at[0], q0), o_at[1]], [mv, dv]))
+        kb.barrier("ALL")  # the next item reuses every buffer
+
+
+def combine_rows(plan: AttentionPlan, parts: int, spec) -> int:
+    """Query rows a combine work item takes: as many as ub holds (its parts, log-sum-exps,
+    weights, statistics, the sum and a temporary, the output in its type), at most 64 and
+    S; 0 when not even one fits."""
+    per_row = (parts * plan.Dv + 2 * parts * 8 + 16 + 2 * row_elems(plan.Dv, f32)) * 4
+    if plan.elt != f32:
+        per_row += row_elems(plan.Dv, plan.elt) * itemsize(plan.elt)
+    return min(plan.S, 64, spec.buffer_bytes["ub"] // per_row)
+
+
+def try_build(req: KernelRequest) -> a.KernelOp | KernelChain | None:
     """An attention kernel for a request that is one graph.attention (with the views of its
-    operands and result, `plan_request`); None otherwise."""
+    operands and result, `plan_request`) - or, for a split tiling, the chain of it and its
+    combine kernel; None otherwise."""
     plan = plan_request(req)
     if plan is None:
         return None
@@ -844,6 +1005,9 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
     if tiling is None:
         return None
     try:
-        return AttentionKernel(req, plan, tiling).build()
+        kernel = AttentionKernel(req, plan, tiling).build()
+        if tiling.splits == 1:
+            return kernel
+        return KernelChain((kernel, CombineKernel(req, plan, tiling).build()), shared=2)
     except LoweringError:
         return None

@@ -75,6 +75,20 @@ class KernelRequest:
         return [gm_type(v) for v in (*self.inputs, *self.outputs)]
 
 
+@dataclass(frozen=True)
+class KernelChain:
+    """Kernels that compute one request together, launched one after another on its stream
+    (a template's answer when one kernel cannot: its blocks cannot wait for each other, so a
+    result that needs every block's part - flash decoding's combine of the key splits - is the
+    next kernel's work). Each kernel takes the request's inputs and outputs, then its scratch
+    (`geir.scratch`), whose first `shared` buffers are the chain's: the same types in every
+    kernel, allocated once and passed to each, where an earlier kernel leaves what a later
+    one reads."""
+
+    kernels: tuple[a.KernelOp, ...]
+    shared: int
+
+
 # --- types -------------------------------------------------------------------------------------
 
 

@@ -137,6 +137,41 @@ def test_query_tile_spanning_several_key_tiles(monkeypatch, elt):
         assert _cosine(got, want) >= 0.999
 
 
+SPLIT_CASES = [
+    # b, h, hkv, s, l, d, dv, mask: few heads over a long cache (flash decoding's parts)
+    (1, 1, 1, 2, 4096, 128, 128, None),
+    (1, 4, 2, 1, 4096, 128, 128, (1, 1, 1, 4096)),     # GQA, a padding mask
+    (2, 2, 1, 3, 3000, 128, 64, (2, 1, 3, 3000)),       # batch 2, three query rows, Dv != D, a last part shorter
+]
+
+
+@pytest.mark.parametrize("b,h,hkv,s,l,d,dv,mask", SPLIT_CASES)
+@pytest.mark.parametrize("elt", ["f32", "f16"])
+def test_split_keys_and_their_combine_match_the_reference(b, h, hkv, s, l, d, dv, mask, elt):
+    lowered, got, want = _run(_text(b, h, hkv, s, l, d, dv, elt, False, mask), mask)
+    kernels = [k for k in lowered.ops if isinstance(k, a.KernelOp)]
+    assert [(k.sym_name.data, k.core_type.data) for k in kernels] == [("k0_attn", "mix"), ("k0_attn_combine", "vector")]
+    assert kernels[0].block_count > b * h  # the parts fill the cores the heads left idle
+    if elt == "f32":
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    else:
+        assert _cosine(got, want) >= 0.999
+
+
+def test_a_part_whose_keys_are_all_masked_weighs_nothing():
+    """A decode step at position 100 of a 4096-row cache: the keys past it are -inf, so every
+    part after the first sees no key; its log-sum-exp is about -1e30 and its weight 0."""
+    text = _text(1, 2, 2, 1, 4096, 64, 64, "f32", False, (1, 1, 1, 4096))
+    graph, lowered = parse_module(text, CTX), parse_module(text, CTX)
+    ConvertGraphToAscend().apply(CTX, lowered)
+    assert any(k.sym_name.data.endswith("_combine") for k in lowered.ops if isinstance(k, a.KernelOp))
+    feeds = random_inputs(graph, seed=0)
+    feeds["m"] = np.where(np.arange(4096) <= 100, 0, -np.inf).astype(np.float32).reshape(1, 1, 1, 4096)
+    got = next(iter(run_ascend_module(lowered, feeds).values()))
+    want = next(iter(run_module(graph, feeds).values()))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 def test_mask_along_keys_runs_the_fallback():
     """A mask broadcast along the keys is not tiled: the reference fallback, right numbers."""
     lowered, got, want = _run(_text(1, 2, 2, 8, 8, 16, 16, "f32", False, (1, 2, 8, 1)), (1, 2, 8, 1))

@@ -1,0 +1,60 @@
+// convert-graph-to-ascend: flash decoding. A decode step of few heads (5 on 24 cube cores:
+// tensor parallel 8 of a 40-head model) over a long cache splits the keys into parts, one
+// work item each (20 blocks), and a second kernel combines the parts' results: the chain
+// shares its two buffers (each part's O and log-sum-exp), allocated once and passed to both
+// launches, in order on one stream. Items that fill the cores, causal attention and a cache
+// too short to pay the second launch stay one kernel.
+// RUN: geir-opt %s --split-input-file -p 'convert-graph-to-ascend' | filecheck %s
+
+// CHECK-LABEL: ascend.kernel @k0_decode_5_heads(
+// CHECK-SAME:    %y: memref<1x5x1x128xf16, "gm">, %o_part: memref<5x512xf32, "gm">, %lse_part: memref<5x32xf32, "gm">, %s_ws
+// CHECK-SAME:    attributes {block_dim = 20 : i64, core_type = "mix", geir.scratch = 5 : i64, template = "attention"}
+// CHECK:         ascend.vlog
+// CHECK-LABEL: ascend.kernel @k0_decode_5_heads_combine(
+// CHECK-SAME:    %y: memref<1x5x1x128xf16, "gm">, %o_part: memref<5x512xf32, "gm">, %lse_part: memref<5x32xf32, "gm">)
+// CHECK-SAME:    attributes {block_dim = 5 : i64, core_type = "vector", geir.scratch = 2 : i64, template = "attention"}
+// CHECK-COUNT-4: ascend.vexp
+// CHECK-NOT:     ascend.vexp
+// CHECK:         ascend.vcast
+// CHECK-LABEL: func.func @main(
+// CHECK:         %[[O:.*]] = ascend.alloc {{.*}} : memref<5x512xf32, "gm">
+// CHECK-NEXT:    %[[LSE:.*]] = ascend.alloc {{.*}} : memref<5x32xf32, "gm">
+// CHECK:         ascend.launch @k0_decode_5_heads on %[[S:.*]](%q, %k, %v, %y, %[[O]], %[[LSE]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NEXT:    ascend.launch @k0_decode_5_heads_combine on %[[S]](%q, %k, %v, %y, %[[O]], %[[LSE]])
+func.func @main(%q: tensor<1x5x1x128xf16>, %k: tensor<1x5x4096x128xf16>, %v: tensor<1x5x4096x128xf16>) -> tensor<1x5x1x128xf16> {
+  %y = graph.attention %q, %k, %v {scale = 0.088388 : f32, causal = 0 : i64} : (tensor<1x5x1x128xf16>, tensor<1x5x4096x128xf16>, tensor<1x5x4096x128xf16>) -> tensor<1x5x1x128xf16> loc("decode_5_heads")
+  func.return %y : tensor<1x5x1x128xf16>
+}
+
+// -----
+
+// 24 heads fill the cores: one kernel.
+// CHECK-LABEL: ascend.kernel @k0_decode_24_heads(
+// CHECK-SAME:    attributes {block_dim = 24 : i64, core_type = "mix", geir.scratch = 3 : i64, template = "attention"}
+// CHECK-NOT:   _combine
+func.func @main(%q: tensor<1x24x1x128xf16>, %k: tensor<1x24x4096x128xf16>, %v: tensor<1x24x4096x128xf16>) -> tensor<1x24x1x128xf16> {
+  %y = graph.attention %q, %k, %v {scale = 0.088388 : f32, causal = 0 : i64} : (tensor<1x24x1x128xf16>, tensor<1x24x4096x128xf16>, tensor<1x24x4096x128xf16>) -> tensor<1x24x1x128xf16> loc("decode_24_heads")
+  func.return %y : tensor<1x24x1x128xf16>
+}
+
+// -----
+
+// Causal: not split (a part would need the band of each query).
+// CHECK-LABEL: ascend.kernel @k0_causal_5_heads(
+// CHECK-SAME:    attributes {block_dim = 5 : i64, core_type = "mix", geir.scratch = 3 : i64, template = "attention"}
+// CHECK-NOT:   _combine
+func.func @main(%q: tensor<1x5x1x128xf16>, %k: tensor<1x5x4096x128xf16>, %v: tensor<1x5x4096x128xf16>) -> tensor<1x5x1x128xf16> {
+  %y = graph.attention %q, %k, %v {scale = 0.088388 : f32, causal = 1 : i64} : (tensor<1x5x1x128xf16>, tensor<1x5x4096x128xf16>, tensor<1x5x4096x128xf16>) -> tensor<1x5x1x128xf16> loc("causal_5_heads")
+  func.return %y : tensor<1x5x1x128xf16>
+}
+
+// -----
+
+// 256 keys: a part's saving is less than the second launch costs.
+// CHECK-LABEL: ascend.kernel @k0_short_cache(
+// CHECK-SAME:    attributes {block_dim = 5 : i64, core_type = "mix", geir.scratch = 3 : i64, template = "attention"}
+// CHECK-NOT:   _combine
+func.func @main(%q: tensor<1x5x1x128xf16>, %k: tensor<1x5x256x128xf16>, %v: tensor<1x5x256x128xf16>) -> tensor<1x5x1x128xf16> {
+  %y = graph.attention %q, %k, %v {scale = 0.088388 : f32, causal = 0 : i64} : (tensor<1x5x1x128xf16>, tensor<1x5x256x128xf16>, tensor<1x5x256x128xf16>) -> tensor<1x5x1x128xf16> loc("short_cache")
+  func.return %y : tensor<1x5x1x128xf16>
+}
