@@ -169,13 +169,11 @@ class DistributedModel:
         if self.stored is not None:
             return dict(self.stored["output_shards"])
         _, fn = self._split_graph()
+        attrs = fn.res_attrs.data if fn.res_attrs is not None else ()
         out: dict[str, tuple[int, int]] = {}
-        for i, d in enumerate(fn.res_attrs.data if fn.res_attrs is not None else ()):
-            shard = d.data.get(attr_names.SHARD)
-            name = d.data.get(attr_names.ONNX_NAME)
-            if shard is not None:
-                axis, groups = shard.get_values()
-                out[name.data if isinstance(name, StringAttr) else f"result{i}"] = (axis, groups)
+        for i, shard in _shards(attrs).items():
+            name = attrs[i].data.get(attr_names.ONNX_NAME)
+            out[name.data if isinstance(name, StringAttr) else f"result{i}"] = shard
         return out
 
     def input_shards(self) -> dict[str, tuple[int, int]]:
@@ -187,13 +185,8 @@ class DistributedModel:
         from geir.runtime.interpreter import input_specs
 
         graph, fn = self._split_graph()
-        attrs = fn.arg_attrs.data if fn.arg_attrs is not None else ()
-        out = {}
-        for (name, _, _), d in zip(input_specs(graph), attrs):
-            shard = d.data.get(attr_names.SHARD)
-            if shard is not None:
-                out[name] = tuple(shard.get_values())
-        return out
+        names = [name for name, _, _ in input_specs(graph)]
+        return {names[i]: shard for i, shard in _shards(fn.arg_attrs.data if fn.arg_attrs is not None else ()).items()}
 
     def rank_inputs(self, feeds: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
         """Each rank's inputs: a split input's block for its rank, the others whole."""
@@ -282,6 +275,17 @@ class DistributedModel:
         if self._last is None:
             self.profile()
         write_trace_ranks(self._last[0], path)
+
+
+def _shards(attrs) -> dict[int, tuple[int, int]]:
+    """Position -> (axis, groups) of the argument or result attributes carrying `geir.shard`."""
+    out = {}
+    for i, d in enumerate(attrs):
+        shard = d.data.get(attr_names.SHARD)
+        if shard is not None:
+            axis, groups = shard.get_values()
+            out[i] = (axis, groups)
+    return out
 
 
 def busy_us(sim) -> float:

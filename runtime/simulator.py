@@ -502,10 +502,6 @@ class Collective:
     nbytes: int                 # per rank, as target/server.py prices it
     key: tuple                  # equal on every member of one meeting
 
-    @property
-    def members(self) -> tuple[int, ...]:
-        return self.ranks
-
 
 @dataclass
 class KernelRecord:
@@ -1136,24 +1132,24 @@ def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec, price: Callable[[Col
         if c is None:
             core_queue[rank].append(rec)
             return
-        if len(c.members) > 1 and price is None:
-            raise SimulationError(f"@{rec.name} is a {c.kind} among ranks {list(c.members)}: simulate the ranks "
+        if len(c.ranks) > 1 and price is None:
+            raise SimulationError(f"@{rec.name} is a {c.kind} among ranks {list(c.ranks)}: simulate the ranks "
                                   f"together (a multi-device model's profile), one device cannot time it")
-        missing = [m for m in c.members if m not in by_rank]
-        if missing and len(c.members) > 1:
-            raise SimulationError(f"@{rec.name} ({c.kind} among ranks {list(c.members)}) on rank {rank}: rank(s) "
+        missing = [m for m in c.ranks if m not in by_rank]
+        if missing and len(c.ranks) > 1:
+            raise SimulationError(f"@{rec.name} ({c.kind} among ranks {list(c.ranks)}) on rank {rank}: rank(s) "
                                   f"{missing} are not in this run")
         arrived = meetings.setdefault(c.key, [])
         arrived.append((rank, rec))
-        if len(arrived) < len(set(c.members)):
+        if len(arrived) < len(set(c.ranks)):
             return
         del meetings[c.key]
         kinds = {(r.collective.kind, r.collective.nbytes) for _, r in arrived}
         if len({k for k, _ in kinds} - set(a.POINT_TO_POINT)) > 1 or len({n for _, n in kinds}) > 1:
-            raise SimulationError(f"the ranks of {c.kind} #{c.key[-1]} among {list(c.members)} disagree: "
+            raise SimulationError(f"the ranks of {c.kind} #{c.key[-1]} among {list(c.ranks)} disagree: "
                                   + ", ".join(f"rank {m}: {r.collective.kind} of {r.collective.nbytes} bytes"
                                               for m, r in arrived))
-        cost = price(c) if price is not None and len(c.members) > 1 else 0.0
+        cost = price(c) if price is not None and len(c.ranks) > 1 else 0.0
         for m, r in arrived:
             r.exec_start_us = t
             r.standalone_exec_us = r.lower_bound_us = cost

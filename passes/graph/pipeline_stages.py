@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -41,6 +41,7 @@ from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.ir.types import to_dtype
 from geir.passes.graph.fuse import Costs, single_op_us
+from geir.passes.graph.utils import entry_attrs, set_signature
 from geir.target.device import DEFAULT_DEVICE, load_device
 from geir.target.server import Collectives, load_server
 
@@ -211,7 +212,7 @@ def keep_stage(fn: func.FuncOp, plan: StagePlan, stage: int) -> None:
     keep = [i for i, v in enumerate(ret.operands)
             if v.owner in mine or (isinstance(v.owner, g.ConstantOp) and stage == len(plan.cuts) - 2)
             or (v in fn.body.block.args and stage == len(plan.cuts) - 2)]
-    attrs = list(fn.res_attrs.data) if fn.res_attrs is not None else [DictionaryAttr({})] * len(ret.operands)
+    attrs = entry_attrs(fn.res_attrs, len(ret.operands))
     values = [ret.operands[i] for i in keep]
     new_ret = func.ReturnOp(*values)
     new_ret.location = ret.location
@@ -219,7 +220,6 @@ def keep_stage(fn: func.FuncOp, plan: StagePlan, stage: int) -> None:
     ret.detach()
     ret.erase()
     kept = [attrs[i] for i in keep]
-    fn.res_attrs = ArrayAttr(kept) if any(d.data for d in kept) else None
     for op in reversed(list(block.ops)):  # the other stages' ops, then the constants no one uses
         if op is new_ret or isinstance(op, g.SendOp | g.RecvOp) or op in mine:
             continue
@@ -231,12 +231,11 @@ def keep_stage(fn: func.FuncOp, plan: StagePlan, stage: int) -> None:
         op.detach()
         op.erase()
     # the inputs the stage reads (the caller gives each stage its own)
-    arg_attrs = list(fn.arg_attrs.data) if fn.arg_attrs is not None else [DictionaryAttr({})] * len(block.args)
-    kept_args = [(arg, d) for arg, d in zip(block.args, arg_attrs) if arg.uses]
+    arg_attrs = entry_attrs(fn.arg_attrs, len(block.args))
+    kept_args = [d for arg, d in zip(block.args, arg_attrs) if arg.uses]
     for arg in [arg for arg in block.args if not arg.uses]:
         block.erase_arg(arg)
-    fn.arg_attrs = ArrayAttr([d for _, d in kept_args]) if any(d.data for _, d in kept_args) else None
-    fn.function_type = FunctionType.from_lists([arg.type for arg in block.args], [v.type for v in values])
+    set_signature(fn, kept_args, kept)
 
 
 @dataclass(frozen=True)

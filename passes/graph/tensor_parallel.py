@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, FunctionType, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, ModuleOp, TensorType, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -46,7 +46,7 @@ from geir.dialects import graph as g
 from geir.dialects.traits import Elementwise, Normalization, RowMixing, RowSoftmax
 from geir.errors import GeirError
 from geir.ir.locations import describe, loc_names
-from geir.passes.graph.utils import constant
+from geir.passes.graph.utils import constant, entry_attrs, set_signature
 
 
 class TensorParallelError(GeirError):
@@ -362,8 +362,7 @@ class _Rewrite:
         cache beside split heads) is given as that block: the caller passes each rank its
         block (`geir.shard` on the argument) instead of every rank the whole."""
         block = self.fn.body.block
-        attrs = list(self.fn.arg_attrs.data) if self.fn.arg_attrs is not None else \
-            [DictionaryAttr({}) for _ in block.args]
+        attrs = entry_attrs(self.fn.arg_attrs, len(block.args))
         self.orig_attrs = dict(zip(block.args, attrs))
         for arg in list(block.args):
             wants = {self.res.slices.get((use.operation, use.index)) for use in arg.uses}
@@ -439,8 +438,7 @@ class _Rewrite:
         for i, v in enumerate(ret.operands):
             if v in self.new:
                 ret.operands[i] = self.new[v]
-        old_attrs = list(self.fn.res_attrs.data) if self.fn.res_attrs is not None else \
-            [DictionaryAttr({}) for _ in ret.operands]
+        old_attrs = entry_attrs(self.fn.res_attrs, len(ret.operands))
         attrs = []
         for v, d in zip(ret.operands, old_attrs):
             entries = dict(d.data)
@@ -449,7 +447,6 @@ class _Rewrite:
             if s is not None:
                 entries[attr_names.SHARD] = DenseArrayBase.from_list(i64, [s.axis, s.groups])
             attrs.append(DictionaryAttr(entries))
-        self.fn.res_attrs = ArrayAttr(attrs) if any(d.data for d in attrs) else None
         for op in reversed(list(block.ops)):  # the whole ops replaced, now unused
             if op is not ret and all(not r.uses for r in op.results) and op.results and (
                     any(r in self.new for r in op.results) or isinstance(op, g.ConstantOp)):
@@ -467,9 +464,7 @@ class _Rewrite:
             arg_attrs.append(DictionaryAttr(d))
         for old in self.args:
             block.erase_arg(old)
-        self.fn.arg_attrs = ArrayAttr(arg_attrs) if any(d.data for d in arg_attrs) else None
-        self.fn.function_type = FunctionType.from_lists(
-            [arg.type for arg in block.args], [v.type for v in ret.operands])
+        set_signature(self.fn, arg_attrs, attrs)
 
 
 def split_function(fn: func.FuncOp, ranks: int, rank: int) -> None:

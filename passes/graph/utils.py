@@ -8,10 +8,19 @@ replaced, new constants are numpy arrays at the location of what they replace.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType, UnitAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    FunctionType,
+    TensorType,
+    UnitAttr,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
@@ -171,3 +180,21 @@ def ones_scale(x: SSAValue, shape: tuple[int, ...], at: Operation, default: str)
     ones.location = at.location
     ones.output.name_hint = f"{at.results[0].name_hint or default}_scale"
     return ones
+
+
+def entry_attrs(attrs: ArrayAttr | None, count: int) -> list[DictionaryAttr]:
+    """A function's argument or result attributes, one dictionary per entry (empty ones when
+    the function stores none)."""
+    return list(attrs.data) if attrs is not None else [DictionaryAttr({}) for _ in range(count)]
+
+
+def set_signature(fn: func.FuncOp, arg_attrs: Sequence[DictionaryAttr], res_attrs: Sequence[DictionaryAttr]) -> None:
+    """After a rewrite changed a function's arguments or returned values: its type from its
+    block arguments and its return's operands, with these attributes (none stored when every
+    dictionary is empty)."""
+    block = fn.body.block
+    ret = block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    fn.arg_attrs = ArrayAttr(list(arg_attrs)) if any(d.data for d in arg_attrs) else None
+    fn.res_attrs = ArrayAttr(list(res_attrs)) if any(d.data for d in res_attrs) else None
+    fn.function_type = FunctionType.from_lists([arg.type for arg in block.args], [v.type for v in ret.operands])
