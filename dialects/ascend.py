@@ -33,7 +33,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from xdsl.dialects import memref
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
@@ -2287,3 +2287,11 @@ BF16_VECTOR_OPS: frozenset[type[VectorOp]] = frozenset(
 ReduceSum, Compare, Select, ... take half / float; its Cast converts bfloat16 <-> float):
 those that move elements, and vcast to and from f32. Kernels compute bf16 in f32."""
 Ascend = Dialect("ascend", list(OPS.values()), ATTRIBUTES)
+
+
+def is_ascend_module(module: ModuleOp) -> bool:
+    """A lowered program: it has kernels, or a host function of gm buffers (a program whose
+    every value is empty launches nothing)."""
+    return any(isinstance(op, KernelOp) for op in module.ops) or any(
+        isinstance(f, func.FuncOp) and any(isinstance(t, MemRefType) for t in f.function_type.inputs.data)
+        for f in module.ops)

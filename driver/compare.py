@@ -580,10 +580,10 @@ def compare_stage(name: str, module: ModuleOp, feeds: Mapping[str, np.ndarray], 
                   raise_errors: bool = False, quantized: bool = False) -> StageResult:
     """Run one stage's program on `feeds` and compare every value it produces (`quantized`:
     an int8 stage, or one after it, judged by the SIMILAR tier)."""
-    from geir.runtime.ascend_interpreter import is_ascend_module, run_ascend_module
+    from geir.runtime.ascend_interpreter import run_ascend_module
     from geir.runtime.interpreter import run_module
 
-    ascend = is_ascend_module(module)
+    ascend = a.is_ascend_module(module)
     stage = StageResult(name, "ascend" if ascend else "graph", quantized=quantized or is_quantized(module))
     collector = _Collector(ref, stage, th)
     t0 = time.perf_counter()
@@ -741,10 +741,10 @@ def is_quantized(module: ModuleOp) -> bool:
 
 
 def _random_feeds(module: ModuleOp, seed: int) -> dict[str, np.ndarray]:
-    from geir.runtime.ascend_interpreter import ascend_input_specs, is_ascend_module
+    from geir.runtime.ascend_interpreter import ascend_input_specs
     from geir.runtime.interpreter import random_inputs
 
-    if not is_ascend_module(module):
+    if not a.is_ascend_module(module):
         return random_inputs(module, seed)
     rng = np.random.default_rng(seed)
     return {n: rng.standard_normal(shape).astype(dtype) if is_float_dtype(dtype)

@@ -33,6 +33,7 @@ from geir.driver.model_import import import_graph
 from geir.driver.pipelines import PipelineOptions, build_pipeline
 from geir.driver.stages import Stages
 from geir.dialects import make_context
+from geir.dialects.ascend import is_ascend_module
 
 
 PROFILE_MODES = ("full", "timing")
@@ -80,14 +81,14 @@ class CompiledModel:
         return print_module(module, elide=elide)
 
     def input_specs(self) -> list[tuple[str, tuple[int, ...], np.dtype]]:
-        from geir.runtime.ascend_interpreter import ascend_input_specs, is_ascend_module
+        from geir.runtime.ascend_interpreter import ascend_input_specs
         from geir.runtime.interpreter import input_specs
 
         m = self.module
         return ascend_input_specs(m) if is_ascend_module(m) else input_specs(m)
 
     def output_names(self) -> list[str]:
-        from geir.runtime.ascend_interpreter import ascend_output_names, is_ascend_module
+        from geir.runtime.ascend_interpreter import ascend_output_names
         from geir.runtime.interpreter import output_names
 
         m = self.module
@@ -95,7 +96,7 @@ class CompiledModel:
 
     def random_inputs(self, seed: int = 0, *, floats: bool = True) -> dict[str, np.ndarray]:
         """Seeded random values of every input (`floats=False`: of the integer inputs only)."""
-        from geir.runtime.ascend_interpreter import host_args, is_ascend_module
+        from geir.runtime.ascend_interpreter import host_args
 
         rng = np.random.default_rng(seed)
         # integers in [0, 4), and a KV-cache position no further than its cache holds
@@ -110,7 +111,6 @@ class CompiledModel:
         `mode="timing"`: a timing-only run - the same control flow, trace and report, no data
         moved or computed, no outputs (None); a launch like an earlier one is not run again.
         The way to time a model with shape-only weights, or one too large to run here."""
-        from geir.runtime.ascend_interpreter import is_ascend_module
         from geir.target.device import load_device
         from geir.runtime.report import build_report
         from geir.runtime.simulator import profile
@@ -142,7 +142,7 @@ class CompiledModel:
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Run the final program on named inputs; returns outputs by name."""
-        from geir.runtime.ascend_interpreter import is_ascend_module, run_ascend_module
+        from geir.runtime.ascend_interpreter import run_ascend_module
         from geir.runtime.interpreter import run_module
 
         m = self.module
@@ -254,7 +254,6 @@ def compile(  # noqa: A001
 
     def stage(name: str, run: Callable[[], ModuleOp], replay=None, last: bool = True) -> ModuleOp:
         nonlocal verified_kernels
-        from geir.runtime.ascend_interpreter import is_ascend_module
 
         if progress:
             progress(name, None)

@@ -35,7 +35,7 @@ from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.ir.locations import loc_names
 from geir.ir.types import to_dtype
-from geir.runtime.ascend_interpreter import is_ascend_module
+from geir.dialects.ascend import is_ascend_module
 
 DOMAIN = "ai.geir"
 """The nodes' domain: geir's ops, not ONNX's."""

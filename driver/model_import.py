@@ -85,7 +85,7 @@ def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
     from geir.frontend.builder import GraphBuilder
     from geir.frontend.onnx import import_model
     from geir.ir.text import parse_module
-    from geir.runtime.ascend_interpreter import is_ascend_module
+    from geir.dialects.ascend import is_ascend_module
 
     if torch_frontend not in TORCH_FRONTENDS:
         raise GeirError(f"torch_frontend must be one of {', '.join(TORCH_FRONTENDS)}, not {torch_frontend!r}")

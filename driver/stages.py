@@ -73,7 +73,7 @@ class Stages(Mapping[str, ModuleOp]):
     @classmethod
     def of(cls, modules: Mapping[str, ModuleOp]) -> Stages:
         """Stages that are all at hand (a loaded program)."""
-        from geir.runtime.ascend_interpreter import is_ascend_module
+        from geir.dialects.ascend import is_ascend_module
 
         stages = cls(keep_all=True)
         for name, module in modules.items():

@@ -812,14 +812,6 @@ def ascend_output_names(module: ModuleOp) -> list[str]:
     return names
 
 
-def is_ascend_module(module: ModuleOp) -> bool:
-    """A lowered program: it has kernels, or a host function of gm buffers (a program whose
-    every value is empty launches nothing)."""
-    return any(isinstance(op, a.KernelOp) for op in module.ops) or any(
-        isinstance(f, func.FuncOp) and any(isinstance(t, MemRefType) for t in f.function_type.inputs.data)
-        for f in module.ops)
-
-
 def gear_of(programs: Sequence[ModuleOp], shapes: Mapping[str, tuple[int, ...]]) -> int | None:
     """The first of a geared model's programs whose inputs have `shapes` (an input not named
     there matches any), or None."""

@@ -291,7 +291,8 @@ def _main(argv: Sequence[str] | None) -> int:
     module, description = load(args.model, args.seed, args.input, args.gear)
     import_time = time.perf_counter() - start
     progress(load_step, import_time)
-    from geir.runtime.ascend_interpreter import ascend_input_specs, is_ascend_module
+    from geir.dialects.ascend import is_ascend_module
+    from geir.runtime.ascend_interpreter import ascend_input_specs
 
     ascend = is_ascend_module(module)  # hardware-level IR runs on the ascend interpreter
     if (wants_profile(args) or args.device or args.strict) and not ascend:
