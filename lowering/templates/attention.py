@@ -292,9 +292,10 @@ def split_choices(plan: AttentionPlan, items: int, nk: int, spec) -> list[tuple[
     """(parts, keys per part) worth pricing: unsplit, and - when the work items leave cube
     cores idle (a decode step's few heads: one item per head) and nothing is causal - the
     keys in 2 .. cores // items parts of whole key tiles, each part a work item of its own,
-    whose results a second kernel combines (flash decoding)."""
+    whose results a second kernel combines (flash decoding). A part's f32 results start on a
+    32-byte block of the combine's rows, so Dv is a multiple of 8."""
     out = [(1, 0)]
-    if plan.causal or items >= spec.cube_cores:
+    if plan.causal or items >= spec.cube_cores or plan.Dv % 8:
         return out
     for splits in range(2, spec.cube_cores // items + 1):
         chunk = ceil_div(ceil_div(plan.L, splits), nk) * nk

@@ -58,3 +58,14 @@ func.func @main(%q: tensor<1x5x1x128xf16>, %k: tensor<1x5x256x128xf16>, %v: tens
   %y = graph.attention %q, %k, %v {scale = 0.088388 : f32, causal = 0 : i64} : (tensor<1x5x1x128xf16>, tensor<1x5x256x128xf16>, tensor<1x5x256x128xf16>) -> tensor<1x5x1x128xf16> loc("short_cache")
   func.return %y : tensor<1x5x1x128xf16>
 }
+
+// -----
+
+// Dv = 20: a part's f32 results would not start on a 32-byte block of the combine's rows.
+// CHECK-LABEL: ascend.kernel @k0_odd_head_dim(
+// CHECK-SAME:    attributes {block_dim = 5 : i64, core_type = "mix", geir.scratch = 3 : i64, template = "attention"}
+// CHECK-NOT:   _combine
+func.func @main(%q: tensor<1x5x1x20xf16>, %k: tensor<1x5x8192x20xf16>, %v: tensor<1x5x8192x20xf16>) -> tensor<1x5x1x20xf16> {
+  %y = graph.attention %q, %k, %v {scale = 0.2236 : f32, causal = 0 : i64} : (tensor<1x5x1x20xf16>, tensor<1x5x8192x20xf16>, tensor<1x5x8192x20xf16>) -> tensor<1x5x1x20xf16> loc("odd_head_dim")
+  func.return %y : tensor<1x5x1x20xf16>
+}
