@@ -11,8 +11,8 @@ timeline beside the formula's (p - 1) / (m + p - 1), and the share of time in tr
 `--llama CONFIG` (e.g. llama-2-13b): the LLaMA decoder in fp16 with shape-only weights and an
 in-place KV cache, on 1, 2, 4 and 8 devices - tensor parallel: the decode step at batch 1 with
 a 4096-row cache (ms / token) and the prefill at 1 x 2048; pipeline stages: the decode step at
-batch 8 with a 1024-row cache over 2 x stages micro-batches of 8 (tokens / s against one
-device's batch 8) - with per-device peak memory, the link time share and the compile and
+batch 8 with a 1024-row cache over 2 x and 4 x stages micro-batches of 8 (tokens / s against
+one device's batch 8) - with per-device peak memory, the link time share and the compile and
 simulate seconds. `--layers N` keeps N layers (a quick look).
 
     python bench/multi_device.py
@@ -121,8 +121,9 @@ def llama_rows(config: str, layers: int | None) -> list[dict]:
         run(f"prefill 1x2048, tensor parallel {n}", "prefill", 1, 2048, **opts)
     run("decode 8x1024, 1 device", "decode", 8, 1024)
     for p in (2, 4, 8):
-        run(f"decode 8x1024, {p} stages, {2 * p} micro-batches", "decode", 8, 1024, micro=2 * p,
-            pipeline_stages=p, micro_batches=2 * p)
+        for m in (2 * p, 4 * p):
+            run(f"decode 8x1024, {p} stages, {m} micro-batches", "decode", 8, 1024, micro=m,
+                pipeline_stages=p, micro_batches=m)
     return rows
 
 
