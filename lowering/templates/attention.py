@@ -30,6 +30,12 @@ when one query tile spans several key tiles) add a band computed on the vector u
 `c - r` tile (built once per block) and the tile's static diagonal offset. Static offsets need the query tile to equal the key tile (`mq == nk`) when there is
 more than one query tile; the key tiles are then [0, L mod nk) first and whole tiles after.
 
+A decode step (one query row) of grouped-query attention may take a kv head's query heads as
+one item's rows (`grouped_rows`: K and V read once per kv head). When the items leave cube
+cores idle, the keys may be split into parts, an item each, whose O / l and log-sum-exp a
+second, vector kernel combines (`split_choices`, `CombineKernel`: flash decoding; the two are
+a `KernelChain`). The tiling prices both against the plain kernel.
+
 Limits (the op then runs the reference fallback): a mask whose last dim is not L, element
 types other than f16 / bf16 / f32, head dims whose tiles do not fit the buffers.
 """
@@ -215,8 +221,9 @@ def plan_request(req: KernelRequest) -> AttentionPlan | None:
     if any(r is None for r in (*qkv, out)):
         return None
     attrs = op.attrs()
-    return AttentionPlan(B, H, Hkv, S, Lk, D, Dv, elt, float(attrs["scale"]), bool(attrs["causal"]),
-                         *qkv, out, mask_arg, mask)
+    # one query row sees every key (j <= 0 + L - 1): causal or not, the same attention
+    causal = bool(attrs["causal"]) and S > 1
+    return AttentionPlan(B, H, Hkv, S, Lk, D, Dv, elt, float(attrs["scale"]), causal, *qkv, out, mask_arg, mask)
 
 
 @dataclass(frozen=True)
@@ -227,6 +234,7 @@ class AttentionTiling:
     estimate_us: float
     splits: int = 1   # flash decoding: the keys in this many parts, a work item each
     chunk: int = 0    # keys of every part but the last (whole key tiles)
+    grouped: bool = False  # a work item is a kv head's query heads, one row each (`grouped_rows`)
 
     def parts(self, L: int) -> list[tuple[int, int, int]]:
         """(first part, parts, keys of each) of the parts of equal size: [(0, 1, L)] unsplit."""
@@ -269,8 +277,10 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
     priced too (`block_choices`)."""
     spec = req.device
     best: AttentionTiling | None = None
-    for c in TILE_CHOICES:
-        mq = min(c, plan.S)
+    rows = [(min(c, plan.S), False) for c in TILE_CHOICES]
+    if grouped_rows(plan):
+        rows.append((grouped_rows(plan), True))
+    for mq, grouped in dict.fromkeys(rows):
         for kc in KEY_CHOICES:
             nk = min(kc, plan.L)
             if plan.causal and plan.S > mq and mq != nk:
@@ -278,14 +288,30 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
             need = _buffers(plan, mq, nk)
             if any(need[s] > spec.buffer_bytes[s] for s in need):
                 continue
-            items = plan.B * plan.H * ceil_div(plan.S, mq)
+            items = plan.B * (plan.Hkv if grouped else plan.H * ceil_div(plan.S, mq))
             for splits, chunk in split_choices(plan, items, nk, spec):
                 extra = 0.0 if splits == 1 else _combine_us(req, plan, splits)
                 for blocks in block_choices(items * splits, spec.cube_cores):
                     us = _estimate_us(req, plan, mq, nk, items * splits, blocks, chunk or plan.L) + extra
                     if best is None or us < best.estimate_us:
-                        best = AttentionTiling(mq, nk, blocks, us, splits, chunk)
+                        best = AttentionTiling(mq, nk, blocks, us, splits, chunk, grouped)
     return best
+
+
+def grouped_rows(plan: AttentionPlan) -> int:
+    """Query heads that share a kv head, taken as the rows of one work item so that its K and
+    V are read once, not once per query head (grouped-query attention's decode step, as
+    Ascend's incremental flash attention does): H / Hkv when there is one query row, the
+    heads' rows of q and of the output follow each other (head
+    stride = row width), and any mask is the same for every head; else 0."""
+    g = plan.H // plan.Hkv
+    if g < 2 or plan.S != 1 or g > TILE_CHOICES[0]:
+        return 0
+    if plan.mask is not None and plan.mask[1] != 1:
+        return 0
+    if any(r.head != r.width for r in (plan.q, plan.out)):
+        return 0
+    return g
 
 
 def split_choices(plan: AttentionPlan, items: int, nk: int, spec) -> list[tuple[int, int]]:
@@ -440,10 +466,15 @@ class AttentionKernel:
         nq_full, q_rem = divmod(plan.S, mq)
         bh = plan.B * plan.H
         classes = []
+        group = plan.H // plan.Hkv
         for first, count, keys in t.parts(plan.L):  # a part of the keys: (index, keys)
             def part(i: Index, first=first, keys=keys) -> tuple[Index, int] | None:
                 return None if t.splits == 1 else (kb.add(first, i), keys)
 
+            if t.grouped:  # kv head i of a batch row: query heads i * group .. as the rows
+                classes.append(([plan.B * plan.Hkv, count],
+                                lambda idx, part=part: self._item(kb.mul(idx[0], group), 0, mq, part(idx[1]))))
+                continue
             if nq_full:
                 # query tile outer: round-robin over the blocks then gives each block every causal
                 # query tile about equally often (head outer gave block k only tiles k mod nq)

@@ -39,12 +39,23 @@ func.func @main(%q: tensor<1x24x1x128xf16>, %k: tensor<1x24x4096x128xf16>, %v: t
 
 // -----
 
-// Causal: not split (a part would need the band of each query).
+// Causal over two query rows: not split (a part would need each query's band). One query
+// row sees every key, causal or not, so a causal decode step of one row may split.
 // CHECK-LABEL: ascend.kernel @k0_causal_5_heads(
 // CHECK-SAME:    attributes {block_dim = 5 : i64, core_type = "mix", geir.scratch = 3 : i64, template = "attention"}
 // CHECK-NOT:   _combine
+func.func @main(%q: tensor<1x5x2x128xf16>, %k: tensor<1x5x4096x128xf16>, %v: tensor<1x5x4096x128xf16>) -> tensor<1x5x2x128xf16> {
+  %y = graph.attention %q, %k, %v {scale = 0.088388 : f32, causal = 1 : i64} : (tensor<1x5x2x128xf16>, tensor<1x5x4096x128xf16>, tensor<1x5x4096x128xf16>) -> tensor<1x5x2x128xf16> loc("causal_5_heads")
+  func.return %y : tensor<1x5x2x128xf16>
+}
+
+// -----
+
+// CHECK-LABEL: ascend.kernel @k0_causal_one_row(
+// CHECK-SAME:    attributes {block_dim = 20 : i64, core_type = "mix", geir.scratch = 5 : i64, template = "attention"}
+// CHECK-LABEL: ascend.kernel @k0_causal_one_row_combine(
 func.func @main(%q: tensor<1x5x1x128xf16>, %k: tensor<1x5x4096x128xf16>, %v: tensor<1x5x4096x128xf16>) -> tensor<1x5x1x128xf16> {
-  %y = graph.attention %q, %k, %v {scale = 0.088388 : f32, causal = 1 : i64} : (tensor<1x5x1x128xf16>, tensor<1x5x4096x128xf16>, tensor<1x5x4096x128xf16>) -> tensor<1x5x1x128xf16> loc("causal_5_heads")
+  %y = graph.attention %q, %k, %v {scale = 0.088388 : f32, causal = 1 : i64} : (tensor<1x5x1x128xf16>, tensor<1x5x4096x128xf16>, tensor<1x5x4096x128xf16>) -> tensor<1x5x1x128xf16> loc("causal_one_row")
   func.return %y : tensor<1x5x1x128xf16>
 }
 
