@@ -17,6 +17,15 @@ at O0 and O3 (force_fp16, the default) and profiled on the modeled device (ascen
   docs/lowering.md "Attention").
 
     python bench/attention.py [--sizes 8x8x128x64,8x8x512x96] [--markdown]
+
+`--decode` instead: one decode step's attention (graph.attention, fp16, one query row over a
+full cache) at the shapes of real models, each compiled twice in this process and timed
+without data - with the template's decode choices (grouped-query packing, keys split in
+parts plus a combine kernel; docs/lowering.md "Attention") and with them switched off (one
+work item per query head over every key, as before them): latency, kernels, blocks, HBM
+bytes moved, and the ratio.
+
+    python bench/attention.py --decode [--decode-sizes 1x5x5x4096x128,...] [--markdown]
 """
 
 from __future__ import annotations
@@ -33,6 +42,14 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 DEFAULT_SIZES = "8x8x128x64,8x8x256x96,8x8x512x64,8x8x512x96"
+DECODE_SIZES = {  # B x H x Hkv x L x D: a decode step of each (per device under tensor parallelism)
+    "LLaMA-2-13B, tensor parallel 8": "1x5x5x4096x128",
+    "LLaMA-2-13B, tensor parallel 4": "1x10x10x4096x128",
+    "LLaMA-2-13B": "1x40x40x4096x128",
+    "LLaMA-3-8B": "1x32x8x4096x128",
+    "LLaMA-3-8B, batch 8": "8x32x8x4096x128",
+    "LLaMA-3-8B, tensor parallel 8": "1x4x1x8192x128",
+}
 
 
 def export(path: str, b: int, h: int, s: int, d: int) -> None:
@@ -49,11 +66,54 @@ def export(path: str, b: int, h: int, s: int, d: int) -> None:
     torch.onnx.export(Attention().eval(), (x, x, x), path, dynamo=False, opset_version=17)
 
 
+def decode_rows(sizes: dict[str, str]) -> list[tuple]:
+    import geir
+    from geir.lowering.templates import attention
+
+    choices = (attention.split_choices, attention.grouped_rows)
+    plain = (lambda plan, items, nk, spec: [(1, 0)], lambda plan: 0)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, spec in sizes.items():
+            b, h, hkv, l, d = map(int, spec.lower().split("x"))
+            q, k, o = f"tensor<{b}x{h}x1x{d}xf16>", f"tensor<{b}x{hkv}x{l}x{d}xf16>", f"tensor<{b}x{h}x1x{d}xf16>"
+            path = os.path.join(tmp, f"decode_{spec}.mlir")
+            with open(path, "w") as f:
+                f.write(f"func.func @main(%q: {q}, %k: {k}, %v: {k}) -> {o} {{\n"
+                        f"  %y = graph.attention %q, %k, %v {{scale = {1 / math.sqrt(d)} : f32, causal = 1 : i64}} : "
+                        f"({q}, {k}, {k}) -> {o} loc(\"attention\")\n  func.return %y : {o}\n}}\n")
+            got = {}
+            for label, (splits, grouped) in (("plain", plain), ("decode choices", choices)):
+                attention.split_choices, attention.grouped_rows = splits, grouped
+                try:
+                    _, report = geir.compile(path).profile(mode="timing")
+                finally:
+                    attention.split_choices, attention.grouped_rows = choices
+                kernels = [r for r in report["kernels"] if r["name"].startswith("k0_attention")]
+                got[label] = (report["latency_us"], len(kernels), "+".join(str(r["block_dim"]) for r in kernels),
+                              sum(r["hbm_bytes"] for r in kernels) / 1e6)
+            for label, (us, n, blocks, mb) in got.items():
+                rows.append((name, spec, label, us, n, blocks, mb, got["plain"][0] / us))
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default=DEFAULT_SIZES, help="BxHxSxD,... (default %(default)s)")
+    ap.add_argument("--decode", action="store_true", help="decode steps with and without the decode choices")
+    ap.add_argument("--decode-sizes", default=None, help="BxHxHkvxLxD,... (default: the DECODE_SIZES models)")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
+    if args.decode:
+        sizes = dict(DECODE_SIZES) if args.decode_sizes is None else {s: s for s in args.decode_sizes.split(",")}
+        head = ("model", "BxHxHkvxLxD", "attention", "latency us", "kernels", "blocks", "HBM MB", "plain / this")
+        fmt = "| " + " | ".join(["{}"] * len(head)) + " |" if args.markdown else "  ".join(["{:>16}"] * len(head))
+        print(fmt.format(*head))
+        if args.markdown:
+            print("|" + "---|" * len(head))
+        for r in decode_rows(sizes):
+            print(fmt.format(*r[:3], f"{r[3]:.1f}", r[4], r[5], f"{r[6]:.1f}", f"{r[7]:.2f}x"), flush=True)
+        return
 
     import onnxruntime as ort
 
