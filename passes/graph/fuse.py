@@ -197,6 +197,10 @@ class Pattern:
     result as an output too. The residual Add before a pre-norm (LLaMA's h = x + attn(x),
     read by the norm and by the next residual) joins the norm's kernel, which writes h and
     the normalised h (CANN's AddRmsNorm): one kernel and one read of h fewer."""
+    gated: bool = False
+    """True: a second matmul of the anchor's lhs whose product only the group reads joins as
+    the anchor's partner (SwiGLU's silu(x W_gate) * (x W_up): one kernel computes both
+    products, tile by tile, and the epilogue combines them)."""
     epilogue_reads: bool = True
     """False: an epilogue op that reads a whole second tensor from outside and feeds a
     normalisation is left out - that residual Add belongs to the LayerNorm / RMSNorm after it
@@ -276,17 +280,62 @@ def _attention_op_seed(plan: _Planner, anchor: int) -> list[int] | None:
     return sorted(members)
 
 
+def _head_split_chain(plan: _Planner, j: int) -> list[int] | None:
+    """The views and the last transpose after matmul j that split its result into heads
+    ([.., S, H * D] -> [.., H, S, D], the cube kernel's head split), each the only user of
+    the one before; None if the result goes anywhere else."""
+    chain, last = [], j
+    while not plan.escapes[last] and len(plan.users[last]) == 1:
+        u = plan.users[last][0]
+        op = plan.ops[u]
+        if plan.taken >> u & 1 or plan.role[u] not in (R.VIEW, R.MOVE) or len(op.results) != 1:
+            return None
+        chain.append(u)
+        if isinstance(op, g.TransposeOp):
+            return chain
+        if not op.has_trait(ViewLike):
+            return None
+        last = u
+    return None
+
+
+def _projections_seed(plan: _Planner, anchor: int) -> list[int] | None:
+    """The anchor matmul and every later float matmul of the same lhs, each with the views and
+    transpose that split its result into heads (LLaMA's q / k / v projections): one cube
+    kernel computes them all, each product written head by head to its own output."""
+    op = plan.ops[anchor]
+    if not isinstance(op, g.MatMulOp) or not is_float(op.results[0].type.element_type):
+        return None
+    chain = _head_split_chain(plan, anchor)
+    if chain is None:
+        return None
+    members = [anchor, *chain]
+    for use in op.operands[0].uses:
+        j = plan.index.get(use.operation)
+        if j is None or j <= anchor or plan.taken >> j & 1 or plan.role[j] is not R.CUBE:
+            continue
+        other = plan.ops[j]
+        elt = other.results[0].type.element_type
+        if not isinstance(other, g.MatMulOp) or use.index != 0 or elt != op.results[0].type.element_type:
+            continue
+        rest = _head_split_chain(plan, j)
+        if rest is not None:
+            members += [j, *rest]
+    return members if len(members) > len(chain) + 1 else None
+
+
 PATTERNS: tuple[Pattern, ...] = (
     Pattern("attention", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp}), seed=_attention_seed,
             feed=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}), epilogue=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}),
             side=_EW),
     # the same name: graph.attention (graph-recognize-attention's) and the views around it
     Pattern("attention", frozenset({R.ATTENTION}), seed=_attention_op_seed),
+    Pattern("projections", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp}), seed=_projections_seed),
     Pattern("conv-epilogue", frozenset({R.CUBE}), ops=frozenset({g.ConvOp}),
             feed=frozenset({R.VIEW, R.CHANNEL_CONCAT}), epilogue=_EW, side=_EW),
     Pattern("matmul-epilogue", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp, g.GemmOp}),
             feed=frozenset({R.VIEW, R.MOVE}), epilogue=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE, R.SOFTMAX}),
-            side=_EW, epilogue_reads=False),
+            side=_EW, epilogue_reads=False, gated=True),
     Pattern("layernorm", frozenset({R.NORM}), epilogue=_EW, side=_EW, side_outputs=True),
     Pattern("reduction", frozenset({R.REDUCE, R.SOFTMAX}), epilogue=frozenset({*_EW, R.REDUCE, R.SOFTMAX}),
             side=frozenset({*_EW, R.REDUCE, R.SOFTMAX})),
@@ -598,10 +647,20 @@ class _Planner:
         while changed:
             changed = False
             for m in list(members):
+                if stage[m] == "partner":
+                    continue  # its lhs is the anchor's, its right operand a weight
                 feeding = stage[m] in ("cube", "feed")
                 rules = pattern.feed if feeding else pattern.side
                 for j in self.preds(m):
-                    if mask >> j & 1 or self.taken >> j & 1 or self.role[j] not in rules:
+                    if mask >> j & 1 or self.taken >> j & 1:
+                        continue
+                    if pattern.gated and not feeding and self._partner(stage, mask, j):
+                        if self._fits_with(members, mask, desc, anc, j):
+                            members, mask, desc, anc = self._add(members, mask, desc, anc, j)
+                            stage[j] = "partner"
+                            changed = True
+                        continue
+                    if self.role[j] not in rules:
                         continue
                     if not (pattern.side_outputs and not feeding) and (
                             self.escapes[j] or any(not mask >> u & 1 for u in self.users[j] if u != m)):
@@ -625,6 +684,20 @@ class _Planner:
                         stage[u] = "main"
                         changed = True
         return members, mask
+
+    def _partner(self, stage: dict[int, str], mask: int, j: int) -> bool:
+        """Whether op j can join as the group's gated partner: a float matmul of the same lhs
+        value as the group's one cube op, with a right operand and a result of the same types,
+        read by one op of the group (the template's rule: the partner's product has one use)."""
+        cubes = [k for k, s in stage.items() if s in ("cube", "partner")]
+        if self.role[j] is not R.CUBE or len(cubes) != 1 or self.escapes[j] or len(self.users[j]) != 1:
+            return False
+        main, op = self.ops[cubes[0]], self.ops[j]
+        if not (isinstance(main, g.MatMulOp) and isinstance(op, g.MatMulOp)) or op.operands[0] is not main.operands[0]:
+            return False
+        if op.operands[1].type != main.operands[1].type or op.results[0].type != main.results[0].type:
+            return False
+        return is_float(op.results[0].type.element_type) and all(mask >> u & 1 for u in self.users[j])
 
     def _reads_tensor(self, u: int, mask: int) -> bool:
         """Whether op u reads, from outside the group, a tensor as large as its result."""
@@ -930,8 +1003,8 @@ class FusePass(ModulePass):
     max_ops: int = 32
     """The most ops in one fusion (GE's max_fusion_ops)."""
     disable: tuple[str, ...] = ()
-    """Patterns not to apply: attention, conv-epilogue, matmul-epilogue, layernorm, reduction,
-    elementwise, data."""
+    """Patterns not to apply: attention, projections, conv-epilogue, matmul-epilogue,
+    layernorm, reduction, elementwise, data."""
     device: str = DEFAULT_DEVICE
     """The device whose cost model prices the candidates."""
 

@@ -95,7 +95,10 @@ class Case:
         args = [gm_type(v) for v in (*self.values, *outputs)]
         host = Block(arg_types=args)
         stream = a.StreamOp.get(0)
-        host.add_ops([stream, a.LaunchOp.get("k0", stream, list(host.args)), func.ReturnOp()])
+        # the kernel's own gm buffers, poisoned (unplanned): a read before a write shows
+        allocs = [a.AllocOp.get(t) for t in kernel.function_type.inputs.data[len(args):]]
+        launch = a.LaunchOp.get("k0", stream, [*host.args, *(op.memref for op in allocs)])
+        host.add_ops([stream, *allocs, launch, func.ReturnOp()])
         fn = func.FuncOp("main", FunctionType.from_lists(args, []), Region(host))
         attrs = [DictionaryAttr({"onnx.name": StringAttr(n)}) for n in self.names]
         attrs += [DictionaryAttr({"onnx.name": StringAttr(f"out{i}"), "ascend.output": UnitAttr()})
@@ -362,18 +365,74 @@ def test_declines_what_it_does_not_build():
 
 
 # ---------------------------------------------------------------------------
+# Gated matmuls: two products of one lhs combined by the epilogue (SwiGLU's silu(x W_gate) *
+# (x W_up)) in one kernel; the partner product is staged in the kernel's own scratch.
+# ---------------------------------------------------------------------------
+
+
+def _gated(c: Case, x, wg, wu, act: str = "silu"):
+    gate = c.op(g.MatMulOp, [x, wg])
+    up = c.op(g.MatMulOp, [x, wu])
+    if act == "silu":
+        gate = c.op(g.MulOp, [gate, c.op(g.SigmoidOp, [gate])])
+    elif act == "gelu":
+        gate = c.op(g.GeluOp, [gate])
+    return c.op(g.MulOp, [gate, up])
+
+
+@pytest.mark.parametrize("lhs, k, n, act, dtype", [
+    ((1, 1), 512, 96, "silu", np.float16),      # a decode step's row (GEMV), tiles of N
+    ((2, 37), 50, 23, "silu", np.float32),      # batches folded into rows, edge tiles in M, N, K
+    ((1, 64), 300, 130, "gelu", np.float16),    # GeGLU, several K chunks
+    ((40,), 64, 48, "none", np.float32),        # a plain product of the two
+])
+def test_gated_matmul(lhs, k, n, act, dtype):
+    c = Case(dtype)
+    x = c.input("x", rand(*lhs, k))
+    y = _gated(c, x, c.input("wg", rand(k, n) / math.sqrt(k)), c.input("wu", rand(k, n) / math.sqrt(k)), act)
+    kernel = check(c, [y], k)
+    mmads = [op for op in kernel.walk() if isinstance(op, a.MmadOp)]
+    assert kernel.core_type.data == "mix" and mmads
+    assert any(arg.name_hint == "partner" for arg in kernel.body.block.args)
+
+
+def test_gated_matmul_transposed_weights():
+    """Both right operands read transposed ([N, K] weights, as torch stores a Linear's)."""
+    c = Case(np.float16)
+    x = c.input("x", rand(1, 24, 80))
+    wg = c.op(g.TransposeOp, [c.input("wg", rand(56, 80) / 9)], perm=(1, 0))
+    wu = c.op(g.TransposeOp, [c.input("wu", rand(56, 80) / 9)], perm=(1, 0))
+    check(c, [_gated(c, x, wg, wu)], 80)
+
+
+def test_gated_matmul_declines():
+    """Not a gated pair: two matmuls of different lhs, or a partner product that is also an
+    output (the kernel would have to write it too). try_build declines; the lowering then
+    splits the fusion."""
+    c = Case()
+    gate = c.op(g.MatMulOp, [c.input("x", rand(8, 32)), c.input("wg", rand(32, 16))])
+    up = c.op(g.MatMulOp, [c.input("x2", rand(8, 32)), c.input("wu", rand(32, 16))])
+    assert cube.try_build(c.request([c.op(g.MulOp, [gate, up])])) is None
+    c = Case()
+    x = c.input("x", rand(8, 32))
+    gate = c.op(g.MatMulOp, [x, c.input("wg", rand(32, 16))])
+    up = c.op(g.MatMulOp, [x, c.input("wu", rand(32, 16))])
+    assert cube.try_build(c.request([c.op(g.MulOp, [gate, up]), up])) is None
+
+
+# ---------------------------------------------------------------------------
 # Head split: a projection whose result is reshaped to [.., S, H, D] and transposed to
 # [.., H, S, D] (what a decoder's attention and rotation read) is written head by head by
 # the FIX copies; no data kernel moves it again.
 # ---------------------------------------------------------------------------
 
 
-def _head_split(c: Case, x, w, seq: int, heads: int, d: int, batch=None):
+def _head_split(c: Case, x, w, seq: int, heads: int, d: int, batch=None, name: str = "shape"):
     y = c.op(g.MatMulOp, [x, w])
     dims = [seq, heads, d] if batch is None else [batch, seq, heads, d]
     shape = np.array(dims, np.int64)
-    c.feeds["shape"] = shape
-    y = c.op(g.ReshapeOp, [y, c.constant("shape", shape)])
+    c.feeds[name] = shape
+    y = c.op(g.ReshapeOp, [y, c.constant(name, shape)])
     perm = (1, 0, 2) if batch is None else (0, 2, 1, 3)
     return c.op(g.TransposeOp, [y], perm=perm)
 
@@ -397,6 +456,44 @@ def test_gemm_head_split():
     c = Case()
     y = _head_split(c, c.input("x", rand(40, 64)), c.input("w", rand(64, 64)), 40, 4, 16)
     check(c, [y], 64)
+
+
+@pytest.mark.parametrize("batch, seq, k, heads, d, dtype", [
+    (1, 32, 64, (4, 2, 2), 16, np.float16),   # the tiny LLaMA's q / k / v (GQA 4:2)
+    (2, 37, 50, (6, 2, 2), 32, np.float32),   # two batches, edge tiles in S and K
+    (1, 1, 512, (8, 2, 2), 64, np.float16),   # a decode step's row
+])
+def test_projections_one_kernel(batch, seq, k, heads, d, dtype):
+    """Several products of one lhs, each split into its heads (LLaMA's q / k / v): one kernel,
+    each part's tiles written to its own output."""
+    c = Case(dtype)
+    x = c.input("x", rand(batch, seq, k))
+    outs = [_head_split(c, x, c.input(f"w{i}", rand(k, h * d)), seq, h, d, batch, f"shape{i}")
+            for i, h in enumerate(heads)]
+    check(c, outs, k)
+
+
+def test_projections_plain_outputs():
+    """Products of one lhs returned as they are (no head split); a Relu on one is its FIX
+    copy's (no vector work)."""
+    c = Case(np.float16)
+    x = c.input("x", rand(40, 72))
+    y1 = c.op(g.MatMulOp, [x, c.input("wq", rand(72, 48))])
+    y2 = c.op(g.ReluOp, [c.op(g.MatMulOp, [x, c.input("wk", rand(72, 16))])])
+    check(c, [y1, y2], 72)
+
+
+def test_projections_decline():
+    """Not one kernel: products of different lhs, or a part with epilogue work."""
+    c = Case()
+    y1 = c.op(g.MatMulOp, [c.input("x", rand(8, 32)), c.input("w1", rand(32, 16))])
+    y2 = c.op(g.MatMulOp, [c.input("x2", rand(8, 32)), c.input("w2", rand(32, 16))])
+    assert cube.try_build(c.request([y1, y2])) is None
+    c = Case()
+    x = c.input("x", rand(8, 32))
+    y1 = c.op(g.MatMulOp, [x, c.input("w1", rand(32, 16))])
+    y2 = c.op(g.SigmoidOp, [c.op(g.MatMulOp, [x, c.input("w2", rand(32, 16))])])
+    assert cube.try_build(c.request([y1, y2])) is None
 
 
 @pytest.mark.parametrize("perm, d", [((0, 2, 3, 1), 16), ((0, 2, 1, 3), 8)])

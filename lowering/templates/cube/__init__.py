@@ -27,7 +27,7 @@ from geir.lowering.templates.cube.depthwise import DepthwiseKernel, depthwise_ti
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
 from geir.lowering.templates.cube.kernel import CubeKernel
 from geir.lowering.templates.cube.matmul_kernel import MatmulKernel
-from geir.lowering.templates.cube.plan import ConvPlan, CubePlan, MatmulPlan, plan_request
+from geir.lowering.templates.cube.plan import ConvPlan, CubePlan, MatmulPlan, plan_projections, plan_request
 from geir.lowering.templates.cube.tiling import EpilogueCost, Pricer, Tiling, conv_tiling, matmul_tiling, tile_cols
 
 __all__ = ["try_build", "plan_request", "conv_tiling", "matmul_tiling", "is_depthwise"]
@@ -37,6 +37,8 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
     """A cube kernel for a request whose ops are one conv / matmul / gemm with views on its
     inputs and an elementwise epilogue; None for anything else."""
     plan = plan_request(req)
+    if plan is None:
+        return _projections(req)
     # an epilogue on a FRACTAL_NZ result: not yet (op_info.cube_takes says so of the graph
     # ops; the plan knows exactly, e.g. a gemm's alpha)
     if plan is None or (plan.out_nz and plan.epilogue.has_work):
@@ -59,6 +61,25 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
                 return None
         return _kernel_class(plan)(req, plan, tiling, slots, buffers).build()
     except LoweringError:  # a buffer plan that does not fit after all: not a kernel of ours
+        return None
+
+
+def _projections(req: KernelRequest) -> a.KernelOp | None:
+    """One kernel for several products of one lhs (plan_projections), tiled as their
+    concatenation along N: each part's tiles hold whole heads or lie in one, as a head split's."""
+    parts = plan_projections(req)
+    if parts is None:
+        return None
+    first = parts[0][0]
+    plan = replace(first, cols=sum(p.cols for p, _ in parts), heads=sum(p.heads for p, _ in parts),
+                   part_cols=tuple(p.cols for p, _ in parts))
+    slots = 2 if req.double_buffer else 1
+    tiling = matmul_tiling(req, plan, Pricer(req.cost, plan.elt, slots, None, plan.out_elt))
+    if tiling is None:
+        return None
+    try:
+        return MatmulKernel(req, plan, tiling, slots, None, parts).build()
+    except LoweringError:
         return None
 
 

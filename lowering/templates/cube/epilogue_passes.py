@@ -24,7 +24,7 @@ from geir.lowering.templates.common import KernelBuilder, block_elems, ceil_div,
 from geir.ir.types import is_float
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers, epilogue_compute_type, stored_type
 from geir.lowering.templates.cube.loops import Index, chunks
-from geir.lowering.templates.cube.plan import CubePlan
+from geir.lowering.templates.cube.plan import PARTNER_ARG, CubePlan
 
 
 def gm_tile(kb: KernelBuilder, view: SSAValue, row: Index, col: Index, rows: int, cols: int,
@@ -46,14 +46,16 @@ class EpiloguePasses:
     columns of the widest tile."""
 
     def __init__(self, kb: KernelBuilder, plan: CubePlan, buffers: EpilogueBuffers, out2: list[SSAValue],
-                 R: int, er: int, cols_max: int):
+                 R: int, er: int, cols_max: int, partner: SSAValue | None = None):
         self.kb, self.plan, self.buffers, self.out2 = kb, plan, buffers, out2
         self.R, self.er, self.cols_max = R, er, cols_max
         self.celt = epilogue_compute_type(plan)
         self.converts = any(t != self.celt for t in buffers.stored_types())
         self.c0 = L.c0_of(plan.elt)
         self.sides = plan.epilogue.sides
-        self.side2 = {v: kb.view(kb.inputs[self.sides[v].arg], self._side_shape(v)) for v in buffers.sides}
+        # a gated matmul's partner product is read from the kernel's own scratch (`partner`)
+        self.side2 = {v: kb.view(partner if self.sides[v].arg == PARTNER_ARG else kb.inputs[self.sides[v].arg],
+                                 self._side_shape(v)) for v in buffers.sides}
         self.compact: dict[object, SSAValue] = {}
         self._alloc_tiles()
         # FIX stages the raw tile in an output of its type, or in a gm buffer of the kernel's

@@ -42,6 +42,7 @@ class CubeKernel:
         self.c0 = L.c0_of(plan.elt)
         # rows per batch of the outputs: channels padded to C0 in an NC1HWC0 result
         self.R = round_up(plan.rows, self.c0) if plan.out_blocked else plan.rows
+        self.partner_out: SSAValue | None = None  # a gated matmul's partner product (gm scratch)
 
     def build(self) -> a.KernelOp:
         plan, t, elt, slots = self.plan, self.t, self.elt, self.slots
@@ -51,15 +52,11 @@ class CubeKernel:
         self.l0b = [kb.alloc([t.kt, t.nt], elt, "l0b", f"l0b{s}") for s in range(slots)]
         # l0c accumulates in f32 (float operands) or in the i32 result (int8 operands)
         self.l0c = kb.alloc([t.mt, t.nt], plan.out_elt if plan.integer else f32, "l0c", "l0c")
-        # Outputs as [B * R, C]; NC1HWC0 ones as [B * C1, C, C0]; a head-split one as
-        # [B * H * R, D] (head h of batch b: rows (b * H + h) * R ...).
-        self.out2 = [o if plan.out_nz else
-                     kb.view(o, [plan.batch * self.R // self.c0, plan.cols, self.c0] if plan.out_blocked
-                             else [plan.batch * plan.heads * plan.rows, plan.head_size] if plan.heads
-                             else [plan.batch * plan.rows, plan.cols]) for o in kb.outputs]
+        self.out2 = self._out_views()
         self.epilogue = None
         if self.buffers:
-            self.epilogue = EpiloguePasses(kb, plan, self.buffers, self.out2, self.R, t.er, tile_cols(plan, t))
+            self.epilogue = EpiloguePasses(kb, plan, self.buffers, self.out2, self.R, t.er, tile_cols(plan, t),
+                                           self.partner_out)
         for s in range(slots):
             kb.set_flag("MTE1", "MTE2", s)
             kb.set_flag("M", "MTE1", s)
@@ -76,6 +73,18 @@ class CubeKernel:
         kernel = kb.finish()
         kernel.attributes[attr_names.TEMPLATE] = StringAttr(plan.TEMPLATE)
         return kernel
+
+    def _out_views(self) -> list[SSAValue]:
+        return [self._out_view(o, self.plan) for o in self.kb.outputs]
+
+    def _out_view(self, out: SSAValue, plan: CubePlan) -> SSAValue:
+        """An output as [B * R, C]; NC1HWC0 as [B * C1, C, C0]; head-split as [B * H * R, D]
+        (head h of batch b: rows (b * H + h) * R ...); FRACTAL_NZ as it is."""
+        if plan.out_nz:
+            return out
+        return self.kb.view(out, [plan.batch * self.R // self.c0, plan.cols, self.c0] if plan.out_blocked
+                            else [plan.batch * plan.heads * plan.rows, plan.head_size] if plan.heads
+                            else [plan.batch * plan.rows, plan.cols])
 
     def _operand_buffers(self) -> None:
         """The gm views of the operands and the l1 buffers (`l1a`, `l1b`, one per slot)."""
@@ -101,15 +110,17 @@ class CubeKernel:
         kb.set_flag("M", "MTE1", u)
 
     def _finish_tile(self, acc: SSAValue, row: Index, col: Index, mv: int, nv: int,
-                     batch_row: tuple[Index, Index] | None = None) -> None:
+                     batch_row: tuple[Index, Index] | None = None, part: CubePlan | None = None,
+                     out: SSAValue | None = None) -> None:
         """FIX: l0c -> gm (the valid part); then the epilogue over the staged tile. A
-        head-split result needs the tile's batch and first row within it (`batch_row`)."""
-        kb, plan = self.kb, self.plan
-        staging = self.epilogue.staging if self.epilogue else self.out2[0]
+        head-split result needs the tile's batch and first row within it (`batch_row`). One
+        of several products (`part`, no epilogue) goes to its own output `out`."""
+        kb, plan = self.kb, part or self.plan
+        staging = self.epilogue.staging if self.epilogue else out or self.out2[0]
         kb.sync("M", "FIX", 0)
         props = {"relu": UnitAttr()} if plan.epilogue.fix_relu else {}
         if plan.heads:  # no epilogue work (plan.py): straight to the output, head by head
-            self._fix_heads(acc, *batch_row, col, mv, nv, props)
+            self._fix_heads(acc, *batch_row, col, mv, nv, props, plan, staging)
             kb.set_flag("FIX", "M", 0)
             return
         if plan.out_blocked:  # the FIX pipe writes the fractal rows as NC1HWC0 blocks
@@ -133,11 +144,12 @@ class CubeKernel:
         kb.sync("FIX", "MTE2", 0)
         self.epilogue.after_fix(row, col, mv, nv, dst)
 
-    def _fix_heads(self, acc: SSAValue, b: Index, m0: Index, col: Index, mv: int, nv: int, props: dict) -> None:
+    def _fix_heads(self, acc: SSAValue, b: Index, m0: Index, col: Index, mv: int, nv: int, props: dict,
+                   plan: CubePlan, out: SSAValue) -> None:
         """The [mv, nv] tile of a head-split result, a FIX copy per head it covers: the tile's
         columns are whole heads or lie in one head (the tiling takes nt a multiple or a
         divisor of D), each piece [mv, w] to the head's rows of the [B * H * R, D] output."""
-        kb, plan = self.kb, self.plan
+        kb = self.kb
         d = plan.head_size
         w = min(self.t.nt, d)
         mp = acc.type.get_shape()[0]
@@ -146,5 +158,5 @@ class CubeKernel:
         for i in range(nv // w):
             c = kb.add(col, i * w)
             head = kb.add(kb.mul(b, plan.heads), kb.divui(c, d))
-            dst = kb.tile(self.out2[0], [kb.add(kb.mul(head, plan.rows), m0), kb.remui(c, d)], [mv, w])
+            dst = kb.tile(out, [kb.add(kb.mul(head, plan.rows), m0), kb.remui(c, d)], [mv, w])
             kb.copy(kb.tile(acc, [0, i * w], [mp, w]), dst, **props)

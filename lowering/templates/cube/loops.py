@@ -99,6 +99,13 @@ def tile_grid(kb: KernelBuilder, dims: Sequence[TileDim], blocks: int,
               body: Callable[[list[Index], list[int]], None]) -> None:
     """body(offsets, sizes) for every tile of the grid `dims`, grouped by static size class
     (full tiles / the remainder, per dim), distributed over the blocks."""
+    distribute(kb, blocks, grid_classes(kb, dims, body))
+
+
+def grid_classes(kb: KernelBuilder, dims: Sequence[TileDim], body: Callable[[list[Index], list[int]], None]
+                 ) -> list[tuple[list[int], Callable[[list[Index]], None]]]:
+    """The static size classes of the grid `dims` as `distribute` takes them (several grids'
+    classes may share one distribution: a kernel of several products)."""
     per_dim = []
     for d in dims:
         full, rem = divmod(d.extent, d.tile)
@@ -115,4 +122,4 @@ def tile_grid(kb: KernelBuilder, dims: Sequence[TileDim], blocks: int,
                  [size for _, size, _ in cls])
 
         classes.append(([c for c, _, _ in cls], run))
-    distribute(kb, blocks, classes)
+    return classes

@@ -4,16 +4,19 @@ l0), FRACTAL_NZ operands read as whole fractals."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 from xdsl.dialects.builtin import StringAttr, UnitAttr
 from xdsl.ir import SSAValue
 
 from geir.dialects.ascend import FRACTAL
-from geir.lowering.templates.common import round_up
+from geir.lowering.templates.common import KernelRequest, round_up
 from geir.lowering.templates.cube.kernel import CubeKernel
-from geir.lowering.templates.cube.loops import Index, TileDim, chunks, tile_grid
+from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
+from geir.lowering.templates.cube.loops import Index, TileDim, chunks, distribute, grid_classes, tile_grid
 from geir.lowering.templates.cube.plan import MatmulPlan, Operand
+from geir.lowering.templates.cube.tiling import Tiling
 
 
 def _rows2(op: Operand) -> list[int]:
@@ -23,7 +26,24 @@ def _rows2(op: Operand) -> list[int]:
 
 
 class MatmulKernel(CubeKernel):
+    """One product, or several of one lhs (`parts`: each plan with its output's index, the
+    kernel's plan their concatenation along N, which the tiling priced): every part's tiles
+    are distributed over the blocks together, each written to its own output."""
+
     plan: MatmulPlan
+
+    def __init__(self, req: KernelRequest, plan: MatmulPlan, tiling: Tiling, slots: int,
+                 buffers: EpilogueBuffers | None, parts: list[tuple[MatmulPlan, int]] | None = None):
+        super().__init__(req, plan, tiling, slots, buffers)
+        self.parts = parts
+
+    def _out_views(self) -> list[SSAValue]:
+        if not self.parts:
+            return super()._out_views()
+        views = list(self.kb.outputs)
+        for part, i in self.parts:
+            views[i] = self._out_view(views[i], part)
+        return views
 
     def _operand_buffers(self) -> None:
         kb, plan, t, elt = self.kb, self.plan, self.t, self.elt
@@ -35,14 +55,29 @@ class MatmulKernel(CubeKernel):
                     for s in range(self.slots)]
         self.l1b = [kb.alloc([t.nt, t.kl1] if rhs.trans else [t.kl1, t.nt], elt, "l1", f"l1b{s}")
                     for s in range(self.slots)]
+        if plan.partner is not None:  # a gated matmul: the partner's right operand, its product
+            p = plan.partner
+            self.p2 = ins[p.arg] if plan.rhs_nz else kb.view(ins[p.arg], _rows2(p))
+            self.partner_out = kb.scratch([plan.batch * plan.rows, plan.cols], plan.out_elt, "partner")
 
     def _tiles(self) -> None:
         plan, t = self.plan, self.t
-        dims = [TileDim(plan.batch, 1), TileDim(plan.rows, t.mt), TileDim(plan.cols, t.nt)]
-        tile_grid(self.kb, dims, t.blocks, self._tile)
+        if not self.parts:
+            dims = [TileDim(plan.batch, 1), TileDim(plan.rows, t.mt), TileDim(plan.cols, t.nt)]
+            tile_grid(self.kb, dims, t.blocks, self._tile)
+            return
+        classes = []
+        for part, i in self.parts:
+            rhs = self.kb.inputs[part.rhs.arg]
+            b2 = rhs if part.rhs_nz else self.kb.view(rhs, _rows2(part.rhs))
+            out = self.out2[i]
+            dims = [TileDim(part.batch, 1), TileDim(part.rows, t.mt), TileDim(part.cols, t.nt)]
+            classes += grid_classes(self.kb, dims, functools.partial(self._tile, part=part, b2=b2, out=out))
+        distribute(self.kb, t.blocks, classes)
 
-    def _tile(self, off: list[Index], size: list[int]) -> None:
-        kb, plan, t = self.kb, self.plan, self.t
+    def _tile(self, off: list[Index], size: list[int], part: MatmulPlan | None = None,
+              b2: SSAValue | None = None, out: SSAValue | None = None) -> None:
+        kb, plan, t = self.kb, part or self.plan, self.t
         b, m0, n0 = off
         _, mv, nv = size
         mp, np_ = round_up(mv, FRACTAL), round_up(nv, FRACTAL)
@@ -52,6 +87,26 @@ class MatmulKernel(CubeKernel):
         arow = kb.mul(ba, plan.k if lhs.trans else plan.rows)
         brow = kb.mul(bb, plan.cols if rhs.trans else plan.k)
         acc = kb.tile(self.l0c, [0, 0], [mp, np_])
+        row = None
+        if plan.partner is not None:  # the partner product first, staged for the epilogue
+            row = kb.add(kb.mul(b, plan.rows), m0)
+            self._product(acc, self.p2, plan.partner, arow, brow, m0, n0, mv, nv)
+            kb.sync("M", "FIX", 0)
+            props = {"pad": UnitAttr()} if (mp, np_) != (mv, nv) else {}
+            kb.copy(acc, kb.tile(self.partner_out, [row, n0], [mv, nv]), **props)
+            kb.set_flag("FIX", "M", 0)
+        self._product(acc, b2 or self.b2, rhs, arow, brow, m0, n0, mv, nv)
+        if row is None:
+            row = kb.add(kb.mul(b, plan.rows), m0)
+        self._finish_tile(acc, row, n0, mv, nv, (b, m0), part, out)
+
+    def _product(self, acc: SSAValue, b2: SSAValue, rhs: Operand, arow: Index, brow: Index, m0: Index,
+                 n0: Index, mv: int, nv: int) -> None:
+        """The [mv, nv] tile at (m0, n0) of lhs x rhs (`b2` its stored matrix) into l0c: K in
+        l1 chunks, each in l0 steps."""
+        kb, plan, t = self.kb, self.plan, self.t
+        mp, np_ = round_up(mv, FRACTAL), round_up(nv, FRACTAL)
+        lhs = plan.lhs
 
         def chunk(k0: Index, kc: int, s: int, first: bool) -> None:
             kcp = round_up(kc, plan.k_fractal)
@@ -61,9 +116,9 @@ class MatmulKernel(CubeKernel):
             else:
                 self._to_l1(self.a2, plan.lhs_nz, arow, m0, k0, mv, kc, kb.tile(self.l1a[s], [0, 0], [mp, kcp]))
             if rhs.trans:
-                self._to_l1(self.b2, plan.rhs_nz, brow, n0, k0, nv, kc, kb.tile(self.l1b[s], [0, 0], [np_, kcp]))
+                self._to_l1(b2, plan.rhs_nz, brow, n0, k0, nv, kc, kb.tile(self.l1b[s], [0, 0], [np_, kcp]))
             else:
-                self._to_l1(self.b2, plan.rhs_nz, brow, k0, n0, kc, nv, kb.tile(self.l1b[s], [0, 0], [kcp, np_]))
+                self._to_l1(b2, plan.rhs_nz, brow, k0, n0, kc, nv, kb.tile(self.l1b[s], [0, 0], [kcp, np_]))
             kb.sync("MTE2", "MTE1", s)
 
             def step(kk: Index, kt: int, u: int, first_step: bool) -> None:
@@ -84,8 +139,6 @@ class MatmulKernel(CubeKernel):
             kb.set_flag("MTE1", "MTE2", s)
 
         chunks(kb, plan.k, t.kl1, self.slots, chunk)
-        row = kb.add(kb.mul(b, plan.rows), m0)
-        self._finish_tile(acc, row, n0, mv, nv, (b, m0))
 
     def _to_l1(self, view: SSAValue, nz: bool, base: Index, r0: Index, c0: Index, rv: int, cv: int,
                dst: SSAValue) -> None:

@@ -12,7 +12,7 @@ Storage formats (graph-layout): the combinations a kernel takes are op_info's
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -41,6 +41,10 @@ operands' type) and i8 (signed int8 x int8, the result the i32 accumulator)."""
 
 INT8_K_FRACTAL = 32
 """K of an int8 fractal: the cube multiplies 16x32 by 32x16 int8 fractals (ascend.mmad)."""
+
+PARTNER_ARG = -1
+"""The epilogue side `arg` of a gated matmul's partner product: the kernel computes it into a
+gm scratch of its own (MatmulPlan.partner), it is no kernel input."""
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,13 @@ class MatmulPlan(CubePlan):
     batch_dims: tuple[int, ...] = ()
     lhs_nz: bool = False           # FRACTAL_NZ [K1, M1, 16, C0] of the stored matrix
     rhs_nz: bool = False
+    part_cols: tuple[int, ...] = ()
+    """Several products in one kernel (plan_projections): the columns of each part, whose
+    tiles the kernel grids separately (the tiling counts them so)."""
+    partner: Operand | None = None
+    """A gated matmul (SwiGLU's silu(x W_gate) * (x W_up)): the right operand of a second
+    product of the same lhs, computed tile by tile in the same kernel before the main one and
+    read by the epilogue as the side PARTNER_ARG."""
 
     def _axes(self) -> tuple[list[int], list[int], list[int]]:
         rank = len(self.out_shape)
@@ -215,6 +226,42 @@ class ConvPlan(CubePlan):
         return geo.group == geo.c > 1 and geo.cg == 1 and geo.mg == 1 and len(self.segments) == 1
 
 
+def plan_projections(req: KernelRequest) -> list[tuple[MatmulPlan, int]] | None:
+    """A request of several matmuls of one lhs, each followed only by the views (and the head
+    split) that lead to its own output (graph-fuse's "projections": LLaMA's q / k / v): the
+    plan of each product, with its output's index, or None. The products share the lhs, M, K,
+    batch and types, and their heads have one size, so one tiling serves them all."""
+    cubes = [op for op in req.ops if op_info.CUBE.takes(op)]
+    if len(cubes) < 2 or not all(isinstance(c, g.MatMulOp) for c in cubes):
+        return None
+    inside, covered, parts = set(req.ops), set(), []
+    for c in cubes:
+        ops, v = [c], c.results[0]
+        while v not in req.outputs:
+            uses = list(v.uses)
+            if len(uses) != 1 or uses[0].operation not in inside or len(uses[0].operation.results) != 1:
+                return None
+            ops.append(uses[0].operation)
+            v = ops[-1].results[0]
+        if any(u.operation in inside for u in v.uses):
+            return None
+        plan = plan_request(replace(req, ops=ops, outputs=[v]))
+        if not isinstance(plan, MatmulPlan) or plan.epilogue.has_work or plan.partner is not None:
+            return None
+        parts.append((plan, req.outputs.index(v)))
+        covered.update(ops)
+    first = parts[0][0]
+    same = ("lhs", "batch", "rows", "k", "elt", "out_format", "lhs_nz", "rhs_nz", "lhs_batch", "batch_dims")
+    if covered != inside or len({i for _, i in parts}) != len(parts) or first.out_nz:
+        return None
+    for p, _ in parts:
+        if any(getattr(p, f) != getattr(first, f) for f in same) or p.rhs.shape[0] != first.rhs.shape[0] \
+                or p.rhs.trans != first.rhs.trans or bool(p.heads) != bool(first.heads) \
+                or (p.heads and p.head_size != first.head_size):
+            return None
+    return parts
+
+
 def plan_request(req: KernelRequest) -> CubePlan | None:
     """The cube plan of a request, or None when this template does not build it."""
     if not req.ops or not any(op_info.CUBE.takes(op) for op in req.ops):
@@ -232,9 +279,13 @@ class _Analysis:
         self.req = req
         self.index = {v: i for i, v in enumerate(req.inputs)}
         cubes = [op for op in req.ops if op_info.CUBE.takes(op)]
-        if len(cubes) != 1:
+        self.partner: Operation | None = None
+        if len(cubes) == 2:
+            self.cube, self.partner = _gated_pair(req.ops, cubes)
+        elif len(cubes) == 1:
+            self.cube = cubes[0]
+        else:
             raise Unsupported
-        self.cube = cubes[0]
         self.position = req.ops.index(self.cube)
         self.used: set[Operation] = {self.cube}
 
@@ -243,12 +294,16 @@ class _Analysis:
         elt, out_elt = _element_types(op)
         self._check_formats(op)
         ops, outputs = self.req.ops[self.position + 1:], self.req.outputs
-        split = None if isinstance(op, g.ConvOp) else self._head_split(op)
+        if self.partner is not None:
+            ops = [o for o in ops if o is not self.partner]
+        split = None if isinstance(op, g.ConvOp) or self.partner else self._head_split(op)
         if split is not None:  # the transpose is the kernel's output pattern, not epilogue work
             transpose, heads = split
             ops, outputs = ops[:-1], [transpose.operands[0]]
             self.used.add(transpose)
         plan = self._conv(op, elt, out_elt) if isinstance(op, g.ConvOp) else self._matmul(op, elt, out_elt, fold=split is None)
+        if self.partner is not None:
+            self._add_partner(plan)
         if split is not None:
             plan.heads = heads
             x = logical_shape(transpose.operands[0])
@@ -288,6 +343,26 @@ class _Analysis:
         if d % FRACTAL or logical_shape(op.results[0])[-1] != heads * d:
             return None  # a head's columns are whole fractals of the accumulator
         return last, heads
+
+    def _add_partner(self, plan: CubePlan) -> None:
+        """The partner product of a gated matmul: the same lhs value, a right operand of the
+        same shape, storage and transposition, one right matrix (no batch of them); its result
+        becomes the epilogue side PARTNER_ARG."""
+        p, op = self.partner, self.cube
+        if not isinstance(plan, MatmulPlan) or plan.integer or plan.lhs_nz or plan.out_nz or any(plan.rhs_batch):
+            raise Unsupported
+        if p.operands[0] is not op.operands[0] or p.results[0].type != op.results[0].type:
+            raise Unsupported
+        w, pw = op.operands[1], p.operands[1]
+        if logical_shape(pw) != logical_shape(w) or storage(pw) != storage(w):
+            raise Unsupported
+        self._check_formats(p)
+        self.used.add(p)
+        rhs = self.resolve(p.operands[1], allow_trans=True)
+        if rhs.trans != plan.rhs.trans or (plan.rhs_nz and self.req.inputs[rhs.arg] is not p.operands[1]):
+            raise Unsupported
+        plan.partner = Operand(rhs.arg, plan.rhs.shape, rhs.trans)
+        self.index[p.results[0]] = PARTNER_ARG
 
     @staticmethod
     def _check_formats(op: Operation) -> None:
@@ -426,6 +501,29 @@ class _Analysis:
                         k=geo.cg * geo.khw, out_shape=out, frame=out, out_format=storage(op.results[0]),
                         epilogue=Epilogue(op.results[0]), geometry=geo, segments=segments, weight=weight,
                         x_blocked=x_blocked, w_fz=w_fz, pad_value=op.attrs().get("offset_x") or 0)
+
+
+def _gated_pair(ops: list[Operation], cubes: list[Operation]) -> tuple[Operation, Operation]:
+    """(main, partner) of a request with two matmuls of one lhs whose products an epilogue op
+    combines: the partner's result has one use, an op the main result also reaches (silu(g) *
+    u: u is the partner), or Unsupported."""
+    inside = set(ops)
+    for main, partner in (cubes, cubes[::-1]):
+        if not all(isinstance(c, g.MatMulOp) for c in cubes) or partner.operands[0] is not main.operands[0]:
+            raise Unsupported
+        uses = list(partner.results[0].uses)
+        if len(uses) != 1 or uses[0].operation not in inside:
+            continue
+        seen, todo = set(), [main]
+        while todo:  # does the main product reach the partner's user inside the request?
+            for r in todo.pop().results:
+                for u in r.uses:
+                    if u.operation in inside and u.operation not in seen:
+                        seen.add(u.operation)
+                        todo.append(u.operation)
+        if uses[0].operation in seen:
+            return main, partner
+    raise Unsupported
 
 
 def _element_types(op: Operation) -> tuple[Attribute, Attribute]:

@@ -195,6 +195,8 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
     # l1 rows are whole 32-byte blocks: an int8 operand's [K, N] (or transposed [K, M]) tile
     # needs 32 columns
     mn = 32 // isz if isz < 2 else FRACTAL
+    # a gated matmul runs two products per tile (the partner's staged by one more FIX)
+    pairs = 2 if plan.partner is not None else 1
     for mt, nt in itertools.product(_choices(m, unit=mn), _choices(n, unit=mn)):
         if not _fits(req, l0c=mt * nt * ACC_BYTES):
             continue
@@ -207,18 +209,19 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
             most = min(kp, room // kt * kt)
             if most < kt:
                 continue
-            tm, tn = ceil_div(m, mt), ceil_div(n, nt)
+            tm, tn = ceil_div(m, mt), sum(ceil_div(c, nt) for c in plan.part_cols or (n,))
             tiles = nb * tm * tn
             blocks = pricer.blocks(tiles)
-            hbm = tiles * (mt + nt) * kp * isz + nb * m * n * pricer.out_isz
-            steps = ceil_div(kp, kt)
+            hbm = pairs * (tiles * (mt + nt) * kp * isz + nb * m * n * pricer.out_isz)
+            steps = pairs * ceil_div(kp, kt)
             mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * nt * isz, "l1", "l0b"))
             cube = steps * req.cost.mmad_cycles(mt, kt, nt, pricer.dtype)
+            partner_fix = (pairs - 1) * pricer.dma(min(m, mt) * min(n, nt) * pricer.out_isz, "l0c", "gm")
             for kl1 in per_chunk(kp, most, slots, kt):
-                chunks = ceil_div(kp, kl1)
+                chunks = pairs * ceil_div(kp, kl1)
                 mte2 = chunks * (pricer.dma(mt * kl1 * isz, "gm", "l1") + pricer.dma(kl1 * nt * isz, "gm", "l1"))
                 cycles = pricer.tile(mte2, mte1, cube, mt, min(n, nt), min(m, mt), chunks, blocks,
-                                     (mt + nt) * kp * isz)
+                                     pairs * (mt + nt) * kp * isz) + partner_fix
                 us = pricer.total_us(cycles, tiles, hbm)
                 cheapest.offer(Tiling(mt, nt, kt, kl1, blocks, tiles, us), tiles * steps)
     return cheapest.best

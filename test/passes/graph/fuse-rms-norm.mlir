@@ -122,14 +122,13 @@ func.func @rms_norm_matmul(%x: tensor<16x256xf32>, %w: tensor<256xf32>, %q: tens
 
 // -----
 
-// LLaMA's MLP: silu(x W_gate) * (x W_up), down projection, residual, the next norm. The
-// product reads the up projection's whole output, and joins the gate projection's kernel as
-// its epilogue (a matmul epilogue may read a second tensor when it feeds no norm); the
-// residual Add after the down projection feeds the norm, so it stays with the norm (Add+Norm).
+// LLaMA's MLP: silu(x W_gate) * (x W_up), down projection, residual, the next norm. The up
+// projection has the gate's lhs and only the product reads it: it joins the gate projection's
+// kernel as its partner (one kernel computes both products, a gated matmul); the residual Add
+// after the down projection feeds the norm, so it stays with the norm (Add+Norm).
 // CHECK-LABEL: func.func @swiglu(
-// CHECK-NEXT:    %u = graph.matmul %x, %wu
-// CHECK-NEXT:    %p = graph.fusion "cube+vector" (%x, %wg, %u) attributes {graph.pattern = "matmul-epilogue"}
-// CHECK:         } loc(fused["gate_proj", "act/sigmoid", "act/mul", "mlp/mul"])
+// CHECK-NEXT:    %p = graph.fusion "cube+vector" (%x, %wg, %wu) attributes {graph.pattern = "matmul-epilogue"}
+// CHECK:         } loc(fused["gate_proj", "act/sigmoid", "act/mul", "up_proj", "mlp/mul"])
 // CHECK-NEXT:    %d = graph.matmul %p, %wd
 // CHECK-NEXT:    %y = graph.fusion "vector" (%r, %d, %w) attributes {graph.pattern = "layernorm"}
 // CHECK:         } loc(fused["residual", "norm"])
@@ -143,4 +142,37 @@ func.func @swiglu(%x: tensor<16x64xf32>, %r: tensor<16x64xf32>, %wg: tensor<64x1
   %h = graph.add %r, %d : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc("residual")
   %y = graph.rms_norm %h, %w {epsilon = 1.0e-06 : f32} : (tensor<16x64xf32>, tensor<64xf32>) -> tensor<16x64xf32> loc("norm")
   func.return %y : tensor<16x64xf32>
+}
+
+// -----
+
+// Not gated partners: the up projection's product is also returned (the kernel would have to
+// write it too), and a second matmul of another lhs. Each stays a kernel of its own; the
+// product reads its output as a side, as before partners existed.
+// CHECK-LABEL: func.func @swiglu_partner_escapes(
+// CHECK-NEXT:    %u = graph.matmul %x, %wu
+// CHECK-NEXT:    %p = graph.fusion "cube+vector" (%x, %wg, %u) attributes {graph.pattern = "matmul-epilogue"}
+// CHECK:         } loc(fused["gate_proj", "act/sigmoid", "act/mul", "mlp/mul"])
+func.func @swiglu_partner_escapes(%x: tensor<16x64xf32>, %wg: tensor<64x128xf32>, %wu: tensor<64x128xf32>) -> (tensor<16x128xf32>, tensor<16x128xf32>) {
+  %g = graph.matmul %x, %wg : (tensor<16x64xf32>, tensor<64x128xf32>) -> tensor<16x128xf32> loc("gate_proj")
+  %sg = graph.sigmoid %g : (tensor<16x128xf32>) -> tensor<16x128xf32> loc("act/sigmoid")
+  %silu = graph.mul %g, %sg : (tensor<16x128xf32>, tensor<16x128xf32>) -> tensor<16x128xf32> loc("act/mul")
+  %u = graph.matmul %x, %wu : (tensor<16x64xf32>, tensor<64x128xf32>) -> tensor<16x128xf32> loc("up_proj")
+  %p = graph.mul %silu, %u : (tensor<16x128xf32>, tensor<16x128xf32>) -> tensor<16x128xf32> loc("mlp/mul")
+  func.return %p, %u : tensor<16x128xf32>, tensor<16x128xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @swiglu_other_lhs(
+// CHECK-NEXT:    %u = graph.matmul %x2, %wu
+// CHECK-NEXT:    %p = graph.fusion "cube+vector" (%x, %wg, %u) attributes {graph.pattern = "matmul-epilogue"}
+// CHECK:         } loc(fused["gate_proj", "act/sigmoid", "act/mul", "mlp/mul"])
+func.func @swiglu_other_lhs(%x: tensor<16x64xf32>, %x2: tensor<16x64xf32>, %wg: tensor<64x128xf32>, %wu: tensor<64x128xf32>) -> tensor<16x128xf32> {
+  %g = graph.matmul %x, %wg : (tensor<16x64xf32>, tensor<64x128xf32>) -> tensor<16x128xf32> loc("gate_proj")
+  %sg = graph.sigmoid %g : (tensor<16x128xf32>) -> tensor<16x128xf32> loc("act/sigmoid")
+  %silu = graph.mul %g, %sg : (tensor<16x128xf32>, tensor<16x128xf32>) -> tensor<16x128xf32> loc("act/mul")
+  %u = graph.matmul %x2, %wu : (tensor<16x64xf32>, tensor<64x128xf32>) -> tensor<16x128xf32> loc("up_proj")
+  %p = graph.mul %silu, %u : (tensor<16x128xf32>, tensor<16x128xf32>) -> tensor<16x128xf32> loc("mlp/mul")
+  func.return %p : tensor<16x128xf32>
 }
