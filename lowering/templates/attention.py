@@ -17,6 +17,11 @@ it into ub; MTE3 writes P into a per-block scratch tile that MTE2 brings into l1
 P V_j (f32) into a third one for the vector unit. The scratch is the kernel's own
 (`geir.scratch`): blocks x 2 x [mq, nk] (S, P) and blocks x 2 x [mq, Dv] (P V), never [S, L].
 
+A key tile may hold more keys than l0a / l0b do (`AttentionTiling.nk0`): K and V then come
+into l1 a whole tile per DMA and the cube takes the tile in steps of nk0 keys - each step's
+scores into its columns of the l0c S tile, P V accumulated over the steps - so a decode
+step's long cache pays the DMA start-ups of each hand-off once per tile of 256 keys, not 64.
+
 The key tiles of an item run as a five-stage software pipeline (`_pipeline`): K load;
 scores (MTE1, M, FIX); softmax (S and V in, vector, P out); P V (P in, MTE1, M, FIX); O update.
 Iteration i runs stage s on tile i - s, oldest first, so the cube computes tile j + 1's scores
@@ -235,6 +240,11 @@ class AttentionTiling:
     splits: int = 1   # flash decoding: the keys in this many parts, a work item each
     chunk: int = 0    # keys of every part but the last (whole key tiles)
     grouped: bool = False  # a work item is a kv head's query heads, one row each (`grouped_rows`)
+    nk0: int = 0      # keys of a cube step (l0a / l0b hold [mq, nk0] / [nk0, D]); 0: nk
+
+    @property
+    def step(self) -> int:
+        return self.nk0 or self.nk
 
     def parts(self, L: int) -> list[tuple[int, int, int]]:
         """(first part, parts, keys of each) of the parts of equal size: [(0, 1, L)] unsplit."""
@@ -243,10 +253,12 @@ class AttentionTiling:
         return [(0, self.splits - 1, self.chunk), (self.splits - 1, 1, L - (self.splits - 1) * self.chunk)]
 
 
-def _buffers(plan: AttentionPlan, mq: int, nk: int) -> dict[str, int]:
-    """Bytes each space needs for a tiling (the kernel allocates exactly these)."""
+def _buffers(plan: AttentionPlan, mq: int, nk: int, nk0: int | None = None) -> dict[str, int]:
+    """Bytes each space needs for a tiling (the kernel allocates exactly these): l1 and l0c
+    hold a key tile of nk, l0a / l0b a cube step of nk0 keys."""
     e = itemsize(plan.elt)
     mqp, nkp = round_up(mq, FRACTAL), round_up(nk, FRACTAL)
+    n0p = round_up(nk0 or nk, FRACTAL)
     dp, dvp = round_up(plan.D, FRACTAL), round_up(plan.Dv, FRACTAL)
     wide = max(row_elems(nk, f32), row_elems(plan.Dv, f32))
     n = len(SLOTS)
@@ -261,8 +273,8 @@ def _buffers(plan: AttentionPlan, mq: int, nk: int) -> dict[str, int]:
         ub += mq * row_elems(nk, f32) * 4
     return {
         "l1": (mqp * dp + n * (nkp * (dp + dvp) + mqp * nkp)) * e,
-        "l0a": (mqp * dp + n * mqp * nkp) * e,
-        "l0b": n * (dp * nkp + nkp * dvp) * e,
+        "l0a": (mqp * dp + n * mqp * n0p) * e,
+        "l0b": n * (dp * n0p + n0p * dvp) * e,
         "l0c": n * (mqp * nkp + mqp * dvp) * 4,
         "ub": ub,
     }
@@ -285,17 +297,24 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
             nk = min(kc, plan.L)
             if plan.causal and plan.S > mq and mq != nk:
                 continue
-            need = _buffers(plan, mq, nk)
-            if any(need[s] > spec.buffer_bytes[s] for s in need):
+            nk0 = next((n0 for n0 in _steps(nk) if all(
+                v <= spec.buffer_bytes[s] for s, v in _buffers(plan, mq, nk, n0).items())), None)
+            if nk0 is None:
                 continue
             items = plan.B * (plan.Hkv if grouped else plan.H * ceil_div(plan.S, mq))
             for splits, chunk in split_choices(plan, items, nk, spec):
                 extra = 0.0 if splits == 1 else _combine_us(req, plan, splits)
                 for blocks in block_choices(items * splits, spec.cube_cores):
-                    us = _estimate_us(req, plan, mq, nk, items * splits, blocks, chunk or plan.L) + extra
+                    us = _estimate_us(req, plan, mq, nk, items * splits, blocks, chunk or plan.L, nk0) + extra
                     if best is None or us < best.estimate_us:
-                        best = AttentionTiling(mq, nk, blocks, us, splits, chunk, grouped)
+                        best = AttentionTiling(mq, nk, blocks, us, splits, chunk, grouped, nk0 if nk0 < nk else 0)
     return best
+
+
+def _steps(nk: int) -> list[int]:
+    """Cube steps of a key tile to try, largest first: the whole tile, or whole fractals that
+    divide it (l0a / l0b are what limit a step; l1 takes the tile in one DMA per operand)."""
+    return [nk] + [n0 for n0 in KEY_CHOICES if n0 < nk and nk % n0 == 0]
 
 
 def grouped_rows(plan: AttentionPlan) -> int:
@@ -350,8 +369,8 @@ def block_choices(items: int, cores: int) -> list[int]:
 
 
 def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, items: int, blocks: int,
-                 keys: int) -> float:
-    """The kernel's time for work items of `keys` keys each."""
+                 keys: int, nk0: int | None = None) -> float:
+    """The kernel's time for work items of `keys` keys each (cube steps of nk0 keys)."""
     cost, spec = req.cost, req.device
     dt = dtype_name(to_dtype(plan.elt))
     e = itemsize(plan.elt)
@@ -364,14 +383,16 @@ def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, item
                    math.ceil(nbytes / share) + cost.dma_cycles(0, src, dst))
 
     s_bytes, o_bytes = mq * nk * 4, mq * plan.Dv * 4
+    steps = ceil_div(nk, nk0 or nk)
+    n0p = round_up(ceil_div(nk, steps), FRACTAL)
     pipes = {
         "MTE2": (gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1")
                  + gm(s_bytes, "gm", "ub") + gm(mq * nk * e, "gm", "l1") + gm(o_bytes, "gm", "ub")),
         "FIX": gm(s_bytes, "l0c", "gm") + gm(o_bytes, "l0c", "gm"),
         "MTE3": gm(mq * nk * e, "ub", "gm"),
-        "MTE1": (cost.dma_cycles(mqp * nkp * e, "l1", "l0a") + cost.dma_cycles(nkp * dvp * e, "l1", "l0b")
-                 + cost.dma_cycles(nkp * dp * e, "l1", "l0b")),
-        "M": cost.mmad_cycles(mqp, dp, nkp, dt) + cost.mmad_cycles(mqp, nkp, dvp, dt),
+        "MTE1": steps * (cost.dma_cycles(mqp * n0p * e, "l1", "l0a") + cost.dma_cycles(n0p * dvp * e, "l1", "l0b")
+                         + cost.dma_cycles(n0p * dp * e, "l1", "l0b")),
+        "M": steps * (cost.mmad_cycles(mqp, dp, n0p, dt) + cost.mmad_cycles(mqp, n0p, dvp, dt)),
         "V": 10 * cost.vector_cycles("binary", s_bytes, "f32") + 3 * cost.vector_cycles("binary", o_bytes, "f32"),
     }
     tile, chain = max(pipes.values()), sum(pipes.values())
@@ -422,9 +443,10 @@ class AttentionKernel:
         self.v1 = [kb.alloc([nkp, dvp], elt, "l1", f"v1s{x}") for x in SLOTS]
         self.p1 = [kb.alloc([mqp, nkp], elt, "l1", f"p1s{x}") for x in SLOTS]
         self.q0 = kb.alloc([mqp, dp], elt, "l0a", "q0")
-        self.p0 = [kb.alloc([mqp, nkp], elt, "l0a", f"p0s{x}") for x in SLOTS]
-        self.kt0 = [kb.alloc([dp, nkp], elt, "l0b", f"kt0s{x}") for x in SLOTS]
-        self.v0 = [kb.alloc([nkp, dvp], elt, "l0b", f"v0s{x}") for x in SLOTS]
+        n0p = round_up(t.step, FRACTAL)
+        self.p0 = [kb.alloc([mqp, n0p], elt, "l0a", f"p0s{x}") for x in SLOTS]
+        self.kt0 = [kb.alloc([dp, n0p], elt, "l0b", f"kt0s{x}") for x in SLOTS]
+        self.v0 = [kb.alloc([n0p, dvp], elt, "l0b", f"v0s{x}") for x in SLOTS]
         self.sc = [kb.alloc([mqp, nkp], f32, "l0c", f"scs{x}") for x in SLOTS]
         self.pvc = [kb.alloc([mqp, dvp], f32, "l0c", f"pvcs{x}") for x in SLOTS]
         # ub (f32): the scores, a temporary, P V, O, the row statistics; P in the input type
@@ -710,28 +732,45 @@ class AttentionKernel:
                    kb.tile(self.k1[x], [0, 0], [round_up(nv, FRACTAL), round_up(plan.D, FRACTAL)]))
         kb.set_flag("MTE2", "MTE1", F_K + x)
 
+    def _steps_of(self, nv: int) -> list[tuple[int, int]]:
+        """(first key, keys) of each cube step of a tile of nv keys."""
+        step = self.t.step
+        return [(c, min(step, nv - c)) for c in range(0, nv, step)]
+
     def _scores(self, nv: int, x: int) -> None:
-        """Stage 1 (cube): K^T into l0b (MTE1), S = Q K^T into l0c (M), FIX into the block's
-        scratch tile of slot x."""
+        """Stage 1 (cube): per cube step, K^T into l0b (MTE1) and its columns of S = Q K^T into
+        l0c (M); then FIX into the block's scratch tile of slot x."""
         kb, plan = self.kb, self.plan
         mvp, nvp, dp = round_up(self.mv, FRACTAL), round_up(nv, FRACTAL), round_up(plan.D, FRACTAL)
-        kt = kb.tile(self.kt0[x], [0, 0], [dp, nvp])
         kb.wait_flag("MTE2", "MTE1", F_K + x)
-        kb.wait_flag("M", "MTE1", F_K + x)
-        kb.copy(kb.tile(self.k1[x], [0, 0], [nvp, dp]), kt, transpose=UnitAttr())
-        kb.set_flag("MTE1", "MTE2", F_K + x)
-        kb.set_flag("MTE1", "M", F_K + x)
-        self._mmad(kb.tile(self.q0, [0, 0], [mvp, dp]), kt, kb.tile(self.sc[x], [0, 0], [mvp, nvp]),
-                   kb.tile(self.sg, [self.ws_row[x], 0], [self.mv, nv]), F_K + x)
+        steps = self._steps_of(nv)
+        for i, (c0, cw) in enumerate(steps):
+            cwp = round_up(cw, FRACTAL)
+            kt = kb.tile(self.kt0[x], [0, 0], [dp, cwp])
+            kb.wait_flag("M", "MTE1", F_K + x)
+            kb.copy(kb.tile(self.k1[x], [c0, 0], [cwp, dp]), kt, transpose=UnitAttr())
+            if i == len(steps) - 1:
+                kb.set_flag("MTE1", "MTE2", F_K + x)
+            kb.set_flag("MTE1", "M", F_K + x)
+            self._step(kb.tile(self.q0, [0, 0], [mvp, dp]), kt, kb.tile(self.sc[x], [0, c0], [mvp, cwp]),
+                       F_K + x, first=i == 0, init=True)
+        self._fix(kb.tile(self.sc[x], [0, 0], [mvp, nvp]), kb.tile(self.sg, [self.ws_row[x], 0], [self.mv, nv]),
+                  F_K + x)
 
-    def _mmad(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue, scratch: SSAValue, f: int) -> None:
-        """acc = lhs x rhs (M, once MTE1 has loaded the operands and FIX has emptied acc), then
-        FIX writes the valid part into a scratch tile (once MTE2 has read its last content)."""
+    def _step(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue, f: int, first: bool, init: bool) -> None:
+        """acc (+)= lhs x rhs (M, once MTE1 has loaded the operands and, on a tile's first
+        step, FIX has emptied the accumulator)."""
         kb = self.kb
         kb.wait_flag("MTE1", "M", f)
-        kb.wait_flag("FIX", "M", f)
-        kb.emit(a.MmadOp.get(lhs, rhs, acc, init=True))
+        if first:
+            kb.wait_flag("FIX", "M", f)
+        kb.emit(a.MmadOp.get(lhs, rhs, acc, init=init))
         kb.set_flag("M", "MTE1", f)
+
+    def _fix(self, acc: SSAValue, scratch: SSAValue, f: int) -> None:
+        """FIX writes the valid part of acc into a scratch tile (once M is done with it and
+        MTE2 has read the scratch's last content)."""
+        kb = self.kb
         kb.set_flag("M", "FIX", f)
         kb.wait_flag("M", "FIX", f)
         kb.wait_flag("MTE2", "FIX", f)
@@ -827,18 +866,23 @@ class AttentionKernel:
         self._load(kb.tile(self.pg, [self.ws_row[x], 0], [mv, nv]), p1)
         kb.set_flag("MTE2", "MTE3", F_K + x)
         kb.set_flag("MTE2", "MTE1", F_P + x)
-        p0 = kb.tile(self.p0[x], [0, 0], [mvp, nvp])
-        v0 = kb.tile(self.v0[x], [0, 0], [nvp, dvp])
+        acc = kb.tile(self.pvc[x], [0, 0], [mvp, dvp])
         kb.wait_flag("MTE2", "MTE1", F_P + x)
-        kb.wait_flag("M", "MTE1", F_V + x)
-        kb.copy(p1, p0)
-        kb.set_flag("MTE1", "MTE2", F_P + x)
         kb.wait_flag("MTE2", "MTE1", F_V + x)
-        kb.copy(kb.tile(self.v1[x], [0, 0], [nvp, dvp]), v0)
-        kb.set_flag("MTE1", "MTE2", F_V + x)
-        kb.set_flag("MTE1", "M", F_V + x)
-        self._mmad(p0, v0, kb.tile(self.pvc[x], [0, 0], [mvp, dvp]),
-                   kb.tile(self.og, [self.ws_row[x], 0], [mv, plan.Dv]), F_V + x)
+        steps = self._steps_of(nv)
+        for i, (c0, cw) in enumerate(steps):  # P V accumulated over the cube steps
+            cwp = round_up(cw, FRACTAL)
+            p0 = kb.tile(self.p0[x], [0, 0], [mvp, cwp])
+            v0 = kb.tile(self.v0[x], [0, 0], [cwp, dvp])
+            kb.wait_flag("M", "MTE1", F_V + x)
+            kb.copy(kb.tile(self.p1[x], [0, c0], [mvp, cwp]), p0)
+            kb.copy(kb.tile(self.v1[x], [c0, 0], [cwp, dvp]), v0)
+            if i == len(steps) - 1:
+                kb.set_flag("MTE1", "MTE2", F_P + x)
+                kb.set_flag("MTE1", "MTE2", F_V + x)
+            kb.set_flag("MTE1", "M", F_V + x)
+            self._step(p0, v0, acc, F_V + x, first=i == 0, init=i == 0)
+        self._fix(acc, kb.tile(self.og, [self.ws_row[x], 0], [mv, plan.Dv]), F_V + x)
 
     def _update(self, x: int) -> None:
         """Stage 4: P V from the scratch into ub (MTE2), O = O * a + P V (V)."""

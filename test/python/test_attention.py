@@ -140,11 +140,30 @@ def test_query_tile_spanning_several_key_tiles(monkeypatch, elt):
         assert _cosine(got, want) >= 0.999
 
 
+@pytest.mark.parametrize("b,h,hkv,s,l,d,elt,mask", [
+    (1, 5, 5, 1, 3000, 128, "f16", None),            # a decode step; the last tile 184 keys (64 + 64 + 56)
+    (2, 4, 2, 3, 1000, 128, "f16", (2, 1, 3, 1000)),  # GQA, three query rows, a padding mask
+    (1, 2, 2, 1, 2000, 64, "f32", None),             # f32: steps of what l0b holds of f32
+])
+def test_key_tiles_in_cube_steps(b, h, hkv, s, l, d, elt, mask):
+    """A key tile larger than l0a / l0b hold: K and V come into l1 a tile at a time and the cube
+    takes the tile in steps (scores into the step's columns of the l0c tile, P V accumulated
+    over the steps); the outputs are the graph's."""
+    lowered, got, want = _run(_text(b, h, hkv, s, l, d, d, elt, False, mask), mask)
+    kernel = next(k for k in lowered.ops if isinstance(k, a.KernelOp))
+    shapes = {op.memref.name_hint: op.memref.type.get_shape() for op in kernel.walk() if isinstance(op, a.AllocOp)}
+    assert shapes["kt0s0"][1] < shapes["k1s0"][0]  # a cube step is part of the key tile
+    if elt == "f32":
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    else:
+        assert _cosine(got, want) >= 0.999
+
+
 SPLIT_CASES = [
     # b, h, hkv, s, l, d, dv, mask: few heads over a long cache (flash decoding's parts)
     (1, 1, 1, 2, 4096, 128, 128, None),
     (1, 4, 2, 1, 4096, 128, 128, (1, 1, 1, 4096)),     # GQA, a padding mask
-    (2, 2, 1, 3, 3000, 128, 64, (2, 1, 3, 3000)),       # batch 2, three query rows, Dv != D, a last part shorter
+    (2, 2, 1, 3, 6000, 128, 64, (2, 1, 3, 6000)),       # batch 2, three query rows, Dv != D, a last part shorter
 ]
 
 

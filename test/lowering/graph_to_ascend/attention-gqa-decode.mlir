@@ -1,7 +1,8 @@
 // convert-graph-to-ascend: a decode step of grouped-query attention takes the query heads that
 // share a kv head as the rows of one work item, so each kv head's K and V are read once, not
 // once per query head: 8 query heads on 2 kv heads load q as [4, 128] tiles (4 rows, one per
-// head), and the two items then split the keys over the cube cores (flash decoding). Left
+// head), and over a 4096-row cache the two items then split the keys over the cube cores
+// (flash decoding; over 2048 rows the two items alone cost less than a split). Left
 // per head: a mask that differs per head (the rows would need different mask rows) and more
 // than one query row (the rows would mix heads and positions).
 // RUN: geir-opt %s --split-input-file -p 'convert-graph-to-ascend' | filecheck %s
@@ -11,8 +12,8 @@
 // CHECK:         ascend.copy %{{.*}}, %q1 {pad} : memref<4x128xf16, strided<[128, 1], offset: ?>, "gm"> to memref<16x128xf16, "l1">
 // CHECK-NOT:     ascend.copy %{{.*}}, %q1 {pad} : memref<1x128xf16
 // CHECK-LABEL: ascend.kernel @k0_gqa_decode_combine(
-func.func @main(%q: tensor<1x8x1x128xf16>, %k: tensor<1x2x2048x128xf16>, %v: tensor<1x2x2048x128xf16>) -> tensor<1x8x1x128xf16> {
-  %y = graph.attention %q, %k, %v {scale = 0.088388 : f32, causal = 1 : i64} : (tensor<1x8x1x128xf16>, tensor<1x2x2048x128xf16>, tensor<1x2x2048x128xf16>) -> tensor<1x8x1x128xf16> loc("gqa_decode")
+func.func @main(%q: tensor<1x8x1x128xf16>, %k: tensor<1x2x4096x128xf16>, %v: tensor<1x2x4096x128xf16>) -> tensor<1x8x1x128xf16> {
+  %y = graph.attention %q, %k, %v {scale = 0.088388 : f32, causal = 1 : i64} : (tensor<1x8x1x128xf16>, tensor<1x2x4096x128xf16>, tensor<1x2x4096x128xf16>) -> tensor<1x8x1x128xf16> loc("gqa_decode")
   func.return %y : tensor<1x8x1x128xf16>
 }
 
