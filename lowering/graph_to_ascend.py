@@ -305,6 +305,16 @@ class _FunctionLowering:
             self.count -= 1
             self.names.discard(req.name)
             return False
+        out = self._cache_out(op, result)
+        self._launch(kernel, [self.buffer(update), self.buffer(position), out])
+        return True
+
+    def _cache_out(self, op: g.KvCacheWriteOp, result: SSAValue) -> SSAValue:
+        """The buffer a cache write writes its rows into: the cache's own when the function
+        updates it in place, else the result's after a copy of the cache. Records the run-time
+        limit of a position that is a function argument (attr_names.MAX_POSITION)."""
+        cache, update, position = op.operands
+        position = _outer(position)
         if isinstance(position, BlockArgument) and position.owner is self.fn.body.block:
             axis = op.attrs()["axis"]
             room = cache.type.get_shape()[axis] - update.type.get_shape()[axis]
@@ -312,8 +322,7 @@ class _FunctionLowering:
         out = self.result_buffer(result)
         if result not in self.updated:
             self._copy(op, cache, out)
-        self._launch(kernel, [self.buffer(update), self.buffer(position), out])
-        return True
+        return out
 
     def _plain_fallback(self, op: g.GraphOp) -> None:
         """An op on formatted tensors no template takes: its numpy semantics are on logical
@@ -374,6 +383,9 @@ class _FunctionLowering:
         if kernel is not None:
             if all(isinstance(v, OpResult) and v.op in ops for v in yielded) and _ambiguous(yielded):
                 _tag_outputs(kernel, yielded)
+            for value, result in zip(yielded, fusion.outputs):  # a fused cache write's rows
+                if isinstance(write := value.owner, g.KvCacheWriteOp):
+                    self._cache_out(write, result)
             self._launch(kernel, [self.buffer(v) for v in inputs] + outs)
             return
         # No template takes the fusion as a whole. Its trans_data ops (graph-layout converts
@@ -508,20 +520,36 @@ class _FunctionLowering:
         return new
 
 
+def _outer(value: SSAValue) -> SSAValue:
+    """A fusion's block argument as the fusion's operand (other values as they are)."""
+    if isinstance(value, BlockArgument) and isinstance(owner := value.owner.parent_op(), g.FusionOp):
+        return owner.inputs[value.index]
+    return value
+
+
+def _cache_write_of(value: SSAValue) -> g.KvCacheWriteOp | None:
+    """The kv_cache_write that computes a value: its own, or the one a fusion yields for it."""
+    op = value.owner
+    if isinstance(op, g.FusionOp):
+        op = op.yield_op().values[value.index].owner
+    return op if isinstance(op, g.KvCacheWriteOp) else None
+
+
 def _updated_in_place(fn: func.FuncOp) -> dict[SSAValue, int]:
-    """Results that are an argument updated in place, with its index: a kv_cache_write whose
-    cache is an argument nothing else reads, returned once. The runtime then passes one buffer
-    for the argument and the result (attr_names.UPDATES)."""
+    """Results that are an argument updated in place, with its index: a kv_cache_write (alone
+    or in a fusion) whose cache is an argument nothing else reads, returned once. The runtime
+    then passes one buffer for the argument and the result (attr_names.UPDATES). A fused
+    write's own result is in the map too, for when the fusion is lowered in pieces."""
     returned = Counter(fn.body.block.last_op.operands)
     out = {}
     for value, times in returned.items():
-        op = value.owner
-        if not isinstance(op, g.KvCacheWriteOp) or times != 1:
+        op = _cache_write_of(value)
+        if op is None or times != 1:
             continue
-        cache = op.operands[0]
+        cache = _outer(op.operands[0])
         if isinstance(cache, BlockArgument) and cache.owner is fn.body.block and len(list(cache.uses)) == 1 \
                 and cache not in returned:
-            out[value] = cache.index
+            out[value] = out[op.results[0]] = cache.index
     return out
 
 

@@ -324,6 +324,16 @@ def _projections_seed(plan: _Planner, anchor: int) -> list[int] | None:
     return members if len(members) > len(chain) + 1 else None
 
 
+def _cache_write_seed(plan: _Planner, anchor: int) -> list[int] | None:
+    """A KV-cache write and the rotation that computes its update, when nothing else reads the
+    rotated rows (a decoder's K: the kv_cache template rotates the rows on their way into the
+    cache)."""
+    j = plan.producer(plan.ops[anchor].operands[1])
+    if j is None or plan.taken >> j & 1 or plan.escapes[j] or plan.users[j] != [anchor]:
+        return None
+    return [j, anchor] if isinstance(plan.ops[j], g.RotaryEmbeddingOp) else None
+
+
 PATTERNS: tuple[Pattern, ...] = (
     Pattern("attention", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp}), seed=_attention_seed,
             feed=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}), epilogue=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}),
@@ -331,6 +341,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # the same name: graph.attention (graph-recognize-attention's) and the views around it
     Pattern("attention", frozenset({R.ATTENTION}), seed=_attention_op_seed),
     Pattern("projections", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp}), seed=_projections_seed),
+    Pattern("cache-write", frozenset({R.OPAQUE}), ops=frozenset({g.KvCacheWriteOp}), seed=_cache_write_seed),
     Pattern("conv-epilogue", frozenset({R.CUBE}), ops=frozenset({g.ConvOp}),
             feed=frozenset({R.VIEW, R.CHANNEL_CONCAT}), epilogue=_EW, side=_EW),
     Pattern("matmul-epilogue", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp, g.GemmOp}),
@@ -1003,8 +1014,8 @@ class FusePass(ModulePass):
     max_ops: int = 32
     """The most ops in one fusion (GE's max_fusion_ops)."""
     disable: tuple[str, ...] = ()
-    """Patterns not to apply: attention, projections, conv-epilogue, matmul-epilogue,
-    layernorm, reduction, elementwise, data."""
+    """Patterns not to apply: attention, projections, cache-write, conv-epilogue,
+    matmul-epilogue, layernorm, reduction, elementwise, data."""
     device: str = DEFAULT_DEVICE
     """The device whose cost model prices the candidates."""
 

@@ -106,3 +106,71 @@ def test_step_cost_does_not_grow_with_the_cache():
     # everything but the cache: the transposed keys and scores grow with the length, a second
     # cache would add 32 MiB at 4096
     assert peaks[4096] < 32 * 4096 * 128 * 2
+
+
+ROTATED = """
+func.func @main(%k: tensor<{B}x{H}x{L}x{D}x{T}> {{onnx.name = "past_k"}}, %x: tensor<{B}x{H}x{N}x{D}x{T}> {{onnx.name = "k_new"}},
+                %cos: tensor<1x1x{R}x{D}x{T}> {{onnx.name = "cos"}}, %sin: tensor<1x1x{R}x{D}x{T}> {{onnx.name = "sin"}},
+                %pos: tensor<1xi64> {{onnx.name = "position"}}) -> {results} {{
+  %r = graph.rotary_embedding %x, %cos, %sin {{interleaved = {I} : i64}} : (tensor<{B}x{H}x{N}x{D}x{T}>, tensor<1x1x{R}x{D}x{T}>, tensor<1x1x{R}x{D}x{T}>) -> tensor<{B}x{H}x{N}x{D}x{T}> loc("rotary_k")
+  %kc = graph.kv_cache_write %k, %r, %pos : (tensor<{B}x{H}x{L}x{D}x{T}>, tensor<{B}x{H}x{N}x{D}x{T}>, tensor<1xi64>) -> tensor<{B}x{H}x{L}x{D}x{T}> loc("k_write")
+  func.return {ret}
+}}
+"""
+
+
+def rotated_module(B, H, L, D, N, R, T, interleaved=0, keep_old=False):
+    cache = f"tensor<{B}x{H}x{L}x{D}x{T}>"
+    results, ret = (f"({cache}, {cache})", f"%kc, %k : {cache}, {cache}") if keep_old else (cache, f"%kc : {cache}")
+    text = ROTATED.format(B=B, H=H, L=L, D=D, N=N, R=R, T=T, I=interleaved, results=results, ret=ret)
+    return parse_module(text, make_context())
+
+
+@pytest.mark.parametrize("B,H,L,D,N,R,T", [
+    (1, 5, 64, 128, 1, 1, "f16"),    # a decode step of LLaMA's head dim
+    (2, 2, 32, 16, 1, 1, "f16"),     # halves of 8 f16 (off a 32-byte block): rotated in f32
+    (1, 3, 40, 64, 5, 5, "f16"),     # five rows at once (a prefill), one angle row each
+    (2, 2, 24, 32, 3, 3, "f32"),
+])
+def test_rotated_write_is_one_kernel_in_place(B, H, L, D, N, R, T):
+    """A rotation whose only reader is the cache write (a decoder's K) joins it
+    (graph-fuse `cache-write`): one kv_cache kernel rotates the rows on their way into the
+    cache, which is updated in place; the rows are the reference's, step after step."""
+    np_t = np.float32 if T == "f32" else np.float16
+    module = rotated_module(B, H, L, D, N, R, T)
+    cm = geir.compile(module, opt_level=3, precision_mode="must_keep_origin_dtype")
+    kernels = [k.attributes[attr_names.TEMPLATE].data for k in cm.module.walk() if k.name == "ascend.kernel"]
+    assert kernels == ["kv_cache"]  # the rotation inside, no copy of the cache
+    rng = np.random.default_rng(3)
+    cache = np.zeros((B, H, L, D), np_t)
+    for step in range(0, 3 * N, N):
+        angles = rng.standard_normal((1, 1, R, D // 2))
+        feeds = {"past_k": cache, "k_new": rng.standard_normal((B, H, N, D)).astype(np_t),
+                 "cos": np.cos(np.concatenate([angles, angles], -1)).astype(np_t),
+                 "sin": np.sin(np.concatenate([angles, angles], -1)).astype(np_t), "position": np.array([step])}
+        (want,), (got,) = run_module(module, feeds).values(), cm.run(feeds).values()
+        tol = 1e-6 if T == "f32" else 2e-3
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
+        cache = got
+
+
+@pytest.mark.parametrize("interleaved, keep_old, kernels", [
+    (1, False, ["fallback", "kv_cache"]),   # GPT-J's pairs: the rotation runs on its own
+    (0, True, ["data", "data", "kv_cache"]),  # the old cache returned too: the write's result a
+                                              # copy of it first (and the old cache's output)
+])
+def test_rotated_write_other_forms(interleaved, keep_old, kernels):
+    module = rotated_module(1, 2, 16, 64, 1, 1, "f16", interleaved, keep_old)
+    cm = geir.compile(module, opt_level=3, precision_mode="must_keep_origin_dtype")
+    found = sorted("fallback" if k.attributes.get("fallback") is not None else k.attributes[attr_names.TEMPLATE].data
+                   for k in cm.module.walk() if k.name == "ascend.kernel")
+    assert found == kernels
+    rng = np.random.default_rng(4)
+    angles = rng.standard_normal((1, 1, 1, 32))
+    feeds = {"past_k": rng.standard_normal((1, 2, 16, 64)).astype(np.float16),
+             "k_new": rng.standard_normal((1, 2, 1, 64)).astype(np.float16),
+             "cos": np.cos(np.concatenate([angles, angles], -1)).astype(np.float16),
+             "sin": np.sin(np.concatenate([angles, angles], -1)).astype(np.float16), "position": np.array([9])}
+    want, got = run_module(module, feeds), cm.run(feeds)
+    for name in want:
+        np.testing.assert_allclose(got[name].astype(np.float64), want[name].astype(np.float64), rtol=2e-3, atol=2e-3)

@@ -37,3 +37,40 @@ func.func @old_cache_kept(%k: tensor<1x2x16x64xf16>, %knew: tensor<1x2x1x64xf16>
   %kc = graph.kv_cache_write %k, %knew, %pos : (tensor<1x2x16x64xf16>, tensor<1x2x1x64xf16>, tensor<1xi64>) -> tensor<1x2x16x64xf16> loc("k_write")
   func.return %kc, %k : tensor<1x2x16x64xf16>, tensor<1x2x16x64xf16>
 }
+
+// -----
+
+// A rotation fused with the write (graph-fuse `cache-write`: a decoder's K): the kernel reads
+// the unrotated rows and the angle rows, rotates each box in ub - the halves by vmuls -1 and
+// vcopy, the angle rows broadcast over the box (vbrcb), x * cos + rot * sin - and stores it at
+// the position's row of the cache, still updated in place.
+// CHECK-LABEL: ascend.kernel @k0_rotary_k(
+// CHECK-SAME:    template = "kv_cache"
+// CHECK:         %[[P:.*]] = memref.load %p[%{{.*}}] : memref<1xi64, "gm">
+// CHECK-NEXT:    %[[ROW:.*]] = arith.index_cast %[[P]] : i64 to index
+// CHECK:         ascend.copy %{{.*}}, %row_ub : memref<8x1x128xf16, "gm"> to memref<8x1x128xf16, "ub">
+// CHECK-NEXT:    ascend.copy %{{.*}}, %cos_row0
+// CHECK-NEXT:    ascend.copy %{{.*}}, %sin_row0
+// CHECK:         ascend.vbrcb %cos_row0, %cos_box0 : memref<1x1x128xf16, "ub">, memref<8x1x128xf16, "ub">
+// CHECK-NEXT:    ascend.vbrcb %sin_row0, %sin_box0
+// CHECK:         ascend.vmuls %{{.*}}, %{{.*}}, %{{.*}} : memref<8x1x64xf16, strided<[128, 128, 1], offset: 64>, "ub">, f16, memref<8x1x64xf16, strided<[128, 128, 1]>, "ub">
+// CHECK:         ascend.vcopy
+// CHECK-NEXT:    ascend.vmul %rot0, %sin_box0, %rot0
+// CHECK-NEXT:    ascend.vmul %row_ub, %cos_box0, %row_ub
+// CHECK-NEXT:    ascend.vadd %row_ub, %rot0, %row_ub
+// CHECK:         %[[DST:.*]] = memref.subview %{{.*}}[0, %[[ROW]], 0] [8, 1, 128] [1, 1, 1] : memref<8x4096x128xf16, "gm">
+// CHECK-NEXT:    ascend.copy %row_ub, %[[DST]]
+// CHECK-LABEL: func.func @rotated(
+// CHECK-SAME:    %pos: memref<1xi64, "gm"> {ascend.max_position = 4095 : i64}, %kc: memref<1x8x4096x128xf16, "gm"> {ascend.output, ascend.updates = 0 : i64})
+// CHECK-NEXT:    %stream = ascend.stream 0
+// CHECK-NEXT:    ascend.launch @k0_rotary_k on %stream(%x, %cos, %sin, %k, %pos, %kc)
+// CHECK-NEXT:    func.return
+func.func @rotated(%k: tensor<1x8x4096x128xf16>, %x: tensor<1x8x1x128xf16>, %cos: tensor<1x1x1x128xf16>, %sin: tensor<1x1x1x128xf16>, %pos: tensor<1xi64>) -> tensor<1x8x4096x128xf16> {
+  %kc = graph.fusion "vector" (%x, %cos, %sin, %k, %pos) attributes {graph.pattern = "cache-write"} : (tensor<1x8x1x128xf16>, tensor<1x1x1x128xf16>, tensor<1x1x1x128xf16>, tensor<1x8x4096x128xf16>, tensor<1xi64>) -> tensor<1x8x4096x128xf16> {
+  ^bb0(%a: tensor<1x8x1x128xf16>, %c: tensor<1x1x1x128xf16>, %s: tensor<1x1x1x128xf16>, %kk: tensor<1x8x4096x128xf16>, %p: tensor<1xi64>):
+    %r = graph.rotary_embedding %a, %c, %s {interleaved = 0 : i64} : (tensor<1x8x1x128xf16>, tensor<1x1x1x128xf16>, tensor<1x1x1x128xf16>) -> tensor<1x8x1x128xf16> loc("rotary_k")
+    %w = graph.kv_cache_write %kk, %r, %p : (tensor<1x8x4096x128xf16>, tensor<1x8x1x128xf16>, tensor<1xi64>) -> tensor<1x8x4096x128xf16> loc("k_write")
+    graph.yield %w : tensor<1x8x4096x128xf16>
+  } loc(fused["rotary_k", "k_write"])
+  func.return %kc : tensor<1x8x4096x128xf16>
+}
