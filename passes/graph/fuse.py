@@ -283,7 +283,9 @@ def _attention_op_seed(plan: _Planner, anchor: int) -> list[int] | None:
 def _head_split_chain(plan: _Planner, j: int) -> list[int] | None:
     """The views and the last transpose after matmul j that split its result into heads
     ([.., S, H * D] -> [.., H, S, D], the cube kernel's head split), each the only user of
-    the one before; None if the result goes anywhere else."""
+    the one before, and the KV-cache write of the heads if that is their one user (a
+    decoder's V: the kernel writes the heads at the position's rows of the cache); None if
+    the result goes anywhere else."""
     chain, last = [], j
     while not plan.escapes[last] and len(plan.users[last]) == 1:
         u = plan.users[last][0]
@@ -292,6 +294,10 @@ def _head_split_chain(plan: _Planner, j: int) -> list[int] | None:
             return None
         chain.append(u)
         if isinstance(op, g.TransposeOp):
+            w = plan.users[u][0] if not plan.escapes[u] and len(plan.users[u]) == 1 else None
+            if w is not None and not plan.taken >> w & 1 and isinstance(plan.ops[w], g.KvCacheWriteOp) \
+                    and plan.ops[w].operands[1] is op.results[0]:
+                chain.append(w)
             return chain
         if not op.has_trait(ViewLike):
             return None
@@ -302,7 +308,8 @@ def _head_split_chain(plan: _Planner, j: int) -> list[int] | None:
 def _projections_seed(plan: _Planner, anchor: int) -> list[int] | None:
     """The anchor matmul and every later float matmul of the same lhs, each with the views and
     transpose that split its result into heads (LLaMA's q / k / v projections): one cube
-    kernel computes them all, each product written head by head to its own output."""
+    kernel computes them all, each product written head by head to its own output (V's into
+    its cache)."""
     op = plan.ops[anchor]
     if not isinstance(op, g.MatMulOp) or not is_float(op.results[0].type.element_type):
         return None

@@ -174,3 +174,45 @@ def test_rotated_write_other_forms(interleaved, keep_old, kernels):
     want, got = run_module(module, feeds), cm.run(feeds)
     for name in want:
         np.testing.assert_allclose(got[name].astype(np.float64), want[name].astype(np.float64), rtol=2e-3, atol=2e-3)
+
+
+PROJECTIONS = """
+func.func @main(%x: tensor<{B}x{S}x{K}xf16> {{onnx.name = "x"}}, %wq: tensor<{K}x{HD}xf16> {{onnx.name = "wq"}},
+                %wv: tensor<{K}x{HD}xf16> {{onnx.name = "wv"}}, %vc: tensor<{B}x{H}x{L}x{D}xf16> {{onnx.name = "past_v"}},
+                %pos: tensor<1xi64> {{onnx.name = "position"}})
+    -> (tensor<{B}x{H}x{S}x{D}xf16> {{onnx.name = "q"}}, tensor<{B}x{H}x{L}x{D}xf16> {{onnx.name = "present_v"}}) {{
+  %shape = graph.constant dense<[{B}, {S}, {H}, {D}]> : tensor<4xi64>
+  %q0 = graph.matmul %x, %wq : (tensor<{B}x{S}x{K}xf16>, tensor<{K}x{HD}xf16>) -> tensor<{B}x{S}x{HD}xf16> loc("q_proj")
+  %q1 = graph.reshape %q0, %shape : (tensor<{B}x{S}x{HD}xf16>, tensor<4xi64>) -> tensor<{B}x{S}x{H}x{D}xf16> loc("q_reshape")
+  %q = graph.transpose %q1 {{perm = array<i64: 0, 2, 1, 3>}} : (tensor<{B}x{S}x{H}x{D}xf16>) -> tensor<{B}x{H}x{S}x{D}xf16> loc("q_transpose")
+  %v0 = graph.matmul %x, %wv : (tensor<{B}x{S}x{K}xf16>, tensor<{K}x{HD}xf16>) -> tensor<{B}x{S}x{HD}xf16> loc("v_proj")
+  %v1 = graph.reshape %v0, %shape : (tensor<{B}x{S}x{HD}xf16>, tensor<4xi64>) -> tensor<{B}x{S}x{H}x{D}xf16> loc("v_reshape")
+  %v = graph.transpose %v1 {{perm = array<i64: 0, 2, 1, 3>}} : (tensor<{B}x{S}x{H}x{D}xf16>) -> tensor<{B}x{H}x{S}x{D}xf16> loc("v_transpose")
+  %vn = graph.kv_cache_write %vc, %v, %pos : (tensor<{B}x{H}x{L}x{D}xf16>, tensor<{B}x{H}x{S}x{D}xf16>, tensor<1xi64>) -> tensor<{B}x{H}x{L}x{D}xf16> loc("v_write")
+  func.return %q, %vn : tensor<{B}x{H}x{S}x{D}xf16>, tensor<{B}x{H}x{L}x{D}xf16>
+}}
+"""
+
+
+@pytest.mark.parametrize("B,S,K,H,D,L", [
+    (1, 1, 96, 4, 32, 24),   # a decode step: one row, its heads written at the position's row
+    (2, 5, 64, 2, 16, 20),   # a prefill of five rows for two sequences
+])
+def test_value_projection_writes_its_cache(B, S, K, H, D, L):
+    """V's projection among the projections of one lhs (graph-fuse `projections`) writes its
+    heads straight into the cache at the position's rows: one cube kernel, no kv_cache
+    kernel, the cache updated in place; the rows are the reference's, step after step."""
+    module = parse_module(PROJECTIONS.format(B=B, S=S, K=K, H=H, D=D, L=L, HD=H * D), make_context())
+    cm = geir.compile(module, opt_level=3)
+    kernels = [k.attributes[attr_names.TEMPLATE].data for k in cm.module.walk() if k.name == "ascend.kernel"]
+    assert kernels == ["matmul"]
+    rng = np.random.default_rng(5)
+    wq, wv = (rng.standard_normal((K, H * D)).astype(np.float16) / 8 for _ in range(2))
+    cache = np.zeros((B, H, L, D), np.float16)
+    for step in range(0, 3 * S, S):
+        feeds = {"x": rng.standard_normal((B, S, K)).astype(np.float16), "wq": wq, "wv": wv, "past_v": cache,
+                 "position": np.array([step])}
+        want, got = run_module(module, feeds), cm.run(feeds)
+        for name in ("q", "present_v"):
+            np.testing.assert_allclose(got[name].astype(np.float64), want[name].astype(np.float64), rtol=5e-3, atol=5e-3)
+        cache = got["present_v"]

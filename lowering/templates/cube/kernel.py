@@ -82,8 +82,9 @@ class CubeKernel:
         (head h of batch b: rows (b * H + h) * R ...); FRACTAL_NZ as it is."""
         if plan.out_nz:
             return out
+        rows = getattr(plan, "cache_rows", 0) or plan.rows  # a KV cache's rows per head
         return self.kb.view(out, [plan.batch * self.R // self.c0, plan.cols, self.c0] if plan.out_blocked
-                            else [plan.batch * plan.heads * plan.rows, plan.head_size] if plan.heads
+                            else [plan.batch * plan.heads * rows, plan.head_size] if plan.heads
                             else [plan.batch * plan.rows, plan.cols])
 
     def _operand_buffers(self) -> None:
@@ -111,16 +112,17 @@ class CubeKernel:
 
     def _finish_tile(self, acc: SSAValue, row: Index, col: Index, mv: int, nv: int,
                      batch_row: tuple[Index, Index] | None = None, part: CubePlan | None = None,
-                     out: SSAValue | None = None) -> None:
+                     out: SSAValue | None = None, position: Index = 0) -> None:
         """FIX: l0c -> gm (the valid part); then the epilogue over the staged tile. A
         head-split result needs the tile's batch and first row within it (`batch_row`). One
-        of several products (`part`, no epilogue) goes to its own output `out`."""
+        of several products (`part`, no epilogue) goes to its own output `out`, a KV cache's
+        heads at row `position` of each head."""
         kb, plan = self.kb, part or self.plan
         staging = self.epilogue.staging if self.epilogue else out or self.out2[0]
         kb.sync("M", "FIX", 0)
         props = {"relu": UnitAttr()} if plan.epilogue.fix_relu else {}
         if plan.heads:  # no epilogue work (plan.py): straight to the output, head by head
-            self._fix_heads(acc, *batch_row, col, mv, nv, props, plan, staging)
+            self._fix_heads(acc, batch_row[0], self.kb.add(batch_row[1], position), col, mv, nv, props, plan, staging)
             kb.set_flag("FIX", "M", 0)
             return
         if plan.out_blocked:  # the FIX pipe writes the fractal rows as NC1HWC0 blocks
@@ -158,5 +160,6 @@ class CubeKernel:
         for i in range(nv // w):
             c = kb.add(col, i * w)
             head = kb.add(kb.mul(b, plan.heads), kb.divui(c, d))
-            dst = kb.tile(out, [kb.add(kb.mul(head, plan.rows), m0), kb.remui(c, d)], [mv, w])
+            rows = getattr(plan, "cache_rows", 0) or plan.rows
+            dst = kb.tile(out, [kb.add(kb.mul(head, rows), m0), kb.remui(c, d)], [mv, w])
             kb.copy(kb.tile(acc, [0, i * w], [mp, w]), dst, **props)

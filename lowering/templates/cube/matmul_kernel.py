@@ -7,7 +7,8 @@ from __future__ import annotations
 import functools
 import math
 
-from xdsl.dialects.builtin import StringAttr, UnitAttr
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import IndexType, StringAttr, UnitAttr
 from xdsl.ir import SSAValue
 
 from geir.dialects.ascend import FRACTAL
@@ -71,12 +72,18 @@ class MatmulKernel(CubeKernel):
             rhs = self.kb.inputs[part.rhs.arg]
             b2 = rhs if part.rhs_nz else self.kb.view(rhs, _rows2(part.rhs))
             out = self.out2[i]
+            position = 0
+            if part.position >= 0:  # a KV cache's heads: the run-time row, read once on the scalar pipe
+                raw = self.kb.emit(memref.LoadOp.get(self.kb.view(self.kb.inputs[part.position], [1]),
+                                                     [self.kb.index(0)])).results[0]
+                position = raw if raw.type == IndexType() else self.kb.emit(arith.IndexCastOp(raw, IndexType())).result
             dims = [TileDim(part.batch, 1), TileDim(part.rows, t.mt), TileDim(part.cols, t.nt)]
-            classes += grid_classes(self.kb, dims, functools.partial(self._tile, part=part, b2=b2, out=out))
+            classes += grid_classes(self.kb, dims, functools.partial(self._tile, part=part, b2=b2, out=out,
+                                                                     position=position))
         distribute(self.kb, t.blocks, classes)
 
     def _tile(self, off: list[Index], size: list[int], part: MatmulPlan | None = None,
-              b2: SSAValue | None = None, out: SSAValue | None = None) -> None:
+              b2: SSAValue | None = None, out: SSAValue | None = None, position: Index = 0) -> None:
         kb, plan, t = self.kb, part or self.plan, self.t
         b, m0, n0 = off
         _, mv, nv = size
@@ -98,7 +105,7 @@ class MatmulKernel(CubeKernel):
         self._product(acc, b2 or self.b2, rhs, arow, brow, m0, n0, mv, nv)
         if row is None:
             row = kb.add(kb.mul(b, plan.rows), m0)
-        self._finish_tile(acc, row, n0, mv, nv, (b, m0), part, out)
+        self._finish_tile(acc, row, n0, mv, nv, (b, m0), part, out, position)
 
     def _product(self, acc: SSAValue, b2: SSAValue, rhs: Operand, arow: Index, brow: Index, m0: Index,
                  n0: Index, mv: int, nv: int) -> None:

@@ -191,6 +191,10 @@ class MatmulPlan(CubePlan):
     part_cols: tuple[int, ...] = ()
     """Several products in one kernel (plan_projections): the columns of each part, whose
     tiles the kernel grids separately (the tiling counts them so)."""
+    cache_rows: int = 0
+    """A head-split result written into a KV cache [.., H, cache_rows, D] at the run-time row
+    held by input `position` (a decoder's V): row (b * H + h) * cache_rows + position + s."""
+    position: int = -1
     partner: Operand | None = None
     """A gated matmul (SwiGLU's silu(x W_gate) * (x W_up)): the right operand of a second
     product of the same lhs, computed tile by tile in the same kernel before the main one and
@@ -245,11 +249,19 @@ def plan_projections(req: KernelRequest) -> list[tuple[MatmulPlan, int]] | None:
             v = ops[-1].results[0]
         if any(u.operation in inside for u in v.uses):
             return None
-        plan = plan_request(replace(req, ops=ops, outputs=[v]))
+        write = ops.pop() if isinstance(ops[-1], g.KvCacheWriteOp) else None
+        plan = plan_request(replace(req, ops=ops, outputs=[ops[-1].results[0]]))
         if not isinstance(plan, MatmulPlan) or plan.epilogue.has_work or plan.partner is not None:
+            return None
+        if write is not None and not _into_cache(req, plan, write, ops[-1].results[0]):
             return None
         parts.append((plan, req.outputs.index(v)))
         covered.update(ops)
+        covered.update([write] if write else [])
+    d = next((p.head_size for p, _ in parts if p.heads), 0)
+    for p, _ in parts:  # one row of one sequence split into heads or not: the same bytes
+        if not p.heads and d and _one_row(p) and p.cols % d == 0:
+            p.heads = p.cols // d
     first = parts[0][0]
     same = ("lhs", "batch", "rows", "k", "elt", "out_format", "lhs_nz", "rhs_nz", "lhs_batch", "batch_dims")
     if covered != inside or len({i for _, i in parts}) != len(parts) or first.out_nz:
@@ -260,6 +272,28 @@ def plan_projections(req: KernelRequest) -> list[tuple[MatmulPlan, int]] | None:
                 or (p.heads and p.head_size != first.head_size):
             return None
     return parts
+
+
+def _one_row(plan: MatmulPlan) -> bool:
+    """A product of one row of one sequence (a decode step at batch 1): [1, N]."""
+    return plan.batch == 1 and plan.rows == 1 and not plan.out_nz and not plan.out_blocked
+
+
+def _into_cache(req: KernelRequest, plan: MatmulPlan, write: g.KvCacheWriteOp, heads: SSAValue) -> bool:
+    """Whether a head-split part can write its heads into the cache of `write` (the update is
+    the heads [B, H, S, D], written along S, the position a kernel input): then the plan says
+    where (`cache_rows`, `position`)."""
+    cache, position = write.operands[0], write.operands[2]
+    shape = logical_shape(cache)
+    if not plan.heads and _one_row(plan) and len(shape) == 4 and plan.cols == shape[1] * shape[3] \
+            and shape[3] % FRACTAL == 0:
+        plan.heads = shape[1]  # one row of one sequence: its heads are a head split's
+    if not plan.heads or write.operands[1] is not heads or position not in req.inputs or len(shape) != 4 \
+            or write.attrs()["axis"] % 4 != 2 or storage(cache) != L.ND \
+            or (shape[0], shape[1], shape[3]) != (plan.batch, plan.heads, plan.head_size):
+        return False
+    plan.cache_rows, plan.position = shape[2], req.inputs.index(position)
+    return True
 
 
 def plan_request(req: KernelRequest) -> CubePlan | None:

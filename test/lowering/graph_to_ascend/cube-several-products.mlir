@@ -135,3 +135,40 @@ func.func @biased(%x: tensor<1x32x64xf16> {onnx.name = "x"}, %wq: tensor<64x64xf
   } loc(fused["q_proj", "q/reshape", "q/transpose", "k_proj", "k/bias", "k/reshape", "k/transpose"])
   func.return %q, %k : tensor<1x4x32x16xf16>, tensor<1x2x32x16xf16>
 }
+
+// -----
+
+// A decode step's q and v projections, V's heads written into its cache (graph-fuse takes
+// the cache write into `projections`): the kernel reads the position once on the scalar
+// pipe, sees the cache as [B * H * L, D] and writes head h's row at h * L + position; the
+// cache is updated in place (`ascend.updates`), no kv_cache kernel follows.
+// CHECK-LABEL: ascend.kernel @k0_q_proj(
+// CHECK-SAME:    %w: memref<1x2x256x16xf16, "gm">) attributes {block_dim = 6 : i64, core_type = "cube", template = "matmul"
+// CHECK:         %[[C:.*]] = memref.collapse_shape %w {{.*}} into memref<512x16xf16, "gm">
+// CHECK:         %[[P:.*]] = memref.load %p[%{{.*}}] : memref<1xi64, "gm">
+// CHECK-NEXT:    %[[POS:.*]] = arith.index_cast %[[P]] : i64 to index
+// CHECK:         memref.subview %bv[0, %[[N0:.*]]] [64, 16]
+// CHECK:         %[[H:.*]] = arith.divui %[[N0]], %c16 : index
+// CHECK-NEXT:    %[[HL:.*]] = arith.muli %[[H]], %c256 : index
+// CHECK-NEXT:    %[[ROW:.*]] = arith.addi %[[HL]], %[[POS]] : index
+// CHECK:         memref.subview %[[C]][%[[ROW]], %{{.*}}] [1, 16] [1, 1]
+// CHECK-LABEL: func.func @qv_decode(
+// CHECK-SAME:    %vn: memref<1x2x256x16xf16, "gm"> {onnx.name = "present_v", ascend.output, ascend.updates = 3 : i64})
+// CHECK-COUNT-1: ascend.launch
+// CHECK-NOT:     ascend.launch
+func.func @qv_decode(%x: tensor<1x1x64xf16> {onnx.name = "x"}, %wq: tensor<64x64xf16> {onnx.name = "wq"}, %wv: tensor<64x32xf16> {onnx.name = "wv"}, %vc: tensor<1x2x256x16xf16> {onnx.name = "past_v"}, %pos: tensor<1xi64> {onnx.name = "position"}) -> (tensor<1x4x1x16xf16> {onnx.name = "q"}, tensor<1x2x256x16xf16> {onnx.name = "present_v"}) {
+  %q, %vn = graph.fusion "cube+vector" (%x, %wq, %wv, %vc, %pos) attributes {graph.pattern = "projections"} : (tensor<1x1x64xf16>, tensor<64x64xf16>, tensor<64x32xf16>, tensor<1x2x256x16xf16>, tensor<1xi64>) -> (tensor<1x4x1x16xf16>, tensor<1x2x256x16xf16>) {
+  ^bb0(%a: tensor<1x1x64xf16>, %bq: tensor<64x64xf16>, %bv: tensor<64x32xf16>, %c: tensor<1x2x256x16xf16>, %p: tensor<1xi64>):
+    %sq = graph.constant dense<[1, 1, 4, 16]> : tensor<4xi64>
+    %sv = graph.constant dense<[1, 1, 2, 16]> : tensor<4xi64>
+    %q0 = graph.matmul %a, %bq : (tensor<1x1x64xf16>, tensor<64x64xf16>) -> tensor<1x1x64xf16> loc("q_proj")
+    %q1 = graph.reshape %q0, %sq : (tensor<1x1x64xf16>, tensor<4xi64>) -> tensor<1x1x4x16xf16> loc("q/reshape")
+    %q2 = graph.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x1x4x16xf16>) -> tensor<1x4x1x16xf16> loc("q/transpose")
+    %v0 = graph.matmul %a, %bv : (tensor<1x1x64xf16>, tensor<64x32xf16>) -> tensor<1x1x32xf16> loc("v_proj")
+    %v1 = graph.reshape %v0, %sv : (tensor<1x1x32xf16>, tensor<4xi64>) -> tensor<1x1x2x16xf16> loc("v/reshape")
+    %v2 = graph.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x1x2x16xf16>) -> tensor<1x2x1x16xf16> loc("v/transpose")
+    %w = graph.kv_cache_write %c, %v2, %p : (tensor<1x2x256x16xf16>, tensor<1x2x1x16xf16>, tensor<1xi64>) -> tensor<1x2x256x16xf16> loc("v_write")
+    graph.yield %q2, %w : tensor<1x4x1x16xf16>, tensor<1x2x256x16xf16>
+  } loc(fused["q_proj", "q/reshape", "q/transpose", "v_proj", "v/reshape", "v/transpose", "v_write"])
+  func.return %q, %vn : tensor<1x4x1x16xf16>, tensor<1x2x256x16xf16>
+}
