@@ -82,7 +82,7 @@ class CubeKernel:
         (head h of batch b: rows (b * H + h) * R ...); FRACTAL_NZ as it is."""
         if plan.out_nz:
             return out
-        rows = getattr(plan, "cache_rows", 0) or plan.rows  # a KV cache's rows per head
+        rows = plan.cache_rows or plan.rows  # a KV cache's rows per head
         return self.kb.view(out, [plan.batch * self.R // self.c0, plan.cols, self.c0] if plan.out_blocked
                             else [plan.batch * plan.heads * rows, plan.head_size] if plan.heads
                             else [plan.batch * plan.rows, plan.cols])
@@ -160,6 +160,6 @@ class CubeKernel:
         for i in range(nv // w):
             c = kb.add(col, i * w)
             head = kb.add(kb.mul(b, plan.heads), kb.divui(c, d))
-            rows = getattr(plan, "cache_rows", 0) or plan.rows
+            rows = plan.cache_rows or plan.rows
             dst = kb.tile(out, [kb.add(kb.mul(head, rows), m0), kb.remui(c, d)], [mv, w])
             kb.copy(kb.tile(acc, [0, i * w], [mp, w]), dst, **props)

@@ -141,6 +141,10 @@ class CubePlan:
     epilogue: Epilogue
     output_types: tuple[Attribute, ...] = ()  # element types of the kernel's outputs
     heads: int = 0                 # > 0: the result is written split into this many heads
+    cache_rows: int = 0
+    """A head-split result written into a KV cache [.., H, cache_rows, D] at the run-time row
+    held by input `position` (a decoder's V): row (b * H + h) * cache_rows + position + s."""
+    position: int = -1
 
     @property
     def integer(self) -> bool:
@@ -191,10 +195,6 @@ class MatmulPlan(CubePlan):
     part_cols: tuple[int, ...] = ()
     """Several products in one kernel (plan_projections): the columns of each part, whose
     tiles the kernel grids separately (the tiling counts them so)."""
-    cache_rows: int = 0
-    """A head-split result written into a KV cache [.., H, cache_rows, D] at the run-time row
-    held by input `position` (a decoder's V): row (b * H + h) * cache_rows + position + s."""
-    position: int = -1
     partner: Operand | None = None
     """A gated matmul (SwiGLU's silu(x W_gate) * (x W_up)): the right operand of a second
     product of the same lhs, computed tile by tile in the same kernel before the main one and
