@@ -257,6 +257,12 @@ class KernelBuilder:
             self._consts[key] = op.result
         return self._consts[key]
 
+    def load_index(self, buf: SSAValue, at: int | SSAValue = 0) -> SSAValue:
+        """Element `at` of a 1-D integer gm buffer read on the scalar pipe (memref.load), as
+        an index: a KV-cache position, a gather's index."""
+        raw = self.emit(memref.LoadOp.get(buf, [self.index(at)])).results[0]
+        return raw if raw.type == IndexType() else self.emit(arith.IndexCastOp(raw, IndexType())).result
+
     def scalar(self, value: float | int, elt: Attribute) -> SSAValue:
         """A scalar constant of element type `elt` (operand of vadds/vmuls/vdup...)."""
         dtype = to_dtype(elt)

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IndexType, IntegerType, i64
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerType, i64
 from xdsl.ir import Attribute, BlockArgument, OpResult, Operation, SSAValue
 
 from geir.dialects import ascend as a
@@ -481,9 +481,7 @@ def _gather_kernel(req: KernelRequest, op: g.GatherOp) -> a.KernelOp | None:
 
         def load(tile, s, ext=ext, offsets=offsets):
             oa, oq, ob = offsets(tile)
-            raw = kb.emit(memref.LoadOp.get(idx, [kb.index(oq)])).results[0]
-            if raw.type != IndexType():
-                raw = kb.emit(arith.IndexCastOp(raw, IndexType())).result
+            raw = kb.load_index(idx, oq)
             neg = kb.emit(arith.CmpiOp(raw, kb.index(0), "slt")).result
             wrapped = kb.emit(arith.AddiOp(raw, kb.index(N))).result
             row = kb.emit(arith.SelectOp(neg, wrapped, raw)).result

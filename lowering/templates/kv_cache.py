@@ -22,8 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IndexType, f16, f32
+from xdsl.dialects.builtin import f16, f32
 from xdsl.ir import SSAValue
 
 from geir.dialects import ascend as a
@@ -68,14 +67,8 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
     e = Transfer(src, src).plan(tile_budget(req, a.nbytes_of(src.type), slots))
     pieces = tile_pieces([A, n, B], e)
     bufs = box_buffers(kb, req, pieces, e, elt, slots)
-    _boxes(kb, src, dst, _position(kb, pos_buf), pieces, bufs)
+    _boxes(kb, src, dst, kb.load_index(pos_buf), pieces, bufs)
     return mark(kb.finish(), attr_names.TEMPLATE, "kv_cache")
-
-
-def _position(kb: KernelBuilder, buf) -> SSAValue:
-    """The write's row: the position read once on the scalar pipe, as an index."""
-    raw = kb.emit(memref.LoadOp.get(buf, [kb.index(0)])).results[0]
-    return raw if raw.type == IndexType() else kb.emit(arith.IndexCastOp(raw, IndexType())).result
 
 
 def _boxes(kb: KernelBuilder, src: SSAValue, dst: SSAValue, pos: SSAValue, pieces: list, bufs: list,
@@ -177,5 +170,5 @@ def _rotated_kernel(req: KernelRequest, op: g.KvCacheWriteOp, x, cos, sin, ct, d
         if wide:
             kb.vec(a.VcastOp, xv, xe)
 
-    _boxes(kb, src, dst, _position(kb, kb.view(arg[op.operands[2]], [1])), pieces, bufs, load_rows, rotate)
+    _boxes(kb, src, dst, kb.load_index(kb.view(arg[op.operands[2]], [1])), pieces, bufs, load_rows, rotate)
     return mark(kb.finish(), attr_names.TEMPLATE, "kv_cache")

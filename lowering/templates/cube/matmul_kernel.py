@@ -7,8 +7,7 @@ from __future__ import annotations
 import functools
 import math
 
-from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IndexType, StringAttr, UnitAttr
+from xdsl.dialects.builtin import StringAttr, UnitAttr
 from xdsl.ir import SSAValue
 
 from geir.dialects.ascend import FRACTAL
@@ -74,9 +73,7 @@ class MatmulKernel(CubeKernel):
             out = self.out2[i]
             position = 0
             if part.position >= 0:  # a KV cache's heads: the run-time row, read once on the scalar pipe
-                raw = self.kb.emit(memref.LoadOp.get(self.kb.view(self.kb.inputs[part.position], [1]),
-                                                     [self.kb.index(0)])).results[0]
-                position = raw if raw.type == IndexType() else self.kb.emit(arith.IndexCastOp(raw, IndexType())).result
+                position = self.kb.load_index(self.kb.view(self.kb.inputs[part.position], [1]))
             dims = [TileDim(part.batch, 1), TileDim(part.rows, t.mt), TileDim(part.cols, t.nt)]
             classes += grid_classes(self.kb, dims, functools.partial(self._tile, part=part, b2=b2, out=out,
                                                                      position=position))
