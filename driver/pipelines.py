@@ -167,15 +167,15 @@ def build_pipeline(opts: PipelineOptions) -> Pipeline:
         stage("layout", "graph-layout")
     if opts.lower:
         db = "true" if opts.on(opts.double_buffer, 2) else "false"
-        stage("lower", f"convert-graph-to-ascend{{device={opts.device} double-buffer={db}}}")
+        stage("lower", f"convert-graph-to-ascend{{device={_quoted(opts.device)} double-buffer={db}}}")
         reuse = opts.on(opts.memory_reuse, 3)
         if reuse:  # views share their input's bytes: memory reuse, as GE's refs and continuous inputs
             stage("elide_copies", "ascend-elide-copies")
         streams = opts.streams if opts.streams is not None else (4 if opts.opt_level >= 3 else 1)
         if streams > 1:
-            stage("streams", f"ascend-assign-streams{{max-streams={streams} device={opts.device}}}", "ascend-insert-events")
+            stage("streams", f"ascend-assign-streams{{max-streams={streams} device={_quoted(opts.device)}}}", "ascend-insert-events")
         stage(
             "plan_memory",
-            f"ascend-plan-memory{{reuse={'true' if reuse else 'false'} strategy={opts.memory_strategy} device={opts.device}}}",
+            f"ascend-plan-memory{{reuse={'true' if reuse else 'false'} strategy={opts.memory_strategy} device={_quoted(opts.device)}}}",
         )
     return pipeline

@@ -27,9 +27,12 @@ The model, level by level (docs/report.md lists each rule with the figure it use
   runs shorter than a block (an ND feature map interleaved into the C0 lanes the cube reads)
   moves a block per run, at the engine and on HBM (``CostModel.dma_bytes``,
   ``ascend.copy``'s ``relayout``).
-* **HBM.** Inside a kernel, a DMA to or from gm runs at no more than its core's share of the
-  HBM bandwidth (``hbm_bytes_per_s`` / concurrent blocks). Between kernels: a kernel demands
-  its gm bytes / its time; when the running kernels together demand more than the bandwidth,
+* **HBM and L2.** Inside a kernel, a DMA to or from gm runs at no more than its core's share of
+  the bandwidth (``CostModel.gm_cycles``: bandwidth / concurrent blocks). A share of the kernel's
+  gm reads, and of its writes, hits L2 (``CostModel.l2_hit_fraction``: what the kernel reads or
+  writes again, while its footprint fits in L2) and moves at ``l2_bytes_per_s``; the rest at
+  ``hbm_bytes_per_s``. Between kernels: a kernel demands
+  its HBM bytes / its time; when the running kernels together demand more than the bandwidth,
   each gets a max-min fair share and progresses at share / demand of its own speed.
 * **Streams.** Per stream a FIFO of launches, event records and event waits. A launch spends
   ``launch_overhead_us`` on its stream, then waits (FIFO) until enough cores are free, then
@@ -527,11 +530,12 @@ class KernelRecord:
     pipe_busy_us: dict[str, float]        # summed over all blocks
     unit_busy_us: dict[str, float]        # "aic.M", ... summed over all blocks
     critical_busy_us: dict[str, float]    # per pipe, on the core that finishes last
-    hbm_bytes: int              # gm bytes moved by the kernel's DMA (all blocks)
+    hbm_bytes: int              # gm bytes the kernel's DMA moves to or from HBM (all blocks; not L2 hits)
     footprint_bytes: int        # distinct gm bytes the kernel touches
     flops: dict[str, int]       # cube FLOPs per dtype
     lower_bound_us: float       # max(cube work, vector work, footprint at full HBM bandwidth)
     deps: tuple[int, ...]       # launches this one waits for (stream order and events)
+    l2_hit_bytes: int = 0       # gm bytes the kernel's DMA read from or wrote to L2 (CostModel.l2_hit_fraction)
     fallback: bool = False      # holds an ascend.reference (not a hardware kernel)
     layout_conversion: bool = False   # a graph.trans_data kernel (see attr_names.LAYOUT_CONVERSION)
     core0: list[tuple[float, BlockSim]] = field(default_factory=list, repr=False)
@@ -594,8 +598,11 @@ def _join(into: list[int], other: Sequence[int]) -> None:
 class _BlockReplay:
     """Replays one block's events; see the module docstring for the rules."""
 
-    def __init__(self, sim: _Sim, core_type: str, share: float | None):
-        self.cm, self.share = sim.cm, share
+    def __init__(self, sim: _Sim, core_type: str, blocks: int | None, hit: tuple[float, float] = (0.0, 0.0)):
+        """`blocks`: the blocks moving gm data at once (None: no bandwidth limit); `hit`: the
+        shares of the kernel's gm reads and of its gm writes L2 serves
+        (`CostModel.l2_hit_fraction`)."""
+        self.cm, self.blocks, self.hit = sim.cm, blocks, hit
         self.scalar_unit = "aiv" if core_type == "vector" else "aic"
 
     def duration(self, ev: TraceEvent) -> float:
@@ -604,9 +611,10 @@ class _BlockReplay:
             src, dst = ev.detail["src"], ev.detail["dst"]
             moved = _moved_bytes(cm, ev)
             cycles = cm.dma_cycles(moved, src, dst)
-            if self.share is not None and "gm" in (src, dst) and moved > 0:
+            if self.blocks is not None and "gm" in (src, dst) and moved > 0:
                 startup = cm.spec.dma_startup_cycles[cm.dma_engine(src, dst)]
-                cycles = max(cycles, math.ceil(moved / self.share) + startup)
+                hit = self.hit[0] if src == "gm" else self.hit[1]
+                cycles = max(cycles, math.ceil(cm.gm_cycles(moved, self.blocks, hit)) + startup)
             return cm.cycles_to_us(cycles)
         if isinstance(op, a.MmadOp):
             d = ev.detail
@@ -617,8 +625,8 @@ class _BlockReplay:
             if ev.nbytes <= 0:
                 return 0.0
             cycles = cm.dma_cycles(ev.nbytes, "gm", "ub")
-            if self.share is not None:
-                cycles = max(cycles, math.ceil(ev.nbytes / self.share) + cm.spec.dma_startup_cycles["MTE2"])
+            if self.blocks is not None:
+                cycles = max(cycles, math.ceil(cm.gm_cycles(ev.nbytes, self.blocks)) + cm.spec.dma_startup_cycles["MTE2"])
             return cm.cycles_to_us(cycles)
         return cm.cycles_to_us(SCALAR_CYCLES)
 
@@ -816,6 +824,7 @@ class _Sim:
         # block timings, shared by the ranks of one device type (`shared`): a block key says it all
         self.cache: dict[tuple, BlockSim] = shared[0] if shared else {}
         self.keys: dict[int, tuple[list[Recorded], tuple]] = shared[1] if shared else {}  # id(a block's records) -> (them, block_key)
+        self.traffic: dict[tuple, tuple[int, int]] = {}  # block_key -> gm bytes its DMA reads, writes
         self.reported: set[int] = set()
         self.races: list[Race] = []
 
@@ -888,15 +897,51 @@ class _Sim:
         c = min(launch.block_dim, limit)
         return c, c, c * per if takes_vector else 0
 
-    def block(self, launch: _Launch, records: list[Recorded], share: float | None) -> BlockSim:
+    def block_key(self, records: list[Recorded]) -> tuple:
         known = self.keys.get(id(records))  # a repeated block's records are its first block's list
         if known is None or known[0] is not records:
             known = self.keys[id(records)] = (records, block_key(records))
-        key = (known[1], share, launch.core_type)
+        return known[1]
+
+    def block(self, launch: _Launch, records: list[Recorded], blocks: int, hit: tuple[float, float]) -> BlockSim:
+        key = (self.block_key(records), blocks, hit, launch.core_type)
         sim = self.cache.get(key)
         if sim is None:
-            sim = self.cache[key] = _BlockReplay(self, launch.core_type, share).run(records)
+            sim = self.cache[key] = _BlockReplay(self, launch.core_type, blocks, hit).run(records)
         return sim
+
+    def gm_traffic(self, records: list[Recorded]) -> tuple[int, int]:
+        """Bytes one block's DMA reads from gm and writes to gm (a re-laying copy's whole blocks)."""
+        key = self.block_key(records)
+        n = self.traffic.get(key)
+        if n is None:
+            reads = writes = 0
+            for r in records:
+                ev = r.event
+                if _is_dma(ev):
+                    if ev.detail["src"] == "gm":
+                        reads += _moved_bytes(self.cm, ev)
+                    elif ev.detail["dst"] == "gm":
+                        writes += _moved_bytes(self.cm, ev)
+            n = self.traffic[key] = (reads, writes)
+        return n
+
+    def l2_hit(self, launch: _Launch) -> tuple[tuple[float, float], int]:
+        """The shares of the launch's gm reads and writes L2 serves (`CostModel.l2_hit_fraction`
+        of its bytes, their distinct bytes and its gm footprint), and the bytes L2 serves."""
+        reads = writes = 0
+        for recs in launch.blocks.values():
+            r, w = self.gm_traffic(recs)
+            reads, writes = reads + r, writes + w
+        rw = self.segments.get(launch.index)
+        if not (reads or writes) or not rw:
+            return (0.0, 0.0), 0
+        (rs, re_), (ws, we) = rw
+        s, e = _merged_segments(rw)
+        footprint = int((e - s).sum())
+        hit = (self.cm.l2_hit_fraction(reads, int((re_ - rs).sum()), footprint),
+               self.cm.l2_hit_fraction(writes, int((we - ws).sum()), footprint))
+        return hit, round(reads * hit[0] + writes * hit[1])
 
     def collective(self, launch: _Launch) -> KernelRecord:
         """An hccl launch: no core, no block replay; its time is set when its ranks meet."""
@@ -927,9 +972,9 @@ class _Sim:
             return self.collective(launch)
         spec, cm = self.spec, self.cm
         c, cube, vec = self.cores(launch)
-        share = spec.hbm_bytes_per_s / spec.cube_clock_hz / c  # bytes per cycle per block
+        hit, l2_hits = self.l2_hit(launch)
         dispatch = cm.cycles_to_us(spec.block_dispatch_cycles)
-        sims = {b: self.block(launch, recs, share) for b, recs in sorted(launch.blocks.items())}
+        sims = {b: self.block(launch, recs, c, hit) for b, recs in sorted(launch.blocks.items())}
         heap = [(0.0, core) for core in range(c)]
         per_core: dict[int, list[tuple[float, BlockSim]]] = defaultdict(list)
         finish = [0.0] * c
@@ -985,7 +1030,8 @@ class _Sim:
             vector_cores=vec, waves=waves, start_us=0.0, exec_start_us=0.0, end_us=0.0,
             standalone_exec_us=makespan, launch_us=launch_us, bound=bound, bound_pipe=bound_pipe,
             pipe_busy_us=dict(busy), unit_busy_us=dict(unit), critical_busy_us=dict(crit_busy),
-            hbm_bytes=gm_bytes, footprint_bytes=footprint, flops=dict(flops), lower_bound_us=lower,
+            hbm_bytes=gm_bytes - l2_hits, l2_hit_bytes=l2_hits, footprint_bytes=footprint, flops=dict(flops),
+            lower_bound_us=lower,
             deps=tuple(sorted(launch.deps)), fallback=fallback, layout_conversion=layout, core0=per_core[0],
         )
 
@@ -1028,7 +1074,7 @@ class _Sim:
         lo = self.cm.launch_overhead_us()
         for k in kernels:
             args = {"kernel": k.name, "launch": k.launch, "bound": k.bound, "block_dim": k.block_dim,
-                    "cores": k.cores, "hbm_bytes": k.hbm_bytes, "launch_us": k.launch_us,
+                    "cores": k.cores, "hbm_bytes": k.hbm_bytes, "l2_hit_bytes": k.l2_hit_bytes, "launch_us": k.launch_us,
                     "nodes": list(k.nodes)}
             yield Span("stream", k.stream, None, k.display_name, k.start_us, k.end_us, "kernel", args)
             if lo > 0:

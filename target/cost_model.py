@@ -151,6 +151,42 @@ class CostModel:
         """Moving ``nbytes`` at the device's ``hbm_bytes_per_s`` (910B2: 1.6 TB/s)."""
         return nbytes / self.spec.hbm_bytes_per_s * 1e6
 
+    # -- gm traffic through L2 -------------------------------------------------------------------
+
+    def l2_hit_fraction(self, nbytes: float, distinct_bytes: float, footprint_bytes: float) -> float:
+        """The share of a kernel's gm reads (or of its gm writes) that L2 serves: the one L2
+        rule of geir, used by the simulator and the cube tilings alike (docs/device.md).
+
+        L2 is a write-back cache that reads (MTE2) and writes (MTE3, FIX) go through. The
+        first read of a byte in a kernel comes from HBM, and the first write of a byte is
+        priced at HBM too (its write-back); later reads and writes of the byte (a tile loop
+        reading its input again per output-channel tile, a matmul's rows per column tile, a
+        scratch tile written and read back) hit L2 when the kernel's gm footprint fits in
+        ``l2_bytes``, and a share l2_bytes / footprint of them when it does not (an LRU over a
+        larger footprint keeps that share: an assumption). ``nbytes``: the kernel's reads (or
+        writes); ``distinct_bytes``: the distinct bytes among them. Bytes another kernel left
+        in L2 are not counted (conservative)."""
+        if nbytes <= 0:
+            return 0.0
+        again = max(0.0, nbytes - distinct_bytes)
+        keep = min(1.0, self.spec.l2_bytes / footprint_bytes) if footprint_bytes > 0 else 1.0
+        return again * keep / nbytes
+
+    def gm_cycles(self, nbytes: float, blocks: int, hit: float = 0.0) -> float:
+        """Cube-clock cycles one of ``blocks`` concurrent blocks needs to move ``nbytes`` to or
+        from gm at its share of the bandwidth: a share ``hit`` of them (``l2_hit_fraction``)
+        at ``l2_bytes_per_s``, the rest at ``hbm_bytes_per_s``."""
+        spec = self.spec
+        per_cycle = spec.cube_clock_hz * max(1, blocks)
+        return (nbytes * (1.0 - hit) / (spec.hbm_bytes_per_s / per_cycle)
+                + nbytes * hit / (spec.l2_bytes_per_s / per_cycle))
+
+    def gm_time_us(self, read_bytes: float, write_bytes: float = 0.0, hit: float = 0.0) -> float:
+        """A whole kernel's gm traffic at the device's bandwidths: the reads that miss L2 and
+        the writes at ``hbm_bytes_per_s``, the hits at ``l2_bytes_per_s``."""
+        return (self.hbm_time_us(read_bytes * (1.0 - hit) + write_bytes)
+                + read_bytes * hit / self.spec.l2_bytes_per_s * 1e6)
+
     def launch_overhead_us(self) -> float:
         """Fixed cost of one kernel launch (fitted parameter, 5.9 us; no official figure)."""
         return self.spec.launch_overhead_us
@@ -182,7 +218,8 @@ class CostModel:
           in parallel. ``mte_bytes`` gives total bytes per (src, dst) path; by default reads go
           gm->l1 (cube work) or gm->ub, writes ub->gm (vector work) or l0c->gm.
         - launch: ``launch_overhead_us`` + waves x ``block_dispatch_cycles``.
-        The bound is the largest of the four terms. L2 hits are not modeled.
+        The bound is the largest of the four terms. The estimate does not know which bytes
+        a kernel reads twice, so it prices no L2 hit (``l2_hit_fraction``).
         """
         spec = self.spec
         if block_dim <= 0:

@@ -77,6 +77,7 @@ class DeviceSpec:
     vector_clock_hz: float
     buffer_bytes: Mapping[str, int]   # l1, l0a, l0b, l0c, ub per core
     l2_bytes: int
+    l2_bytes_per_s: float             # L2 read bandwidth, shared by all cores
     hbm_bytes: int
     hbm_bytes_per_s: float
     dma_bytes_per_cycle: Mapping[tuple[str, str], float]
@@ -113,7 +114,7 @@ _FIELDS: dict[str, tuple[str, bool]] = {
     "cube_cores": ("count", False), "vector_cores": ("count", False),
     "vector_per_cube": ("count", False), "cube_clock_hz": ("pos", False),
     "vector_clock_hz": ("pos", False), "buffer_bytes": ("count", True),
-    "l2_bytes": ("count", False), "hbm_bytes": ("count", False),
+    "l2_bytes": ("count", False), "l2_bytes_per_s": ("pos", False), "hbm_bytes": ("count", False),
     "hbm_bytes_per_s": ("pos", False), "dma_bytes_per_cycle": ("pos", True),
     "dma_startup_cycles": ("int_map", False), "cube_fractal_k": ("count_map", False),
     "cube_fractals_per_cycle": ("pos_map", False), "mmad_startup_cycles": ("int", False),

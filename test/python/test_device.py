@@ -41,6 +41,7 @@ def test_both_devices_load():
     assert b.buffer_bytes == {"l1": 512 << 10, "l0a": 64 << 10, "l0b": 64 << 10,
                               "l0c": 128 << 10, "ub": 192 << 10}
     assert b.l2_bytes == 192 << 20 and b.hbm_bytes == 64 << 30 and b.hbm_bytes_per_s == 1.6e12
+    assert b.l2_bytes_per_s == 4.59e12 and "GEMMCT" in b.sources["l2_bytes_per_s"]
     assert b.dma_bytes_per_cycle["gm", "ub"] == 128 and b.flag_ids_per_core == 8
     assert "KPP" in b.sources["dma_bytes_per_cycle.gm->ub"]
     assert "INI" in b.sources["cube_cores"]
@@ -248,6 +249,27 @@ def test_kernel_estimate(cm):
     fused = cm.kernel_estimate(vector_bytes={"binary": 2 * n_bytes},
                                hbm_read_bytes=3 * n_bytes, hbm_write_bytes=n_bytes, block_dim=48)
     assert fused.total_us < 2 * one.total_us
+
+
+def test_l2_hit_fraction(cm):
+    """What a kernel reads again hits L2 while its footprint fits, a share L2 / footprint
+    of it beyond; first reads never hit."""
+    mib = 1 << 20
+    assert cm.l2_hit_fraction(0, 0, 0) == 0.0
+    assert cm.l2_hit_fraction(10 * mib, 10 * mib, 20 * mib) == 0.0          # each byte read once
+    assert cm.l2_hit_fraction(40 * mib, 10 * mib, 20 * mib) == pytest.approx(0.75)
+    # a footprint of twice L2 keeps half of what is read again
+    assert cm.l2_hit_fraction(40 * mib, 10 * mib, 384 * mib) == pytest.approx(0.75 * 0.5)
+
+
+def test_gm_cycles_and_time(cm):
+    """Hits move at the L2 bandwidth, misses and writes at HBM's; each of `blocks` blocks gets
+    its share of both."""
+    hbm, l2, clock = 1.6e12, 4.59e12, 1.8e9
+    assert cm.gm_cycles(1 << 20, 24) == pytest.approx((1 << 20) / (hbm / clock / 24))
+    assert cm.gm_cycles(1 << 20, 24, hit=1.0) == pytest.approx((1 << 20) / (l2 / clock / 24))
+    assert cm.gm_cycles(1000, 1, hit=0.5) == pytest.approx(500 / (hbm / clock) + 500 / (l2 / clock))
+    assert cm.gm_time_us(1e6, 1e6, hit=0.5) == pytest.approx(1.5e6 / hbm * 1e6 + 0.5e6 / l2 * 1e6)
 
 
 def test_roofline_bound(cm):

@@ -317,10 +317,11 @@ def _kernel_allocs(text: str) -> dict[str, list[tuple[int, ...]]]:
 
 def test_cube_tiles_hold_twice_the_elements_of_f32_in_2_byte_types():
     """K = 4096: the l1 chunk of K and the l0 step are limited by bytes; a 2-byte operand's
-    are twice as long as f32's, the f32 accumulator is the same."""
-    mm = """func.func @main(%a: tensor<128x4096xT>, %b: tensor<4096x128xT>) -> tensor<128x128xT> {
-  %y = graph.matmul %a, %b : (tensor<128x4096xT>, tensor<4096x128xT>) -> tensor<128x128xT>
-  func.return %y : tensor<128x128xT>
+    are twice as long as f32's, the f32 accumulator is the same (N = 256: at 128 the
+    f16 tiling takes smaller tiles over more blocks, its re-reads hitting L2)."""
+    mm = """func.func @main(%a: tensor<128x4096xT>, %b: tensor<4096x256xT>) -> tensor<128x256xT> {
+  %y = graph.matmul %a, %b : (tensor<128x4096xT>, tensor<4096x256xT>) -> tensor<128x256xT>
+  func.return %y : tensor<128x256xT>
 }"""
     f32 = _kernel_allocs(mm.replace("xT>", "xf32>").replace("xT,", "xf32,"))
     for dtype in LOW_IDS:

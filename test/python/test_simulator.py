@@ -154,6 +154,70 @@ def test_blocks_run_in_waves_and_share_hbm():
     assert k.hbm_bytes / (k.exec_us * 1e-6) <= 1.6e12 * (1 + 1e-9)
 
 
+def test_a_tile_every_block_reads_hits_l2():
+    """48 blocks each read the same 16x256 tile of x and write their own tile of z. The first
+    read of x's bytes comes from HBM, the other 47 from L2 (the footprint fits in 192 MiB):
+    each block's copy in moves 1/48 of its bytes at its share of HBM and 47/48 at its share
+    of L2's 4.59 TB/s (CostModel.l2_hit_fraction, gm_cycles). The writes go to HBM."""
+    blocks = 48
+    rows = 16 * blocks
+    kernel = add_kernel("bcast", block_dim=blocks).replace(
+        '%x: memref<768x256xf16, "gm">', '%x: memref<16x256xf16, "gm">').replace(
+        "%xt = memref.subview %x[%row, 0] [16, 256] [1, 1] : memref<768x256xf16, \"gm\">",
+        "%xt = memref.subview %x[%i, 0] [16, 256] [1, 1] : memref<16x256xf16, \"gm\">")
+    g1, gz = 'memref<16x256xf16, "gm">', f'memref<{rows}x256xf16, "gm">'
+    text = TYPES.format(rows=rows) + kernel + f"""
+func.func @main(%x: {g1} {{onnx.name = "x"}}, %z: {gz} {{onnx.name = "z", ascend.output}}) {{
+  %s = ascend.stream 0
+  ascend.launch @bcast on %s(%x, %z) : ({g1}, {gz})
+  func.return
+}}
+"""
+    module, outputs, sim = run(text)
+    x = feeds_for(module)["x"]
+    np.testing.assert_array_equal(outputs["z"], np.tile(x + x, (blocks, 1)))
+    (k,) = sim.kernels
+    hit = (blocks - 1) / blocks
+    assert k.l2_hit_bytes == round(blocks * TILE * hit)
+    assert k.hbm_bytes == TILE + blocks * TILE       # x once, z written
+    hbm, l2 = 1.6e12 / CLOCK / blocks, 4.59e12 / CLOCK / blocks   # bytes per cycle per block
+    mte2 = math.ceil(TILE * (1 - hit) / hbm + TILE * hit / l2) + 100
+    mte3 = math.ceil(TILE / hbm) + 100
+    assert k.pipe_busy_us["MTE2"] == pytest.approx(blocks * us(mte2))
+    assert k.exec_us == pytest.approx(us(DISPATCH + mte2 + VADD + mte3))
+    report = build_report(sim, module)
+    assert report["l2_hit_bytes"] == k.l2_hit_bytes and report["kernels"][0]["l2_hit_bytes"] == k.l2_hit_bytes
+    assert report["hbm_bytes"] == k.hbm_bytes
+
+
+def test_a_tile_written_again_hits_l2():
+    """One block writes its four sums to the same tile of z (a scratch reused per tile): the
+    first write is priced at HBM (its write-back), the three others hit L2."""
+    kernel = add_kernel("again", tiles=4).replace(
+        '%z: memref<64x256xf16, "gm">', '%z: memref<16x256xf16, "gm">').replace(
+        "%zt = memref.subview %z[%row, 0] [16, 256] [1, 1] : memref<64x256xf16, \"gm\">",
+        "%zt = memref.subview %z[0, 0] [16, 256] [1, 1] : memref<16x256xf16, \"gm\">")
+    gx, gz = 'memref<64x256xf16, "gm">', 'memref<16x256xf16, "gm">'
+    text = TYPES.format(rows=64) + kernel + f"""
+func.func @main(%x: {gx} {{onnx.name = "x"}}, %z: {gz} {{onnx.name = "z", ascend.output}}) {{
+  %s = ascend.stream 0
+  ascend.launch @again on %s(%x, %z) : ({gx}, {gz})
+  func.return
+}}
+"""
+    module, outputs, sim = run(text)
+    x = feeds_for(module)["x"]
+    np.testing.assert_array_equal(outputs["z"], (x + x)[48:])
+    (k,) = sim.kernels
+    assert k.l2_hit_bytes == 3 * TILE and k.hbm_bytes == 4 * TILE + TILE
+
+
+def test_a_kernel_that_reads_each_byte_once_hits_nothing():
+    _, _, sim = run(one_kernel_program(tiles=4, block_dim=8))
+    (k,) = sim.kernels
+    assert k.l2_hit_bytes == 0 and k.hbm_bytes == 2 * 8 * 4 * TILE
+
+
 # ---------------------------------------------------------------------------
 # (2) Two streams and an event.
 # ---------------------------------------------------------------------------

@@ -121,19 +121,19 @@ class Pricer:
         return self.cost.dma_cycles(int(nbytes), src, dst)
 
     def tile(self, mte2: int, mte1: int, cube: int, mp: int, nv: int, mv: int, chunks: int = 1,
-             blocks: int = 1, gm_bytes: int = 0) -> int:
+             blocks: int = 1, gm_bytes: int = 0, hit: float = 0.0) -> int:
         """One output tile: its K chunks through l1, then FIX and the epilogue.
 
         Double-buffered, chunk i + 1 loads (MTE2) while chunk i computes (MTE1 and the cube,
         themselves overlapped through l0): a pipeline of `chunks` stages, so a tile of one
         chunk overlaps nothing - each tile starts on slot 0 and FIX waits for its cube.
         Single-buffered, everything runs in turn. MTE2 runs at no more than the block's share
-        of HBM (`blocks` loading at once, `gm_bytes` per tile)."""
+        of the bandwidth (`blocks` loading at once, `gm_bytes` per tile, a share `hit` of
+        them from L2: `CostModel.gm_cycles`)."""
         fix = self.dma(mv * nv * self.out_isz, "l0c", "gm")
         epi = self.epilogue.cycles(self, mv, nv) if self.epilogue else 0
         if gm_bytes:
-            share = self.spec.hbm_bytes_per_s / self.spec.cube_clock_hz / max(1, blocks)
-            mte2 = max(mte2, math.ceil(gm_bytes / share))
+            mte2 = max(mte2, math.ceil(self.cost.gm_cycles(gm_bytes, blocks, hit)))
         if self.slots > 1:
             load, compute = mte2 / chunks, max(mte1, cube) / chunks
             body = int(load + (chunks - 1) * max(load, compute) + compute)
@@ -145,10 +145,15 @@ class Pricer:
         """Blocks of a kernel of `tiles` tiles: one per cube core at most."""
         return max(1, min(tiles, self.spec.cube_cores))
 
-    def total_us(self, tile_cycles: int, tiles: int, hbm_bytes: int) -> float:
+    def total_us(self, tile_cycles: int, tiles: int, read_bytes: int, write_bytes: int = 0,
+                 hit: float = 0.0) -> float:
         waves = ceil_div(tiles, self.blocks(tiles))
-        us = max(self.cost.cycles_to_us(tile_cycles * waves), self.cost.hbm_time_us(hbm_bytes))
+        us = max(self.cost.cycles_to_us(tile_cycles * waves), self.cost.gm_time_us(read_bytes, write_bytes, hit))
         return us + self.cost.cycles_to_us(waves * self.spec.block_dispatch_cycles)
+
+    def l2_hit(self, read_bytes: int, distinct_read_bytes: int, write_bytes: int) -> float:
+        """The simulator's L2 rule (`CostModel.l2_hit_fraction`) for a candidate tiling."""
+        return self.cost.l2_hit_fraction(read_bytes, distinct_read_bytes, distinct_read_bytes + write_bytes)
 
 
 def _fits(req: KernelRequest, **spaces: int) -> bool:
@@ -212,7 +217,8 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
             tm, tn = ceil_div(m, mt), sum(ceil_div(c, nt) for c in plan.part_cols or (n,))
             tiles = nb * tm * tn
             blocks = pricer.blocks(tiles)
-            hbm = pairs * (tiles * (mt + nt) * kp * isz + nb * m * n * pricer.out_isz)
+            reads, writes = pairs * tiles * (mt + nt) * kp * isz, pairs * nb * m * n * pricer.out_isz
+            hit = pricer.l2_hit(reads, nb * (m + pairs * n) * kp * isz, writes)
             steps = pairs * ceil_div(kp, kt)
             mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * nt * isz, "l1", "l0b"))
             cube = steps * req.cost.mmad_cycles(mt, kt, nt, pricer.dtype)
@@ -221,8 +227,8 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
                 chunks = pairs * ceil_div(kp, kl1)
                 mte2 = chunks * (pricer.dma(mt * kl1 * isz, "gm", "l1") + pricer.dma(kl1 * nt * isz, "gm", "l1"))
                 cycles = pricer.tile(mte2, mte1, cube, mt, min(n, nt), min(m, mt), chunks, blocks,
-                                     pairs * (mt + nt) * kp * isz) + partner_fix
-                us = pricer.total_us(cycles, tiles, hbm)
+                                     pairs * (mt + nt) * kp * isz, hit) + partner_fix
+                us = pricer.total_us(cycles, tiles, reads, writes, hit)
                 cheapest.offer(Tiling(mt, nt, kt, kl1, blocks, tiles, us), tiles * steps)
     return cheapest.best
 
@@ -302,8 +308,10 @@ def _price_conv_chunks(req: KernelRequest, plan: ConvPlan, pricer: Pricer, cheap
     fm_run = None if plan.x_blocked else isz
     tiles = geo.n * geo.group * ceil_div(geo.mg, mt) * ceil_div(geo.oh, ohs) * ceil_div(geo.ow, owt)
     blocks = pricer.blocks(tiles)
-    hbm = (tiles * (req.cost.dma_bytes(geo.cg * rows * cols * isz, fm_run) + mt * units * unit_k * isz)
-           + geo.n * geo.m * geo.oh * geo.ow * pricer.out_isz)
+    reads = tiles * (req.cost.dma_bytes(geo.cg * rows * cols * isz, fm_run) + mt * units * unit_k * isz)
+    writes = geo.n * geo.m * geo.oh * geo.ow * pricer.out_isz
+    distinct = (geo.n * geo.c * geo.h * geo.w + geo.m * units * unit_k) * isz
+    hit = pricer.l2_hit(reads, distinct, writes)
     for cc in per_chunk(units, most, slots if (plan.x_blocked or not plan.w_fz) else 1):
         kc = round_up(cc * unit_k, plan.k_fractal)
         chunks = ceil_div(units, cc)
@@ -316,6 +324,6 @@ def _price_conv_chunks(req: KernelRequest, plan: ConvPlan, pricer: Pricer, cheap
         mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * np_ * isz, "l1", "l0b"))
         cube = steps * req.cost.mmad_cycles(mt, kt, np_, pricer.dtype)
         cycles = pricer.tile(mte2, mte1, cube, mt, npix, min(geo.mg, mt), chunks, blocks,
-                             chunks * (fm_bytes + w_bytes))
-        us = pricer.total_us(cycles, tiles, hbm)
+                             chunks * (fm_bytes + w_bytes), hit)
+        us = pricer.total_us(cycles, tiles, reads, writes, hit)
         cheapest.offer(Tiling(mt, np_, kt, kc, blocks, tiles, us, ohs=ohs, owt=owt, cc=cc), tiles * steps)

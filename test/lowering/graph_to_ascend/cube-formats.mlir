@@ -9,28 +9,32 @@
 // (c1, kh, kw, c0) order) and load3d reads the NC1HWC0 box in that order; the FIX
 // pipe writes the fractal rows as NC1HWC0 blocks; the epilogue runs on those blocks
 // in ub as they lie ([C1, pixels, C0] tiles, no re-layout), the bias re-laid out to
-// [C1, 1, C0] and broadcast over the pixels.
+// [C1, 1, C0] and broadcast over the pixels. A tile is 16 output channels x one output
+// row of 8 pixels (a box of 3 input rows), 2 x 8 = 16 tiles over 16 blocks - the tiling
+// prices re-reads of the box rows and weights at the L2 bandwidth, so small tiles win;
+// FIX writes the 8 valid pixels of the 16-row l0c fractal ({pad}) as a [1, 8, 16] block.
 // CHECK-LABEL: ascend.kernel @k0_conv(
 // CHECK-SAME:    %w: memref<18x2x16x16xf16, "gm">
 // CHECK-SAME:    %y: memref<1x2x8x8x16xf16, "gm">
-// CHECK:         %l1fm0 = ascend.alloc {{.*}} : memref<2x4x8x16xf16, "l1">
-// CHECK:         %v0 = ascend.alloc {{.*}} : memref<1x16x16xf16, "ub">
+// CHECK-SAME:    attributes {block_dim = 16 : i64, core_type = "mix", template = "conv"}
+// CHECK:         %l1fm0 = ascend.alloc {{.*}} : memref<2x3x8x16xf16, "l1">
+// CHECK:         %v0 = ascend.alloc {{.*}} : memref<1x8x16xf16, "ub">
 // CHECK:         %s0 = ascend.alloc {{.*}} : memref<1x1x16xf16, "ub">
 // CHECK:         %[[Y:.*]] = memref.collapse_shape %y {{.*}} into memref<2x64x16xf16, "gm">
-// CHECK:         ascend.copy %{{.*}}, %l1fm0 {layout = "nd2nc1hwc0"} : memref<32x4x8xf16, {{.*}}"gm"> to memref<2x4x8x16xf16, "l1">
+// CHECK:         ascend.copy %{{.*}}, %l1fm0 {layout = "nd2nc1hwc0"} : memref<32x3x8xf16, {{.*}}"gm"> to memref<2x3x8x16xf16, "l1">
 // CHECK:         %[[WT:.*]] = memref.subview %w[0, %{{.*}}, 0, 0] [18, 1, 16, 16] [1, 1, 1, 1]
 // CHECK-NEXT:    ascend.copy %[[WT]], %l1w0 {layout = "nz2nd"} : memref<18x1x16x16xf16, {{.*}} to memref<16x288xf16, "l1">
-// CHECK:         ascend.load3d %l1fm0[%{{.*}}, %c0], %l0b0[%c0, %{{.*}}, %c0] {{{.*}}channels = 32 : i64} : memref<2x4x8x16xf16, "l1"> to memref<96x16xf16, "l0b">
-// CHECK:         %[[T:.*]] = memref.subview %[[Y]][%{{.*}}, %{{.*}}, 0] [1, 16, 16] [1, 1, 1]
-// CHECK-NEXT:    ascend.copy %l0c, %[[T]] {layout = "nd2nc1hwc0"} : memref<16x16xf32, "l0c"> to memref<1x16x16xf16, {{.*}}"gm">
+// CHECK:         ascend.load3d %l1fm0[%{{.*}}, %c0], %l0b0[%c0, %{{.*}}, %c0] {{{.*}}out = array<i64: 1, 8>, channels = 32 : i64} : memref<2x3x8x16xf16, "l1"> to memref<96x16xf16, "l0b">
+// CHECK:         %[[T:.*]] = memref.subview %[[Y]][%{{.*}}, %{{.*}}, 0] [1, 8, 16] [1, 1, 1]
+// CHECK-NEXT:    ascend.copy %l0c, %[[T]] {layout = "nd2nc1hwc0", pad} : memref<16x16xf32, "l0c"> to memref<1x8x16xf16, {{.*}}"gm">
 // CHECK-NOT:     nc1hwc02nd
-// CHECK:         ascend.copy %[[T]], %v0 : memref<1x16x16xf16, {{.*}}"gm"> to memref<1x16x16xf16, "ub">
+// CHECK:         ascend.copy %[[T]], %v0 : memref<1x8x16xf16, {{.*}}"gm"> to memref<1x8x16xf16, "ub">
 // CHECK:         ascend.copy %{{.*}}, %s0 {layout = "nd2nc1hwc0"} : memref<16x1xf16, {{.*}}"gm"> to memref<1x1x16xf16, "ub">
-// CHECK:         ascend.vbrcb %s0, %v1 : memref<1x1x16xf16, "ub">, memref<1x16x16xf16, "ub">
-// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<1x16x16xf16, "ub">
+// CHECK:         ascend.vbrcb %s0, %v1 : memref<1x1x16xf16, "ub">, memref<1x8x16xf16, "ub">
+// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<1x8x16xf16, "ub">
 // CHECK-NEXT:    ascend.set_flag V -> MTE3
 // CHECK-NEXT:    ascend.wait_flag V -> MTE3
-// CHECK-NEXT:    ascend.copy %v0, %[[T]] : memref<1x16x16xf16, "ub"> to memref<1x16x16xf16, {{.*}}"gm">
+// CHECK-NEXT:    ascend.copy %v0, %[[T]] : memref<1x8x16xf16, "ub"> to memref<1x8x16xf16, {{.*}}"gm">
 // NC1HWC0 in, NCHW out: the box is copied as it lies (l1's native format).
 // CHECK-LABEL: ascend.kernel @k1_conv(
 // CHECK:         ascend.copy %{{.*}}, %l1fm0 {layout = "nc1hwc0"} : memref<2x3x8x16xf16, strided<[1024, 128, 16, 1], offset: ?>, "gm"> to memref<2x3x8x16xf16, "l1">

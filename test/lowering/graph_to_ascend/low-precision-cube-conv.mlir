@@ -64,20 +64,25 @@ func.func @conv_bf16(%x: tensor<1x8x12x12xbf16>, %w: tensor<16x8x3x3xbf16>, %b: 
 
 // bf16 on NC1HWC0 (C0 = 16 for a 2-byte type) with FRACTAL_Z weights: FIX writes NC1HWC0
 // blocks and the epilogue runs on them as they lie, [C1, pixels, C0] tiles converted to f32
-// and back.
+// and back. A tile is one C1 block of 16 output channels x one output row of 8 pixels (the
+// l1 box [2, 3, 8, 16]: 3 input rows), 2 x 8 = 16 tiles over 16 blocks - the tiling prices
+// the re-reads of the feature map and weights at the L2 bandwidth, so small tiles win; FIX
+// writes the row's 8 valid pixels of the 16-row l0c fractal ({pad}) into [1, 8, 16] blocks.
 // CHECK-LABEL: ascend.kernel @k0_conv(
 // CHECK-SAME:    %y: memref<1x2x8x8x16xbf16, "gm">
-// CHECK:         %[[V0:.*]] = ascend.alloc {offset = 0 : i64} : memref<1x16x16xf32, "ub">
-// CHECK:         %[[IN0:.*]] = ascend.alloc {offset = 2112 : i64} : memref<1x16x16xbf16, "ub">
-// CHECK-NEXT:    %[[IN1:.*]] = ascend.alloc {offset = 2624 : i64} : memref<1x1x16xbf16, "ub">
-// CHECK-NEXT:    %[[OUT0:.*]] = ascend.alloc {offset = 2656 : i64} : memref<1x16x16xbf16, "ub">
-// CHECK:         ascend.copy %l0c, %[[T:.*]] {layout = "nd2nc1hwc0"} : memref<16x16xf32, "l0c"> to memref<1x16x16xbf16
-// CHECK:         ascend.copy %[[T]], %[[IN0]] : memref<1x16x16xbf16
+// CHECK-SAME:    attributes {block_dim = 16 : i64, core_type = "mix", template = "conv"}
+// CHECK:         ascend.alloc {{.*}} : memref<2x3x8x16xbf16, "l1">
+// CHECK:         %[[V0:.*]] = ascend.alloc {offset = 0 : i64} : memref<1x8x16xf32, "ub">
+// CHECK:         %[[IN0:.*]] = ascend.alloc {offset = 1088 : i64} : memref<1x8x16xbf16, "ub">
+// CHECK-NEXT:    %[[IN1:.*]] = ascend.alloc {offset = 1344 : i64} : memref<1x1x16xbf16, "ub">
+// CHECK-NEXT:    %[[OUT0:.*]] = ascend.alloc {offset = 1376 : i64} : memref<1x8x16xbf16, "ub">
+// CHECK:         ascend.copy %l0c, %[[T:.*]] {layout = "nd2nc1hwc0", pad} : memref<16x16xf32, "l0c"> to memref<1x8x16xbf16
+// CHECK:         ascend.copy %[[T]], %[[IN0]] : memref<1x8x16xbf16
 // CHECK:         ascend.copy %{{.*}}, %[[IN1]] {layout = "nd2nc1hwc0"} : memref<16x1xbf16
-// CHECK:         ascend.vcast %[[IN0]], %[[V0]] : memref<1x16x16xbf16, "ub">, memref<1x16x16xf32, "ub">
-// CHECK:         ascend.vadd %[[V0]], %{{.*}}, %[[V0]] : memref<1x16x16xf32, "ub">
-// CHECK-NEXT:    ascend.vcast %[[V0]], %[[OUT0]] : memref<1x16x16xf32, "ub">, memref<1x16x16xbf16, "ub">
-// CHECK:         ascend.copy %[[OUT0]], %[[T]] : memref<1x16x16xbf16, "ub">
+// CHECK:         ascend.vcast %[[IN0]], %[[V0]] : memref<1x8x16xbf16, "ub">, memref<1x8x16xf32, "ub">
+// CHECK:         ascend.vadd %[[V0]], %{{.*}}, %[[V0]] : memref<1x8x16xf32, "ub">
+// CHECK-NEXT:    ascend.vcast %[[V0]], %[[OUT0]] : memref<1x8x16xf32, "ub">, memref<1x8x16xbf16, "ub">
+// CHECK:         ascend.copy %[[OUT0]], %[[T]] : memref<1x8x16xbf16, "ub">
 func.func @main(%x: tensor<1x32x8x8xbf16>) -> tensor<1x2x8x8x16xbf16, #graph.format<NC1HWC0, NCHW, [1, 32, 8, 8]>> {
   %w = graph.constant dense<5.000000e-01> : tensor<18x2x16x16xbf16, #graph.format<FRACTAL_Z, NCHW, [32, 32, 3, 3]>>
   %b = graph.constant dense<2.500000e-01> : tensor<32xbf16>

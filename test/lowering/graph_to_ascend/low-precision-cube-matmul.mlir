@@ -6,32 +6,36 @@
 
 // Tiles take bytes, not elements: with K = 4096 the l1 chunk of K and the l0 step hold twice
 // as many f16 / bf16 elements as f32 ones in the same bytes - an f32 product of these shapes
-// takes [64, 512] l1 chunks and [64, 128] l0 steps (test_low_precision.py compares them) -
-// while l0c stays f32.
+// takes the same [64, 48] output tiles (block_dim 12: M = 2 x 64, N = 5 x 48 + 16) with
+// [64, 512] l1 chunks and [64, 128] l0 steps (test_low_precision.py makes the same
+// comparison) - while l0c stays f32. N is 256 (was 128): at N = 128 the tiling, pricing
+// re-reads at the L2 bandwidth, picks [48, 32] tiles for f16 but [64, 32] for f32.
 // CHECK-LABEL: ascend.kernel @k0_mm(
-// CHECK-SAME:    %a: memref<128x4096xf16, "gm">
+// CHECK-SAME:    %a: memref<128x4096xf16, "gm">, %b: memref<4096x256xf16, "gm">
+// CHECK-SAME:    attributes {block_dim = 12 : i64, core_type = "cube", template = "matmul"}
 // CHECK-NEXT:    ascend.alloc {offset = 0 : i64} : memref<64x1024xf16, "l1">
 // CHECK:         ascend.alloc {offset = 0 : i64} : memref<64x256xf16, "l0a">
 // CHECK:         ascend.alloc {offset = 0 : i64} : memref<64x48xf32, "l0c">
 // CHECK:         ascend.mmad %{{.*}} : memref<64x256xf16, "l0a">, memref<256x48xf16, "l0b">, memref<64x48xf32, "l0c">
-// CHECK:         ascend.copy %l0c, %{{.*}} : memref<64x48xf32, "l0c"> to memref<64x48xf16, strided<[128, 1], offset: ?>, "gm">
-func.func @mm_f16(%a: tensor<128x4096xf16>, %b: tensor<4096x128xf16>) -> tensor<128x128xf16> {
-  %y = graph.matmul %a, %b : (tensor<128x4096xf16>, tensor<4096x128xf16>) -> tensor<128x128xf16> loc("mm")
-  func.return %y : tensor<128x128xf16>
+// CHECK:         ascend.copy %l0c, %{{.*}} : memref<64x48xf32, "l0c"> to memref<64x48xf16, strided<[256, 1], offset: ?>, "gm">
+func.func @mm_f16(%a: tensor<128x4096xf16>, %b: tensor<4096x256xf16>) -> tensor<128x256xf16> {
+  %y = graph.matmul %a, %b : (tensor<128x4096xf16>, tensor<4096x256xf16>) -> tensor<128x256xf16> loc("mm")
+  func.return %y : tensor<128x256xf16>
 }
 
 // -----
 
 // CHECK-LABEL: ascend.kernel @k0_mm(
-// CHECK-SAME:    %a: memref<128x4096xbf16, "gm">
+// CHECK-SAME:    %a: memref<128x4096xbf16, "gm">, %b: memref<4096x256xbf16, "gm">
+// CHECK-SAME:    attributes {block_dim = 12 : i64, core_type = "cube", template = "matmul"}
 // CHECK-NEXT:    ascend.alloc {offset = 0 : i64} : memref<64x1024xbf16, "l1">
 // CHECK:         ascend.alloc {offset = 0 : i64} : memref<64x256xbf16, "l0a">
 // CHECK:         ascend.alloc {offset = 0 : i64} : memref<64x48xf32, "l0c">
 // CHECK:         ascend.mmad %{{.*}} : memref<64x256xbf16, "l0a">, memref<256x48xbf16, "l0b">, memref<64x48xf32, "l0c">
-// CHECK:         ascend.copy %l0c, %{{.*}} : memref<64x48xf32, "l0c"> to memref<64x48xbf16, strided<[128, 1], offset: ?>, "gm">
-func.func @mm_bf16(%a: tensor<128x4096xbf16>, %b: tensor<4096x128xbf16>) -> tensor<128x128xbf16> {
-  %y = graph.matmul %a, %b : (tensor<128x4096xbf16>, tensor<4096x128xbf16>) -> tensor<128x128xbf16> loc("mm")
-  func.return %y : tensor<128x128xbf16>
+// CHECK:         ascend.copy %l0c, %{{.*}} : memref<64x48xf32, "l0c"> to memref<64x48xbf16, strided<[256, 1], offset: ?>, "gm">
+func.func @mm_bf16(%a: tensor<128x4096xbf16>, %b: tensor<4096x256xbf16>) -> tensor<128x256xbf16> {
+  %y = graph.matmul %a, %b : (tensor<128x4096xbf16>, tensor<4096x256xbf16>) -> tensor<128x256xbf16> loc("mm")
+  func.return %y : tensor<128x256xbf16>
 }
 
 // -----
