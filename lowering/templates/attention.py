@@ -283,9 +283,10 @@ def _buffers(plan: AttentionPlan, mq: int, nk: int, nk0: int | None = None) -> d
 def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling | None:
     """The cheapest (mq, nk) whose buffers fit, priced with the cost model. The key tiles of
     a work item are a software pipeline: a tile costs its busiest pipe (MTE2 carries K, V and
-    the S, P and P V hand-offs, at no more than the block's share of HBM; V the softmax and
-    the O update; FIX, MTE3, M, MTE1 the rest), and an item adds one tile's whole chain (the
-    pipeline's fill and drain). Work items go to the blocks in waves; the block count is
+    the S, P and P V hand-offs, at no more than the block's share of the bandwidth: what is
+    read or written again at L2's, by the simulator's rule; V the softmax and the O update;
+    FIX, MTE3, M, MTE1 the rest), and an item adds one tile's whole chain (the pipeline's fill
+    and drain). Work items go to the blocks in waves; the block count is
     priced too (`block_choices`)."""
     spec = req.device
     best: AttentionTiling | None = None
@@ -376,31 +377,41 @@ def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, item
     e = itemsize(plan.elt)
     mqp, nkp = round_up(mq, FRACTAL), round_up(nk, FRACTAL)
     dp, dvp = round_up(plan.D, FRACTAL), round_up(plan.Dv, FRACTAL)
-    share = spec.hbm_bytes_per_s / spec.cube_clock_hz / blocks
+    s_bytes, o_bytes, p_bytes = mq * nk * 4, mq * plan.Dv * 4, mq * nk * e
+    nq = ceil_div(plan.S, mq)
+    tiles_per_item = ceil_div(keys, nk)
+    if plan.causal:  # query tile q sees the keys up to its last row + off
+        seen = sum(min(tiles_per_item, ceil_div(min(plan.S, (q + 1) * mq) + plan.off, nk)) for q in range(nq))
+        tiles_per_item = max(1, ceil_div(seen, nq))
+    # the simulator's L2 rule (CostModel.l2_hit_fraction): K and V read again per query tile,
+    # the S / P / P V hand-offs written and read back through the blocks' scratch
+    tiles = items * tiles_per_item
+    q_bytes, out_bytes = plan.B * plan.H * plan.S * plan.D * e, plan.B * plan.H * plan.S * plan.Dv * e
+    kv_bytes = plan.B * plan.Hkv * plan.L * (plan.D + plan.Dv) * e
+    scratch = blocks * len(SLOTS) * (s_bytes + p_bytes + o_bytes)
+    footprint = q_bytes + kv_bytes + out_bytes + scratch
+    hit = {"gm": cost.l2_hit_fraction(tiles * (nk * (plan.D + plan.Dv) * e + s_bytes + p_bytes + o_bytes),
+                                      kv_bytes + scratch, footprint),
+           "out": cost.l2_hit_fraction(tiles * (s_bytes + p_bytes + o_bytes), scratch, footprint)}
 
     def gm(nbytes: int, src: str, dst: str) -> int:
+        h = hit["gm"] if src == "gm" else hit["out"]
         return max(cost.dma_cycles(nbytes, src, dst),
-                   math.ceil(nbytes / share) + cost.dma_cycles(0, src, dst))
+                   math.ceil(cost.gm_cycles(nbytes, blocks, h)) + cost.dma_cycles(0, src, dst))
 
-    s_bytes, o_bytes = mq * nk * 4, mq * plan.Dv * 4
     steps = ceil_div(nk, nk0 or nk)
     n0p = round_up(ceil_div(nk, steps), FRACTAL)
     pipes = {
         "MTE2": (gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1")
-                 + gm(s_bytes, "gm", "ub") + gm(mq * nk * e, "gm", "l1") + gm(o_bytes, "gm", "ub")),
+                 + gm(s_bytes, "gm", "ub") + gm(p_bytes, "gm", "l1") + gm(o_bytes, "gm", "ub")),
         "FIX": gm(s_bytes, "l0c", "gm") + gm(o_bytes, "l0c", "gm"),
-        "MTE3": gm(mq * nk * e, "ub", "gm"),
+        "MTE3": gm(p_bytes, "ub", "gm"),
         "MTE1": steps * (cost.dma_cycles(mqp * n0p * e, "l1", "l0a") + cost.dma_cycles(n0p * dvp * e, "l1", "l0b")
                          + cost.dma_cycles(n0p * dp * e, "l1", "l0b")),
         "M": steps * (cost.mmad_cycles(mqp, dp, n0p, dt) + cost.mmad_cycles(mqp, n0p, dvp, dt)),
         "V": 10 * cost.vector_cycles("binary", s_bytes, "f32") + 3 * cost.vector_cycles("binary", o_bytes, "f32"),
     }
     tile, chain = max(pipes.values()), sum(pipes.values())
-    nq = ceil_div(plan.S, mq)
-    tiles_per_item = ceil_div(keys, nk)
-    if plan.causal:  # query tile q sees the keys up to its last row + off
-        seen = sum(min(tiles_per_item, ceil_div(min(plan.S, (q + 1) * mq) + plan.off, nk)) for q in range(nq))
-        tiles_per_item = max(1, ceil_div(seen, nq))
     waves = ceil_div(items, blocks)
     per_item = chain + tile * (tiles_per_item - 1)
     return cost.cycles_to_us(waves * per_item + spec.block_dispatch_cycles)
