@@ -3,12 +3,16 @@
 A zip archive (stored, not compressed: weights barely compress and a stored
 member can be read without inflating it) holding
 
-* `program.mlir`  the final program as MLIR text, weights as resource blobs,
+* `program.mlir`  the final program as MLIR text, each weight a `dense_resource<name>`,
   the memory plan as attributes on its buffers (offsets, lifetimes,
   `ascend.workspace_size`);
+* `weights.bin`   the weights' raw bytes, each at a 64-byte aligned offset (no hex
+  text: the file is the weights plus the program, and loading reads them as they lie);
 * `manifest.json` what a loader checks before parsing: the format version, the
-  device and options it was compiled for, the stage names, and the inputs and
-  outputs (name, shape, dtype).
+  device and options it was compiled for, the stage names, the inputs and
+  outputs (name, shape, dtype), and each weight's offset and size in `weights.bin`.
+
+Version 2 files (the weights as hex resource blobs inside `program.mlir`) still load.
 
 A geared model (driver/gears.py) holds every gear's program in `program.mlir`, each
 a module `@gear_<i>` inside one top-level module, so a weight the gears share is one
@@ -35,9 +39,14 @@ from geir.errors import GeirError
 from geir.dialects import make_context
 
 FORMAT = "geir-om"
-VERSION = 2
-"""2: memory spaces are strings (`"gm"`), not `#ascend.space<gm>` (docs/ascend.md)."""
-PROGRAM, MANIFEST = "program.mlir", "manifest.json"
+VERSION = 3
+"""2: memory spaces are strings (`"gm"`), not `#ascend.space<gm>` (docs/ascend.md);
+3: the weights as raw bytes in `weights.bin`."""
+READS = (2, VERSION)
+"""The versions this geir loads."""
+PROGRAM, MANIFEST, WEIGHTS = "program.mlir", "manifest.json", "weights.bin"
+WEIGHT_ALIGN = 64
+"""Bytes each weight's offset in `weights.bin` is a multiple of."""
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 """Every member's timestamp: the earliest a zip can hold (reproducible builds)."""
 
@@ -87,9 +96,22 @@ def save_om(compiled, path: str | Path, gears=None, ranks=None) -> None:
             m.sym_name = StringAttr(f"rank_{i}")
         module = ModuleOp(programs)
         module.verify()
+    blobs: dict[str, bytes] = {}
+    program = print_module(module, blobs=blobs)
+    weights, table, offset = [], {}, 0
+    for name, data in blobs.items():
+        pad = -offset % WEIGHT_ALIGN
+        weights += [b"\0" * pad, data]
+        offset += pad
+        table[name] = [offset, len(data)]
+        offset += len(data)
+    manifest["weights"] = table
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
-        for name, text in ((MANIFEST, json.dumps(manifest, indent=2)), (PROGRAM, print_module(module))):
-            z.writestr(_member(name), text)
+        z.writestr(_member(MANIFEST), json.dumps(manifest, indent=2))
+        z.writestr(_member(PROGRAM), program)
+        with z.open(_member(WEIGHTS), "w", force_zip64=offset >= 1 << 31) as f:
+            for chunk in weights:
+                f.write(chunk)
 
 
 def _member(name: str) -> zipfile.ZipInfo:
@@ -105,24 +127,8 @@ def load_om(path: str | Path) -> tuple[PipelineOptions, ModuleOp | list[ModuleOp
     """Read an offline model file: (its compile options, its verified program - one per gear
     for a geared model -, the passes that were not available when it was compiled, the
     manifest's gears or None). `geir.load` makes a CompiledModel (GearedModel) of it."""
-    from geir.ir.text import parse_module
-
     path = Path(path)
-    if not path.is_file():
-        raise GeirError(f"no such file: {path}")
-    try:
-        with zipfile.ZipFile(path) as z:
-            manifest = json.loads(z.read(MANIFEST))
-            text = z.read(PROGRAM).decode()
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as e:
-        raise GeirError(f"{path} is not a geir offline model: {e}") from None
-    if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
-        raise GeirError(
-            f"{path}: unsupported offline model format {manifest.get('format')!r} "
-            f"version {manifest.get('version')!r} (this geir reads {FORMAT} {VERSION})"
-        )
-    module = parse_module(text, make_context(), name=f"{path}:{PROGRAM}")
-    module.verify()
+    manifest, module = read_program(path)
     options = manifest.get("options", {})
     options["disable_passes"] = tuple(options.get("disable_passes", ()))
     ranks = manifest.get("ranks")
@@ -142,6 +148,37 @@ def load_om(path: str | Path) -> tuple[PipelineOptions, ModuleOp | list[ModuleOp
                             f"{0 if programs is None else len(programs)}")
         module = programs
     return PipelineOptions(**options), module, list(manifest.get("unavailable_passes", [])), gears
+
+
+def read_program(path: str | Path) -> tuple[dict, ModuleOp]:
+    """(The manifest, the verified top-level program with its weights) of an offline model
+    file: as written, a geared or multi-device model's programs still inside it."""
+    from geir.ir.text import parse_module
+
+    path = Path(path)
+    if not path.is_file():
+        raise GeirError(f"no such file: {path}")
+    try:
+        with zipfile.ZipFile(path) as z:
+            manifest = json.loads(z.read(MANIFEST))
+            text = z.read(PROGRAM).decode()
+            weights = z.read(WEIGHTS) if manifest.get("version") == VERSION else b""
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as e:
+        raise GeirError(f"{path} is not a geir offline model: {e}") from None
+    if manifest.get("format") != FORMAT or manifest.get("version") not in READS:
+        raise GeirError(
+            f"{path}: unsupported offline model format {manifest.get('format')!r} "
+            f"version {manifest.get('version')!r} (this geir reads {FORMAT} {', '.join(map(str, READS))})"
+        )
+    view = memoryview(weights)
+    blobs = {}
+    for name, (offset, size) in manifest.get("weights", {}).items():
+        if offset < 0 or offset + size > len(weights):
+            raise GeirError(f"{path}: weight '{name}' lies outside {WEIGHTS} ({offset} + {size} > {len(weights)} bytes)")
+        blobs[name] = view[offset:offset + size]
+    module = parse_module(text, make_context(), name=f"{path}:{PROGRAM}", blobs=blobs)
+    module.verify()
+    return manifest, module
 
 
 def om_ranks(path: str | Path) -> dict | None:

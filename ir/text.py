@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 import re
 import weakref
+from collections.abc import Mapping
 
 import numpy as np
 from xdsl.context import Context
@@ -58,14 +59,14 @@ class _ResourceCollector:
 
     def __init__(self, elide: bool):
         self.elide = elide
-        self.blobs: dict[str, str] = {}
+        self.blobs: dict[str, DenseIntOrFPElementsAttr] = {}
         self.names: set[str] = set()
-        self.by_blob: dict[str, str] = {}
+        self.by_blob: dict[tuple[int, bytes], str] = {}
 
     def add(self, hint: str | None, attr: DenseIntOrFPElementsAttr) -> str:
         if self.elide:
             return ELIDED
-        blob = encode_blob(attr)
+        blob = (_alignment(attr), attr.data.data)
         if blob in self.by_blob:
             return self.by_blob[blob]
         base = re.sub(r"[^A-Za-z0-9_]", "_", hint or "cst") or "cst"
@@ -76,14 +77,17 @@ class _ResourceCollector:
             n += 1
             name = f"{base}_{n}"
         self.names.add(name)
-        self.blobs[name] = blob
+        self.blobs[name] = attr
         self.by_blob[blob] = name
         return name
 
 
+def _alignment(attr: DenseIntOrFPElementsAttr) -> int:
+    return max(to_dtype(attr.get_type().element_type).itemsize, 1)
+
+
 def encode_blob(attr: DenseIntOrFPElementsAttr) -> str:
-    itemsize = to_dtype(attr.get_type().element_type).itemsize
-    return "0x" + max(itemsize, 1).to_bytes(4, "little").hex().upper() + attr.data.data.hex().upper()
+    return "0x" + _alignment(attr).to_bytes(4, "little").hex().upper() + attr.data.data.hex().upper()
 
 
 def decode_blob(blob: str) -> bytes:
@@ -179,8 +183,11 @@ def print_module(
     elide: bool = False,
     debuginfo: bool = True,
     generic: bool = False,
+    blobs: dict[str, bytes] | None = None,
 ) -> str | None:
-    """Print a module with its resource section; returns the text if no stream."""
+    """Print a module with its resource section; returns the text if no stream. `blobs`: a
+    dict that takes the resources' raw bytes instead (name -> data; the text then has no
+    resource section and `parse_module(..., blobs=)` reads it back with them)."""
     out = io.StringIO() if stream is None else stream
     printer = _Printer(stream=out, print_debuginfo=debuginfo, print_generic_format=generic)
     collector = _ResourceCollector(elide)
@@ -193,7 +200,10 @@ def print_module(
         # Unknown locations carry nothing; MLIR prints them, we keep dumps readable.
         text = text.replace(" loc(unknown)", "")
     out.write(text)
-    _print_resources(out, collector.blobs)
+    if blobs is not None:
+        blobs.update((name, attr.data.data) for name, attr in collector.blobs.items())
+    else:
+        _print_resources(out, {name: encode_blob(attr) for name, attr in collector.blobs.items()})
     out.write("\n")
     return out.getvalue() if stream is None else None
 
@@ -296,10 +306,12 @@ def hoist_location_aliases(text: str) -> str:
     return " ".join(defs[a] for a in order) + " " + _LOC_ALIAS.sub("", text)
 
 
-def parse_module(text: str, ctx: Context, name: str = "<input>") -> ModuleOp:
+def parse_module(text: str, ctx: Context, name: str = "<input>",
+                 blobs: Mapping[str, bytes] | None = None) -> ModuleOp:
     """Parse MLIR text in `ctx` (geir's: `geir.dialects.make_context()`); resource blobs
     become the constants' bytes. Text with no op is an empty module, as upstream; location
-    aliases may be defined after their use, as upstream prints them."""
+    aliases may be defined after their use, as upstream prints them. `blobs`: raw bytes of
+    resources the text refers to without holding them (`print_module(..., blobs=)`)."""
     if _is_blank(text):
         return ModuleOp([])
     text = hoist_location_aliases(text)
@@ -307,7 +319,7 @@ def parse_module(text: str, ctx: Context, name: str = "<input>") -> ModuleOp:
     store.clear()
     try:
         module = _Parser(ctx, text, name).parse_module()
-        _resolve_resources(module, store)
+        _resolve_resources(module, store, blobs or {})
     finally:
         store.clear()
     return module
@@ -319,17 +331,21 @@ def _blob_store(ctx: Context) -> dict[str, str]:
     return interface._blob_storage  # noqa: SLF001 - xDSL keeps no other handle
 
 
-def _resolve_resources(module: ModuleOp, store: dict[str, str]) -> None:
+def _resolve_resources(module: ModuleOp, store: dict[str, str], raw: Mapping[str, bytes]) -> None:
     """Every `value` property holding a resource handle (the dialects' constants) gets the
-    blob's bytes."""
+    blob's bytes: from the text's resource section, else from `raw`."""
     for op in module.walk():
         value = op.properties.get("value")  # not verified yet: may be missing
         if not isinstance(value, DenseResourceAttr):
             continue
-        blob = store.get(value.resource_handle.data)
-        if not blob:
+        key = value.resource_handle.data
+        blob = store.get(key)
+        if blob:
+            data = decode_blob(blob)
+        elif key in raw:
+            data = bytes(raw[key])
+        else:
             continue  # elided: stays a handle; using its data is an error
-        data = decode_blob(blob)
         t = value.get_type()
         want = int(np.prod(t.get_shape(), dtype=np.int64)) * to_dtype(t.element_type).itemsize
         if len(data) != want:

@@ -114,6 +114,47 @@ def test_offline_model_round_trip(tmp_path, squeezenet):
         np.testing.assert_array_equal(a[k], b[k])
 
 
+def test_offline_model_holds_the_weights_as_raw_bytes(tmp_path, squeezenet):
+    """weights.bin holds each weight once, raw (no hex text): the file is the weights plus the
+    program text; a version-2 file (hex blobs inside program.mlir) still loads, to the same
+    outputs; a weight outside weights.bin is a clear error."""
+    import json
+    import zipfile
+
+    from geir.driver import om
+    from geir.ir.text import print_module
+
+    cm = geir.compile(squeezenet, opt_level=3)
+    path = tmp_path / "model.om"
+    cm.save(path)
+    with zipfile.ZipFile(path) as z:
+        manifest = json.loads(z.read(om.MANIFEST))
+        sizes = {i.filename: i.file_size for i in z.infolist()}
+    constants = sum(len(op.properties["value"].data.data) for op in cm.module.walk()
+                    if op.name == "ascend.constant")
+    assert manifest["version"] == 3 and sizes[om.WEIGHTS] <= constants + om.WEIGHT_ALIGN * len(manifest["weights"])
+    assert all(offset % om.WEIGHT_ALIGN == 0 for offset, _ in manifest["weights"].values())
+    assert path.stat().st_size <= sizes[om.WEIGHTS] + sizes[om.PROGRAM] + 64 * 1024
+    feeds = cm.random_inputs(seed=1)
+    want = cm.run(feeds)
+
+    old = tmp_path / "v2.om"
+    with zipfile.ZipFile(old, "w") as z:
+        z.writestr(om.MANIFEST, json.dumps({**manifest, "version": 2, "weights": {}}))
+        z.writestr(om.PROGRAM, print_module(cm.module))
+    for name, got in geir.load(old).run(feeds).items():
+        np.testing.assert_array_equal(got, want[name])
+
+    bad = tmp_path / "bad-weights.om"
+    name, (offset, size) = next(iter(manifest["weights"].items()))
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(bad, "w") as z:
+        for member in (om.PROGRAM, om.WEIGHTS):
+            z.writestr(member, src.read(member))
+        z.writestr(om.MANIFEST, json.dumps({**manifest, "weights": {**manifest["weights"], name: [offset, 1 << 40]}}))
+    with pytest.raises(GeirError, match=f"weight '{name}' lies outside weights.bin"):
+        geir.load(bad)
+
+
 def test_not_an_offline_model_is_a_clear_error(tmp_path):
     path = tmp_path / "bad.om"
     path.write_bytes(b"PK\x03\x04 not really a zip")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import re
 import subprocess
-import zipfile
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ from conftest import require_tool
 
 import geir
 from geir.dialects import make_context
-from geir.driver.om import PROGRAM
+from geir.driver.om import read_program
 from geir.ir.text import parse_module, print_module
 from geir.runtime.ascend_interpreter import run_ascend_module
 from geir.testing.suite import light_model
@@ -66,8 +65,7 @@ def test_read_back_program_runs_the_same(tmp_path):
     """The program inside an .om, through upstream and back, runs to the same outputs."""
     cm = geir.compile(MODELS["transformer"]())
     cm.save(tmp_path / "m.om")
-    with zipfile.ZipFile(tmp_path / "m.om") as z:
-        program = parse_module(z.read(PROGRAM).decode(), make_context())
+    _, program = read_program(tmp_path / "m.om")
     back = parse_module(upstream(print_module(program, generic=True), "program"), make_context())
     feeds = cm.random_inputs(seed=0)
     ours, theirs = cm.run(feeds), run_ascend_module(back, feeds)
