@@ -116,6 +116,7 @@ class Pricer:
         self.slots = slots
         self.epilogue = epilogue
         self.spec = cost.spec
+        self._epilogue_cycles: dict[tuple[int, int], int] = {}  # (rows, cols) -> cycles: a conv prices ~1,000 candidates
 
     def dma(self, nbytes: int, src: str, dst: str) -> int:
         return self.cost.dma_cycles(int(nbytes), src, dst)
@@ -131,7 +132,11 @@ class Pricer:
         of the bandwidth (`blocks` loading at once, `gm_bytes` per tile, a share `hit` of
         them from L2: `CostModel.gm_cycles`)."""
         fix = self.dma(mv * nv * self.out_isz, "l0c", "gm")
-        epi = self.epilogue.cycles(self, mv, nv) if self.epilogue else 0
+        epi = 0
+        if self.epilogue:
+            epi = self._epilogue_cycles.get((mv, nv))
+            if epi is None:
+                epi = self._epilogue_cycles[mv, nv] = self.epilogue.cycles(self, mv, nv)
         if gm_bytes:
             mte2 = max(mte2, math.ceil(self.cost.gm_cycles(gm_bytes, blocks, hit)))
         if self.slots > 1:
