@@ -172,8 +172,11 @@ def read_program(path: str | Path) -> tuple[dict, ModuleOp]:
         )
     view = memoryview(weights)
     blobs = {}
-    for name, (offset, size) in manifest.get("weights", {}).items():
-        if offset < 0 or offset + size > len(weights):
+    for name, where in manifest.get("weights", {}).items():
+        if not (isinstance(where, list) and len(where) == 2 and all(isinstance(n, int) for n in where)):
+            raise GeirError(f"{path}: the manifest places weight '{name}' at {where!r}, not [offset, size]")
+        offset, size = where
+        if offset < 0 or size < 0 or offset + size > len(weights):
             raise GeirError(f"{path}: weight '{name}' lies outside {WEIGHTS} ({offset} + {size} > {len(weights)} bytes)")
         blobs[name] = view[offset:offset + size]
     module = parse_module(text, make_context(), name=f"{path}:{PROGRAM}", blobs=blobs)

@@ -153,6 +153,12 @@ def test_offline_model_holds_the_weights_as_raw_bytes(tmp_path, squeezenet):
         z.writestr(om.MANIFEST, json.dumps({**manifest, "weights": {**manifest["weights"], name: [offset, 1 << 40]}}))
     with pytest.raises(GeirError, match=f"weight '{name}' lies outside weights.bin"):
         geir.load(bad)
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(bad, "w") as z:
+        for member in (om.PROGRAM, om.WEIGHTS):
+            z.writestr(member, src.read(member))
+        z.writestr(om.MANIFEST, json.dumps({**manifest, "weights": {**manifest["weights"], name: "here"}}))
+    with pytest.raises(GeirError, match=f"places weight '{name}' at 'here', not \\[offset, size\\]"):
+        geir.load(bad)
 
 
 def test_not_an_offline_model_is_a_clear_error(tmp_path):
