@@ -1,16 +1,21 @@
-"""Compile-time scaling: import + verify + print for synthetic graphs and the light models.
+"""Compile-time scaling: import + verify + print for synthetic graphs and the light models,
+and each light model from its .onnx file to an offline model and back.
 
 Prints seconds per op for each graph and the ratio of the largest to the
 smallest per-op time across the synthetic sizes (near-linear growth keeps it
-below 2). Everything is measured in this one run, side by side.
+below 2). Then, per light model, `geir.compile(path, opt_level=3)` with the seconds of every
+stage (its `progress` callback), `save("m.om")` and `geir.load` of it, and the program's ops
+per second of the whole compile. Everything is measured in this one run, side by side.
 
-    python bench/compile_time.py [--sizes 1000,10000,50000]
+    python bench/compile_time.py [--sizes 1000,10000,50000] [--no-pipeline]
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -68,9 +73,43 @@ def measure(model: onnx.ModelProto) -> tuple[int, dict[str, float]]:
     return n, {"import": t1 - t0, "verify": t2 - t1, "print": t3 - t2, "parse": t4 - t3}
 
 
+def pipeline_row(name: str, folder: Path) -> dict:
+    """One light model from its .onnx file through `geir.compile` (O3), `save` and `geir.load`."""
+    import geir
+
+    path = folder / f"{name}.onnx"
+    onnx.save(light_model(name), str(path))
+    stages: dict[str, float] = {}
+    t0 = time.perf_counter()
+    cm = geir.compile(str(path), opt_level=3,
+                      progress=lambda stage, s: s is not None and stages.__setitem__(stage, s))
+    t1 = time.perf_counter()
+    om = folder / f"{name}.om"
+    cm.save(om)
+    t2 = time.perf_counter()
+    geir.load(om)
+    t3 = time.perf_counter()
+    ops = sum(1 for _ in cm.module.walk())
+    return {"name": name, "stages": stages, "compile": t1 - t0, "save": t2 - t1, "load": t3 - t2,
+            "ops": ops, "om_mb": om.stat().st_size / 1e6}
+
+
+def print_pipeline(rows: list[dict]) -> None:
+    names = list(dict.fromkeys(k for r in rows for k in r["stages"]))
+    short = [n.split("_", 1)[-1] for n in names]
+    print("\nONNX file -> offline model, O3 (seconds; every stage, then save and load):")
+    print(f"{'model':<20}" + "".join(f"{s:>13}" for s in short)
+          + f"{'compile':>9}{'save':>7}{'to .om':>8}{'load':>7}{'ops':>8}{'.om MB':>8}")
+    for r in rows:
+        print(f"{r['name']:<20}" + "".join(f"{r['stages'].get(n, 0.0):>13.2f}" for n in names)
+              + f"{r['compile']:>9.2f}{r['save']:>7.2f}{r['compile'] + r['save']:>8.2f}{r['load']:>7.2f}"
+              f"{r['ops']:>8}{r['om_mb']:>8.1f}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,50000")
+    ap.add_argument("--no-pipeline", action="store_true", help="skip the ONNX -> offline model table")
     args = ap.parse_args(argv)
     rows = []
     for size in [int(s) for s in args.sizes.split(",")]:
@@ -89,6 +128,12 @@ def main(argv=None) -> None:
         print(f"{name:<22}{n:>7}{t['import']:>10.3f}{t['verify']:>10.3f}{t['print']:>9.3f}{t['parse']:>9.3f}"
               f"{core:>22.1f}{total:>11.1f}")
     print(f"\nlargest / smallest per-op time (import+verify+print, synthetic): {max(per_op) / min(per_op):.2f}")
+    if not args.no_pipeline:
+        import geir
+
+        geir.compile(light_model(LIGHT_MODELS[0]), opt_level=3)  # the first compile of a process pays its imports
+        with tempfile.TemporaryDirectory() as tmp:
+            print_pipeline([pipeline_row(name, Path(tmp)) for name in LIGHT_MODELS])
 
 
 if __name__ == "__main__":
