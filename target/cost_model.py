@@ -155,7 +155,7 @@ class CostModel:
 
     def l2_hit_fraction(self, nbytes: float, distinct_bytes: float, footprint_bytes: float) -> float:
         """The share of a kernel's gm reads (or of its gm writes) that L2 serves: the one L2
-        rule of geir, used by the simulator and the cube tilings alike (docs/device.md).
+        rule of geir, used by the simulator and the cube and attention tilings alike (docs/device.md).
 
         L2 is a write-back cache that reads (MTE2) and writes (MTE3, FIX) go through. The
         first read of a byte in a kernel comes from HBM, and the first write of a byte is
