@@ -926,9 +926,9 @@ class _Sim:
             n = self.traffic[key] = (reads, writes)
         return n
 
-    def l2_hit(self, launch: _Launch) -> tuple[tuple[float, float], int]:
+    def l2_hit(self, launch: _Launch, footprint: int) -> tuple[tuple[float, float], int]:
         """The shares of the launch's gm reads and writes L2 serves (`CostModel.l2_hit_fraction`
-        of its bytes, their distinct bytes and its gm footprint), and the bytes L2 serves."""
+        of its bytes, their distinct bytes and its gm `footprint`), and the bytes L2 serves."""
         reads = writes = 0
         for recs in launch.blocks.values():
             r, w = self.gm_traffic(recs)
@@ -937,8 +937,6 @@ class _Sim:
         if not (reads or writes) or not rw:
             return (0.0, 0.0), 0
         (rs, re_), (ws, we) = rw
-        s, e = _merged_segments(rw)
-        footprint = int((e - s).sum())
         hit = (self.cm.l2_hit_fraction(reads, int((re_ - rs).sum()), footprint),
                self.cm.l2_hit_fraction(writes, int((we - ws).sum()), footprint))
         return hit, round(reads * hit[0] + writes * hit[1])
@@ -972,7 +970,9 @@ class _Sim:
             return self.collective(launch)
         spec, cm = self.spec, self.cm
         c, cube, vec = self.cores(launch)
-        hit, l2_hits = self.l2_hit(launch)
+        s, e = _merged_segments(self.segments.get(launch.index, ()))
+        touched = int((e - s).sum())
+        hit, l2_hits = self.l2_hit(launch, touched)
         dispatch = cm.cycles_to_us(spec.block_dispatch_cycles)
         sims = {b: self.block(launch, recs, c, hit) for b, recs in sorted(launch.blocks.items())}
         heap = [(0.0, core) for core in range(c)]
@@ -1012,8 +1012,7 @@ class _Sim:
         top = crit_busy[top_pipe] if top_pipe else 0.0
         bound, bound_pipe = ("launch", "launch") if launch_us >= top or top_pipe is None else (
             BOUND_OF_PIPE[top_pipe], top_pipe)
-        s, e = _merged_segments(self.segments.get(launch.index, ()))
-        footprint = int((e - s).sum()) or gm_bytes
+        footprint = touched or gm_bytes
         lower = max(
             busy.get("M", 0.0) / max(cube or c, 1),
             busy.get("V", 0.0) / max(c, 1),

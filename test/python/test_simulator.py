@@ -56,13 +56,17 @@ TYPES = """
 
 
 def add_kernel(name: str, tiles: int = 1, flags: bool = True, block_dim: int = 1, loc: str = "",
-               attrs: str = "") -> str:
+               attrs: str = "", x_rows: int | None = None, x_at: str = "%row",
+               z_rows: int | None = None, z_at: str = "%row") -> str:
     """z = x + x over `tiles` 16x256 tiles per block, single-buffered: copy in (MTE2), vadd (V),
-    copy out (MTE3). Without `flags` the MTE2 -> V flag is missing."""
+    copy out (MTE3). Without `flags` the MTE2 -> V flag is missing. Tile i of a block reads x
+    and writes z at row `x_at` / `z_at` (default: the block's own rows; `%i` is the tile's row
+    within the block), of `x_rows` / `z_rows` rows (default: every block's tiles)."""
     rows = 16 * tiles * block_dim
+    x_rows, z_rows = x_rows or rows, z_rows or rows
     mte2_v = "ascend.set_flag MTE2 -> V id 0\n    ascend.wait_flag MTE2 -> V id 0" if flags else ""
     return f"""
-ascend.kernel @{name}(%x: memref<{rows}x256xf16, "gm">, %z: memref<{rows}x256xf16, "gm">)
+ascend.kernel @{name}(%x: memref<{x_rows}x256xf16, "gm">, %z: memref<{z_rows}x256xf16, "gm">)
     attributes {{core_type = "vector", block_dim = {block_dim} : i64{attrs}}} {{
   %block = ascend.block_idx
   %c0 = arith.constant 0 : index
@@ -74,8 +78,8 @@ ascend.kernel @{name}(%x: memref<{rows}x256xf16, "gm">, %z: memref<{rows}x256xf1
   ascend.set_flag MTE3 -> MTE2 id 0
   scf.for %i = %c0 to %cn step %c16 {{
     %row = arith.addi %base, %i : index
-    %xt = memref.subview %x[%row, 0] [16, 256] [1, 1] : memref<{rows}x256xf16, "gm"> to !tile
-    %zt = memref.subview %z[%row, 0] [16, 256] [1, 1] : memref<{rows}x256xf16, "gm"> to !tile
+    %xt = memref.subview %x[{x_at}, 0] [16, 256] [1, 1] : memref<{x_rows}x256xf16, "gm"> to !tile
+    %zt = memref.subview %z[{z_at}, 0] [16, 256] [1, 1] : memref<{z_rows}x256xf16, "gm"> to !tile
     ascend.wait_flag MTE3 -> MTE2 id 0
     ascend.copy %xt, %xu : !tile to !ub
     {mte2_v}
@@ -91,16 +95,21 @@ ascend.kernel @{name}(%x: memref<{rows}x256xf16, "gm">, %z: memref<{rows}x256xf1
 """
 
 
-def one_kernel_program(tiles=1, flags=True, block_dim=1, loc="") -> str:
-    rows = 16 * tiles * block_dim
-    gm = f"memref<{rows}x256xf16, \"gm\">"
-    return TYPES.format(rows=rows) + add_kernel("add", tiles, flags, block_dim, loc) + f"""
-func.func @main(%x: {gm} {{onnx.name = "x"}}, %z: {gm} {{onnx.name = "z", ascend.output}}) {{
+def launch_program(name: str, kernel: str, x_rows: int, z_rows: int) -> str:
+    """@main launching the add-kernel `kernel` (@name) once on x [x_rows, 256] into z [z_rows, 256]."""
+    gx, gz = f"memref<{x_rows}x256xf16, \"gm\">", f"memref<{z_rows}x256xf16, \"gm\">"
+    return TYPES.format(rows=x_rows) + kernel + f"""
+func.func @main(%x: {gx} {{onnx.name = "x"}}, %z: {gz} {{onnx.name = "z", ascend.output}}) {{
   %s = ascend.stream 0
-  ascend.launch @add on %s(%x, %z) : ({gm}, {gm})
+  ascend.launch @{name} on %s(%x, %z) : ({gx}, {gz})
   func.return
 }}
 """
+
+
+def one_kernel_program(tiles=1, flags=True, block_dim=1, loc="") -> str:
+    rows = 16 * tiles * block_dim
+    return launch_program("add", add_kernel("add", tiles, flags, block_dim, loc), rows, rows)
 
 
 # ---------------------------------------------------------------------------
@@ -160,19 +169,7 @@ def test_a_tile_every_block_reads_hits_l2():
     each block's copy in moves 1/48 of its bytes at its share of HBM and 47/48 at its share
     of L2's 4.59 TB/s (CostModel.l2_hit_fraction, gm_cycles). The writes go to HBM."""
     blocks = 48
-    rows = 16 * blocks
-    kernel = add_kernel("bcast", block_dim=blocks).replace(
-        '%x: memref<768x256xf16, "gm">', '%x: memref<16x256xf16, "gm">').replace(
-        "%xt = memref.subview %x[%row, 0] [16, 256] [1, 1] : memref<768x256xf16, \"gm\">",
-        "%xt = memref.subview %x[%i, 0] [16, 256] [1, 1] : memref<16x256xf16, \"gm\">")
-    g1, gz = 'memref<16x256xf16, "gm">', f'memref<{rows}x256xf16, "gm">'
-    text = TYPES.format(rows=rows) + kernel + f"""
-func.func @main(%x: {g1} {{onnx.name = "x"}}, %z: {gz} {{onnx.name = "z", ascend.output}}) {{
-  %s = ascend.stream 0
-  ascend.launch @bcast on %s(%x, %z) : ({g1}, {gz})
-  func.return
-}}
-"""
+    text = launch_program("bcast", add_kernel("bcast", block_dim=blocks, x_rows=16, x_at="%i"), 16, 16 * blocks)
     module, outputs, sim = run(text)
     x = feeds_for(module)["x"]
     np.testing.assert_array_equal(outputs["z"], np.tile(x + x, (blocks, 1)))
@@ -193,18 +190,7 @@ func.func @main(%x: {g1} {{onnx.name = "x"}}, %z: {gz} {{onnx.name = "z", ascend
 def test_a_tile_written_again_hits_l2():
     """One block writes its four sums to the same tile of z (a scratch reused per tile): the
     first write is priced at HBM (its write-back), the three others hit L2."""
-    kernel = add_kernel("again", tiles=4).replace(
-        '%z: memref<64x256xf16, "gm">', '%z: memref<16x256xf16, "gm">').replace(
-        "%zt = memref.subview %z[%row, 0] [16, 256] [1, 1] : memref<64x256xf16, \"gm\">",
-        "%zt = memref.subview %z[0, 0] [16, 256] [1, 1] : memref<16x256xf16, \"gm\">")
-    gx, gz = 'memref<64x256xf16, "gm">', 'memref<16x256xf16, "gm">'
-    text = TYPES.format(rows=64) + kernel + f"""
-func.func @main(%x: {gx} {{onnx.name = "x"}}, %z: {gz} {{onnx.name = "z", ascend.output}}) {{
-  %s = ascend.stream 0
-  ascend.launch @again on %s(%x, %z) : ({gx}, {gz})
-  func.return
-}}
-"""
+    text = launch_program("again", add_kernel("again", tiles=4, z_rows=16, z_at="0"), 64, 16)
     module, outputs, sim = run(text)
     x = feeds_for(module)["x"]
     np.testing.assert_array_equal(outputs["z"], (x + x)[48:])
