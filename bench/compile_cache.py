@@ -4,8 +4,8 @@ as geir-compile takes it), then by a second fresh process
 with the entry the first one wrote. Both are timed inside the process, from the call to
 `geir.compile` to its return, so interpreter start-up and imports are not counted. The
 script prints the two times, the second over the first, and the second's split between the
-import (ONNX or torch.export + the core-ATen importer: always done, because the key is
-computed from the imported graph) and the key + load. The two programs' outputs on the same
+import (done only where the key is computed from the imported graph: not for an .onnx file
+or a torch module that torch.jit can trace, which are keyed before import) and the key + load. The two programs' outputs on the same
 input must be equal.
 
     python bench/compile_cache.py [--models light_resnet50,light_squeezenet,torch:resnet] [-O 3]

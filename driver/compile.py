@@ -238,9 +238,10 @@ def compile(  # noqa: A001
     if keep_stages or quantize is not None:  # every stage asked for; calibration data outside the key
         cache = None
     entry = None
-    if cache is not None and freeze is None:  # an ONNX model: keyed by its bytes, a hit skips the import
+    if cache is not None and freeze is None:  # an ONNX model or a torch module: a hit skips the import
         t0 = time.perf_counter()
-        raw = compile_cache.source_key(model, {"weights": weights, "input_shapes": input_shapes})
+        raw = compile_cache.source_key(model, {"weights": weights, "input_shapes": input_shapes,
+                                               "torch_frontend": torch_frontend}, example_inputs)
         if raw is not None:
             entry = compile_cache.key(raw, dataclasses.asdict(opts), spec)
             cached = _from_cache(cache, entry, opts, t0, {}, {})

@@ -5,10 +5,11 @@
     cm.cache_hit                                              # True when it came from the cache
 
 The key is a SHA-256 of what decides the program:
-- the model: an ONNX model's serialized bytes (`source_key`, so a hit skips the import too);
-  for any other model (a torch module after torch.export, a GraphBuilder, MLIR, an ONNX file
-  with external data), the imported graph-level module's text with its weights elided, plus
-  every constant's bytes;
+- the model, before it is imported where that can be done exactly (`source_key`: a hit then
+  skips the import too): an ONNX model's serialized bytes; a torch module's traced record
+  (`torch_key`); for any other model (a GraphBuilder, MLIR, an ONNX file with external data,
+  a module torch.jit cannot trace), the imported graph-level module's text with its weights
+  elided, plus every constant's bytes;
 - the compile options;
 - the device's figures;
 - geir's and xDSL's versions.
@@ -27,8 +28,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import marshal
 import os
 import pickle
+import re
 import sys
 import tempfile
 import threading
@@ -53,13 +56,17 @@ def cache_dir(option: str | os.PathLike | None) -> Path | None:
     return Path(path).expanduser() if path else None
 
 
-def source_key(model: Any, import_options: dict[str, Any]) -> bytes | None:
+def source_key(model: Any, import_options: dict[str, Any], example_inputs: Any = None) -> bytes | None:
     """The bytes an ONNX model is (a ModelProto serialized, ONNX bytes, an .onnx file whose
-    weights are inside it) with the import options, or None for another model: its key is
-    then taken from the imported module (`key`)."""
+    weights are inside it) or a torch module's `torch_key`, with the import options; None for
+    another model: its key is then taken from the imported module (`key`)."""
     import onnx
 
-    if isinstance(model, onnx.ModelProto):
+    if _torch_module(model):
+        data = torch_key(model, example_inputs) if example_inputs is not None else None
+        if data is None:
+            return None
+    elif isinstance(model, onnx.ModelProto):
         data = model.SerializeToString()
     elif isinstance(model, bytes):
         data = model
@@ -72,6 +79,64 @@ def source_key(model: Any, import_options: dict[str, Any]) -> bytes | None:
     else:
         return None
     return hashlib.sha256(data).digest() + repr(sorted(import_options.items())).encode()
+
+
+def torch_key(model: Any, example_inputs: Any) -> bytes | None:
+    """What a torch module computes on inputs like `example_inputs`, found without
+    torch.export (whose first call in a process takes ~1.5 s, most of a small model's compile):
+    torch.jit.trace runs the forward once and records every ATen op it runs, so every Python
+    branch taken, helper called and module setting (a stride, an eps) is in the record. The key
+    is that record as text (torch's per-process class-name mangling removed), the input
+    signature, the bytes of every parameter, buffer and tensor constant, the compiled code of
+    every Python function the forward ran outside torch (a branch jit does not take, such as
+    `if torch.jit.is_tracing()`, is in its function's code), and the torch and Python versions.
+    Two modules with the same key compute the same function on inputs of these shapes, so
+    one's program is exact for the other; an edit of their code misses. None when jit cannot
+    trace the module (it is then keyed by its imported graph)."""
+    import warnings
+
+    import torch
+
+    inputs = tuple(example_inputs)
+    torch_dir = os.path.dirname(torch.__file__)
+    codes: dict[Any, None] = {}
+
+    def called(frame, event, _arg):
+        if event == "call" and not frame.f_code.co_filename.startswith(torch_dir):
+            codes.setdefault(frame.f_code)
+
+    profiler = sys.getprofile()
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")  # TracerWarnings: what a trace cannot see, export rejects
+            sys.setprofile(called)
+            try:
+                traced = torch.jit.trace(model.eval(), inputs, check_trace=False)
+            finally:
+                sys.setprofile(profiler)
+            graph = traced.inlined_graph
+    except Exception as e:  # noqa: BLE001 - any failure to trace: fall back to the imported graph
+        _log.info("torch.jit.trace failed (%s): keyed by the imported graph", str(e).strip().splitlines()[:1])
+        return None
+    h = hashlib.sha256()
+    h.update(f"torch {_version('torch')} python {sys.version}\0".encode())
+    h.update(re.sub(r"___torch_mangle_\d+\.", "", str(graph)).encode())
+    for code in codes:
+        h.update(marshal.dumps(code))
+    tensors = [(n, t) for n, t in (*model.named_parameters(), *model.named_buffers())]
+    tensors += [("", node.t("value")) for node in graph.findAllNodes("prim::Constant")
+                if node.hasAttribute("value") and node.kindOf("value") == "t"]
+    for name, t in tensors:
+        h.update(f"\0{name} {t.dtype} {tuple(t.shape)}\0".encode())
+        if t.device.type == "meta":
+            return None
+        h.update(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy())
+    return h.digest()
+
+
+def _torch_module(model: Any) -> bool:
+    torch = sys.modules.get("torch")  # a torch module implies torch is imported
+    return torch is not None and isinstance(model, torch.nn.Module)
 
 
 def key(source: ModuleOp | bytes, options: dict[str, Any], device: Any) -> str:

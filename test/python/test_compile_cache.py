@@ -76,3 +76,74 @@ def test_onnx_model_is_keyed_by_its_bytes_and_skips_the_import(tmp_path):
     np.testing.assert_array_equal(first.run(x)["y"], second.run(x)["y"])
     assert not geir.compile(_onnx(2.0), cache_dir=cache).cache_hit  # another weight: another model
     assert not geir.compile(str(path), cache_dir=cache, weights=False).cache_hit  # another import
+
+
+def _torch_module(branch: str = "* 3.0", seed: int = 0):
+    """A module whose forward has a branch torch.jit.trace does not take (`branch`)."""
+    import textwrap
+
+    import torch
+
+    ns = {"torch": torch}
+    exec(textwrap.dedent(f"""
+        class Scaled(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(16, 8)
+
+            def forward(self, x):
+                y = torch.relu(self.fc(x))
+                if torch.jit.is_tracing():
+                    return y + 1.0
+                return y {branch}
+        """), ns)
+    torch.manual_seed(seed)
+    return ns["Scaled"](), (torch.randn(4, 16),)
+
+
+def test_torch_module_is_keyed_before_its_import(tmp_path):
+    model, inputs = _torch_module()
+    fp32 = {"precision_mode": "must_keep_origin_dtype"}
+    first = geir.compile(model, example_inputs=inputs, cache_dir=tmp_path, **fp32)
+    second = geir.compile(_torch_module()[0], example_inputs=inputs, cache_dir=tmp_path, **fp32)
+    assert not first.cache_hit and second.cache_hit
+    assert second.stage_names == ["cached"]  # torch.export and the import skipped
+    feeds = first.random_inputs(seed=1)
+    out = model(torch_tensor(feeds)).detach().numpy()  # eager: the branch torch.export takes too
+    result, = second.run(feeds).values()
+    np.testing.assert_allclose(result, out, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("change", ["weights", "untraced branch", "input shape", "frontend"])
+def test_what_decides_a_torch_program_misses(tmp_path, change):
+    import torch
+
+    model, inputs = _torch_module()
+    geir.compile(model, example_inputs=inputs, cache_dir=tmp_path)
+    options = {"torch_frontend": "onnx"} if change == "frontend" else {}
+    model, inputs = _torch_module(branch="* 2.0" if change == "untraced branch" else "* 3.0",
+                                  seed=1 if change == "weights" else 0)
+    if change == "input shape":
+        inputs = (torch.randn(2, 16),)
+    cm = geir.compile(model, example_inputs=inputs, cache_dir=tmp_path, **options)
+    assert not cm.cache_hit
+
+
+def test_torch_module_jit_cannot_trace_is_keyed_by_its_graph(tmp_path):
+    import torch
+
+    class Named(torch.nn.Module):  # a dict output: torch.jit.trace refuses it, torch.export takes it
+        def forward(self, x):
+            return {"y": torch.relu(x)}
+
+    inputs = (torch.randn(4, 16),)
+    geir.compile(Named(), example_inputs=inputs, cache_dir=tmp_path)
+    cm = geir.compile(Named(), example_inputs=inputs, cache_dir=tmp_path)
+    assert cm.cache_hit and cm.stage_names == ["01_import", "cached"]
+
+
+def torch_tensor(feeds):
+    import torch
+
+    value, = feeds.values()
+    return torch.from_numpy(value)
