@@ -5,6 +5,11 @@ side in one run: compile time (capture + import + the pipeline), kernels, modele
 and the largest difference between the two programs' outputs.
 
     python bench/torch_frontend.py [--models resnet,unet] [--batch 8] [-O 3] [--precision-mode force_fp16]
+    python bench/torch_frontend.py --train [--models resnet,llama]   # one training step per model
+
+`--train` instead runs one SGD step of each model through torch.compile(backend="geir") with
+the profiler on and prints the step's report (driver/torch_backend.py `step_report`): the
+forward and backward graphs' modeled latencies, the step's, and samples per second.
 """
 
 from __future__ import annotations
@@ -35,8 +40,11 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("-O", dest="opt_level", type=int, default=3)
     p.add_argument("--precision-mode", default="must_keep_origin_dtype")
+    p.add_argument("--train", action="store_true", help="one profiled training step per model")
     args = p.parse_args()
     options = {"opt_level": args.opt_level, "precision_mode": args.precision_mode}
+    if args.train:
+        return train(args.models.split(","), args.batch, options)
     print(f"batch {args.batch}, O{args.opt_level}, {args.precision_mode}")
     # torch.export's first call in a process sets up dynamo (seconds, once): timed on its own, so
     # the rows compare the paths, not which model came first
@@ -54,6 +62,33 @@ def main() -> None:
         diff = max(float(np.max(np.abs(x.astype(np.float64) - y))) for x, y in zip(fx["outputs"], ox["outputs"]))
         print(f"| {name} | {fx['seconds']:.1f} / {ox['seconds']:.1f} | {fx['kernels']} / {ox['kernels']} | "
               f"{fx['latency_us']:.1f} / {ox['latency_us']:.1f} | {diff:.2e} |", flush=True)
+
+
+def train(names: list[str], batch: int, options: dict) -> None:
+    import torch
+
+    from geir.driver.torch_backend import step_report
+
+    print(f"one SGD step, batch {batch}, O{options['opt_level']}, {options['precision_mode']}")
+    print("| model | forward us | backward us | step us | samples/s | kernels (fw + bw) |")
+    print("|---|---|---|---|---|---|")
+    for name in names:
+        model, inputs = torch_model(name, batch=batch)
+        model.train()
+        fn = torch.compile(model, backend="geir", options={**options, "profile": True})
+        try:
+            out = fn(*inputs)
+            out = out[0] if isinstance(out, tuple) else out
+            out.float().square().mean().backward()  # a loss touching every output
+        except Exception as e:  # an op geir cannot train through yet: its one-line reason
+            reason = str(e).split("FxImportError: ")[-1].strip().splitlines()[0]
+            print(f"| {name} | not trained: {reason} | | | | |", flush=True)
+            torch._dynamo.reset()
+            continue
+        step = step_report(batch=batch)
+        print(f"| {name} | {step['forward']['latency_us']:.1f} | {step['backward']['latency_us']:.1f} | "
+              f"{step['latency_us']:.1f} | {step['samples_per_s']:.0f} | {step['kernel_count']} |", flush=True)
+        torch._dynamo.reset()
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
     with torch.no_grad():
         y = fn(x)                       # torch tensors in and out; numbers from geir's interpreter
     geir_pieces()[-1].last_report      # the modeled device's report of the last call (profile=True)
+    step_report(batch=8)               # a training step's forward and backward as one report
 
 The backend is registered under the entry-point group torch discovers
 (`torch_dynamo_backends` in pyproject.toml), so no import is needed. Dynamo hands it each graph
@@ -65,6 +66,7 @@ class GeirPiece:
     recompiles: list[str] = field(default_factory=list)
     last_report: dict | None = None
     guard_failure: str | None = None  # why dynamo compiled this graph again (None: its first compile)
+    graph_id: int = 0               # the dynamo graph it came from: a training step's forward and backward share it
     _versions: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     def key(self, args: Sequence[Any]) -> tuple:
@@ -122,6 +124,35 @@ def geir_pieces() -> list[GeirPiece]:
     return [p for p in live if p is not None]
 
 
+def step_report(pieces: Sequence[GeirPiece] | None = None, batch: int | None = None) -> dict:
+    """The last profiled training step as one report: the newest backward piece's last call
+    and the forward piece of the same dynamo graph (AOTAutograd runs the forward, then the
+    backward, one after the other). Latency, kernels, launches and HBM / L2 bytes are the
+    sums of the two graphs'; `peak_memory_bytes` is the larger graph's own peak (each counts its
+    inputs, outputs, constants and workspace; torch's optimizer state is not in either);
+    `samples_per_s` when `batch` is given. The two reports are kept whole under "forward" and
+    "backward". An error when no training step was profiled (options={"profile": True})."""
+    pieces = list(geir_pieces() if pieces is None else pieces)
+    backward = next((p for p in reversed(pieces) if p.kind == "backward" and p.last_report is not None), None)
+    forward = backward and next((p for p in reversed(pieces) if p.kind == "forward" and
+                                 p.graph_id == backward.graph_id and p.last_report is not None), None)
+    if forward is None:
+        raise GeirError("no profiled training step: compile with options={\"profile\": True} and run a step "
+                        "that needs gradients")
+    fw, bw = forward.last_report, backward.last_report
+    latency = fw["latency_us"] + bw["latency_us"]
+    report = {"latency_us": latency,
+              **{key: fw[key] + bw[key] for key in ("kernel_count", "launch_count", "hbm_bytes", "l2_hit_bytes")},
+              "peak_memory_bytes": max(fw["peak_memory_bytes"], bw["peak_memory_bytes"]),
+              "steps_per_s": 1e6 / latency}
+    if batch is not None:
+        report["samples_per_s"] = batch * 1e6 / latency
+    return {**report, "forward": fw, "backward": bw}
+
+
+_GRAPHS = iter(range(1, 1 << 62))
+
+
 def geir_backend(gm: Any, example_inputs: Sequence[Any], options: Mapping[str, Any] | None = None) -> Any:
     """The dynamo backend (see the module doc)."""
     import torch
@@ -142,6 +173,7 @@ def geir_backend(gm: Any, example_inputs: Sequence[Any], options: Mapping[str, A
         i for i, t in enumerate(example_inputs)
         if isinstance(t, torch.nn.Parameter) or getattr(t, "_dynamo_static_input_type", None) is not None}
     dynamo_names = _placeholder_names(gm)
+    graph_id = next(_GRAPHS)
 
     def compiler(kind: str) -> Any:
         def compile_graph(aten_gm: Any, fake_inputs: Sequence[Any]) -> Any:
@@ -156,7 +188,7 @@ def geir_backend(gm: Any, example_inputs: Sequence[Any], options: Mapping[str, A
             dynamic = any(_symbolic(t) for t in fake_inputs)
             inputs = {i: names[i] for i, t in enumerate(fake_inputs) if i not in constants and hasattr(t, "shape")}
             piece = GeirPiece(aten_gm, inputs, constants, options, profile, dynamic, kind=kind,
-                              slots=output_slots(aten_gm), guard_failure=guard_failure)
+                              slots=output_slots(aten_gm), guard_failure=guard_failure, graph_id=graph_id)
             if kind == "forward" and not dynamic:  # else on the first call (the backward's inputs are fake here)
                 piece.compile(example_inputs)
             _PIECES[:] = [r for r in _PIECES if r() is not None]

@@ -236,7 +236,7 @@ class FxImporter(GraphBuilder):
                 raise self.error("getitem of a value that is not a tuple")
             if values[i] is None and node.users:
                 raise self.error(f"result {i} of '{seq.name}' ({_target_name(seq.target)}) is used; geir does not "
-                                 f"compute it (max-pool indices, training batch-norm statistics)")
+                                 f"compute it (max-pool indices)")
             return values[i]
         name = _target_name(target)
         convert = ATEN.get(name)
@@ -315,12 +315,20 @@ softmax is one graph.safe_softmax, not softmax, any, logical_not and where; hard
 hardsigmoid are one op each (as ONNX's), not an add, two clamps, a mul and a div."""
 
 
+ADDED = ("_native_batch_norm_legit_functional",)
+"""ATen ops outside torch's core-ATen table that the importer takes decomposed: batch norm in
+training mode (batch statistics, running statistics updated) is a var_mean and elementwise
+ops."""
+
+
 def decompositions(table: dict) -> dict:
-    """A decomposition table (torch's core-ATen one) without the ops in KEPT."""
+    """A decomposition table (torch's core-ATen one) without the ops in KEPT, with those in ADDED."""
     import torch
+    from torch._decomp import get_decompositions
 
     kept = {getattr(torch.ops.aten, name).default for name in KEPT}
-    return {op: fn for op, fn in table.items() if op not in kept}
+    added = get_decompositions([getattr(torch.ops.aten, name) for name in ADDED])  # every overload
+    return {op: fn for op, fn in {**table, **added}.items() if op not in kept}
 
 
 def import_exported(ep: Any, *, weights: bool = True, name: str = "main"):
@@ -561,6 +569,25 @@ aten("aten.amax.default")(_reduce(g.ReduceMaxOp))
 aten("aten.amin.default")(_reduce(g.ReduceMinOp))
 
 
+@aten("aten.var_mean.correction", "aten.var.correction")
+def _var_mean(im, node, x, dims=None, correction=None, keepdim=False):
+    """The variance (with Bessel's `correction`, 1 when None as torch's) and, for var_mean,
+    the mean: mean((x - mean)^2) * n / (n - correction), as two passes for accuracy."""
+    shape = x.type.get_shape()
+    axes = _axes(dims, len(shape)) or list(range(len(shape)))
+    n = int(np.prod([shape[a] for a in axes]))
+    dt = to_dtype(x.type.element_type)
+    mean = im.op(g.ReduceMeanOp, [x], axes=axes, keepdims=1)
+    d = im.op(g.SubOp, [x, mean])
+    var = im.op(g.ReduceMeanOp, [im.op(g.MulOp, [d, d])], axes=axes, keepdims=int(bool(keepdim)))
+    c = 1 if correction is None else correction
+    if c:
+        var = im.op(g.MulOp, [var, im.scalar(n / (n - c) if n > c else float("inf"), dt)])
+    if node.target.__name__.startswith("var."):
+        return var
+    return var, (mean if keepdim else im.op(g.ReduceMeanOp, [x], axes=axes, keepdims=0))
+
+
 @aten("aten.any.dim", "aten.any.dims", "aten.any.default")
 def _any(im, node, x, dims=None, keepdim=False):
     axes = _axes(dims, len(x.type.get_shape()))
@@ -597,7 +624,15 @@ def _layer_norm(im, node, x, shape, w, b, eps):
     dt = to_dtype(x.type.element_type)
     w = w if w is not None else im.constant(np.ones(shape, dt))
     out = im.op(g.LayerNormOp, [x, w] + ([b] if b is not None else []), axis=-len(shape), epsilon=float(eps))
-    return out, None, None
+    # the statistics a training graph saves for the backward, built only when used (-O0 runs no DCE)
+    if not any(u.target is operator.getitem and u.args[1] > 0 for u in node.users):
+        return out, None, None
+    axes = list(range(len(x.type.get_shape()) - len(shape), len(x.type.get_shape())))
+    mean = im.op(g.ReduceMeanOp, [x], axes=axes, keepdims=1)
+    d = im.op(g.SubOp, [x, mean])
+    var = im.op(g.ReduceMeanOp, [im.op(g.MulOp, [d, d])], axes=axes, keepdims=1)
+    rstd = im.op(g.ReciprocalOp, [im.op(g.SqrtOp, [im.op(g.AddOp, [var, im.scalar(float(eps), dt)])])])
+    return out, mean, rstd
 
 
 @aten("aten._native_batch_norm_legit_no_training.default")

@@ -11,7 +11,7 @@ from geir.dialects import ascend as a
 from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.frontend.fx import FxImportError
-from geir.driver.torch_backend import geir_pieces
+from geir.driver.torch_backend import geir_pieces, step_report
 from geir.testing.torch_models import TORCH_MODELS, torch_model
 
 FP32 = {"opt_level": 3, "precision_mode": "must_keep_origin_dtype"}
@@ -199,6 +199,19 @@ def test_training_small_cnn_matches_eager_for_20_sgd_steps(new_pieces):
     assert fw.calls == bw.calls == 20 and fw.recompiles == [] and len(fw.programs) == len(bw.programs) == 1
     assert _kernels(fw.compiled) > 0 and _kernels(bw.compiled) > 0  # geir's kernels both ways
     assert fw.last_report["latency_us"] > 0 and bw.last_report["latency_us"] > 0  # both graphs timed
+    step = step_report(new_pieces(), batch=4)  # the step: the two graphs one after the other
+    assert step["forward"] is fw.last_report and step["backward"] is bw.last_report
+    assert step["latency_us"] == fw.last_report["latency_us"] + bw.last_report["latency_us"]
+    assert step["kernel_count"] == fw.last_report["kernel_count"] + bw.last_report["kernel_count"]
+    assert step["samples_per_s"] == pytest.approx(4e6 / step["latency_us"])
+
+
+def test_step_report_needs_a_profiled_training_step(new_pieces):
+    fn = torch.compile(SmallCNN(), backend="geir", options={**FP32, "profile": True})
+    with torch.no_grad():
+        fn(torch.randn(2, 1, 8, 8))  # inference: a forward piece only
+    with pytest.raises(GeirError, match="no profiled training step"):
+        step_report(new_pieces())
 
 
 def test_training_tiny_llama_matches_eager_for_20_sgd_steps(new_pieces):
@@ -283,6 +296,53 @@ def test_dynamo_recompile_names_the_failed_guard(new_pieces, caplog):
     assert first.guard_failure is None
     assert "size mismatch at index 0. expected 2, actual 3" in second.guard_failure
     assert "dynamo compiles again" in caplog.text
+
+
+class BatchNormCNN(torch.nn.Module):
+    """Conv, batch norm (batch statistics in training, running statistics updated), ReLU, a
+    global mean and a classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(1, 8, 3, padding=1, bias=False)  # a bias before BN has no gradient
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.bn(self.c1(x))).mean((2, 3)))
+
+
+def test_training_with_batch_norm_matches_eager(new_pieces):
+    import copy
+
+    torch.manual_seed(0)
+    x, target = torch.randn(4, 1, 8, 8), torch.randint(0, 10, (4,))
+    model = BatchNormCNN()
+    before = copy.deepcopy(model)
+    _sgd_steps(model, (x,), target, 5, torch.nn.functional.cross_entropy, new_pieces)
+    # the running statistics: five steps' updates, as eager's from the same start
+    eager = before
+    opt = torch.optim.SGD(eager.parameters(), lr=0.05)
+    for _ in range(5):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(eager(x), target).backward()
+        opt.step()
+    np.testing.assert_allclose(model.bn.running_mean, eager.bn.running_mean, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(model.bn.running_var, eager.bn.running_var, rtol=1e-4, atol=1e-6)
+
+
+def test_training_with_layer_norm_matches_eager(new_pieces):
+    from geir.testing.transformer import block_reference
+
+    model = block_reference(32, 4).train()  # nn.MultiheadAttention (dropout 0), LayerNorm, GELU MLP
+    torch.manual_seed(1)
+    x = torch.randn(2, 8, 32)
+
+    def loss_of(y, target):
+        return torch.nn.functional.mse_loss(y, target)
+
+    pieces = _sgd_steps(model, (x,), torch.randn(2, 8, 32), 3, loss_of, new_pieces)
+    assert pieces["backward"].calls == 3
 
 
 def test_training_through_max_pool_says_what_is_missing():
@@ -394,3 +454,17 @@ def test_sdpa_backward_from_a_real_log_sum_exp(causal):
     got = list(cm.run({n: a.contiguous().numpy() for n, a in zip(names, args)}).values())
     for g_, r in zip(got, backward(*args)):
         np.testing.assert_allclose(g_, r.numpy(), rtol=RTOL, atol=1e-4)
+
+
+@pytest.mark.parametrize("correction", [0, 1, 3])
+def test_var_and_var_mean_match_eager(correction):
+    class Stats(torch.nn.Module):
+        def forward(self, x):
+            v, m = torch.var_mean(x, dim=(0, 2), correction=correction, keepdim=True)
+            return v + m, torch.var(x, dim=-1, correction=correction), torch.var(x)
+
+    x = torch.randn(3, 4, 5) * 2 + 1
+    cm = geir.compile(Stats(), example_inputs=(x,), **FP32)
+    got = list(cm.run({cm.input_specs()[0][0]: x.numpy()}).values())
+    for g_, want in zip(got, Stats()(x)):
+        np.testing.assert_allclose(g_, want.numpy(), rtol=1e-5, atol=1e-6)

@@ -66,13 +66,14 @@ class Sdpa(nn.Module):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
-def backward_graph(model, inputs):
-    """AOTAutograd's backward graph of `model` (core ATen), imported: its inputs are the
-    forward's saved tensors and the output's gradient."""
+def training_graph(model, inputs, kind="backward"):
+    """AOTAutograd's forward or backward graph of `model` (core ATen, with geir's table as the
+    backend uses it), imported: the forward's inputs are the parameters and the inputs, the
+    backward's the forward's saved tensors and the output's gradient."""
     from torch._decomp import core_aten_decompositions
     from torch._functorch.aot_autograd import aot_module_simplified
 
-    from geir.frontend.fx import import_aten_graph
+    from geir.frontend.fx import decompositions, import_aten_graph
 
     graphs = {}
 
@@ -83,12 +84,13 @@ def backward_graph(model, inputs):
                 return g
             return compiler
         return aot_module_simplified(gm, example_inputs, fw_compiler=keep("forward"), bw_compiler=keep("backward"),
-                                     decompositions=core_aten_decompositions())
+                                     decompositions=decompositions(core_aten_decompositions()))
 
-    torch.compile(model, backend=backend)(*inputs).sum().backward()
-    bw = graphs["backward"]
-    names = [n.name for n in bw.graph.nodes if n.op == "placeholder"]
-    return import_aten_graph(bw, dict(enumerate(names)), {})
+    torch._dynamo.reset()  # each case its own static graph (a second case would be traced dynamic)
+    torch.compile(model, backend=backend, dynamic=False)(*inputs).sum().backward()
+    graph = graphs[kind]
+    names = [n.name for n in graph.graph.nodes if n.op == "placeholder"]
+    return import_aten_graph(graph, dict(enumerate(names)), {})
 
 
 CASES = {
@@ -97,6 +99,7 @@ CASES = {
     "flip": (Flip, (torch.randn(2, 3),)),
     "branch": (Branch, (torch.randn(2, 3),)),
     "hardswish": (lambda: nn.Sequential(nn.Hardswish(), nn.Hardsigmoid()), (torch.randn(2, 3),)),
+    "layer_norm": (lambda: nn.LayerNorm(8), (torch.randn(2, 8),)),
     "sdpa": (Sdpa, (*torch.randn(3, 1, 2, 4, 8), torch.ones(1, 1, 4, 4, dtype=torch.bool))),
 }
 
@@ -105,7 +108,13 @@ def text(case: str) -> str:
     if case == "conv_backward":
         torch.manual_seed(0)
         x = torch.randn(1, 2, 8, 8, requires_grad=True)  # 8 -> 4 at stride 2: the transpose needs output padding 1
-        return print_module(backward_graph(StridedConv(), (x,)), elide=True)
+        return print_module(training_graph(StridedConv(), (x,)), elide=True)
+    if case == "batch_norm_train":  # batch statistics, running statistics updated
+        x = torch.randn(4, 3, 2, 2, requires_grad=True)
+        return print_module(training_graph(nn.BatchNorm2d(3).train(), (x,), "forward"), elide=True)
+    if case == "layer_norm_train":  # the mean and 1 / std the backward takes
+        x = torch.randn(2, 8, requires_grad=True)
+        return print_module(training_graph(nn.LayerNorm(8).train(), (x,), "forward"), elide=True)
     cls, inputs = CASES[case]
     try:
         module = import_torch(cls().eval(), inputs)
