@@ -36,7 +36,8 @@ def import_torch(model: Any, example_inputs: Sequence[Any] | None, weights: bool
     """A torch.nn.Module through torch.export (static shapes, eval mode) and frontend/fx.py."""
     import torch
 
-    from geir.frontend.fx import FxImportError, import_exported
+    from geir.frontend.fx import FxImportError
+    from geir.frontend.fx_export import import_exported
 
     if example_inputs is None:
         raise GeirError("a torch.nn.Module needs example_inputs to be captured (torch.export)")

@@ -1,12 +1,12 @@
 """PyTorch FX graphs at the core-ATen level into the graph dialect, without ONNX.
 
-    from geir.frontend.fx import import_exported, import_aten_graph
-    module = import_exported(torch.export.export(model, example_inputs))
+    from geir.frontend.fx import import_aten_graph
     module = import_aten_graph(gm, inputs, constants={0: weight, ...})   # torch.compile's path
 
-The graph is what AOTAutograd or `ExportedProgram.run_decompositions()` produce: functional
+The graph is what AOTAutograd or `ExportedProgram.run_decompositions()` produce - functional
 core-ATen ops (`aten.convolution.default`, `aten.addmm.default`, ...) with a FakeTensor in each
-node's `meta["val"]`. `FxImporter` is a GraphBuilder (frontend/builder.py), like the ONNX
+node's `meta["val"]` - or a torch.export program as exported (frontend/fx_export.py adds the
+composite ops it keeps). `FxImporter` is a GraphBuilder (frontend/builder.py), like the ONNX
 importer: each ATen op is one converter in `ATEN` calling `build`, so the dialect infers and
 checks every result type, and each result is checked against torch's own (`meta["val"]`).
 
@@ -329,36 +329,6 @@ def decompositions(table: dict) -> dict:
     kept = {getattr(torch.ops.aten, name).default for name in KEPT}
     added = get_decompositions([getattr(torch.ops.aten, name) for name in ADDED])  # every overload
     return {op: fn for op, fn in {**table, **added}.items() if op not in kept}
-
-
-def import_exported(ep: Any, *, weights: bool = True, name: str = "main"):
-    """The verified graph-dialect module of a `torch.export.ExportedProgram`, decomposed to
-    core ATen first: parameters, buffers and lifted constants become constants, user inputs
-    the function's arguments (named as the program names them), user outputs its results."""
-    from torch.export.graph_signature import InputKind
-
-    import warnings
-
-    try:
-        with warnings.catch_warnings():  # torch's deprecation notes about its own internals
-            warnings.simplefilter("ignore", FutureWarning)
-            from torch.export import default_decompositions
-
-            ep = ep.run_decompositions(decompositions(default_decompositions()))
-    except Exception as e:  # torch's own decomposition failing: say so, not a traceback
-        raise FxImportError(f"torch could not decompose the program to core ATen: {e}") from None
-    sig = ep.graph_signature
-    inputs: dict[int, str] = {}
-    constants: dict[int, tuple[str, Any]] = {}
-    state = {**ep.state_dict, **ep.constants}
-    for i, spec in enumerate(sig.input_specs):
-        if spec.kind == InputKind.USER_INPUT:
-            inputs[i] = spec.arg.name
-        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
-            constants[i] = (spec.target, state[spec.target])
-        else:
-            raise FxImportError(f"exported input '{spec.arg.name}' of kind {spec.kind.name} is not supported")
-    return import_aten_graph(ep.graph_module, inputs, constants, weights=weights, name=name)
 
 
 # ---------------------------------------------------------------------------
@@ -961,8 +931,8 @@ def _avg_pool(im, node, x, kernel, stride=(), padding=0, ceil_mode=False, count_
 def _adaptive_avg_pool(im, node, x, output_size):
     h, w = x.type.get_shape()[2:]
     oh, ow = output_size
-    if (oh, ow) == (1, 1):
-        return im.op(g.GlobalAvgPoolOp, [x])
+    if (oh, ow) == (1, 1):  # as torch decomposes it: a mean over the spatial dims
+        return im.op(g.ReduceMeanOp, [x], axes=[2, 3], keepdims=1)
     if h % oh or w % ow:
         raise im.error(f"adaptive_avg_pool2d from {h}x{w} to {oh}x{ow} (not a divisor) is not supported")
     k = [h // oh, w // ow]

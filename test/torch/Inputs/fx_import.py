@@ -1,5 +1,5 @@
-"""Import small torch modules through torch.export and the core-ATen importer
-(frontend/fx.py) and write each graph-dialect module with locations, or its error, to
+"""Import small torch modules through torch.export and the ATen importer
+(frontend/fx.py, frontend/fx_export.py) and write each graph-dialect module with locations, or its error, to
 OUT/CASE.mlir (one process: importing torch takes seconds).
 
     python fx_import.py OUT CASE...
@@ -66,6 +66,29 @@ class Sdpa(nn.Module):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
+class InPlace(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        y = self.act(self.conv(x))
+        y += 1
+        return y * 2
+
+
+class InPlaceView(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+
+    def forward(self, x):
+        y = self.conv(x)
+        y.view(-1).relu_()  # mutates y through its view
+        return y + 1
+
+
 def training_graph(model, inputs, kind="backward"):
     """AOTAutograd's forward or backward graph of `model` (core ATen, with geir's table as the
     backend uses it), imported: the forward's inputs are the parameters and the inputs, the
@@ -100,6 +123,8 @@ CASES = {
     "branch": (Branch, (torch.randn(2, 3),)),
     "hardswish": (lambda: nn.Sequential(nn.Hardswish(), nn.Hardsigmoid()), (torch.randn(2, 3),)),
     "layer_norm": (lambda: nn.LayerNorm(8), (torch.randn(2, 8),)),
+    "inplace": (InPlace, (torch.randn(1, 3, 6, 6),)),
+    "inplace_view": (InPlaceView, (torch.randn(1, 3, 6, 6),)),
     "sdpa": (Sdpa, (*torch.randn(3, 1, 2, 4, 8), torch.ones(1, 1, 4, 4, dtype=torch.bool))),
 }
 
