@@ -13,7 +13,10 @@ FRACTAL_Z splits Cout and Cin. So a conversion is a transpose of one *fine* inde
   template's boxes) is one strided gm tile per side: one DMA brings the source tile into ub,
   `vtranspose` reorders it into the destination's order, one DMA writes it. When both sides
   lay the box out alike in ub (the pooled [1, C, 1, 1] vector, one column block of an NZ
-  matrix) the ub buffer is just re-viewed: DMA in, DMA out.
+  matrix) the ub buffer is just re-viewed: DMA in, DMA out. When the two sides are the same
+  bytes in the same order (`same_bytes`: a globally pooled NC1HWC0 tensor whose C0 divides C
+  and its NCHW) the kernel is a flat copy marked as one (`geir.byte_copies`), which
+  ascend-elide-copies turns into a view: no task.
 * padding: the source tile is read with `copy {pad}` (zero past the real channels / rows,
   so a blocked destination gets zero padding, even from a blocked source's don't-care
   lanes) and a logical destination written with `copy {pad}` (the padding dropped). A box
@@ -163,6 +166,13 @@ def describe(op: g.TransDataOp) -> Conversion | None:
         dims["C"] = c
     dims["HW"] = h * w
     return _conversion(dims, *(_image_side(f, dims, n, c, h * w) for f in fmts), splits)
+
+
+def same_bytes(conv: Conversion) -> bool:
+    """Both sides hold the same bytes in the same order: no padded split and, unit dims aside,
+    the same dims outer to inner (a global pool's NC1HWC0 [N, C1, 1, 1, C0] and its NCHW
+    [N, C, 1, 1] when C0 divides C; NZ with one K block and whole M blocks and its ND)."""
+    return not conv.splits and conv.src.order == conv.dst.order
 
 
 def _matrix(src: str, dst: str, shape: tuple[int, ...], c0: int) -> Conversion:
@@ -485,8 +495,9 @@ def build_trans_data(req: KernelRequest) -> a.KernelOp:
     if {kw["src_format"], kw["dst_format"]} <= {L.ND, kw["origin_format"]} or (
             kw["src_format"] == kw["dst_format"] and kw["src_format"] not in L.BLOCKED_FORMATS):
         kernel = mark(build_copy(req), attr_names.TEMPLATE, "layout")
+    elif (conv := describe(op)) is not None and same_bytes(conv):
+        kernel = mark(build_copy(req), attr_names.TEMPLATE, "layout")  # ascend-elide-copies makes it a view
     else:
-        conv = describe(op)
         kernel = LayoutKernel(req, conv).build() if conv is not None else None
         if kernel is None:
             from geir.lowering.graph_to_ascend import reference_kernel  # the lowering imports us
