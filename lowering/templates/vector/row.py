@@ -106,14 +106,17 @@ class RowKernel:
 
     def plan(self) -> list[int]:
         """Tile extents: dims after `p` whole, dim `p` cut to the largest extent that fits
-        (and leaves at least min(cores, bytes / MIN_TILE_BYTES) tiles), dims before it 1;
+        (and leaves at least min(cores x slots, bytes / MIN_TILE_BYTES) tiles: double-buffered,
+        two tiles a core, so one's copies overlap the other's compute), dims before it 1;
         reduced dims are never cut (Reject when a row does not fit)."""
         shape = list(self.space.shape)
         cap = self.req.device.buffer_bytes["ub"]
         largest = max(math.prod(shape_of(v)) * itemsize(v.type.element_type)
                       for v in (*self.req.inputs, *self.req.outputs))
-        want_tiles = max(1, min(self.req.device.vector_cores, largest // MIN_TILE_BYTES))
-        max_elems = max(1, math.prod(shape) // want_tiles)
+        want_tiles = max(1, min(self.req.device.vector_cores * self.slots, largest // MIN_TILE_BYTES))
+        # rounded up: 1024 rows over 48 cores are 47 tiles of 22 rows in one round, not 48 of 21
+        # and a 49th that one block runs after its first
+        max_elems = max(1, ceil_div(math.prod(shape), want_tiles))
 
         def fits(ext: list[int]) -> bool:
             return self.measure(ext) <= cap
@@ -130,7 +133,7 @@ class RowKernel:
             if not fits(ext):
                 continue
             inner = math.prod(shape[p + 1:])
-            lo, hi = 1, max(1, min(shape[p], max_elems // inner))
+            lo, hi = 1, max(1, min(shape[p], ceil_div(max_elems, inner)))
             while lo < hi:
                 mid = (lo + hi + 1) // 2
                 ext[p] = mid
@@ -159,8 +162,9 @@ class RowKernel:
             self.slots = 1  # one tile per block: nothing to overlap
             ext = self.plan()
             pieces = tile_pieces(self.space.shape, ext)
-        most = max(math.prod(c) for c, _, _ in pieces)
-        block_dim = max(1, min(self.req.device.vector_cores, most))
+        # the tail tiles run on the last blocks: on blocks of their own while there are cores
+        tiles = sum(math.prod(c) for c, _, _ in pieces)
+        block_dim = max(1, min(self.req.device.vector_cores, tiles))
         kb = KernelBuilder(self.req, "vector", block_dim)
         self._emit(kb, ext, self.slots)
         return mark(kb.finish(), attr_names.TEMPLATE, "row")

@@ -102,13 +102,18 @@ func.func @chain(%x: tensor<2x16x40xf32> {onnx.name = "x"}, %b: tensor<16x1xf32>
 // CHECK:           memref.subview %s0b1[0, 0, 0] [1, 3, 1024] [1, 1, 1]
 // CHECK:           memref.subview %xa[%{{.*}}, 253, 0] [1, 3, 1024] [1, 1, 1]
 // CHECK:         ascend.return
-// Without double buffering one set of buffers may take all of ub: [1, 21, 1024] tiles,
-// 4 x 12 of them, one per block (no loop), and the tails.
-// SINGLE-LABEL: ascend.kernel @k0_add(
-// SINGLE:        %b1 = ascend.alloc {offset = 0 : i64} : memref<1x21x1024xf32, "ub">
+// Without double buffering one set of buffers may take all of ub: [1, 22, 1024] tiles (a
+// 48th of the tensor, rounded up), 4 x 11 of them on blocks 0-43, one each (no loop), and
+// each image's [1, 14, 1024] tail on a block of its own, 44-47: every block runs one tile.
+// SINGLE-LABEL: ascend.kernel @k0_add(%xa: memref<4x256x1024xf32, "gm">
+// SINGLE-SAME:   block_dim = 48
+// SINGLE:        %b1 = ascend.alloc {offset = 0 : i64} : memref<1x22x1024xf32, "ub">
 // SINGLE-NOT:    id 1
 // SINGLE-NOT:    scf.for
-// SINGLE:        memref.subview %xa[%{{.*}}, %{{.*}}, 0] [1, 21, 1024] [1, 1, 1]
+// SINGLE:        arith.cmpi ult, %block, %c44
+// SINGLE:        memref.subview %xa[%{{.*}}, %{{.*}}, 0] [1, 22, 1024] [1, 1, 1]
+// SINGLE:        arith.cmpi uge, %block, %c44
+// SINGLE:        memref.subview %xa[%{{.*}}, 242, 0] [1, 14, 1024] [1, 1, 1]
 // SINGLE:        ascend.return
 func.func @wide(%x: tensor<4x256x1024xf32>, %b: tensor<256x1xf32>) -> tensor<4x256x1024xf32> {
   %y = graph.fusion "vector" (%x, %b) : (tensor<4x256x1024xf32>, tensor<256x1xf32>) -> tensor<4x256x1024xf32> {
@@ -145,4 +150,24 @@ func.func @ops(%x: tensor<40xf32>) -> tensor<40xf32> {
   %m = graph.less %d, %zero : (tensor<40xf32>, tensor<f32>) -> tensor<40xi1> loc("less")
   %y = graph.where %m, %x, %d : (tensor<40xi1>, tensor<40xf32>, tensor<40xf32>) -> tensor<40xf32> loc("where")
   func.return %y : tensor<40xf32>
+}
+
+// -----
+
+// A 1.5 MiB add (f16, flat): double-buffered, each core takes two tiles of 8192 elements, so
+// one tile's copies overlap the other's add: 96 tiles on 48 blocks, a loop of step 2 over the
+// two slots' buffers. Without double buffering, one tile of 16384 a block and no loop.
+// CHECK-LABEL: ascend.kernel @k0_add(%x: memref<1024x768xf16, "gm">
+// CHECK-SAME:    block_dim = 48
+// CHECK-DAG:     %s0b1 = ascend.alloc {offset = 0 : i64} : memref<8192xf16, "ub">
+// CHECK-DAG:     %s1b1 = ascend.alloc {offset = 32768 : i64} : memref<8192xf16, "ub">
+// CHECK:         scf.for %t = %{{.*}} to %{{.*}} step %c2
+// SINGLE-LABEL: ascend.kernel @k0_add(%x: memref<1024x768xf16, "gm">
+// SINGLE-SAME:   block_dim = 48
+// SINGLE:        %b1 = ascend.alloc {offset = 0 : i64} : memref<16384xf16, "ub">
+// SINGLE-NOT:    scf.for
+// SINGLE:        ascend.return
+func.func @two_tiles_a_core(%x: tensor<1024x768xf16>, %y: tensor<1024x768xf16>) -> tensor<1024x768xf16> {
+  %s = graph.add %x, %y : (tensor<1024x768xf16>, tensor<1024x768xf16>) -> tensor<1024x768xf16> loc("add")
+  func.return %s : tensor<1024x768xf16>
 }
