@@ -101,19 +101,20 @@ def torch_key(model: Any, example_inputs: Any) -> bytes | None:
     torch_dir = os.path.dirname(torch.__file__)
     codes: dict[Any, None] = {}
 
-    def called(frame, event, _arg):
-        if event == "call" and not frame.f_code.co_filename.startswith(torch_dir):
+    def called(frame, _event, _arg):  # a trace function sees Python calls only, not torch's C calls
+        if not frame.f_code.co_filename.startswith(torch_dir):
             codes.setdefault(frame.f_code)
+        # no local trace: no line events
 
-    profiler = sys.getprofile()
+    tracer = sys.gettrace()
     try:
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")  # TracerWarnings: what a trace cannot see, export rejects
-            sys.setprofile(called)
+            sys.settrace(called)
             try:
                 traced = torch.jit.trace(model.eval(), inputs, check_trace=False)
             finally:
-                sys.setprofile(profiler)
+                sys.settrace(tracer)
             graph = traced.inlined_graph
     except Exception as e:  # noqa: BLE001 - any failure to trace: fall back to the imported graph
         _log.info("torch.jit.trace failed (%s): keyed by the imported graph", str(e).strip().splitlines()[:1])
