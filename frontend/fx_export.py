@@ -245,7 +245,9 @@ def _inplace(functional: str):
         if not _owns_its_storage(target, node):
             raise NeedsDecomposition(f"node '{node.name}': an in-place op on a tensor that has views")
         value = ATEN[functional](im, node, x, *args, **kwargs)
-        im.env[target] = value  # later readers of the mutated tensor see the new value
+        # torch.export's tracer already points every later use of the tensor at this node (its
+        # newest name); the target is rebound too, for a graph whose later uses name the target
+        im.env[target] = value
         return value
     return convert
 
