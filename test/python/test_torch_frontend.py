@@ -331,6 +331,21 @@ def test_dynamic_batch_compiles_one_program_per_shape_without_dynamo_recompiles(
     assert sorted(shape[0] for shape in shapes) == [2, 3, 4]  # one static program per batch
 
 
+def test_dynamic_batch_from_1_is_one_graph_when_torch_does_not_specialise_size_1(new_pieces):
+    """Batches 1..4 in one dynamo graph: torch's own setting that keeps size 1 symbolic
+    (`backed_size_oblivious`) is all it takes; without it batch 1 is a graph of its own."""
+    import torch.fx.experimental._config as fx_config
+
+    model, _ = torch_model("resnet")
+    with fx_config.patch(backed_size_oblivious=True), torch.no_grad():
+        fn = torch.compile(model, backend="geir", dynamic=True, options=FP32)
+        for batch in (1, 2, 3, 4):
+            x = torch.randn(batch, 3, 64, 64)
+            np.testing.assert_allclose(fn(x).numpy(), _eager(model, (x,))[0].numpy(), rtol=RTOL, atol=ATOL)
+    piece, = new_pieces()
+    assert piece.dynamic and piece.calls == 4 and piece.recompiles == [] and len(piece.programs) == 4
+
+
 def test_dynamo_recompile_names_the_failed_guard(new_pieces, caplog):
     model, _ = torch_model("mobilenet")
     fn = torch.compile(model, backend="geir", dynamic=False, options=FP32)
