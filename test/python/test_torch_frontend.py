@@ -101,7 +101,7 @@ class _InPlaceThroughAView(torch.nn.Module):
         y = x * 2
         y.view(-1)[:5].relu_()  # y changes through a view of it
         z = y + 1
-        z.add_(y)  # z has no views: imported as the functional add
+        z.add_(y)  # on a tensor without views; the program is decomposed for the relu_ above
         return z
 
 
