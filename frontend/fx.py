@@ -117,7 +117,7 @@ class FxImporter(GraphBuilder):
     def here(self) -> str:
         if self.node is None:
             return f"graph '{self.name}'"
-        where = f"node '{self.node.name}' ({_target_name(self.node.target)})"
+        where = f"node '{self.node.name}' ({target_name(self.node.target)})"
         src = source_line(self.node)
         return where + (f" at {src[0]}:{src[1]} `{src[2]}`" if src else "")
 
@@ -235,10 +235,10 @@ class FxImporter(GraphBuilder):
             if not isinstance(values, tuple):
                 raise self.error("getitem of a value that is not a tuple")
             if values[i] is None and node.users:
-                raise self.error(f"result {i} of '{seq.name}' ({_target_name(seq.target)}) is used; geir does not "
+                raise self.error(f"result {i} of '{seq.name}' ({target_name(seq.target)}) is used; geir does not "
                                  f"compute it (max-pool indices)")
             return values[i]
-        name = _target_name(target)
+        name = target_name(target)
         convert = ATEN.get(name)
         if convert is None:
             raise self.error(f"ATen op '{name}' is not supported")
@@ -277,7 +277,8 @@ def output_slots(gm: Any) -> list[bool]:
     return [o is not None for o in _flatten(out.args[0])]
 
 
-def _target_name(target: Any) -> str:
+def target_name(target: Any) -> str:
+    """An FX node target's name: `aten.<op>.<overload>` for an ATen op (its key in `ATEN`)."""
     name = getattr(target, "__name__", None) if not hasattr(target, "_schema") else None
     return name if name is not None else str(target)
 

@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from geir.dialects import graph as g
-from geir.frontend.fx import ATEN, FxImporter, FxImportError, aten, decompositions, import_aten_graph
+from geir.frontend.fx import (ATEN, FxImporter, FxImportError, aten, decompositions, import_aten_graph,
+                              target_name)
 from geir.ir.types import to_dtype
 
 
@@ -94,7 +95,7 @@ def _import_program(ep: Any, weights: bool, name: str):
 
 
 def _name(node: Any) -> str:
-    return str(node.target)
+    return target_name(node.target)
 
 
 def _core(name: str):
