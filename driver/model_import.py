@@ -68,9 +68,14 @@ def to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProto
         import warnings
 
         f = io.BytesIO()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(model.eval(), tuple(example_inputs), f, dynamo=False, opset_version=17)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.onnx.export(model.eval(), tuple(example_inputs), f, dynamo=False, opset_version=17)
+        except Exception as e:  # the TorchScript exporter failing on the model: its message
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise GeirError(f"torch.onnx.export (TorchScript) could not export the model: {first} "
+                            f"(the default torch_frontend=\"fx\" captures it with torch.export)") from None
         return f.getvalue()
     raise GeirError(f"cannot compile a {type(model).__name__}: give an onnx.ModelProto, a path, bytes or a torch.nn.Module")
 

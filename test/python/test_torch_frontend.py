@@ -528,3 +528,15 @@ def test_var_and_var_mean_match_eager(correction):
     got = list(cm.run({cm.input_specs()[0][0]: x.numpy()}).values())
     for g_, want in zip(got, Stats()(x)):
         np.testing.assert_allclose(g_, want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_torchscript_export_failure_is_one_clear_error():
+    """torch_frontend="onnx" on a module the TorchScript exporter cannot trace (this encoder
+    layer's attention): torch's message, no traceback; the default FX path takes it."""
+    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True, norm_first=True).eval()
+    x = torch.randn(2, 8, 16)
+    with pytest.raises(GeirError, match=r"torch\.onnx\.export \(TorchScript\) could not export the model: .*is_causal"):
+        geir.compile(layer, example_inputs=(x,), torch_frontend="onnx")
+    cm = geir.compile(layer, example_inputs=(x,), **FP32)
+    out = next(iter(cm.run({cm.input_specs()[0][0]: x.numpy()}).values()))
+    np.testing.assert_allclose(out, _eager(layer, (x,))[0].numpy(), rtol=RTOL, atol=ATOL)
