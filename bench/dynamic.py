@@ -9,12 +9,16 @@ alone with that gear's static input_shape:
   the static programs' summed; the compile time of the N gears against the N static compiles
   (target: no more than N x one).
 
+`--ranges`: each model compiled once for a shape range instead (input_shape with lo~hi over the
+batch), and timed at each size against the static program of that size (target: at most 15%
+over), with the range program's device memory (planned for the upper bound) and compile time.
+
 Models: ResNet-50 (the onnx package's, its batch made a dim_param `N`: its input's and
 output's, its classifier's Reshape target [-1, 2048], no intermediate shapes) over batch gears, and
 the transformer block (hidden 768, 12 heads; torch's dynamo exporter, dynamic batch and
 sequence) over (batch, sequence) gears.
 
-    python bench/dynamic.py [--models resnet50,transformer] [--pad]
+    python bench/dynamic.py [--models resnet50,transformer] [--pad | --ranges]
 """
 
 from __future__ import annotations
@@ -55,15 +59,50 @@ def transformer() -> tuple[bytes, dict]:
 
 
 MODELS = {"resnet50": resnet50, "transformer": transformer}
+RANGES = {"resnet50": ("gpu_0/data_0:1~32,3,224,224", "gpu_0/data_0:{},3,224,224", (1, 2, 8, 16, 32)),
+          "transformer": ("x:1~8,128,768", "x:{},128,768", (1, 2, 4, 8))}
+"""Per model: the range, the static input_shape of a size, the sizes timed."""
+
+
+def ranges(name: str, data: bytes) -> None:
+    """The range program at each size against the static program of that size."""
+    import numpy as np
+
+    text, static_text, sizes = RANGES[name]
+    t0 = time.perf_counter()
+    cm = geir.compile(data, input_shape=text)
+    range_s = time.perf_counter() - t0
+    (dim,) = cm.dims
+    print(f"\n{name}: range {cm.ranges()} compiled in {range_s:.1f} s")
+    print("| size | latency us (range / static) | overhead | peak memory (range / static) | compile s (static) |")
+    print("|---|---|---|---|---|")
+    overheads = []
+    for size in sizes:
+        t0 = time.perf_counter()
+        static = geir.compile(data, input_shape=static_text.format(size))
+        seconds = time.perf_counter() - t0
+        feeds = {n: np.zeros([size if (n, i) in dim.positions else d for i, d in enumerate(shape)], dt)
+                 for n, shape, dt in cm.input_specs()}
+        _, rr = cm.profile(feeds, mode="timing")
+        _, rs = static.profile(mode="timing")
+        overheads.append(rr["latency_us"] / rs["latency_us"])
+        print(f"| {size} | {rr['latency_us']:.1f} / {rs['latency_us']:.1f} | {100 * (overheads[-1] - 1):+.1f}% | "
+              f"{format_bytes(rr['peak_memory_bytes'])} / {format_bytes(rs['peak_memory_bytes'])} | {seconds:.1f} |",
+              flush=True)
+    print(f"largest overhead {100 * (max(overheads) - 1):+.1f}% (target <= +15%); one range compile {range_s:.1f} s")
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--pad", action="store_true", help="compile the gears with pad_to_gear (the padding analysis)")
+    p.add_argument("--ranges", action="store_true", help="a shape range per model instead of gears")
     args = p.parse_args()
     for name in args.models.split(","):
         data, options = MODELS[name]()
+        if args.ranges:
+            ranges(name, data)
+            continue
         t0 = time.perf_counter()
         geared = geir.compile(data, pad_to_gear=args.pad, **options)
         geared_s = time.perf_counter() - t0

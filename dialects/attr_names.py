@@ -20,6 +20,19 @@ MAX_POSITION = "ascend.max_position"
 """An input read as a KV-cache position: the largest value whose rows fit every cache it
 indexes. The runtime rejects a larger one before anything runs."""
 
+EXTENT = "geir.extent"
+"""On a function argument (graph: tensor<1xi64>; host: memref<1xi64>): [[input name, axis], ...],
+the dims of a shape range (driver/shape_ranges.py) whose run-time size the argument holds. The
+program is compiled at the range's upper bound; the runtime fills it from the inputs' shapes.
+On a kernel: the kernel takes that argument after its outputs and computes only the real rows
+(lowering/templates/common.py, Extent)."""
+RANGE = "geir.range"
+"""On an extent argument: [lo, hi], the sizes the program takes (it is compiled at hi)."""
+EXTENT_ROWS = "geir.extent_rows"
+"""On an output (host argument): [[extent name, axis, inner, outer], ...] - where it holds each range's
+dim (passes/graph/padded_dims.py, Carried): the runtime crops it to the real rows
+(runtime/shape_ranges.py)."""
+
 # Host functions (ascend-plan-memory).
 WORKSPACE_SIZE = "ascend.workspace_size"
 """Bytes of the planned workspace."""

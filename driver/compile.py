@@ -221,10 +221,13 @@ def compile(  # noqa: A001
     if plan is not None and plan.geared:
         return _compile_gears(model, plan, device, opt_level, example_inputs, progress, keep_stages, options,
                               pad_to_gear)
+    if plan is not None and plan.ranged:
+        return _compile_ranges(model, plan, device, opt_level, example_inputs, progress, keep_stages, options)
     if pad_to_gear:
         raise GeirError("pad_to_gear pads an input to the next larger gear: give gears (dynamic_batch_size, "
                         "dynamic_image_size or dynamic_dims)")
     input_shapes = plan.gears[0] if plan is not None else None  # a static input_shape
+    extents = options.pop("_range_dims", None)  # shape ranges: their extent arguments (driver/shape_ranges.py)
     quantize = QuantizeOptions.take(options)
     freeze = options.pop("freeze", None)  # graph inputs made constants at import, not a pipeline option
     weights = options.pop("weights", True)  # False: shape-only weights at import, not a pipeline option
@@ -235,7 +238,7 @@ def compile(  # noqa: A001
                         "(--no-weights) or the quantization")
     opts = PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)
     spec = load_device(opts.device)  # an unknown device is an error before any work
-    if keep_stages or quantize is not None:  # every stage asked for; calibration data outside the key
+    if keep_stages or quantize is not None or extents:  # every stage asked for; calibration data outside the key
         cache = None
     entry = None
     if cache is not None and freeze is None:  # an ONNX model or a torch module: a hit skips the import
@@ -272,8 +275,13 @@ def compile(  # noqa: A001
             progress(name, seconds[name])
         return module
 
-    module = stage("01_import", lambda: import_graph(model, example_inputs, freeze, weights, torch_frontend,
-                                                     input_shapes))
+    def imported() -> ModuleOp:
+        from geir.driver.shape_ranges import add_extent_args
+
+        module = import_graph(model, example_inputs, freeze, weights, torch_frontend, input_shapes)
+        return add_extent_args(module, extents) if extents else module
+
+    module = stage("01_import", imported)
     if quantize is not None:  # a choice of numerics, at every -O level (docs/quantization.md)
         # a fallback search prices its candidates with these very options (int8 layers aside)
         latency_of = default_latency_of(device, opt_level, **options) if quantize.tolerance is not None else None
@@ -294,6 +302,41 @@ def compile(  # noqa: A001
     if entry is not None:
         compile_cache.store(cache, entry, module, pipeline.unavailable)
     return CompiledModel(opts, stages, seconds, pipeline.unavailable)
+
+
+def _compile_ranges(model, plan, device: str, opt_level: int, example_inputs, progress, keep_stages: bool,
+                    options: dict):
+    """A RangeModel: the model compiled once at its ranges' upper bounds, with an extent
+    argument per ranged dim (driver/shape_ranges.py). Each dim is proven to pad exactly on the
+    simplified graph, or refused naming the op that mixes its rows."""
+    from geir.driver.dynamic_shapes import describe
+    from geir.driver.gear_padding import padding_plan
+    from geir.driver.shape_ranges import RangeModel, mark_crops, onnx_dim_params, range_dims
+    from geir.runtime.interpreter import input_specs
+
+    if any(k in options for k in ("quantize", "calibration_data", "pad_to_gear")):
+        raise GeirError("shape ranges with int8 calibration or pad_to_gear are not supported: give one static "
+                        "input_shape, or gears")
+    if isinstance(model, str | Path) and Path(model).suffix != ".mlir":
+        model = Path(model).read_bytes()  # read once: dim_params, then the import
+    dims = range_dims(plan, onnx_dim_params(model))
+    program = compile(model, device, opt_level, example_inputs=example_inputs, progress=progress,
+                      keep_stages=keep_stages, input_shape=describe(plan.gears[0]), _range_dims=dims, **options)
+    graph = program.stages[next((n for n in program.stage_names if n.endswith("_simplify")), program.stage_names[0])]
+    names = [n for n, _, _ in input_specs(graph)]
+    crops, refused = {}, []
+    for dim in dims:
+        pads, why = padding_plan(graph, names, program.output_names(), [dim.positions])
+        if why:
+            refused.append(f"shape range {dim.describe()}: {next(iter(why.values()))}; give its sizes as gears "
+                           f"(dynamic_batch_size, dynamic_dims) instead")
+        else:
+            crops[dim] = pads[dim.positions]
+    if refused:
+        raise GeirError("; ".join(refused))
+    if is_ascend_module(program.module):
+        mark_crops(program.module, dims, crops)
+    return RangeModel(program, dims)
 
 
 def _compile_gears(model, plan, device: str, opt_level: int, example_inputs, progress, keep_stages: bool,

@@ -9,13 +9,15 @@
 input_shape without -1 is one static shape for the model's dynamic dims (one "gear", no
 gear options). The rules are ATC's: the three gear options are mutually exclusive, each
 needs input_shape with a -1, 2 to 100 gears, every gear giving every -1 a positive size.
-A -1 or a range (`1~8`) without a gear option asks for a program whose dims stay symbolic
-(shape ranges), which geir does not build yet: that is an error saying so.
+A range (`x:1~8,3,224,224`) without a gear option asks for one program for every size in it
+(shape ranges, driver/shape_ranges.py): compiled at the upper bound, memory planned for it, its
+kernels told the real size at run time. A -1 without a gear option has no upper bound to plan
+memory for: that is an error asking for a range.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from geir.errors import GeirError
 
@@ -41,10 +43,16 @@ class ShapePlan:
     """The gear option the gears came from (None: a static input_shape)."""
     dynamic: dict[str, tuple[int, ...]]
     """Per input, the positions of its -1 dims (the dims a gear sets)."""
+    ranges: dict[str, dict[int, tuple[int, int]]] = field(default_factory=dict)
+    """Per input, its ranged dims: axis -> (lo, hi). The one gear is then every range's hi."""
 
     @property
     def geared(self) -> bool:
         return self.option is not None
+
+    @property
+    def ranged(self) -> bool:
+        return bool(self.ranges)
 
 
 def parse_input_shape(text: str) -> dict[str, list[int | tuple[int, int]]]:
@@ -126,13 +134,20 @@ def plan_shapes(input_shape: str | None = None, dynamic_batch_size: str | None =
     dynamic = {n: pos for n, pos in dynamic.items() if pos}
     ranged = [n for n, dims in shapes.items() if any(isinstance(d, tuple) for d in dims)]
     if not given:
-        if dynamic or ranged:
-            name = (list(dynamic) + ranged)[0]
+        if dynamic:
+            name = next(iter(dynamic))
             raise ShapeOptionError(
-                f"input_shape gives '{name}' a dynamic dim ({'-1' if name in dynamic else 'a range'}) and no gear "
-                f"option: shape ranges (dims symbolic through the program) are not supported yet; list the shapes "
-                f"as gears (dynamic_batch_size, dynamic_image_size or dynamic_dims)")
-        return ShapePlan((_static(shapes),), None, {})
+                f"input_shape gives '{name}' a -1 and no gear option: give the dim a range lo~hi (its upper bound "
+                f"sizes the memory plan), or list its sizes as gears (dynamic_batch_size, dynamic_image_size or "
+                f"dynamic_dims)")
+        ranges = {n: {i: d for i, d in enumerate(dims) if isinstance(d, tuple)} for n, dims in shapes.items()}
+        ranges = {n: r for n, r in ranges.items() if r}
+        for n, r in ranges.items():
+            for i, (lo, hi) in r.items():
+                if lo < 1:
+                    raise ShapeOptionError(f"input_shape '{n}': range {lo}~{hi} of dim {i} starts below 1")
+        upper = {n: tuple(d[1] if isinstance(d, tuple) else d for d in dims) for n, dims in shapes.items()}
+        return ShapePlan((_static(upper),), None, {}, ranges)
     option, text = next(iter(given.items()))
     if ranged:
         raise ShapeOptionError(f"input_shape gives '{ranged[0]}' a range; with {option} its dynamic dims are -1")

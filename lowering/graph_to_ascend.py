@@ -53,8 +53,10 @@ from geir.dialects.traits import Collective, Contraction, DataMovement, ShapeCom
 from geir.ir.types import UnsupportedTypeError, to_dtype
 from geir.ir.locations import describe, fused_loc, loc_names
 from geir.lowering.templates import build_kernel
-from geir.lowering.templates.common import KernelBuilder, KernelChain, KernelRequest, LoweringError, gm_type, round_up
+from geir.lowering.templates.common import (KernelBuilder, KernelChain, KernelRequest, Extent, LoweringError, gm_type,
+                                            round_up)
 from geir.lowering.templates.data import build_copy
+from geir.passes.graph.padded_dims import Carried, PaddingError, carry
 from geir.target.cost_model import CostModel
 from geir.target.device import DEFAULT_DEVICE, MAX_TENSOR_BYTES, load_device
 from geir.reference.graph import reference_of
@@ -137,6 +139,8 @@ class _FunctionLowering:
         self.workspace_ops: list[a.AllocOp] = []
         self.workspace_bytes = 0
         self.count = 0
+        self.rows: dict[SSAValue, Carried] = {}  # a shape range's dim: where each value holds it
+        self.extent: SSAValue | None = None      # the host argument with its run-time size
         several = sum(isinstance(f, func.FuncOp) and not f.is_declaration for f in self.module.ops) > 1
         self.prefix = f"{_symbol(self.fn.sym_name.data)}_" if several else ""
 
@@ -232,7 +236,44 @@ class _FunctionLowering:
         location = location or op.location
         return KernelRequest(
             name=self._name(op, base, location), ops=ops, inputs=inputs, outputs=outputs, kind=kind,
-            device=self.spec, cost=self.cost, double_buffer=self.pass_.double_buffer, location=location)
+            device=self.spec, cost=self.cost, double_buffer=self.pass_.double_buffer, location=location,
+            extent=self._extent(outputs))
+
+    def _extent(self, outputs: Sequence[SSAValue]) -> Extent | None:
+        """The shape range's dim in the outputs, if every output holds it alike at its axis 0
+        (passes/graph/padded_dims.py) - so its first rows are the real ones."""
+        held = {self.rows.get(v) for v in outputs}
+        if len(held) != 1 or None in held:
+            return None
+        c = held.pop()
+        if c.axis != 0 or c.outer != 1:
+            return None
+        return Extent(L.logical_shape(outputs[0].type)[0] // c.inner, c.inner)
+
+    def _rows_of_range(self, host: Block) -> None:
+        """The host argument of the first shape-range dim (attr_names.EXTENT) whose rows every
+        op keeps apart, and where each value holds that dim. A dim some op mixes (none should:
+        the driver proved the graph pads exactly) leaves every kernel computing all its rows."""
+        fn = self.fn
+        attrs = fn.arg_attrs.data if fn.arg_attrs is not None else ()
+        names = {d.data[attr_names.ONNX_NAME].data: i for i, d in enumerate(attrs) if attr_names.ONNX_NAME in d.data}
+        for i, d in enumerate(attrs):
+            positions = d.data.get(attr_names.EXTENT)
+            if positions is None:
+                continue
+            seeds = {}
+            for pos in positions.data:
+                name, axis = pos.data[0].data, pos.data[1].value.data
+                if name not in names:
+                    raise LoweringError(f"argument #{i} of @{fn.sym_name.data} is the extent of input '{name}', "
+                                        f"which is not an argument")
+                seeds[fn.body.block.args[names[name]]] = Carried(axis)
+            try:
+                self.rows = carry(fn.body.block, seeds)
+            except PaddingError:
+                continue
+            self.extent = host.args[i]
+            return
 
     def _launch(self, kernel: a.KernelOp | KernelChain, args: Sequence[SSAValue]) -> None:
         """A launch of the kernel on `args` and its scratch; a chain's kernels one after the
@@ -243,7 +284,8 @@ class _FunctionLowering:
             self.names.add(k.sym_name.data)
             self.kernels.append(k)
             own = self._scratch(k, start=chain.shared)
-            self.host_ops.append(a.LaunchOp.get(k.sym_name.data, self.stream, [*args, *shared, *own]))
+            extent = [self.extent] if attr_names.EXTENT in k.attributes else []
+            self.host_ops.append(a.LaunchOp.get(k.sym_name.data, self.stream, [*args, *extent, *shared, *own]))
 
     def _scratch(self, kernel: a.KernelOp, start: int = 0, stop: int | None = None) -> list[SSAValue]:
         """Workspace buffers for the kernel's own gm arguments (`geir.scratch`), those from
@@ -485,6 +527,7 @@ class _FunctionLowering:
             arg.name_hint = hint
         for arg, harg in zip(fn.body.block.args, host.args):
             self.buffers[arg] = harg
+        self._rows_of_range(host)
         # Outputs are written in place by their producer, unless the value already has a
         # buffer (an input, a constant, another output): then a copy kernel fills them.
         copies: list[tuple[SSAValue, SSAValue]] = []

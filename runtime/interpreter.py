@@ -39,6 +39,7 @@ from geir.errors import InterpreterError
 from geir.ir.locations import describe
 from geir.reference.graph import REFERENCE, reference_of
 from geir.dialects import attr_names
+from geir.runtime.shape_ranges import bind, ranges_of
 
 
 @register_impls
@@ -175,8 +176,14 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
 def run_module(
     module: ModuleOp, feeds: Mapping[str, np.ndarray], listeners: tuple = ()
 ) -> dict[str, np.ndarray]:
-    """Run `main` on named inputs; returns the outputs by name."""
+    """Run `main` on named inputs; returns the outputs by name. Of a shape-range program, the
+    inputs may have any size in its ranges (runtime/shape_ranges.py)."""
     specs = input_specs(module)
+    f = main_function(module)
+    if f.arg_attrs is not None:
+        ranges = ranges_of([n for n, _, _ in specs], list(f.arg_attrs.data))
+        if ranges:
+            feeds, _ = bind(ranges, {n: s for n, s, _ in specs}, feeds)
     missing = [n for n, _, _ in specs if n not in feeds]
     if missing:
         raise InterpreterError(f"missing input(s): {', '.join(missing)}")
@@ -193,7 +200,6 @@ def run_module(
                 raise InterpreterError(f"input '{name}' has dtype {value.dtype}, the model expects {dtype}")
             value = value.astype(dtype)
         args.append(value)
-    f = main_function(module)
     interpreter = make_interpreter(module, listeners)
     results = interpreter.call_op(f.sym_name.data, tuple(args))
     return dict(zip(output_names(module), (np.asarray(r) for r in results)))

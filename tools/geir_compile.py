@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--disable-pass", action="append", default=[], metavar="NAME", help="leave a pass out (repeatable)")
     s = p.add_argument_group("dynamic shapes (ATC's names; docs/dynamic-shapes.md)")
     s.add_argument("--input-shape", metavar="NAME:D,D,...[;NAME:...]",
-                   help="sizes of the inputs' dims; -1 where a gear option sets them")
+                   help="sizes of the inputs' dims; -1 where a gear option sets them; lo~hi: a shape range (one "
+                        "program for every size in it)")
     s.add_argument("--dynamic-batch-size", metavar="B,B,...", help="gears: one program per batch size")
     s.add_argument("--dynamic-image-size", metavar="H,W;H,W;...", help="gears: one program per image size")
     s.add_argument("--dynamic-dims", metavar="D,D;D,D;...", help="gears: sizes of all -1 dims, per gear")
@@ -170,6 +171,7 @@ def _main(argv: Sequence[str] | None) -> int:
     from geir.driver.distributed import DistributedModel
     from geir.driver.dynamic_shapes import describe
     from geir.driver.gears import GearedModel
+    from geir.driver.shape_ranges import RangeModel
 
     if isinstance(compiled, DistributedModel):
         shared = all(p is compiled.programs[0] for p in compiled.programs)  # shape-only weights: one program
@@ -196,6 +198,8 @@ def _main(argv: Sequence[str] | None) -> int:
               f"separate models)")
         for why in compiled.unpadded.values():
             print(f"not padded: {why}")
+    if isinstance(compiled, RangeModel):
+        print(_range_summary(compiled))
     if args.output:
         print(f"wrote {args.output} ({os.path.getsize(args.output) / 2**20:.1f} MiB)")
     if args.run:
@@ -287,6 +291,17 @@ def cosine(a, b) -> float:
     if na == 0 or nb == 0:
         return 1.0 if na == nb else 0.0
     return float(np.dot(a, b) / (na * nb))
+
+
+def _range_summary(compiled) -> str:
+    """A shape-range program: its ranges and the kernels that run the real rows only."""
+    from geir.dialects import attr_names
+    from geir.dialects.ascend import KernelOp
+
+    kernels = [op for op in compiled.module.walk() if isinstance(op, KernelOp)]
+    taking = sum(attr_names.EXTENT in k.attributes for k in kernels)
+    return (f"shape range {compiled.ranges()}: one program, memory planned for the upper bound; {taking} of "
+            f"{len(kernels)} kernels run only the real rows, the others every row")
 
 
 def _run_and_check(compiled, model, freeze: dict) -> str:

@@ -161,8 +161,11 @@ def load(path: str | None, seed: int, given: list[str] = (), gear: int | None = 
     return programs[gear], f"{common.input_name(path)} gear {gear} ({shown[gear]})"
 
 
-def make_feeds(specs, given: list[str], seed: int) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """Feeds for every input: from `NAME=FILE.npy` or seeded random; and where each came from."""
+def make_feeds(specs, given: list[str], seed: int, ranged: dict | None = None
+               ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Feeds for every input: from `NAME=FILE.npy` or seeded random; and where each came from.
+    `ranged`: (input, axis) -> (lo, hi) of a shape-range program, whose given arrays may have
+    any size there (the runtime checks it; a random one takes the upper bound)."""
     wanted = {name: (tuple(shape), np.dtype(dtype)) for name, shape, dtype in specs}
     feeds, origin = {}, {}
     for item in given:
@@ -173,6 +176,8 @@ def make_feeds(specs, given: list[str], seed: int) -> tuple[dict[str, np.ndarray
             raise GeirError(f"the model has no input '{name}' (inputs: {', '.join(wanted) or 'none'})")
         array = load_npy(path)
         shape, dtype = wanted[name]
+        if ranged and array.ndim == len(shape):  # a ranged dim may take any size in its range
+            shape = tuple(array.shape[i] if (name, i) in ranged else d for i, d in enumerate(shape))
         if array.shape != shape or array.dtype != dtype:
             raise GeirError(
                 f"input '{name}': {path} holds {_shape(array.shape)} {array.dtype}, "
@@ -293,6 +298,7 @@ def _main(argv: Sequence[str] | None) -> int:
     progress(load_step, import_time)
     from geir.dialects.ascend import is_ascend_module
     from geir.runtime.ascend_interpreter import ascend_input_specs
+    from geir.runtime.shape_ranges import module_ranges
 
     ascend = is_ascend_module(module)  # hardware-level IR runs on the ascend interpreter
     if (wants_profile(args) or args.device or args.strict) and not ascend:
@@ -301,10 +307,12 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.timing_only and args.output:
         raise GeirError("--timing-only computes no outputs: drop --output (or --timing-only)")
     specs = ascend_input_specs(module) if ascend else input_specs(module)
+    ranges = module_ranges(module)  # a shape-range program: the runtime fills the extents
+    specs = [s for s in specs if s[0] not in {r.name for r in ranges}]
     if args.timing_only:  # float values do not matter without data; integers may steer addresses
         given = {item.partition("=")[0] for item in args.input}
         specs = [s for s in specs if not is_float_dtype(s[2]) or s[0] in given]
-    feeds, origin = make_feeds(specs, args.input, args.seed)
+    feeds, origin = make_feeds(specs, args.input, args.seed, {p: (r.lo, r.hi) for r in ranges for p in r.positions})
     step = ("simulate (timing only)" if args.timing_only else
             "interpret + simulate" if ascend and wants_profile(args) else "interpret")
     progress(step, None)
@@ -348,7 +356,7 @@ def _run_ranks(args, progress) -> int:
     if args.timing_only:
         given = {item.partition("=")[0] for item in args.input}
         specs = [s for s in specs if not is_float_dtype(s[2]) or s[0] in given]
-    feeds, origin = make_feeds(specs, args.input, args.seed)
+    feeds, origin = make_feeds(specs, args.input, args.seed, {p: (r.lo, r.hi) for r in ranges for p in r.positions})
     step = "simulate (timing only)" if args.timing_only else "run"
     progress(step, None)
     start = time.perf_counter()

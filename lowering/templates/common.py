@@ -49,6 +49,19 @@ class LoweringError(GeirError):
     """The graph cannot be lowered to the ascend dialect (dynamic shape, unsupported type...)."""
 
 
+@dataclass(frozen=True)
+class Extent:
+    """A shape range's dim in a kernel's outputs (the program is compiled at the range's upper
+    bound): every output's axis 0 is `count` groups of `inner` rows, `count` the upper bound, and
+    only the first n groups are real, n known at run time (the host's `geir.extent` argument).
+    No real row depends on another row (passes/graph/padded_dims.py proved it), so a template
+    that takes the extent runs only the tiles that hold real rows (`KernelBuilder.real_rows`);
+    one that does not computes every row, which is as correct and slower."""
+
+    count: int
+    inner: int
+
+
 @dataclass
 class KernelRequest:
     """One kernel to build: the graph ops it computes and the gm buffers it reads and writes.
@@ -68,6 +81,7 @@ class KernelRequest:
     cost: CostModel
     double_buffer: bool
     location: Attribute             # fused location of the original nodes (copy it onto the kernel op)
+    extent: Extent | None = None    # a shape range's dim in the outputs' rows: a template may compute only the real ones
 
     @property
     def arg_types(self) -> list[MemRefType]:
@@ -228,6 +242,7 @@ class KernelBuilder:
         self._offsets: dict[str, int] = {}
         self._phase_done = False  # a scope() phase has ended: the next one starts with a barrier
         self._block_idx: SSAValue | None = None
+        self._extent: SSAValue | None = None  # n of request.extent, once loaded
 
     # insertion ----------------------------------------------------------------------------
 
@@ -456,6 +471,39 @@ class KernelBuilder:
     def less(self, x: int | SSAValue, y: int | SSAValue) -> SSAValue:
         return self.emit(arith.CmpiOp(self.index(x), self.index(y), "ult")).result
 
+    def real_rows(self, rows: int) -> SSAValue | None:
+        """How many of an extent of `rows` - the outputs' axis 0, or a flattening of it with
+        the axes after it - are real at run time (request.extent): rows / count * n, n read
+        once at the kernel's entry from its extent argument (a `memref<1xi64>` after the
+        outputs, before any scratch; the kernel is marked `geir.extent` so the host passes
+        it). None without an extent, or if `rows` is not a whole number of its groups."""
+        ext = self.req.extent
+        if ext is None or rows % ext.count:
+            return None
+        if self._extent is None:
+            at = len(self.req.inputs) + len(self.req.outputs)
+            arg = self.block.insert_arg(a.memref_type([1], i64, "gm"), at)
+            arg.name_hint = "extent"
+            self.args.insert(at, arg)
+            self.kernel.properties["function_type"] = FunctionType.from_lists(list(self.block.arg_types), [])
+            self.kernel.attributes[attr_names.EXTENT] = UnitAttr()
+            c0 = self.index(0)
+            load = memref.LoadOp.get(arg, [c0])
+            cast = arith.IndexCastOp(load.results[0], IndexType())
+            self._emit_at_entry(load)
+            self._emit_at_entry(cast)
+            self._extent = cast.result
+            self._extent.name_hint = "n"
+        return self.mul(self._extent, rows // ext.count)
+
+    def limited(self, count: int, tile: int, start: int, real: int | SSAValue | None) -> int | SSAValue:
+        """How many of `count` tiles of `tile` rows from row `start` hold a real row, of
+        `real` real rows (None: all of them)."""
+        if real is None:
+            return count
+        past = real if start == 0 else self.sub(self.emit(arith.MaxUIOp(self.index(real), self.index(start))).result, start)
+        return self.min(self.divui(self.add(past, tile - 1), tile), count)
+
     def delinearize(self, t: int | SSAValue, dims: Sequence[int]) -> list[int | SSAValue]:
         """The multi-index of linear index `t` over `dims` (row-major)."""
         out: list[int | SSAValue] = []
@@ -499,7 +547,7 @@ class KernelBuilder:
     def pipeline(self, n_tiles: int, per_block: int, load: Callable[[int | SSAValue, int], None],
                  store: Callable[[int | SSAValue, int], None],
                  compute: Callable[[int | SSAValue, int], None] | None = None, slots: int = 1,
-                 last_blocks: bool = False) -> None:
+                 last_blocks: bool = False, runs: SSAValue | None = None) -> None:
         """Tiles 0..n_tiles-1, `per_block` consecutive ones per block, each `load` (MTE2) ->
         `compute` (V) -> `store` (MTE3) on the buffers of slot `tile % slots`, with the flags
         that order them: a slot is refilled once its previous tile has left (MTE3 -> MTE2),
@@ -508,7 +556,9 @@ class KernelBuilder:
         has its own flag ids, set before the loop and waited for after it so the counts balance.
 
         The tiles go to the first blocks of the kernel (`last_blocks`: the last ones, which a
-        main pipeline leaves the least work); blocks without tiles skip the pipeline.
+        main pipeline leaves the least work); blocks without tiles skip the pipeline. `runs`:
+        only tiles 0..runs-1 run (a run-time count: a shape range's real rows), each block
+        keeping its static share and stopping early.
         """
         if n_tiles <= 0:
             return
@@ -533,16 +583,20 @@ class KernelBuilder:
         def body() -> None:
             for s in range(slots):
                 self.set_flag("MTE3", "MTE2", s)
-            if blocks == 1 and per_block == 1:
-                one(0, 0)
-            elif per_block == 1:
-                one(self.sub(self.block_idx(), first), 0)
+            if per_block == 1:
+                t = 0 if blocks == 1 else self.sub(self.block_idx(), first)
+                if runs is None:
+                    one(t, 0)
+                else:
+                    with self.if_(self.less(t, runs)):
+                        one(t, 0)
             else:
                 block = self.sub(self.block_idx(), first)
                 start = 0 if blocks == 1 else self.mul(block, per_block)
-                exact = n_tiles % per_block == 0
-                end = n_tiles if blocks == 1 else (self.add(start, per_block) if exact
-                                                    else self.min(self.add(start, per_block), n_tiles))
+                exact = n_tiles % per_block == 0 and runs is None
+                limit = n_tiles if runs is None else runs
+                end = limit if blocks == 1 else (self.add(start, per_block) if exact
+                                                 else self.min(self.add(start, per_block), limit))
                 guard = not (exact and per_block % slots == 0)
                 with self.loop(start, end, slots, "t") as t:
                     one(t, 0)

@@ -1,6 +1,8 @@
-"""Dynamic shapes as gears (driver/dynamic_shapes.py, driver/gears.py): ATC's options parsed
-and checked, one static program per gear, each matching onnxruntime; the offline model
-holding every gear with the weights once; the workspace the largest gear's."""
+"""Dynamic shapes (driver/dynamic_shapes.py): ATC's options parsed and checked. Gears
+(driver/gears.py): one static program per gear, each matching onnxruntime; the offline model
+holding every gear with the weights once; the workspace the largest gear's. Shape ranges
+(driver/shape_ranges.py, runtime/shape_ranges.py): one program at the upper bound whose
+kernels run the real rows only, matching onnxruntime at every size in the range."""
 
 import io
 import json
@@ -16,6 +18,9 @@ import geir
 from geir.driver.dynamic_shapes import ShapeOptionError, plan_shapes
 from geir.driver.gear_padding import Carried, padding_plan
 from geir.driver.gears import GearedModel
+from geir.driver.shape_ranges import RangeModel
+from geir.dialects import attr_names
+from geir.dialects.ascend import KernelOp
 from geir.errors import GeirError
 from geir.frontend.builder import GraphBuilder
 from geir.runtime.report import memory_stats
@@ -142,7 +147,10 @@ def test_the_plan_of_each_gear_option():
     dims = plan_shapes("x:-1,-1,64;mask:-1,1,1,-1", dynamic_dims="1,16,1,16;2,32,2,32")
     assert dims.gears[1] == {"x": (2, 32, 64), "mask": (2, 1, 1, 32)} and dims.dynamic == {"x": (0, 1), "mask": (0, 3)}
     static = plan_shapes("x:8,3,224,224")
-    assert not static.geared and static.gears == ({"x": (8, 3, 224, 224)},)
+    assert not static.geared and not static.ranged and static.gears == ({"x": (8, 3, 224, 224)},)
+    ranged = plan_shapes("x:1~8,3,224,224;mask:1~8,1~128")
+    assert ranged.ranged and not ranged.geared and ranged.gears == ({"x": (8, 3, 224, 224), "mask": (8, 128)},)
+    assert ranged.ranges == {"x": {0: (1, 8)}, "mask": {0: (1, 8), 1: (1, 128)}}
     assert plan_shapes() is None
 
 
@@ -159,8 +167,8 @@ def test_the_plan_of_each_gear_option():
     ({"input_shape": "x:8,-1", "dynamic_batch_size": "1,2"}, "-1 must be the first dim of 'x'"),
     ({"input_shape": "x:-1,8,8", "dynamic_image_size": "8,8;16,16"}, "must give 'x' two -1 dims, not 1"),
     ({"input_shape": "x:-1,-1", "dynamic_dims": "1,8;2"}, r"gear '2' gives 1 size\(s\); input_shape has 2"),
-    ({"input_shape": "x:-1,8"}, "shape ranges .* are not supported yet"),
-    ({"input_shape": "x:1~8,8"}, r"a dynamic dim \(a range\) and no gear option"),
+    ({"input_shape": "x:-1,8"}, "gives 'x' a -1 and no gear option: give the dim a range lo~hi"),
+    ({"input_shape": "x:0~8,8"}, "range 0~8 of dim 0 starts below 1"),
     ({"input_shape": "x:1~8,8", "dynamic_batch_size": "1,2"}, "gives 'x' a range; with dynamic_batch_size"),
     ({"input_shape": "x:8~1,8"}, "is not a size, -1 or a range"),
     ({"input_shape": "x:-2,8"}, "'-2' is not a size"),
@@ -297,3 +305,105 @@ def test_each_dim_is_analysed_where_it_is_largest(block_dynamo):
     assert list(cm.padding) == [(("x", 0),)] and list(cm.unpadded) == [(("x", 1),)]
     x = np.random.default_rng(5).standard_normal((3, 16, 64)).astype(np.float32)
     np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block_dynamo, {"x": x}), rtol=1e-4, atol=1e-4)
+
+
+# -- shape ranges (driver/shape_ranges.py) -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cnn_range(cnn):
+    return geir.compile(cnn, input_shape="x:1~8,3,32,32", **FP32)
+
+
+def test_cnn_range_matches_onnxruntime_at_every_batch(cnn, cnn_range):
+    cm = cnn_range
+    assert isinstance(cm, RangeModel) and cm.ranges() == "x:1~8,3,32,32"
+    assert cm.input_specs() == [("x", (-1, 3, 32, 32), np.dtype(np.float32))]
+    for batch in range(1, 9):
+        x = np.random.default_rng(batch).standard_normal((batch, 3, 32, 32)).astype(np.float32)
+        y = cm.run({"x": x})["y"]
+        assert y.shape == (batch, 10)
+        np.testing.assert_allclose(y, _ort(cnn, {"x": x}), rtol=1e-4, atol=1e-5)
+
+
+def test_a_range_program_is_planned_for_its_upper_bound_and_timed_at_the_actual_size(cnn, cnn_range):
+    """Every kernel takes the batch's extent and runs the tiles of the real images only: the
+    modeled time follows the batch, the memory is the upper bound's."""
+    kernels = [op for op in cnn_range.module.walk() if isinstance(op, KernelOp)]
+    assert kernels and all(attr_names.EXTENT in k.attributes for k in kernels)
+    static = geir.compile(cnn, input_shape="x:8,3,32,32", **FP32)
+    assert memory_stats(cnn_range.module)["workspace_bytes"] == memory_stats(static.module)["workspace_bytes"]
+    runs = {}
+    for batch in (1, 8):
+        _, report = cnn_range.profile(cnn_range.random_inputs(sizes={"batch": batch}), mode="timing")
+        assert report["shape_range"] == {"batch": {"size": batch, "range": [1, 8]}}
+        runs[batch] = {k["name"]: k for k in report["kernels"]}
+    _, at8 = static.profile(mode="timing")
+    assert sum(k["time_us"] for k in runs[8].values()) == pytest.approx(sum(k["time_us"] for k in at8["kernels"]),
+                                                                        rel=0.02)
+    # the convs compute one image instead of eight; the kernels but the last (whose one tile of
+    # 16 rows holds every batch) move a fraction of the bytes (the weights are read whole)
+    convs = [n for n in runs[1] if "Conv" in n]
+    assert len(convs) == 2 and all(runs[1][n]["cube_flops"] * 8 == runs[8][n]["cube_flops"] > 0 for n in convs)
+    *rest, gemm = runs[1]
+    assert all(runs[1][n]["hbm_bytes"] * 6 < runs[8][n]["hbm_bytes"] for n in rest)
+    assert runs[1][gemm]["hbm_bytes"] == runs[8][gemm]["hbm_bytes"]
+
+
+def test_transformer_batch_range_matches_onnxruntime(block):
+    cm = geir.compile(block, input_shape="x:1~8,16,64", **FP32)
+    for batch in range(1, 9):
+        x = np.random.default_rng(batch).standard_normal((batch, 16, 64)).astype(np.float32)
+        np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block, {"x": x}), rtol=1e-4, atol=1e-4)
+
+
+def test_a_range_over_a_dim_some_op_mixes_is_refused(block_dynamo):
+    with pytest.raises(GeirError, match=r"shape range x dim 1 \(seq: 1~32\): padding x dim 1 is not exact: "
+                                        r"'graph.matmul' at .* give its sizes as gears"):
+        geir.compile(block_dynamo, input_shape="x:1~8,1~32,64")
+    cm = geir.compile(block_dynamo, input_shape="x:1~4,16,64", **FP32)  # its batch alone is fine
+    x = np.random.default_rng(3).standard_normal((3, 16, 64)).astype(np.float32)
+    np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block_dynamo, {"x": x}), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape, message", [
+    ((9, 3, 32, 32), r"x dim 0 \(1~8\) is 9, outside the range the program was compiled for"),
+    ((0, 3, 32, 32), r"x dim 0 \(1~8\) is 0, outside the range"),
+    ((2, 3, 32, 16), "input 'x' dim 3 is 16; the program fixes it at 32"),
+    ((2, 3, 32), "input 'x' has 3 dims; the program's has 4"),
+])
+def test_inputs_outside_the_range_are_one_clear_error(cnn_range, shape, message):
+    with pytest.raises(GeirError, match=message):
+        cnn_range.run({"x": np.zeros(shape, np.float32)})
+
+
+def test_the_runtime_fills_the_extent_itself(cnn_range):
+    with pytest.raises(GeirError, match="'batch.extent' is the size of x dim 0 .* do not feed it"):
+        cnn_range.program.run({"x": np.zeros((2, 3, 32, 32), np.float32), "batch.extent": np.array([2])})
+
+
+def test_a_range_program_saves_and_runs_from_its_offline_model(cnn_range, tmp_path):
+    """The ranges live in the program (its extent argument and its outputs' attributes), so
+    the offline model, geir-run and the interpreter take any size in them."""
+    from geir.tools.geir_run import main as geir_run
+
+    cnn_range.save(tmp_path / "r.om")
+    loaded = geir.load(tmp_path / "r.om")
+    x = np.random.default_rng(7).standard_normal((3, 3, 32, 32)).astype(np.float32)
+    np.testing.assert_array_equal(loaded.run({"x": x})["y"], cnn_range.run({"x": x})["y"])
+    np.save(tmp_path / "x.npy", x)
+    assert geir_run([str(tmp_path / "r.om"), "--input", f"x={tmp_path / 'x.npy'}", "--output", str(tmp_path / "o.npz")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "o.npz")["y"], cnn_range.run({"x": x})["y"])
+
+
+def test_positions_of_one_dim_param_share_a_range():
+    from geir.driver.shape_ranges import range_dims
+
+    plan = plan_shapes("x:1~8,16;mask:1~4,16")
+    with pytest.raises(GeirError, match="input_shape gives the model's dim 'batch' different ranges: x dim 0 1~8, "
+                                        "mask dim 0 1~4"):
+        range_dims(plan, {"x": ["batch", None], "mask": ["batch", None]})
+    dims = range_dims(plan_shapes("x:1~8,16;mask:1~8,16"), {"x": ["batch", None], "mask": ["batch", None]})
+    assert [(d.positions, d.symbol) for d in dims] == [((("x", 0), ("mask", 0)), "batch")]
+    # without dim_params each position is a dim of its own
+    assert len(range_dims(plan_shapes("x:1~8,16;mask:1~8,16"), {})) == 2

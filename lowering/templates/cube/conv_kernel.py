@@ -16,6 +16,7 @@ from xdsl.ir import SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects.ascend import FRACTAL
+from geir.dialects.formats import logical_shape
 from geir.lowering.templates.common import ceil_div, round_up, row_elems
 from geir.lowering.templates.cube.kernel import CubeKernel
 from geir.lowering.templates.cube.loops import Index, TileDim, chunks, clamp_start, tile_grid
@@ -43,7 +44,14 @@ class ConvKernel(CubeKernel):
     def _tiles(self) -> None:
         geo, t = self.plan.geometry, self.t
         dims = [TileDim(geo.n * geo.group, 1), TileDim(geo.mg, t.mt), TileDim(geo.oh, t.ohs), TileDim(geo.ow, t.owt)]
-        tile_grid(self.kb, dims, t.blocks, self._tile)
+        tile_grid(self.kb, dims, t.blocks, self._tile, self._real_images())
+
+    def _real_images(self) -> tuple[int, Index | None] | None:
+        """With a shape range in the batch, the (image, group) tiles of the real images only."""
+        geo = self.plan.geometry
+        if self.kb.req.extent is None or any(logical_shape(v.type)[:1] != (geo.n,) for v in self.kb.req.outputs):
+            return None
+        return 0, self.kb.real_rows(geo.n * geo.group)
 
     def _tile(self, off: list[Index], size: list[int]) -> None:
         """One output tile: image and group ng, channels from m0, pixels from (oh0, ow0)."""

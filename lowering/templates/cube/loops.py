@@ -66,46 +66,55 @@ class TileDim:
     tile: int
 
 
-def distribute(kb: KernelBuilder, blocks: int,
-               classes: Sequence[tuple[Sequence[int], Callable[[list[Index]], None]]]) -> None:
+Class = tuple[Sequence[int], Callable[[list[Index]], None]] | tuple[Sequence[int], Callable[[list[Index]], None], Index]
+"""(grid counts, body) of a class of tiles; a third item: how many of its tiles run (at run time,
+those holding a shape range's real rows: the first ones, the limited dim being outermost)."""
+
+
+def distribute(kb: KernelBuilder, blocks: int, classes: Sequence[Class]) -> None:
     """Run `body(index)` for every multi-index of each class's grid `counts`, the item t of the
     whole sequence on block t % blocks: a loop per class, its lower bound shifted by the
     class's position in the sequence so the blocks stay balanced."""
     base = 0
-    for counts, body in classes:
+    for counts, body, *limit in classes:
         count = math.prod(counts)
         if count == 0:
             continue
+        run = limit[0] if limit else count
 
         def index(i: Index, counts=counts) -> list[Index]:
             live = [c for c in counts if c > 1]
             parts = iter(kb.delinearize(i, live) if len(live) > 1 else [i] * len(live))
             return [next(parts) if c > 1 else 0 for c in counts]
 
-        if blocks == 1 and count == 1:
+        if blocks == 1 and count == 1 and not limit:
             body(index(0))
         elif blocks == 1:
-            with kb.loop(0, count, 1) as i:
+            with kb.loop(0, run, 1) as i:
                 body(index(i))
         else:
             shift = (blocks - base % blocks) % blocks
             start = kb.remui(kb.add(kb.block_idx(), shift), blocks) if shift else kb.block_idx()
-            with kb.loop(start, count, blocks) as i:
+            with kb.loop(start, run, blocks) as i:
                 body(index(i))
         base += count
 
 
 def tile_grid(kb: KernelBuilder, dims: Sequence[TileDim], blocks: int,
-              body: Callable[[list[Index], list[int]], None]) -> None:
+              body: Callable[[list[Index], list[int]], None], real: tuple[int, Index | None] | None = None) -> None:
     """body(offsets, sizes) for every tile of the grid `dims`, grouped by static size class
-    (full tiles / the remainder, per dim), distributed over the blocks."""
-    distribute(kb, blocks, grid_classes(kb, dims, body))
+    (full tiles / the remainder, per dim), distributed over the blocks; `real`: see grid_classes."""
+    distribute(kb, blocks, grid_classes(kb, dims, body, real))
 
 
-def grid_classes(kb: KernelBuilder, dims: Sequence[TileDim], body: Callable[[list[Index], list[int]], None]
-                 ) -> list[tuple[list[int], Callable[[list[Index]], None]]]:
+def grid_classes(kb: KernelBuilder, dims: Sequence[TileDim], body: Callable[[list[Index], list[int]], None],
+                 real: tuple[int, Index | None] | None = None) -> list[Class]:
     """The static size classes of the grid `dims` as `distribute` takes them (several grids'
-    classes may share one distribution: a kernel of several products)."""
+    classes may share one distribution: a kernel of several products). `real` = (d, rows):
+    only the tiles of dim d that hold one of its first `rows` (a run-time value, see
+    KernelBuilder.real_rows) run; every dim before d has one tile, so d is the outermost."""
+    if real is not None and (real[1] is None or any(x.extent > x.tile for x in dims[:real[0]])):
+        real = None
     per_dim = []
     for d in dims:
         full, rem = divmod(d.extent, d.tile)
@@ -115,11 +124,18 @@ def grid_classes(kb: KernelBuilder, dims: Sequence[TileDim], body: Callable[[lis
         if rem:
             opts.append((1, rem, full * d.tile))
         per_dim.append(opts)
-    classes = []
+    classes: list[Class] = []
     for cls in itertools.product(*per_dim):
         def run(idx: list[Index], cls=cls) -> None:
             body([kb.add(off, kb.mul(j, d.tile)) for j, d, (_, _, off) in zip(idx, dims, cls)],
                  [size for _, size, _ in cls])
 
-        classes.append(([c for c, _, _ in cls], run))
+        counts = [c for c, _, _ in cls]
+        if real is None:
+            classes.append((counts, run))
+            continue
+        d, rows = real
+        c, size, off = cls[d]
+        runs = kb.mul(kb.limited(c, size, off, rows), math.prod(counts[d + 1:]))
+        classes.append((counts, run, runs))
     return classes

@@ -11,6 +11,7 @@ from xdsl.dialects.builtin import StringAttr, UnitAttr
 from xdsl.ir import SSAValue
 
 from geir.dialects.ascend import FRACTAL
+from geir.dialects.formats import logical_shape
 from geir.lowering.templates.common import KernelRequest, round_up
 from geir.lowering.templates.cube.kernel import CubeKernel
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
@@ -64,7 +65,7 @@ class MatmulKernel(CubeKernel):
         plan, t = self.plan, self.t
         if not self.parts:
             dims = [TileDim(plan.batch, 1), TileDim(plan.rows, t.mt), TileDim(plan.cols, t.nt)]
-            tile_grid(self.kb, dims, t.blocks, self._tile)
+            tile_grid(self.kb, dims, t.blocks, self._tile, self._real_rows())
             return
         classes = []
         for part, i in self.parts:
@@ -78,6 +79,17 @@ class MatmulKernel(CubeKernel):
             classes += grid_classes(self.kb, dims, functools.partial(self._tile, part=part, b2=b2, out=out,
                                                                      position=position))
         distribute(self.kb, t.blocks, classes)
+
+    def _real_rows(self) -> tuple[int, Index | None] | None:
+        """With a shape range in the result's first axis, the tiles of its real rows only: of
+        the batch when the result's leading axes are it, else of the rows they fold into."""
+        plan, kb = self.plan, self.kb
+        if kb.req.extent is None or plan.heads or plan.frame != plan.out_shape \
+                or any(logical_shape(v.type) != plan.out_shape for v in kb.req.outputs):
+            return None
+        if plan.batch > 1:
+            return 0, kb.real_rows(plan.batch)
+        return 1, kb.real_rows(plan.rows)
 
     def _tile(self, off: list[Index], size: list[int], part: MatmulPlan | None = None,
               b2: SSAValue | None = None, out: SSAValue | None = None, position: Index = 0) -> None:

@@ -321,14 +321,19 @@ class _PoolKernel:
                 cntb=kb.alloc([gt, toh, G.ow, c0], celt, "ub", "cntb" + sfx) if avg else None,
             ))
         self.state: dict[int, tuple] = {}
+        # groups are [N, channel groups] flattened: the real images' are the first ones
+        self.real = kb.real_rows(groups)
 
     def pipeline(self, piece: _Piece, last_blocks: bool) -> None:
         kb = self.kb
         count = piece.ntiles_g * piece.band.count
         per = ceil_div(count, min(kb.kernel.block_count, count))
         self.state = {}
+        runs = None
+        if self.real is not None:  # a shape range's batch: the tiles of the real images' groups
+            runs = kb.mul(kb.limited(piece.ntiles_g, piece.n, piece.g0, self.real), piece.band.count)
         kb.pipeline(count, per, lambda t, s: self._load(piece, t, s), lambda t, s: self._store(piece, s),
-                    lambda t, s: self._compute(piece, s), self.slots, last_blocks=last_blocks)
+                    lambda t, s: self._compute(piece, s), self.slots, last_blocks=last_blocks, runs=runs)
 
     def _interior(self, piece: _Piece) -> list[int]:
         """Where a tile's input rows go in the plane."""

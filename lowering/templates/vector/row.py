@@ -11,12 +11,14 @@ from xdsl.ir import Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import attr_names
+from geir.dialects import formats
 from geir.dialects import graph as g
 from geir.dialects.traits import ViewLike
 from geir.lowering.templates.common import (
     KernelBuilder,
     KernelRequest,
     ceil_div,
+    cut_dim,
     itemsize,
     mark,
     shape_of,
@@ -183,9 +185,14 @@ class RowKernel:
         var_loads = [v for v in self.loaded if v not in inv]
         var_ops = [op for op in req.ops if op.results[0] not in inv]
         shape = list(space.shape)
+        real = self._real_rows(kb)
         for i, (counts, pext, cut_off) in enumerate(tile_pieces(shape, ext)):
             n = math.prod(counts)
             per = ceil_div(n, min(kb.kernel.block_count, n))
+            runs = None
+            if real is not None:  # only the tiles holding real rows (dim 0 is the outermost)
+                start = cut_off if cut_dim(shape, pext) == 0 else 0
+                runs = kb.mul(kb.limited(counts[0], pext[0], start, real), math.prod(counts[1:]))
             state: dict[int, tuple[Body, list]] = {}
 
             def load(tile, s, counts=counts, pext=pext, cut_off=cut_off):
@@ -209,8 +216,16 @@ class RowKernel:
                     kb.copy(body.out_view(v), kb.tile(dst, o, te))
                 body.release_all()
 
-            kb.pipeline(n, per, load, store, compute, slots, last_blocks=i > 0)
+            kb.pipeline(n, per, load, store, compute, slots, last_blocks=i > 0, runs=runs)
         return [pro_pool, *bodies]
+
+    def _real_rows(self, kb: KernelBuilder):
+        """With a shape range in the outputs' first axis (request.extent): how many rows of the
+        space's dim 0 are real, when every output spans that dim from its own first axis."""
+        if self.req.extent is None or any(
+                0 not in self.space.dims[v] or formats.storage_of(v.type) == formats.FRACTAL_NZ for v in self.req.outputs):
+            return None
+        return kb.real_rows(self.space.shape[0])
 
     def _prologue(self, kb: KernelBuilder, pool: BufferPool, ext: list[int], inv: set[SSAValue],
                   gm: dict[SSAValue, SSAValue]) -> dict[SSAValue, SSAValue]:

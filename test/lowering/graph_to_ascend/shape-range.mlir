@@ -1,0 +1,77 @@
+// convert-graph-to-ascend of a shape-range program (driver/shape_ranges.py): the argument marked
+// geir.extent holds the run-time size of x's dim 0, whose rows no op mixes; every kernel whose
+// outputs hold that dim at their axis 0 takes it after its outputs and runs only the tiles of
+// the real rows (lowering/templates/common.py, Extent).
+// RUN: geir-opt %s --split-input-file -p convert-graph-to-ascend | filecheck %s
+
+// Rows: 64 rows of 256 in 4 tiles of 16 rows, one per block; the tiles that run are
+// ceil(n * 256 / 4096), and a block past them skips its tile.
+// CHECK-LABEL: ascend.kernel @k0_relu(
+// CHECK-SAME:    %x: memref<64x256xf32, "gm">, %y: memref<64x256xf32, "gm">, %extent: memref<1xi64, "gm">)
+// CHECK-SAME:    attributes {block_dim = 4 : i64, core_type = "vector", geir.extent, template = "row"}
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %[[RAW:.*]] = memref.load %extent[%c0] : memref<1xi64, "gm">
+// CHECK-NEXT:    %n = arith.index_cast %[[RAW]] : i64 to index
+// CHECK:         %[[BLOCK:.*]] = ascend.block_idx
+// CHECK:         %[[ELEMS:.*]] = arith.muli %n, %c256 : index
+// CHECK-NEXT:    %[[UP:.*]] = arith.addi %[[ELEMS]], %c4095 : index
+// CHECK-NEXT:    %[[TILES:.*]] = arith.divui %[[UP]], %c4096 : index
+// CHECK-NEXT:    %[[RUNS:.*]] = arith.minui %[[TILES]], %c4 : index
+// CHECK:         %[[MINE:.*]] = arith.cmpi ult, %[[BLOCK]], %[[RUNS]] : index
+// CHECK-NEXT:    scf.if %[[MINE]] {
+// CHECK:           ascend.vrelu
+// CHECK:       func.func @rows(%x: memref<64x256xf32, "gm"> {onnx.name = "x"}, %n: memref<1xi64, "gm"> {onnx.name = "batch.extent", geir.extent = {{\[\[}}"x", 0 : i64]], geir.range = [1 : i64, 64 : i64]}, %y: memref<64x256xf32, "gm"> {onnx.name = "y", ascend.output})
+// CHECK:         ascend.launch @k0_relu on %stream(%x, %y, %n)
+func.func @rows(%x: tensor<64x256xf32> {onnx.name = "x"}, %n: tensor<1xi64> {onnx.name = "batch.extent", geir.extent = [["x", 0 : i64]], geir.range = [1 : i64, 64 : i64]}) -> (tensor<64x256xf32> {onnx.name = "y"}) {
+  %y = graph.relu %x : (tensor<64x256xf32>) -> tensor<64x256xf32>
+  func.return %y : tensor<64x256xf32>
+}
+
+// -----
+
+// A convolution: its tiles are (image, pixel tile) pairs, two per image, dealt to the blocks in
+// a loop whose trip count is min(n, 8) * 2.
+// CHECK-LABEL: ascend.kernel @k0_conv(
+// CHECK-SAME:    %y: memref<8x32x32x32xf32, "gm">, %extent: memref<1xi64, "gm">) attributes {{{.*}}geir.extent, template = "conv"}
+// CHECK:         %n = arith.index_cast
+// CHECK:         %[[IMAGES:.*]] = arith.minui %n, %c8 : index
+// CHECK-NEXT:    %[[TILES:.*]] = arith.muli %[[IMAGES]], %c2 : index
+// CHECK-NEXT:    scf.for %{{.*}} = %block to %[[TILES]] step %c16 {
+// CHECK:         ascend.launch @k0_conv on %stream(%x, %w, %y, %n)
+func.func @conv(%x: tensor<8x16x32x32xf32> {onnx.name = "x"}, %w: tensor<32x16x3x3xf32> {onnx.name = "w"}, %n: tensor<1xi64> {onnx.name = "batch.extent", geir.extent = [["x", 0 : i64]], geir.range = [1 : i64, 8 : i64]}) -> (tensor<8x32x32x32xf32> {onnx.name = "y"}) {
+  %y = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<8x16x32x32xf32>, tensor<32x16x3x3xf32>) -> tensor<8x32x32x32xf32>
+  func.return %y : tensor<8x32x32x32xf32>
+}
+
+// -----
+
+// A sum over the ranged dim mixes its rows (the driver refuses such a range; here the lowering
+// meets one): no kernel takes the extent, so the relu's padding rows are computed too.
+// CHECK-LABEL: ascend.kernel @k0_relu(
+// CHECK-SAME:    %x: memref<8x256xf32, "gm">, %r: memref<8x256xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector", template = "row"}
+// CHECK-NOT:     memref.load
+// CHECK-LABEL: ascend.kernel @k1_reduce_sum(
+// CHECK-SAME:    %y: memref<256xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector", template = "row"}
+// CHECK:         ascend.launch @k0_relu on %stream(%x, %r)
+// CHECK-NEXT:    ascend.launch @k1_reduce_sum on %stream(%r, %y)
+func.func @mixed(%x: tensor<8x256xf32> {onnx.name = "x"}, %n: tensor<1xi64> {onnx.name = "batch.extent", geir.extent = [["x", 0 : i64]], geir.range = [1 : i64, 8 : i64]}) -> (tensor<256xf32> {onnx.name = "y"}) {
+  %r = graph.relu %x : (tensor<8x256xf32>) -> tensor<8x256xf32>
+  %y = graph.reduce_sum %r {axes = array<i64: 0>, keepdims = 0 : i64} : (tensor<8x256xf32>) -> tensor<256xf32>
+  func.return %y : tensor<256xf32>
+}
+
+// -----
+
+// The transpose's output holds the dim at axis 1, not 0: it computes every row. The sigmoid's
+// holds it at axis 0 and takes the extent.
+// CHECK-LABEL: ascend.kernel @k0_transpose(
+// CHECK-SAME:    %y: memref<256x8xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector", template = "data"}
+// CHECK-LABEL: ascend.kernel @k1_sigmoid(
+// CHECK-SAME:    %z: memref<8x256xf32, "gm">, %extent: memref<1xi64, "gm">) attributes {block_dim = 1 : i64, core_type = "vector", geir.extent, template = "row"}
+// CHECK:         ascend.launch @k0_transpose on %stream(%x, %y)
+// CHECK-NEXT:    ascend.launch @k1_sigmoid on %stream(%x, %z, %n)
+func.func @transposed(%x: tensor<8x256xf32> {onnx.name = "x"}, %n: tensor<1xi64> {onnx.name = "batch.extent", geir.extent = [["x", 0 : i64]], geir.range = [1 : i64, 8 : i64]}) -> (tensor<256x8xf32> {onnx.name = "y"}, tensor<8x256xf32> {onnx.name = "z"}) {
+  %y = graph.transpose %x {perm = array<i64: 1, 0>} : (tensor<8x256xf32>) -> tensor<256x8xf32>
+  %z = graph.sigmoid %x : (tensor<8x256xf32>) -> tensor<8x256xf32>
+  func.return %y, %z : tensor<256x8xf32>, tensor<8x256xf32>
+}
