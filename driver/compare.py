@@ -742,13 +742,15 @@ def is_quantized(module: ModuleOp) -> bool:
 
 def _random_feeds(module: ModuleOp, seed: int) -> dict[str, np.ndarray]:
     from geir.runtime.ascend_interpreter import ascend_input_specs
-    from geir.runtime.interpreter import random_inputs
+    from geir.runtime.interpreter import module_ranges, random_inputs
 
     if not a.is_ascend_module(module):
         return random_inputs(module, seed)
     rng = np.random.default_rng(seed)
+    extents = {r.name for r in module_ranges(module)}  # the runtime's to fill
     return {n: rng.standard_normal(shape).astype(dtype) if is_float_dtype(dtype)
-            else rng.integers(0, 4, shape).astype(dtype) for n, shape, dtype in ascend_input_specs(module)}
+            else rng.integers(0, 4, shape).astype(dtype) for n, shape, dtype in ascend_input_specs(module)
+            if n not in extents}
 
 
 def _load(model: Any) -> tuple[onnx.ModelProto, str]:

@@ -95,15 +95,18 @@ class CompiledModel:
         return ascend_output_names(m) if is_ascend_module(m) else output_names(m)
 
     def random_inputs(self, seed: int = 0, *, floats: bool = True) -> dict[str, np.ndarray]:
-        """Seeded random values of every input (`floats=False`: of the integer inputs only)."""
+        """Seeded random values of every input (`floats=False`: of the integer inputs only); a
+        shape range's at its upper bound, its extent left to the runtime."""
         from geir.runtime.ascend_interpreter import host_args
+        from geir.runtime.interpreter import module_ranges
 
         rng = np.random.default_rng(seed)
         # integers in [0, 4), and a KV-cache position no further than its cache holds
         high = {h.name: min(4, h.max_position + 1) for h in host_args(self.module)
                 if h.max_position is not None} if is_ascend_module(self.module) else {}
+        extents = {r.name for r in module_ranges(self.module)}
         return {n: rng.standard_normal(s).astype(d) if is_float_dtype(d) else rng.integers(0, high.get(n, 4), s).astype(d)
-                for n, s, d in self.input_specs() if floats or not is_float_dtype(d)}
+                for n, s, d in self.input_specs() if (floats or not is_float_dtype(d)) and n not in extents}
 
     def profile(self, feeds: Mapping[str, np.ndarray] | None = None, *,
                 mode: str = "full") -> tuple[dict[str, np.ndarray] | None, dict[str, Any]]:

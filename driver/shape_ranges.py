@@ -159,7 +159,7 @@ class RangeModel:
     def random_inputs(self, seed: int = 0, *, floats: bool = True, sizes: Mapping[str, int] | None = None
                       ) -> dict[str, np.ndarray]:
         """Seeded random inputs with each dim at `sizes[symbol]` (default: its upper bound)."""
-        feeds = {n: v for n, v in self.program.random_inputs(seed, floats=floats).items() if n not in self._extents()}
+        feeds = self.program.random_inputs(seed, floats=floats)
         for dim in self.dims:
             size = (sizes or {}).get(dim.symbol, dim.hi)
             for n, a in dim.positions:

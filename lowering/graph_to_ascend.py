@@ -141,6 +141,7 @@ class _FunctionLowering:
         self.count = 0
         self.rows: dict[SSAValue, Carried] = {}  # a shape range's dim: where each value holds it
         self.extent: SSAValue | None = None      # the host argument with its run-time size
+        self.range_lo = 1                        # and the least size it takes
         several = sum(isinstance(f, func.FuncOp) and not f.is_declaration for f in self.module.ops) > 1
         self.prefix = f"{_symbol(self.fn.sym_name.data)}_" if several else ""
 
@@ -248,7 +249,7 @@ class _FunctionLowering:
         c = held.pop()
         if c.axis != 0 or c.outer != 1:
             return None
-        return Extent(L.logical_shape(outputs[0].type)[0] // c.inner, c.inner)
+        return Extent(L.logical_shape(outputs[0].type)[0] // c.inner, c.inner, self.range_lo)
 
     def _rows_of_range(self, host: Block) -> None:
         """The host argument of the first shape-range dim (attr_names.EXTENT) whose rows every
@@ -273,6 +274,9 @@ class _FunctionLowering:
             except PaddingError:
                 continue
             self.extent = host.args[i]
+            bounds = d.data.get(attr_names.RANGE)
+            if bounds is not None:
+                self.range_lo = bounds.data[0].value.data
             return
 
     def _launch(self, kernel: a.KernelOp | KernelChain, args: Sequence[SSAValue]) -> None:

@@ -39,7 +39,7 @@ from geir.errors import InterpreterError
 from geir.ir.locations import describe
 from geir.reference.graph import REFERENCE, reference_of
 from geir.dialects import attr_names
-from geir.runtime.shape_ranges import bind, ranges_of
+from geir.runtime.shape_ranges import Range, bind, ranges_of
 
 
 @register_impls
@@ -157,11 +157,24 @@ def output_names(module: ModuleOp) -> list[str]:
     return _names(f.res_attrs, len(f.function_type.outputs.data), "output")
 
 
+def module_ranges(module: ModuleOp) -> list[Range]:
+    """The shape ranges of a module's main function, graph-level or a host program
+    (runtime/shape_ranges.py): their extent inputs are the runtime's, never fed."""
+    f = main_function(module)
+    if f.arg_attrs is None:
+        return []
+    return ranges_of(_names(f.arg_attrs, len(f.function_type.inputs.data), "input", f.args), list(f.arg_attrs.data))
+
+
 def random_inputs(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded random data for every input (floats ~N(0,1), ints small, bools fair)."""
+    """Seeded random data for every input (floats ~N(0,1), ints small, bools fair); a shape
+    range's extent is left to the runtime."""
     rng = np.random.default_rng(seed)
     feeds = {}
+    extents = {r.name for r in module_ranges(module)}
     for name, shape, dtype in input_specs(module):
+        if name in extents:
+            continue
         if any(d < 0 for d in shape):
             raise InterpreterError(f"input '{name}' has a dynamic shape {list(shape)}; give its value explicitly")
         if is_float_dtype(dtype):
@@ -180,10 +193,9 @@ def run_module(
     inputs may have any size in its ranges (runtime/shape_ranges.py)."""
     specs = input_specs(module)
     f = main_function(module)
-    if f.arg_attrs is not None:
-        ranges = ranges_of([n for n, _, _ in specs], list(f.arg_attrs.data))
-        if ranges:
-            feeds, _ = bind(ranges, {n: s for n, s, _ in specs}, feeds)
+    ranges = module_ranges(module)
+    if ranges:
+        feeds, _ = bind(ranges, {n: s for n, s, _ in specs}, feeds)
     missing = [n for n, _, _ in specs if n not in feeds]
     if missing:
         raise InterpreterError(f"missing input(s): {', '.join(missing)}")

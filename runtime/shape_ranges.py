@@ -52,16 +52,6 @@ def ranges_of(names: Sequence[str], attrs: Sequence[DictionaryAttr]) -> list[Ran
     return out
 
 
-def module_ranges(module) -> list[Range]:
-    """The ranges of a module's main function (graph-level or a host program)."""
-    from geir.runtime.interpreter import _names, main_function
-
-    f = main_function(module)
-    if f.arg_attrs is None:
-        return []
-    return ranges_of(_names(f.arg_attrs, len(f.function_type.inputs.data), "input", f.args), list(f.arg_attrs.data))
-
-
 def crops_of(attrs: DictionaryAttr) -> list[tuple[str, Carried]]:
     """(extent name, where the output holds it) of each range an output holds."""
     rows = attrs.data.get(attr_names.EXTENT_ROWS)

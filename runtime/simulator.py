@@ -28,7 +28,8 @@ The model, level by level (docs/report.md lists each rule with the figure it use
   moves a block per run, at the engine and on HBM (``CostModel.dma_bytes``,
   ``ascend.copy``'s ``relayout``).
 * **HBM and L2.** Inside a kernel, a DMA to or from gm runs at no more than its core's share of
-  the bandwidth (``CostModel.gm_cycles``: bandwidth / concurrent blocks). A share of the kernel's
+  the bandwidth (``CostModel.gm_cycles``: bandwidth / concurrent blocks that move gm bytes; a
+  block with nothing to do takes no share). A share of the kernel's
   gm reads, and of its writes, hits L2 (``CostModel.l2_hit_fraction``: what the kernel reads or
   writes again, while its footprint fits in L2) and moves at ``l2_bytes_per_s``; the rest at
   ``hbm_bytes_per_s``. Between kernels: a kernel demands
@@ -974,7 +975,11 @@ class _Sim:
         touched = int((e - s).sum())
         hit, l2_hits = self.l2_hit(launch, touched)
         dispatch = cm.cycles_to_us(spec.block_dispatch_cycles)
-        sims = {b: self.block(launch, recs, c, hit) for b, recs in sorted(launch.blocks.items())}
+        # the blocks that move gm bytes share the bandwidth; one with no tile to run (a shape
+        # range's smaller size) takes none
+        movers = sum(1 for recs in launch.blocks.values() if any(self.gm_traffic(recs)))
+        share = max(1, min(c, movers))
+        sims = {b: self.block(launch, recs, share, hit) for b, recs in sorted(launch.blocks.items())}
         heap = [(0.0, core) for core in range(c)]
         per_core: dict[int, list[tuple[float, BlockSim]]] = defaultdict(list)
         finish = [0.0] * c

@@ -161,11 +161,11 @@ def load(path: str | None, seed: int, given: list[str] = (), gear: int | None = 
     return programs[gear], f"{common.input_name(path)} gear {gear} ({shown[gear]})"
 
 
-def make_feeds(specs, given: list[str], seed: int, ranged: dict | None = None
+def make_feeds(specs, given: list[str], seed: int, ranged: set | None = None
                ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Feeds for every input: from `NAME=FILE.npy` or seeded random; and where each came from.
-    `ranged`: (input, axis) -> (lo, hi) of a shape-range program, whose given arrays may have
-    any size there (the runtime checks it; a random one takes the upper bound)."""
+    `ranged`: the (input, axis) dims of a shape-range program, where a given array may have any
+    size (the runtime checks it is in the range; a random one takes the upper bound)."""
     wanted = {name: (tuple(shape), np.dtype(dtype)) for name, shape, dtype in specs}
     feeds, origin = {}, {}
     for item in given:
@@ -298,7 +298,7 @@ def _main(argv: Sequence[str] | None) -> int:
     progress(load_step, import_time)
     from geir.dialects.ascend import is_ascend_module
     from geir.runtime.ascend_interpreter import ascend_input_specs
-    from geir.runtime.shape_ranges import module_ranges
+    from geir.runtime.interpreter import module_ranges
 
     ascend = is_ascend_module(module)  # hardware-level IR runs on the ascend interpreter
     if (wants_profile(args) or args.device or args.strict) and not ascend:
@@ -312,7 +312,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.timing_only:  # float values do not matter without data; integers may steer addresses
         given = {item.partition("=")[0] for item in args.input}
         specs = [s for s in specs if not is_float_dtype(s[2]) or s[0] in given]
-    feeds, origin = make_feeds(specs, args.input, args.seed, {p: (r.lo, r.hi) for r in ranges for p in r.positions})
+    feeds, origin = make_feeds(specs, args.input, args.seed, {p for r in ranges for p in r.positions})
     step = ("simulate (timing only)" if args.timing_only else
             "interpret + simulate" if ascend and wants_profile(args) else "interpret")
     progress(step, None)
@@ -356,7 +356,7 @@ def _run_ranks(args, progress) -> int:
     if args.timing_only:
         given = {item.partition("=")[0] for item in args.input}
         specs = [s for s in specs if not is_float_dtype(s[2]) or s[0] in given]
-    feeds, origin = make_feeds(specs, args.input, args.seed, {p: (r.lo, r.hi) for r in ranges for p in r.positions})
+    feeds, origin = make_feeds(specs, args.input, args.seed)
     step = "simulate (timing only)" if args.timing_only else "run"
     progress(step, None)
     start = time.perf_counter()

@@ -60,6 +60,14 @@ class Extent:
 
     count: int
     inner: int
+    lo: int = 1
+    """The range's lower bound (a tiling may be chosen for the whole range, not its top)."""
+
+    def sizes(self) -> list[int]:
+        """The sizes a tiling is priced at: the range's top first, then its bottom and their
+        geometric mean (a tiling for the top alone leaves most cores idle at the bottom)."""
+        lo, hi = max(1, min(self.lo, self.count)), self.count
+        return list(dict.fromkeys((hi, lo, max(lo, min(hi, round(math.sqrt(lo * hi)))))))
 
 
 @dataclass

@@ -22,7 +22,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from geir.dialects import formats as L
 from geir.dialects import graph as g
-from geir.dialects.traits import Contraction, Elementwise, Normalization, Reduction, RowMixing, RowSoftmax, ViewLike
+from geir.dialects.traits import Elementwise, Normalization, Reduction, RowMixing, RowSoftmax, ViewLike
 from geir.errors import GeirError
 from geir.ir.locations import loc_names
 

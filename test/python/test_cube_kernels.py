@@ -763,3 +763,26 @@ def test_conv_chunks_pipeline_their_loads(monkeypatch):
     monkeypatch.setattr(cube_tiling, "per_chunk", lambda total, most, slots, unit=1: [most])
     one_chunk = _simulated_us(c, [y])
     assert pipelined < one_chunk
+
+
+def test_a_shape_range_kernel_takes_the_tiling_no_size_regrets_most():
+    """Priced at the range's top, bottom and middle (Extent.sizes), the tiling chosen is the
+    one whose worst ratio to each size's cheapest is least - not the top's cheapest, which
+    leaves most cores idle at the bottom."""
+    def tiling(name: str, top: float) -> cube_tiling.Tiling:
+        return cube_tiling.Tiling(mt=16, nt=16, kt=16, kl1=16, blocks=1, tiles=1, estimate_us=top, er=len(name))
+
+    chooser = cube_tiling._Cheapest()
+    big = tiling("big", 10.0)       # cheapest at the top, 3x the cheapest at the bottom
+    small = tiling("small!", 11.0)  # 10% over at the top, the cheapest below
+    chooser.offer(big, 1, [10.0, 6.0, 8.0])
+    chooser.offer(small, 1, [11.0, 2.0, 4.0])
+    assert chooser.best is big and chooser.choice is small
+    plain = cube_tiling._Cheapest()  # a static kernel: the cheapest, as always
+    plain.offer(big, 1)
+    plain.offer(small, 1)
+    assert plain.choice is big
+    from geir.lowering.templates.common import Extent
+
+    assert Extent(count=32, inner=1, lo=1).sizes() == [32, 1, 6]
+    assert Extent(count=8, inner=4, lo=8).sizes() == [8]

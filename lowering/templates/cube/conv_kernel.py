@@ -16,11 +16,11 @@ from xdsl.ir import SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects.ascend import FRACTAL
-from geir.dialects.formats import logical_shape
 from geir.lowering.templates.common import ceil_div, round_up, row_elems
 from geir.lowering.templates.cube.kernel import CubeKernel
 from geir.lowering.templates.cube.loops import Index, TileDim, chunks, clamp_start, tile_grid
 from geir.lowering.templates.cube.plan import ConvPlan
+from geir.lowering.templates.cube.tiling import conv_range_images
 
 
 class ConvKernel(CubeKernel):
@@ -49,7 +49,7 @@ class ConvKernel(CubeKernel):
     def _real_images(self) -> tuple[int, Index | None] | None:
         """With a shape range in the batch, the (image, group) tiles of the real images only."""
         geo = self.plan.geometry
-        if self.kb.req.extent is None or any(logical_shape(v.type)[:1] != (geo.n,) for v in self.kb.req.outputs):
+        if not conv_range_images(self.kb.req, self.plan):
             return None
         return 0, self.kb.real_rows(geo.n * geo.group)
 

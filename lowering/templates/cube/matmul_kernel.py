@@ -11,13 +11,12 @@ from xdsl.dialects.builtin import StringAttr, UnitAttr
 from xdsl.ir import SSAValue
 
 from geir.dialects.ascend import FRACTAL
-from geir.dialects.formats import logical_shape
 from geir.lowering.templates.common import KernelRequest, round_up
 from geir.lowering.templates.cube.kernel import CubeKernel
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
 from geir.lowering.templates.cube.loops import Index, TileDim, chunks, distribute, grid_classes, tile_grid
 from geir.lowering.templates.cube.plan import MatmulPlan, Operand
-from geir.lowering.templates.cube.tiling import Tiling
+from geir.lowering.templates.cube.tiling import Tiling, matmul_range_axis
 
 
 def _rows2(op: Operand) -> list[int]:
@@ -84,12 +83,10 @@ class MatmulKernel(CubeKernel):
         """With a shape range in the result's first axis, the tiles of its real rows only: of
         the batch when the result's leading axes are it, else of the rows they fold into."""
         plan, kb = self.plan, self.kb
-        if kb.req.extent is None or plan.heads or plan.frame != plan.out_shape \
-                or any(logical_shape(v.type) != plan.out_shape for v in kb.req.outputs):
+        axis = matmul_range_axis(kb.req, plan)
+        if axis is None:
             return None
-        if plan.batch > 1:
-            return 0, kb.real_rows(plan.batch)
-        return 1, kb.real_rows(plan.rows)
+        return axis, kb.real_rows(plan.batch if axis == 0 else plan.rows)
 
     def _tile(self, off: list[Index], size: list[int], part: MatmulPlan | None = None,
               b2: SSAValue | None = None, out: SSAValue | None = None, position: Index = 0) -> None:

@@ -179,16 +179,54 @@ def per_chunk(total: int, most: int, slots: int, unit: int = 1) -> list[int]:
 
 
 class _Cheapest:
-    """The cheapest tiling offered; ties go to fewer instructions (l0 steps)."""
+    """The cheapest tiling offered; ties go to fewer instructions (l0 steps).
+
+    Of a shape range's kernel, each tiling is also priced at the range's other sizes
+    (`Extent.sizes`): the choice is the one whose worst ratio to the cheapest tiling at each
+    size is least (then the cheapest at the top), so no size runs far from its own best."""
 
     def __init__(self) -> None:
         self.best: Tiling | None = None
         self.key: tuple = ()
+        self.ranged: list[tuple[Tiling, int, list[float]]] = []
 
-    def offer(self, tiling: Tiling, instructions: int) -> None:
+    def offer(self, tiling: Tiling, instructions: int, at_sizes: Sequence[float] = ()) -> None:
+        if len(at_sizes) > 1:
+            self.ranged.append((tiling, instructions, list(at_sizes)))
         key = (round(tiling.estimate_us, 6), instructions)
         if self.best is None or key < self.key:
             self.best, self.key = tiling, key
+
+    @property
+    def choice(self) -> Tiling | None:
+        if not self.ranged:
+            return self.best
+        least = [min(us[i] for _, _, us in self.ranged) for i in range(len(self.ranged[0][2]))]
+        return min(self.ranged, key=lambda o: (round(max(u / b for u, b in zip(o[2], least)), 4),
+                                               round(o[0].estimate_us, 6), o[1]))[0]
+
+
+def range_units(req: KernelRequest, extent: int) -> list[int]:
+    """`extent` - the tile grid's dim that holds a shape range's dim - at each size the tiling
+    is priced at (the top first); [extent] without a range."""
+    ext = req.extent
+    if ext is None or extent % ext.count:
+        return [extent]
+    return [extent // ext.count * s for s in ext.sizes()]
+
+
+def matmul_range_axis(req: KernelRequest, plan: MatmulPlan) -> int | None:
+    """The tile grid's dim (0: the batch, 1: the rows) whose first tiles hold a shape range's
+    real rows, or None (no range, or a result the range does not lead)."""
+    if req.extent is None or plan.heads or plan.frame != plan.out_shape \
+            or any(L.logical_shape(v.type) != plan.out_shape for v in req.outputs):
+        return None
+    return 0 if plan.batch > 1 else 1
+
+
+def conv_range_images(req: KernelRequest, plan: ConvPlan) -> bool:
+    """A shape range leads the convolution's result (its batch holds the dim)."""
+    return req.extent is not None and all(L.logical_shape(v.type)[:1] == (plan.geometry.n,) for v in req.outputs)
 
 
 # ---------------------------------------------------------------------------
@@ -207,6 +245,9 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
     mn = 32 // isz if isz < 2 else FRACTAL
     # a gated matmul runs two products per tile (the partner's staged by one more FIX)
     pairs = 2 if plan.partner is not None else 1
+    axis = matmul_range_axis(req, plan)  # a shape range: priced at its sizes too
+    shapes = [(nb, m)] if axis is None else \
+        [(s, m) for s in range_units(req, nb)] if axis == 0 else [(nb, s) for s in range_units(req, m)]
     for mt, nt in itertools.product(_choices(m, unit=mn), _choices(n, unit=mn)):
         if not _fits(req, l0c=mt * nt * ACC_BYTES):
             continue
@@ -219,11 +260,6 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
             most = min(kp, room // kt * kt)
             if most < kt:
                 continue
-            tm, tn = ceil_div(m, mt), sum(ceil_div(c, nt) for c in plan.part_cols or (n,))
-            tiles = nb * tm * tn
-            blocks = pricer.blocks(tiles)
-            reads, writes = pairs * tiles * (mt + nt) * kp * isz, pairs * nb * m * n * pricer.out_isz
-            hit = pricer.l2_hit(reads, nb * (m + pairs * n) * kp * isz, writes)
             steps = pairs * ceil_div(kp, kt)
             mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * nt * isz, "l1", "l0b"))
             cube = steps * req.cost.mmad_cycles(mt, kt, nt, pricer.dtype)
@@ -231,11 +267,18 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
             for kl1 in per_chunk(kp, most, slots, kt):
                 chunks = pairs * ceil_div(kp, kl1)
                 mte2 = chunks * (pricer.dma(mt * kl1 * isz, "gm", "l1") + pricer.dma(kl1 * nt * isz, "gm", "l1"))
-                cycles = pricer.tile(mte2, mte1, cube, mt, min(n, nt), min(m, mt), chunks, blocks,
-                                     pairs * (mt + nt) * kp * isz, hit) + partner_fix
-                us = pricer.total_us(cycles, tiles, reads, writes, hit)
-                cheapest.offer(Tiling(mt, nt, kt, kl1, blocks, tiles, us), tiles * steps)
-    return cheapest.best
+                priced = []
+                for nb_s, m_s in shapes:  # the whole result first, then a range's other sizes
+                    tiles = nb_s * ceil_div(m_s, mt) * sum(ceil_div(c, nt) for c in plan.part_cols or (n,))
+                    blocks = pricer.blocks(tiles)
+                    reads, writes = pairs * tiles * (mt + nt) * kp * isz, pairs * nb_s * m_s * n * pricer.out_isz
+                    hit = pricer.l2_hit(reads, nb_s * (m_s + pairs * n) * kp * isz, writes)
+                    cycles = pricer.tile(mte2, mte1, cube, mt, min(n, nt), min(m_s, mt), chunks, blocks,
+                                         pairs * (mt + nt) * kp * isz, hit) + partner_fix
+                    priced.append((pricer.total_us(cycles, tiles, reads, writes, hit), tiles, blocks))
+                us, tiles, blocks = priced[0]
+                cheapest.offer(Tiling(mt, nt, kt, kl1, blocks, tiles, us), tiles * steps, [p[0] for p in priced])
+    return cheapest.choice
 
 
 # ---------------------------------------------------------------------------
@@ -285,7 +328,7 @@ def _conv_candidates(req: KernelRequest, plan: ConvPlan, pricer: Pricer,
             if most < 1 or (plan.w_fz and not plan.x_blocked and most < units):
                 continue  # an NCHW box is re-laid out to NC1HWC0 by one copy: all its channels
             _price_conv_chunks(req, plan, pricer, cheapest, mt, ohs, owt, kt, most)
-    return cheapest.best
+    return cheapest.choice
 
 
 def _l1_units(req: KernelRequest, units: int, unit_k: int, box: int, mt: int, isz: int, slots: int,
@@ -311,12 +354,14 @@ def _price_conv_chunks(req: KernelRequest, plan: ConvPlan, pricer: Pricer, cheap
     rows, cols = geo.box(ohs, owt)
     # an NCHW box is interleaved into C0 lanes by its copy (ascend.CopyOp.relayout)
     fm_run = None if plan.x_blocked else isz
-    tiles = geo.n * geo.group * ceil_div(geo.mg, mt) * ceil_div(geo.oh, ohs) * ceil_div(geo.ow, owt)
-    blocks = pricer.blocks(tiles)
-    reads = tiles * (req.cost.dma_bytes(geo.cg * rows * cols * isz, fm_run) + mt * units * unit_k * isz)
-    writes = geo.n * geo.m * geo.oh * geo.ow * pricer.out_isz
-    distinct = (geo.n * geo.c * geo.h * geo.w + geo.m * units * unit_k) * isz
-    hit = pricer.l2_hit(reads, distinct, writes)
+    per_image = geo.group * ceil_div(geo.mg, mt) * ceil_div(geo.oh, ohs) * ceil_div(geo.ow, owt)
+    priced_at = []  # per batch priced at (the whole first, then a shape range's other sizes)
+    for n in (range_units(req, geo.n) if conv_range_images(req, plan) else [geo.n]):
+        tiles = n * per_image
+        reads = tiles * (req.cost.dma_bytes(geo.cg * rows * cols * isz, fm_run) + mt * units * unit_k * isz)
+        writes = n * geo.m * geo.oh * geo.ow * pricer.out_isz
+        distinct = (n * geo.c * geo.h * geo.w + geo.m * units * unit_k) * isz
+        priced_at.append((tiles, pricer.blocks(tiles), reads, writes, pricer.l2_hit(reads, distinct, writes)))
     for cc in per_chunk(units, most, slots if (plan.x_blocked or not plan.w_fz) else 1):
         kc = round_up(cc * unit_k, plan.k_fractal)
         chunks = ceil_div(units, cc)
@@ -328,7 +373,8 @@ def _price_conv_chunks(req: KernelRequest, plan: ConvPlan, pricer: Pricer, cheap
         mte2 = chunks * (pricer.dma(fm_bytes, "gm", "l1") + pricer.dma(w_bytes, "gm", "l1"))
         mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * np_ * isz, "l1", "l0b"))
         cube = steps * req.cost.mmad_cycles(mt, kt, np_, pricer.dtype)
-        cycles = pricer.tile(mte2, mte1, cube, mt, npix, min(geo.mg, mt), chunks, blocks,
-                             chunks * (fm_bytes + w_bytes), hit)
-        us = pricer.total_us(cycles, tiles, reads, writes, hit)
-        cheapest.offer(Tiling(mt, np_, kt, kc, blocks, tiles, us, ohs=ohs, owt=owt, cc=cc), tiles * steps)
+        at = [pricer.total_us(pricer.tile(mte2, mte1, cube, mt, npix, min(geo.mg, mt), chunks, blocks,
+                                          chunks * (fm_bytes + w_bytes), hit), tiles, reads, writes, hit)
+              for tiles, blocks, reads, writes, hit in priced_at]
+        tiles, blocks = priced_at[0][:2]
+        cheapest.offer(Tiling(mt, np_, kt, kc, blocks, tiles, at[0], ohs=ohs, owt=owt, cc=cc), tiles * steps, at)

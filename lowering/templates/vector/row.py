@@ -115,10 +115,14 @@ class RowKernel:
         cap = self.req.device.buffer_bytes["ub"]
         largest = max(math.prod(shape_of(v)) * itemsize(v.type.element_type)
                       for v in (*self.req.inputs, *self.req.outputs))
+        elems = math.prod(shape)
+        ext = self.req.extent
+        if ext is not None and self._ranged():  # tiles for the range's bottom: its rows on every core too
+            largest, elems = largest // ext.count * ext.lo, elems // ext.count * ext.lo
         want_tiles = max(1, min(self.req.device.vector_cores * self.slots, largest // MIN_TILE_BYTES))
         # rounded up: 1024 rows over 48 cores are 47 tiles of 22 rows in one round, not 48 of 21
         # and a 49th that one block runs after its first
-        max_elems = max(1, ceil_div(math.prod(shape), want_tiles))
+        max_elems = max(1, ceil_div(elems, want_tiles))
 
         def fits(ext: list[int]) -> bool:
             return self.measure(ext) <= cap
@@ -219,13 +223,15 @@ class RowKernel:
             kb.pipeline(n, per, load, store, compute, slots, last_blocks=i > 0, runs=runs)
         return [pro_pool, *bodies]
 
+    def _ranged(self) -> bool:
+        """A shape range leads the outputs (request.extent) and every output spans the space's
+        dim 0 from its own first axis: the first rows of dim 0 are the real ones."""
+        return self.req.extent is not None and not any(
+            0 not in self.space.dims[v] or formats.storage_of(v.type) == formats.FRACTAL_NZ for v in self.req.outputs)
+
     def _real_rows(self, kb: KernelBuilder):
-        """With a shape range in the outputs' first axis (request.extent): how many rows of the
-        space's dim 0 are real, when every output spans that dim from its own first axis."""
-        if self.req.extent is None or any(
-                0 not in self.space.dims[v] or formats.storage_of(v.type) == formats.FRACTAL_NZ for v in self.req.outputs):
-            return None
-        return kb.real_rows(self.space.shape[0])
+        """How many rows of the space's dim 0 are real at run time (None: every one)."""
+        return kb.real_rows(self.space.shape[0]) if self._ranged() else None
 
     def _prologue(self, kb: KernelBuilder, pool: BufferPool, ext: list[int], inv: set[SSAValue],
                   gm: dict[SSAValue, SSAValue]) -> dict[SSAValue, SSAValue]:
