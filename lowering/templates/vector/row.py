@@ -116,13 +116,21 @@ class RowKernel:
         largest = max(math.prod(shape_of(v)) * itemsize(v.type.element_type)
                       for v in (*self.req.inputs, *self.req.outputs))
         elems = math.prod(shape)
+
+        def tile_elems(largest: int, elems: int) -> int:
+            want_tiles = max(1, min(self.req.device.vector_cores * self.slots, largest // MIN_TILE_BYTES))
+            # rounded up: 1024 rows over 48 cores are 47 tiles of 22 rows in one round, not 48
+            # of 21 and a 49th that one block runs after its first
+            return max(1, ceil_div(elems, want_tiles))
+
+        max_elems = tile_elems(largest, elems)
         ext = self.req.extent
-        if ext is not None and self._ranged():  # tiles for the range's bottom: its rows on every core too
-            largest, elems = largest // ext.count * ext.lo, elems // ext.count * ext.lo
-        want_tiles = max(1, min(self.req.device.vector_cores * self.slots, largest // MIN_TILE_BYTES))
-        # rounded up: 1024 rows over 48 cores are 47 tiles of 22 rows in one round, not 48 of 21
-        # and a 49th that one block runs after its first
-        max_elems = max(1, ceil_div(elems, want_tiles))
+        if ext is not None and self._ranged():
+            # a shape range: tiles small enough to spread its bottom over the cores too, but
+            # none under MIN_TILE_BYTES of the largest value
+            bottom = tile_elems(largest // ext.count * ext.lo, elems // ext.count * ext.lo)
+            least = ceil_div(elems, max(1, largest // MIN_TILE_BYTES))
+            max_elems = max(min(max_elems, bottom), least)
 
         def fits(ext: list[int]) -> bool:
             return self.measure(ext) <= cap

@@ -29,14 +29,17 @@ func.func @rows(%x: tensor<64x256xf32> {onnx.name = "x"}, %n: tensor<1xi64> {onn
 
 // -----
 
-// A convolution: its tiles are (image, pixel tile) pairs, two per image, dealt to the blocks in
-// a loop whose trip count is min(n, 8) * 2.
+// A convolution: its tiles are (image, pixel tile) pairs - T full ones and an edge one per image
+// (a tiling priced at the range's 8, 1 and 3 images) - each class dealt to the blocks in a loop
+// whose trip count is min(n, 8) times its tiles per image.
 // CHECK-LABEL: ascend.kernel @k0_conv(
 // CHECK-SAME:    %y: memref<8x32x32x32xf32, "gm">, %extent: memref<1xi64, "gm">) attributes {{{.*}}geir.extent, template = "conv"}
 // CHECK:         %n = arith.index_cast
 // CHECK:         %[[IMAGES:.*]] = arith.minui %n, %c8 : index
-// CHECK-NEXT:    %[[TILES:.*]] = arith.muli %[[IMAGES]], %c2 : index
-// CHECK-NEXT:    scf.for %{{.*}} = %block to %[[TILES]] step %c16 {
+// CHECK-NEXT:    %[[TILES:.*]] = arith.muli %[[IMAGES]], %c{{[0-9]+}} : index
+// CHECK-NEXT:    %[[EDGES:.*]] = arith.minui %n, %c8 : index
+// CHECK-NEXT:    scf.for %{{.*}} = %block to %[[TILES]] step %c{{[0-9]+}} {
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[EDGES]] step %c{{[0-9]+}} {
 // CHECK:         ascend.launch @k0_conv on %stream(%x, %w, %y, %n)
 func.func @conv(%x: tensor<8x16x32x32xf32> {onnx.name = "x"}, %w: tensor<32x16x3x3xf32> {onnx.name = "w"}, %n: tensor<1xi64> {onnx.name = "batch.extent", geir.extent = [["x", 0 : i64]], geir.range = [1 : i64, 8 : i64]}) -> (tensor<8x32x32x32xf32> {onnx.name = "y"}) {
   %y = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<8x16x32x32xf32>, tensor<32x16x3x3xf32>) -> tensor<8x32x32x32xf32>
