@@ -5,8 +5,8 @@ The program is compiled at each range's upper bound. Each range has an extent ar
 feeds: the runtime reads each dim's size off the inputs, checks it is in the range, zero-pads
 those inputs to the upper bound, passes the size as the extent, and crops each output that
 holds the dim (attr_names.EXTENT_ROWS on the output: [extent, axis, inner, outer]) back to
-the real rows. Both interpreters run a program this way, so geir-run, geir-compare and an
-offline model take any size in the ranges.
+the real rows. Both interpreters run a program this way, so geir-run and an offline model
+take any size in the ranges (geir-compare compares one tensor by tensor at the tops only).
 """
 
 from __future__ import annotations

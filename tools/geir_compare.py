@@ -117,6 +117,8 @@ def _main(argv: Sequence[str] | None) -> int:
     feeds, _ = make_feeds(input_specs(module), args.input, args.seed)
     if program is not None and program[PROGRAM_STAGE] is None:  # a geared program: the gear of these inputs
         program = {PROGRAM_STAGE: _gear(args.program, {n: v.shape for n, v in feeds.items()})}
+    if program is not None:
+        _check_range_sizes(program[PROGRAM_STAGE], feeds)
     report = compare_model(args.model, feeds, stages or None, compiled=program, device=args.device,
                            opt_level=args.opt_level, rtol=args.rtol, atol=args.atol, raise_errors=args.debug,
                            **options)
@@ -125,6 +127,21 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.json != common.STDIO:
         common.write_text(report.format(args.show), common.STDIO)
     return 0
+
+
+def _check_range_sizes(module, feeds) -> None:
+    """A shape-range program is compared tensor by tensor at its ranges' tops: at another size
+    its tensors hold padding rows that onnxruntime's do not (only its outputs are cropped)."""
+    from geir.errors import GeirError
+    from geir.runtime.interpreter import module_ranges
+
+    for r in module_ranges(module):
+        sizes = {feeds[n].shape[a] for n, a in r.positions if n in feeds}
+        if sizes and sizes != {r.hi}:
+            raise GeirError(f"--program is a shape-range program: geir-compare compares its tensors at the range's "
+                            f"top, {r.describe()} = {r.hi}, not {min(sizes)} (at other sizes they hold padding rows); "
+                            f"give inputs at the top, or leave out --program to compare the model compiled at "
+                            f"these shapes (geir-run runs the program at any size)")
 
 
 def _dynamic_input_shapes(path: str, given: list[str]) -> dict[str, tuple[int, ...]]:
