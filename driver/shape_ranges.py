@@ -138,6 +138,8 @@ class RangeModel:
         self.dims = dims
 
     def __getattr__(self, name: str):  # module, options, stages, report, mlir, memory ... as the program's
+        if name in ("program", "dims"):  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
         return getattr(self.program, name)
 
     def _extents(self) -> set[str]:
