@@ -325,7 +325,7 @@ def _compile_ranges(model, plan, device: str, opt_level: int, example_inputs, pr
     dims = range_dims(plan, onnx_dim_params(model))
     program = compile(model, device, opt_level, example_inputs=example_inputs, progress=progress,
                       keep_stages=keep_stages, input_shape=describe(plan.gears[0]), _range_dims=dims, **options)
-    graph = program.stages[next((n for n in program.stage_names if n.endswith("_simplify")), program.stage_names[0])]
+    graph = _simplified(program)
     names = [n for n, _, _ in input_specs(graph)]
     crops, refused = {}, []
     for dim in dims:
@@ -370,9 +370,7 @@ def _compile_gears(model, plan, device: str, opt_level: int, example_inputs, pro
             # each dim on the gear where it is largest: a size of 1 would not tell its axis apart
             name, axis = dim[0]
             program = programs[max(range(len(plan.gears)), key=lambda i: plan.gears[i][name][axis])]
-            # simplified (a dynamo export's Shape arithmetic folded), not yet fused
-            graph = program.stages[next((n for n in program.stage_names if n.endswith("_simplify")),
-                                        program.stage_names[0])]
+            graph = _simplified(program)
             names = [n for n, _, _ in input_specs(graph)]
             pads, why = padding_plan(graph, names, program.output_names(), [dim])
             padding.update(pads)
@@ -380,6 +378,12 @@ def _compile_gears(model, plan, device: str, opt_level: int, example_inputs, pro
         if not padding:  # nothing pads: say why for each dim
             raise GeirError("; ".join(refused.values()))
     return GearedModel(plan, programs, seconds, padding, refused)
+
+
+def _simplified(program) -> ModuleOp:
+    """A program's graph as simplified (a dynamo export's Shape arithmetic folded), not yet
+    fused: where the padding analysis proves a dim (pad-to-gear, shape ranges)."""
+    return program.stages[next((n for n in program.stage_names if n.endswith("_simplify")), program.stage_names[0])]
 
 
 def verify_host(module: ModuleOp) -> None:

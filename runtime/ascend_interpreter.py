@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from threadpoolctl import threadpool_limits
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr, UnitAttr
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr, UnitAttr
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -82,10 +82,10 @@ from geir.runtime.ascend_machine import (
 )
 from geir.reference.collectives import CollectiveError, require
 from geir.runtime.ascend_semantics import Load3dOutside, copy_data, load3d_geometry, load3d_plan, vector_kernel
-from geir.runtime.interpreter import main_function
+from geir.runtime.interpreter import main_function, module_ranges
 from geir.runtime.launch_memo import arg_extents, launch_key, moves
 from geir.runtime.overflow import OverflowWatch
-from geir.runtime.shape_ranges import bind, crop, crops_of, ranges_of
+from geir.runtime.shape_ranges import bind, crop, crops_of
 from geir.target.device import DeviceSpec, load_device
 
 COMPILE_KERNELS = True
@@ -877,8 +877,7 @@ def run_ascend_module(
                 f"the program has {len(shape_only)} shape-only weight(s) ({names}{', ...' if len(shape_only) > 3 else ''}): "
                 f"they have no numbers to compute with; time it without data instead "
                 f"(CompiledModel.profile(mode=\"timing\"), geir-run --profile --timing-only)")
-    fn_attrs = _arg_attrs(host_function(module))
-    ranges = ranges_of([h.name for h in hargs], fn_attrs)
+    ranges = module_ranges(module)
     sizes: dict[str, int] = {}
     if ranges:  # a shape-range program: any size in its ranges (runtime/shape_ranges.py)
         feeds, sizes = bind(ranges, {h.name: h.shape for h in hargs if h.role == "input"}, feeds, timing)
@@ -935,11 +934,7 @@ def run_ascend_module(
     outputs = [np.array(values[h.index]) for h in hargs if h.role == "output"]
     outputs += [np.array(r) for r in results]
     named = dict(zip(ascend_output_names(module), outputs))
-    if ranges:
-        named = crop(named, {h.name: crops_of(fn_attrs[h.index]) for h in hargs if h.role == "output"}, sizes, ranges)
+    if ranges:  # module_ranges found arg_attrs: every argument has its dictionary
+        attrs = host_function(module).arg_attrs.data
+        named = crop(named, {h.name: crops_of(attrs[h.index]) for h in hargs if h.role == "output"}, sizes, ranges)
     return named
-
-
-def _arg_attrs(f: func.FuncOp) -> list[DictionaryAttr]:
-    attrs = list(f.arg_attrs.data) if f.arg_attrs is not None else []
-    return attrs + [DictionaryAttr({})] * (len(f.function_type.inputs.data) - len(attrs))

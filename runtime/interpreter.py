@@ -189,13 +189,18 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
 def run_module(
     module: ModuleOp, feeds: Mapping[str, np.ndarray], listeners: tuple = ()
 ) -> dict[str, np.ndarray]:
-    """Run `main` on named inputs; returns the outputs by name. Of a shape-range program, the
-    inputs may have any size in its ranges (runtime/shape_ranges.py)."""
+    """Run `main` on named inputs; returns the outputs by name. A graph-level shape-range
+    program runs at its ranges' tops (the runtime fills the extents): only the lowered program
+    crops its outputs to smaller sizes (runtime/shape_ranges.py)."""
     specs = input_specs(module)
     f = main_function(module)
     ranges = module_ranges(module)
     if ranges:
-        feeds, _ = bind(ranges, {n: s for n, s, _ in specs}, feeds)
+        feeds, sizes = bind(ranges, {n: s for n, s, _ in specs}, feeds)
+        for r in ranges:
+            if sizes[r.name] != r.hi:
+                raise InterpreterError(f"a graph-level shape-range program runs at its ranges' tops: {r.describe()} "
+                                       f"is {sizes[r.name]}, not {r.hi} (the lowered program takes any size)")
     missing = [n for n, _, _ in specs if n not in feeds]
     if missing:
         raise InterpreterError(f"missing input(s): {', '.join(missing)}")

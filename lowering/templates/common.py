@@ -353,6 +353,11 @@ class KernelBuilder:
             return 0
         return self.emit(arith.MuliOp(self.index(x), self.index(y))).result
 
+    def max(self, x: int | SSAValue, y: int | SSAValue) -> int | SSAValue:
+        if isinstance(x, int) and isinstance(y, int):
+            return max(x, y)
+        return self.emit(arith.MaxUIOp(self.index(x), self.index(y))).result
+
     def min(self, x: int | SSAValue, y: int | SSAValue) -> int | SSAValue:
         cx, cy = self._const_of(x), self._const_of(y)
         if cx is not None and cy is not None:
@@ -509,7 +514,7 @@ class KernelBuilder:
         `real` real rows (None: all of them)."""
         if real is None:
             return count
-        past = real if start == 0 else self.sub(self.emit(arith.MaxUIOp(self.index(real), self.index(start))).result, start)
+        past = real if start == 0 else self.sub(self.max(real, start), start)
         return self.min(self.divui(self.add(past, tile - 1), tile), count)
 
     def delinearize(self, t: int | SSAValue, dims: Sequence[int]) -> list[int | SSAValue]:

@@ -407,3 +407,16 @@ def test_positions_of_one_dim_param_share_a_range():
     assert [(d.positions, d.symbol) for d in dims] == [((("x", 0), ("mask", 0)), "batch")]
     # without dim_params each position is a dim of its own
     assert len(range_dims(plan_shapes("x:1~8,16;mask:1~8,16"), {})) == 2
+
+
+def test_a_graph_level_range_program_runs_at_its_tops_only(cnn_range):
+    """Its outputs are not cropped (only the lowered program's are): a smaller size is an error,
+    not outputs with padding rows; at the top the runtime fills the extent."""
+    from geir.runtime.interpreter import run_module
+
+    graph = cnn_range.stages[cnn_range.stage_names[0]]
+    x = np.random.default_rng(5).standard_normal((8, 3, 32, 32)).astype(np.float32)
+    np.testing.assert_allclose(run_module(graph, {"x": x})["y"], cnn_range.run({"x": x})["y"], rtol=1e-4, atol=1e-5)
+    with pytest.raises(GeirError, match=r"a graph-level shape-range program runs at its ranges' tops: x dim 0 "
+                                        r"\(1~8\) is 3, not 8"):
+        run_module(graph, {"x": x[:3]})

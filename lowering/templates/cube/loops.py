@@ -12,7 +12,6 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
 from geir.lowering.templates.common import KernelBuilder
@@ -22,16 +21,10 @@ Index = int | SSAValue
 SSA value."""
 
 
-def _max(kb: KernelBuilder, x: Index, y: Index) -> Index:
-    if isinstance(x, int) and isinstance(y, int):
-        return max(x, y)
-    return kb.emit(arith.MaxUIOp(kb.index(x), kb.index(y))).result
-
-
 def clamp_start(kb: KernelBuilder, pos: Index, before: int, size: int, extent: int) -> Index:
     """clamp(pos - before, 0, extent - size) for pos >= 0: where a box of `size` that must
     cover [pos - before, ...) ∩ [0, extent) starts."""
-    return kb.min(kb.sub(_max(kb, pos, before), before), extent - size)
+    return kb.min(kb.sub(kb.max(pos, before), before), extent - size)
 
 
 def chunks(kb: KernelBuilder, extent: int, step: int, slots: int,
