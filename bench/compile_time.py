@@ -4,16 +4,20 @@ and each light model from its .onnx file to an offline model and back.
 Prints seconds per op for each graph and the ratio of the largest to the
 smallest per-op time across the synthetic sizes (near-linear growth keeps it
 below 2). Then, per light model, `geir.compile(path, opt_level=3)` with the seconds of every
-stage (its `progress` callback), `save("m.om")` and `geir.load` of it, and the program's ops
-per second of the whole compile. Everything is measured in this one run, side by side.
+stage (its `progress` callback), `save("m.om")` and `geir.load` of it - beside it the load of
+the same file without its binary form (`text load`: parsing and verifying the program text,
+as version-3 files load) -, the program's ops, and the file's size over its weights'. Everything
+is measured in this one run, side by side.
 
-    python bench/compile_time.py [--sizes 1000,10000,50000] [--no-pipeline]
+    python bench/compile_time.py [--sizes 1000,10000,50000] [--no-pipeline] [--models resnet50,vgg19]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
+import zipfile
 import time
 from pathlib import Path
 
@@ -89,9 +93,30 @@ def pipeline_row(name: str, folder: Path) -> dict:
     t2 = time.perf_counter()
     geir.load(om)
     t3 = time.perf_counter()
+    geir.load(_text_only(om, folder / f"{name}.v3.om"))
+    t4 = time.perf_counter()
     ops = sum(1 for _ in cm.module.walk())
     return {"name": name, "stages": stages, "compile": t1 - t0, "save": t2 - t1, "load": t3 - t2,
-            "ops": ops, "om_mb": om.stat().st_size / 1e6}
+            "load_text": t4 - t3, "ops": ops, "om_mb": om.stat().st_size / 1e6,
+            "weights_mb": _member_size(om, "weights.bin") / 1e6}
+
+
+def _member_size(om: Path, member: str) -> int:
+    with zipfile.ZipFile(om) as z:
+        return z.getinfo(member).file_size
+
+
+def _text_only(om: Path, out: Path) -> Path:
+    """The offline model as version 3 wrote it (no program.bin): loading parses and verifies
+    the text, for the side-by-side load column."""
+    from geir.driver import om as om_format
+
+    with zipfile.ZipFile(om) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+        manifest = json.loads(src.read(om_format.MANIFEST))
+        z.writestr(om_format.MANIFEST, json.dumps({**manifest, "version": 3}))
+        for member in (om_format.PROGRAM, om_format.WEIGHTS):
+            z.writestr(member, src.read(member))
+    return out
 
 
 def print_pipeline(rows: list[dict]) -> None:
@@ -99,22 +124,25 @@ def print_pipeline(rows: list[dict]) -> None:
     short = [n.split("_", 1)[-1] for n in names]
     print("\nONNX file -> offline model, O3 (seconds; every stage, then save and load):")
     print(f"{'model':<20}" + "".join(f"{s:>13}" for s in short)
-          + f"{'compile':>9}{'save':>7}{'to .om':>8}{'load':>7}{'ops':>8}{'.om MB':>8}")
+          + f"{'compile':>9}{'save':>7}{'to .om':>8}{'load':>7}{'text load':>10}{'ops':>8}{'.om MB':>8}"
+          + f"{'/ weights':>10}")
     for r in rows:
         print(f"{r['name']:<20}" + "".join(f"{r['stages'].get(n, 0.0):>13.2f}" for n in names)
               + f"{r['compile']:>9.2f}{r['save']:>7.2f}{r['compile'] + r['save']:>8.2f}{r['load']:>7.2f}"
-              f"{r['ops']:>8}{r['om_mb']:>8.1f}")
+              f"{r['load_text']:>10.2f}{r['ops']:>8}{r['om_mb']:>8.1f}{r['om_mb'] / r['weights_mb']:>10.3f}")
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,50000")
     ap.add_argument("--no-pipeline", action="store_true", help="skip the ONNX -> offline model table")
+    ap.add_argument("--models", default=",".join(LIGHT_MODELS), help="the light models of both tables")
     args = ap.parse_args(argv)
     rows = []
     for size in [int(s) for s in args.sizes.split(",")]:
         rows.append((f"synthetic-{size}", *measure(synthetic_model(size)), True))
-    for name in LIGHT_MODELS:
+    models = [m if m.startswith("light_") else f"light_{m}" for m in args.models.split(",") if m]
+    for name in models:
         rows.append((name, *measure(light_model(name)), False))
 
     print(f"{'graph':<22}{'ops':>7}{'import s':>10}{'verify s':>10}{'print s':>9}{'parse s':>9}"
@@ -133,7 +161,7 @@ def main(argv=None) -> None:
 
         geir.compile(light_model(LIGHT_MODELS[0]), opt_level=3)  # the first compile of a process pays its imports
         with tempfile.TemporaryDirectory() as tmp:
-            print_pipeline([pipeline_row(name, Path(tmp)) for name in LIGHT_MODELS])
+            print_pipeline([pipeline_row(name, Path(tmp)) for name in models])
 
 
 if __name__ == "__main__":

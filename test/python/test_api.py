@@ -116,8 +116,10 @@ def test_offline_model_round_trip(tmp_path, squeezenet):
 
 def test_offline_model_holds_the_weights_as_raw_bytes(tmp_path, squeezenet):
     """weights.bin holds each weight once, raw (no hex text): the file is the weights plus the
-    program text; a version-2 file (hex blobs inside program.mlir) still loads, to the same
-    outputs; a weight outside weights.bin is a clear error."""
+    program (text and binary form); the binary form loads to the very program saved; version-2
+    (hex blobs inside program.mlir) and version-3 files (no binary form) still load, to the same
+    outputs; a weight outside weights.bin, or a binary form whose digest does not match, is a
+    clear error."""
     import json
     import zipfile
 
@@ -132,11 +134,34 @@ def test_offline_model_holds_the_weights_as_raw_bytes(tmp_path, squeezenet):
         sizes = {i.filename: i.file_size for i in z.infolist()}
     constants = sum(len(op.properties["value"].data.data) for op in cm.module.walk()
                     if op.name == "ascend.constant")
-    assert manifest["version"] == 3 and sizes[om.WEIGHTS] <= constants + om.WEIGHT_ALIGN * len(manifest["weights"])
+    assert manifest["version"] == 4 and sizes[om.WEIGHTS] <= constants + om.WEIGHT_ALIGN * len(manifest["weights"])
     assert all(offset % om.WEIGHT_ALIGN == 0 for offset, _ in manifest["weights"].values())
-    assert path.stat().st_size <= sizes[om.WEIGHTS] + sizes[om.PROGRAM] + 64 * 1024
+    assert sizes[om.BINARY] < sizes[om.PROGRAM]
+    assert path.stat().st_size <= sizes[om.WEIGHTS] + sizes[om.PROGRAM] + sizes[om.BINARY] + 64 * 1024
+    loaded = geir.load(path)
+    assert print_module(loaded.module) == print_module(cm.module)
     feeds = cm.random_inputs(seed=1)
     want = cm.run(feeds)
+    for name, got in loaded.run(feeds).items():
+        np.testing.assert_array_equal(got, want[name])
+
+    v3 = tmp_path / "v3.om"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(v3, "w") as z:
+        for member in (om.PROGRAM, om.WEIGHTS):
+            z.writestr(member, src.read(member))
+        z.writestr(om.MANIFEST, json.dumps({**manifest, "version": 3}))
+    for name, got in geir.load(v3).run(feeds).items():
+        np.testing.assert_array_equal(got, want[name])
+
+    altered = tmp_path / "altered.om"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(altered, "w") as z:
+        for member in (om.MANIFEST, om.PROGRAM, om.WEIGHTS):
+            z.writestr(member, src.read(member))
+        binary = bytearray(src.read(om.BINARY))
+        binary[-4:] = (10 ** 6).to_bytes(4, "little")  # the last op's last operand count: past every value
+        z.writestr(om.BINARY, bytes(binary))
+    with pytest.raises(GeirError, match="program.bin does not match the manifest's digest"):
+        geir.load(altered)
 
     old = tmp_path / "v2.om"
     with zipfile.ZipFile(old, "w") as z:
@@ -148,13 +173,13 @@ def test_offline_model_holds_the_weights_as_raw_bytes(tmp_path, squeezenet):
     bad = tmp_path / "bad-weights.om"
     name, (offset, size) = next(iter(manifest["weights"].items()))
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(bad, "w") as z:
-        for member in (om.PROGRAM, om.WEIGHTS):
+        for member in (om.PROGRAM, om.BINARY, om.WEIGHTS):
             z.writestr(member, src.read(member))
         z.writestr(om.MANIFEST, json.dumps({**manifest, "weights": {**manifest["weights"], name: [offset, 1 << 40]}}))
     with pytest.raises(GeirError, match=f"weight '{name}' lies outside weights.bin"):
         geir.load(bad)
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(bad, "w") as z:
-        for member in (om.PROGRAM, om.WEIGHTS):
+        for member in (om.PROGRAM, om.BINARY, om.WEIGHTS):
             z.writestr(member, src.read(member))
         z.writestr(om.MANIFEST, json.dumps({**manifest, "weights": {**manifest["weights"], name: "here"}}))
     with pytest.raises(GeirError, match=f"places weight '{name}' at 'here', not \\[offset, size\\]"):
