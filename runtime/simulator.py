@@ -29,7 +29,9 @@ The model, level by level (docs/report.md lists each rule with the figure it use
   ``ascend.copy``'s ``relayout``).
 * **HBM and L2.** Inside a kernel, a DMA to or from gm runs at no more than its core's share of
   the bandwidth (``CostModel.gm_cycles``: bandwidth / concurrent blocks that move gm bytes; a
-  block with nothing to do takes no share). A share of the kernel's
+  block with nothing to do takes no share). Blocks that finish early leave their share to the
+  others: each block is timed again at the mean number of movers running beside it (one
+  refinement of the schedule: a last partial wave, or blocks of unequal work). A share of the kernel's
   gm reads, and of its writes, hits L2 (``CostModel.l2_hit_fraction``: what the kernel reads or
   writes again, while its footprint fits in L2) and moves at ``l2_bytes_per_s``; the rest at
   ``hbm_bytes_per_s``. Between kernels: a kernel demands
@@ -599,7 +601,7 @@ def _join(into: list[int], other: Sequence[int]) -> None:
 class _BlockReplay:
     """Replays one block's events; see the module docstring for the rules."""
 
-    def __init__(self, sim: _Sim, core_type: str, blocks: int | None, hit: tuple[float, float] = (0.0, 0.0)):
+    def __init__(self, sim: _Sim, core_type: str, blocks: float | None, hit: tuple[float, float] = (0.0, 0.0)):
         """`blocks`: the blocks moving gm data at once (None: no bandwidth limit); `hit`: the
         shares of the kernel's gm reads and of its gm writes L2 serves
         (`CostModel.l2_hit_fraction`)."""
@@ -904,7 +906,7 @@ class _Sim:
             known = self.keys[id(records)] = (records, block_key(records))
         return known[1]
 
-    def block(self, launch: _Launch, records: list[Recorded], blocks: int, hit: tuple[float, float]) -> BlockSim:
+    def block(self, launch: _Launch, records: list[Recorded], blocks: float, hit: tuple[float, float]) -> BlockSim:
         key = (self.block_key(records), blocks, hit, launch.core_type)
         sim = self.cache.get(key)
         if sim is None:
@@ -977,18 +979,17 @@ class _Sim:
         dispatch = cm.cycles_to_us(spec.block_dispatch_cycles)
         # the blocks that move gm bytes share the bandwidth; one with no tile to run (a shape
         # range's smaller size) takes none
-        movers = sum(1 for recs in launch.blocks.values() if any(self.gm_traffic(recs)))
-        share = max(1, min(c, movers))
+        movers = {b for b, recs in launch.blocks.items() if any(self.gm_traffic(recs))}
+        share = max(1, min(c, len(movers)))
         sims = {b: self.block(launch, recs, share, hit) for b, recs in sorted(launch.blocks.items())}
-        heap = [(0.0, core) for core in range(c)]
-        per_core: dict[int, list[tuple[float, BlockSim]]] = defaultdict(list)
-        finish = [0.0] * c
-        for b in range(launch.block_dim):
-            sim = sims.get(b) or BlockSim(0.0, {}, {}, [], 0, {}, [])
-            t, core = heapq.heappop(heap)
-            per_core[core].append((t + dispatch, sim))
-            finish[core] = t + dispatch + sim.time_us
-            heapq.heappush(heap, (finish[core], core))
+        per_core, finish, spans = _place(launch.block_dim, sims, c, dispatch)
+        # a block that runs while others have finished moves its bytes at a larger share:
+        # re-time each mover at the mean number of movers running beside it
+        shares = _mean_concurrency({b: spans[b] for b in movers})
+        if any(n < share - 0.005 for n in shares.values()):
+            sims = {b: self.block(launch, recs, shares[b], hit) if b in shares else sims[b]
+                    for b, recs in sorted(launch.blocks.items())}
+            per_core, finish, spans = _place(launch.block_dim, sims, c, dispatch)
         makespan = max(finish, default=0.0)
         waves = -(-launch.block_dim // c)
         critical = max(range(c), key=lambda i: finish[i]) if c else 0
@@ -1089,6 +1090,45 @@ class _Sim:
                 for sp in sim.spans:
                     yield Span("pipe", k.stream, sp.pipe, sp.name, base + sp.start_us * stretch,
                                base + sp.end_us * stretch, "op", {"bytes": sp.nbytes, "kernel": k.name})
+
+
+def _place(block_dim: int, sims: Mapping[int, BlockSim], cores: int, dispatch: float
+           ) -> tuple[dict[int, list[tuple[float, BlockSim]]], list[float], dict[int, tuple[float, float]]]:
+    """List-schedules a kernel's blocks, in order, on its `cores`, each preceded by `dispatch`
+    us: per core its (start, block) pairs, each core's finish, each block's (start, end)."""
+    heap = [(0.0, core) for core in range(cores)]
+    per_core: dict[int, list[tuple[float, BlockSim]]] = defaultdict(list)
+    finish = [0.0] * cores
+    spans: dict[int, tuple[float, float]] = {}
+    for b in range(block_dim):
+        sim = sims.get(b) or BlockSim(0.0, {}, {}, [], 0, {}, [])
+        t, core = heapq.heappop(heap)
+        per_core[core].append((t + dispatch, sim))
+        finish[core] = t + dispatch + sim.time_us
+        spans[b] = (t + dispatch, finish[core])
+        heapq.heappush(heap, (finish[core], core))
+    return per_core, finish, spans
+
+
+def _mean_concurrency(spans: Mapping[int, tuple[float, float]]) -> dict[int, float]:
+    """For each block's (start, end), the time-weighted mean of the blocks running at once
+    over it (itself included), to 0.01: the share of the bandwidth it moved its bytes at."""
+    if not spans:
+        return {}
+    starts = np.array([s for s, _ in spans.values()])
+    ends = np.array([e for _, e in spans.values()])
+    points = np.unique(np.concatenate([starts, ends]))
+    running = (np.searchsorted(np.sort(starts), points, side="right")
+               - np.searchsorted(np.sort(ends), points, side="right"))[:-1]
+    area = np.concatenate([[0.0], np.cumsum(running * np.diff(points))])  # its integral up to each point
+    out = {}
+    for b, (s, e) in spans.items():
+        if e - s <= 0:
+            out[b] = 1.0
+            continue
+        mean = (area[np.searchsorted(points, e)] - area[np.searchsorted(points, s)]) / (e - s)
+        out[b] = max(1.0, round(float(mean), 2))
+    return out
 
 
 def _runs(records: Sequence[Record | RunBoundary]) -> list[list[Record]]:

@@ -181,6 +181,17 @@ class CostModel:
         return (nbytes * (1.0 - hit) / (spec.hbm_bytes_per_s / per_cycle)
                 + nbytes * hit / (spec.l2_bytes_per_s / per_cycle))
 
+    @staticmethod
+    def wave_shares(tiles: int, blocks: int) -> list[tuple[int, int]]:
+        """(rounds, blocks moving gm bytes at once) of `tiles` equal tiles dealt round-robin
+        to `blocks` blocks: the full rounds at `blocks`, a last partial round at the blocks it
+        still has. The blocks that have finished leave their share of the bandwidth to those
+        still running, so a tile of the last round moves its bytes at ``gm_cycles(.., tail)``:
+        the simulator's rule (a block is timed at the mean number of movers beside it)."""
+        blocks = max(1, min(blocks, tiles))
+        full, tail = divmod(tiles, blocks)
+        return [(full, blocks)] + ([(1, tail)] if tail else [])
+
     def gm_time_us(self, read_bytes: float, write_bytes: float = 0.0, hit: float = 0.0) -> float:
         """A whole kernel's gm traffic at the device's bandwidths: the reads that miss L2 and
         the writes at ``hbm_bytes_per_s``, the hits at ``l2_bytes_per_s``."""

@@ -362,9 +362,9 @@ def _combine_us(req: KernelRequest, plan: AttentionPlan, splits: int) -> float:
 
 def block_choices(items: int, cores: int) -> list[int]:
     """Block counts worth pricing for `items` equal work items: for the fewest waves and the
-    next three, the fewest blocks that many waves need. All the cores in waves of unequal
-    blocks (32 items on 24 cores: 8 blocks carry two) can be slower than fewer blocks of equal
-    work (16 of two), because a block's share of HBM is the bandwidth over the blocks."""
+    next three, the fewest blocks that many waves need (32 items on 24 cores: 24 blocks, 8 of
+    them carrying two, or 16 of two). Fewer blocks of equal work can win when the work is not
+    bound by the bandwidth: a last partial round leaves cores idle."""
     least = ceil_div(items, max(1, min(items, cores)))
     return sorted({ceil_div(items, w) for w in range(least, least + 4)}, reverse=True)
 
@@ -394,27 +394,32 @@ def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, item
                                       kv_bytes + scratch, footprint),
            "out": cost.l2_hit_fraction(tiles * (s_bytes + p_bytes + o_bytes), scratch, footprint)}
 
-    def gm(nbytes: int, src: str, dst: str) -> int:
-        h = hit["gm"] if src == "gm" else hit["out"]
-        return max(cost.dma_cycles(nbytes, src, dst),
-                   math.ceil(cost.gm_cycles(nbytes, blocks, h)) + cost.dma_cycles(0, src, dst))
-
     steps = ceil_div(nk, nk0 or nk)
     n0p = round_up(ceil_div(nk, steps), FRACTAL)
-    pipes = {
-        "MTE2": (gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1")
-                 + gm(s_bytes, "gm", "ub") + gm(p_bytes, "gm", "l1") + gm(o_bytes, "gm", "ub")),
-        "FIX": gm(s_bytes, "l0c", "gm") + gm(o_bytes, "l0c", "gm"),
-        "MTE3": gm(p_bytes, "ub", "gm"),
-        "MTE1": steps * (cost.dma_cycles(mqp * n0p * e, "l1", "l0a") + cost.dma_cycles(n0p * dvp * e, "l1", "l0b")
-                         + cost.dma_cycles(n0p * dp * e, "l1", "l0b")),
-        "M": steps * (cost.mmad_cycles(mqp, dp, n0p, dt) + cost.mmad_cycles(mqp, n0p, dvp, dt)),
-        "V": 10 * cost.vector_cycles("binary", s_bytes, "f32") + 3 * cost.vector_cycles("binary", o_bytes, "f32"),
-    }
-    tile, chain = max(pipes.values()), sum(pipes.values())
-    waves = ceil_div(items, blocks)
-    per_item = chain + tile * (tiles_per_item - 1)
-    return cost.cycles_to_us(waves * per_item + spec.block_dispatch_cycles)
+
+    def per_item(movers: int) -> int:
+        """An item's pipeline of key tiles, `movers` blocks sharing the bandwidth."""
+        def gm(nbytes: int, src: str, dst: str) -> int:
+            h = hit["gm"] if src == "gm" else hit["out"]
+            return max(cost.dma_cycles(nbytes, src, dst),
+                       math.ceil(cost.gm_cycles(nbytes, movers, h)) + cost.dma_cycles(0, src, dst))
+
+        pipes = {
+            "MTE2": (gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1")
+                     + gm(s_bytes, "gm", "ub") + gm(p_bytes, "gm", "l1") + gm(o_bytes, "gm", "ub")),
+            "FIX": gm(s_bytes, "l0c", "gm") + gm(o_bytes, "l0c", "gm"),
+            "MTE3": gm(p_bytes, "ub", "gm"),
+            "MTE1": steps * (cost.dma_cycles(mqp * n0p * e, "l1", "l0a") + cost.dma_cycles(n0p * dvp * e, "l1", "l0b")
+                             + cost.dma_cycles(n0p * dp * e, "l1", "l0b")),
+            "M": steps * (cost.mmad_cycles(mqp, dp, n0p, dt) + cost.mmad_cycles(mqp, n0p, dvp, dt)),
+            "V": 10 * cost.vector_cycles("binary", s_bytes, "f32") + 3 * cost.vector_cycles("binary", o_bytes, "f32"),
+        }
+        tile, chain = max(pipes.values()), sum(pipes.values())
+        return chain + tile * (tiles_per_item - 1)
+
+    # items go to the blocks in rounds; a last partial round moves at its blocks' larger share
+    cycles = sum(rounds * per_item(movers) for rounds, movers in cost.wave_shares(items, blocks))
+    return cost.cycles_to_us(cycles + spec.block_dispatch_cycles)
 
 
 class AttentionKernel:

@@ -765,6 +765,31 @@ def test_conv_chunks_pipeline_their_loads(monkeypatch):
     assert pipelined < one_chunk
 
 
+def test_a_last_partial_round_of_tiles_moves_at_a_larger_share(monkeypatch):
+    """A decode step's product [1, 2048] x [2048, 6400] is bound by its weight bytes, in more
+    tiles than the cube cores: the blocks that finish first leave their share of HBM to those
+    still loading (the simulator times each block at the mean number of movers beside it;
+    the tiling prices a last partial round at its own blocks' share, CostModel.wave_shares).
+    So the kernel is faster than at every block's static share, and the tiling's estimate is
+    the simulated time, within a tenth."""
+    from geir.runtime import simulator
+
+    chosen = []
+    original = cube_tiling.matmul_tiling
+    monkeypatch.setattr(cube, "matmul_tiling", lambda *a: chosen.append(original(*a)) or chosen[-1])
+    c = Case(np.float16)
+    y = c.op(g.MatMulOp, [c.input("x", rand(1, 2048)), c.input("w", rand(2048, 6400) / 32)])
+    module, _ = c.build([y])
+    (tiling,) = chosen
+    assert tiling.tiles % tiling.blocks, "the case needs a last partial round"
+    _, sim = simulator.profile(module, c.feeds, timing=True)
+    (k,) = sim.kernels
+    monkeypatch.setattr(simulator, "_mean_concurrency", lambda spans: {})  # every block at the static share
+    _, static = simulator.profile(module, c.feeds, timing=True)
+    assert k.standalone_exec_us < 0.9 * static.kernels[0].standalone_exec_us
+    assert k.standalone_exec_us == pytest.approx(tiling.estimate_us, rel=0.1)
+
+
 def test_a_shape_range_kernel_takes_the_tiling_no_size_regrets_most():
     """Priced at the range's top, bottom and middle (Extent.sizes), the tiling chosen is the
     one whose worst ratio to each size's cheapest is least - not the top's cheapest, which

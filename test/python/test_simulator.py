@@ -163,6 +163,22 @@ def test_blocks_run_in_waves_and_share_hbm():
     assert k.hbm_bytes / (k.exec_us * 1e-6) <= 1.6e12 * (1 + 1e-9)
 
 
+def test_a_last_partial_wave_moves_at_its_own_share():
+    """72 blocks on 48 AIV cores: the first wave's 48 blocks share the bandwidth, the second
+    wave's 24 run alone, so they share it among 24: each block is timed at the mean number
+    of blocks moving gm bytes beside it (not at the 48 the kernel can hold at once)."""
+    _, _, sim = run(one_kernel_program(block_dim=72))
+    (k,) = sim.kernels
+    assert (k.cores, k.waves) == (48, 2)
+
+    def block(movers: int) -> int:
+        share = 1.6e12 / CLOCK / movers        # bytes per cycle per block, < 128 and < 64
+        return DISPATCH + 2 * (math.ceil(TILE / share) + 100) + VADD
+
+    assert k.exec_us == pytest.approx(us(block(48) + block(24)))
+    assert k.exec_us < us(2 * block(48))
+
+
 def test_a_tile_every_block_reads_hits_l2():
     """48 blocks each read the same 16x256 tile of x and write their own tile of z. The first
     read of x's bytes comes from HBM, the other 47 from L2 (the footprint fits in 192 MiB):

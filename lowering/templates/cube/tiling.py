@@ -10,9 +10,10 @@ by the HBM time of all bytes moved; the cheapest wins (ties: fewer instructions)
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -150,11 +151,15 @@ class Pricer:
         """Blocks of a kernel of `tiles` tiles: one per cube core at most."""
         return max(1, min(tiles, self.spec.cube_cores))
 
-    def total_us(self, tile_cycles: int, tiles: int, read_bytes: int, write_bytes: int = 0,
+    def total_us(self, tile_cycles: Callable[[int], int], tiles: int, read_bytes: int, write_bytes: int = 0,
                  hit: float = 0.0) -> float:
-        waves = ceil_div(tiles, self.blocks(tiles))
-        us = max(self.cost.cycles_to_us(tile_cycles * waves), self.cost.gm_time_us(read_bytes, write_bytes, hit))
-        return us + self.cost.cycles_to_us(waves * self.spec.block_dispatch_cycles)
+        """`tiles` tiles over the blocks, `tile_cycles(movers)` each: the full rounds at every
+        block's share of the bandwidth, a last partial round at its own blocks' larger share
+        (`CostModel.wave_shares`), bounded below by the HBM time of all the bytes."""
+        blocks = self.blocks(tiles)
+        cycles = sum(rounds * tile_cycles(movers) for rounds, movers in self.cost.wave_shares(tiles, blocks))
+        us = max(self.cost.cycles_to_us(cycles), self.cost.gm_time_us(read_bytes, write_bytes, hit))
+        return us + self.cost.cycles_to_us(ceil_div(tiles, blocks) * self.spec.block_dispatch_cycles)
 
     def l2_hit(self, read_bytes: int, distinct_read_bytes: int, write_bytes: int) -> float:
         """The simulator's L2 rule (`CostModel.l2_hit_fraction`) for a candidate tiling."""
@@ -273,12 +278,17 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
                     blocks = pricer.blocks(tiles)
                     reads, writes = pairs * tiles * (mt + nt) * kp * isz, pairs * nb_s * m_s * n * pricer.out_isz
                     hit = pricer.l2_hit(reads, nb_s * (m_s + pairs * n) * kp * isz, writes)
-                    cycles = pricer.tile(mte2, mte1, cube, mt, min(n, nt), min(m_s, mt), chunks, blocks,
-                                         pairs * (mt + nt) * kp * isz, hit) + partner_fix
+                    cycles = functools.partial(_matmul_tile, pricer, mte2, mte1, cube, mt, min(n, nt), min(m_s, mt),
+                                               chunks, pairs * (mt + nt) * kp * isz, hit, partner_fix)
                     priced.append((pricer.total_us(cycles, tiles, reads, writes, hit), tiles, blocks))
                 us, tiles, blocks = priced[0]
                 cheapest.offer(Tiling(mt, nt, kt, kl1, blocks, tiles, us), tiles * steps, [p[0] for p in priced])
     return cheapest.choice
+
+
+def _matmul_tile(pricer: Pricer, mte2: int, mte1: int, cube: int, mt: int, nv: int, mv: int, chunks: int,
+                 gm_bytes: int, hit: float, partner_fix: int, movers: int) -> int:
+    return pricer.tile(mte2, mte1, cube, mt, nv, mv, chunks, movers, gm_bytes, hit) + partner_fix
 
 
 # ---------------------------------------------------------------------------
@@ -373,8 +383,8 @@ def _price_conv_chunks(req: KernelRequest, plan: ConvPlan, pricer: Pricer, cheap
         mte2 = chunks * (pricer.dma(fm_bytes, "gm", "l1") + pricer.dma(w_bytes, "gm", "l1"))
         mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * np_ * isz, "l1", "l0b"))
         cube = steps * req.cost.mmad_cycles(mt, kt, np_, pricer.dtype)
-        at = [pricer.total_us(pricer.tile(mte2, mte1, cube, mt, npix, min(geo.mg, mt), chunks, blocks,
-                                          chunks * (fm_bytes + w_bytes), hit), tiles, reads, writes, hit)
+        at = [pricer.total_us(functools.partial(pricer.tile, mte2, mte1, cube, mt, npix, min(geo.mg, mt), chunks,
+                                                gm_bytes=chunks * (fm_bytes + w_bytes), hit=hit), tiles, reads, writes, hit)
               for tiles, blocks, reads, writes, hit in priced_at]
         tiles, blocks = priced_at[0][:2]
         cheapest.offer(Tiling(mt, np_, kt, kc, blocks, tiles, at[0], ohs=ohs, owt=owt, cc=cc), tiles * steps, at)
