@@ -33,7 +33,13 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
     ModuleOp,
+    StridedLayoutAttr,
+    TensorType,
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
@@ -153,6 +159,7 @@ class _Printer(Printer):
     the generic form too, where xDSL would print every byte inline."""
 
     _constant: tuple[Attribute, str | None] | None = None  # (value, name hint) of the op printing
+    _memo: dict[Attribute, str] | None = None  # _MEMO's attributes -> their text
 
     def print_op_with_default_format(self, op) -> None:
         outer = self._constant
@@ -164,6 +171,20 @@ class _Printer(Printer):
             self._constant = outer
 
     def print_attribute(self, attribute: Attribute) -> None:
+        if type(attribute) in _MEMO:  # printed once, then its text (a program repeats its types)
+            if self._memo is None:
+                self._memo = {}
+            text = self._memo.get(attribute)
+            if text is None:
+                stream, column = self.stream, self._current_column
+                self.stream = io.StringIO()
+                try:
+                    super().print_attribute(attribute)
+                    text = self._memo[attribute] = self.stream.getvalue()
+                finally:
+                    self.stream, self._current_column = stream, column
+            self.print_string(text)
+            return
         constant, self._constant = self._constant, None  # attributes inside print as usual
         try:
             if constant is not None and attribute is constant[0] and isinstance(attribute, DenseIntOrFPElementsAttr):
@@ -174,6 +195,11 @@ class _Printer(Printer):
                 super().print_attribute(attribute)
         finally:
             self._constant = constant
+
+
+_MEMO = frozenset({MemRefType, TensorType, IntegerType, IndexType, IntegerAttr, StridedLayoutAttr})
+"""Attributes whose text depends on nothing but themselves (no resource, no alias), printed
+once per printer: a lowered program spells its memref types thousands of times."""
 
 
 def print_module(
