@@ -124,3 +124,16 @@ def test_a_form_holding_no_module_is_an_error():
     op = func.FuncOp("f", ((), ()), Region([Block([func.ReturnOp()])]))
     with pytest.raises(bytecode.BytecodeError, match="holds 'func.func', not a module"):
         bytecode.decode(bytecode.encode(op), make_context())
+
+
+def test_every_stage_of_a_compile_loads_back_to_its_text():
+    """Each stage's module - graph dialect (NC1HWC0 and fractal formats, fusions, fp16 casts,
+    node locations) and the lowered program (kernels, streams, the memory plan) - prints the
+    same after the binary form."""
+    import geir
+    from geir.testing.suite import light_model
+
+    cm = geir.compile(light_model("light_squeezenet"), opt_level=3, keep_stages=True)
+    for name in cm.stage_names:
+        module = cm.stages[name]
+        assert print_module(_round_trip(module), elide=True) == print_module(module, elide=True), name
