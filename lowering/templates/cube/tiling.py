@@ -22,7 +22,7 @@ from xdsl.ir import Attribute
 from geir.dialects import formats as L
 from geir.dialects.ascend import FRACTAL
 from geir.ir.types import to_dtype
-from geir.lowering.templates.common import KernelRequest, ceil_div, compute_type, itemsize, round_up, row_elems
+from geir.lowering.templates.common import KernelRequest, ceil_div, itemsize, round_up, row_elems
 from geir.lowering.templates.cube.epilogue_buffers import epilogue_compute_type, stored_type
 from geir.lowering.templates.cube.plan import ConvPlan, CubePlan, MatmulPlan
 from geir.target.cost_model import CostModel
@@ -117,7 +117,8 @@ class Pricer:
         self.slots = slots
         self.epilogue = epilogue
         self.spec = cost.spec
-        self._epilogue_cycles: dict[tuple[int, int], int] = {}  # (rows, cols) -> cycles: a conv prices ~1,000 candidates
+        # (rows, cols) -> FIX + epilogue cycles: a conv prices ~1,000 candidates, each at one or two shares
+        self._after_cycles: dict[tuple[int, int], int] = {}
 
     def dma(self, nbytes: int, src: str, dst: str) -> int:
         return self.cost.dma_cycles(int(nbytes), src, dst)
@@ -132,12 +133,12 @@ class Pricer:
         Single-buffered, everything runs in turn. MTE2 runs at no more than the block's share
         of the bandwidth (`blocks` loading at once, `gm_bytes` per tile, a share `hit` of
         them from L2: `CostModel.gm_cycles`)."""
-        fix = self.dma(mv * nv * self.out_isz, "l0c", "gm")
-        epi = 0
-        if self.epilogue:
-            epi = self._epilogue_cycles.get((mv, nv))
-            if epi is None:
-                epi = self._epilogue_cycles[mv, nv] = self.epilogue.cycles(self, mv, nv)
+        after = self._after_cycles.get((mv, nv))
+        if after is None:  # FIX and the epilogue
+            after = self.dma(mv * nv * self.out_isz, "l0c", "gm")
+            if self.epilogue:
+                after += self.epilogue.cycles(self, mv, nv)
+            self._after_cycles[mv, nv] = after
         if gm_bytes:
             mte2 = max(mte2, math.ceil(self.cost.gm_cycles(gm_bytes, blocks, hit)))
         if self.slots > 1:
@@ -145,7 +146,7 @@ class Pricer:
             body = int(load + (chunks - 1) * max(load, compute) + compute)
         else:
             body = mte2 + mte1 + cube
-        return body + fix + epi
+        return body + after
 
     def blocks(self, tiles: int) -> int:
         """Blocks of a kernel of `tiles` tiles: one per cube core at most."""
