@@ -45,8 +45,10 @@ from xdsl.dialects.builtin import (
     Signedness,
     SignednessAttr,
     StringAttr,
+    UnknownLoc,
 )
 from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 MAGIC = b"geir-ir\0"
 VERSION = 1
@@ -161,7 +163,7 @@ class _Writer:
 
 
 def _unknown(loc: Attribute | None) -> bool:
-    return loc is None or loc.name == "builtin.unknown_loc"
+    return loc is None or isinstance(loc, UnknownLoc)
 
 
 def encode(module: ModuleOp, external: Mapping[bytes, str] | None = None) -> bytes:
@@ -342,7 +344,7 @@ def decode(data: bytes | memoryview, ctx: Context, blobs: Mapping[str, bytes | m
                 gc.enable()
     except BytecodeError:
         raise
-    except (ValueError, KeyError, IndexError, TypeError) as e:
+    except (ValueError, KeyError, IndexError, TypeError, DiagnosticException, ParseError) as e:
         raise BytecodeError(f"malformed binary module: {type(e).__name__}: {e}") from None
     if not isinstance(module, ModuleOp):
         raise BytecodeError(f"the binary form holds '{module.name}', not a module")

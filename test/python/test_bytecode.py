@@ -113,6 +113,10 @@ def _assemble(head: dict, ops: bytes) -> bytes:
                          _head_and_ops(d)[1]), "unknown op 'arith.nope'"),
     (lambda d: _assemble({**_head_and_ops(d)[0], "attrs": [["p", "nope.type", []]] + _head_and_ops(d)[0]["attrs"][1:]},
                          _head_and_ops(d)[1]), "unknown attribute 'nope.type'"),
+    (lambda d: _assemble({**_head_and_ops(d)[0], "attrs": [["t", "#nope<"]] + _head_and_ops(d)[0]["attrs"][1:]},
+                         _head_and_ops(d)[1]), "malformed binary module: ParseError"),
+    (lambda d: _assemble({**_head_and_ops(d)[0], "attrs": [["p", "integer_type", []]] + _head_and_ops(d)[0]["attrs"][1:]},
+                         _head_and_ops(d)[1]), "malformed binary module"),
 ])
 def test_bytes_that_are_not_the_form_are_a_clear_error(damage, message):
     data = bytecode.encode(parse_module(PROGRAM, make_context()))
