@@ -32,18 +32,18 @@ from geir.testing.suite import LIGHT_MODELS, light_model, with_batch
 @contextlib.contextmanager
 def static_share():
     """The rule before: no refinement of a block's share, no last round priced apart."""
-    refine, shares = simulator._mean_concurrency, CostModel.__dict__["wave_shares"]  # the staticmethod itself
+    refine, shares = simulator.mean_concurrency, CostModel.__dict__["wave_shares"]  # the staticmethod itself
 
     def whole_kernel(tiles: int, blocks: int) -> list[tuple[int, int]]:
         blocks = max(1, min(blocks, tiles))
         return [(ceil_div(tiles, blocks), blocks)]
 
-    simulator._mean_concurrency = lambda spans: {}
+    simulator.mean_concurrency = lambda spans: {}
     CostModel.wave_shares = staticmethod(whole_kernel)
     try:
         yield
     finally:
-        simulator._mean_concurrency, CostModel.wave_shares = refine, shares
+        simulator.mean_concurrency, CostModel.wave_shares = refine, shares
 
 
 def timed(build) -> dict:

@@ -985,7 +985,7 @@ class _Sim:
         per_core, finish, spans = _place(launch.block_dim, sims, c, dispatch)
         # a block that runs while others have finished moves its bytes at a larger share:
         # re-time each mover at the mean number of movers running beside it
-        shares = _mean_concurrency({b: spans[b] for b in movers})
+        shares = mean_concurrency({b: spans[b] for b in movers})
         if any(n < share - 0.005 for n in shares.values()):
             sims = {b: self.block(launch, recs, shares[b], hit) if b in shares else sims[b]
                     for b, recs in sorted(launch.blocks.items())}
@@ -1110,7 +1110,7 @@ def _place(block_dim: int, sims: Mapping[int, BlockSim], cores: int, dispatch: f
     return per_core, finish, spans
 
 
-def _mean_concurrency(spans: Mapping[int, tuple[float, float]]) -> dict[int, float]:
+def mean_concurrency(spans: Mapping[int, tuple[float, float]]) -> dict[int, float]:
     """For each block's (start, end), the time-weighted mean of the blocks running at once
     over it (itself included), to 0.01: the share of the bandwidth it moved its bytes at."""
     if not spans:

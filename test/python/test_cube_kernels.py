@@ -784,7 +784,7 @@ def test_a_last_partial_round_of_tiles_moves_at_a_larger_share(monkeypatch):
     assert tiling.tiles % tiling.blocks, "the case needs a last partial round"
     _, sim = simulator.profile(module, c.feeds, timing=True)
     (k,) = sim.kernels
-    monkeypatch.setattr(simulator, "_mean_concurrency", lambda spans: {})  # every block at the static share
+    monkeypatch.setattr(simulator, "mean_concurrency", lambda spans: {})  # every block at the static share
     _, static = simulator.profile(module, c.feeds, timing=True)
     assert k.standalone_exec_us < 0.9 * static.kernels[0].standalone_exec_us
     assert k.standalone_exec_us == pytest.approx(tiling.estimate_us, rel=0.1)
