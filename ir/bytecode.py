@@ -30,6 +30,7 @@ weights file.
 from __future__ import annotations
 
 import functools
+import gc
 import json
 from collections.abc import Mapping
 
@@ -120,12 +121,7 @@ class _Writer:
         out = self.out
         out.append(self.string(op.name))
         out.append(-1 if _unknown(op.location) else self.attr(op.location))
-        out.append(len(op.operands))
-        for v in op.operands:
-            i = self.values.get(v)
-            if i is None:
-                raise BytecodeError(f"'{op.name}' uses a value before its definition in program order")
-            out.append(i)
+        self.refs(self.values, op.operands, f"'{op.name}' uses a value before its definition in program order")
         out.append(len(op.results))
         for r in op.results:
             out += (self.attr(r.type), self.name(r))
@@ -133,17 +129,22 @@ class _Writer:
             out.append(len(table))
             for k, v in table.items():
                 out += (self.string(k), self.attr(v))
-        out.append(len(op.successors))
-        for b in op.successors:
-            i = self.blocks.get(b)
-            if i is None:
-                raise BytecodeError(f"'{op.name}' branches to a block outside its region")
-            out.append(i)
+        self.refs(self.blocks, op.successors, f"'{op.name}' branches to a block outside its region")
         out.append(len(op.regions))
         for r in op.regions:
             self.region(r)
         for r in op.results:
             self.values[r] = len(self.values)
+
+    def refs(self, numbers: Mapping, items, missing: str) -> None:
+        """The count of `items` (values or blocks), then each one's number; one not numbered
+        yet raises `missing`."""
+        self.out.append(len(items))
+        for x in items:
+            i = numbers.get(x)
+            if i is None:
+                raise BytecodeError(missing)
+            self.out.append(i)
 
     def region(self, region: Region) -> None:
         out = self.out
@@ -257,7 +258,6 @@ class _Reader:
             pos += n
             n = stream[pos]
             typed = stream[pos + 1:pos + 1 + 2 * n]
-            result_types = [attrs[i] for i in typed[::2]]
             pos += 1 + 2 * n
             tables = []
             for _ in range(2):
@@ -271,14 +271,18 @@ class _Reader:
             n = stream[pos]
             pos += 1
             regions = [region() for _ in range(n)]
-            new = self.op_class(name).create(operands=operands, result_types=result_types, properties=tables[0],
-                                             attributes=tables[1], successors=successors, regions=regions,
-                                             location=attrs[loc] if loc >= 0 else None)
-            for r, hint in zip(new.results, typed[1::2]):
-                if hint >= 0:
-                    r.name_hint = strings[hint]
-            values.extend(new.results)
+            new = self.op_class(name).create(operands=operands, result_types=[attrs[i] for i in typed[::2]],
+                                             properties=tables[0], attributes=tables[1], successors=successors,
+                                             regions=regions, location=attrs[loc] if loc >= 0 else None)
+            named(new.results, typed)
             return new
+
+        def named(defined, typed: list[int]) -> None:
+            """Values just defined (results, block arguments): their names, then their numbers."""
+            for v, hint in zip(defined, typed[1::2]):
+                if hint >= 0:
+                    v.name_hint = strings[hint]
+            values.extend(defined)
 
         def region() -> Region:
             nonlocal pos
@@ -289,11 +293,8 @@ class _Reader:
                 k = stream[pos]
                 typed = stream[pos + 1:pos + 1 + 2 * k]
                 b = Block(arg_types=[attrs[i] for i in typed[::2]])
-                for arg, hint in zip(b.args, typed[1::2]):
-                    if hint >= 0:
-                        arg.name_hint = strings[hint]
+                named(b.args, typed)
                 pos += 1 + 2 * k
-                values.extend(b.args)
                 blocks.append(b)
                 made.append(b)
             for b in made:
@@ -321,8 +322,6 @@ def decode(data: bytes | memoryview, ctx: Context, blobs: Mapping[str, bytes | m
     """The module of `encode`'s bytes, built in `ctx`, its external constants from `blobs`.
     Bytes that are not this form, or refer to ops or attributes `ctx` does not know, raise
     `BytecodeError`; the module is not verified (its writer had a verified one)."""
-    import gc
-
     data = memoryview(data)
     if bytes(data[:len(MAGIC)]) != MAGIC:
         raise BytecodeError("not a geir binary module")
