@@ -560,7 +560,7 @@ class KernelBuilder:
     def pipeline(self, n_tiles: int, per_block: int, load: Callable[[int | SSAValue, int], None],
                  store: Callable[[int | SSAValue, int], None],
                  compute: Callable[[int | SSAValue, int], None] | None = None, slots: int = 1,
-                 last_blocks: bool = False, runs: SSAValue | None = None) -> None:
+                 last_blocks: bool = False, runs: SSAValue | None = None, every_block: bool = False) -> None:
         """Tiles 0..n_tiles-1, `per_block` consecutive ones per block, each `load` (MTE2) ->
         `compute` (V) -> `store` (MTE3) on the buffers of slot `tile % slots`, with the flags
         that order them: a slot is refilled once its previous tile has left (MTE3 -> MTE2),
@@ -571,12 +571,14 @@ class KernelBuilder:
         The tiles go to the first blocks of the kernel (`last_blocks`: the last ones, which a
         main pipeline leaves the least work); blocks without tiles skip the pipeline. `runs`:
         only tiles 0..runs-1 run (a run-time count: a shape range's real rows), each block
-        keeping its static share and stopping early.
+        keeping its static share and stopping early. `every_block`: every block runs every
+        tile (work each block needs whole and no block can wait for: a cube kernel's
+        prologue, lowering/templates/cube/prologue.py).
         """
         if n_tiles <= 0:
             return
         mid = "V" if compute is not None else "MTE3"
-        per_block = max(1, min(per_block, n_tiles))
+        per_block = n_tiles if every_block else max(1, min(per_block, n_tiles))
         blocks = ceil_div(n_tiles, per_block)
         total = self.kernel.block_count
         assert blocks <= total, f"{blocks} blocks of tiles in a kernel of {total}"
@@ -623,7 +625,7 @@ class KernelBuilder:
             for s in range(slots):
                 self.wait_flag("MTE3", "MTE2", s)
 
-        if blocks == total:
+        if blocks == total or every_block:
             body()
         else:
             b = self.block_idx()

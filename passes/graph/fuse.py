@@ -361,7 +361,9 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("data", frozenset({R.MOVE, R.CHANNEL_CONCAT}), epilogue=frozenset({R.VIEW, R.MOVE}),
             side=frozenset({R.VIEW, R.MOVE})),
 )
-PATTERN_NAMES = tuple(dict.fromkeys(p.name for p in PATTERNS))
+NORM_PROLOGUE = "norm-prologue"
+"""Step 4's name (FusePass.disable): a normalisation group joins the matmul kernel it feeds."""
+PATTERN_NAMES = (*dict.fromkeys(p.name for p in PATTERNS), NORM_PROLOGUE)
 
 
 def fusion_kind(roles: Sequence[Role]) -> str:
@@ -446,8 +448,12 @@ def op_work(op: Operation, role: Role, standalone: bool = False) -> Work:
             passes = (("compare", 1),)
         else:
             passes = (("binary" if len(op.operands) > 1 else "unary", max(len(op.operands) - 1, 1)),)
+    nbytes = _nbytes(big)
+    if type(op) in op_info.VECTOR_IN_F32 and _itemsize(big) == 2:
+        dtype, nbytes = "f32", _numel(big) * 4
+        w.add_vector("cast", "f32", 2 * nbytes)
     for cls, n in passes:
-        w.add_vector(cls, dtype, n * _nbytes(big))
+        w.add_vector(cls, dtype, n * nbytes)
     return w
 
 
@@ -482,7 +488,7 @@ class Costs:
             for key, n in w.vector.items():
                 vector[key] = vector.get(key, 0) + n
         if macs:
-            block_dim = max(1, min(spec.cube_cores, -(-cube_out // (C0 * C0))))
+            block_dim = self.cube_blocks(cube_out)
             dtype = next(w.cube_dtype for w in works if w.macs)
         else:
             block_dim = max(1, min(spec.vector_cores, -(-largest // self.VECTOR_TILE_BYTES)))
@@ -491,6 +497,22 @@ class Costs:
             cube_macs=macs, cube_dtype=dtype, vector_bytes=vector, hbm_read_bytes=reads,
             hbm_write_bytes=writes, block_dim=block_dim,
         ).total_us
+
+    def prologue_us(self, works: Sequence[Work], reads: int, writes: int, blocks: int) -> float:
+        """Vector work that each of a cube kernel's `blocks` runs whole before its tiles (a norm
+        prologue): the work and its copies on one core, without a launch of its own, and no
+        less than HBM moving every block's bytes."""
+        vector: dict[tuple[str, str], int] = {}
+        for w in works:
+            for key, n in w.vector.items():
+                vector[key] = vector.get(key, 0) + n
+        est = self.model.kernel_estimate(vector_bytes=vector, hbm_read_bytes=reads, hbm_write_bytes=writes,
+                                         block_dim=1)
+        return max(est.total_us - est.launch_us, self.model.hbm_time_us(blocks * (reads + writes)))
+
+    def cube_blocks(self, cube_out: int) -> int:
+        """The blocks of a cube kernel with `cube_out` result elements (as kernel_us takes)."""
+        return max(1, min(self.model.spec.cube_cores, -(-cube_out // (C0 * C0))))
 
     def fits(self, ops: Sequence[Operation], roles: Sequence[Role]) -> str | None:
         """None if a minimal tile of the fused kernel fits on chip, else why not.
@@ -565,6 +587,7 @@ class Candidate:
     members: list[int]
     estimate: Estimate
     kind: str
+    prologue: bool = False  # a normalisation group joined it (norm_prologues)
 
 
 class _Planner:
@@ -1003,11 +1026,71 @@ def single_op_us(block: Block, costs: Costs) -> dict[Operation, float]:
     return dict(zip(planner.ops, planner.single))
 
 
-def fuse_block(block: Block, patterns: Sequence[Pattern], max_ops: int, costs: Costs) -> list[g.FusionOp]:
+def norm_prologues(planner: _Planner, chosen: list[Candidate]) -> list[Candidate]:
+    """Step 4: a normalisation group (the `layernorm` pattern's: ops ending in a norm, such as
+    LLaMA's residual Add + RMSNorm) whose norm only the matmuls of one cube group read, as
+    their lhs, joins that group as the kernel's prologue (lowering/templates/cube/prologue.py).
+    Every block of the cube kernel then normalises every row itself - no block can wait for
+    another - so the group joins only where that repeated work costs less than the launch it
+    saves: a decode step's few rows, not a prefill's thousands."""
+    patterns = {p.name: p for p in PATTERNS}
+    group = {j: c for c in chosen for j in c.members}
+    out = list(chosen)
+
+    def of(j: int, pattern: str) -> Candidate:  # an op's group, or the op alone
+        if j in group:
+            return group[j]
+        return Candidate(patterns[pattern], j, [j], Estimate(0.0, 0, 0, planner.single[j]),
+                         fusion_kind([planner.role[j]]))
+
+    for last, norm in enumerate(planner.ops):
+        if planner.role[last] is not R.NORM or not norm.has_trait(Normalization) or planner.escapes[last] \
+                or not planner.users[last]:
+            continue
+        n = of(last, "layernorm")
+        if n.pattern.name != "layernorm" or n.members[-1] != last or any(
+                planner.role[j] not in (R.NORM, R.ELEMENTWISE) for j in n.members):
+            continue
+        lhs = norm.results[0]
+        c = of(planner.users[last][0], "matmul-epilogue")
+        if c.pattern.name not in ("projections", "matmul-epilogue") or any(
+                of(j, "matmul-epilogue").members != c.members for j in planner.users[last]) or any(
+                not isinstance(u.operation, g.MatMulOp) or u.index != 0 for u in lhs.uses):
+            continue
+        inside_c = {planner.ops[j] for j in c.members}
+        if any(u.operation in inside_c for j in n.members[:-1] for r in planner.ops[j].results for u in r.uses):
+            continue  # the kernel's cube side reads the normalised rows only
+        members = sorted(n.members + c.members)
+        if not planner.convex(members):
+            continue
+        ops = [planner.ops[j] for j in n.members]
+        works = [op_work(op, planner.role[j]) for j, op in zip(n.members, ops)]
+        reads = _read_bytes(planner.inputs(n.members))
+        writes = sum(_nbytes(v) for v in planner.outputs(n.members))
+        cube_out = max(_numel(planner.ops[j].results[0]) for j in c.members if planner.role[j] is R.CUBE)
+        saved = n.estimate.fused_us - planner.costs.prologue_us(works, reads, writes,
+                                                                planner.costs.cube_blocks(cube_out))
+        if saved <= 0:
+            continue
+        est = c.estimate
+        merged = Candidate(c.pattern, c.anchor, members,
+                           Estimate(est.benefit_us + saved, est.hbm_bytes_saved, est.launches_saved + 1,
+                                    est.fused_us + n.estimate.fused_us - saved), "cube+vector", prologue=True)
+        out = [x for x in out if x is not n and x is not c] + [merged]
+        for j in members:
+            group[j] = merged
+    return out
+
+
+def fuse_block(block: Block, patterns: Sequence[Pattern], max_ops: int, costs: Costs,
+               prologues: bool = True) -> list[g.FusionOp]:
     planner = _Planner(block, patterns, max_ops, costs)
     chosen = planner.plan()
+    if prologues:
+        chosen = norm_prologues(planner, chosen)
     groups = [(c, [planner.ops[j] for j in c.members], planner.outputs(c.members)) for c in chosen]
-    fusions = [build_fusion(block, ops, outs, c.kind, c.pattern.name) for c, ops, outs in groups]
+    fusions = [build_fusion(block, ops, outs, c.kind, NORM_PROLOGUE if c.prologue else c.pattern.name)
+               for c, ops, outs in groups]
     restore_order(block)
     return fusions
 
@@ -1022,7 +1105,7 @@ class FusePass(ModulePass):
     """The most ops in one fusion (GE's max_fusion_ops)."""
     disable: tuple[str, ...] = ()
     """Patterns not to apply: attention, projections, cache-write, conv-epilogue,
-    matmul-epilogue, layernorm, reduction, elementwise, data."""
+    matmul-epilogue, layernorm, reduction, elementwise, data, norm-prologue."""
     device: str = DEFAULT_DEVICE
     """The device whose cost model prices the candidates."""
 
@@ -1040,4 +1123,4 @@ class FusePass(ModulePass):
         costs = Costs(self.device)
         for f in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
             if f.body.blocks:
-                fuse_block(f.body.blocks[0], patterns, self.max_ops, costs)
+                fuse_block(f.body.blocks[0], patterns, self.max_ops, costs, NORM_PROLOGUE not in self.disable)

@@ -496,6 +496,69 @@ def test_projections_decline():
     assert cube.try_build(c.request([y1, y2])) is None
 
 
+# ---------------------------------------------------------------------------
+# Norm prologues (cube/prologue.py): a decoder's Add + RMSNorm run by every block of the
+# matmul kernel that reads it, each block's normalised rows in its own scratch copy.
+# ---------------------------------------------------------------------------
+
+
+def _add_norm(c: Case, rows, k: int, norm: str = "rms"):
+    x, r = c.input("x", rand(*rows, k)), c.input("r", rand(*rows, k))
+    h = c.op(g.AddOp, [x, r])
+    scale = c.input("scale", 1 + rand(k) / 4)
+    if norm == "rms":
+        return h, c.op(g.RmsNormOp, [h, scale], epsilon=1e-6)
+    return h, c.op(g.LayerNormOp, [h, scale, c.input("bias", rand(k))], epsilon=1e-5)
+
+
+@pytest.mark.parametrize("rows, k, n, dtype, norm", [
+    ((1, 1), 512, 96, np.float16, "rms"),      # a decode step's row, on several blocks
+    ((2, 3), 200, 130, np.float32, "rms"),     # two sequences' rows, edge tiles in N and K
+    ((1, 4), 64, 48, np.float32, "layer"),     # a LayerNorm (GPT-2's pre-norm) is a prologue too
+])
+def test_norm_prologue(rows, k, n, dtype, norm):
+    c = Case(dtype)
+    h, normed = _add_norm(c, rows, k, norm)
+    y = c.op(g.MatMulOp, [normed, c.input("w", rand(k, n) / math.sqrt(k))])
+    kernel = check(c, [h, y], k)
+    assert kernel.core_type.data == "mix" and kernel.block_count > 1
+    scratch = [arg for arg in kernel.body.block.args if arg.name_hint == "normed"]
+    assert len(scratch) == 1 and scratch[0].type.get_shape() == (kernel.block_count * math.prod(rows) * k,)
+
+
+def test_norm_prologue_of_a_gated_matmul():
+    """SwiGLU's two products after the post-attention norm: the prologue, then both products
+    per tile and the epilogue, whose ub buffers reuse the prologue's."""
+    c = Case(np.float16)
+    h, normed = _add_norm(c, (1, 2), 256)
+    y = _gated(c, normed, c.input("wg", rand(256, 80) / 16), c.input("wu", rand(256, 80) / 16))
+    kernel = check(c, [h, y], 256)
+    names = {arg.name_hint for arg in kernel.body.block.args}
+    assert {"normed", "partner"} <= names
+
+
+def test_norm_prologue_of_projections():
+    """LLaMA's q / k / v after the input norm: one kernel."""
+    c = Case(np.float16)
+    h, normed = _add_norm(c, (1, 1), 128)
+    outs = [_head_split(c, normed, c.input(f"w{i}", rand(128, hd * 32) / 11), 1, hd, 32, 1, f"shape{i}")
+            for i, hd in enumerate((4, 2, 2))]
+    check(c, [h, *outs], 128)
+
+
+def test_norm_prologue_declines():
+    """Not a prologue: the normalised rows also an output, or read as the rhs. try_build
+    declines; the lowering then splits the fusion."""
+    c = Case()
+    h, normed = _add_norm(c, (1, 2), 64)
+    y = c.op(g.MatMulOp, [normed, c.input("w", rand(64, 32))])
+    assert cube.try_build(c.request([h, normed, y])) is None
+    c = Case()
+    h, normed = _add_norm(c, (16,), 64)
+    y = c.op(g.MatMulOp, [c.input("a", rand(2, 16)), normed])
+    assert cube.try_build(c.request([y])) is None
+
+
 @pytest.mark.parametrize("perm, d", [((0, 2, 3, 1), 16), ((0, 2, 1, 3), 8)])
 def test_head_split_declines_other_transposes(perm, d):
     """Not a head split (another permutation) or heads narrower than a fractal (16 columns):

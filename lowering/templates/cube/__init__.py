@@ -10,6 +10,7 @@ of a `mix` kernel over the tile FIX staged in gm. Modules, in the order try_buil
 - epilogue.py: the ops after the cube op as vector instructions;
 - epilogue_buffers.py: the epilogue's values on ub tiles, rows per pass;
 - tiling.py: tile sizes, priced with the CostModel;
+- prologue.py: a normalisation of the lhs run first in the kernel (graph-fuse's norm prologue);
 - kernel.py, matmul_kernel.py, conv_kernel.py, with loops.py and epilogue_passes.py: the
   `ascend.kernel`;
 - depthwise.py: depthwise convolution on the vector unit, when the cost model prefers it.
@@ -28,6 +29,9 @@ from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
 from geir.lowering.templates.cube.kernel import CubeKernel
 from geir.lowering.templates.cube.matmul_kernel import MatmulKernel
 from geir.lowering.templates.cube.plan import ConvPlan, CubePlan, MatmulPlan, plan_projections, plan_request
+from geir.lowering.templates.cube.prologue import Prologue
+from geir.lowering.templates.cube.prologue import split as split_prologue
+from geir.lowering.templates.vector import Reject
 from geir.lowering.templates.cube.tiling import EpilogueCost, Pricer, Tiling, conv_tiling, matmul_tiling, tile_cols
 
 __all__ = ["try_build", "plan_request", "conv_tiling", "matmul_tiling", "is_depthwise"]
@@ -35,10 +39,21 @@ __all__ = ["try_build", "plan_request", "conv_tiling", "matmul_tiling", "is_dept
 
 def try_build(req: KernelRequest) -> a.KernelOp | None:
     """A cube kernel for a request whose ops are one conv / matmul / gemm with views on its
-    inputs and an elementwise epilogue; None for anything else."""
+    inputs and an elementwise epilogue, or several matmuls of one lhs (projections), either
+    after a normalisation of that lhs (its prologue); None for anything else."""
+    pro = split_prologue(req)
+    if pro is not None:
+        return _build(pro.cube, pro)
+    return _build(req, None)
+
+
+def _build(req: KernelRequest, pro: Prologue | None) -> a.KernelOp | None:
     plan = plan_request(req)
     if plan is None:
-        return _projections(req)
+        return _projections(req, pro)
+    if pro is not None and (not isinstance(plan, MatmulPlan) or plan.lhs.trans or plan.lhs_nz
+                            or req.inputs[plan.lhs.arg] is not pro.lhs):
+        return None  # the prologue's rows are the lhs of a matmul, as stored
     # an epilogue on a FRACTAL_NZ result: not yet (op_info.cube_takes says so of the graph
     # ops; the plan knows exactly, e.g. a gemm's alpha)
     if plan is None or (plan.out_nz and plan.epilogue.has_work):
@@ -48,7 +63,7 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
     pricer = Pricer(req.cost, plan.elt, slots, EpilogueCost.of(buffers) if buffers else None, plan.out_elt)
     tiling = matmul_tiling(req, plan, pricer) if isinstance(plan, MatmulPlan) else conv_tiling(req, plan, pricer)
     try:
-        if is_depthwise(plan) and not plan.integer:  # the vector kernel computes in the operands' type
+        if is_depthwise(plan) and not plan.integer and pro is None:  # the vector kernel computes in the operands' type
             vector_buffers = EpilogueBuffers(plan, staged=False)
             vector = depthwise_tiling(req, plan, vector_buffers)
             if vector is not None and (tiling is None or vector.estimate_us < tiling.estimate_us):
@@ -59,16 +74,19 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
             tiling = _with_epilogue_rows(req, plan, tiling, buffers)
             if tiling is None:
                 return None
+        if pro is not None:
+            return MatmulKernel(req, plan, tiling, slots, buffers, prologue=pro).build()
         return _kernel_class(plan)(req, plan, tiling, slots, buffers).build()
-    except LoweringError:  # a buffer plan that does not fit after all: not a kernel of ours
+    except (LoweringError, Reject):  # a buffer plan that does not fit after all: not a kernel of ours
         return None
 
 
-def _projections(req: KernelRequest) -> a.KernelOp | None:
+def _projections(req: KernelRequest, pro: Prologue | None = None) -> a.KernelOp | None:
     """One kernel for several products of one lhs (plan_projections), tiled as their
     concatenation along N: each part's tiles hold whole heads or lie in one, as a head split's."""
     parts = plan_projections(req)
-    if parts is None:
+    if parts is None or (pro is not None and any(p.lhs.trans or p.lhs_nz or req.inputs[p.lhs.arg] is not pro.lhs
+                                                 for p, _ in parts)):
         return None
     first = parts[0][0]
     plan = replace(first, cols=sum(p.cols for p, _ in parts), heads=sum(p.heads for p, _ in parts),
@@ -78,8 +96,8 @@ def _projections(req: KernelRequest) -> a.KernelOp | None:
     if tiling is None:
         return None
     try:
-        return MatmulKernel(req, plan, tiling, slots, None, parts).build()
-    except LoweringError:
+        return MatmulKernel(req, plan, tiling, slots, None, parts, pro).build()
+    except (LoweringError, Reject):
         return None
 
 

@@ -28,6 +28,7 @@ from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
 from geir.lowering.templates.cube.epilogue_passes import EpiloguePasses, gm_tile
 from geir.lowering.templates.cube.loops import Index
 from geir.lowering.templates.cube.plan import CubePlan
+from geir.lowering.templates.cube.prologue import Prologue
 from geir.lowering.templates.cube.tiling import Tiling, tile_cols
 
 
@@ -36,8 +37,10 @@ class CubeKernel:
     (`_operand_buffers`) and walk the output tiles (`_tiles`)."""
 
     def __init__(self, req: KernelRequest, plan: CubePlan, tiling: Tiling, slots: int,
-                 buffers: EpilogueBuffers | None):
+                 buffers: EpilogueBuffers | None, prologue: Prologue | None = None):
         self.req, self.plan, self.t, self.slots, self.buffers = req, plan, tiling, slots, buffers
+        self.prologue = prologue  # a norm before the product, run first (prologue.py)
+        self.lhs_base: Index = 0  # the first row of this block's copy of a prologue's lhs
         self.elt = plan.elt
         self.c0 = L.c0_of(plan.elt)
         # rows per batch of the outputs: channels padded to C0 in an NC1HWC0 result
@@ -46,7 +49,10 @@ class CubeKernel:
 
     def build(self) -> a.KernelOp:
         plan, t, elt, slots = self.plan, self.t, self.elt, self.slots
-        kb = self.kb = KernelBuilder(self.req, "mix" if self.buffers else "cube", t.blocks)
+        pro = self.prologue
+        kb = self.kb = KernelBuilder(pro.req if pro else self.req, "mix" if self.buffers or pro else "cube", t.blocks)
+        if pro:
+            self.lhs_base = pro.emit(kb)
         self._operand_buffers()
         self.l0a = [kb.alloc([t.mt, t.kt], elt, "l0a", f"l0a{s}") for s in range(slots)]
         self.l0b = [kb.alloc([t.kt, t.nt], elt, "l0b", f"l0b{s}") for s in range(slots)]

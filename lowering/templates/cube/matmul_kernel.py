@@ -16,6 +16,7 @@ from geir.lowering.templates.cube.kernel import CubeKernel
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
 from geir.lowering.templates.cube.loops import Index, TileDim, chunks, distribute, grid_classes, tile_grid
 from geir.lowering.templates.cube.plan import MatmulPlan, Operand
+from geir.lowering.templates.cube.prologue import Prologue
 from geir.lowering.templates.cube.tiling import Tiling, matmul_range_axis
 
 
@@ -33,8 +34,9 @@ class MatmulKernel(CubeKernel):
     plan: MatmulPlan
 
     def __init__(self, req: KernelRequest, plan: MatmulPlan, tiling: Tiling, slots: int,
-                 buffers: EpilogueBuffers | None, parts: list[tuple[MatmulPlan, int]] | None = None):
-        super().__init__(req, plan, tiling, slots, buffers)
+                 buffers: EpilogueBuffers | None, parts: list[tuple[MatmulPlan, int]] | None = None,
+                 prologue: Prologue | None = None):
+        super().__init__(req, plan, tiling, slots, buffers, prologue)
         self.parts = parts
 
     def _out_views(self) -> list[SSAValue]:
@@ -49,7 +51,10 @@ class MatmulKernel(CubeKernel):
         kb, plan, t, elt = self.kb, self.plan, self.t, self.elt
         ins = kb.inputs
         lhs, rhs = plan.lhs, plan.rhs
-        self.a2 = ins[lhs.arg] if plan.lhs_nz else kb.view(ins[lhs.arg], _rows2(lhs))
+        a_rows = _rows2(lhs)
+        if self.prologue:  # every block's copy of the normalised rows
+            a_rows[0] *= kb.kernel.block_count
+        self.a2 = ins[lhs.arg] if plan.lhs_nz else kb.view(ins[lhs.arg], a_rows)
         self.b2 = ins[rhs.arg] if plan.rhs_nz else kb.view(ins[rhs.arg], _rows2(rhs))
         self.l1a = [kb.alloc([t.kl1, t.mt] if lhs.trans else [t.mt, t.kl1], elt, "l1", f"l1a{s}")
                     for s in range(self.slots)]
@@ -97,7 +102,7 @@ class MatmulKernel(CubeKernel):
         lhs, rhs = plan.lhs, plan.rhs
         ba = self._batch_index(b, plan.lhs_batch)
         bb = self._batch_index(b, plan.rhs_batch)
-        arow = kb.mul(ba, plan.k if lhs.trans else plan.rows)
+        arow = kb.add(kb.mul(ba, plan.k if lhs.trans else plan.rows), self.lhs_base)
         brow = kb.mul(bb, plan.cols if rhs.trans else plan.k)
         acc = kb.tile(self.l0c, [0, 0], [mp, np_])
         row = None

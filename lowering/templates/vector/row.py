@@ -183,14 +183,43 @@ class RowKernel:
         self._emit(kb, ext, self.slots)
         return mark(kb.finish(), attr_names.TEMPLATE, "row")
 
-    def _emit(self, kb: KernelBuilder, ext: list[int], slots: int) -> list[BufferPool]:
+    def emit_into(self, kb: KernelBuilder, args: dict[SSAValue, SSAValue],
+                  outs: dict[SSAValue, tuple[SSAValue, bool]]) -> None:
+        """The request's work inside another kernel (a cube kernel's prologue), on every block
+        whole: each block runs every tile, so none waits for another. `args` are the gm
+        buffers of the request's inputs; `outs` maps each output to (gm buffer, per_block):
+        a per-block output's buffer holds one copy per block (block b's at b x the value's
+        size), a shared one is stored by block 0 alone."""
+        self.slots = slots_of(self.req)
+        try:
+            ext = self.plan()
+        except Reject:
+            if self.slots == 1:
+                raise
+            self.slots = 1
+            ext = self.plan()
+        self._emit(kb, ext, self.slots, args=args, outs=outs)
+
+    def _emit(self, kb: KernelBuilder, ext: list[int], slots: int, args: dict[SSAValue, SSAValue] | None = None,
+              outs: dict[SSAValue, tuple[SSAValue, bool]] | None = None) -> list[BufferPool]:
         """The kernel with tile extents `ext`: the prologue, then one pipeline per piece of
-        the tiling (the main tiles, the tails). Returns the buffer pools it drew from."""
+        the tiling (the main tiles, the tails). Returns the buffer pools it drew from.
+        `args`, `outs`: see emit_into (default: the kernel's own arguments, one block a tile)."""
         req, space = self.req, self.space
         inv = self.invariant_set(ext)
-        arg = {v: kb.inputs[i] for i, v in reversed(list(enumerate(req.inputs)))}
+        every_block = outs is not None
+        arg = args or {v: kb.inputs[i] for i, v in reversed(list(enumerate(req.inputs)))}
         gm = {v: kb.view(arg[v], space.ext(v)) for v in self.loaded}
-        outs = [(v, kb.view(kb.outputs[i], space.ext(v))) for i, v in enumerate(req.outputs)]
+        if outs is None:
+            outs = {v: (kb.outputs[i], False) for i, v in enumerate(req.outputs)}
+        stores = []  # (value, gm view, row shift of its dim 0, stored by block 0 alone)
+        for v in req.outputs:
+            buf, per_block = outs[v]
+            shape = list(space.ext(v))
+            copies = kb.kernel.block_count if per_block else 1
+            shift = kb.mul(kb.block_idx(), shape[0]) if per_block and copies > 1 else 0
+            stores.append((v, kb.view(buf, [copies * shape[0], *shape[1:]]), shift,
+                           every_block and not per_block and kb.kernel.block_count > 1))
         pro_pool = BufferPool(kb, "c")
         consts = self._prologue(kb, pro_pool, ext, inv, gm)
         bodies = [BufferPool(kb, f"s{s}b" if slots > 1 else "b", main=list(ext)) for s in range(slots)]
@@ -200,7 +229,7 @@ class RowKernel:
         real = self._real_rows(kb)
         for i, (counts, pext, cut_off) in enumerate(tile_pieces(shape, ext)):
             n = math.prod(counts)
-            per = ceil_div(n, min(kb.kernel.block_count, n))
+            per = n if every_block else ceil_div(n, min(kb.kernel.block_count, n))
             runs = None
             if real is not None:  # only the tiles holding real rows (dim 0 is the outermost)
                 start = cut_off if cut_dim(shape, pext) == 0 else 0
@@ -222,13 +251,18 @@ class RowKernel:
 
             def store(tile, s):
                 body, off = state[s]
-                for v, dst in outs:
+                for v, dst, shift, first_only in stores:
                     te = self.tile_ext(v, body.ext)
                     o = [x if j in space.dims[v] else 0 for j, x in enumerate(off)]
-                    kb.copy(body.out_view(v), kb.tile(dst, o, te))
+                    o[0] = kb.add(o[0], shift)
+                    if first_only:
+                        with kb.if_(kb.less(kb.block_idx(), 1)):
+                            kb.copy(body.out_view(v), kb.tile(dst, o, te))
+                    else:
+                        kb.copy(body.out_view(v), kb.tile(dst, o, te))
                 body.release_all()
 
-            kb.pipeline(n, per, load, store, compute, slots, last_blocks=i > 0, runs=runs)
+            kb.pipeline(n, per, load, store, compute, slots, last_blocks=i > 0, runs=runs, every_block=every_block)
         return [pro_pool, *bodies]
 
     def _ranged(self) -> bool:

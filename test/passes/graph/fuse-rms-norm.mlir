@@ -108,11 +108,15 @@ func.func @pre_norm(%x: tensor<16x256xf32>, %a: tensor<16x256xf32>, %w: tensor<2
 
 // -----
 
-// An imported rms_norm (one node) with nothing to fuse stays an op of its own, not a fusion of
-// one; the projection after it is a cube op whose prologue takes only views.
+// An imported rms_norm (one node) before a projection of 16 rows: the norm is the matmul
+// kernel's prologue (graph-fuse step 4, fuse-norm-prologue.mlir).
 // CHECK-LABEL: func.func @rms_norm_matmul(
-// CHECK-NEXT:    %n = graph.rms_norm %x, %w
-// CHECK-NEXT:    %y = graph.matmul %n, %q
+// CHECK-NEXT:    %y = graph.fusion "cube+vector" (%x, %w, %q) attributes {graph.pattern = "norm-prologue"}
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      graph.rms_norm
+// CHECK-NEXT:      graph.matmul
+// CHECK-NEXT:      graph.yield
+// CHECK-NEXT:    } loc(fused["rms", "q_proj"])
 // CHECK-NEXT:    func.return %y
 func.func @rms_norm_matmul(%x: tensor<16x256xf32>, %w: tensor<256xf32>, %q: tensor<256x256xf32>) -> tensor<16x256xf32> {
   %n = graph.rms_norm %x, %w {epsilon = 1.0e-06 : f32} : (tensor<16x256xf32>, tensor<256xf32>) -> tensor<16x256xf32> loc("rms")

@@ -1,0 +1,94 @@
+"""A normalisation run inside the matmul kernel that reads it (graph-fuse's norm prologue).
+
+A decoder's RMSNorm (and the residual Add before it) feeds the projections after it. Decoding,
+those are a few rows: as a kernel of its own the norm costs a launch for well under a
+microsecond of work. Here the norm is the matmul kernel's prologue: the row template's code
+(vector/row.py), emitted into the cube kernel before its tile loop, on every block whole.
+
+The cube cores cannot read what another core's vector unit leaves in ub (the 910B has no
+ub -> l1 path) and the blocks of a kernel cannot wait for each other, so each block
+normalises every row itself and writes it to its own copy in a gm scratch
+(`[blocks x rows, K]`); its cube tiles read the lhs from that copy. A shared output (the
+residual sum, read by the next layer) is stored by block 0 alone. The work is repeated on
+every block, which graph-fuse accepts only where that costs less than the launch it saves:
+a few rows, not a prefill (passes/graph/fuse.py, `norm_prologue`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from xdsl.ir import SSAValue
+
+from geir.dialects import graph as g
+from geir.dialects.traits import Normalization
+from geir.lowering.templates.common import KernelBuilder, KernelRequest
+from geir.lowering.templates.cube.loops import Index
+from geir.lowering.templates.vector import Reject, RowKernel
+from geir.target import op_info
+
+
+@dataclass
+class Prologue:
+    """The split of a request: the kernel's own request (`req`, whose arguments the kernel
+    has), the row request of the ops before the matmul (`row`) and the cube request of the
+    rest (`cube`), which reads the normalised rows `lhs` as one more input (its last)."""
+
+    req: KernelRequest
+    row: KernelRequest
+    cube: KernelRequest
+    lhs: SSAValue
+
+    def emit(self, kb: KernelBuilder) -> Index:
+        """The prologue's code at the kernel's entry; then the builder's inputs and outputs are
+        the cube request's (the lhs: the blocks' copies, as [blocks x rows, K]). Returns the
+        first row of this block's copy."""
+        blocks = kb.kernel.block_count
+        args = {v: a for v, a in reversed(list(zip(self.req.inputs, kb.inputs)))}
+        outs = dict(zip(self.req.outputs, kb.outputs))
+        size = math.prod(self.lhs.type.get_shape())
+        scratch = kb.scratch([blocks * size], self.lhs.type.element_type, "normed")
+        with kb.scope("ub"):
+            RowKernel(self.row).emit_into(kb, {v: args[v] for v in self.row.inputs},
+                                          {v: (scratch, True) if v is self.lhs else (outs[v], False)
+                                           for v in self.row.outputs})
+        # the next phase reuses ub, and the cube reads the copy the vector unit stored
+        kb.barrier("ALL")
+        kb.inputs = [scratch if v is self.lhs else args[v] for v in self.cube.inputs]
+        kb.outputs = [outs[v] for v in self.cube.outputs]
+        rows = size // self.lhs.type.get_shape()[-1]
+        return kb.mul(kb.block_idx(), rows) if blocks > 1 else 0
+
+
+def split(req: KernelRequest) -> Prologue | None:
+    """The prologue of a request whose ops before its first cube op are row-template ops
+    ending in a normalisation that only the cube ops read, as their lhs; None otherwise."""
+    first = next((i for i, op in enumerate(req.ops) if op_info.CUBE.takes(op)), None)
+    if not first or req.extent is not None:
+        return None
+    pre, rest = req.ops[:first], req.ops[first:]
+    last = pre[-1]
+    if not last.has_trait(Normalization) or len(last.results) != 1:
+        return None
+    lhs = last.results[0]
+    if lhs in req.outputs or not lhs.uses or any(
+            not isinstance(u.operation, g.MatMulOp) or u.index != 0 or u.operation not in rest for u in lhs.uses):
+        return None
+    inside = set(pre)
+    if any(u.operation not in inside for op in pre[:-1] for r in op.results for u in r.uses
+           if u.operation in rest):
+        return None  # the cube side reads only the normalised rows
+    if any(op_info.CUBE.takes(op) for op in pre):
+        return None
+    pre_outs = [v for v in req.outputs if v.owner in inside]
+    row_inputs = list(dict.fromkeys(v for op in pre for v in op.operands if v.owner not in inside))
+    if any(v not in req.inputs for v in row_inputs):
+        return None
+    row = replace(req, ops=pre, inputs=row_inputs, outputs=[*pre_outs, lhs], kind="vector")
+    cube = replace(req, ops=rest, inputs=[*req.inputs, lhs], outputs=[v for v in req.outputs if v not in pre_outs])
+    try:
+        RowKernel(row)
+    except Reject:
+        return None
+    return Prologue(req, row, cube, lhs)
