@@ -1049,7 +1049,7 @@ def norm_prologues(planner: _Planner, chosen: list[Candidate]) -> list[Candidate
             continue
         n = of(last, "layernorm")
         if n.pattern.name != "layernorm" or n.members[-1] != last or any(
-                planner.role[j] not in (R.NORM, R.ELEMENTWISE) for j in n.members):
+                planner.role[j] not in (R.NORM, R.ELEMENTWISE, R.VIEW) for j in n.members):
             continue
         lhs = norm.results[0]
         c = of(planner.users[last][0], "matmul-epilogue")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from xdsl.ir import SSAValue
 
 from geir.dialects import graph as g
-from geir.dialects.traits import Normalization
+from geir.dialects.traits import Normalization, ViewLike
 from geir.lowering.templates.common import KernelBuilder, KernelRequest
 from geir.lowering.templates.cube.loops import Index
 from geir.lowering.templates.vector import Reject, RowKernel
@@ -39,6 +39,7 @@ class Prologue:
     row: KernelRequest
     cube: KernelRequest
     lhs: SSAValue
+    views: dict[SSAValue, SSAValue]  # a view of an input the row part reads -> that input
 
     def emit(self, kb: KernelBuilder) -> Index:
         """The prologue's code at the kernel's entry; then the builder's inputs and outputs are
@@ -46,6 +47,8 @@ class Prologue:
         first row of this block's copy."""
         blocks = kb.kernel.block_count
         args = {v: a for v, a in reversed(list(zip(self.req.inputs, kb.inputs)))}
+        for v, src in self.views.items():  # the input's gm bytes seen in the view's shape
+            args[v] = kb.view(args[src], v.type.get_shape())
         outs = dict(zip(self.req.outputs, kb.outputs))
         size = math.prod(self.lhs.type.get_shape())
         scratch = kb.scratch([blocks * size], self.lhs.type.element_type, "normed")
@@ -68,6 +71,15 @@ def split(req: KernelRequest) -> Prologue | None:
     if not first or req.extent is not None:
         return None
     pre, rest = req.ops[:first], req.ops[first:]
+    views = {}
+    while len(pre) > 1 and pre[0].has_trait(ViewLike) and pre[0].operands[0] in req.inputs \
+            and all(g.constant_value_of(v) is not None for v in pre[0].operands[1:]) \
+            and all(u.operation in pre for u in pre[0].results[0].uses):
+        # a reshape of an input (the 2-D product of the FX path's o_proj): the row part reads
+        # the input's bytes in the view's shape (the row template's canonical space takes
+        # a view of what it computes, not of what it loads)
+        views[pre[0].results[0]] = pre[0].operands[0]
+        pre = pre[1:]
     last = pre[-1]
     if not last.has_trait(Normalization) or len(last.results) != 1:
         return None
@@ -83,7 +95,9 @@ def split(req: KernelRequest) -> Prologue | None:
         return None
     pre_outs = [v for v in req.outputs if v.owner in inside]
     row_inputs = list(dict.fromkeys(v for op in pre for v in op.operands if v.owner not in inside))
-    if any(v not in req.inputs for v in row_inputs):
+    if any(v not in req.inputs and v not in views for v in row_inputs):
+        return None
+    if any(v in req.outputs for v in views):
         return None
     row = replace(req, ops=pre, inputs=row_inputs, outputs=[*pre_outs, lhs], kind="vector")
     cube = replace(req, ops=rest, inputs=[*req.inputs, lhs], outputs=[v for v in req.outputs if v not in pre_outs])
@@ -91,4 +105,4 @@ def split(req: KernelRequest) -> Prologue | None:
         RowKernel(row)
     except Reject:
         return None
-    return Prologue(req, row, cube, lhs)
+    return Prologue(req, row, cube, lhs, views)
