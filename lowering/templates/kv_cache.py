@@ -47,8 +47,8 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
     """The request of one kv_cache_write whose inputs are (update, position) and whose output
     is the cache's buffer (the lowering's `cache_write` request), or of a rotation and the
     write of its result (a `cache-write` fusion); None for anything else."""
-    if len(req.ops) == 2 and isinstance(req.ops[1], g.KvCacheWriteOp):
-        return _rotated(req, *req.ops)
+    if len(req.ops) in (2, 3) and isinstance(req.ops[-1], g.KvCacheWriteOp):
+        return _rotated(req, req.ops[:-1], req.ops[-1])
     if len(req.ops) != 1 or not isinstance(op := req.ops[0], g.KvCacheWriteOp):
         return None
     if req.inputs != list(op.operands[1:]) or req.outputs != [op.results[0]]:
@@ -95,13 +95,22 @@ def _boxes(kb: KernelBuilder, src: SSAValue, dst: SSAValue, pos: SSAValue, piece
         kb.pipeline(tiles, per, load, store, step, len(bufs), last_blocks=i > 0)
 
 
-def _rotated(req: KernelRequest, rot: g.GraphOp, op: g.KvCacheWriteOp) -> a.KernelOp | None:
-    """A rotation whose result is the write's update, rotated box by box in ub (module doc)."""
-    if not isinstance(rot, g.RotaryEmbeddingOp) or op.operands[1] is not rot.results[0] or req.outputs != [op.results[0]]:
+def _rotated(req: KernelRequest, rots: list[g.GraphOp], op: g.KvCacheWriteOp) -> a.KernelOp | None:
+    """A rotation whose result is the write's update, rotated box by box in ub (module doc);
+    with it, another rotation by the same angles whose result is an output (a decoder's q),
+    rotated in the same kernel first."""
+    rot = next((r for r in rots if r.results[0] is op.operands[1]), None)
+    other = next((r for r in rots if r is not rot), None)
+    if not isinstance(rot, g.RotaryEmbeddingOp) or sorted(map(id, req.outputs)) != sorted(
+            map(id, [op.results[0], *([other.results[0]] if other else [])])):
         return None
     x, cos, sin = rot.operands
     if rot.attrs()["interleaved"] or any(v not in req.inputs for v in (x, cos, sin, op.operands[2])):
         return None
+    if other is not None and (not isinstance(other, g.RotaryEmbeddingOp) or other.attrs()["interleaved"]
+                              or list(other.operands[1:]) != [cos, sin] or other.operands[0] not in req.inputs
+                              or shape_of(other.operands[0])[-2:] != shape_of(x)[-2:]):
+        return None  # q: the same angles over rows of the same length and count
     cache, update = shape_of(op.operands[0]), shape_of(x)
     axis = op.attrs()["axis"] % len(cache)
     elt = x.type.element_type
@@ -116,19 +125,25 @@ def _rotated(req: KernelRequest, rot: g.GraphOp, op: g.KvCacheWriteOp) -> a.Kern
             math.prod(shape_of(cos)[:-2]) != 1:
         return None  # one angle row, or one per written row, for every box
     try:
-        return _rotated_kernel(req, op, x, cos, sin, ct, (A, L, n, D), rows)
+        return _rotated_kernel(req, op, x, cos, sin, ct, (A, L, n, D), rows, other)
     except LoweringError:  # the buffers do not fit after all: the fusion runs in pieces
         return None
 
 
-def _rotated_kernel(req: KernelRequest, op: g.KvCacheWriteOp, x, cos, sin, ct, dims, rows: int) -> a.KernelOp | None:
+def _rotated_kernel(req: KernelRequest, op: g.KvCacheWriteOp, x, cos, sin, ct, dims, rows: int,
+                    other: g.GraphOp | None) -> a.KernelOp | None:
     A, L, n, D = dims
     elt = x.type.element_type
     kb = KernelBuilder(req, "vector", 1)
     arg = {v: kb.inputs[req.inputs.index(v)] for v in (x, cos, sin, op.operands[2])}
     src = kb.view(arg[x], [A, n, D])
     trig = [kb.view(arg[v], [1, rows, D]) for v in (cos, sin)]
-    dst = kb.view(kb.outputs[0], [A, L, D])
+    dst = kb.view(kb.outputs[req.outputs.index(op.results[0])], [A, L, D])
+    q_boxes = None  # the other rotation's [Aq, n, D] rows, to its output at their own rows
+    if other is not None:
+        aq = math.prod(shape_of(other.operands[0])[:-2])
+        q_boxes = (kb.view(kb.inputs[req.inputs.index(other.operands[0])], [aq, n, D]),
+                   kb.view(kb.outputs[req.outputs.index(other.results[0])], [aq, n, D]))
     slots = slots_of(req)
     # a slot holds the box, three work tiles and two angle rows in the compute type (and the
     # box widened to it): the box gets that share of the slot's budget
@@ -137,7 +152,8 @@ def _rotated_kernel(req: KernelRequest, op: g.KvCacheWriteOp, x, cos, sin, ct, d
     if e[2] != D:
         return None
     pieces = tile_pieces([A, n, D], e)
-    bufs = box_buffers(kb, req, pieces, e, elt, slots)
+    q_pieces = tile_pieces(list(q_boxes[0].type.get_shape()), e) if q_boxes else []
+    bufs = box_buffers(kb, req, pieces + q_pieces, e, elt, slots)
     names = ("rot", "cos_box", "sin_box") + (("wide",) if ct != elt else ())
     work = [[kb.alloc(list(e), ct, "ub", f"{name}{s}") for name in names] for s in range(len(bufs))]
     rows_in = [[kb.alloc([1, e[1], D], elt, "ub", f"{n}{s}") for n in ("cos_row", "sin_row")] for s in range(len(bufs))]
@@ -170,5 +186,7 @@ def _rotated_kernel(req: KernelRequest, op: g.KvCacheWriteOp, x, cos, sin, ct, d
         if wide:
             kb.vec(a.VcastOp, xv, xe)
 
+    if q_boxes:
+        _boxes(kb, *q_boxes, 0, q_pieces, bufs, load_rows, rotate)
     _boxes(kb, src, dst, kb.load_index(kb.view(arg[op.operands[2]], [1])), pieces, bufs, load_rows, rotate)
     return mark(kb.finish(), attr_names.TEMPLATE, "kv_cache")

@@ -16,6 +16,8 @@ the same in four steps:
    taken greedily, highest benefit first; one that lost ops to a taken group is regrown.
 3. Each group becomes a `graph.fusion` (block arguments for external operands, small constants
    cloned in, `graph.yield` for every value used outside or tapped with `graph.keep`).
+4. Before that, a normalisation group whose norm only one cube group's matmuls read joins
+   it as the kernel's prologue where that pays (`norm_prologues`: a decode step's rows).
 
 Legality: no op is ever cloned (a producer with users outside the group is either left outside
 or yielded), and a group must be convex - no path may leave it and come back - which is checked
@@ -334,11 +336,26 @@ def _projections_seed(plan: _Planner, anchor: int) -> list[int] | None:
 def _cache_write_seed(plan: _Planner, anchor: int) -> list[int] | None:
     """A KV-cache write and the rotation that computes its update, when nothing else reads the
     rotated rows (a decoder's K: the kv_cache template rotates the rows on their way into the
-    cache)."""
+    cache); with them, a rotation by the same angles of rows of the same length (the
+    decoder's q, CANN's ApplyRotaryPosEmb of q and k): one kernel rotates both."""
     j = plan.producer(plan.ops[anchor].operands[1])
     if j is None or plan.taken >> j & 1 or plan.escapes[j] or plan.users[j] != [anchor]:
         return None
-    return [j, anchor] if isinstance(plan.ops[j], g.RotaryEmbeddingOp) else None
+    rot = plan.ops[j]
+    if not isinstance(rot, g.RotaryEmbeddingOp):
+        return None
+    for use in rot.operands[1].uses:
+        i = plan.index.get(use.operation)
+        other = use.operation
+        if i is None or i == j or plan.taken >> i & 1 or not isinstance(other, g.RotaryEmbeddingOp) \
+                or use.index != 1 or other.operands[2] is not rot.operands[2] \
+                or other.attrs()["interleaved"] != rot.attrs()["interleaved"] \
+                or _shape(other.operands[0])[-2:] != _shape(rot.operands[0])[-2:]:
+            continue
+        members = sorted([i, j, anchor])
+        if plan.convex(members):  # the layer's own q: another layer's lies on a path through it
+            return members
+    return [j, anchor]
 
 
 PATTERNS: tuple[Pattern, ...] = (

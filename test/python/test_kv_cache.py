@@ -154,6 +154,44 @@ def test_rotated_write_is_one_kernel_in_place(B, H, L, D, N, R, T):
         cache = got
 
 
+ROTATED_QK = """
+func.func @main(%k: tensor<{B}x{H}x{L}x{D}xf16> {{onnx.name = "past_k"}}, %x: tensor<{B}x{H}x{N}x{D}xf16> {{onnx.name = "k_new"}},
+                %q: tensor<{B}x{HQ}x{N}x{D}xf16> {{onnx.name = "q"}},
+                %cos: tensor<1x1x{N}x{D}xf16> {{onnx.name = "cos"}}, %sin: tensor<1x1x{N}x{D}xf16> {{onnx.name = "sin"}},
+                %pos: tensor<1xi64> {{onnx.name = "position"}}) -> (tensor<{B}x{H}x{L}x{D}xf16>, tensor<{B}x{HQ}x{N}x{D}xf16>) {{
+  %rq = graph.rotary_embedding %q, %cos, %sin {{interleaved = 0 : i64}} : (tensor<{B}x{HQ}x{N}x{D}xf16>, tensor<1x1x{N}x{D}xf16>, tensor<1x1x{N}x{D}xf16>) -> tensor<{B}x{HQ}x{N}x{D}xf16> loc("rotary_q")
+  %r = graph.rotary_embedding %x, %cos, %sin {{interleaved = 0 : i64}} : (tensor<{B}x{H}x{N}x{D}xf16>, tensor<1x1x{N}x{D}xf16>, tensor<1x1x{N}x{D}xf16>) -> tensor<{B}x{H}x{N}x{D}xf16> loc("rotary_k")
+  %kc = graph.kv_cache_write %k, %r, %pos : (tensor<{B}x{H}x{L}x{D}xf16>, tensor<{B}x{H}x{N}x{D}xf16>, tensor<1xi64>) -> tensor<{B}x{H}x{L}x{D}xf16> loc("k_write")
+  func.return %kc, %rq : tensor<{B}x{H}x{L}x{D}xf16>, tensor<{B}x{HQ}x{N}x{D}xf16>
+}}
+"""
+
+
+@pytest.mark.parametrize("B,H,HQ,L,D,N", [
+    (1, 8, 32, 64, 128, 1),    # a decode step of LLaMA-3-8B's heads (GQA 4:1)
+    (1, 2, 4, 40, 16, 5),      # the tiny LLaMA's head dim (rotated in f32), five rows at once
+])
+def test_rotated_q_and_k_are_one_kernel(B, H, HQ, L, D, N):
+    """q's rotation by the same angles joins K's rotation into the cache: one kv_cache kernel
+    writes both, q's rows to its output and K's into the cache in place."""
+    module = parse_module(ROTATED_QK.format(B=B, H=H, HQ=HQ, L=L, D=D, N=N), make_context())
+    cm = geir.compile(module, opt_level=3, precision_mode="must_keep_origin_dtype")
+    kernels = [k.attributes[attr_names.TEMPLATE].data for k in cm.module.walk() if k.name == "ascend.kernel"]
+    assert kernels == ["kv_cache"]
+    rng = np.random.default_rng(5)
+    cache = np.zeros((B, H, L, D), np.float16)
+    for step in range(0, 2 * N, N):
+        angles = rng.standard_normal((1, 1, N, D // 2))
+        feeds = {"past_k": cache, "k_new": rng.standard_normal((B, H, N, D)).astype(np.float16),
+                 "q": rng.standard_normal((B, HQ, N, D)).astype(np.float16),
+                 "cos": np.cos(np.concatenate([angles, angles], -1)).astype(np.float16),
+                 "sin": np.sin(np.concatenate([angles, angles], -1)).astype(np.float16), "position": np.array([step])}
+        want, got = run_module(module, feeds), cm.run(feeds)
+        for name in want:
+            np.testing.assert_allclose(got[name].astype(np.float64), want[name].astype(np.float64), rtol=2e-3, atol=2e-3)
+        cache = list(got.values())[0]
+
+
 @pytest.mark.parametrize("interleaved, keep_old, kernels", [
     (1, False, ["fallback", "kv_cache"]),   # GPT-J's pairs: the rotation runs on its own
     (0, True, ["data", "data", "kv_cache"]),  # the old cache returned too: the write's result a

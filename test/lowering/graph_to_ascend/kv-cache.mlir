@@ -74,3 +74,36 @@ func.func @rotated(%k: tensor<1x8x4096x128xf16>, %x: tensor<1x8x1x128xf16>, %cos
   } loc(fused["rotary_k", "k_write"])
   func.return %kc : tensor<1x8x4096x128xf16>
 }
+
+// -----
+
+// q's rotation and K's rotation into the cache (graph-fuse's cache-write with the layer's q):
+// one kv_cache kernel, q's boxes (over two blocks) to its output first, then K's boxes to the
+// cache at the position.
+// CHECK-LABEL: ascend.kernel @k0_rotary_q(
+// CHECK-SAME:    %rq: memref<1x4x1x64xf16, "gm">, %kc: memref<1x2x16x64xf16, "gm">) attributes {block_dim = 2 : i64, core_type = "vector", template = "kv_cache"
+// CHECK:         %[[Q:.*]] = memref.collapse_shape %q
+// CHECK-NEXT:    %[[RQ:.*]] = memref.collapse_shape %rq
+// CHECK:         %[[AT:.*]] = arith.muli %block, %c2
+// CHECK-NEXT:    %[[QBOX:.*]] = memref.subview %[[Q]][%[[AT]], 0, 0] [2, 1, 64]
+// CHECK:         ascend.vmuls
+// CHECK:         ascend.vadd
+// CHECK:         %[[QOUT:.*]] = memref.subview %[[RQ]][%[[AT]], 0, 0] [2, 1, 64]
+// CHECK-NEXT:    ascend.copy %row_ub, %[[QOUT]]
+// CHECK:         %[[P:.*]] = memref.load %pos
+// CHECK-NEXT:    %[[ROW:.*]] = arith.index_cast %[[P]]
+// CHECK:         ascend.vadd
+// CHECK:         memref.subview %{{.*}}[0, %[[ROW]], 0] [2, 1, 64]
+// CHECK-LABEL: func.func @rotated_q_and_k(
+// CHECK:         ascend.launch @k0_rotary_q on %stream(%q, %cos, %sin, %x, %k, %pos, %rq, %kc)
+// CHECK-NEXT:    func.return
+func.func @rotated_q_and_k(%k: tensor<1x2x16x64xf16>, %q: tensor<1x4x1x64xf16>, %x: tensor<1x2x1x64xf16>, %cos: tensor<1x1x1x64xf16>, %sin: tensor<1x1x1x64xf16>, %pos: tensor<1xi64>) -> (tensor<1x2x16x64xf16>, tensor<1x4x1x64xf16>) {
+  %rq, %kc = graph.fusion "vector" (%q, %cos, %sin, %x, %k, %pos) attributes {graph.pattern = "cache-write"} : (tensor<1x4x1x64xf16>, tensor<1x1x1x64xf16>, tensor<1x1x1x64xf16>, tensor<1x2x1x64xf16>, tensor<1x2x16x64xf16>, tensor<1xi64>) -> (tensor<1x4x1x64xf16>, tensor<1x2x16x64xf16>) {
+  ^bb0(%q_1: tensor<1x4x1x64xf16>, %cos_1: tensor<1x1x1x64xf16>, %sin_1: tensor<1x1x1x64xf16>, %x_1: tensor<1x2x1x64xf16>, %k_1: tensor<1x2x16x64xf16>, %pos_1: tensor<1xi64>):
+    %rq_1 = graph.rotary_embedding %q_1, %cos_1, %sin_1 {interleaved = 0 : i64} : (tensor<1x4x1x64xf16>, tensor<1x1x1x64xf16>, tensor<1x1x1x64xf16>) -> tensor<1x4x1x64xf16> loc("rotary_q")
+    %r = graph.rotary_embedding %x_1, %cos_1, %sin_1 {interleaved = 0 : i64} : (tensor<1x2x1x64xf16>, tensor<1x1x1x64xf16>, tensor<1x1x1x64xf16>) -> tensor<1x2x1x64xf16> loc("rotary_k")
+    %kc_1 = graph.kv_cache_write %k_1, %r, %pos_1 : (tensor<1x2x16x64xf16>, tensor<1x2x1x64xf16>, tensor<1xi64>) -> tensor<1x2x16x64xf16> loc("k_write")
+    graph.yield %rq_1, %kc_1 : tensor<1x4x1x64xf16>, tensor<1x2x16x64xf16>
+  } loc(fused["rotary_q", "rotary_k", "k_write"])
+  func.return %kc, %rq : tensor<1x2x16x64xf16>, tensor<1x4x1x64xf16>
+}
