@@ -375,7 +375,7 @@ def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, item
     cost, spec = req.cost, req.device
     dt = dtype_name(to_dtype(plan.elt))
     e = itemsize(plan.elt)
-    mqp, nkp = round_up(mq, FRACTAL), round_up(nk, FRACTAL)
+    mqp = round_up(mq, FRACTAL)
     dp, dvp = round_up(plan.D, FRACTAL), round_up(plan.Dv, FRACTAL)
     s_bytes, o_bytes, p_bytes = mq * nk * 4, mq * plan.Dv * 4, mq * nk * e
     nq = ceil_div(plan.S, mq)

@@ -20,7 +20,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import formats as L
-from geir.lowering.templates.common import KernelBuilder, block_elems, ceil_div, compute_type, row_elems
+from geir.lowering.templates.common import KernelBuilder, block_elems, ceil_div, row_elems
 from geir.ir.types import is_float
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers, epilogue_compute_type, stored_type
 from geir.lowering.templates.cube.loops import Index, chunks

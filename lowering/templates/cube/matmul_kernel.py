@@ -95,7 +95,7 @@ class MatmulKernel(CubeKernel):
 
     def _tile(self, off: list[Index], size: list[int], part: MatmulPlan | None = None,
               b2: SSAValue | None = None, out: SSAValue | None = None, position: Index = 0) -> None:
-        kb, plan, t = self.kb, part or self.plan, self.t
+        kb, plan = self.kb, part or self.plan
         b, m0, n0 = off
         _, mv, nv = size
         mp, np_ = round_up(mv, FRACTAL), round_up(nv, FRACTAL)

@@ -12,7 +12,7 @@ Storage formats (graph-layout): the combinations a kernel takes are op_info's
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from xdsl.ir import Attribute, Operation, SSAValue

@@ -161,15 +161,20 @@ class RowKernel:
 
     # -- building -------------------------------------------------------------------------------
 
-    def build(self) -> a.KernelOp:
+    def _plan_slots(self) -> list[int]:
+        """The tile extents, double-buffered when the request asks for it and whole rows fit
+        twice (self.slots)."""
         self.slots = slots_of(self.req)
         try:
-            ext = self.plan()
+            return self.plan()
         except Reject:
             if self.slots == 1:
                 raise
             self.slots = 1  # whole rows fit once but not twice: no double buffering
-            ext = self.plan()
+            return self.plan()
+
+    def build(self) -> a.KernelOp:
+        ext = self._plan_slots()
         pieces = tile_pieces(self.space.shape, ext)
         n_main = math.prod(pieces[0][0])
         if n_main <= self.req.device.vector_cores:
@@ -190,15 +195,7 @@ class RowKernel:
         buffers of the request's inputs; `outs` maps each output to (gm buffer, per_block):
         a per-block output's buffer holds one copy per block (block b's at b x the value's
         size), a shared one is stored by block 0 alone."""
-        self.slots = slots_of(self.req)
-        try:
-            ext = self.plan()
-        except Reject:
-            if self.slots == 1:
-                raise
-            self.slots = 1
-            ext = self.plan()
-        self._emit(kb, ext, self.slots, args=args, outs=outs)
+        self._emit(kb, self._plan_slots(), self.slots, args=args, outs=outs)
 
     def _emit(self, kb: KernelBuilder, ext: list[int], slots: int, args: dict[SSAValue, SSAValue] | None = None,
               outs: dict[SSAValue, tuple[SSAValue, bool]] | None = None) -> list[BufferPool]:
