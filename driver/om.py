@@ -147,7 +147,8 @@ def load_om(path: str | Path) -> tuple[PipelineOptions, ModuleOp | list[ModuleOp
     path = Path(path)
     manifest, module = read_program(path)
     options = manifest.get("options", {})
-    options["disable_passes"] = tuple(options.get("disable_passes", ()))
+    for key in ("disable_passes", "disable_fusions"):
+        options[key] = tuple(options.get(key, ()))
     ranks = manifest.get("ranks")
     if ranks is not None:  # a multi-device model: each rank's program (om_ranks says how they run)
         programs = [m for m in module.ops if isinstance(m, ModuleOp)]

@@ -43,6 +43,7 @@ class PipelineOptions:
     opt_level: int = 3
     fusion: bool | None = None  # None: on from O2
     max_fusion_ops: int = 32
+    disable_fusions: tuple[str, ...] = ()  # graph-fuse patterns not to apply (its `disable`)
     layout: bool | None = None  # None: on at O3
     memory_reuse: bool | None = None  # None: on at O3
     memory_strategy: str = "best"
@@ -63,8 +64,9 @@ class PipelineOptions:
         unknown = sorted(set(kwargs) - known)
         if unknown:
             raise PipelineError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        if "disable_passes" in kwargs:
-            kwargs["disable_passes"] = tuple(kwargs["disable_passes"])
+        for key in ("disable_passes", "disable_fusions"):
+            if key in kwargs:
+                kwargs[key] = tuple(kwargs[key])
         for key in ("keep_dtype", "modify_mixlist"):
             if key in kwargs and kwargs[key] is None:
                 del kwargs[key]
@@ -84,6 +86,13 @@ class PipelineOptions:
             raise PipelineError(f"pipeline_stages must be a positive number of devices, got {opts.pipeline_stages!r}")
         if opts.tensor_parallel > 1 and opts.pipeline_stages > 1:
             raise PipelineError("tensor_parallel and pipeline_stages together are not supported yet: choose one")
+        if opts.disable_fusions:
+            from geir.passes.graph.fuse import PATTERN_NAMES
+
+            unknown = sorted(set(opts.disable_fusions) - set(PATTERN_NAMES))
+            if unknown:
+                raise PipelineError(f"unknown fusion pattern(s) to disable: {', '.join(unknown)}; "
+                                    f"patterns: {', '.join(PATTERN_NAMES)}")
         ranks = opts.tensor_parallel * opts.pipeline_stages
         if not isinstance(opts.rank, int) or not 0 <= opts.rank < ranks:
             raise PipelineError(f"rank {opts.rank!r} is not one of the program's {ranks} ranks")
@@ -162,7 +171,8 @@ def build_pipeline(opts: PipelineOptions) -> Pipeline:
         recognize = RECOGNIZERS if opts.on(opts.fusion, 2) else ()
         stage("precision", *recognize, precision_spec(opts))
     if opts.on(opts.fusion, 2):
-        stage("fuse", *RECOGNIZERS, f"graph-fuse{{max-ops={opts.max_fusion_ops}}}")
+        off = f" disable={','.join(opts.disable_fusions)}" if opts.disable_fusions else ""
+        stage("fuse", *RECOGNIZERS, f"graph-fuse{{max-ops={opts.max_fusion_ops}{off}}}")
     if opts.on(opts.layout, 3):
         stage("layout", "graph-layout")
     if opts.lower:

@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--memory-reuse", type=_on_off, metavar="on|off")
     g.add_argument("--streams", type=int, metavar="N")
     g.add_argument("--disable-pass", action="append", default=[], metavar="NAME", help="leave a pass out (repeatable)")
+    g.add_argument("--disable-fusion", action="append", default=[], metavar="PATTERN",
+                   help="a graph-fuse pattern not to apply, e.g. norm-prologue (repeatable)")
     g.add_argument("--precision-mode", default=None, metavar="MODE",
                    help="GE's precision mode, as geir-compile (default: force_fp16; must_keep_origin_dtype for fp32)")
     q = p.add_argument_group("int8 (as geir-compile; docs/quantization.md)")
@@ -93,7 +95,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.rtol < 0 or args.atol < 0:
         raise GeirError("--rtol and --atol must be >= 0")
     options = {"fusion": args.fusion, "layout": args.layout, "memory_reuse": args.memory_reuse,
-               "streams": args.streams, "disable_passes": args.disable_pass}
+               "streams": args.streams, "disable_passes": args.disable_pass,
+               "disable_fusions": args.disable_fusion}
     if args.precision_mode is not None:
         options["precision_mode"] = args.precision_mode
     if args.quantize or args.calibration_data:

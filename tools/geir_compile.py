@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--memory-strategy", default="best")
     g.add_argument("--streams", type=int, metavar="N")
     g.add_argument("--disable-pass", action="append", default=[], metavar="NAME", help="leave a pass out (repeatable)")
+    g.add_argument("--disable-fusion", action="append", default=[], metavar="PATTERN",
+                   help="a graph-fuse pattern not to apply, e.g. norm-prologue (repeatable)")
     s = p.add_argument_group("dynamic shapes (ATC's names; docs/dynamic-shapes.md)")
     s.add_argument("--input-shape", metavar="NAME:D,D,...[;NAME:...]",
                    help="sizes of the inputs' dims; -1 where a gear option sets them; lo~hi: a shape range (one "
@@ -147,6 +149,7 @@ def _main(argv: Sequence[str] | None) -> int:
         memory_strategy=args.memory_strategy,
         streams=args.streams,
         disable_passes=args.disable_pass,
+        disable_fusions=args.disable_fusion,
         precision_mode=args.precision_mode,
         keep_dtype=args.keep_dtype,
         modify_mixlist=args.modify_mixlist,

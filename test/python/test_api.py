@@ -62,6 +62,7 @@ def test_opt_level_0_imports_only(squeezenet):
         ({"opt_level": 7}, "opt_level must be"),
         ({"device": "gpu9000"}, "unknown device"),
         ({"disable_passes": ["graph-nonsense"]}, "unknown pass name"),
+        ({"disable_fusions": ["norm"]}, "unknown fusion pattern.*norm; patterns: attention"),
     ],
 )
 def test_bad_options_are_errors(squeezenet, kwargs, message):
@@ -72,6 +73,27 @@ def test_bad_options_are_errors(squeezenet, kwargs, message):
 def test_disable_pass_removes_it(squeezenet):
     cm = geir.compile(squeezenet, opt_level=1, lower=False, disable_passes=["graph-simplify"], precision_mode="must_keep_origin_dtype")
     assert cm.stage_names == ["01_import"]
+
+
+def test_disable_fusions_leaves_the_patterns_out():
+    """A decode step's norms are the projections' prologues; switched off, each Add + RMSNorm
+    is a kernel of its own (two a layer, and the final norm), and the graph-fuse stage says so."""
+    import dataclasses
+
+    from geir.models import CONFIGS, llama
+
+    progs = llama(dataclasses.replace(CONFIGS["tiny"], layers=2), batch=1, seq=1, dtype="f16", cache="inplace",
+                  max_len=32)
+
+    def launches(cm):
+        return sum(op.name == "ascend.launch" for op in cm.module.walk())
+
+    on, off = geir.compile(progs.decode), geir.compile(progs.decode, disable_fusions=("norm-prologue",))
+    assert launches(off) == launches(on) + 5
+    from geir.driver.pipelines import build_pipeline
+
+    specs = [spec for _, stage in build_pipeline(off.options).stages for spec in stage]
+    assert "graph-fuse{max-ops=32 disable=norm-prologue}" in specs
 
 
 def test_save_load_round_trip(tmp_path, squeezenet):
