@@ -39,8 +39,9 @@ __all__ = ["try_build", "plan_request", "conv_tiling", "matmul_tiling", "is_dept
 
 def try_build(req: KernelRequest) -> a.KernelOp | None:
     """A cube kernel for a request whose ops are one conv / matmul / gemm with views on its
-    inputs and an elementwise epilogue, or several matmuls of one lhs (projections), either
-    after a normalisation of that lhs (its prologue); None for anything else."""
+    inputs and an elementwise epilogue, or several matmuls of one lhs (projections); a
+    matmul's lhs may be normalised first, in the same kernel (its prologue, prologue.py).
+    None for anything else."""
     pro = split_prologue(req)
     if pro is not None:
         return _build(pro.cube, pro)

@@ -88,8 +88,7 @@ def split(req: KernelRequest) -> Prologue | None:
             not isinstance(u.operation, g.MatMulOp) or u.index != 0 or u.operation not in rest for u in lhs.uses):
         return None
     inside = set(pre)
-    if any(u.operation not in inside for op in pre[:-1] for r in op.results for u in r.uses
-           if u.operation in rest):
+    if any(u.operation in rest for op in pre[:-1] for r in op.results for u in r.uses):
         return None  # the cube side reads only the normalised rows
     if any(op_info.CUBE.takes(op) for op in pre):
         return None
