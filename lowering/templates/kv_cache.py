@@ -101,8 +101,8 @@ def _rotated(req: KernelRequest, rots: list[g.GraphOp], op: g.KvCacheWriteOp) ->
     rotated in the same kernel first."""
     rot = next((r for r in rots if r.results[0] is op.operands[1]), None)
     other = next((r for r in rots if r is not rot), None)
-    if not isinstance(rot, g.RotaryEmbeddingOp) or sorted(map(id, req.outputs)) != sorted(
-            map(id, [op.results[0], *([other.results[0]] if other else [])])):
+    written = [op.results[0], *([other.results[0]] if other else [])]
+    if not isinstance(rot, g.RotaryEmbeddingOp) or len(req.outputs) != len(written) or set(req.outputs) != set(written):
         return None
     x, cos, sin = rot.operands
     if rot.attrs()["interleaved"] or any(v not in req.inputs for v in (x, cos, sin, op.operands[2])):

@@ -32,11 +32,12 @@ from geir.target import op_info
 @dataclass
 class Prologue:
     """The split of a request: the kernel's own request (`req`, whose arguments the kernel
-    has), the row request of the ops before the matmul (`row`) and the cube request of the
-    rest (`cube`), which reads the normalised rows `lhs` as one more input (its last)."""
+    has), the row template for the ops before the matmul (`row`, its request `row.req`) and
+    the cube request of the rest (`cube`), which reads the normalised rows `lhs` as one more
+    input (its last)."""
 
     req: KernelRequest
-    row: KernelRequest
+    row: RowKernel
     cube: KernelRequest
     lhs: SSAValue
     views: dict[SSAValue, SSAValue]  # a view of an input the row part reads -> that input
@@ -53,9 +54,9 @@ class Prologue:
         size = math.prod(self.lhs.type.get_shape())
         scratch = kb.scratch([blocks * size], self.lhs.type.element_type, "normed")
         with kb.scope("ub"):
-            RowKernel(self.row).emit_into(kb, {v: args[v] for v in self.row.inputs},
-                                          {v: (scratch, True) if v is self.lhs else (outs[v], False)
-                                           for v in self.row.outputs})
+            self.row.emit_into(kb, {v: args[v] for v in self.row.req.inputs},
+                               {v: (scratch, True) if v is self.lhs else (outs[v], False)
+                                for v in self.row.req.outputs})
         # the next phase reuses ub, and the cube reads the copy the vector unit stored
         kb.barrier("ALL")
         kb.inputs = [scratch if v is self.lhs else args[v] for v in self.cube.inputs]
@@ -101,7 +102,6 @@ def split(req: KernelRequest) -> Prologue | None:
     row = replace(req, ops=pre, inputs=row_inputs, outputs=[*pre_outs, lhs], kind="vector")
     cube = replace(req, ops=rest, inputs=[*req.inputs, lhs], outputs=[v for v in req.outputs if v not in pre_outs])
     try:
-        RowKernel(row)
+        return Prologue(req, RowKernel(row), cube, lhs, views)
     except Reject:
         return None
-    return Prologue(req, row, cube, lhs, views)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import nullcontext
 
 from xdsl.ir import Operation, SSAValue
 
@@ -209,14 +210,16 @@ class RowKernel:
         gm = {v: kb.view(arg[v], space.ext(v)) for v in self.loaded}
         if outs is None:
             outs = {v: (kb.outputs[i], False) for i, v in enumerate(req.outputs)}
-        stores = []  # (value, gm view, row shift of its dim 0, stored by block 0 alone)
+        many = every_block and kb.kernel.block_count > 1
+        first_block = kb.less(kb.block_idx(), 1) if many else None
+        stores = []  # (value, gm view, row shift of its dim 0, the guard of a store by block 0 alone)
         for v in req.outputs:
             buf, per_block = outs[v]
             shape = list(space.ext(v))
             copies = kb.kernel.block_count if per_block else 1
-            shift = kb.mul(kb.block_idx(), shape[0]) if per_block and copies > 1 else 0
+            shift = kb.mul(kb.block_idx(), shape[0]) if per_block and many else 0
             stores.append((v, kb.view(buf, [copies * shape[0], *shape[1:]]), shift,
-                           every_block and not per_block and kb.kernel.block_count > 1))
+                           first_block if many and not per_block else None))
         pro_pool = BufferPool(kb, "c")
         consts = self._prologue(kb, pro_pool, ext, inv, gm)
         bodies = [BufferPool(kb, f"s{s}b" if slots > 1 else "b", main=list(ext)) for s in range(slots)]
@@ -226,7 +229,7 @@ class RowKernel:
         real = self._real_rows(kb)
         for i, (counts, pext, cut_off) in enumerate(tile_pieces(shape, ext)):
             n = math.prod(counts)
-            per = n if every_block else ceil_div(n, min(kb.kernel.block_count, n))
+            per = ceil_div(n, min(kb.kernel.block_count, n))
             runs = None
             if real is not None:  # only the tiles holding real rows (dim 0 is the outermost)
                 start = cut_off if cut_dim(shape, pext) == 0 else 0
@@ -248,14 +251,11 @@ class RowKernel:
 
             def store(tile, s):
                 body, off = state[s]
-                for v, dst, shift, first_only in stores:
+                for v, dst, shift, guard in stores:
                     te = self.tile_ext(v, body.ext)
                     o = [x if j in space.dims[v] else 0 for j, x in enumerate(off)]
                     o[0] = kb.add(o[0], shift)
-                    if first_only:
-                        with kb.if_(kb.less(kb.block_idx(), 1)):
-                            kb.copy(body.out_view(v), kb.tile(dst, o, te))
-                    else:
+                    with kb.if_(guard) if guard is not None else nullcontext():
                         kb.copy(body.out_view(v), kb.tile(dst, o, te))
                 body.release_all()
 
