@@ -166,6 +166,9 @@ def _kernel_entry(k: KernelRecord, dtypes: Mapping[str, dict[str, list[str]]]) -
         "fallback": k.fallback,
         "layout_conversion": k.layout_conversion,
     }
+    if k.collective is not None:
+        c = k.collective
+        entry["collective"] = {"kind": c.kind, "ranks": list(c.ranks), "bytes": c.nbytes, "algorithm": c.algorithm}
     entry.update(unit_ratios([k]))
     return entry
 

@@ -53,7 +53,7 @@ import heapq
 import math
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -65,6 +65,7 @@ from xdsl.ir import BlockArgument, Dialect, Operation, OpResult, SSAValue
 from geir.dialects import ascend as a
 from geir.errors import GeirError
 from geir.ir.locations import describe, loc_names
+from geir.passes.ascend.check_memory import arg_access
 from geir.runtime.ascend_interpreter import run_ascend_module
 from geir.runtime.ascend_machine import TraceEvent, address, byte_extent, planned_offset
 from geir.runtime.overflow import LaunchOverflow
@@ -156,7 +157,10 @@ class RepeatedBlock:
 class RunBoundary:
     """Between two runs of a program recorded one after the other (a pipeline stage's
     micro-batches): the next run starts when every stream of the device has finished the last
-    one, as a model execution does after the previous one returned."""
+    one, as a model execution does after the previous one returned - except the sends that
+    end a stream of the last run (a stage's activations on their way to the next stage). They
+    stay in flight while the next run computes, and a kernel of the next run that writes what
+    they read waits for them (`_Sim.parse`)."""
 
     index: int
 
@@ -507,6 +511,7 @@ class Collective:
     ranks: tuple[int, ...]      # the group (a send / recv: both ends, sender first)
     nbytes: int                 # per rank, as target/server.py prices it
     key: tuple                  # equal on every member of one meeting
+    algorithm: str = ""         # what priced it, once the ranks met ("mesh one-shot", ...)
 
 
 @dataclass
@@ -839,14 +844,28 @@ class _Sim:
         last_record: dict[int, _Task] = {}
         frontier: dict[int, frozenset[int]] = defaultdict(frozenset)
         record_deps: dict[int, frozenset[int]] = {}
+        run_start: dict[int, int] = defaultdict(int)  # stream -> index of its current run's first task
+        in_flight: list[tuple[list[_Launch], _Task, dict[int, int]]] = []  # a boundary's trailing sends
         for rec in records:
             if isinstance(rec, RepeatedBlock):
                 if rec.launch in launches:
                     launches[rec.launch].blocks[rec.block] = rec.records
                 continue
             if isinstance(rec, RunBoundary):
+                fresh = []
                 for stream in list(tasks):
-                    tasks[stream].append(_Task("barrier", stream, event=rec.index))
+                    queue = tasks[stream]
+                    tail = _trailing_sends(tasks, stream, run_start)
+                    queue.insert(tail, _Task("barrier", stream, event=rec.index))
+                    sends = [t.launch for t in queue[tail + 1:] if t.kind == "launch"]
+                    if sends:  # done when the stream has sent them all
+                        done = _Task("record", stream, event=f"run {rec.index - 1} sent")
+                        queue.append(done)
+                        record_deps[id(done)] = frozenset(l.index for l in sends)
+                        fresh.append((sends, done))
+                for stream in list(tasks):
+                    run_start[stream] = len(tasks[stream])
+                in_flight += [(sends, done, dict(run_start)) for sends, done in fresh]
                 continue
             ev = rec.event
             if ev.pipe == "host":
@@ -877,12 +896,33 @@ class _Sim:
             if launch is None:
                 continue
             launch.blocks.setdefault(ev.block or 0, []).append(rec)
+        for sends, done, starts in reversed(in_flight):  # the last first: a wait shifts what follows
+            self._wait_for_sends(sends, done, starts, tasks, record_deps)
         io = [r for rec in records if isinstance(rec, Recorded) for r in rec.io]
         timed_bytes = any(isinstance(rec, RepeatedBlock) or (isinstance(rec, Recorded) and rec.accesses)
                           for rec in records)
         every = [seg for rw in self.segments.values() for seg in rw]
         self.io_bytes_touched = _bytes_within(_merged_segments(every), io) if timed_bytes else None
         return [launches[k] for k in sorted(launches)], tasks, sorted(tasks)
+
+    def _wait_for_sends(self, sends: list[_Launch], done: _Task, starts: dict[int, int],
+                        tasks: dict[int, list[_Task]], record_deps: dict[int, frozenset[int]]) -> None:
+        """The next run's first launch on each other stream that writes gm bytes the in-flight
+        `sends` read waits for them (`done`); the launches after it on that stream follow it, and
+        a later run starts after the sends' stream has passed its boundary."""
+        sent = set().union(*(_sent_buffers(l) for l in sends))
+        access: dict[a.KernelOp, list[tuple[bool, bool]]] = {}
+        for stream, queue in tasks.items():
+            if stream == done.stream:
+                continue  # the sends' own stream keeps its order
+            for i in range(starts.get(stream, 0), len(queue)):
+                task = queue[i]
+                if task.kind == "barrier":
+                    break
+                if task.kind == "launch" and _written_buffers(task.launch, access) & sent:
+                    queue.insert(i, _Task("wait", stream, event=done.event, record=done))
+                    task.launch.deps = task.launch.deps | record_deps[id(done)]
+                    break
 
     # -- one kernel ------------------------------------------------------------------------
 
@@ -1131,6 +1171,60 @@ def mean_concurrency(spans: Mapping[int, tuple[float, float]]) -> dict[int, floa
     return out
 
 
+def _trailing_sends(tasks: dict[int, list[_Task]], stream: int, run_start: dict[int, int]) -> int:
+    """Where the sends that end `stream`'s current run begin (with the event waits and records
+    among them), or the end of its queue: when the run does not end in a send, or when
+    another stream of the run waits for an event recorded among them (that stream could not
+    finish the run while they were in flight)."""
+    queue = tasks[stream]
+    i = end = len(queue)
+    while i > run_start[stream] and queue[i - 1].kind in ("launch", "wait", "record"):
+        if queue[i - 1].kind == "launch" and not _is_send(queue[i - 1].launch):
+            break
+        i -= 1
+    while i < end and queue[i].kind != "launch":  # it starts at its first send
+        i += 1
+    recorded = {id(t) for t in queue[i:] if t.kind == "record"}
+    if recorded and any(t.kind == "wait" and id(t.record) in recorded
+                        for st, q in tasks.items() if st != stream for t in q[run_start[st]:]):
+        return end
+    return i
+
+
+def _is_send(launch: _Launch) -> bool:
+    """An hccl launch of a send whose buffers are the workspace's (gm allocs: ascend-plan-memory
+    keeps what a send reads apart from every other buffer), so the next run can tell which of
+    its launches would overwrite them. A run's inputs are the host's to refill: a send of one
+    is not let run on."""
+    if launch.core_type != a.HCCL or not isinstance(launch.op, a.LaunchOp):
+        return False
+    ev = next((r.event for r in launch.blocks.get(0, ()) if r.event.pipe == a.HCCL_PIPE), None)
+    return (ev is not None and ev.detail.get("collective") == a.SendOp.KIND
+            and all(_root_alloc(v) is not None for v in launch.op.args))
+
+
+def _root_alloc(value: SSAValue) -> a.AllocOp | None:
+    """The gm `ascend.alloc` a host value is a view of, or None (a host argument)."""
+    while isinstance(value, OpResult) and isinstance(value.op, _VIEW_OPS):
+        value = value.op.operands[0]
+    return value.op if isinstance(value, OpResult) and isinstance(value.op, a.AllocOp) else None
+
+
+def _sent_buffers(launch: _Launch) -> set[a.AllocOp]:
+    return {_root_alloc(v) for v in launch.op.args}
+
+
+def _written_buffers(launch: _Launch, access: dict[a.KernelOp, list[tuple[bool, bool]]]) -> set[a.AllocOp]:
+    """The gm allocs a launch writes (an argument its kernel writes through, or a view of one);
+    `access`: `arg_access` per kernel, filled as kernels are met."""
+    if not isinstance(launch.op, a.LaunchOp) or launch.kernel is None:
+        return set()
+    if launch.kernel not in access:
+        access[launch.kernel] = arg_access(launch.kernel)
+    return {r for v, (_, written) in zip(launch.op.args, access[launch.kernel])
+            if written and (r := _root_alloc(v)) is not None}
+
+
 def _runs(records: Sequence[Record | RunBoundary]) -> list[list[Record]]:
     runs: list[list[Record]] = [[]]
     for rec in records:
@@ -1153,12 +1247,13 @@ class _RankPlan:
     timeline: list[Span] = field(default_factory=list)
 
 
-def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec, price: Callable[[Collective], float] | None) -> None:
+def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec,
+              price: Callable[[Collective], tuple[float, str]] | None) -> None:
     """Run every rank's streams on its own device (cores, HBM) in one clock: sets each
     kernel's start / exec start / end and fills each plan's timeline. A collective starts
-    when every member's stream has reached it (`Collective.key`) and takes `price(it)` on
-    each member; it takes no AI core and no HBM share (its reduction's bytes are in its
-    price)."""
+    when every member's stream has reached it (`Collective.key`) and takes `price(it)`'s time
+    on each member (its algorithm is written on the record); it takes no AI core and no HBM
+    share (its reduction's bytes are in its price)."""
     cm = CostModel(spec)
     bw = spec.hbm_bytes_per_s / 1e6  # bytes per us, per device
     lo = cm.launch_overhead_us()
@@ -1229,6 +1324,9 @@ def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec, price: Callable[[Col
         if missing and len(c.ranks) > 1:
             raise SimulationError(f"@{rec.name} ({c.kind} among ranks {list(c.ranks)}) on rank {rank}: rank(s) "
                                   f"{missing} are not in this run")
+        if c.kind in a.POINT_TO_POINT and len(c.ranks) > 1:
+            p2p_ready(rec, rank)
+            return
         arrived = meetings.setdefault(c.key, [])
         arrived.append((rank, rec))
         if len(arrived) < len(set(c.ranks)):
@@ -1239,14 +1337,9 @@ def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec, price: Callable[[Col
             raise SimulationError(f"the ranks of {c.kind} #{c.key[-1]} among {list(c.ranks)} disagree: "
                                   + ", ".join(f"rank {m}: {r.collective.kind} of {r.collective.nbytes} bytes"
                                               for m, r in arrived))
-        cost = price(c) if price is not None and len(c.ranks) > 1 else 0.0
+        cost, algorithm = price(c) if price is not None and len(c.ranks) > 1 else (0.0, "")
         for m, r in arrived:
-            r.exec_start_us = t
-            r.standalone_exec_us = r.lower_bound_us = cost
-            if cost <= 0:
-                finish(r, m)
-            else:
-                running.append(_Running(r, "exec", cost, 0.0, m))
+            start(r, m, cost, algorithm)
 
     def grant_cores() -> bool:
         moved = False
@@ -1268,11 +1361,65 @@ def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec, price: Callable[[Col
                     running.append(_Running(rec, "exec", rec.standalone_exec_us, demand, p.rank))
         return moved
 
+    def start(rec: KernelRecord, rank: int, cost: float, algorithm: str) -> None:
+        """A collective's exec phase: `cost` us on its rank, priced by `algorithm`."""
+        rec.collective = replace(rec.collective, algorithm=algorithm)
+        rec.exec_start_us = t
+        rec.standalone_exec_us = rec.lower_bound_us = cost
+        if cost <= 0:
+            finish(rec, rank)
+        else:
+            running.append(_Running(rec, "exec", cost, 0.0, rank))
+
+    # Point to point: a send is buffered (docs/multi-device.md). Its transfer starts when it is
+    # launched and the receiver's staging buffer for the link is free (the link's previous
+    # message received); the receive then copies the arrived bytes out of staging - waiting
+    # for them if they have not arrived.
+    arrived_at: dict[tuple, KernelRecord] = {}                 # message key -> its send, arrived
+    posted: dict[tuple, tuple[int, KernelRecord]] = {}         # receives waiting for their message
+    received: Counter = Counter()                              # (sender, receiver) -> messages received
+    held: dict[tuple, list[tuple[int, KernelRecord]]] = defaultdict(list)  # sends waiting for staging
+
+    def p2p_ready(rec: KernelRecord, rank: int) -> None:
+        c = rec.collective
+        link = c.ranks  # (sender, receiver)
+        if c.kind == a.SendOp.KIND:
+            if received[link] < c.key[-1]:
+                held[link].append((rank, rec))
+            else:
+                start(rec, rank, *price(c))
+            return
+        if c.key in arrived_at:
+            copy_out(rec, rank)
+        else:
+            posted[c.key] = (rank, rec)
+
+    def copy_out(rec: KernelRecord, rank: int) -> None:
+        send = arrived_at.pop(rec.collective.key)
+        if send.collective.nbytes != rec.collective.nbytes:
+            raise SimulationError(f"the ranks of send / recv #{rec.collective.key[-1]} between {list(rec.collective.ranks)} "
+                                  f"disagree: a send of {send.collective.nbytes} bytes, a recv of {rec.collective.nbytes}")
+        start(rec, rank, 2 * rec.collective.nbytes / bw, "staging copy")  # read from staging, write out
+
     def finish(rec: KernelRecord, rank: int) -> None:
         rec.end_us = t
         free_cube[rank] += rec.cube_cores
         free_vec[rank] += rec.vector_cores
         busy_stream[rank, rec.stream] = False
+        c = rec.collective
+        if c is None or c.kind not in a.POINT_TO_POINT or len(c.ranks) < 2:
+            return
+        if c.kind == a.SendOp.KIND:
+            arrived_at[c.key] = rec
+            if c.key in posted:
+                r, recv = posted.pop(c.key)
+                copy_out(recv, r)
+        else:
+            received[c.ranks] += 1
+            waiting = held[c.ranks]
+            while waiting and waiting[0][1].collective.key[-1] <= received[c.ranks]:
+                r, send = waiting.pop(0)
+                start(send, r, *price(send.collective))
 
     while True:
         while advance_streams() | grant_cores():
@@ -1282,6 +1429,10 @@ def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec, price: Callable[[Col
                      for p in plans for s in p.streams if head[p.rank, s] < len(p.tasks[s])]
             stuck += [f"rank {m}: @{r.name} waits for the other ranks of its {r.collective.kind}"
                       for waiting in meetings.values() for m, r in waiting]
+            stuck += [f"rank {m}: @{r.name} waits for its message from rank {r.collective.ranks[0]}"
+                      for m, r in posted.values()]
+            stuck += [f"rank {m}: @{r.name} waits for rank {r.collective.ranks[1]} to receive its earlier message"
+                      for waiting in held.values() for m, r in waiting]
             if stuck or any(core_queue.values()):
                 raise SimulationError("the streams cannot finish (" + "; ".join(stuck) + ")")
             break
@@ -1295,7 +1446,8 @@ def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec, price: Callable[[Col
         t += dt
         still: list[_Running] = []
         launched: list[_Running] = []
-        for r, rate in zip(running, rates):
+        n = len(running)
+        for r, rate in zip(running[:n], rates):
             r.remaining -= rate * dt
             if r.remaining > _EPS * max(1.0, t):
                 still.append(r)
@@ -1303,7 +1455,7 @@ def _schedule(plans: Sequence[_RankPlan], spec: DeviceSpec, price: Callable[[Col
                 launched.append(r)
             else:
                 finish(r.rec, r.rank)
-        running[:] = still
+        running[:] = still + running[n:]  # and what a finish started (a receive whose message arrived)
         for r in launched:  # after the update: a collective that meets starts running
             ready(r.rec, r.rank)
 
@@ -1632,11 +1784,11 @@ def simulate_ranks(records: Sequence[Sequence[Record]], *, server: str | ServerS
         checked.setdefault(id(recs), sim.segments)
     priced: dict[int, Collectives] = {}
 
-    def price(c: Collective) -> float:
+    def price(c: Collective) -> tuple[float, str]:
         p = len(c.ranks) if c.kind not in a.POINT_TO_POINT else 2
         if p not in priced:
             priced[p] = Collectives(server, p, algorithm)
-        return priced[p].cost_us(c.kind, c.nbytes)
+        return priced[p].cost_us(c.kind, c.nbytes), priced[p].algorithm_of(c.kind, c.nbytes)
 
     _schedule(plans, server.device, price)
     return [sim.result(plan) for sim, plan in zip(sims, plans)]

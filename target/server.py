@@ -16,6 +16,13 @@ are the two HCCL names for a server (docs/multi-device.md gives the formulas):
 - ring: p - 1 steps per phase of chunks n / p, each rank sending to its ring neighbour;
 - mesh: one step per phase, each rank sending its p - 1 chunks of n / p over its p - 1
   links at once (a full mesh only).
+
+An all-reduce whose ranks are all linked directly (a full mesh, or two ranks) takes the
+cheaper of two forms: two-shot (reduce-scatter, then all-gather: two steps of n / p) and
+one-shot (each rank sends its whole buffer over every link at once and sums the p buffers
+itself: one step of n). One-shot saves a step's latency and moves p times the bytes per
+link, so it wins on small buffers: HCCL's single-server small-count all-reduce on the 910B
+(`AllReduceMeshSmallCountExecutor`, a reduce-broadcast) is this form.
 """
 
 from __future__ import annotations
@@ -128,13 +135,35 @@ class Collectives:
         return self._phase_us(nbytes, reduce=False)
 
     def all_reduce_us(self, nbytes: int) -> float:
-        """Reduce-scatter, then all-gather."""
-        return self.reduce_scatter_us(nbytes) + self.all_gather_us(nbytes)
+        """The cheaper of `all_reduce_forms`."""
+        return min(self.all_reduce_forms(nbytes).values())
+
+    def all_reduce_forms(self, nbytes: int) -> dict[str, float]:
+        """The all-reduce's forms this server can run and their times: "two-shot"
+        (reduce-scatter, then all-gather) always; "one-shot" (one step of the whole buffer
+        over every link, then a sum of p buffers) where every rank links to every other."""
+        forms = {"two-shot": self.reduce_scatter_us(nbytes) + self.all_gather_us(nbytes)}
+        p = self.ranks
+        if p > 1 and (self.algorithm == "mesh" or p == 2):
+            forms["one-shot"] = self._step_us(nbytes) + self._sum_us(nbytes, p - 1)
+        return forms
+
+    def all_reduce_form(self, nbytes: int) -> str:
+        """The form `all_reduce_us` prices (ties: two-shot)."""
+        forms = self.all_reduce_forms(nbytes)
+        return min(forms, key=lambda f: (forms[f], f != "two-shot"))
 
     def all_to_all_us(self, nbytes: int) -> float:
         """Each rank sends a chunk of n / p to every other: one mesh step, or p - 1 ring steps
         (each a direct transfer on a full mesh, relayed on a ring)."""
         return self._phase_us(nbytes, reduce=False) if self.ranks > 1 else 0.0
+
+    def algorithm_of(self, kind: str, nbytes: int) -> str:
+        """What prices collective `kind` of `nbytes` per rank: the algorithm, and for an
+        all-reduce its form ("mesh one-shot", "ring two-shot", ...)."""
+        if kind == "all_reduce" and self.ranks > 1:
+            return f"{self.algorithm} {self.all_reduce_form(nbytes)}"
+        return self.algorithm
 
     def cost_us(self, kind: str, nbytes: int) -> float:
         """The time of collective `kind` (an ascend collective's KIND) of `nbytes` per rank."""

@@ -11,8 +11,10 @@ it (or a view of it). Launches on one stream run in order; `event_record` / `eve
 order launches across streams (a wait pairs with the latest record of the event before it).
 `Schedule` turns that into vector clocks, so `x hb y` (x happens before y) is one compare.
 Two buffers conflict unless every launch of one happens before every launch of the other;
-on one stream that is plain interval overlap. A buffer marked `exclusive`, or used by a host
-op other than a launch, lives for the whole program. One overlap is legal: `inplace` - an
+on one stream that is plain interval overlap. A buffer marked `exclusive`, used by a host
+op other than a launch, or read by a send (`ascend.send`: a pipeline stage's activations,
+still in flight when the next micro-batch's run starts; docs/multi-device.md) lives for the
+whole program. One overlap is legal: `inplace` - an
 elementwise vector kernel writing its output over an input that dies at it (same type, the
 input read-only and the output write-only in the kernel; tiles read each element before
 writing the same index).
@@ -316,6 +318,8 @@ def gm_buffers(host: func.FuncOp, sched: Schedule) -> list[GmBuffer]:
             if isinstance(user, a.LaunchOp) and user in sched.index:
                 i = sched.index[user]
                 args.setdefault(i, []).extend(k for k, x in enumerate(user.args) if x is v)
+                if exclusive is None and _sends(user):
+                    exclusive = f"{describe(user)} sends it, and the next run may start while it is in flight"
             elif exclusive is None:
                 exclusive = f"the host uses it in {describe(user)}"
         size = -(-op.nbytes // align) * align
@@ -324,6 +328,11 @@ def gm_buffers(host: func.FuncOp, sched: Schedule) -> list[GmBuffer]:
             launches = np.arange(len(sched), dtype=np.int64)
         out.append(GmBuffer(op, size, launches, exclusive, args))
     return out
+
+
+def _sends(launch: a.LaunchOp) -> bool:
+    kernel = launch.kernel_op()
+    return kernel.core_type.data == a.HCCL and any(isinstance(op, a.SendOp) for op in kernel.walk())
 
 
 # ---------------------------------------------------------------------------

@@ -154,11 +154,68 @@ def test_ranks_run_and_are_timed_on_one_clock():
     assert c0.exec_start_us == c1.exec_start_us and c0.end_us == c1.end_us
     cost = Collectives(load_server(), 2).all_reduce_us(4 * 16 * 4)
     assert c0.exec_us == pytest.approx(cost)
+    assert c0.collective.algorithm == c1.collective.algorithm == "mesh one-shot"  # 256 bytes: one step
     assert c0.stream != next(k.stream for k in sims[0].kernels if k.collective is None)  # its own stream
     # a timing-only run: the same timeline, no data
     none, timed = profile_ranks(modules, [{"x": xs[r], "w": w} for r in range(2)], timing=True)
     assert none == [None, None]
     assert [s.latency_us for s in timed] == [s.latency_us for s in sims]
+
+
+# Two stages of a pipeline, three micro-batches: rank 0 sends relu(x) and returns x @ x; rank
+# 1 receives it and runs four matmul + tanh layers (slower than rank 0).
+_STAGE0 = """
+func.func @main(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %b = graph.matmul %x, %x : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %y = graph.relu %x : (tensor<64x64xf32>) -> tensor<64x64xf32>
+  graph.send %y {peer = 1 : i64} : (tensor<64x64xf32>) -> ()
+  func.return %b : tensor<64x64xf32>
+}
+"""
+_STAGE1 = """
+func.func @main(%w: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %r = graph.recv {peer = 0 : i64} : () -> tensor<64x64xf32>
+""" + "".join(f"""  %m{i} = graph.matmul %{'r' if i == 0 else f't{i - 1}'}, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %t{i} = graph.tanh %m{i} : (tensor<64x64xf32>) -> tensor<64x64xf32>
+""" for i in range(4)) + """  func.return %t3 : tensor<64x64xf32>
+}
+"""
+
+
+def test_sends_are_buffered_and_stay_in_flight_into_the_next_run():
+    """A send's transfer starts when it is launched - into the receiver's staging buffer, before
+    the receive is posted - unless the staging still holds the link's previous message; the
+    sender's next run starts while the send is in flight, and only the kernel that overwrites
+    the sent buffer waits for it."""
+    def lowered(text):
+        return geir.compile(parse_module(text, make_context()), precision_mode="must_keep_origin_dtype").mlir(elide=False)
+
+    xs = [RNG.standard_normal((64, 64)).astype(np.float32) for _ in range(3)]
+    w = (RNG.standard_normal((64, 64)) * 0.1).astype(np.float32)
+    modules = [parse_module(lowered(t), make_context()) for t in (_STAGE0, _STAGE1)]
+    outs, sims = profile_ranks(modules, [[{"x": x} for x in xs], [{"w": w}] * 3])
+    for x, out in zip(xs, outs[1]):
+        want = np.maximum(x, 0)
+        for _ in range(4):
+            want = np.tanh(want @ w)
+        np.testing.assert_allclose(out["output0"], want, rtol=1e-5, atol=1e-5)
+    runs = [sims[0].kernels[i:i + 3] for i in (0, 3, 6)]  # matmul, relu, send per run
+    sends = [run[2] for run in runs]
+    recvs = [k for k in sims[1].kernels if k.collective is not None]
+    assert [s.collective.kind for s in sends] == ["send"] * 3 and [r.collective.kind for r in recvs] == ["recv"] * 3
+    lo = load_server().device.launch_overhead_us
+    for k in (1, 2):
+        matmul, relu, _ = runs[k]
+        assert matmul.start_us < sends[k - 1].end_us  # the next run computes while the send is in flight
+        assert relu.start_us >= sends[k - 1].end_us - 1e-9  # but does not overwrite what it sends
+    # buffered: send 1 moves its bytes at once, and the receive posted later only copies them out
+    assert sends[1].exec_start_us == pytest.approx(sends[1].start_us + lo)
+    assert recvs[1].start_us > sends[1].end_us
+    assert recvs[1].exec_us == pytest.approx(2 * 64 * 64 * 4 / (load_server().device.hbm_bytes_per_s / 1e6))
+    assert recvs[1].collective.algorithm == "staging copy"
+    # the staging holds one message per link: send 2 waits until receive 1 has copied its out
+    assert sends[2].exec_start_us == pytest.approx(recvs[1].end_us)
+    assert sends[2].exec_start_us > sends[2].start_us + lo
 
 
 def test_one_device_cannot_time_a_collective():
@@ -217,6 +274,9 @@ def test_tensor_parallel_report_and_trace(tmp_path):
     assert report["tensor_parallel"] == 2 and len(report["ranks"]) == 2
     assert report["latency_us"] == max(r["latency_us"] for r in report["ranks"])
     assert all(c > 0 for c in report["collective_us"]) and all(0 < s < 1 for s in report["link_share"])
+    colls = [k["collective"] for k in report["ranks"][1]["kernels"] if "collective" in k]
+    assert colls and all(c["kind"] == "all_reduce" and c["ranks"] == [0, 1] for c in colls)
+    assert {c["algorithm"] for c in colls} == {"mesh one-shot"}  # 2 x 16 x 64 f32: 8 KiB
     path = tmp_path / "trace.json"
     dm.write_trace(str(path))
     events = json.loads(path.read_text())["traceEvents"]

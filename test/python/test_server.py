@@ -50,6 +50,29 @@ def test_auto_picks_mesh_on_a_full_mesh_and_two_ranks_agree():
     assert Collectives(SERVER, 2).send_us(n) == pytest.approx(ALPHA + n / BW * 1e6)
 
 
+@pytest.mark.parametrize("p", [2, 4, 8])
+def test_one_shot_all_reduce_on_small_buffers(p):
+    """Where every rank links to every other, an all-reduce may send the whole buffer over each
+    link in one step and sum the p buffers locally: one latency instead of two, p times the
+    bytes per link. The cheaper form is priced; a decode step's 10 KiB takes one-shot, 64 MiB
+    two-shot."""
+    mesh = Collectives(SERVER, p, "mesh")
+    small, large = 10 << 10, 64 << 20
+    forms = mesh.all_reduce_forms(small)
+    assert forms["one-shot"] == pytest.approx(ALPHA + small / BW * 1e6 + (p + 1) * small / HBM * 1e6)
+    assert forms["two-shot"] == pytest.approx(mesh.reduce_scatter_us(small) + mesh.all_gather_us(small))
+    assert mesh.all_reduce_form(small) == "one-shot" and mesh.all_reduce_us(small) == forms["one-shot"]
+    assert mesh.all_reduce_form(large) == "two-shot"
+    assert mesh.all_reduce_us(large) == pytest.approx(mesh.reduce_scatter_us(large) + mesh.all_gather_us(large))
+
+
+def test_a_ring_all_reduces_in_two_shots():
+    """Past two ranks a ring has no direct link to every peer, so no one-shot form."""
+    ring = Collectives(SERVER, 8, "ring")
+    assert set(ring.all_reduce_forms(1024)) == {"two-shot"} and ring.all_reduce_form(1024) == "two-shot"
+    assert set(Collectives(SERVER, 2, "ring").all_reduce_forms(1024)) == {"two-shot", "one-shot"}
+
+
 def test_large_messages_are_link_bound():
     """1 GiB all-gathered over 8 ranks by mesh: each rank receives 7/8 GiB over 7 links at once,
     1/8 GiB per link at 56 GB/s."""

@@ -261,3 +261,40 @@ func.func @apart(%x: !t {onnx.name = "x"}) -> !t {
   ascend.launch @one on %s(%d, %r) : (!t, !t)
   func.return %r : !t
 }
+
+// -----
+
+!t = memref<16x64xf32, "gm">
+ascend.kernel @one(%x: !t, %y: !t) attributes {block_dim = 1 : i64, core_type = "vector"} {
+  ascend.return
+}
+ascend.kernel @send(%x: !t) attributes {block_dim = 1 : i64, core_type = "hccl"} {
+  ascend.send %x {peer = 1 : i64} : !t
+  ascend.return
+}
+
+// A pipeline stage: what a send reads may still be in flight when the next micro-batch's run
+// starts, so %a lives for the whole program (launches 0-4) and shares bytes with nothing,
+// though its last use is the send (launch 1): %c cannot take its place, as it would
+// without the send (8192 bytes).
+// CHECK-LABEL: func.func @sent(
+// CHECK-SAME:    ascend.memory_plan = {strategy = "best", lower_bound = 12288 : i64, no_reuse = 12288 : i64}
+// CHECK:         %a = ascend.alloc {offset = 0 : i64, live = array<i64: 0, 4>}
+// CHECK:         %b = ascend.alloc {offset = 4096 : i64, live = array<i64: 2, 3>}
+// CHECK:         %c = ascend.alloc {offset = 8192 : i64, live = array<i64: 3, 4>}
+func.func @sent(%x: !t {onnx.name = "x"}, %y: !t {onnx.name = "y", ascend.output}) {
+  %s = ascend.stream 0
+  %h = ascend.stream 1
+  %a = ascend.alloc : !t
+  ascend.launch @one on %s(%x, %a) : (!t, !t)
+  %e = ascend.event 0
+  ascend.event_record %e on %s
+  ascend.event_wait %e on %h
+  ascend.launch @send on %h(%a) : (!t)
+  %b = ascend.alloc : !t
+  ascend.launch @one on %s(%x, %b) : (!t, !t)
+  %c = ascend.alloc : !t
+  ascend.launch @one on %s(%b, %c) : (!t, !t)
+  ascend.launch @one on %s(%c, %y) : (!t, !t)
+  func.return
+}
