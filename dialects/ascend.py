@@ -27,6 +27,7 @@ Ops take their sources first and the destination last (`ascend.copy %src,
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Iterable, Sequence
 from typing import ClassVar
@@ -37,6 +38,7 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
+    DYNAMIC_INDEX,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
@@ -200,7 +202,14 @@ def memref_type(
     shape: Sequence[int], element_type: Attribute, space_name: str, layout: Attribute | None = None
 ) -> MemRefType:
     """`memref<shape x elt, [layout,] "space_name">`."""
-    return MemRefType(element_type, list(shape), layout or NoneAttr(), space(space_name))
+    return _memref_type(tuple(shape), element_type, space_name, layout or NoneAttr())
+
+
+@functools.lru_cache(maxsize=4096)
+def _memref_type(shape: tuple[int, ...], element_type: Attribute, space_name: str, layout: Attribute) -> MemRefType:
+    # attributes are immutable values, and building one verifies its parameters: a kernel
+    # template asks for the same few types hundreds of times
+    return MemRefType(element_type, list(shape), layout, space(space_name))
 
 
 def space_of(t: Attribute) -> str | None:
@@ -225,11 +234,28 @@ def subview(
     """A `memref.subview` tile of `source` at (SSA or constant) offsets with
     static sizes; the result type (strided layout, same space) is inferred."""
     source = SSAValue.get(source)
-    strides = list(strides) if strides is not None else [1] * len(sizes)
+    strides = tuple(strides) if strides is not None else (1,) * len(sizes)
     t = source.type
     assert isinstance(t, MemRefType)
-    result = memref.SubviewOp.infer_result_type(t, list(offsets), list(sizes), strides, reduce_rank=reduce_rank)
-    return memref.SubviewOp.get(source, list(offsets), list(sizes), strides, result)
+    static = tuple(o if isinstance(o, int) else None for o in offsets)  # what the type depends on
+    sizes = tuple(sizes)
+    result = _subview_type(t, static, sizes, strides, reduce_rank)
+    dynamic = [SSAValue.get(o) for o in offsets if not isinstance(o, int)]
+    return memref.SubviewOp(source, dynamic, [], [], _i64_array(tuple(DYNAMIC_INDEX if o is None else o for o in static)),
+                            _i64_array(sizes), _i64_array(strides), result)
+
+
+@functools.lru_cache(maxsize=4096)
+def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, values)
+
+
+@functools.lru_cache(maxsize=4096)
+def _subview_type(t: MemRefType, offsets: tuple[int | None, ...], sizes: tuple[int, ...],
+                  strides: tuple[int, ...], reduce_rank: bool) -> MemRefType:
+    """The result type of a subview at `offsets` (None: an SSA value, a dynamic offset, as
+    infer_result_type reads any offset that is not an int)."""
+    return memref.SubviewOp.infer_result_type(t, list(offsets), list(sizes), list(strides), reduce_rank=reduce_rank)
 
 
 # ---------------------------------------------------------------------------

@@ -132,6 +132,7 @@ class _FunctionLowering:
     def __post_init__(self) -> None:
         self.spec = load_device(self.pass_.device)
         self.cost = CostModel(self.spec)
+        self.tilings: dict[tuple, object] = {}  # cube tilings priced in this run (tiling.py conv_tiling)
         self.buffers: dict[SSAValue, SSAValue] = {}
         self.known: dict[SSAValue, np.ndarray] = {}
         self.kernels: list[a.KernelOp] = []
@@ -238,7 +239,7 @@ class _FunctionLowering:
         return KernelRequest(
             name=self._name(op, base, location), ops=ops, inputs=inputs, outputs=outputs, kind=kind,
             device=self.spec, cost=self.cost, double_buffer=self.pass_.double_buffer, location=location,
-            extent=self._extent(outputs))
+            extent=self._extent(outputs), tilings=self.tilings)
 
     def _extent(self, outputs: Sequence[SSAValue]) -> Extent | None:
         """The shape range's dim in the outputs, if every output holds it alike at its axis 0

@@ -18,6 +18,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import arith, memref, scf
@@ -90,6 +91,7 @@ class KernelRequest:
     double_buffer: bool
     location: Attribute             # fused location of the original nodes (copy it onto the kernel op)
     extent: Extent | None = None    # a shape range's dim in the outputs' rows: a template may compute only the real ones
+    tilings: dict[tuple, Any] | None = None  # the lowering run's tilings by what they depend on, shared by its requests
 
     @property
     def arg_types(self) -> list[MemRefType]:

@@ -811,6 +811,32 @@ def _simulated_us(case: Case, outputs) -> float:
     return sim.latency_us
 
 
+def test_a_lowering_run_prices_each_conv_shape_once(monkeypatch):
+    """Three convs of one shape and one of another: the lowering prices two tilings, and the
+    same-shape kernels get the same tiles (the same on-chip buffers)."""
+    import geir
+    from geir.ir.text import parse_module
+
+    priced = []
+    original = cube_tiling._conv_tiling
+    monkeypatch.setattr(cube_tiling, "_conv_tiling", lambda *a: priced.append(a[1].geometry) or original(*a))
+    conv = "graph.conv %{x}, %w{w} {{pads = array<i64: 1, 1, 1, 1>}} : (tensor<1x32x28x28xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x28x28xf32>"
+    text = f"""func.func @main(%x: tensor<1x32x28x28xf32>, %w0: tensor<32x32x3x3xf32>, %w1: tensor<32x32x3x3xf32>,
+                      %w2: tensor<32x32x3x3xf32>, %w3: tensor<64x32x1x1xf32>) -> tensor<1x64x28x28xf32> {{
+  %a = {conv.format(x="x", w=0)}
+  %b = {conv.format(x="a", w=1)}
+  %c = {conv.format(x="b", w=2)}
+  %d = graph.conv %c, %w3 : (tensor<1x32x28x28xf32>, tensor<64x32x1x1xf32>) -> tensor<1x64x28x28xf32>
+  func.return %d : tensor<1x64x28x28xf32>
+}}"""
+    cm = geir.compile(parse_module(text, make_context()), opt_level=0, precision_mode="must_keep_origin_dtype")
+    assert len(priced) == 2 and len(set(priced)) == 2
+    kernels = [op for op in cm.module.walk() if isinstance(op, a.KernelOp)]
+    assert len(kernels) == 4
+    buffers = [[str(op.memref.type) for op in k.walk() if isinstance(op, a.AllocOp)] for k in kernels]
+    assert buffers[0] == buffers[1] == buffers[2] != buffers[3]
+
+
 def test_conv_chunks_pipeline_their_loads(monkeypatch):
     """A 3x3 conv whose whole K fits l1 in one chunk: one chunk per tile overlaps nothing
     (each tile starts on slot 0), so the pricer splits K and the chunks' loads run behind

@@ -300,7 +300,24 @@ def _matmul_tile(pricer: Pricer, mte2: int, mte1: int, cube: int, mt: int, nv: i
 
 def conv_tiling(req: KernelRequest, plan: ConvPlan, pricer: Pricer) -> Tiling | None:
     """Output tiles of whole rows (a divisor of the height, or up to 256 pixels), at most
-    1024 pixels; rows split into 16-column pieces when no whole row fits l0 or l1."""
+    1024 pixels; rows split into 16-column pieces when no whole row fits l0 or l1.
+
+    A lowering run keeps each choice (`req.tilings`) by what it depends on - the geometry, the
+    types, the buffers, the epilogue's cost, a shape range's sizes: a network repeats its conv
+    shapes (ResNet-50: 53 convs of 25 shapes), and each shape prices ~1,000 candidates."""
+    if req.tilings is None:
+        return _conv_tiling(req, plan, pricer)
+    ext, epi = req.extent, pricer.epilogue
+    key = ("conv", plan.geometry, plan.elt, plan.w_fz, plan.x_blocked, plan.k_fractal,
+           pricer.isz, pricer.out_isz, pricer.dtype, pricer.slots,
+           None if epi is None else (tuple(epi.instrs), tuple(epi.loads), tuple(epi.stores), epi.converted, epi.celt),
+           None if ext is None else (ext.count, tuple(ext.sizes())), conv_range_images(req, plan))
+    if key not in req.tilings:
+        req.tilings[key] = _conv_tiling(req, plan, pricer)
+    return req.tilings[key]
+
+
+def _conv_tiling(req: KernelRequest, plan: ConvPlan, pricer: Pricer) -> Tiling | None:
     geo = plan.geometry
     oh, ow = geo.oh, geo.ow
     pixel_tiles = [(r, ow) for r in range(1, oh + 1) if oh % r == 0 or r * ow <= 256 or r == oh]
