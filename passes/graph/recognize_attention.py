@@ -8,6 +8,7 @@ constants into one constant):
 
     kt = Transpose(k, perm [0, 1, 3, 2])                  TorchScript, HF
        | Reshape(Transpose(Reshape(k, [B*H, L, D]), [0, 2, 1]), [B, H, D, L])   dynamo
+       | Reshape(Transpose(k', [1, 2, 0]), [B, H, D, L])  dynamo, nn.MultiheadAttention (k' [L, B*H, D])
     s  = MatMul([Mul(]q[, c)], [Mul(]kt[, c)])
     s  = s * c | s / c                                    the scale (one-element constants)
     s  = s + mask ...                                     additive masks, either order
@@ -51,7 +52,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from geir.dialects import attr_names
 from geir.dialects import graph as g
 from geir.ir.types import is_float
-from geir.passes.graph.utils import is_graph_output, replace_chain, scalar_constant, sole_user
+from geir.passes.graph.utils import constant, hint, is_graph_output, replace_chain, scalar_constant, sole_user
 
 MASKED = -1.0e4
 """A causal constant masks an entry with a value at most this (-inf, finfo.min, -1e9...)."""
@@ -107,13 +108,26 @@ def _key_of(kt: SSAValue, chain: list[Operation], prelude: list[Operation]) -> t
         return None
     # dynamo: [B, H, L, D] -> [B*H, L, D] -> [B*H, D, L] -> [B, H, D, L]
     t = op.operands[0].owner
+    b, h, d, l = _shape(kt)
+    if (isinstance(t, g.TransposeOp) and t.attrs()["perm"] == (1, 2, 0) and _inner(t.results[0])
+            and _shape(t.operands[0]) == (l, b * h, d)):
+        # dynamo's nn.MultiheadAttention, sequence first: [L, B*H, D] -> [B*H, D, L] ->
+        # [B, H, D, L]; k is [L, B*H, D] -> [B*H, L, D] -> [B, H, L, D], two new ops
+        k_t = g.TransposeOp.build_op([t.operands[0]], perm=(1, 0, 2))
+        shape = constant(np.array((b, h, l, d), np.int64), op.location, hint(kt, "k_shape"))
+        k_r = g.ReshapeOp.build_op([k_t.results[0], shape])
+        k_t.location = t.location
+        k_r.location = op.location
+        k_t.results[0].name_hint, k_r.results[0].name_hint = hint(t.results[0], "k"), hint(kt, "k")
+        chain.extend([t, op])
+        prelude.extend([k_t, shape, k_r])
+        return k_r.results[0], 1, []
     if not (isinstance(t, g.TransposeOp) and t.attrs()["perm"] == (0, 2, 1) and _inner(t.results[0])):
         return None
     r = t.operands[0].owner
     if not (isinstance(r, g.ReshapeOp) and _inner(r.results[0])):
         return None
     k = r.operands[0]
-    b, h, d, l = _shape(kt)
     if _shape(r.results[0]) != (b * h, l, d):
         return None
     if _shape(k) == (b, h, l, d):

@@ -270,3 +270,45 @@ func.func @safe_softmax(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: te
   %om = graph.matmul %pm, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("pv_1")
   func.return %o, %om : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// dynamo nn.MultiheadAttention (sequence first): k^T as Transpose (1, 2, 0) of k's [L, B*H, D] and a Reshape to [B, H, D, L]; k becomes a Transpose (1, 0, 2) and a Reshape to [B, H, L, D]
+func.func @mha_seq_first(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<4x2x8xf32> {onnx.name = "k"}, %v: tensor<1x2x4x8xf32> {onnx.name = "v"}) -> (tensor<1x2x4x8xf32> {onnx.name = "o"}) {
+  %shape = graph.constant dense<[1, 2, 8, 4]> : tensor<4xi64> loc("val_5")
+  %kt3 = graph.transpose %k {perm = array<i64: 1, 2, 0>} : (tensor<4x2x8xf32>) -> tensor<2x8x4xf32> loc("node_transpose_3")
+  %kt = graph.reshape %kt3, %shape {allowzero = 1 : i64} : (tensor<2x8x4xf32>, tensor<4xi64>) -> tensor<1x2x8x4xf32> loc("node_view_4")
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("node_MatMul_70")
+  %c = graph.constant dense<0.353553355> : tensor<1xf32> loc("node_Mul_72")
+  %s2 = graph.mul %s, %c : (tensor<1x2x4x4xf32>, tensor<1xf32>) -> tensor<1x2x4x4xf32> loc("node_Mul_72")
+  %p = graph.softmax %s2 {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("node_Softmax_77")
+  %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("node_sdpa")
+  func.return %o : tensor<1x2x4x8xf32>
+}
+// CHECK-LABEL: func.func @mha_seq_first(
+// CHECK-NEXT:    %kt3_k = graph.transpose %k {perm = array<i64: 1, 0, 2>} : (tensor<4x2x8xf32>) -> tensor<2x4x8xf32> loc("node_transpose_3")
+// CHECK-NEXT:    %kt_k_shape = graph.constant dense<[1, 2, 4, 8]> : tensor<4xi64>
+// CHECK-NEXT:    %kt_k = graph.reshape %kt3_k, %kt_k_shape {allowzero = 0 : i64} : (tensor<2x4x8xf32>, tensor<4xi64>) -> tensor<1x2x4x8xf32>
+// CHECK-NEXT:    %o = graph.attention %q, %kt_k, %v {scale = 0.353553355 : f32, causal = 0 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc(fused["node_transpose_3", "node_view_4", "node_MatMul_70", "node_Mul_72", "node_Softmax_77", "node_sdpa"])
+// CHECK-NEXT:    func.return %o
+
+// -----
+
+
+// The same, but k^T's [B*H, D, L] is also returned: it cannot vanish, so nothing changes
+func.func @mha_seq_first_kept(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<4x2x8xf32> {onnx.name = "k"}, %v: tensor<1x2x4x8xf32> {onnx.name = "v"}) -> (tensor<1x2x4x8xf32> {onnx.name = "o"}, tensor<2x8x4xf32> {onnx.name = "kt"}) {
+  %shape = graph.constant dense<[1, 2, 8, 4]> : tensor<4xi64> loc("val_5")
+  %kt3 = graph.transpose %k {perm = array<i64: 1, 2, 0>} : (tensor<4x2x8xf32>) -> tensor<2x8x4xf32> loc("node_transpose_3")
+  %kt = graph.reshape %kt3, %shape {allowzero = 1 : i64} : (tensor<2x8x4xf32>, tensor<4xi64>) -> tensor<1x2x8x4xf32> loc("node_view_4")
+  %s = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> loc("node_MatMul_70")
+  %c = graph.constant dense<0.353553355> : tensor<1xf32> loc("node_Mul_72")
+  %s2 = graph.mul %s, %c : (tensor<1x2x4x4xf32>, tensor<1xf32>) -> tensor<1x2x4x4xf32> loc("node_Mul_72")
+  %p = graph.softmax %s2 {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("node_Softmax_77")
+  %o = graph.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("node_sdpa")
+  func.return %o, %kt3 : tensor<1x2x4x8xf32>, tensor<2x8x4xf32>
+}
+// CHECK-LABEL: func.func @mha_seq_first_kept(
+// CHECK:         graph.transpose %k {perm = array<i64: 1, 2, 0>}
+// CHECK:         graph.softmax
+// CHECK-NOT:     graph.attention
+// CHECK:         func.return %o, %kt3
