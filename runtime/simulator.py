@@ -835,6 +835,7 @@ class _Sim:
         self.traffic: dict[tuple, tuple[int, int]] = {}  # block_key -> gm bytes its DMA reads, writes
         self.reported: set[int] = set()
         self.races: list[Race] = []
+        self.arg_access: dict[a.KernelOp, list[tuple[bool, bool]]] = {}  # check_memory.arg_access per kernel
 
     # -- the trace -------------------------------------------------------------------------
 
@@ -911,7 +912,6 @@ class _Sim:
         `sends` read waits for them (`done`); the launches after it on that stream follow it, and
         a later run starts after the sends' stream has passed its boundary."""
         sent = set().union(*(_sent_buffers(l) for l in sends))
-        access: dict[a.KernelOp, list[tuple[bool, bool]]] = {}
         for stream, queue in tasks.items():
             if stream == done.stream:
                 continue  # the sends' own stream keeps its order
@@ -919,7 +919,7 @@ class _Sim:
                 task = queue[i]
                 if task.kind == "barrier":
                     break
-                if task.kind == "launch" and _written_buffers(task.launch, access) & sent:
+                if task.kind == "launch" and _written_buffers(task.launch, self.arg_access) & sent:
                     queue.insert(i, _Task("wait", stream, event=done.event, record=done))
                     task.launch.deps = task.launch.deps | record_deps[id(done)]
                     break
