@@ -309,6 +309,7 @@ class GmBuffer:
 def gm_buffers(host: func.FuncOp, sched: Schedule) -> list[GmBuffer]:
     align = a.OFFSET_ALIGN["gm"]
     out = []
+    sends: dict[str, bool] = {}  # kernel symbol -> it sends (one symbol lookup per kernel)
     for op in host.body.walk():
         if not isinstance(op, a.AllocOp) or op.space != "gm":
             continue
@@ -318,7 +319,7 @@ def gm_buffers(host: func.FuncOp, sched: Schedule) -> list[GmBuffer]:
             if isinstance(user, a.LaunchOp) and user in sched.index:
                 i = sched.index[user]
                 args.setdefault(i, []).extend(k for k, x in enumerate(user.args) if x is v)
-                if exclusive is None and _sends(user):
+                if exclusive is None and _sends(user, sends):
                     exclusive = f"{describe(user)} sends it, and the next run may start while it is in flight"
             elif exclusive is None:
                 exclusive = f"the host uses it in {describe(user)}"
@@ -330,9 +331,12 @@ def gm_buffers(host: func.FuncOp, sched: Schedule) -> list[GmBuffer]:
     return out
 
 
-def _sends(launch: a.LaunchOp) -> bool:
-    kernel = launch.kernel_op()
-    return kernel.core_type.data == a.HCCL and any(isinstance(op, a.SendOp) for op in kernel.walk())
+def _sends(launch: a.LaunchOp, known: dict[str, bool]) -> bool:
+    name = launch.kernel.string_value()
+    if name not in known:
+        kernel = launch.kernel_op()
+        known[name] = kernel.core_type.data == a.HCCL and any(isinstance(op, a.SendOp) for op in kernel.walk())
+    return known[name]
 
 
 # ---------------------------------------------------------------------------
