@@ -65,7 +65,7 @@ from xdsl.ir import BlockArgument, Dialect, Operation, OpResult, SSAValue
 from geir.dialects import ascend as a
 from geir.errors import GeirError
 from geir.ir.locations import describe, loc_names
-from geir.passes.ascend.check_memory import arg_access
+from geir.passes.ascend.check_memory import arg_access, sends
 from geir.runtime.ascend_interpreter import run_ascend_module
 from geir.runtime.ascend_machine import TraceEvent, address, byte_extent, planned_offset
 from geir.runtime.overflow import LaunchOverflow
@@ -366,11 +366,7 @@ class Recorder(Interpreter.Listener):
     def _root(self, value: SSAValue) -> Operation | None:
         root = self._roots.get(value, False)
         if root is False:
-            v = value
-            while isinstance(v, OpResult) and isinstance(v.op, _VIEW_OPS):
-                v = v.op.operands[0]
-            root = v.op if isinstance(v, OpResult) and isinstance(v.op, a.AllocOp) else None
-            self._roots[value] = root
+            root = self._roots[value] = _root_alloc(value)
         return root
 
     def _access(self, value: SSAValue, x: Any, write: bool, index: Sequence[int] | None = None) -> Access | None:
@@ -1196,15 +1192,12 @@ def _is_send(launch: _Launch) -> bool:
     keeps what a send reads apart from every other buffer), so the next run can tell which of
     its launches would overwrite them. A run's inputs are the host's to refill: a send of one
     is not let run on."""
-    if launch.core_type != a.HCCL or not isinstance(launch.op, a.LaunchOp):
-        return False
-    ev = next((r.event for r in launch.blocks.get(0, ()) if r.event.pipe == a.HCCL_PIPE), None)
-    return (ev is not None and ev.detail.get("collective") == a.SendOp.KIND
+    return (isinstance(launch.op, a.LaunchOp) and launch.kernel is not None and sends(launch.kernel)
             and all(_root_alloc(v) is not None for v in launch.op.args))
 
 
 def _root_alloc(value: SSAValue) -> a.AllocOp | None:
-    """The gm `ascend.alloc` a host value is a view of, or None (a host argument)."""
+    """The `ascend.alloc` a value is a view of, or None (a function argument, a constant)."""
     while isinstance(value, OpResult) and isinstance(value.op, _VIEW_OPS):
         value = value.op.operands[0]
     return value.op if isinstance(value, OpResult) and isinstance(value.op, a.AllocOp) else None

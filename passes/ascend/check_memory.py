@@ -331,11 +331,15 @@ def gm_buffers(host: func.FuncOp, sched: Schedule) -> list[GmBuffer]:
     return out
 
 
+def sends(kernel: a.KernelOp) -> bool:
+    """An hccl kernel that sends a buffer to another rank (`ascend.send`)."""
+    return kernel.core_type.data == a.HCCL and any(isinstance(op, a.SendOp) for op in kernel.walk())
+
+
 def _sends(launch: a.LaunchOp, known: dict[str, bool]) -> bool:
     name = launch.kernel.string_value()
     if name not in known:
-        kernel = launch.kernel_op()
-        known[name] = kernel.core_type.data == a.HCCL and any(isinstance(op, a.SendOp) for op in kernel.walk())
+        known[name] = sends(launch.kernel_op())
     return known[name]
 
 
