@@ -84,6 +84,25 @@ def test_int8_conv_exact(x, w, attrs, out):
     assert kernels[0].attributes[attr_names.TEMPLATE].data == "conv"
 
 
+def test_pointwise_conv_reads_the_feature_map_as_a_matrix():
+    """A 1x1 window at stride 1 without padding: the [C, H * W] image is the product's
+    [K, pixels] matrix, copied in whole rows (no load3d, no per-element interleave), and
+    the result stays exact."""
+    x, w, out = (2, 40, 7, 7), (33, 40, 1, 1), (2, 33, 7, 7)
+    model = _compile(_conv_text(x, w, out, "{}", f"  func.return %y : {_t(out, 'i32')}\n", _t(out, "i32")))
+    got, ref = _run(model, {"x": _int8(x), "w": _int8(w)})
+    assert np.array_equal(got, ref)
+    (kernel,) = _kernels(model)
+    assert not any(isinstance(op, a.Load3dOp) for op in kernel.walk())
+    # the feature map's copies: [channels, pixels] tiles of the [N * C, H * W] view (stride 49)
+    fm_loads = [op for op in kernel.walk() if isinstance(op, a.CopyOp) and op.pipe == "MTE2"
+                and op.src.type.get_strides()[0] == 7 * 7]
+    assert fm_loads
+    for op in fm_loads:  # each channel's pixels are one run (ND2NZ), not one element per DMA block
+        rows, pixels = op.src.type.get_shape()
+        assert op.relayout == (rows * pixels, min(pixels, 32))
+
+
 def test_int8_conv_bias_dequantize_relu_quantize_is_one_kernel():
     x, w, out = (2, 5, 9, 11), (20, 5, 3, 3), (2, 20, 9, 11)
     sc = (RNG.random(20) * 0.002 + 0.0005).astype(np.float32).reshape(1, 20, 1, 1)

@@ -5,6 +5,10 @@ windows into the [K, pixels] tile of l0b; the weights [M, C/g, kh, kw] are the [
 matrix as they lie in gm. The output [Cout, pixels] tile is then a contiguous NCHW slab,
 which is why the im2col goes to l0b rather than l0a. With FRACTAL_Z weights the box is
 NC1HWC0 and K runs over (c1, kh, kw, c0).
+
+A pointwise window over an ND feature map (`ConvPlan.matrix_fm`) needs no img2col: the
+tile's pixels are one run of each channel's [H * W] row, so l1 holds the [K, pixels]
+matrix (copied as a matmul operand is) and MTE1 moves its [kt, pixels] steps to l0b.
 """
 
 from __future__ import annotations
@@ -33,12 +37,16 @@ class ConvKernel(CubeKernel):
         if plan.x_blocked:  # [N, C1, H, W, C0] as [N * C1, H, W, C0]
             self.fm2 = [kb.view(ins[sg.arg], [geo.n * ceil_div(sg.count, c0), geo.h, geo.w, c0])
                         for sg in plan.segments]
+        elif plan.matrix_fm:  # [N, C, H, W] as [N * C, H * W]: an image is the [K, pixels] matrix
+            self.fm2 = [kb.view(ins[sg.arg], [geo.n * sg.count, geo.h * geo.w]) for sg in plan.segments]
         else:
             self.fm2 = [kb.view(ins[sg.arg], [geo.n * sg.count, geo.h, geo.w]) for sg in plan.segments]
         # FRACTAL_Z [C1 * kh * kw, N1, 16, C0] is the fractal (NZ) form of the [Cout, K] matrix
         self.w2 = ins[plan.weight] if plan.w_fz else kb.view(ins[plan.weight], [geo.m, plan.k])
         self.l1a = [kb.alloc([t.mt, t.kl1], elt, "l1", f"l1w{s}") for s in range(self.slots)]
-        fm_shape = [t.cc, rows, cols, c0] if plan.w_fz else [t.cc, rows, row_elems(cols, elt)]
+        fm_shape = ([t.cc, rows, cols, c0] if plan.w_fz else
+                    [round_up(t.cc, plan.k_fractal), row_elems(round_up(t.ohs * t.owt, FRACTAL), elt)] if plan.matrix_fm else
+                    [t.cc, rows, row_elems(cols, elt)])
         self.l1b = [kb.alloc(fm_shape, elt, "l1", f"l1fm{s}") for s in range(self.slots)]
 
     def _tiles(self) -> None:
@@ -83,7 +91,8 @@ class ConvKernel(CubeKernel):
         kb, plan, t = self.kb, self.plan, self.t
         geo = plan.geometry
         khw = geo.khw
-        mp, np_ = round_up(mv, FRACTAL), round_up(window.ohs * window.owt, FRACTAL)
+        npix = window.ohs * window.owt
+        mp, np_ = round_up(mv, FRACTAL), round_up(npix, FRACTAL)
         rows, cols = geo.box(window.ohs, window.owt)
         first_chunk = [True]
         for seg_i, seg in enumerate(plan.segments):
@@ -98,8 +107,13 @@ class ConvKernel(CubeKernel):
                 first = first and first_chunk[0]
                 kc = round_up(cc * khw, plan.k_fractal)
                 kb.wait_flag("MTE1", "MTE2", s)
-                box = kb.tile(fm2, [kb.add(fm_row, c0), window.ih, window.iw], [cc, rows, cols])
-                self._load(box, self.l1b[s])
+                if plan.matrix_fm:  # the tile's pixels are one run of the image (whole rows, or part of one)
+                    pixels = kb.add(kb.mul(window.oh0, geo.w), window.ow0)
+                    box = kb.tile(fm2, [kb.add(fm_row, c0), pixels], [cc, npix])
+                    self._load(box, kb.tile(self.l1b[s], [0, 0], [kc, np_]))
+                else:
+                    box = kb.tile(fm2, [kb.add(fm_row, c0), window.ih, window.iw], [cc, rows, cols])
+                    self._load(box, self.l1b[s])
                 wsrc = kb.tile(self.w2, [wrow, kb.add(kb.mul(c0, khw), wcol0)], [mv, cc * khw])
                 self._load(wsrc, kb.tile(self.l1a[s], [0, 0], [mp, kc]))
                 kb.sync("MTE2", "MTE1", s)
@@ -109,7 +123,10 @@ class ConvKernel(CubeKernel):
                     a0 = kb.tile(self.l0a[u], [0, 0], [mp, kt])
                     b0 = kb.tile(self.l0b[u], [0, 0], [kt, np_])
                     kb.copy(kb.tile(self.l1a[s], [0, kk], [mp, kt]), a0)
-                    self._load3d(self.l1b[s], window, b0, kk, cc)
+                    if plan.matrix_fm:
+                        kb.copy(kb.tile(self.l1b[s], [kk, 0], [kt, np_]), b0)
+                    else:
+                        self._load3d(self.l1b[s], window, b0, kk, cc)
                     self._mmad(a0, b0, acc, u, first and first_step)
 
                 chunks(kb, kc, t.kt, self.slots, step)

@@ -346,13 +346,14 @@ def _conv_candidates(req: KernelRequest, plan: ConvPlan, pricer: Pricer,
         if not _fits(req, l0c=mt * np_ * ACC_BYTES):
             continue
         rows, cols = geo.box(ohs, owt)
-        box = rows * (cols * c0 if plan.w_fz else row_elems(cols, plan.elt)) * isz  # one unit of the l1 box
+        box = (row_elems(np_, plan.elt) if plan.matrix_fm else rows * (cols * c0 if plan.w_fz else row_elems(cols, plan.elt))) * isz  # one unit of the l1 box
         for kt in (c for c in KT_CHOICES if c % plan.k_fractal == 0):
             if kt > round_up(units * unit_k, plan.k_fractal) and kt != plan.k_fractal:
                 break
             if not _fits(req, l0a=slots * mt * kt * isz, l0b=slots * kt * np_ * isz):
                 continue
-            most = _l1_units(req, units, unit_k, box, mt, isz, slots, plan.k_fractal)
+            most = _l1_units(req, units, unit_k, box, mt, isz, slots, plan.k_fractal,
+                             plan.k_fractal if plan.matrix_fm else 1)
             if most < 1 or (plan.w_fz and not plan.x_blocked and most < units):
                 continue  # an NCHW box is re-laid out to NC1HWC0 by one copy: all its channels
             _price_conv_chunks(req, plan, pricer, cheapest, mt, ohs, owt, kt, most)
@@ -360,13 +361,14 @@ def _conv_candidates(req: KernelRequest, plan: ConvPlan, pricer: Pricer,
 
 
 def _l1_units(req: KernelRequest, units: int, unit_k: int, box: int, mt: int, isz: int, slots: int,
-              kf: int = FRACTAL) -> int:
+              kf: int = FRACTAL, box_units: int = 1) -> int:
     """Units (channels or C0 blocks) per l1 chunk: at most what fits, the box plus the
     weights of the chunk; fewer give more chunks, whose loads overlap the cube when
-    double-buffered."""
+    double-buffered. A box held as a [K, pixels] matrix has its units rounded up to
+    `box_units` rows (whole K fractals)."""
     l1 = req.device.buffer_bytes["l1"]
     most = min(units, l1 // (slots * (box + mt * unit_k * isz + 64)))
-    while most > 0 and slots * (most * box + mt * round_up(most * unit_k, kf) * isz) > l1:
+    while most > 0 and slots * (round_up(most, box_units) * box + mt * round_up(most * unit_k, kf) * isz) > l1:
         most -= 1
     return most
 
@@ -380,8 +382,9 @@ def _price_conv_chunks(req: KernelRequest, plan: ConvPlan, pricer: Pricer, cheap
     npix = ohs * owt
     np_ = round_up(npix, FRACTAL)
     rows, cols = geo.box(ohs, owt)
-    # an NCHW box is interleaved into C0 lanes by its copy (ascend.CopyOp.relayout)
-    fm_run = None if plan.x_blocked else isz
+    # an NCHW box is interleaved into C0 lanes by its copy (ascend.CopyOp.relayout); a
+    # pointwise window's [K, pixels] matrix is copied in whole rows
+    fm_run = None if plan.x_blocked or plan.matrix_fm else isz
     per_image = geo.group * ceil_div(geo.mg, mt) * ceil_div(geo.oh, ohs) * ceil_div(geo.ow, owt)
     priced_at = []  # per batch priced at (the whole first, then a shape range's other sizes)
     for n in (range_units(req, geo.n) if conv_range_images(req, plan) else [geo.n]):

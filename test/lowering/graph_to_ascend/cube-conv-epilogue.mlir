@@ -87,13 +87,13 @@ func.func @conv_relu(%x: tensor<1x8x14x14xf16> {onnx.name = "x"}) -> (tensor<1x1
 // CHECK-SAME:    core_type = "mix"
 // CHECK:         %[[S:.*]] = memref.collapse_shape %s {{.*}} into memref<64x49xf32, "gm">
 // CHECK:         ascend.wait_flag MTE3 -> MTE2 id 0
-// CHECK-NEXT:    ascend.copy %[[T:.*]], %v0 {pad} : memref<32x7xf32
+// CHECK-NEXT:    ascend.copy %[[T:.*]], %v0 {pad} : memref<16x14xf32
 // CHECK:         %[[ST:.*]] = memref.subview %[[S]]
-// CHECK-NEXT:    ascend.copy %[[ST]], %v2 {pad} : memref<32x7xf32, strided<[49, 1], offset: ?>, "gm"> to memref<32x8xf32, "ub">
+// CHECK-NEXT:    ascend.copy %[[ST]], %v2 {pad} : memref<16x14xf32, strided<[49, 1], offset: ?>, "gm"> to memref<16x16xf32, "ub">
 // CHECK:         ascend.vbrcb %{{.*}}, %v1
-// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<32x8xf32, "ub">
-// CHECK-NEXT:    ascend.vadd %v0, %v2, %v0 : memref<32x8xf32, "ub">
-// CHECK-NEXT:    ascend.vrelu %v0, %v0 : memref<32x8xf32, "ub">
+// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<16x16xf32, "ub">
+// CHECK-NEXT:    ascend.vadd %v0, %v2, %v0 : memref<16x16xf32, "ub">
+// CHECK-NEXT:    ascend.vrelu %v0, %v0 : memref<16x16xf32, "ub">
 // CHECK:         ascend.copy %v0, %[[T]] {pad}
 func.func @residual(%x: tensor<1x32x7x7xf32> {onnx.name = "x"}, %s: tensor<1x64x7x7xf32> {onnx.name = "s"}) -> (tensor<1x64x7x7xf32> {onnx.name = "y"}) {
   %w = graph.constant dense<1.000000e-01> : tensor<64x32x1x1xf32> loc("w")
@@ -112,17 +112,18 @@ func.func @residual(%x: tensor<1x32x7x7xf32> {onnx.name = "x"}, %s: tensor<1x64x
 
 // SqueezeNet's fire module: the conv reads its input from the two tensors of a
 // channel concat, one K segment each (channels 0-15 from %pr_1, 16-31 from
-// %qr_1); the second segment's weights start at column 16.
+// %qr_1); the second segment's weights start at column 16. The window is
+// pointwise, so each segment is read as its [channels, pixels] matrix.
 // CHECK-LABEL: ascend.kernel @{{(fire_)?}}k2_concat(
 // CHECK-SAME:    %pr: memref<1x16x8x8xf32, "gm">, %qr: memref<1x16x8x8xf32, "gm">, %w: memref<8x32x1x1xf32, "gm">
 // CHECK-SAME:    template = "conv"
-// CHECK:         %[[P:.*]] = memref.collapse_shape %pr {{.*}} into memref<16x8x8xf32, "gm">
-// CHECK-NEXT:    %[[Q:.*]] = memref.collapse_shape %qr {{.*}} into memref<16x8x8xf32, "gm">
+// CHECK:         %[[P:.*]] = memref.collapse_shape %pr {{.*}} into memref<16x64xf32, "gm">
+// CHECK-NEXT:    %[[Q:.*]] = memref.collapse_shape %qr {{.*}} into memref<16x64xf32, "gm">
 // CHECK-NEXT:    %[[W:.*]] = memref.collapse_shape %w {{.*}} into memref<8x32xf32, "gm">
-// CHECK:         memref.subview %[[P]][0, %{{.*}}, 0] [16, 1, 8] [1, 1, 1]
+// CHECK:         memref.subview %[[P]][0, %{{.*}}] [16, 8] [1, 1]
 // CHECK:         memref.subview %[[W]][0, 0] [8, 16] [1, 1]
 // CHECK:         ascend.mmad {{.*}} {init}
-// CHECK:         memref.subview %[[Q]][0, %{{.*}}, 0] [16, 1, 8] [1, 1, 1]
+// CHECK:         memref.subview %[[Q]][0, %{{.*}}] [16, 8] [1, 1]
 // CHECK:         memref.subview %[[W]][0, 16] [8, 16] [1, 1]
 // CHECK:         ascend.mmad
 // CHECK-NOT:     {init}
