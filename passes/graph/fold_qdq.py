@@ -26,6 +26,9 @@ users are dequantizes, or integer contractions reading it as their input, is ret
 users adjusted (their zero point or offset_x shifted, the contraction's int32 bias raised by
 128 * sum(w)). The cube multiplies int8 by int8.
 
+A per-tensor quantize of a concat moves onto the concat's operands (`QuantizeConcatOperands`),
+so each requantizes in its producer's kernel and the concat moves int8.
+
 Numerics: the integer products are exact; the float op summed products of rounded values, so
 results differ from before by float rounding, and by at most half an accumulator step where a
 float bias was rounded into the int32 one.
@@ -290,10 +293,45 @@ class RetypeUint8(RewritePattern):
         return ops
 
 
+class QuantizeConcatOperands(RewritePattern):
+    """quantize(concat(x1, .., xn), s, z) -> concat(quantize(x1, s, z), .., quantize(xn, s, z))
+    for per-tensor s and z and a concat read by nothing else.
+
+    Quantizing is elementwise with one scale, so it commutes with a concat exactly. Moved to
+    the concat's operands, each quantize joins the kernel that produces its operand (an int8
+    conv's epilogue requantizes), the concat moves int8 - where an output buffer lays the
+    operands side by side, it moves nothing - and the quantize kernel of its own is gone
+    (SqueezeNet's fire modules, Inception's and DenseNet's blocks)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.QuantizeOp) or op.attrs().get("saturate") is not None:
+            return
+        cat = op.inputs[0].owner
+        if not isinstance(cat, g.ConcatOp) or not cat.results[0].has_one_use():
+            return
+        scale, zero = op.inputs[1], op.inputs[2]
+        if any(_const(v) is None or _const(v).size != 1 for v in (scale, zero)):
+            return
+        new: list[Operation] = []
+        parts = []
+        for x in cat.inputs:
+            new.append(q := g.QuantizeOp.build_op([x, scale, zero]))
+            q.location = x.owner.location if isinstance(x.owner, Operation) else op.location
+            if x.name_hint:
+                q.results[0].name_hint = f"{x.name_hint}_q"
+            parts.append(q.results[0])
+        new.append(joined := g.ConcatOp.build_op(parts, **cat.attrs()))
+        joined.location = cat.location
+        joined.results[0].name_hint = op.results[0].name_hint
+        replace_checked(op, new, rewriter)
+
+
 def fold_qdq(module: ModuleOp) -> bool:
-    """uint8 to int8, then every contraction that folds; True if anything changed."""
+    """uint8 to int8, quantizes onto a concat's operands, then every contraction that folds;
+    True if anything changed."""
     return PatternRewriteWalker(
-        GreedyRewritePatternApplier([RetypeUint8(), FoldContraction()]), apply_recursively=True
+        GreedyRewritePatternApplier([RetypeUint8(), QuantizeConcatOperands(), FoldContraction()]),
+        apply_recursively=True,
     ).rewrite_module(module)
 
 

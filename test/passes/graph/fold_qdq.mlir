@@ -165,3 +165,43 @@ func.func @not_folded(%x: tensor<1x2x4x4xf32>, %wa: tensor<2x2x1x1xi8>, %a: tens
   %y3 = graph.matmul %ad, %bd : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32> loc("two_activations")
   func.return %y0, %y1, %y2, %y3 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<2x2xf32>
 }
+
+// -----
+
+// A per-tensor quantize of a concat read by nothing else moves onto the concat's operands
+// (exact: one scale, elementwise), so each joins its producer's kernel and the concat
+// moves int8.
+// CHECK-LABEL: func.func @quantize_concat(
+// CHECK:         %a_q = graph.quantize %a, %s, %z : (tensor<1x4x3x3xf32>, tensor<f32>, tensor<i8>) -> tensor<1x4x3x3xi8>
+// CHECK-NEXT:    %b_q = graph.quantize %b, %s, %z : (tensor<1x2x3x3xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x3x3xi8>
+// CHECK-NEXT:    %q = graph.concat %a_q, %b_q {axis = 1 : i64} : (tensor<1x4x3x3xi8>, tensor<1x2x3x3xi8>) -> tensor<1x6x3x3xi8>
+// CHECK-NEXT:    func.return %q
+func.func @quantize_concat(%a: tensor<1x4x3x3xf32>, %b: tensor<1x2x3x3xf32>) -> tensor<1x6x3x3xi8> {
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %z = graph.constant dense<-3> : tensor<i8>
+  %c = graph.concat %a, %b {axis = 1 : i64} : (tensor<1x4x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x6x3x3xf32>
+  %q = graph.quantize %c, %s, %z : (tensor<1x6x3x3xf32>, tensor<f32>, tensor<i8>) -> tensor<1x6x3x3xi8>
+  func.return %q : tensor<1x6x3x3xi8>
+}
+
+// -----
+
+// Left alone: a concat that is read in float too (quantizing its operands would not remove
+// it), and a quantize per channel (its scales would have to be split along the concat).
+// CHECK-LABEL: func.func @quantize_concat_kept(
+// CHECK:         %c = graph.concat %a, %b {axis = 1 : i64}
+// CHECK-NEXT:    %q = graph.quantize %c, %s, %z
+// CHECK:         %c2 = graph.concat %a, %b {axis = 1 : i64}
+// CHECK-NEXT:    %q2 = graph.quantize %c2, %sc, %z
+// CHECK-NOT:     graph.quantize %a
+// CHECK:         func.return %q, %c, %q2
+func.func @quantize_concat_kept(%a: tensor<1x4x3x3xf32>, %b: tensor<1x2x3x3xf32>) -> (tensor<1x6x3x3xi8>, tensor<1x6x3x3xf32>, tensor<1x6x3x3xi8>) {
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %sc = graph.constant dense<[[[[0.5]], [[0.25]], [[0.5]], [[0.25]], [[0.5]], [[0.25]]]]> : tensor<1x6x1x1xf32>
+  %z = graph.constant dense<-3> : tensor<i8>
+  %c = graph.concat %a, %b {axis = 1 : i64} : (tensor<1x4x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x6x3x3xf32>
+  %q = graph.quantize %c, %s, %z : (tensor<1x6x3x3xf32>, tensor<f32>, tensor<i8>) -> tensor<1x6x3x3xi8>
+  %c2 = graph.concat %a, %b {axis = 1 : i64} : (tensor<1x4x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x6x3x3xf32>
+  %q2 = graph.quantize %c2, %sc, %z : (tensor<1x6x3x3xf32>, tensor<1x6x1x1xf32>, tensor<i8>) -> tensor<1x6x3x3xi8>
+  func.return %q, %c, %q2 : tensor<1x6x3x3xi8>, tensor<1x6x3x3xf32>, tensor<1x6x3x3xi8>
+}
