@@ -176,18 +176,35 @@ def cube_formats(op: g.GraphOp, i: int, matmul_nz: bool = True) -> tuple[str, ..
     """The storage formats operand `i` (the result if i == number of operands) of a conv /
     matmul / gemm kernel can take, the kernel's native one last: those the op accepts
     (dialects/formats.py) that the value's rank allows. Grouped and depthwise convs read and
-    write ND only (no kernel takes them blocked). int8 contractions too: their blocked forms
-    differ (C0 = 32, 16x32 FRACTAL_Z / NZ fractals, an i32 result in C0 = 16 blocks) and the
-    kernels read int8 as it lies in ND."""
+    write ND only (no kernel takes them blocked).
+
+    An int8 convolution reads its feature map as NC1HWC0 with C0 = 32 and its weights as
+    int8 FRACTAL_Z (16 x 32 fractals), as load3d and the int8 cube want them, and writes
+    its i32 result (and the dequantized or requantized outputs of its epilogue) in ND - a
+    pointwise window reads an ND feature map as the matrix it is, so ND is its native
+    input (ConvPlan.matrix_fm). Other int8 contractions read and write ND."""
     n = len(op.operands)
-    if (isinstance(op, g.ConvOp) and op.attrs()["group"] != 1) or g.is_integer_contraction(op):
+    if isinstance(op, g.ConvOp) and op.attrs()["group"] != 1:
         return (F.ND,)
+    if g.is_integer_contraction(op):
+        if not isinstance(op, g.ConvOp) or i not in (0, 1) or len(F.logical_shape(op.operands[i].type)) != 4:
+            return (F.ND,)
+        if i == 1:
+            return (F.ND, F.FRACTAL_Z)
+        return (F.NC1HWC0, F.ND) if _pointwise(op) else (F.ND, F.NC1HWC0)
     v = op.results[0] if i == n else op.operands[i]
     rank = len(F.logical_shape(v.type))
     # FRACTAL_NZ only on matrices: the matmul kernels read and write fractals of one matrix
     # (a batch of them, or a [B, S, K] activation folded to [B * S, K] rows, they take in ND)
     return tuple(f for f in F.slot_formats(op, None if i == n else i)
                  if f == F.ND or (rank == 4 if f in F.FOUR_D else matmul_nz and rank == 2))
+
+
+def _pointwise(op: g.ConvOp) -> bool:
+    """A 1x1 window at stride 1 without padding (the conv kernel reads ND as a matrix)."""
+    attrs = op.attrs()
+    kernel = F.logical_shape(op.operands[1].type)[2:]
+    return tuple(kernel) == (1, 1) and set(attrs.get("strides") or (1,)) == {1} and not any(attrs.get("pads") or ())
 
 
 def native_formats(op: g.GraphOp, matmul_nz: bool = True) -> tuple[str, ...]:

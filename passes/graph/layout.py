@@ -159,6 +159,8 @@ class LayoutCosts:
         res = op.results[0].type
         dtype = _vdtype(res) if _vdtype(res) in op_info.CUBE.dtypes else "f32"
         c0 = L.c0_of(res.element_type)
+        if g.is_integer_contraction(op):  # int8 operands, an i32 accumulator: the int8 cube, K in C0 = 32
+            dtype, c0 = "i8", L.c0_of(types[0].element_type)
         out_shape = tuple(res.get_shape())
         if op.LAYOUT == "conv":
             c = types[0].get_shape()[1]
@@ -202,9 +204,22 @@ class LayoutCosts:
             t = L.logical_type(op.results[0].type if i == n else op.operands[i].type)
             if i == n:
                 total += self.relayout_us(t, native, f, True)
+            elif op.LAYOUT == "conv" and g.is_integer_contraction(op):
+                total += self.box_relayout_us(t)
             else:
                 total += self.relayout_us(t, f, native, True)
         return total
+
+    def box_relayout_us(self, t: TensorType) -> float:
+        """An ND int8 feature map read by load3d: each l1 box copy interleaves it into C0
+        lanes one element per DMA block (ascend.CopyOp.relayout, CostModel.dma_bytes)."""
+        key = ("box", t)
+        if key not in self._cache:
+            item = to_dtype(t.element_type).itemsize
+            moved = self.model.dma_bytes(_nbytes(t), item)
+            est = self.model.kernel_estimate(hbm_read_bytes=moved, block_dim=self.spec.cube_cores)
+            self._cache[key] = est.total_us - est.launch_us
+        return self._cache[key]
 
 
 def _round(x: int, m: int) -> int:
@@ -231,6 +246,16 @@ def _static_float(t) -> bool:
 def cube_type(t) -> bool:
     """A static tensor the cube computes on: f16 or f32 (f64 has no cube)."""
     return _static_float(t) and _vdtype(t) in op_info.CUBE.dtypes and to_dtype(t.element_type).itemsize in (2, 4)
+
+
+def _static_int8(t) -> bool:
+    return isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape()) and t.element_type in g.INT8_TYPES
+
+
+def _blockable(t) -> bool:
+    """A value a blocked cluster may hold: a static float tensor, or an int8 feature map (an
+    int8 convolution's input, C0 = 32)."""
+    return _static_float(t) or _static_int8(t)
 
 
 
@@ -380,7 +405,10 @@ class Planner:
 
     def _anchor(self, op: g.GraphOp) -> Anchor | None:
         values = [*op.operands, op.results[0]]
-        if not all(cube_type(v.type) for v in values):
+        if g.is_integer_contraction(op):
+            if not (isinstance(op, g.ConvOp) and all(_static_int8(v.type) for v in values[:2])):
+                return None
+        elif not all(cube_type(v.type) for v in values):
             return None
         if op.LAYOUT == "conv" and any(len(v.type.get_shape()) != 4 for v in values[:2]):
             return None  # 1-D / 3-D convolutions stay ND
@@ -426,7 +454,7 @@ class Planner:
     def _cluster_can_be(self, c: Cluster, fmt: str) -> bool:
         for v in c.values:
             t = v.type
-            if not _static_float(t) or not self._capable(t, fmt):
+            if not (_static_float(t) or (fmt == L.NC1HWC0 and _static_int8(t))) or not self._capable(t, fmt):
                 return False
             if fmt == L.NC1HWC0 and t.get_shape()[1] < self.min_channels:
                 return False
@@ -459,7 +487,9 @@ class Planner:
                 if not self.is_const(v):
                     have = self.label(v)
                     src, dst = (f, have) if i == n else (have, f)
-                    t += self.costs.relayout_us(v.type, src, dst, self.in_kernel(v))
+                    # the cube templates take no trans_data: the lowering gives one beside a
+                    # cube op a kernel of its own, launch and all
+                    t += self.costs.relayout_us(v.type, src, dst, False)
             if best is None or t < best[0] - EPS_US:
                 best = (t, combo)
         assert best is not None

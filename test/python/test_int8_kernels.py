@@ -231,7 +231,9 @@ def test_load3d_pad_value_fills_the_padding_only():
 def test_deployment_size_conv_is_one_int8_mix_kernel():
     """A ResNet stage's 3x3 conv, 256 -> 256 channels on 56x56 at batch 8, with its
     dequantize -> relu -> requantize: compiled (running it is the bench's job, it takes
-    minutes) into one mix kernel on the cube at int8."""
+    minutes) into one mix kernel on the cube at int8. At this size graph-layout converts the
+    map to NC1HWC0 (C0 = 32) and the weights (an input here) to int8 FRACTAL_Z, each by a
+    layout kernel, rather than interleave the map in every l1 box."""
     x, w, out = (8, 256, 56, 56), (256, 256, 3, 3), (8, 256, 56, 56)
     consts = ("  %s = graph.constant dense<0.001> : tensor<1x256x1x1xf32>\n"
               "  %s2 = graph.constant dense<0.05> : tensor<f32>\n  %z2 = graph.constant dense<0> : tensor<i8>\n")
@@ -242,9 +244,13 @@ def test_deployment_size_conv_is_one_int8_mix_kernel():
             f"  func.return %q : {i8t}\n")
     model = _compile(_conv_text(x, w, out, "{pads = array<i64: 1, 1, 1, 1>, offset_x = 3 : i64}", tail, i8t, consts))
     kernels = _kernels(model)
-    assert len(kernels) == 1 and kernels[0].core_type.data == "mix"
-    mmads = [op for op in kernels[0].walk() if isinstance(op, a.MmadOp)]
+    convs = [k for k in kernels if attr_names.LAYOUT_CONVERSION not in k.attributes]
+    assert len(convs) == 1 and convs[0].core_type.data == "mix"
+    mmads = [op for op in convs[0].walk() if isinstance(op, a.MmadOp)]
     assert mmads and all(op.dtype == "i8" for op in mmads)
+    fm, weights = (arg.type.get_shape() for arg in convs[0].body.block.args[:2])
+    assert fm == (8, 8, 56, 56, 32) and weights == (72, 16, 16, 32)  # NC1HWC0 and FRACTAL_Z, C0 = 32
+    assert len(kernels) == 3
 
 
 ROW_QDQ = """func.func @main(%x: tensor<2x16x10x10xf32> {onnx.name = "x"}, %a: tensor<2x16x10x10xi8> {onnx.name = "a"}) -> tensor<2x16x10x10xi8> {
