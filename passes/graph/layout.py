@@ -22,8 +22,9 @@ formats and trans_data already there, so it is idempotent):
 3. **Costs and search.** Everything is priced with the device cost model
    (target.cost_model.CostModel, as graph-fuse): each op's work in the bytes of its formats
    (NC1HWC0 pads C to C0, and a conv's K with it), each trans_data as a vector kernel (read,
-   reorder, write, launch; inside a fusion body without the launch), each in-kernel re-layout
-   as that kernel's work without a launch. Labels start at the blocked candidate (GE's
+   reorder, write, launch - inside a fusion body too: no template takes a trans_data with other
+   ops, so the lowering splits the fusion there), each in-kernel re-layout as that kernel's
+   work without a launch. Labels start at the blocked candidate (GE's
    choice); a cluster flips when that lowers the total of every term that depends on it (on
    a tie it goes ND: a blocked format must pay for itself), until nothing flips. So a
    conversion that costs more than it saves is not made (the 3-channel input of the first
@@ -470,10 +471,6 @@ class Planner:
         c = self.clusters.get(self.find(v))
         return c.label if c is not None else L.ND
 
-    def in_kernel(self, v: SSAValue) -> bool:
-        block = v.block if isinstance(v, BlockArgument) else v.owner.parent_block()
-        return block is not self.top
-
     def best(self, a: Anchor) -> tuple[float, tuple[str, ...]]:
         """The cheapest formats for a cube op given the labels of its neighbours: its kernel
         plus a trans_data for each operand / result whose cluster has another format."""
@@ -487,8 +484,6 @@ class Planner:
                 if not self.is_const(v):
                     have = self.label(v)
                     src, dst = (f, have) if i == n else (have, f)
-                    # the cube templates take no trans_data: the lowering gives one beside a
-                    # cube op a kernel of its own, launch and all
                     t += self.costs.relayout_us(v.type, src, dst, False)
             if best is None or t < best[0] - EPS_US:
                 best = (t, combo)
@@ -502,9 +497,9 @@ class Planner:
         if fmt != L.ND:
             for v in c.values:
                 if self.producer[v] == "nd":
-                    total += self.costs.relayout_us(v.type, L.ND, fmt, self.in_kernel(v))
+                    total += self.costs.relayout_us(v.type, L.ND, fmt, False)
                 if v in self.nd_reads:
-                    total += self.costs.relayout_us(v.type, fmt, L.ND, self.in_kernel(v))
+                    total += self.costs.relayout_us(v.type, fmt, L.ND, False)
         return total + sum(self.best(a)[0] for a in c.anchors)
 
     def solve(self) -> None:
@@ -693,8 +688,9 @@ def strip_layout(body: Block) -> bool:
 @dataclass
 class LayoutReport:
     """The layout conversions a program does at run time, priced by the cost model:
-    graph.trans_data ops (a kernel each, or a step of the fused kernel they sit in) and the
-    re-layouts inside cube kernels that read or write a format other than their native one."""
+    graph.trans_data ops (a kernel each: the lowering gives one inside a fusion body a kernel of
+    its own too; `in_kernel` counts those) and the re-layouts inside cube kernels that read or
+    write a format other than their native one."""
 
     standalone: int = 0
     in_kernel: int = 0
@@ -725,7 +721,7 @@ def layout_report(module: ModuleOp, device: str = DEFAULT_DEVICE) -> LayoutRepor
             report.standalone += not inside
             report.in_kernel += inside
             report.trans_data_bytes += _nbytes(t, a["src_format"]) + _nbytes(t, a["dst_format"])
-            report.trans_data_us += costs.relayout_us(t, a["src_format"], a["dst_format"], inside)
+            report.trans_data_us += costs.relayout_us(t, a["src_format"], a["dst_format"], False)
             report.ops.append((a["src_format"], a["dst_format"], L.logical_shape(op.x.type)))
         elif op_info.CUBE.takes(op):
             values = [*op.operands, op.results[0]]
