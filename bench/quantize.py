@@ -21,7 +21,11 @@ search of one model (`--search`, default light_squeezenet): its trade-off table 
 `--tolerance`.
 
     python bench/quantize.py [--models light_resnet50,...] [--batch N] [--method entropy]
-                             [--samples 8] [--search light_squeezenet] [--tolerance 0.999]
+                             [--samples 8] [--search light_squeezenet] [--tolerance 0.999] [--timing]
+
+`--timing` times the programs without computing their numbers (`profile(timing=True)`: the
+same events, so the same latency), which is what makes batch 8 and up take minutes; the
+cosine column is then "-".
 """
 
 from __future__ import annotations
@@ -71,7 +75,7 @@ def _options(kind: str, calibration, method: str) -> dict:
     return {}
 
 
-def measure(name: str, model, kind: str, feeds, calibration, method: str, device: str) -> Row:
+def measure(name: str, model, kind: str, feeds, calibration, method: str, device: str, timing: bool = False) -> Row:
     from geir.runtime.report import build_report
     from geir.runtime.simulator import profile
 
@@ -80,15 +84,16 @@ def measure(name: str, model, kind: str, feeds, calibration, method: str, device
         t0 = time.perf_counter()
         cm = geir.compile(model, device=device, **_options(kind, calibration, method))
         row.compile_s = time.perf_counter() - t0
-        outputs, sim = profile(cm.module, feeds, device=device)
+        outputs, sim = profile(cm.module, feeds, device=device, timing=timing)
         report = build_report(sim, cm.module)
     except Exception as e:  # noqa: BLE001 - say what failed, go on with the others
         row.status, row.error = "failed", f"{type(e).__name__}: {' '.join(str(e).split())}"[:200]
         return row
-    reference = ort_run(model, feeds)
-    a = np.concatenate([np.asarray(x, np.float64).ravel() for x in outputs.values()])
-    b = np.concatenate([np.asarray(y, np.float64).ravel() for y in reference])
-    row.cosine = compare_arrays(a, b).cosine
+    if not timing:  # a timing-only run computes no outputs
+        reference = ort_run(model, feeds)
+        a = np.concatenate([np.asarray(x, np.float64).ravel() for x in outputs.values()])
+        b = np.concatenate([np.asarray(y, np.float64).ravel() for y in reference])
+        row.cosine = compare_arrays(a, b).cosine
     row.latency_us = report["latency_us"]
     row.peak_bytes = report["peak_memory_bytes"]
     row.weight_bytes = report["memory"]["constant_bytes"]
@@ -115,7 +120,8 @@ def table(rows: list[Row]) -> str:
         f16, f32 = by.get((r.model, "fp16")), by.get((r.model, "fp32"))
         lines.append((r.model, r.kind, f"{r.latency_us:.1f}", f"{f16.latency_us / r.latency_us:.2f}" if f16 else "-",
                       f"{r.weight_bytes / 2**20:.2f}", f"{f32.weight_bytes / r.weight_bytes:.2f}" if f32 else "-",
-                      f"{r.peak_bytes / 2**20:.1f}", f"{r.cosine:.6f}", str(r.int8_ops), str(r.fallback_kernels)))
+                      f"{r.peak_bytes / 2**20:.1f}", "-" if math.isnan(r.cosine) else f"{r.cosine:.6f}",
+                      str(r.int8_ops), str(r.fallback_kernels)))
     widths = [max(len(str(x)) for x in col) for col in zip(head, *lines)]
     return "\n".join("  ".join(str(x).ljust(w) for x, w in zip(line, widths)) for line in (head, *lines))
 
@@ -159,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="ascend910b")
     p.add_argument("--search", default="light_squeezenet", help="the model of the fallback search ('' for none)")
     p.add_argument("--tolerance", type=float, default=0.999)
+    p.add_argument("--timing", action="store_true",
+                   help="timing-only simulation (deployment batches in minutes; no outputs, so no cosine)")
     args = p.parse_args(argv)
     rows: list[Row] = []
     for name in args.models.split(","):
@@ -166,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         feeds = {k: v[0] for k, v in _samples(model, 1, seed=0).items()}
         calibration = _samples(model, args.samples)
         for kind in KINDS:
-            row = measure(name, model, kind, feeds, calibration, args.method, args.device)
+            row = measure(name, model, kind, feeds, calibration, args.method, args.device, args.timing)
             rows.append(row)
             print(f"  {name} {kind}: " + (f"{row.latency_us:.1f} us, cosine {row.cosine:.6f}" if row.status == "ok"
                                           else row.error) + f" (compile {row.compile_s:.1f} s)",
