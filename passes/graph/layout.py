@@ -206,7 +206,8 @@ class LayoutCosts:
             if i == n:
                 total += self.relayout_us(t, native, f, True)
             elif op.LAYOUT == "conv" and g.is_integer_contraction(op):
-                total += self.box_relayout_us(t)
+                # an ND map through load3d; a pointwise window reads either form as it lies
+                total += self.box_relayout_us(t) if f == L.ND else 0.0
             else:
                 total += self.relayout_us(t, f, native, True)
         return total
@@ -251,12 +252,6 @@ def cube_type(t) -> bool:
 
 def _static_int8(t) -> bool:
     return isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape()) and t.element_type in g.INT8_TYPES
-
-
-def _blockable(t) -> bool:
-    """A value a blocked cluster may hold: a static float tensor, or an int8 feature map (an
-    int8 convolution's input, C0 = 32)."""
-    return _static_float(t) or _static_int8(t)
 
 
 
