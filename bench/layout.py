@@ -29,6 +29,7 @@ import time
 from xdsl.context import Context
 
 from geir.dialects import formats as L
+from geir.dialects import graph as g
 from geir.frontend.onnx import import_model
 from geir.passes.graph.fuse import Costs, FusePass, modeled_us
 from geir.driver.pipelines import RECOGNIZERS

@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         for kind in KINDS:
             row = measure(name, model, kind, feeds, calibration, args.method, args.device, args.timing)
             rows.append(row)
-            print(f"  {name} {kind}: " + (f"{row.latency_us:.1f} us, cosine {row.cosine:.6f}" if row.status == "ok"
+            cosine = "" if math.isnan(row.cosine) else f", cosine {row.cosine:.6f}"
+            print(f"  {name} {kind}: " + (f"{row.latency_us:.1f} us{cosine}" if row.status == "ok"
                                           else row.error) + f" (compile {row.compile_s:.1f} s)",
                   file=sys.stderr, flush=True)
     print(table(rows))
