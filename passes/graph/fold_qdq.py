@@ -301,7 +301,8 @@ class QuantizeConcatOperands(RewritePattern):
     the concat's operands, each quantize joins the kernel that produces its operand (an int8
     conv's epilogue requantizes), the concat moves int8 - where an output buffer lays the
     operands side by side, it moves nothing - and the quantize kernel of its own is gone
-    (SqueezeNet's fire modules, Inception's and DenseNet's blocks)."""
+    (SqueezeNet's fire modules). A concat read in float too (Inception's, whose pool branch
+    reads it) keeps its quantize."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, g.QuantizeOp) or op.attrs().get("saturate") is not None:
