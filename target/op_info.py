@@ -191,7 +191,7 @@ def cube_formats(op: g.GraphOp, i: int, matmul_nz: bool = True) -> tuple[str, ..
             return (F.ND,)
         if i == 1:
             return (F.ND, F.FRACTAL_Z)
-        return (F.NC1HWC0, F.ND) if _pointwise(op) else (F.ND, F.NC1HWC0)
+        return (F.NC1HWC0, F.ND) if pointwise(op) else (F.ND, F.NC1HWC0)
     v = op.results[0] if i == n else op.operands[i]
     rank = len(F.logical_shape(v.type))
     # FRACTAL_NZ only on matrices: the matmul kernels read and write fractals of one matrix
@@ -200,11 +200,13 @@ def cube_formats(op: g.GraphOp, i: int, matmul_nz: bool = True) -> tuple[str, ..
                  if f == F.ND or (rank == 4 if f in F.FOUR_D else matmul_nz and rank == 2))
 
 
-def _pointwise(op: g.ConvOp) -> bool:
-    """A 1x1 window at stride 1 without padding (the conv kernel reads ND as a matrix)."""
+def pointwise(op: g.ConvOp) -> bool:
+    """A window of one pixel at stride 1 without padding: output pixel p reads input pixel p,
+    so an image's [C, pixels] is the product's [K, pixels] matrix as it lies and the conv
+    kernel reads an ND map as that matrix (lowering/templates/cube ConvPlan.matrix_fm)."""
     attrs = op.attrs()
     kernel = F.logical_shape(op.operands[1].type)[2:]
-    return tuple(kernel) == (1, 1) and set(attrs.get("strides") or (1,)) == {1} and not any(attrs.get("pads") or ())
+    return all(k == 1 for k in kernel) and set(attrs.get("strides") or (1,)) == {1} and not any(attrs.get("pads") or ())
 
 
 def native_formats(op: g.GraphOp, matmul_nz: bool = True) -> tuple[str, ...]:

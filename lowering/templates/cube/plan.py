@@ -121,12 +121,6 @@ class ConvGeometry:
         """Rows and columns of the input a tile of ohs x owt output pixels reads."""
         return min(self.h, self.window_rows(ohs)), min(self.w, self.window_cols(owt))
 
-    @property
-    def pointwise(self) -> bool:
-        """A 1x1 window at stride 1 without padding: output pixel p reads input pixel p, so
-        an image's [C, H * W] is the product's [K, pixels] matrix as it lies."""
-        return (self.kh, self.kw, self.sh, self.sw, self.pt, self.pl, self.pb, self.pr) == (1, 1, 1, 1, 0, 0, 0, 0)
-
 
 @dataclass(kw_only=True)
 class CubePlan:
@@ -232,7 +226,7 @@ class ConvPlan(CubePlan):
         """An ND feature map read as the [K, pixels] matrix it is (a pointwise window), not
         a box expanded by load3d: its copy into l1 is the engine's ND2NZ of whole rows,
         where a box would be interleaved into C0 lanes one element at a time."""
-        return self.geometry.pointwise and not self.x_blocked and not self.w_fz
+        return op_info.pointwise(self.cube) and not self.x_blocked and not self.w_fz
 
     def _axes(self) -> tuple[list[int], list[int], list[int]]:
         return [0], [1], list(range(2, len(self.out_shape)))
