@@ -16,7 +16,9 @@ The model, level by level (docs/report.md lists each rule with the figure it use
   (or a ``wait_flag`` to S) starts before it ends. Pipes run ahead wherever no flag holds them
   back: two ops on different pipes touching overlapping bytes of one on-chip buffer (at least
   one writing) with no flag/barrier chain ordering them are a **race** (a ``Race`` record;
-  ``strict=True`` raises). Happens-before is tracked with one vector clock per pipe.
+  ``strict=True`` raises). Happens-before is tracked with one vector clock per pipe. A mix
+  block's AIC and AIV each have their own MTE2 (``LANES``): gm -> ub on the AIV's, the rest on
+  the AIC's; a flag from / to MTE2 belongs to the engine of the copy before / after it.
 * **Blocks of a kernel.** Blocks run on ``min(block_dim, pool)`` cores of the kernel's type
   (cube: AIC; vector: AIV; mix: one AIC + ``vector_per_cube`` AIV each; on a chip without the
   cube/vector split a cube kernel's AI cores take their vector units too), in waves when there
@@ -645,7 +647,8 @@ class _BlockReplay:
         return self.scalar_unit
 
     def run(self, records: Sequence[Recorded]) -> BlockSim:
-        n = len(PIPES)
+        n = len(LANES)
+        lanes = mte2_lanes(records)
         free = [0.0] * n
         vc = [[0] * n for _ in range(n)]
         issue_t, issue_vc = 0.0, [0] * n
@@ -663,12 +666,12 @@ class _BlockReplay:
             op = ev.op
             if isinstance(op, a.SetFlagOp):
                 src, dst, _ = op.key
-                s = _PIPE_INDEX[src]
+                s = lanes.get(id(rec), _PIPE_INDEX[src])
                 _join(vc[s], issue_vc)
                 flags[op.key].append((max(free[s], issue_t), list(vc[s])))
                 continue
             if isinstance(op, a.WaitFlagOp):
-                d = _PIPE_INDEX[op.key[1]]
+                d = lanes.get(id(rec), _PIPE_INDEX[op.key[1]])
                 queue = flags[op.key]
                 if not queue:
                     raise SimulationError(f"{describe(op)} in @{ev.kernel} block {ev.block}: waits for a flag "
@@ -689,7 +692,7 @@ class _BlockReplay:
                     vc = [list(allvc) for _ in range(n)]
                     issue_vc = list(allvc)
                 continue
-            p = _PIPE_INDEX.get(ev.pipe)
+            p = lanes.get(id(rec), _PIPE_INDEX.get(ev.pipe))
             if p is None:
                 continue
             key = (op, ev.nbytes)
@@ -732,7 +735,7 @@ class _BlockReplay:
                     if rkey in races:
                         races[rkey][-1] += 1
                     else:
-                        races[rkey] = [old_op, PIPES[q], op, ev.pipe, old, acc, kind, 1]
+                        races[rkey] = [old_op, LANE_PIPES[q], op, ev.pipe, old, acc, kind, 1]
                 seen[(p, acc.write, acc.lo, acc.hi, acc.root)] = (acc, epoch, p, op)
         out_races = [
             Race(first.kernel or "", first.launch or 0, first.block or 0, describe(o1), p1, describe(o2), p2,
@@ -741,6 +744,42 @@ class _BlockReplay:
         ] if first is not None else []
         return BlockSim(max(max(free), issue_t), dict(busy), dict(unit_busy), spans, gm_bytes, dict(flops), out_races,
                         references)
+
+
+LANES = (*PIPES, "MTE2.aiv")
+"""The timelines of one block: the ISA's pipes, and a second MTE2 - in a mix block the AIC and
+the AIV each have their own (gm -> l1 / l0 on the AIC's, gm -> ub on the AIV's)."""
+LANE_PIPES = (*PIPES, "MTE2")
+"""The ISA pipe of each lane (what races and reports name)."""
+_AIV_MTE2 = len(PIPES)
+
+
+def mte2_lanes(records: Sequence[Recorded]) -> dict[int, int]:
+    """The lane of every record on the AIV's MTE2 (keyed by id(record)): its gm -> ub copies,
+    a set_flag from MTE2 after one (it signals the copies before it), a wait_flag to MTE2
+    before one (it holds the copy after it). Records absent are on their ISA pipe."""
+    out: dict[int, int] = {}
+    last = None  # the lane of the latest MTE2 copy
+    pending: list[Recorded] = []  # wait_flags to MTE2 not yet followed by an MTE2 copy
+    for rec in records:
+        ev, op = rec.event, rec.event.op
+        if isinstance(op, a.SetFlagOp):
+            if op.key[0] == "MTE2" and last == _AIV_MTE2:
+                out[id(rec)] = _AIV_MTE2
+            continue
+        if isinstance(op, a.WaitFlagOp):
+            if op.key[1] == "MTE2":
+                pending.append(rec)
+            continue
+        if ev.pipe != "MTE2":
+            continue
+        last = _AIV_MTE2 if _is_dma(ev) and ev.detail["dst"] == "ub" or "op" in ev.detail else _PIPE_INDEX["MTE2"]
+        if last == _AIV_MTE2:
+            out[id(rec)] = last
+            for w in pending:
+                out[id(w)] = last
+        pending.clear()
+    return out
 
 
 def _is_dma(ev: TraceEvent) -> bool:

@@ -91,8 +91,12 @@ STAGES = 5
 SLOTS = (0, 1)
 # flag ids per pipe pair, + the slot: the K tile and the S hand-off (0, 1), the V tile and the
 # P V hand-off (2, 3), P in l1 (4, 5); P V in ub (5) and the mask tile (4) between MTE2 and V;
-# 6 the once-per-item syncs (Q, the output)
-F_K, F_V, F_P, F_MASK, F_PV, CHAIN = 0, 2, 4, 4, 5, 6
+# 6 the once-per-item syncs (Q, the output); 7 the per-item buffers' credits (`F_ITEM`)
+F_K, F_V, F_P, F_MASK, F_PV, CHAIN, F_ITEM = 0, 2, 4, 4, 5, 6, 7
+ITEM_CREDITS = (("MTE1", "MTE2", F_ITEM), ("M", "MTE1", F_ITEM), ("MTE3", "V", F_ITEM))
+"""What one work item leaves for the next (so items follow each other without a barrier):
+q1 once its copy to l0a is done, q0 once the item's last mmad has read it, O and the row
+statistics once MTE3 has stored the item's result."""
 
 
 @dataclass(frozen=True)
@@ -282,11 +286,12 @@ def _buffers(plan: AttentionPlan, mq: int, nk: int, nk0: int | None = None) -> d
 
 def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling | None:
     """The cheapest (mq, nk) whose buffers fit, priced with the cost model. The key tiles of
-    a work item are a software pipeline: a tile costs its busiest pipe (MTE2 carries K, V and
-    the S, P and P V hand-offs, at no more than the block's share of the bandwidth: what is
-    read or written again at L2's, by the simulator's rule; V the softmax and the O update;
+    a work item are a software pipeline: a tile costs its busiest pipe (the AIC's MTE2 carries
+    K, V and P, the AIV's S and P V, at no more than the block's share of the bandwidth: what
+    is read or written again at L2's, by the simulator's rule; V the softmax and the O update;
     FIX, MTE3, M, MTE1 the rest), and an item adds one tile's whole chain (the pipeline's fill
-    and drain). Work items go to the blocks in waves; the block count is
+    and drain) but for its first K and V loads and its last O update, which overlap the
+    items beside it. Work items go to the blocks in waves; the block count is
     priced too (`block_choices`)."""
     spec = req.device
     best: AttentionTiling | None = None
@@ -404,9 +409,9 @@ def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, item
             return max(cost.dma_cycles(nbytes, src, dst),
                        math.ceil(cost.gm_cycles(nbytes, movers, h)) + cost.dma_cycles(0, src, dst))
 
-        pipes = {
-            "MTE2": (gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1")
-                     + gm(s_bytes, "gm", "ub") + gm(p_bytes, "gm", "l1") + gm(o_bytes, "gm", "ub")),
+        pipes = {  # the AIC's MTE2 brings K, V and P into l1, the AIV's S and P V into ub
+            "MTE2": gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1") + gm(p_bytes, "gm", "l1"),
+            "MTE2.aiv": gm(s_bytes, "gm", "ub") + gm(o_bytes, "gm", "ub"),
             "FIX": gm(s_bytes, "l0c", "gm") + gm(o_bytes, "l0c", "gm"),
             "MTE3": gm(p_bytes, "ub", "gm"),
             "MTE1": steps * (cost.dma_cycles(mqp * n0p * e, "l1", "l0a") + cost.dma_cycles(n0p * dvp * e, "l1", "l0b")
@@ -415,10 +420,16 @@ def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, item
             "V": 10 * cost.vector_cycles("binary", s_bytes, "f32") + 3 * cost.vector_cycles("binary", o_bytes, "f32"),
         }
         tile, chain = max(pipes.values()), sum(pipes.values())
-        return chain + tile * (tiles_per_item - 1)
+        # no barrier between items: an item's K and V loads run while the item before it
+        # finishes, and its last P V update beside the next item's first scores, so only a
+        # block's first item waits for its loads and its last for its update
+        kv = gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1")
+        update = gm(o_bytes, "l0c", "gm") + gm(o_bytes, "gm", "ub") + 3 * cost.vector_cycles("binary", o_bytes, "f32")
+        return chain - kv - update + tile * (tiles_per_item - 1), kv + update
 
     # items go to the blocks in rounds; a last partial round moves at its blocks' larger share
-    cycles = sum(rounds * per_item(movers) for rounds, movers in cost.wave_shares(items, blocks))
+    shares = cost.wave_shares(items, blocks)
+    cycles = sum(rounds * per_item(movers)[0] for rounds, movers in shares) + per_item(shares[0][1])[1]
     return cost.cycles_to_us(cycles + spec.block_dispatch_cycles)
 
 
@@ -537,6 +548,7 @@ class AttentionKernel:
                     ("FIX", "M", F_V + x), ("MTE2", "FIX", F_V + x)]
             if self.wide:
                 out.append(("MTE3", "V", F_K + x))
+        out += ITEM_CREDITS
         out.append(("V", "MTE2", F_PV))
         if self.plan.mask is not None:
             out.append(("V", "MTE2", F_MASK))
@@ -583,13 +595,17 @@ class AttentionKernel:
             b, h = kb.divui(bh, plan.H), kb.remui(bh, plan.H)
             mrow = kb.add(kb.mul(b if mb > 1 else 0, mh), h if mh > 1 else 0)
             self.mask_row = kb.mul(mrow, ms)
-        # Q: gm -> l1 -> l0a, once per work item
+        # Q: gm -> l1 -> l0a, once per work item (into buffers the previous item has left)
         qrow = kb.add(q_at[0], self.q0_row)
+        kb.wait_flag("MTE1", "MTE2", F_ITEM)
         self._load(kb.tile(self.q2, [qrow, q_at[1]], [mv, plan.D]), kb.tile(self.q1, [0, 0], [mvp, dp]))
         kb.sync("MTE2", "MTE1", CHAIN)
+        kb.wait_flag("M", "MTE1", F_ITEM)
         kb.copy(kb.tile(self.q1, [0, 0], [mvp, dp]), kb.tile(self.q0, [0, 0], [mvp, dp]))
+        kb.set_flag("MTE1", "MTE2", F_ITEM)
         kb.sync("MTE1", "M", CHAIN)
         # the row statistics and O
+        kb.wait_flag("MTE3", "V", F_ITEM)
         kb.vec(a.VdupOp, kb.scalar(NEG, f32), self.m)
         kb.vec(a.VdupOp, kb.scalar(0.0, f32), self.l)
         kb.vec(a.VdupOp, kb.scalar(0.0, f32), self.o)
@@ -610,7 +626,7 @@ class AttentionKernel:
         self._pipeline(lambda j: kb.add(first, kb.mul(j, nk)), n_run, nk, bands)
         if part is not None:
             self._write_part(bh, mv, part[0])
-            kb.barrier("ALL")
+            self._leave_item()
             return
         # out = O / l
         dv = plan.Dv
@@ -628,8 +644,14 @@ class AttentionKernel:
         kb.copy(src, kb.tile(self.o2, [kb.add(o_at[0], self.q0_row), o_at[1]], [mv, dv]))
         if self.wide:
             kb.set_flag("MTE3", "V", F_K)
-        # the next item reuses Q's buffers, O and the statistics
-        kb.barrier("ALL")
+        self._leave_item()
+
+    def _leave_item(self) -> None:
+        """Hands Q's l0a buffer (after the item's mmads) and O and the statistics (after its
+        stores) to the next item: no barrier, so its Q and first key tiles load while this
+        item's last tiles finish."""
+        self.kb.set_flag("M", "MTE1", F_ITEM)
+        self.kb.set_flag("MTE3", "V", F_ITEM)
 
     def _write_part(self, bh: Index, mv: int, p: Index) -> None:
         """A part's results into the chain's shared buffers, at row (b * H + h) * S + q of

@@ -118,14 +118,16 @@ class Pricer:
         self.epilogue = epilogue
         self.spec = cost.spec
         # (rows, cols) -> FIX + epilogue cycles: a conv prices ~1,000 candidates, each at one or two shares
-        self._after_cycles: dict[tuple[int, int], int] = {}
+        self._after_cycles: dict[tuple[int, int], tuple[int, int]] = {}
 
     def dma(self, nbytes: int, src: str, dst: str) -> int:
         return self.cost.dma_cycles(int(nbytes), src, dst)
 
     def tile(self, mte2: int, mte1: int, cube: int, mp: int, nv: int, mv: int, chunks: int = 1,
              blocks: int = 1, gm_bytes: int = 0, hit: float = 0.0) -> int:
-        """One output tile: its K chunks through l1, then FIX and the epilogue.
+        """One output tile: its K chunks through l1, then FIX; the epilogue's passes run on
+        the AIV beside the next tile's (its own MTE2, V, MTE3), so a tile takes the longer of
+        the AIC's work and the epilogue (`drain` adds the last tile's epilogue).
 
         Double-buffered, chunk i + 1 loads (MTE2) while chunk i computes (MTE1 and the cube,
         themselves overlapped through l0): a pipeline of `chunks` stages, so a tile of one
@@ -133,12 +135,7 @@ class Pricer:
         Single-buffered, everything runs in turn. MTE2 runs at no more than the block's share
         of the bandwidth (`blocks` loading at once, `gm_bytes` per tile, a share `hit` of
         them from L2: `CostModel.gm_cycles`)."""
-        after = self._after_cycles.get((mv, nv))
-        if after is None:  # FIX and the epilogue
-            after = self.dma(mv * nv * self.out_isz, "l0c", "gm")
-            if self.epilogue:
-                after += self.epilogue.cycles(self, mv, nv)
-            self._after_cycles[mv, nv] = after
+        fix, epi = self._after(mv, nv)
         if gm_bytes:
             mte2 = max(mte2, math.ceil(self.cost.gm_cycles(gm_bytes, blocks, hit)))
         if self.slots > 1:
@@ -146,19 +143,32 @@ class Pricer:
             body = int(load + (chunks - 1) * max(load, compute) + compute)
         else:
             body = mte2 + mte1 + cube
-        return body + after
+        return max(body + fix, epi)
+
+    def _after(self, mv: int, nv: int) -> tuple[int, int]:
+        """(FIX, epilogue) cycles of an [mv, nv] tile."""
+        after = self._after_cycles.get((mv, nv))
+        if after is None:
+            fix = self.dma(mv * nv * self.out_isz, "l0c", "gm")
+            after = self._after_cycles[mv, nv] = (fix, self.epilogue.cycles(self, mv, nv) if self.epilogue else 0)
+        return after
+
+    def drain(self, mv: int, nv: int) -> int:
+        """What the last tile's epilogue adds after the AIC's work ends."""
+        return self._after(mv, nv)[1]
 
     def blocks(self, tiles: int) -> int:
         """Blocks of a kernel of `tiles` tiles: one per cube core at most."""
         return max(1, min(tiles, self.spec.cube_cores))
 
     def total_us(self, tile_cycles: Callable[[int], int], tiles: int, read_bytes: int, write_bytes: int = 0,
-                 hit: float = 0.0) -> float:
+                 hit: float = 0.0, drain: int = 0) -> float:
         """`tiles` tiles over the blocks, `tile_cycles(movers)` each: the full rounds at every
         block's share of the bandwidth, a last partial round at its own blocks' larger share
-        (`CostModel.wave_shares`), bounded below by the HBM time of all the bytes."""
+        (`CostModel.wave_shares`), then the last tile's `drain`, bounded below by the HBM
+        time of all the bytes."""
         blocks = self.blocks(tiles)
-        cycles = sum(rounds * tile_cycles(movers) for rounds, movers in self.cost.wave_shares(tiles, blocks))
+        cycles = drain + sum(rounds * tile_cycles(movers) for rounds, movers in self.cost.wave_shares(tiles, blocks))
         us = max(self.cost.cycles_to_us(cycles), self.cost.gm_time_us(read_bytes, write_bytes, hit))
         return us + self.cost.cycles_to_us(ceil_div(tiles, blocks) * self.spec.block_dispatch_cycles)
 
@@ -281,7 +291,8 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
                     hit = pricer.l2_hit(reads, nb_s * (m_s + pairs * n) * kp * isz, writes)
                     cycles = functools.partial(_matmul_tile, pricer, mte2, mte1, cube, mt, min(n, nt), min(m_s, mt),
                                                chunks, pairs * (mt + nt) * kp * isz, hit, partner_fix)
-                    priced.append((pricer.total_us(cycles, tiles, reads, writes, hit), tiles, blocks))
+                    priced.append((pricer.total_us(cycles, tiles, reads, writes, hit, pricer.drain(min(m_s, mt), min(n, nt))),
+                                   tiles, blocks))
                 us, tiles, blocks = priced[0]
                 cheapest.offer(Tiling(mt, nt, kt, kl1, blocks, tiles, us), tiles * steps, [p[0] for p in priced])
     return cheapest.choice
@@ -405,7 +416,8 @@ def _price_conv_chunks(req: KernelRequest, plan: ConvPlan, pricer: Pricer, cheap
         mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * np_ * isz, "l1", "l0b"))
         cube = steps * req.cost.mmad_cycles(mt, kt, np_, pricer.dtype)
         at = [pricer.total_us(functools.partial(pricer.tile, mte2, mte1, cube, mt, npix, min(geo.mg, mt), chunks,
-                                                gm_bytes=chunks * (fm_bytes + w_bytes), hit=hit), tiles, reads, writes, hit)
+                                                gm_bytes=chunks * (fm_bytes + w_bytes), hit=hit), tiles, reads, writes, hit,
+                                    pricer.drain(min(geo.mg, mt), npix))
               for tiles, blocks, reads, writes, hit in priced_at]
         tiles, blocks = priced_at[0][:2]
         cheapest.offer(Tiling(mt, np_, kt, kc, blocks, tiles, at[0], ohs=ohs, owt=owt, cc=cc), tiles * steps, at)

@@ -29,23 +29,21 @@ func.func @main(%q: tensor<1x5x1x128xf16>, %k: tensor<1x5x8192x128xf16>, %v: ten
 // -----
 
 // The same 5 heads over 4096 rows: one kernel pays less than the parts and the combine's
-// launch. Its key tiles are 256 keys, one DMA each for K and V into l1; the cube takes a tile
+// launch. Its key tiles are 128 keys, one DMA each for K and V into l1; the cube takes a tile
 // in steps of 64 keys (what l0b holds twice, for K^T and V), each step's scores written to
-// its columns of the [16, 256] l0c tile, and FIX writes the tile once.
+// its columns of the [16, 128] l0c tile, and FIX writes the tile once.
 // CHECK-LABEL: ascend.kernel @k0_decode_4096(
 // CHECK-SAME:    attributes {block_dim = 5 : i64, core_type = "mix", geir.scratch = 3 : i64, template = "attention"}
-// CHECK:         %k1s0 = ascend.alloc {{.*}} : memref<256x128xf16, "l1">
+// CHECK:         %k1s0 = ascend.alloc {{.*}} : memref<128x128xf16, "l1">
 // CHECK:         %kt0s0 = ascend.alloc {{.*}} : memref<128x64xf16, "l0b">
 // CHECK:         %v0s0 = ascend.alloc {{.*}} : memref<64x128xf16, "l0b">
-// CHECK:         %scs0 = ascend.alloc {{.*}} : memref<16x256xf32, "l0c">
-// CHECK:         ascend.copy %{{.*}}, %k1s0 : memref<256x128xf16, strided<[128, 1], offset: ?>, "gm"> to memref<256x128xf16, "l1">
+// CHECK:         %scs0 = ascend.alloc {{.*}} : memref<16x128xf32, "l0c">
+// CHECK:         ascend.copy %{{.*}}, %k1s0 : memref<128x128xf16, strided<[128, 1], offset: ?>, "gm"> to memref<128x128xf16, "l1">
 // CHECK:         memref.subview %k1s0[0, 0] [64, 128]
-// CHECK:         ascend.mmad %q0, %kt0s0, %{{.*}} {init} : {{.*}} memref<16x64xf32, strided<[256, 1]>, "l0c">
+// CHECK:         ascend.mmad %q0, %kt0s0, %{{.*}} {init} : {{.*}} memref<16x64xf32, strided<[128, 1]>, "l0c">
 // CHECK:         memref.subview %k1s0[64, 0] [64, 128]
-// CHECK:         ascend.mmad %q0, %kt0s0, %{{.*}} {init} : {{.*}} memref<16x64xf32, strided<[256, 1], offset: 64>, "l0c">
-// CHECK:         memref.subview %k1s0[192, 0] [64, 128]
-// CHECK:         ascend.mmad %q0, %kt0s0, %{{.*}} {init} : {{.*}} memref<16x64xf32, strided<[256, 1], offset: 192>, "l0c">
-// CHECK:         ascend.copy %scs0, %{{.*}} : memref<16x256xf32, "l0c"> to memref<1x256xf32
+// CHECK:         ascend.mmad %q0, %kt0s0, %{{.*}} {init} : {{.*}} memref<16x64xf32, strided<[128, 1], offset: 64>, "l0c">
+// CHECK:         ascend.copy %scs0, %{{.*}} : memref<16x128xf32, "l0c"> to memref<1x128xf32
 // CHECK-NOT:   _combine
 func.func @main(%q: tensor<1x5x1x128xf16>, %k: tensor<1x5x4096x128xf16>, %v: tensor<1x5x4096x128xf16>) -> tensor<1x5x1x128xf16> {
   %y = graph.attention %q, %k, %v {scale = 0.088388 : f32, causal = 0 : i64} : (tensor<1x5x1x128xf16>, tensor<1x5x4096x128xf16>, tensor<1x5x4096x128xf16>) -> tensor<1x5x1x128xf16> loc("decode_4096")

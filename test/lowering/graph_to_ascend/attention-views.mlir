@@ -17,6 +17,7 @@
 // CHECK-NEXT:      %[[QC:.*]] = arith.muli %[[H]], %c8
 // CHECK:           %[[KC:.*]] = arith.addi %c16, %{{.*}}
 // CHECK:           %[[VC:.*]] = arith.addi %c32, %{{.*}}
+// CHECK-NEXT:      ascend.wait_flag MTE1 -> MTE2 id 7
 // CHECK-NEXT:      %[[QT:.*]] = memref.subview %[[QKV]][%[[QR]], %[[QC]]] [16, 8] [1, 1]
 // CHECK-NEXT:      ascend.copy %[[QT]], %q1 {pad} : memref<16x8xf32, strided<[48, 1], offset: ?>, "gm"> to memref<16x16xf32, "l1">
 // CHECK:           memref.subview %[[QKV]][%{{.*}}, %[[KC]]] [16, 8] [1, 1]

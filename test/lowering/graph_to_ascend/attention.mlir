@@ -7,8 +7,9 @@
 // transposing load), FIX stages S in the block's scratch slot `s_ws` (the 910B has no l0c -> ub
 // path), the vector unit scales it, adds the causal band on the diagonal tile and runs the
 // online softmax, P goes back through `p_ws` into l1 / l0a for P V on the cube, whose f32 tile
-// comes through `pv_ws` to rescale and accumulate O in ub; finally O / l, cast to f16, stored,
-// and a barrier before the next item. No [S, L] buffer.
+// comes through `pv_ws` to rescale and accumulate O in ub; finally O / l, cast to f16, stored.
+// No barrier between items: credit flags (id 7) hand Q's buffers, O and the statistics on, so
+// the next item's loads overlap this one's last tiles. No [S, L] buffer.
 // RUN: geir-opt %s -p 'convert-graph-to-ascend' | filecheck %s
 // RUN: geir-opt %s -p 'convert-graph-to-ascend' | filecheck %s --check-prefix=NOSCORES
 
@@ -31,8 +32,19 @@
 // The free flags of every slot are set once, before the work items.
 // CHECK:         ascend.set_flag MTE1 -> MTE2 id 0
 // CHECK:         ascend.set_flag MTE1 -> MTE2 id 1
+// CHECK:         ascend.set_flag MTE1 -> MTE2 id 7
+// CHECK-NEXT:    ascend.set_flag M -> MTE1 id 7
+// CHECK-NEXT:    ascend.set_flag MTE3 -> V id 7
 // CHECK:         scf.for
-// CHECK:           ascend.copy %q1, %[[Q0]] : memref<32x64xf16, "l1"> to memref<32x64xf16, "l0a">
+// Q into l1 once the previous item's copy to l0a is done, into l0a once its mmads are; O and
+// the statistics reset once its result is stored.
+// CHECK:           ascend.wait_flag MTE1 -> MTE2 id 7
+// CHECK:           ascend.copy %{{.*}}, %q1 :
+// CHECK:           ascend.wait_flag M -> MTE1 id 7
+// CHECK-NEXT:      ascend.copy %q1, %[[Q0]] : memref<32x64xf16, "l1"> to memref<32x64xf16, "l0a">
+// CHECK-NEXT:      ascend.set_flag MTE1 -> MTE2 id 7
+// CHECK:           ascend.wait_flag MTE3 -> V id 7
+// CHECK-NEXT:      ascend.vdup
 // The fill: tile 0's K load, then its scores while tile 1's K loads.
 // CHECK:           scf.if
 // CHECK-NEXT:        ascend.wait_flag MTE1 -> MTE2 id 0
@@ -97,8 +109,11 @@
 // CHECK-NEXT:      ascend.vcast %o_1, %pes0
 // CHECK:           ascend.copy %pes0, %{{.*}} : memref<32x64xf16, "ub"> to memref<32x64xf16, strided<[64, 1], offset: ?>, "gm">
 // CHECK-NEXT:      ascend.set_flag MTE3 -> V id 0
-// CHECK-NEXT:      ascend.pipe_barrier ALL
+// CHECK-NEXT:      ascend.set_flag M -> MTE1 id 7
+// CHECK-NEXT:      ascend.set_flag MTE3 -> V id 7
+// CHECK-NOT:       ascend.pipe_barrier
 // CHECK:         ascend.wait_flag MTE1 -> MTE2 id 0
+// CHECK:         ascend.wait_flag MTE3 -> V id 7
 // CHECK:         ascend.return
 // CHECK:       func.func @main(
 // CHECK:         ascend.launch @k0_attn

@@ -87,13 +87,13 @@ func.func @conv_relu(%x: tensor<1x8x14x14xf16> {onnx.name = "x"}) -> (tensor<1x1
 // CHECK-SAME:    core_type = "mix"
 // CHECK:         %[[S:.*]] = memref.collapse_shape %s {{.*}} into memref<64x49xf32, "gm">
 // CHECK:         ascend.wait_flag MTE3 -> MTE2 id 0
-// CHECK-NEXT:    ascend.copy %[[T:.*]], %v0 {pad} : memref<16x14xf32
+// CHECK-NEXT:    ascend.copy %[[T:.*]], %v0 {pad} : memref<32x7xf32
 // CHECK:         %[[ST:.*]] = memref.subview %[[S]]
-// CHECK-NEXT:    ascend.copy %[[ST]], %v2 {pad} : memref<16x14xf32, strided<[49, 1], offset: ?>, "gm"> to memref<16x16xf32, "ub">
+// CHECK-NEXT:    ascend.copy %[[ST]], %v2 {pad} : memref<32x7xf32, strided<[49, 1], offset: ?>, "gm"> to memref<32x8xf32, "ub">
 // CHECK:         ascend.vbrcb %{{.*}}, %v1
-// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<16x16xf32, "ub">
-// CHECK-NEXT:    ascend.vadd %v0, %v2, %v0 : memref<16x16xf32, "ub">
-// CHECK-NEXT:    ascend.vrelu %v0, %v0 : memref<16x16xf32, "ub">
+// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<32x8xf32, "ub">
+// CHECK-NEXT:    ascend.vadd %v0, %v2, %v0 : memref<32x8xf32, "ub">
+// CHECK-NEXT:    ascend.vrelu %v0, %v0 : memref<32x8xf32, "ub">
 // CHECK:         ascend.copy %v0, %[[T]] {pad}
 func.func @residual(%x: tensor<1x32x7x7xf32> {onnx.name = "x"}, %s: tensor<1x64x7x7xf32> {onnx.name = "s"}) -> (tensor<1x64x7x7xf32> {onnx.name = "y"}) {
   %w = graph.constant dense<1.000000e-01> : tensor<64x32x1x1xf32> loc("w")
