@@ -866,6 +866,8 @@ def test_a_last_partial_round_of_tiles_moves_at_a_larger_share(monkeypatch):
     chosen = []
     original = cube_tiling.matmul_tiling
     monkeypatch.setattr(cube, "matmul_tiling", lambda *a: chosen.append(original(*a)) or chosen[-1])
+    # one tile per work item (else it takes 20 items of 5 tiles sharing the lhs panel, one round)
+    monkeypatch.setattr(cube_tiling, "GROUP_MAX", 1)
     c = Case(np.float16)
     y = c.op(g.MatMulOp, [c.input("x", rand(1, 2048)), c.input("w", rand(2048, 6400) / 32)])
     module, _ = c.build([y])
@@ -877,6 +879,31 @@ def test_a_last_partial_round_of_tiles_moves_at_a_larger_share(monkeypatch):
     _, static = simulator.profile(module, c.feeds, timing=True)
     assert k.standalone_exec_us < 0.9 * static.kernels[0].standalone_exec_us
     assert k.standalone_exec_us == pytest.approx(tiling.estimate_us, rel=0.1)
+
+
+@pytest.mark.parametrize("m,epilogue", [(512, False), (500, True)])
+def test_matmul_work_items_share_an_lhs_panel(monkeypatch, m, epilogue):
+    """Tiles along N that a block computes in turn share the lhs panel held in l1 and two l0c
+    slots (tiling._matmul_groups): the product is right to the fp16 rounding bound (an edge
+    row tile too, a bias + gelu epilogue too), the simulator finds no race in it, and the
+    tiling's estimate is the simulated time within a fifth."""
+    from geir.runtime import simulator
+
+    chosen = []
+    original = cube_tiling.matmul_tiling
+    monkeypatch.setattr(cube, "matmul_tiling", lambda *a: chosen.append(original(*a)) or chosen[-1])
+    c = Case(np.float16)
+    y = c.op(g.MatMulOp, [c.input("x", rand(m, 768)), c.input("w", rand(768, 1536) / 16)])
+    if epilogue:
+        y = c.op(g.GeluOp, [c.op(g.AddOp, [c.input("b", rand(1536)), y])], approximate="tanh")
+    kernel = check(c, [y], 768)
+    (tiling,) = chosen
+    assert tiling.group > 1
+    assert sum(1 for op in kernel.walk() if isinstance(op, a.AllocOp) and op.space == "l0c") == 2
+    module, _ = c.build([y])
+    _, sim = simulator.profile(module, c.feeds, timing=True, strict=True)
+    (k,) = sim.kernels
+    assert k.standalone_exec_us == pytest.approx(tiling.estimate_us, rel=0.2)
 
 
 def test_a_shape_range_kernel_takes_the_tiling_no_size_regrets_most():

@@ -10,8 +10,8 @@ it). Edge tiles: gm -> l1 copies `pad` a partial tile with zeros to whole fracta
 FIX copy writes back only the valid part. With an epilogue the kernel is `mix`: the FIX copy
 stages the tile in its gm output and the epilogue passes (epilogue_passes.py) follow.
 
-Flag ids: per ping-pong slot for l1 (MTE2 <-> MTE1) and l0a / l0b (MTE1 <-> M); l0c and
-the epilogue use id 0.
+Flag ids: per ping-pong slot for l1 (MTE2 <-> MTE1) and l0a / l0b (MTE1 <-> M); per l0c
+slot (FIX -> M: one, or two for a matmul's work items of several tiles); the epilogue id 0.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from geir.lowering.templates.cube.epilogue_passes import EpiloguePasses, gm_tile
 from geir.lowering.templates.cube.loops import Index
 from geir.lowering.templates.cube.plan import CubePlan
 from geir.lowering.templates.cube.prologue import Prologue
-from geir.lowering.templates.cube.tiling import Tiling, tile_cols
+from geir.lowering.templates.cube.tiling import Tiling, l0c_slots, tile_cols
 
 
 class CubeKernel:
@@ -56,8 +56,14 @@ class CubeKernel:
         self._operand_buffers()
         self.l0a = [kb.alloc([t.mt, t.kt], elt, "l0a", f"l0a{s}") for s in range(slots)]
         self.l0b = [kb.alloc([t.kt, t.nt], elt, "l0b", f"l0b{s}") for s in range(slots)]
-        # l0c accumulates in f32 (float operands) or in the i32 result (int8 operands)
-        self.l0c = kb.alloc([t.mt, t.nt], plan.out_elt if plan.integer else f32, "l0c", "l0c")
+        # l0c accumulates in f32 (float operands) or in the i32 result (int8 operands); a
+        # matmul's work items of several tiles take two l0c slots where they fit, so FIX
+        # drains one tile while the cube fills the next (tiling.l0c_slots)
+        acc_elt = plan.out_elt if plan.integer else f32
+        n_acc = l0c_slots(self.req, t)
+        self.l0cs = [kb.alloc([t.mt, t.nt], acc_elt, "l0c", f"l0c{c}" if n_acc > 1 else "l0c") for c in range(n_acc)]
+        self.l0c = self.l0cs[0]
+        self.fix_id = 0  # the flag id (FIX <-> M) of the l0c slot the current tile uses
         self.out2 = self._out_views()
         self.epilogue = None
         if self.buffers:
@@ -66,14 +72,20 @@ class CubeKernel:
         for s in range(slots):
             kb.set_flag("MTE1", "MTE2", s)
             kb.set_flag("M", "MTE1", s)
-        kb.set_flag("FIX", "M", 0)
+        if t.group > 1:  # the lhs panel of a matmul's work items (matmul_kernel.PANEL)
+            kb.set_flag("MTE1", "MTE2", 2)
+        for c in range(len(self.l0cs)):
+            kb.set_flag("FIX", "M", c)
         if self.epilogue:
             kb.set_flag("MTE3", "MTE2", 0)
         self._tiles()
         for s in range(slots):
             kb.wait_flag("MTE1", "MTE2", s)
             kb.wait_flag("M", "MTE1", s)
-        kb.wait_flag("FIX", "M", 0)
+        if t.group > 1:
+            kb.wait_flag("MTE1", "MTE2", 2)
+        for c in range(len(self.l0cs)):
+            kb.wait_flag("FIX", "M", c)
         if self.epilogue:
             kb.wait_flag("MTE3", "MTE2", 0)
         kernel = kb.finish()
@@ -112,7 +124,7 @@ class CubeKernel:
         kb = self.kb
         kb.sync("MTE1", "M", u)
         if first:
-            kb.wait_flag("FIX", "M", 0)  # the previous tile has left l0c
+            kb.wait_flag("FIX", "M", self.fix_id)  # the tile before in this l0c slot has left it
         kb.emit(a.MmadOp.get(a0, b0, acc, init=first))
         kb.set_flag("M", "MTE1", u)
 
@@ -129,7 +141,7 @@ class CubeKernel:
         props = {"relu": UnitAttr()} if plan.epilogue.fix_relu else {}
         if plan.heads:  # no epilogue work (plan.py): straight to the output, head by head
             self._fix_heads(acc, batch_row[0], self.kb.add(batch_row[1], position), col, mv, nv, props, plan, staging)
-            kb.set_flag("FIX", "M", 0)
+            kb.set_flag("FIX", "M", self.fix_id)
             return
         if plan.out_blocked:  # the FIX pipe writes the fractal rows as NC1HWC0 blocks
             dst = gm_tile(kb, staging, row, col, mv, nv, self.c0)
@@ -146,7 +158,7 @@ class CubeKernel:
             if tuple(acc.type.get_shape()) != (mv, nv):
                 props["pad"] = UnitAttr()
         kb.copy(acc, dst, **props)
-        kb.set_flag("FIX", "M", 0)
+        kb.set_flag("FIX", "M", self.fix_id)
         if not self.epilogue:
             return
         kb.sync("FIX", "MTE2", 0)

@@ -20,6 +20,11 @@ from geir.lowering.templates.cube.prologue import Prologue
 from geir.lowering.templates.cube.tiling import Tiling, matmul_range_axis
 
 
+PANEL = 2
+"""Flag id (MTE1 -> MTE2) of the lhs panel a work item of several tiles holds in l1; the
+l1 slots take ids 0 and 1."""
+
+
 def _rows2(op: Operand) -> list[int]:
     """A matmul operand as a 2-D matrix in memory: batches stacked on the rows."""
     b, r, c = op.shape
@@ -56,8 +61,11 @@ class MatmulKernel(CubeKernel):
             a_rows[0] *= kb.kernel.block_count
         self.a2 = ins[lhs.arg] if plan.lhs_nz else kb.view(ins[lhs.arg], a_rows)
         self.b2 = ins[rhs.arg] if plan.rhs_nz else kb.view(ins[rhs.arg], _rows2(rhs))
-        self.l1a = [kb.alloc([t.kl1, t.mt] if lhs.trans else [t.mt, t.kl1], elt, "l1", f"l1a{s}")
-                    for s in range(self.slots)]
+        if t.group > 1:  # one lhs panel [mt, K] for the item's tiles (tiling._matmul_groups)
+            self.l1a = [kb.alloc([t.mt, round_up(plan.k, plan.k_fractal)], elt, "l1", "l1a")]
+        else:
+            self.l1a = [kb.alloc([t.kl1, t.mt] if lhs.trans else [t.mt, t.kl1], elt, "l1", f"l1a{s}")
+                        for s in range(self.slots)]
         self.l1b = [kb.alloc([t.nt, t.kl1] if rhs.trans else [t.kl1, t.nt], elt, "l1", f"l1b{s}")
                     for s in range(self.slots)]
         if plan.partner is not None:  # a gated matmul: the partner's right operand, its product
@@ -67,6 +75,10 @@ class MatmulKernel(CubeKernel):
 
     def _tiles(self) -> None:
         plan, t = self.plan, self.t
+        if t.group > 1:
+            dims = [TileDim(plan.batch, 1), TileDim(plan.rows, t.mt), TileDim(plan.cols, t.nt * t.group)]
+            tile_grid(self.kb, dims, t.blocks, self._item)
+            return
         if not self.parts:
             dims = [TileDim(plan.batch, 1), TileDim(plan.rows, t.mt), TileDim(plan.cols, t.nt)]
             tile_grid(self.kb, dims, t.blocks, self._tile, self._real_rows())
@@ -84,6 +96,28 @@ class MatmulKernel(CubeKernel):
                                                                      position=position))
         distribute(self.kb, t.blocks, classes)
 
+    def _item(self, off: list[Index], size: list[int]) -> None:
+        """A work item of `group` tiles along N sharing the lhs panel in l1: the first tile
+        loads the panel with its rhs chunks, once the previous item's last MTE1 read of it
+        is done (flag id PANEL); the others read it."""
+        kb, t = self.kb, self.t
+        b, m0, n0 = off
+        rows = [1, size[1], t.nt]
+        kb.wait_flag("MTE1", "MTE2", PANEL)
+        if len(self.l0cs) > 1:  # every tile emitted, each on the l0c slot of its parity
+            for u in range(t.group):
+                self.fix_id = u % 2
+                self.l0c = self.l0cs[self.fix_id]
+                self._tile([b, m0, kb.add(n0, u * t.nt)], rows, panel=u == 0)
+        else:
+            self._tile([b, m0, n0], rows, panel=True)
+            if t.group == 2:
+                self._tile([b, m0, kb.add(n0, t.nt)], rows, panel=False)
+            else:
+                with kb.loop(1, t.group, 1) as u:
+                    self._tile([b, m0, kb.add(n0, kb.mul(u, t.nt))], rows, panel=False)
+        kb.set_flag("MTE1", "MTE2", PANEL)
+
     def _real_rows(self) -> tuple[int, Index | None] | None:
         """With a shape range in the result's first axis, the tiles of its real rows only: of
         the batch when the result's leading axes are it, else of the rows they fold into."""
@@ -94,7 +128,8 @@ class MatmulKernel(CubeKernel):
         return axis, kb.real_rows(plan.batch if axis == 0 else plan.rows)
 
     def _tile(self, off: list[Index], size: list[int], part: MatmulPlan | None = None,
-              b2: SSAValue | None = None, out: SSAValue | None = None, position: Index = 0) -> None:
+              b2: SSAValue | None = None, out: SSAValue | None = None, position: Index = 0,
+              panel: bool | None = None) -> None:
         kb, plan = self.kb, part or self.plan
         b, m0, n0 = off
         _, mv, nv = size
@@ -113,15 +148,16 @@ class MatmulKernel(CubeKernel):
             props = {"pad": UnitAttr()} if (mp, np_) != (mv, nv) else {}
             kb.copy(acc, kb.tile(self.partner_out, [row, n0], [mv, nv]), **props)
             kb.set_flag("FIX", "M", 0)
-        self._product(acc, b2 or self.b2, rhs, arow, brow, m0, n0, mv, nv)
+        self._product(acc, b2 or self.b2, rhs, arow, brow, m0, n0, mv, nv, panel)
         if row is None:
             row = kb.add(kb.mul(b, plan.rows), m0)
         self._finish_tile(acc, row, n0, mv, nv, (b, m0), part, out, position)
 
     def _product(self, acc: SSAValue, b2: SSAValue, rhs: Operand, arow: Index, brow: Index, m0: Index,
-                 n0: Index, mv: int, nv: int) -> None:
+                 n0: Index, mv: int, nv: int, panel: bool | None = None) -> None:
         """The [mv, nv] tile at (m0, n0) of lhs x rhs (`b2` its stored matrix) into l0c: K in
-        l1 chunks, each in l0 steps."""
+        l1 chunks, each in l0 steps. `panel`: the lhs is the item's l1 panel, loaded by this
+        tile's chunks (True) or already there (False); None: each chunk loads its own."""
         kb, plan, t = self.kb, self.plan, self.t
         mp, np_ = round_up(mv, FRACTAL), round_up(nv, FRACTAL)
         lhs = plan.lhs
@@ -129,7 +165,11 @@ class MatmulKernel(CubeKernel):
         def chunk(k0: Index, kc: int, s: int, first: bool) -> None:
             kcp = round_up(kc, plan.k_fractal)
             kb.wait_flag("MTE1", "MTE2", s)
-            if lhs.trans:
+            if panel:
+                self._to_l1(self.a2, plan.lhs_nz, arow, m0, k0, mv, kc, kb.tile(self.l1a[0], [0, k0], [mp, kcp]))
+            elif panel is not None:
+                pass
+            elif lhs.trans:
                 self._to_l1(self.a2, plan.lhs_nz, arow, k0, m0, kc, mv, kb.tile(self.l1a[s], [0, 0], [kcp, mp]))
             else:
                 self._to_l1(self.a2, plan.lhs_nz, arow, m0, k0, mv, kc, kb.tile(self.l1a[s], [0, 0], [mp, kcp]))
@@ -143,7 +183,9 @@ class MatmulKernel(CubeKernel):
                 kb.wait_flag("M", "MTE1", u)
                 a0 = kb.tile(self.l0a[u], [0, 0], [mp, kt])
                 b0 = kb.tile(self.l0b[u], [0, 0], [kt, np_])
-                if lhs.trans:
+                if panel is not None:
+                    kb.copy(kb.tile(self.l1a[0], [0, kb.add(k0, kk)], [mp, kt]), a0)
+                elif lhs.trans:
                     kb.copy(kb.tile(self.l1a[s], [kk, 0], [kt, mp]), a0, transpose=UnitAttr())
                 else:
                     kb.copy(kb.tile(self.l1a[s], [0, kk], [mp, kt]), a0)

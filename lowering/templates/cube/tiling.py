@@ -49,6 +49,9 @@ class Tiling:
     owt: int = 0
     cc: int = 0
     er: int = 0
+    group: int = 1
+    """Matmul: output tiles along N per work item, which share one [mt, K] panel of the lhs
+    held in l1 (loaded once per item, not once per tile); 1: every tile loads its own."""
 
 
 def tile_cols(plan: CubePlan, t: Tiling) -> int:
@@ -117,6 +120,7 @@ class Pricer:
         self.slots = slots
         self.epilogue = epilogue
         self.spec = cost.spec
+        self.groups = True  # matmul tiles may share an l1-resident lhs panel (`_matmul_groups`)
         # (rows, cols) -> FIX + epilogue cycles: a conv prices ~1,000 candidates, each at one or two shares
         self._after_cycles: dict[tuple[int, int], tuple[int, int]] = {}
 
@@ -124,10 +128,11 @@ class Pricer:
         return self.cost.dma_cycles(int(nbytes), src, dst)
 
     def tile(self, mte2: int, mte1: int, cube: int, mp: int, nv: int, mv: int, chunks: int = 1,
-             blocks: int = 1, gm_bytes: int = 0, hit: float = 0.0) -> int:
+             blocks: int = 1, gm_bytes: int = 0, hit: float = 0.0, fix_overlap: bool = False) -> int:
         """One output tile: its K chunks through l1, then FIX; the epilogue's passes run on
         the AIV beside the next tile's (its own MTE2, V, MTE3), so a tile takes the longer of
-        the AIC's work and the epilogue (`drain` adds the last tile's epilogue).
+        the AIC's work and the epilogue (`drain` adds the last tile's epilogue). With two l0c
+        slots (`fix_overlap`) FIX drains a tile while the cube fills the next.
 
         Double-buffered, chunk i + 1 loads (MTE2) while chunk i computes (MTE1 and the cube,
         themselves overlapped through l0): a pipeline of `chunks` stages, so a tile of one
@@ -143,7 +148,7 @@ class Pricer:
             body = int(load + (chunks - 1) * max(load, compute) + compute)
         else:
             body = mte2 + mte1 + cube
-        return max(body + fix, epi)
+        return max(body, fix, epi) if fix_overlap else max(body + fix, epi)
 
     def _after(self, mv: int, nv: int) -> tuple[int, int]:
         """(FIX, epilogue) cycles of an [mv, nv] tile."""
@@ -295,7 +300,60 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
                                    tiles, blocks))
                 us, tiles, blocks = priced[0]
                 cheapest.offer(Tiling(mt, nt, kt, kl1, blocks, tiles, us), tiles * steps, [p[0] for p in priced])
+            if pricer.groups and pairs == 1 and axis is None and not (plan.part_cols or plan.lhs.trans or plan.lhs_nz):
+                _matmul_groups(req, plan, pricer, cheapest, mt, nt, kt, steps, mte1, cube)
     return cheapest.choice
+
+
+def l0c_slots(req: KernelRequest, t: Tiling) -> int:
+    """l0c slots of a cube kernel: two for a matmul's work items of several tiles when two
+    [mt, nt] accumulators fit, else one."""
+    return 2 if t.group > 1 and _fits(req, l0c=2 * t.mt * t.nt * ACC_BYTES) else 1
+
+
+GROUP_MAX = 8
+"""Most output tiles a work item holds along N (each one's code is emitted once per item)."""
+
+
+def _matmul_groups(req: KernelRequest, plan: MatmulPlan, pricer: Pricer, cheapest: _Cheapest, mt: int, nt: int,
+                   kt: int, steps: int, mte1: int, cube: int) -> None:
+    """Offers work items of g tiles along N that share the lhs panel [mt, K], held whole in
+    l1 beside the rhs chunks: the panel is read once per item instead of once per tile (what
+    Ascend's matmul tiling does with a depth of A covering K). The first tile of an item loads
+    the panel chunk by chunk with its own rhs chunks; the others load only theirs."""
+    isz, slots = pricer.isz, pricer.slots
+    m, n, nb = plan.rows, plan.cols, plan.batch
+    kp = round_up(plan.k, plan.k_fractal)
+    if n % nt or n // nt < 2:
+        return
+    panel = mt * kp * isz
+    room = (req.device.buffer_bytes["l1"] - panel) // (slots * nt * isz)
+    most = min(kp, room // kt * kt)
+    if most < kt:
+        return
+    n_tiles = n // nt
+    tiles = nb * ceil_div(m, mt) * n_tiles
+    mv, writes = min(m, mt), nb * m * n * pricer.out_isz
+    a_load = pricer.dma(mt * kp * isz, "gm", "l1")
+    fix_overlap = _fits(req, l0c=2 * mt * nt * ACC_BYTES)  # l0c_slots
+    for g in range(2, min(n_tiles, GROUP_MAX) + 1):
+        if n_tiles % g:
+            continue
+        items = tiles // g
+        reads = (tiles * nt + items * mt) * kp * isz
+        hit = pricer.l2_hit(reads, nb * (m + n) * kp * isz, writes)
+        for kl1 in per_chunk(kp, most, slots, kt):
+            chunks = ceil_div(kp, kl1)
+            b_load = chunks * pricer.dma(kl1 * nt * isz, "gm", "l1")
+
+            def item(movers: int, chunks=chunks, b_load=b_load, g=g, hit=hit) -> int:
+                first = pricer.tile(a_load + b_load, mte1, cube, mt, nt, mv, chunks, movers, (mt + nt) * kp * isz, hit,
+                                    fix_overlap)
+                rest = pricer.tile(b_load, mte1, cube, mt, nt, mv, chunks, movers, nt * kp * isz, hit, fix_overlap)
+                return first + (g - 1) * rest
+
+            us = pricer.total_us(item, items, reads, writes, hit, pricer.drain(mv, nt))
+            cheapest.offer(Tiling(mt, nt, kt, kl1, pricer.blocks(items), tiles, us, group=g), tiles * steps)
 
 
 def _matmul_tile(pricer: Pricer, mte2: int, mte1: int, cube: int, mt: int, nv: int, mv: int, chunks: int,
