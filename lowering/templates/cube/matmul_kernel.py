@@ -165,14 +165,13 @@ class MatmulKernel(CubeKernel):
         def chunk(k0: Index, kc: int, s: int, first: bool) -> None:
             kcp = round_up(kc, plan.k_fractal)
             kb.wait_flag("MTE1", "MTE2", s)
-            if panel:
+            if panel is None:  # this chunk's own lhs, into the slot
+                if lhs.trans:
+                    self._to_l1(self.a2, plan.lhs_nz, arow, k0, m0, kc, mv, kb.tile(self.l1a[s], [0, 0], [kcp, mp]))
+                else:
+                    self._to_l1(self.a2, plan.lhs_nz, arow, m0, k0, mv, kc, kb.tile(self.l1a[s], [0, 0], [mp, kcp]))
+            elif panel:  # the item's first tile: this chunk's columns of the panel
                 self._to_l1(self.a2, plan.lhs_nz, arow, m0, k0, mv, kc, kb.tile(self.l1a[0], [0, k0], [mp, kcp]))
-            elif panel is not None:
-                pass
-            elif lhs.trans:
-                self._to_l1(self.a2, plan.lhs_nz, arow, k0, m0, kc, mv, kb.tile(self.l1a[s], [0, 0], [kcp, mp]))
-            else:
-                self._to_l1(self.a2, plan.lhs_nz, arow, m0, k0, mv, kc, kb.tile(self.l1a[s], [0, 0], [mp, kcp]))
             if rhs.trans:
                 self._to_l1(b2, plan.rhs_nz, brow, n0, k0, nv, kc, kb.tile(self.l1b[s], [0, 0], [np_, kcp]))
             else:
