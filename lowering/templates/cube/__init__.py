@@ -61,8 +61,9 @@ def _build(req: KernelRequest, pro: Prologue | None) -> a.KernelOp | None:
         return None
     slots = 2 if req.double_buffer else 1
     buffers = EpilogueBuffers(plan) if plan.epilogue.has_work else None
-    pricer = Pricer(req.cost, plan.elt, slots, EpilogueCost.of(buffers) if buffers else None, plan.out_elt)
-    pricer.groups = pro is None  # a prologue's lhs is the block's own copy (prologue.py)
+    # no lhs panel under a prologue: its lhs is each block's own copy (prologue.py)
+    pricer = Pricer(req.cost, plan.elt, slots, EpilogueCost.of(buffers) if buffers else None, plan.out_elt,
+                    groups=pro is None)
     tiling = matmul_tiling(req, plan, pricer) if isinstance(plan, MatmulPlan) else conv_tiling(req, plan, pricer)
     try:
         if is_depthwise(plan) and not plan.integer and pro is None:  # the vector kernel computes in the operands' type

@@ -112,7 +112,7 @@ class Pricer:
     """Prices one tile of a candidate with the device's cost model (cube-clock cycles)."""
 
     def __init__(self, cost: CostModel, elt: Attribute, slots: int, epilogue: EpilogueCost | None,
-                 out_elt: Attribute | None = None):
+                 out_elt: Attribute | None = None, groups: bool = True):
         self.cost = cost
         self.isz = itemsize(elt)
         self.out_isz = itemsize(out_elt or elt)  # what FIX writes: an int8 product's i32
@@ -120,7 +120,7 @@ class Pricer:
         self.slots = slots
         self.epilogue = epilogue
         self.spec = cost.spec
-        self.groups = True  # matmul tiles may share an l1-resident lhs panel (`_matmul_groups`)
+        self.groups = groups  # matmul tiles may share an l1-resident lhs panel (`_matmul_groups`)
         # (rows, cols) -> FIX + epilogue cycles: a conv prices ~1,000 candidates, each at one or two shares
         self._after_cycles: dict[tuple[int, int], tuple[int, int]] = {}
 
@@ -305,10 +305,14 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
     return cheapest.choice
 
 
+def _two_accumulators(req: KernelRequest, mt: int, nt: int) -> bool:
+    return _fits(req, l0c=2 * mt * nt * ACC_BYTES)
+
+
 def l0c_slots(req: KernelRequest, t: Tiling) -> int:
     """l0c slots of a cube kernel: two for a matmul's work items of several tiles when two
     [mt, nt] accumulators fit, else one."""
-    return 2 if t.group > 1 and _fits(req, l0c=2 * t.mt * t.nt * ACC_BYTES) else 1
+    return 2 if t.group > 1 and _two_accumulators(req, t.mt, t.nt) else 1
 
 
 GROUP_MAX = 8
@@ -335,7 +339,7 @@ def _matmul_groups(req: KernelRequest, plan: MatmulPlan, pricer: Pricer, cheapes
     tiles = nb * ceil_div(m, mt) * n_tiles
     mv, writes = min(m, mt), nb * m * n * pricer.out_isz
     a_load = pricer.dma(mt * kp * isz, "gm", "l1")
-    fix_overlap = _fits(req, l0c=2 * mt * nt * ACC_BYTES)  # l0c_slots
+    fix_overlap = _two_accumulators(req, mt, nt)  # the kernel's l0c_slots
     for g in range(2, min(n_tiles, GROUP_MAX) + 1):
         if n_tiles % g:
             continue
