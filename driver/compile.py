@@ -497,6 +497,10 @@ def load(path: str | Path) -> CompiledModel:
                                                      for m in module])
         return CompiledModel(options, {"loaded": module}, unavailable=unavailable)
 
+    from geir.frontend.onnx import existing_file
+
+    if existing_file(path) is None:
+        raise GeirError(f"no such file: {str(path)[:200]}")
     module = parse_module(Path(path).read_text(), make_context(), name=str(path))
     module.verify()
     return CompiledModel(PipelineOptions(), {"loaded": module})

@@ -62,8 +62,10 @@ ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
 def is_om(path: str | Path) -> bool:
-    path = Path(path)
-    return path.suffix == ".om" or (path.is_file() and zipfile.is_zipfile(path))
+    from geir.frontend.onnx import existing_file
+
+    file = existing_file(path)
+    return Path(path).suffix == ".om" if file is None else (file.suffix == ".om" or zipfile.is_zipfile(file))
 
 
 def save_om(compiled, path: str | Path, gears=None, ranks=None) -> None:

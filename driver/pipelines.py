@@ -121,6 +121,17 @@ RECOGNIZERS = ("graph-recognize-layer-norm", "graph-recognize-rms-norm", "graph-
                "graph-recognize-attention")
 
 
+def recognizers(opts: PipelineOptions) -> tuple[str, ...]:
+    """RECOGNIZERS with the options': must_keep_origin_dtype keeps a softmax the model computes
+    in 16 bits out of graph.attention (whose softmax is f32), as ONNX's softmax_precision
+    default asks."""
+    if not opts.on(opts.fusion, 2):
+        return ()
+    if opts.precision_mode != "must_keep_origin_dtype":
+        return RECOGNIZERS
+    return tuple(f"{r}{{keep-precision=true}}" if r == "graph-recognize-attention" else r for r in RECOGNIZERS)
+
+
 def precision_spec(opts: PipelineOptions) -> str:
     """graph-assign-precision with the options' mode, keep_dtype lines and mix list."""
     args = [f"mode={opts.precision_mode}"]
@@ -163,16 +174,14 @@ def build_pipeline(opts: PipelineOptions) -> Pipeline:
         stage("pipeline_stage",
               f"graph-pipeline-stage{{stages={opts.pipeline_stages} stage={opts.rank} device={_quoted(opts.device)}}}")
     if opts.tensor_parallel > 1:  # after the recognisers: attention's heads are split whole
-        recognize = RECOGNIZERS if opts.on(opts.fusion, 2) else ()
-        stage("tensor_parallel", *recognize,
+        stage("tensor_parallel", *recognizers(opts),
               f"graph-tensor-parallel{{ranks={opts.tensor_parallel} rank={opts.rank}}}")
     if opts.precision_mode != "must_keep_origin_dtype" or opts.keep_dtype:
         # the recognisers first: a LayerNorm / RMSNorm is one op on the lists, not its pieces
-        recognize = RECOGNIZERS if opts.on(opts.fusion, 2) else ()
-        stage("precision", *recognize, precision_spec(opts))
+        stage("precision", *recognizers(opts), precision_spec(opts))
     if opts.on(opts.fusion, 2):
         off = f" disable={','.join(opts.disable_fusions)}" if opts.disable_fusions else ""
-        stage("fuse", *RECOGNIZERS, f"graph-fuse{{max-ops={opts.max_fusion_ops}{off}}}")
+        stage("fuse", *recognizers(opts), f"graph-fuse{{max-ops={opts.max_fusion_ops}{off}}}")
     if opts.on(opts.layout, 3):
         stage("layout", "graph-layout")
     if opts.lower:

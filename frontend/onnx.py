@@ -62,6 +62,24 @@ error, with how to freeze it (a size, a bound); a larger one is data, not a shap
 # ---------------------------------------------------------------------------
 
 
+def existing_file(model: str | Path) -> Path | None:
+    """`model` as the path of a file that exists; None for any other string (one too long to
+    be a path, MLIR text say, raises OSError in the check)."""
+    try:
+        path = Path(model)
+        return path if path.is_file() else None
+    except OSError:
+        return None
+
+
+def _no_such_file(model: str | Path) -> OnnxImportError:
+    text = str(model)
+    if "\n" in text or len(text) > 200:
+        return OnnxImportError(f"no such file: {text[:40]!r}... is no path (MLIR text: give geir.compile the "
+                               "ModuleOp geir.ir.text.parse_module reads from it)")
+    return OnnxImportError(f"no such file: {text}")
+
+
 def load_model(model: onnx.ModelProto | str | Path | bytes) -> onnx.ModelProto:
     """An onnx.ModelProto from a proto, a path (external data beside it) or bytes."""
     if isinstance(model, onnx.ModelProto):
@@ -70,9 +88,9 @@ def load_model(model: onnx.ModelProto | str | Path | bytes) -> onnx.ModelProto:
         if isinstance(model, bytes):
             proto, what = onnx.load_model_from_string(model), "the bytes are"  # b"" too: an empty model
         else:
-            path = Path(model)
-            if not path.is_file():
-                raise OnnxImportError(f"no such file: {path}")
+            path = existing_file(model)
+            if path is None:
+                raise _no_such_file(model)
             proto, what = onnx.load(str(path)), f"{path} is"  # external data files are read from beside the model
         if not proto.graph.node and not proto.graph.output:
             raise OnnxImportError(f"{what} not an ONNX model (no graph)")
@@ -104,7 +122,7 @@ def import_model(model: onnx.ModelProto | str | Path | bytes, *, check_shapes: b
     into the proto first: shape inference serialises the proto, which protobuf limits to
     2 GB, and a 13B model's weights are far more."""
     base_dir = None
-    if isinstance(model, str | Path) and Path(model).is_file():
+    if isinstance(model, str | Path) and existing_file(model) is not None:
         base_dir = str(Path(model).resolve().parent)
         model = _load_without_external_data(Path(model))
     proto = load_model(model)

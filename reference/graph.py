@@ -15,7 +15,8 @@ Multi-result ops return a tuple.  Results may be views of their inputs
 f16 and bf16 ops compute in f32 and round once to the result's type, as the device does
 (the cube multiplies f16 / bf16 and accumulates in f32, rounding on the way out; a vector
 instruction rounds its own result): numpy alone would promote some of them (`bf16 @ bf16`
-is f32 in ml_dtypes) and round others at every step (a bf16 sum). The functions below are
+is f32 in ml_dtypes) and round others at every step (a bf16 sum). The f16 softmaxes, several
+vector instructions on the device, round after each of them as their kernels do. The functions below are
 written for f32; `_at_operand_precision` wraps each (`REFERENCE`), so f32 runs them
 unchanged, bit for bit.
 
@@ -879,10 +880,26 @@ def lrn(x, *, size, alpha=1e-4, beta=0.75, bias=1.0):
     return x / (bias + (alpha / size) * acc) ** beta
 
 
+def _vector_steps(dtype):
+    """(widen, r) for an op of several vector instructions: f16 is computed in f16, each
+    instruction rounding its result (`r` rounds a step's f32 value to f16 and back); bf16 in
+    f32 (the vector unit only moves and converts bf16: ascend.BF16_VECTOR_OPS), so rounded
+    once, by the caller; other types as they are."""
+    if not is_low_precision(dtype):
+        return lambda x: x, lambda v: v
+    if dtype != np.float16:
+        return lambda x: x.astype(np.float32), lambda v: v
+    return lambda x: x.astype(np.float32), lambda v: v.astype(dtype).astype(np.float32)
+
+
 @_quiet
 def softmax(x, *, axis=-1):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+    # in f16 each step rounded as the vector kernel does: x - max, exp, the sum (accumulated
+    # in f32), the division (ONNX's reference, numpy in f16, agrees)
+    widen, r = _vector_steps(x.dtype)
+    w = widen(x)
+    e = r(np.exp(r(w - w.max(axis=axis, keepdims=True))))
+    return r(e / r(e.sum(axis=axis, keepdims=True))).astype(x.dtype, copy=False)
 
 
 @_quiet
@@ -892,8 +909,10 @@ def safe_softmax(x, *, axis=-1):
 
 @_quiet
 def log_softmax(x, *, axis=-1):
-    s = x - x.max(axis=axis, keepdims=True)
-    return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
+    widen, r = _vector_steps(x.dtype)
+    w = widen(x)
+    s = r(w - w.max(axis=axis, keepdims=True))
+    return r(s - r(np.log(r(r(np.exp(s)).sum(axis=axis, keepdims=True))))).astype(x.dtype, copy=False)
 
 
 @_quiet
@@ -1568,9 +1587,10 @@ def _at_operand_precision(fn):
 _OWN_TYPES = frozenset({g.CastOp, g.ShapeOp, g.SizeOp, g.BitCastOp})
 # Indexing ops that copy or select values, computing none: exact in their own type, and not
 # widened (an f16 KV cache scattered into is not copied to f32 and back). Scatter add / mul
-# widen themselves (_scatter_rows).
+# widen themselves (_scatter_rows). The softmaxes round at each vector step (_vector_steps).
 _OWN_TYPES |= {g.ScatterElementsOp, g.ScatterNdOp, g.GatherNdOp, g.TopKOp, g.ReverseSequenceOp, g.TensorScatterOp}
-"""Ops whose result type is not their operand's: they keep their own rule."""
+_OWN_TYPES |= {g.SoftmaxOp, g.SafeSoftmaxOp, g.LogSoftmaxOp}
+"""Ops whose result type is not their operand's, or that round in steps: they keep their own rule."""
 
 # -- collectives between device ranks (reference/collectives.py) ---------------------------
 

@@ -35,7 +35,8 @@ Left alone (each a lit case): softmax over another axis, a MatMul whose right op
 transpose, a Where whose condition is not the causal triangle, a score or
 probability used elsewhere, returned or tapped (`graph.keep`), two runtime masks, ranks
 other than 4. The repeat_kv ops are kept when the repeated k / v has other users (the op
-then reads the repeated tensor, Hkv = H).
+then reads the repeated tensor, Hkv = H). With `keep-precision` (must_keep_origin_dtype's), a
+softmax in f16 / bf16 too: graph.attention's softmax is f32, the model's is not.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 
 from geir.dialects import attr_names
 from geir.dialects import graph as g
-from geir.ir.types import is_float
+from geir.ir.types import is_float, is_low_precision, to_dtype
 from geir.passes.graph.utils import constant, hint, is_graph_output, replace_chain, scalar_constant, sole_user
 
 MASKED = -1.0e4
@@ -186,12 +187,13 @@ def _causal(mask: np.ndarray, scores: tuple[int, ...]) -> bool:
     return bool(np.all(m[keep] == 0) and np.all(m[~keep] <= MASKED))
 
 
-def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None
+def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None, keep_precision: bool = False
                     ) -> tuple[list[Operation], dict] | None:
     """The ops of a decomposed attention ending in the MatMul(P, v), and the parts of the
     graph.attention that replaces them; None if they do not form one or a value inside
     would be lost. `order`: the position of every op of the block (computed once per pass:
-    per match it would make the pass quadratic in the layers)."""
+    per match it would make the pass quadratic in the layers). `keep_precision`: a softmax
+    in f16 / bf16 is no match (graph.attention's is f32)."""
     chain: list[Operation] = [pv]
     p = pv.operands[0]
     if len(_shape(p)) != 4 or not is_float(p.type.element_type) or not _inner(p):
@@ -205,6 +207,8 @@ def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None
             return None
     sm = p.owner
     if not isinstance(sm, g.SoftmaxOp | g.SafeSoftmaxOp) or sm.attrs()["axis"] % 4 != 3:
+        return None
+    if keep_precision and not isinstance(cast_back, g.CastOp) and is_low_precision(to_dtype(elt)):
         return None
     chain.append(sm)
     s = sm.operands[0]
@@ -307,10 +311,11 @@ class DecomposedAttention(RewritePattern):
 
     order: dict[Operation, int]
     """Program order of the ops when the pass started (ops it creates are in no chain)."""
+    keep_precision: bool = False
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: g.MatMulOp, rewriter: PatternRewriter) -> None:
-        found = match_attention(op, self.order)
+        found = match_attention(op, self.order, self.keep_precision)
         if found is None:
             return
         chain, p = found
@@ -325,6 +330,11 @@ class RecognizeAttention(ModulePass):
 
     name = "graph-recognize-attention"
 
+    keep_precision: bool = False
+    """Leave a softmax the model computes in f16 / bf16 alone: graph.attention computes its
+    softmax in f32 (must_keep_origin_dtype sets it)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         order = {o: i for i, o in enumerate(op.walk())}
-        PatternRewriteWalker(DecomposedAttention(order), apply_recursively=False).rewrite_module(op)
+        walker = PatternRewriteWalker(DecomposedAttention(order, self.keep_precision), apply_recursively=False)
+        walker.rewrite_module(op)

@@ -288,6 +288,35 @@ def test_exported_attention_at_o3(tmp_path, model, dynamo):
     assert _cosine(np.asarray(next(iter(fp16.run(feeds).values())), np.float64), want) >= 0.999
 
 
+F16_SOFTMAX = """func.func @main(%q: tensor<2x4x64x32xf16>, %k: tensor<2x4x64x32xf16>, %v: tensor<2x4x64x32xf16>) -> tensor<2x4x64x32xf16> {
+  %kt = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x4x64x32xf16>) -> tensor<2x4x32x64xf16>
+  %s = graph.matmul %q, %kt : (tensor<2x4x64x32xf16>, tensor<2x4x32x64xf16>) -> tensor<2x4x64x64xf16>
+  %c = graph.constant dense<1.767767e-01> : tensor<f16>
+  %ss = graph.mul %s, %c : (tensor<2x4x64x64xf16>, tensor<f16>) -> tensor<2x4x64x64xf16>
+  %p = graph.softmax %ss {axis = -1 : i64} : (tensor<2x4x64x64xf16>) -> tensor<2x4x64x64xf16>
+  %o = graph.matmul %p, %v : (tensor<2x4x64x64xf16>, tensor<2x4x64x32xf16>) -> tensor<2x4x64x32xf16>
+  func.return %o : tensor<2x4x64x32xf16>
+}"""
+
+
+@pytest.mark.parametrize("mode", ["must_keep_origin_dtype", "force_fp16"])
+def test_an_f16_softmax_is_fused_unless_the_model_precision_is_kept(mode):
+    """graph.attention computes its softmax in f32. must_keep_origin_dtype keeps a softmax the
+    model computes in f16 out of it (three kernels that equal the graph interpreter bit for
+    bit); force_fp16, the default, fuses it into the one attention kernel."""
+    graph = parse_module(F16_SOFTMAX, make_context())
+    cm = geir.compile(graph, opt_level=3, precision_mode=mode)
+    templates = [k.attributes["template"].data for k in cm.module.ops if isinstance(k, a.KernelOp)]
+    feeds = cm.random_inputs(0)
+    got, want = next(iter(cm.run(feeds).values())), next(iter(run_module(graph, feeds).values()))
+    if mode == "must_keep_origin_dtype":
+        assert templates == ["matmul", "row", "matmul"]
+        np.testing.assert_array_equal(got, want)
+    else:
+        assert templates == ["attention"]
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=4e-3, atol=4e-3)
+
+
 # -- the attention fusion: q, k, v read through views, the output written through the head merge --
 
 def _t(shape, elt):

@@ -81,6 +81,20 @@ def test_missing_file_is_a_clear_error(tmp_path):
         import_model(tmp_path / "nope.onnx")
 
 
+def test_a_string_that_is_no_path_is_a_clear_error(tmp_path):
+    """MLIR text given where a path goes: one line, not the OSError a name longer than the
+    file system allows raises; geir.load says the same of a missing program."""
+    import geir
+    from geir.errors import GeirError
+
+    text = "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n" + " " * 300 + "func.return %x : tensor<4xf32>\n}"
+    with pytest.raises(OnnxImportError, match=r"no such file: 'func.func @main.*is no path \(MLIR text: give geir.compile"):
+        geir.compile(text)
+    for name in ("nope.mlir", text):
+        with pytest.raises(GeirError, match="no such file"):
+            geir.load(tmp_path / name if name == "nope.mlir" else name)
+
+
 def test_weights_are_not_python_lists():
     module = import_model(_gemm_model(32))
     const = next(op for op in module.walk() if op.name == "graph.constant")

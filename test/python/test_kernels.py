@@ -545,7 +545,10 @@ LOW_CASES = [p for p in UNARY + BINARY + VARIADIC + SELECT + CONV + CONV_T + POO
 def test_low_precision_kernels_give_the_operands_type(args, kwargs, low):
     """Every case above with its f32 operands in f16 / bf16: each float result has that type
     and is the f32 kernel's result on the same values rounded once (bf16 @ bf16 alone would
-    give f32 in ml_dtypes, a bf16 sum would round at every step)."""
+    give f32 in ml_dtypes, a bf16 sum would round at every step). The f16 softmaxes are the
+    exception: they round at each vector step, as their kernel does (pinned bit for bit in
+    test_low_precision), so they are within two f16 ulp (of the largest value) of the once-rounded
+    result."""
     dtype = LOW[low]
     op, inputs = args[0], list(args[1])
     attrs = args[2] if len(args) > 2 else {}
@@ -563,6 +566,9 @@ def test_low_precision_kernels_give_the_operands_type(args, kwargs, low):
             assert out.dtype == ref.dtype
             continue
         assert out.dtype == dtype, (out.dtype, dtype)
+        if op in ("Softmax", "LogSoftmax") and dtype == np.float16:
+            np.testing.assert_allclose(out.astype(np.float32), ref, rtol=0, atol=2 * 2.0 ** -10 * np.abs(ref).max())
+            continue
         np.testing.assert_array_equal(out.view(np.uint16), ref.astype(dtype).view(np.uint16))
 
 

@@ -84,6 +84,16 @@ def test_attention_op_cases_pass_at_o3(name):
     assert status == "pass", f"{name}: {status}: {detail}"
 
 
+@pytest.mark.parametrize("level", LEVELS)
+def test_an_f16_attention_computes_its_softmax_in_f16(level):
+    """Attention's softmax_precision defaults to the inputs' type: in f16 each softmax step
+    rounds, as geir's f16 vector kernel and graph reference do, and at O3
+    (must_keep_origin_dtype) the attention is not fused into graph.attention, whose softmax is
+    f32. Either way of computing it in f32 is 2 ulp off the shipped output (rtol 1e-3)."""
+    status, detail = run_level(level, _case("test_attention_4d_causal_fp16"), timeout=60)
+    assert status == "pass", f"{level}: {status}: {detail}"
+
+
 def test_comparison_widens_bfloat16_to_two_ulp_as_onnx_runner_does():
     """onnx's backend test runner compares a bfloat16 output at rtol max(rtol, 2**-6), two
     ulp; float16 keeps the case's rtol. Below: 1.0 and its neighbours two and three ulp up."""
