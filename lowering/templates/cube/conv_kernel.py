@@ -22,7 +22,7 @@ from geir.dialects import ascend as a
 from geir.dialects.ascend import FRACTAL
 from geir.lowering.templates.common import ceil_div, round_up, row_elems
 from geir.lowering.templates.cube.kernel import CubeKernel
-from geir.lowering.templates.cube.loops import Index, TileDim, chunks, clamp_start, tile_grid
+from geir.lowering.templates.cube.loops import Index, TileDim, chunks, clamp_start, first_step_slot, tile_grid
 from geir.lowering.templates.cube.plan import ConvPlan
 from geir.lowering.templates.cube.tiling import conv_range_images
 
@@ -129,9 +129,10 @@ class ConvKernel(CubeKernel):
                         self._load3d(self.l1b[s], window, b0, kk, cc)
                     self._mmad(a0, b0, acc, u, first and first_step)
 
-                chunks(kb, kc, t.kt, self.slots, step)
+                chunks(kb, kc, t.kt, self.slots, step, first_step_slot(s, steps, self.slots))
                 kb.set_flag("MTE1", "MTE2", s)
 
+            steps = ceil_div(round_up(min(t.cc, count) * khw, plan.k_fractal), t.kt)  # of a full chunk
             chunks(kb, count, t.cc, self.slots, chunk)
             first_chunk[0] = False
 
@@ -178,9 +179,10 @@ class ConvKernel(CubeKernel):
                     self._load3d(box, window, b0_, kk, channels)
                     self._mmad(a0, b0_, acc, u, first and first_step)
 
-                chunks(kb, kc, t.kt, self.slots, step)
+                chunks(kb, kc, t.kt, self.slots, step, first_step_slot(s, steps, self.slots))
                 kb.set_flag("MTE1", "MTE2", s)
 
+            steps = ceil_div(min(t.cc, blocks) * khw * c0, t.kt)  # of a full chunk
             chunks(kb, blocks, t.cc, self.slots, chunk)
             first_chunk[0] = False
 

@@ -28,29 +28,38 @@ def clamp_start(kb: KernelBuilder, pos: Index, before: int, size: int, extent: i
 
 
 def chunks(kb: KernelBuilder, extent: int, step: int, slots: int,
-           body: Callable[[Index, int, int, bool], None]) -> None:
+           body: Callable[[Index, int, int, bool], None], start: int = 0) -> None:
     """body(offset, size, slot, first) over [0, extent) in chunks of `step`: the first chunk
     on its own (it initialises the accumulator), the full ones in a loop unrolled by `slots`
-    (slot i % slots, so each ping-pong buffer keeps static flag ids), the remainder last."""
+    (slot (start + i) % slots, so each ping-pong buffer keeps static flag ids), the
+    remainder last."""
     full, rem = divmod(extent, step)
     if full == 0:
-        body(0, rem, 0, True)
+        body(0, rem, start % slots, True)
         return
-    body(0, step, 0, True)
+    body(0, step, start % slots, True)
     rest = full - 1  # chunks 1 .. full-1
     groups, left = divmod(rest, slots)
     if groups == 1:
         for u in range(slots):
-            body((1 + u) * step, step, (1 + u) % slots, False)
+            body((1 + u) * step, step, (start + 1 + u) % slots, False)
     elif groups > 1:
         with kb.loop(step, step + groups * slots * step, slots * step) as i:
             for u in range(slots):
-                body(kb.add(i, u * step), step, (1 + u) % slots, False)
+                body(kb.add(i, u * step), step, (start + 1 + u) % slots, False)
     for u in range(left):
         j = 1 + groups * slots + u
-        body(j * step, step, j % slots, False)
+        body(j * step, step, (start + j) % slots, False)
     if rem:
-        body(full * step, rem, full % slots, False)
+        body(full * step, rem, (start + full) % slots, False)
+
+
+def first_step_slot(chunk_slot: int, steps: int, slots: int) -> int:
+    """The l0 slot of the first step of the chunk in l1 slot `chunk_slot` when the l0 ping-pong
+    runs on across the chunks of `steps` steps each (chunk c, in slot c % slots, starts at step
+    c * steps): with an odd count, restarting at slot 0 would make a chunk's first copy into
+    l0 wait for the cube to finish the step before it, which used the same slot."""
+    return chunk_slot * steps % slots
 
 
 @dataclass(frozen=True)

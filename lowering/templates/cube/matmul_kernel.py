@@ -11,10 +11,10 @@ from xdsl.dialects.builtin import StringAttr, UnitAttr
 from xdsl.ir import SSAValue
 
 from geir.dialects.ascend import FRACTAL
-from geir.lowering.templates.common import KernelRequest, round_up
+from geir.lowering.templates.common import KernelRequest, ceil_div, round_up
 from geir.lowering.templates.cube.kernel import CubeKernel
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
-from geir.lowering.templates.cube.loops import Index, TileDim, chunks, distribute, grid_classes, tile_grid
+from geir.lowering.templates.cube.loops import Index, TileDim, chunks, distribute, first_step_slot, grid_classes, tile_grid
 from geir.lowering.templates.cube.plan import MatmulPlan, Operand
 from geir.lowering.templates.cube.prologue import Prologue
 from geir.lowering.templates.cube.tiling import Tiling, matmul_range_axis
@@ -194,9 +194,10 @@ class MatmulKernel(CubeKernel):
                     kb.copy(kb.tile(self.l1b[s], [kk, 0], [kt, np_]), b0)
                 self._mmad(a0, b0, acc, u, first and first_step)
 
-            chunks(kb, kcp, t.kt, self.slots, step)
+            chunks(kb, kcp, t.kt, self.slots, step, first_step_slot(s, steps, self.slots))
             kb.set_flag("MTE1", "MTE2", s)
 
+        steps = ceil_div(round_up(min(t.kl1, plan.k), plan.k_fractal), t.kt)  # of a full chunk
         chunks(kb, plan.k, t.kl1, self.slots, chunk)
 
     def _to_l1(self, view: SSAValue, nz: bool, base: Index, r0: Index, c0: Index, rv: int, cv: int,

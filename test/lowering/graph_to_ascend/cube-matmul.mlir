@@ -68,6 +68,12 @@
 // CHECK-NEXT:      ascend.copy %[[AS]], %[[A1]] {pad}
 // CHECK:           ascend.set_flag MTE2 -> MTE1 id 1
 // CHECK-NEXT:      ascend.wait_flag MTE2 -> MTE1 id 1
+// The l0 ping-pong runs on across the chunks: the first chunk's three steps took l0 slots 0,
+// 1, 0, so this chunk's first step takes slot 1 (restarting at 0, its copy into l0 would wait
+// for the cube to finish the step before it).
+// CHECK-NEXT:      ascend.wait_flag M -> MTE1 id 1
+// CHECK-NEXT:      %[[A10:.*]] = memref.subview %l1a1[0, 0] [48, 64] [1, 1]
+// CHECK-NEXT:      ascend.copy %[[A10]], %l0a1
 // The last step (K 256..300, padded to 48) uses sub-tiles of the l0 buffers.
 // CHECK:           ascend.mmad %{{.*}}, %{{.*}}, %l0c : memref<48x48xf16, strided<[64, 1]>, "l0a">, memref<48x32xf16, strided<[32, 1]>, "l0b">
 // CHECK:           ascend.set_flag MTE1 -> MTE2 id 1
