@@ -16,9 +16,9 @@ f16 and bf16 ops compute in f32 and round once to the result's type, as the devi
 (the cube multiplies f16 / bf16 and accumulates in f32, rounding on the way out; a vector
 instruction rounds its own result): numpy alone would promote some of them (`bf16 @ bf16`
 is f32 in ml_dtypes) and round others at every step (a bf16 sum). The f16 softmaxes, several
-vector instructions on the device, round after each of them as their kernels do. The functions below are
-written for f32; `_at_operand_precision` wraps each (`REFERENCE`), so f32 runs them
-unchanged, bit for bit.
+vector instructions on the device, round after each of them as their kernels do. The
+functions below are written for f32; `_at_operand_precision` wraps each (`REFERENCE`), so
+f32 runs them unchanged, bit for bit.
 
 The graph interpreter, the constant folder, import-time evaluation and the lowering's
 `ascend.reference` fallback call these functions through ``REFERENCE`` (by op class) at the

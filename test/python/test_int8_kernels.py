@@ -125,6 +125,31 @@ def test_int8_conv_bias_dequantize_relu_quantize_is_one_kernel():
     assert a.VdivOp in body and a.VroundOp in body and a.Load3dOp in body
 
 
+@pytest.mark.parametrize("zero_point", [-5, 0])
+def test_a_relu_before_a_requantize_is_the_clamp_bound(zero_point):
+    """conv -> dequantize -> relu -> quantize: the relu is the clamp's lower bound
+    max(-128, zero point), not a vector pass, and with a zero point of 0 the result (only
+    stored) needs no vround, the store's vcast rounding half to even; the kernel's int8
+    output equals the graph's bit for bit."""
+    x, w, out = (2, 5, 9, 11), (20, 5, 3, 3), (2, 20, 9, 11)
+    sc = (RNG.random(20) * 0.002 + 0.0005).astype(np.float32).reshape(1, 20, 1, 1)
+    consts = (f"  %s = {_dense(sc, 'f32')}\n  %s2 = graph.constant dense<0.05> : tensor<f32>\n"
+              f"  %z2 = graph.constant dense<{zero_point}> : tensor<i8>\n")
+    f32t, i8t = _t(out, "f32"), _t(out, "i8")
+    tail = (f"  %d = graph.dequantize %y, %s : ({_t(out, 'i32')}, {_t(sc.shape, 'f32')}) -> {f32t}\n"
+            f"  %r = graph.relu %d : ({f32t}) -> {f32t}\n"
+            f"  %q = graph.quantize %r, %s2, %z2 : ({f32t}, tensor<f32>, tensor<i8>) -> {i8t}\n"
+            f"  func.return %q : {i8t}\n")
+    text = _conv_text(x, w, out, "{pads = array<i64: 1, 1, 1, 1>, offset_x = 3 : i64}", tail, i8t, consts, bias=20)
+    model = _compile(text)
+    got, ref = _run(model, {"x": _int8(x), "w": _int8(w)})
+    np.testing.assert_array_equal(got, ref)
+    assert (ref == zero_point).mean() > 0.2 and len(np.unique(ref)) > 20  # the relu and the range both matter
+    (kernel,) = _kernels(model)
+    body = {type(op) for op in kernel.walk()}
+    assert a.VreluOp not in body and (a.VroundOp in body) == (zero_point != 0)
+
+
 def test_uint8_conv_is_not_taken_by_the_cube():
     text = """func.func @main(%x: tensor<1x4x6x6xui8> {onnx.name = "x"}, %w: tensor<8x4x3x3xi8> {onnx.name = "w"}) -> tensor<1x8x6x6xi32> {
   %y = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>, offset_x = 128 : i64} : (tensor<1x4x6x6xui8>, tensor<8x4x3x3xi8>) -> tensor<1x8x6x6xi32>
