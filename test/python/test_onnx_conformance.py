@@ -89,7 +89,7 @@ def test_an_f16_attention_computes_its_softmax_in_f16(level):
     """Attention's softmax_precision defaults to the inputs' type: in f16 each softmax step
     rounds, as geir's f16 vector kernel and graph reference do, and at O3
     (must_keep_origin_dtype) the attention is not fused into graph.attention, whose softmax is
-    f32. Either way of computing it in f32 is 2 ulp off the shipped output (rtol 1e-3)."""
+    f32. A softmax computed in f32 and rounded once is 2 ulp off the shipped output (rtol 1e-3)."""
     status, detail = run_level(level, _case("test_attention_4d_causal_fp16"), timeout=60)
     assert status == "pass", f"{level}: {status}: {detail}"
 
