@@ -409,27 +409,30 @@ def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, item
             return max(cost.dma_cycles(nbytes, src, dst),
                        math.ceil(cost.gm_cycles(nbytes, movers, h)) + cost.dma_cycles(0, src, dst))
 
+        kv = gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1")
+        o_fix, o_in = gm(o_bytes, "l0c", "gm"), gm(o_bytes, "gm", "ub")
+        o_vec = 3 * cost.vector_cycles("binary", o_bytes, "f32")
         pipes = {  # the AIC's MTE2 brings K, V and P into l1, the AIV's S and P V into ub
-            "MTE2": gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1") + gm(p_bytes, "gm", "l1"),
-            "MTE2.aiv": gm(s_bytes, "gm", "ub") + gm(o_bytes, "gm", "ub"),
-            "FIX": gm(s_bytes, "l0c", "gm") + gm(o_bytes, "l0c", "gm"),
+            "MTE2": kv + gm(p_bytes, "gm", "l1"),
+            "MTE2.aiv": gm(s_bytes, "gm", "ub") + o_in,
+            "FIX": gm(s_bytes, "l0c", "gm") + o_fix,
             "MTE3": gm(p_bytes, "ub", "gm"),
             "MTE1": steps * (cost.dma_cycles(mqp * n0p * e, "l1", "l0a") + cost.dma_cycles(n0p * dvp * e, "l1", "l0b")
                              + cost.dma_cycles(n0p * dp * e, "l1", "l0b")),
             "M": steps * (cost.mmad_cycles(mqp, dp, n0p, dt) + cost.mmad_cycles(mqp, n0p, dvp, dt)),
-            "V": 10 * cost.vector_cycles("binary", s_bytes, "f32") + 3 * cost.vector_cycles("binary", o_bytes, "f32"),
+            "V": 10 * cost.vector_cycles("binary", s_bytes, "f32") + o_vec,
         }
         tile, chain = max(pipes.values()), sum(pipes.values())
         # no barrier between items: an item's K and V loads run while the item before it
         # finishes, and its last P V update beside the next item's first scores, so only a
         # block's first item waits for its loads and its last for its update
-        kv = gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1")
-        update = gm(o_bytes, "l0c", "gm") + gm(o_bytes, "gm", "ub") + 3 * cost.vector_cycles("binary", o_bytes, "f32")
+        update = o_fix + o_in + o_vec
         return chain - kv - update + tile * (tiles_per_item - 1), kv + update
 
     # items go to the blocks in rounds; a last partial round moves at its blocks' larger share
     shares = cost.wave_shares(items, blocks)
-    cycles = sum(rounds * per_item(movers)[0] for rounds, movers in shares) + per_item(shares[0][1])[1]
+    priced = {movers: per_item(movers) for _, movers in shares}
+    cycles = sum(rounds * priced[movers][0] for rounds, movers in shares) + priced[shares[0][1]][1]
     return cost.cycles_to_us(cycles + spec.block_dispatch_cycles)
 
 

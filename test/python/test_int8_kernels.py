@@ -103,11 +103,13 @@ def test_pointwise_conv_reads_the_feature_map_as_a_matrix():
         assert op.relayout == (rows * pixels, min(pixels, 32))
 
 
-def test_int8_conv_bias_dequantize_relu_quantize_is_one_kernel():
+def _dequantize_relu_quantize(zero_point: int):
+    """conv(i8) with an i32 bias -> dequantize (per channel) -> relu -> quantize (scale 0.05,
+    `zero_point`), compiled and run on random int8 data: (model, its output, the graph's)."""
     x, w, out = (2, 5, 9, 11), (20, 5, 3, 3), (2, 20, 9, 11)
     sc = (RNG.random(20) * 0.002 + 0.0005).astype(np.float32).reshape(1, 20, 1, 1)
     consts = (f"  %s = {_dense(sc, 'f32')}\n  %s2 = graph.constant dense<0.05> : tensor<f32>\n"
-              f"  %z2 = graph.constant dense<-5> : tensor<i8>\n")
+              f"  %z2 = graph.constant dense<{zero_point}> : tensor<i8>\n")
     f32t, i8t = _t(out, "f32"), _t(out, "i8")
     tail = (f"  %d = graph.dequantize %y, %s : ({_t(out, 'i32')}, {_t(sc.shape, 'f32')}) -> {f32t}\n"
             f"  %r = graph.relu %d : ({f32t}) -> {f32t}\n"
@@ -115,7 +117,11 @@ def test_int8_conv_bias_dequantize_relu_quantize_is_one_kernel():
             f"  func.return %q : {i8t}\n")
     text = _conv_text(x, w, out, "{pads = array<i64: 1, 1, 1, 1>, offset_x = 3 : i64}", tail, i8t, consts, bias=20)
     model = _compile(text)
-    got, ref = _run(model, {"x": _int8(x), "w": _int8(w)})
+    return (model, *_run(model, {"x": _int8(x), "w": _int8(w)}))
+
+
+def test_int8_conv_bias_dequantize_relu_quantize_is_one_kernel():
+    model, got, ref = _dequantize_relu_quantize(-5)
     diff = np.abs(got.astype(np.int32) - ref.astype(np.int32))
     assert got.dtype == np.int8 and diff.max() <= 1 and np.mean(diff == 0) >= 0.99
     assert len(np.unique(ref)) > 20  # the scales leave a real range of values
@@ -131,18 +137,7 @@ def test_a_relu_before_a_requantize_is_the_clamp_bound(zero_point):
     max(-128, zero point), not a vector pass, and with a zero point of 0 the result (only
     stored) needs no vround, the store's vcast rounding half to even; the kernel's int8
     output equals the graph's bit for bit."""
-    x, w, out = (2, 5, 9, 11), (20, 5, 3, 3), (2, 20, 9, 11)
-    sc = (RNG.random(20) * 0.002 + 0.0005).astype(np.float32).reshape(1, 20, 1, 1)
-    consts = (f"  %s = {_dense(sc, 'f32')}\n  %s2 = graph.constant dense<0.05> : tensor<f32>\n"
-              f"  %z2 = graph.constant dense<{zero_point}> : tensor<i8>\n")
-    f32t, i8t = _t(out, "f32"), _t(out, "i8")
-    tail = (f"  %d = graph.dequantize %y, %s : ({_t(out, 'i32')}, {_t(sc.shape, 'f32')}) -> {f32t}\n"
-            f"  %r = graph.relu %d : ({f32t}) -> {f32t}\n"
-            f"  %q = graph.quantize %r, %s2, %z2 : ({f32t}, tensor<f32>, tensor<i8>) -> {i8t}\n"
-            f"  func.return %q : {i8t}\n")
-    text = _conv_text(x, w, out, "{pads = array<i64: 1, 1, 1, 1>, offset_x = 3 : i64}", tail, i8t, consts, bias=20)
-    model = _compile(text)
-    got, ref = _run(model, {"x": _int8(x), "w": _int8(w)})
+    model, got, ref = _dequantize_relu_quantize(zero_point)
     np.testing.assert_array_equal(got, ref)
     assert (ref == zero_point).mean() > 0.2 and len(np.unique(ref)) > 20  # the relu and the range both matter
     (kernel,) = _kernels(model)
