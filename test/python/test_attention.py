@@ -302,8 +302,10 @@ F16_SOFTMAX = """func.func @main(%q: tensor<2x4x64x32xf16>, %k: tensor<2x4x64x32
 @pytest.mark.parametrize("mode", ["must_keep_origin_dtype", "force_fp16"])
 def test_an_f16_softmax_is_fused_unless_the_model_precision_is_kept(mode):
     """graph.attention computes its softmax in f32. must_keep_origin_dtype keeps a softmax the
-    model computes in f16 out of it (three kernels that equal the graph interpreter bit for
-    bit); force_fp16, the default, fuses it into the one attention kernel."""
+    model computes in f16 out of it (three kernels within one f16 ulp of the graph interpreter:
+    the softmax is bit-equal, but the products' f32 sums run in the cube's K steps there and
+    in numpy's BLAS order here, which depends on the CPU, so an f16 rounding may fall on
+    either side); force_fp16, the default, fuses it into the one attention kernel."""
     graph = parse_module(F16_SOFTMAX, make_context())
     cm = geir.compile(graph, opt_level=3, precision_mode=mode)
     templates = [k.attributes["template"].data for k in cm.module.ops if isinstance(k, a.KernelOp)]
@@ -311,7 +313,7 @@ def test_an_f16_softmax_is_fused_unless_the_model_precision_is_kept(mode):
     got, want = next(iter(cm.run(feeds).values())), next(iter(run_module(graph, feeds).values()))
     if mode == "must_keep_origin_dtype":
         assert templates == ["matmul", "row", "matmul"]
-        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_max_ulp(got, want, maxulp=1)
     else:
         assert templates == ["attention"]
         np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=4e-3, atol=4e-3)
