@@ -16,8 +16,10 @@ A chain of views, transposes, slices and split parts (the per-head q/k/v split o
 attention) moves nothing until its outputs: each output is composed as a strided view of one
 input (offset, shape, strides, as numpy would: `Strided`, `strided_views`), read as one strided
 subview and written with one transfer, transposing in ub where the destination order differs
-from the source's. The attention template reads q, k, v through the same composition and
-writes its output through `written_view` (lowering/templates/attention.py).
+from the source's. A step of the chain may be a reshape numpy would copy, if a later one makes
+the view strided again (`Merged`: each dim as runs of size and stride). The attention template
+reads q, k, v through the same composition and writes its output through `written_view`
+(lowering/templates/attention.py).
 """
 
 from __future__ import annotations
@@ -583,10 +585,15 @@ class Strided:
         offset = self.offset + sum(o * t for o, t in zip(offsets, self.strides))
         return Strided(self.arg, offset, tuple(sizes), tuple(t * s for t, s in zip(self.strides, steps)))
 
-    def reshape(self, shape: Sequence[int]) -> Strided | None:
-        """The same elements seen with `shape`, where numpy would do it without a copy: each
-        group of old dims that becomes a group of new dims must be contiguous in itself
-        (numpy's _attempt_nocopy_reshape); None otherwise."""
+    def reshape(self, shape: Sequence[int]) -> Strided | Merged | None:
+        """The same elements seen with `shape`: a strided view where numpy would reshape
+        without a copy (each group of old dims that becomes a group of new dims is contiguous
+        in itself, numpy's _attempt_nocopy_reshape), else a `Merged` one when the new dims
+        are made of whole runs of the old ones; None otherwise."""
+        view = self._nocopy_reshape(shape)
+        return view if view is not None else Merged.of(self).reshape(shape)
+
+    def _nocopy_reshape(self, shape: Sequence[int]) -> Strided | None:
         old = [(n, t) for n, t in zip(self.shape, self.strides) if n != 1]
         new = list(shape)
         strides = [0] * len(new)
@@ -612,16 +619,110 @@ class Strided:
         return Strided(self.arg, self.offset, tuple(new), tuple(strides))
 
 
+Run = tuple[int, int]
+"""(size, stride): indices 0 .. size - 1 of one dim, `stride` elements apart."""
+
+
+@dataclass(frozen=True)
+class Merged:
+    """A value as a view of kernel input `arg` that no single stride per dim describes: a
+    reshape merged dims that are not one run of the input (numpy would copy). Each dim is its
+    runs, outermost first - element (i_0, i_1, ...) is `offset` plus, per dim, i_k's digits in
+    the runs' sizes times their strides. A later reshape that splits such a dim back along its
+    runs gives a `Strided` view again: the dynamo exporter's sequence-first attention sees
+    [S, B, 3E] as [S, B * H, D] (b and h are not one stride apart) and then as [B, H, S, D]."""
+
+    arg: int
+    offset: int
+    dims: tuple[tuple[Run, ...], ...]
+
+    @staticmethod
+    def of(view: Strided) -> Merged:
+        return Merged(view.arg, view.offset, tuple(((n, t),) for n, t in zip(view.shape, view.strides)))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(math.prod(n for n, _ in runs) for runs in self.dims)
+
+    def transpose(self, perm: Sequence[int]) -> Merged:
+        return Merged(self.arg, self.offset, tuple(self.dims[p] for p in perm))
+
+    def slice(self, offsets: Sequence[int], sizes: Sequence[int], steps: Sequence[int]) -> Strided | Merged | None:
+        """Whole dims, or whole blocks of a dim's outermost run (step 1); None otherwise."""
+        offset, dims = self.offset, []
+        for runs, o, n, step in zip(self.dims, offsets, sizes, steps):
+            if len(runs) == 1:
+                (size, t), = runs
+                offset += o * t
+                dims.append(((n, t * step),))
+                continue
+            inner = math.prod(m for m, _ in runs[1:])
+            if step != 1 and n > 1 or o % inner or n % inner:
+                return None
+            offset += o // inner * runs[0][1]
+            dims.append(_joined([r for r in ((n // inner, runs[0][1]), *runs[1:]) if r[0] != 1]))
+        return Merged(self.arg, offset, tuple(dims)).strided()
+
+    def reshape(self, shape: Sequence[int]) -> Strided | Merged | None:
+        """The new dims made of the old dims' runs in order, a run split where a new dim
+        ends inside it; None when a new dim's size is not a product of whole (or split) runs."""
+        runs = [r for dim in self.dims for r in dim if r[0] != 1]
+        dims: list[tuple[Run, ...]] = []
+        for m in shape:
+            took: list[Run] = []
+            while m > 1:
+                if not runs:
+                    return None
+                n, t = runs[0]
+                if n <= m:
+                    if m % n:
+                        return None
+                    took.append(runs.pop(0))
+                    m //= n
+                else:
+                    if n % m:
+                        return None
+                    took.append((m, t * (n // m)))
+                    runs[0] = (n // m, t)
+                    m = 1
+            dims.append(_joined(took))
+        return Merged(self.arg, self.offset, tuple(dims)).strided()
+
+    def strided(self) -> Strided | Merged:
+        """The same view as a `Strided` one when every dim is one run (an extent-1 dim is
+        given the stride it would have contiguous with the dim after it)."""
+        if any(len(runs) > 1 for runs in self.dims):
+            return self
+        shape = self.shape
+        strides = [runs[0][1] if runs else 1 for runs in self.dims]
+        for k in reversed(range(len(shape))):
+            if shape[k] == 1:
+                strides[k] = strides[k + 1] * shape[k + 1] if k + 1 < len(shape) else 1
+        return Strided(self.arg, self.offset, shape, tuple(strides))
+
+
+def _joined(runs: list[Run]) -> tuple[Run, ...]:
+    """`runs` with each run one stride after the next merged into it: ((1, 1),) for none."""
+    out: list[Run] = []
+    for n, t in runs:
+        if out and out[-1][1] == n * t:
+            out[-1] = (out[-1][0] * n, t)
+        else:
+            out.append((n, t))
+    return tuple(out) or ((1, 1),)
+
+
 def _plain(value: SSAValue) -> bool:
     return not formats.is_formatted(value.type) and math.prod(shape_of(value)) > 0
 
 
 def strided_views(inputs: Sequence[SSAValue], ops: Sequence[Operation]) -> dict[SSAValue, Strided] | None:
     """Every input and every result of `ops` (in order: views, transposes, constant slices,
-    split parts, same-shape expands, each reading an input or an earlier result) as a strided
-    view of one input (`Strided.arg` is its position in `inputs`); None if an op is something
-    else or a reshape would need a copy."""
-    views: dict[SSAValue, Strided] = {}
+    split parts, same-shape expands, each reading an input or an earlier result) that is a
+    strided view of one input (`Strided.arg` is its position in `inputs`); a result that is
+    only `Merged` is left out (a later reshape may make it strided again). None if an op is
+    something else or a reshape no runs describe."""
+    views: dict[SSAValue, Strided | Merged] = {}
     for i, v in enumerate(inputs):
         views.setdefault(v, Strided.of(i, shape_of(v)))
     for op in ops:
@@ -636,7 +737,10 @@ def strided_views(inputs: Sequence[SSAValue], ops: Sequence[Operation]) -> dict[
             for y in op.results:
                 offsets = [0] * rank
                 offsets[axis] = start
-                views[y] = views[x].slice(offsets, shape_of(y), [1] * rank)
+                part = views[x].slice(offsets, shape_of(y), [1] * rank)
+                if part is None:
+                    return None
+                views[y] = part
                 start += shape_of(y)[axis]
             continue
         if len(op.results) != 1:
@@ -655,17 +759,18 @@ def strided_views(inputs: Sequence[SSAValue], ops: Sequence[Operation]) -> dict[
         if view is None:
             return None
         views[y] = view
-    return views
+    # a Merged value is a step of a chain, not something a transfer or the attention reads
+    return {v: view for v, view in views.items() if isinstance(view, Strided)}
 
 
 def written_view(arg: int, ops: Sequence[Operation]) -> Strided | None:
     """A chain of views and transposes (`ops` in order, each reading the previous result)
     whose last result is kernel output `arg`: its first operand as a strided view of that
-    output's buffer (what writing it through the chain means); None for any other op or a
-    reshape that would need a copy."""
+    output's buffer (what writing it through the chain means); None for any other op, a
+    reshape no runs describe, or a first operand that is only `Merged`."""
     if not ops:
         return None
-    view: Strided | None = Strided.of(arg, shape_of(ops[-1].results[0]))
+    view: Strided | Merged | None = Strided.of(arg, shape_of(ops[-1].results[0]))
     for op in reversed(ops):
         if len(op.operands) < 1 or len(op.results) != 1 or not _plain(op.operands[0]):
             return None
@@ -679,7 +784,7 @@ def written_view(arg: int, ops: Sequence[Operation]) -> Strided | None:
             return None
         if view is None:
             return None
-    return view
+    return view if isinstance(view, Strided) else None
 
 
 def _chain_views(req: KernelRequest) -> list[Strided] | None:

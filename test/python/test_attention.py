@@ -404,6 +404,45 @@ def test_attention_fusion_reads_views_and_writes_the_merge(form, b, h, hkv, s, d
         assert _cosine(got, want) >= 0.999
 
 
+SEQUENCE_FIRST = """func.func @main(%qkv: tensor<16x2x48xf32> {onnx.name = "qkv"}) -> (tensor<32x16xf32> {onnx.name = "y"}) {
+  %s0 = graph.constant dense<0> : tensor<1xi64> loc("s0")
+  %s1 = graph.constant dense<16> : tensor<1xi64> loc("s1")
+  %s2 = graph.constant dense<32> : tensor<1xi64> loc("s2")
+  %s3 = graph.constant dense<48> : tensor<1xi64> loc("s3")
+  %ax = graph.constant dense<2> : tensor<1xi64> loc("ax")
+  %bh = graph.constant dense<[16, 4, 8]> : tensor<3xi64> loc("bh")
+  %heads = graph.constant dense<[2, 2, 16, 8]> : tensor<4xi64> loc("heads")
+  %rows = graph.constant dense<[32, 16]> : tensor<2xi64> loc("rows")
+  %q = graph.slice %qkv, %s0, %s1, %ax : (tensor<16x2x48xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<16x2x16xf32> loc("q")
+  %k = graph.slice %qkv, %s1, %s2, %ax : (tensor<16x2x48xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<16x2x16xf32> loc("k")
+  %v = graph.slice %qkv, %s2, %s3, %ax : (tensor<16x2x48xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<16x2x16xf32> loc("v")
+  %qm = graph.reshape %q, %bh : (tensor<16x2x16xf32>, tensor<3xi64>) -> tensor<16x4x8xf32> loc("q_bh")
+  %qt = graph.transpose %qm {perm = array<i64: 1, 0, 2>} : (tensor<16x4x8xf32>) -> tensor<4x16x8xf32> loc("q_t")
+  %qh = graph.reshape %qt, %heads : (tensor<4x16x8xf32>, tensor<4xi64>) -> tensor<2x2x16x8xf32> loc("q_heads")
+  %km = graph.reshape %k, %bh : (tensor<16x2x16xf32>, tensor<3xi64>) -> tensor<16x4x8xf32> loc("k_bh")
+  %kt = graph.transpose %km {perm = array<i64: 1, 0, 2>} : (tensor<16x4x8xf32>) -> tensor<4x16x8xf32> loc("k_t")
+  %kh = graph.reshape %kt, %heads : (tensor<4x16x8xf32>, tensor<4xi64>) -> tensor<2x2x16x8xf32> loc("k_heads")
+  %vm = graph.reshape %v, %bh : (tensor<16x2x16xf32>, tensor<3xi64>) -> tensor<16x4x8xf32> loc("v_bh")
+  %vt = graph.transpose %vm {perm = array<i64: 1, 0, 2>} : (tensor<16x4x8xf32>) -> tensor<4x16x8xf32> loc("v_t")
+  %vh = graph.reshape %vt, %heads : (tensor<4x16x8xf32>, tensor<4xi64>) -> tensor<2x2x16x8xf32> loc("v_heads")
+  %o = graph.attention %qh, %kh, %vh {scale = 0.35 : f32, causal = 0 : i64} : (tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>) -> tensor<2x2x16x8xf32> loc("attn")
+  %ot = graph.transpose %o {perm = array<i64: 2, 0, 1, 3>} : (tensor<2x2x16x8xf32>) -> tensor<16x2x2x8xf32> loc("merge")
+  %y = graph.reshape %ot, %rows : (tensor<16x2x2x8xf32>, tensor<2xi64>) -> tensor<32x16xf32> loc("rows")
+  func.return %y : tensor<32x16xf32>
+}"""
+
+
+def test_sequence_first_heads_are_read_through_merged_views():
+    """The dynamo exporter's nn.MultiheadAttention: q, k, v are [S, B, E] slices seen as
+    [S, B * H, D], whose b and h are not one stride apart, and then as [B, H, S, D]. The
+    views compose through that merge (data.py `Merged`): one attention kernel, no data
+    kernel, the reference's numbers."""
+    fusions, templates, got, want = _fused_run(SEQUENCE_FIRST)
+    assert [f.attributes["graph.pattern"].data for f in fusions] == ["attention"]
+    assert templates == ["attention"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_attention_fusion_the_kernel_cannot_take_runs_in_pieces():
     """q through a transpose of its last two dims (d strided: DMA moves rows): the fusion is
     formed, the attention template refuses it, and the lowering runs its pieces separately -

@@ -65,3 +65,55 @@ func.func @strided_d(%x: tensor<1x2x16x16xf32>, %k: tensor<1x2x16x16xf32>, %v: t
   %y = graph.reshape %m, %merged : (tensor<1x16x2x16xf32>, tensor<3xi64>) -> tensor<1x16x32xf32> loc("merged")
   func.return %y : tensor<1x16x32xf32>
 }
+
+// -----
+
+// The dynamo exporter's sequence-first heads: q, k, v are [S, B, E] slices of one [S, B, 3E]
+// projection seen as [S, B * H, D] (b and h not one stride apart: data.py's Merged view)
+// and then as [B, H, S, D]. One kernel reads them: a head's rows are the sequence, B * 3E
+// apart, its column b * 3E + h * D; the output [S * B, E] rows are written at column
+// (b * H + h) * D of [S, B * E].
+// CHECK-LABEL: ascend.kernel @k0_q(%qkv: memref<16x2x48xf32, "gm">
+// CHECK-SAME:    template = "attention"
+// CHECK:         %[[QKV:.*]] = memref.collapse_shape %qkv {{.*}} into memref<16x96xf32, "gm">
+// CHECK:         %[[Y:.*]] = memref.expand_shape %{{.*}} output_shape [16, 32] : memref<512xf32, "gm"> into memref<16x32xf32, "gm">
+// CHECK:         scf.for %[[BH:.*]] = %block
+// CHECK-NEXT:      %[[B:.*]] = arith.divui %[[BH]], %c2
+// CHECK-NEXT:      %[[H:.*]] = arith.remui %[[BH]], %c2
+// CHECK-NEXT:      %[[QB:.*]] = arith.muli %[[B]], %c48
+// CHECK-NEXT:      %[[QH:.*]] = arith.muli %[[H]], %c8
+// CHECK-NEXT:      %[[QC:.*]] = arith.addi %[[QB]], %[[QH]]
+// CHECK:           %[[QT:.*]] = memref.subview %[[QKV]][0, %[[QC]]] [16, 8] [1, 1] : memref<16x96xf32, "gm"> to memref<16x8xf32, strided<[96, 1], offset: ?>, "gm">
+// CHECK-NEXT:      ascend.copy %[[QT]], %q1
+// CHECK:           %[[OC:.*]] = arith.muli %[[BH]], %c8
+// CHECK-NEXT:      %[[OT:.*]] = memref.subview %[[Y]][0, %[[OC]]] [16, 8] [1, 1]
+// CHECK-NEXT:      ascend.copy %o, %[[OT]] : memref<16x8xf32, "ub"> to memref<16x8xf32, strided<[32, 1], offset: ?>, "gm">
+// CHECK-NOT:     ascend.kernel
+// CHECK:         ascend.launch @k0_q
+// CHECK-NOT:     ascend.launch
+func.func @sequence_first(%qkv: tensor<16x2x48xf32>) -> tensor<32x16xf32> {
+  %s0 = graph.constant dense<0> : tensor<1xi64> loc("s0")
+  %s1 = graph.constant dense<16> : tensor<1xi64> loc("s1")
+  %s2 = graph.constant dense<32> : tensor<1xi64> loc("s2")
+  %s3 = graph.constant dense<48> : tensor<1xi64> loc("s3")
+  %ax = graph.constant dense<2> : tensor<1xi64> loc("ax")
+  %bh = graph.constant dense<[16, 4, 8]> : tensor<3xi64> loc("bh")
+  %heads = graph.constant dense<[2, 2, 16, 8]> : tensor<4xi64> loc("heads")
+  %rows = graph.constant dense<[32, 16]> : tensor<2xi64> loc("rows")
+  %q = graph.slice %qkv, %s0, %s1, %ax : (tensor<16x2x48xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<16x2x16xf32> loc("q")
+  %k = graph.slice %qkv, %s1, %s2, %ax : (tensor<16x2x48xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<16x2x16xf32> loc("k")
+  %v = graph.slice %qkv, %s2, %s3, %ax : (tensor<16x2x48xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<16x2x16xf32> loc("v")
+  %qm = graph.reshape %q, %bh : (tensor<16x2x16xf32>, tensor<3xi64>) -> tensor<16x4x8xf32> loc("q_bh")
+  %qt = graph.transpose %qm {perm = array<i64: 1, 0, 2>} : (tensor<16x4x8xf32>) -> tensor<4x16x8xf32> loc("q_t")
+  %qh = graph.reshape %qt, %heads : (tensor<4x16x8xf32>, tensor<4xi64>) -> tensor<2x2x16x8xf32> loc("q_heads")
+  %km = graph.reshape %k, %bh : (tensor<16x2x16xf32>, tensor<3xi64>) -> tensor<16x4x8xf32> loc("k_bh")
+  %kt = graph.transpose %km {perm = array<i64: 1, 0, 2>} : (tensor<16x4x8xf32>) -> tensor<4x16x8xf32> loc("k_t")
+  %kh = graph.reshape %kt, %heads : (tensor<4x16x8xf32>, tensor<4xi64>) -> tensor<2x2x16x8xf32> loc("k_heads")
+  %vm = graph.reshape %v, %bh : (tensor<16x2x16xf32>, tensor<3xi64>) -> tensor<16x4x8xf32> loc("v_bh")
+  %vt = graph.transpose %vm {perm = array<i64: 1, 0, 2>} : (tensor<16x4x8xf32>) -> tensor<4x16x8xf32> loc("v_t")
+  %vh = graph.reshape %vt, %heads : (tensor<4x16x8xf32>, tensor<4xi64>) -> tensor<2x2x16x8xf32> loc("v_heads")
+  %o = graph.attention %qh, %kh, %vh {scale = 0.35 : f32, causal = 0 : i64} : (tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>) -> tensor<2x2x16x8xf32> loc("attn")
+  %ot = graph.transpose %o {perm = array<i64: 2, 0, 1, 3>} : (tensor<2x2x16x8xf32>) -> tensor<16x2x2x8xf32> loc("merge")
+  %y = graph.reshape %ot, %rows : (tensor<16x2x2x8xf32>, tensor<2xi64>) -> tensor<32x16xf32> loc("rows")
+  func.return %y : tensor<32x16xf32>
+}
