@@ -181,7 +181,8 @@ def build_pipeline(opts: PipelineOptions) -> Pipeline:
         stage("precision", *recognizers(opts), precision_spec(opts))
     if opts.on(opts.fusion, 2):
         off = f" disable={','.join(opts.disable_fusions)}" if opts.disable_fusions else ""
-        stage("fuse", *recognizers(opts), f"graph-fuse{{max-ops={opts.max_fusion_ops}{off}}}")
+        stage("fuse", *recognizers(opts), "graph-transpose-into-attention",
+              f"graph-fuse{{max-ops={opts.max_fusion_ops}{off}}}")
     if opts.on(opts.layout, 3):
         stage("layout", "graph-layout")
     if opts.lower:
