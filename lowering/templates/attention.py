@@ -519,26 +519,47 @@ class AttentionKernel:
         bh = plan.B * plan.H
         classes = []
         group = plan.H // plan.Hkv
+        real = self._real_batches()
         for first, count, keys in t.parts(plan.L):  # a part of the keys: (index, keys)
             def part(i: Index, first=first, keys=keys) -> tuple[Index, int] | None:
                 return None if t.splits == 1 else (kb.add(first, i), keys)
 
+            def limit(per_batch: int) -> tuple[Index, ...]:
+                return () if real is None else (kb.mul(real, per_batch),)
+
             if t.grouped:  # kv head i of a batch row: query heads i * group .. as the rows
                 classes.append(([plan.B * plan.Hkv, count],
-                                lambda idx, part=part: self._item(kb.mul(idx[0], group), 0, mq, part(idx[1]))))
+                                lambda idx, part=part: self._item(kb.mul(idx[0], group), 0, mq, part(idx[1])),
+                                *limit(plan.Hkv * count)))
                 continue
-            if nq_full:
+            if nq_full and real is not None:  # batch outer: the real items come first
+                classes.append(([bh, nq_full, count], lambda idx, part=part: self._item(idx[0], idx[1], mq, part(idx[2])),
+                                *limit(plan.H * nq_full * count)))
+            elif nq_full:
                 # query tile outer: round-robin over the blocks then gives each block every causal
                 # query tile about equally often (head outer gave block k only tiles k mod nq)
                 classes.append(([nq_full, bh, count], lambda idx, part=part: self._item(idx[1], idx[0], mq, part(idx[2]))))
             if q_rem:
-                classes.append(([bh, count], lambda idx, part=part: self._item(idx[0], nq_full, q_rem, part(idx[1]))))
+                classes.append(([bh, count], lambda idx, part=part: self._item(idx[0], nq_full, q_rem, part(idx[1])),
+                                *limit(plan.H * count)))
         distribute(kb, t.blocks, classes)
         for src, dst, ident in credits:
             kb.wait_flag(src, dst, ident)
         kernel = kb.finish()
         kernel.attributes[attr_names.TEMPLATE] = StringAttr("attention")
         return kernel
+
+    def _real_batches(self) -> Index | None:
+        """How many batch rows are real at run time, when a shape range's dim is the batch
+        (request.extent): its groups of output rows are the batch rows, b outermost. None
+        otherwise, or with the keys split (the combine kernel would read every part)."""
+        plan, ext = self.plan, self.req.extent
+        if ext is None or self.t.splits > 1 or ext.count != plan.B or plan.B == 1:
+            return None
+        out = plan.out
+        if out.offset or out.batch * plan.B != out.numel:
+            return None
+        return self.kb.real_rows(plan.B)
 
     def _credits(self) -> list[tuple[str, str, int]]:
         """The `free` flags of every slot, set once before the work items (each use waits for

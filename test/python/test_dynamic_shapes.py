@@ -357,6 +357,22 @@ def test_transformer_batch_range_matches_onnxruntime(block):
         np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block, {"x": x}), rtol=1e-4, atol=1e-4)
 
 
+def test_the_dynamo_block_batch_range_runs_the_real_rows_in_every_kernel(block_dynamo):
+    """The dynamo export runs nn.MultiheadAttention sequence-first inside the batch-first
+    block. graph-transpose-into-attention moves the transposes around its projections into
+    the attention's addressing, so every kernel holds the batch at its outputs' axis 0 and
+    takes the extent (the attention too), no data kernel is left, and each batch 1..8
+    matches onnxruntime."""
+    cm = geir.compile(block_dynamo, input_shape="x:1~8,16,64", **FP32)
+    kernels = [k for k in cm.program.module.ops if isinstance(k, KernelOp)]
+    assert [k.attributes["template"].data for k in kernels] == ["matmul", "attention", "matmul", "row", "matmul",
+                                                                "matmul", "row"]
+    assert all(attr_names.EXTENT in k.attributes for k in kernels)
+    for batch in range(1, 9):
+        x = np.random.default_rng(batch).standard_normal((batch, 16, 64)).astype(np.float32)
+        np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block_dynamo, {"x": x}), rtol=1e-4, atol=1e-4)
+
+
 def test_a_range_over_a_dim_some_op_mixes_is_refused(block_dynamo):
     with pytest.raises(GeirError, match=r"shape range x dim 1 \(seq: 1~32\): padding x dim 1 is not exact: "
                                         r"'graph.matmul' at .* give its sizes as gears"):

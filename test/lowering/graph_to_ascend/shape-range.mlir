@@ -78,3 +78,19 @@ func.func @transposed(%x: tensor<8x256xf32> {onnx.name = "x"}, %n: tensor<1xi64>
   %z = graph.sigmoid %x : (tensor<8x256xf32>) -> tensor<8x256xf32>
   func.return %y, %z : tensor<256x8xf32>, tensor<8x256xf32>
 }
+
+// -----
+
+// Attention: the work items run batch row outermost, so the real ones come first - n * H
+// items of the 4 * H (one query tile, one key tile each); a block past them runs none.
+// CHECK-LABEL: ascend.kernel @k0_attn(
+// CHECK-SAME:    %y: memref<4x2x16x8xf32, "gm">, %extent: memref<1xi64, "gm">
+// CHECK-SAME:    geir.extent, template = "attention"
+// CHECK:         %n = arith.index_cast
+// CHECK:         %[[ITEMS:.*]] = arith.muli %n, %c2 : index
+// CHECK-NEXT:    scf.for %{{.*}} = %block to %[[ITEMS]] step %c8 {
+// CHECK:         ascend.launch @k0_attn on %stream(%q, %k, %v, %y, %n,
+func.func @attention(%q: tensor<4x2x16x8xf32> {onnx.name = "q"}, %k: tensor<4x2x16x8xf32> {onnx.name = "k"}, %v: tensor<4x2x16x8xf32> {onnx.name = "v"}, %n: tensor<1xi64> {onnx.name = "batch.extent", geir.extent = [["q", 0 : i64], ["k", 0 : i64], ["v", 0 : i64]], geir.range = [1 : i64, 4 : i64]}) -> (tensor<4x2x16x8xf32> {onnx.name = "y"}) {
+  %y = graph.attention %q, %k, %v {scale = 0.35 : f32, causal = 0 : i64} : (tensor<4x2x16x8xf32>, tensor<4x2x16x8xf32>, tensor<4x2x16x8xf32>) -> tensor<4x2x16x8xf32> loc("attn")
+  func.return %y : tensor<4x2x16x8xf32>
+}
