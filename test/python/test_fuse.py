@@ -24,6 +24,7 @@ from geir.passes.graph.recognize_layer_norm import RecognizeLayerNorm
 from geir.passes.graph.recognize_rms_norm import RecognizeRmsNorm
 from geir.passes.graph.recognize_rotary import RecognizeRotaryPass
 from geir.passes.graph.recognize_attention import RecognizeAttention
+from geir.passes.graph.transpose_into_attention import TransposeIntoAttentionPass
 from geir.driver.pipelines import RECOGNIZERS
 from geir.driver.registry import get_all_passes
 from geir.runtime.interpreter import random_inputs, run_module
@@ -202,3 +203,8 @@ RECOGNISER_CASES = [
 @pytest.mark.parametrize("recogniser, chunk", RECOGNISER_CASES)
 def test_recognition_keeps_numerics(recogniser, chunk):
     assert_pass_keeps_numerics(chunk, recogniser())
+
+
+@pytest.mark.parametrize("chunk", [pytest.param(c, id=i) for i, c in lit_chunks(LIT_DIR, "transpose-into-attention")])
+def test_moving_transposes_into_attention_keeps_numerics(chunk):
+    assert_pass_keeps_numerics(chunk, TransposeIntoAttentionPass())
