@@ -652,7 +652,7 @@ class Merged:
         offset, dims = self.offset, []
         for runs, o, n, step in zip(self.dims, offsets, sizes, steps):
             if len(runs) == 1:
-                (size, t), = runs
+                (_, t), = runs
                 offset += o * t
                 dims.append(((n, t * step),))
                 continue

@@ -22,8 +22,9 @@ its rows may sit on either side of it:
 
 Either way every product is the one it was, in another row order. The kernels may tile the
 moved product otherwise (another K step), so an f32 sum may differ in its last bit (the
-dynamo block in f32: 4.8e-7 at most; in fp16 the same bits). Anywhere else the moved transpose would be a data kernel on the other side (on
-the wider side of the q/k/v projection), so nothing else is rewritten.
+dynamo block in f32: 4.8e-7 at most; in fp16 the same bits). Anywhere else the moved
+transpose would be a data kernel on the other side (on the wider side of the q/k/v
+projection), so nothing else is rewritten.
 """
 
 from __future__ import annotations
