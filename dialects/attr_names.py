@@ -26,6 +26,10 @@ the dims of a shape range (driver/shape_ranges.py) whose run-time size the argum
 program is compiled at the range's upper bound; the runtime fills it from the inputs' shapes.
 On a kernel: the kernel takes that argument after its outputs and computes only the real rows
 (lowering/templates/common.py, Extent)."""
+KEY_EXTENT = "geir.key_extent"
+"""On a kernel: it takes, after its outputs (and `geir.extent`'s argument), the run-time size of a
+shape range's dim that its attention's keys hold, and masks the padded keys
+(lowering/templates/attention.py)."""
 RANGE = "geir.range"
 """On an extent argument: [lo, hi], the sizes the program takes (it is compiled at hi)."""
 EXTENT_ROWS = "geir.extent_rows"

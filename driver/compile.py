@@ -325,11 +325,11 @@ def _compile_ranges(model, plan, device: str, opt_level: int, example_inputs, pr
     dims = range_dims(plan, onnx_dim_params(model))
     program = compile(model, device, opt_level, example_inputs=example_inputs, progress=progress,
                       keep_stages=keep_stages, input_shape=describe(plan.gears[0]), _range_dims=dims, **options)
-    graph = _simplified(program)
+    graph = _recognised(_simplified(program), program.options)
     names = [n for n, _, _ in input_specs(graph)]
     crops, refused = {}, []
     for dim in dims:
-        pads, why = padding_plan(graph, names, program.output_names(), [dim.positions])
+        pads, why = padding_plan(graph, names, program.output_names(), [dim.positions], masked_keys=True)
         if why:
             refused.append(f"shape range {dim.describe()}: {next(iter(why.values()))}; give its sizes as gears "
                            f"(dynamic_batch_size, dynamic_dims) instead")
@@ -384,6 +384,16 @@ def _simplified(program) -> ModuleOp:
     """A program's graph as simplified (a dynamo export's Shape arithmetic folded), not yet
     fused: where the padding analysis proves a dim (pad-to-gear, shape ranges)."""
     return program.stages[next((n for n in program.stage_names if n.endswith("_simplify")), program.stage_names[0])]
+
+
+def _recognised(graph: ModuleOp, options) -> ModuleOp:
+    """A copy of `graph` with the recognisers run (as the fuse stage runs them): a shape
+    range's proof sees graph.attention, whose padded keys its kernel masks, not the score
+    product and softmax that would mix the sequence's rows."""
+    from geir.driver.pipelines import recognizers
+    from geir.driver.registry import get_all_passes
+
+    return _apply(make_context(), graph.clone(), get_all_passes(), list(recognizers(options)))
 
 
 def verify_host(module: ModuleOp, allocs: bool = False) -> None:

@@ -32,10 +32,12 @@ def dims_of(gears, dynamic: dict[str, tuple[int, ...]]) -> list[Dim]:
     return [tuple(v) for v in groups.values()]
 
 
-def padding_plan(module: ModuleOp, input_names: list[str], output_names: list[str], dims: list[Dim]
-                 ) -> tuple[dict[Dim, dict[str, Carried | None]], dict[Dim, str]]:
+def padding_plan(module: ModuleOp, input_names: list[str], output_names: list[str], dims: list[Dim],
+                 masked_keys: bool = False) -> tuple[dict[Dim, dict[str, Carried | None]], dict[Dim, str]]:
     """Per dim that pads exactly, per output: where it carries the dim (None: it does not hold
-    it); and per dim that does not, why (the op that mixes its rows)."""
+    it); and per dim that does not, why (the op that mixes its rows). `masked_keys`: an
+    attention's padded keys count as exact, its kernel masking them with the run-time size
+    (a shape range's; a gear has none)."""
     main = next(op for op in module.walk() if isinstance(op, func.FuncOp))
     block = main.body.blocks[0]
     ret = block.last_op
@@ -43,7 +45,7 @@ def padding_plan(module: ModuleOp, input_names: list[str], output_names: list[st
     for dim in dims:
         seeds = {block.args[input_names.index(name)]: Carried(axis) for name, axis in dim}
         try:
-            where = carry(block, seeds)
+            where = carry(block, seeds, [] if masked_keys else None)
         except PaddingError as e:
             positions = ", ".join(f"{n} dim {a}" for n, a in dim)
             refused[dim] = f"padding {positions} is not exact: {e}"

@@ -143,6 +143,10 @@ class _FunctionLowering:
         self.rows: dict[SSAValue, Carried] = {}  # a shape range's dim: where each value holds it
         self.extent: SSAValue | None = None      # the host argument with its run-time size
         self.range_lo = 1                        # and the least size it takes
+        # an attention whose keys hold a range's dim: the size's host argument, and whether its
+        # query rows hold the dim too (request.key_extent)
+        self.masked_keys: dict[Operation, tuple[SSAValue, bool]] = {}
+        self.key_args: dict[str, SSAValue] = {}  # a kernel that masks padded keys: the size's host argument
         several = sum(isinstance(f, func.FuncOp) and not f.is_declaration for f in self.module.ops) > 1
         self.prefix = f"{_symbol(self.fn.sym_name.data)}_" if several else ""
 
@@ -236,10 +240,15 @@ class _FunctionLowering:
     def _request(self, op: Operation, ops: list[Operation], inputs: list[SSAValue], outputs: list[SSAValue],
                  kind: str, base: str | None = None, location: Attribute | None = None) -> KernelRequest:
         location = location or op.location
+        name = self._name(op, base, location)
+        keys = next((self.masked_keys[o] for o in ops if o in self.masked_keys), None)
+        if keys is not None:
+            self.key_args[name] = keys[0]
         return KernelRequest(
-            name=self._name(op, base, location), ops=ops, inputs=inputs, outputs=outputs, kind=kind,
+            name=name, ops=ops, inputs=inputs, outputs=outputs, kind=kind,
             device=self.spec, cost=self.cost, double_buffer=self.pass_.double_buffer, location=location,
-            extent=self._extent(outputs), tilings=self.tilings)
+            extent=self._extent(outputs), key_extent=None if keys is None else "queries" if keys[1] else "keys",
+            tilings=self.tilings)
 
     def _extent(self, outputs: Sequence[SSAValue]) -> Extent | None:
         """The shape range's dim in the outputs, if every output holds it alike at its axis 0
@@ -254,8 +263,10 @@ class _FunctionLowering:
 
     def _rows_of_range(self, host: Block) -> None:
         """The host argument of the first shape-range dim (attr_names.EXTENT) whose rows every
-        op keeps apart, and where each value holds that dim. A dim some op mixes (none should:
-        the driver proved the graph pads exactly) leaves every kernel computing all its rows."""
+        op keeps apart, and where each value holds that dim; and, for every dim, the attentions
+        whose keys hold it (their kernels mask the padded keys with its size). A dim some op
+        mixes (none should: the driver proved the graph pads exactly) leaves every kernel
+        computing all its rows."""
         fn = self.fn
         attrs = fn.arg_attrs.data if fn.arg_attrs is not None else ()
         names = {d.data[attr_names.ONNX_NAME].data: i for i, d in enumerate(attrs) if attr_names.ONNX_NAME in d.data}
@@ -270,15 +281,18 @@ class _FunctionLowering:
                     raise LoweringError(f"argument #{i} of @{fn.sym_name.data} is the extent of input '{name}', "
                                         f"which is not an argument")
                 seeds[fn.body.block.args[names[name]]] = Carried(axis)
+            masked: list[Operation] = []
             try:
-                self.rows = carry(fn.body.block, seeds)
+                rows = carry(fn.body.block, seeds, masked)
             except PaddingError:
                 continue
-            self.extent = host.args[i]
+            self.masked_keys.update((op, (host.args[i], queries)) for op, queries in masked)
+            if self.extent is not None:
+                continue
+            self.rows, self.extent = rows, host.args[i]
             bounds = d.data.get(attr_names.RANGE)
             if bounds is not None:
                 self.range_lo = bounds.data[0].value.data
-            return
 
     def _launch(self, kernel: a.KernelOp | KernelChain, args: Sequence[SSAValue]) -> None:
         """A launch of the kernel on `args` and its scratch; a chain's kernels one after the
@@ -290,6 +304,11 @@ class _FunctionLowering:
             self.kernels.append(k)
             own = self._scratch(k, start=chain.shared)
             extent = [self.extent] if attr_names.EXTENT in k.attributes else []
+            keys = self.key_args.get(k.sym_name.data)
+            if keys is not None and attr_names.KEY_EXTENT not in k.attributes:
+                raise LoweringError(f"kernel @{k.sym_name.data}: its attention's keys hold a shape range's dim, "
+                                    f"but its template does not mask the padded keys; give the sizes as gears")
+            extent += [keys] if keys is not None else []
             self.host_ops.append(a.LaunchOp.get(k.sym_name.data, self.stream, [*args, *extent, *shared, *own]))
 
     def _scratch(self, kernel: a.KernelOp, start: int = 0, stop: int | None = None) -> list[SSAValue]:

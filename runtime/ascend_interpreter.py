@@ -199,6 +199,10 @@ class IndexArithFunctions(InterpreterFunctions):
         lhs, rhs = (int(scalar_value(v)) for v in args)
         return (scalar_attr(fn(lhs, rhs), op.result.type, interpreter.index_bitwidth),)
 
+    @impl(arith.SIToFPOp)
+    def run_sitofp(self, interpreter, op, args):  # a run-time count as a vector operand (attention's keys)
+        return (float(int(scalar_value(args[0]))),)
+
     @impl(arith.MinSIOp)
     def run_minsi(self, interpreter, op, args):
         return self._int2(interpreter, op, args, min)

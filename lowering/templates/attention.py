@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import StringAttr, UnitAttr, f32
+from xdsl.dialects.builtin import StringAttr, UnitAttr, f32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from geir.dialects import ascend as a
@@ -308,7 +308,7 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
             if nk0 is None:
                 continue
             items = plan.B * (plan.Hkv if grouped else plan.H * ceil_div(plan.S, mq))
-            for splits, chunk in split_choices(plan, items, nk, spec):
+            for splits, chunk in split_choices(plan, items, nk, spec) if not req.key_extent else [(1, 0)]:
                 extra = 0.0 if splits == 1 else _combine_us(req, plan, splits)
                 for blocks in block_choices(items * splits, spec.cube_cores):
                     us = _estimate_us(req, plan, mq, nk, items * splits, blocks, chunk or plan.L, nk0) + extra
@@ -497,6 +497,11 @@ class AttentionKernel:
         elif plan.mask is not None:
             self.mk = kb.alloc([mq, row_elems(nk, elt)], elt, "ub", "mk")
         self.dm = kb.alloc([mq, row_elems(nk, f32)], f32, "ub", "dm") if plan.causal else None
+        # a shape range's keys: key c of a tile is padded when c >= n - k0 (`_key_mask`)
+        self.keys = kb.real_keys() if self.req.key_extent else None
+        if self.keys is not None:
+            self.kcol = kb.alloc([1, row_elems(nk, f32)], f32, "ub", "kcol")
+            self.krow = kb.alloc([1, row_elems(nk, f32)], f32, "ub", "krow")
         if t.splits > 1:  # the chain's shared buffers (scratch first): each part's O and lse
             rows_out = plan.B * plan.H * plan.S
             self.o_part = kb.scratch([rows_out, t.splits * plan.Dv], f32, "o_part")
@@ -515,11 +520,18 @@ class AttentionKernel:
             kb.set_flag(src, dst, ident)
         if self.dm is not None:
             self._diff_tile()
+        if self.keys is not None:
+            self._column_row()
         nq_full, q_rem = divmod(plan.S, mq)
         bh = plan.B * plan.H
         classes = []
         group = plan.H // plan.Hkv
         real = self._real_batches()
+        def item(bh: Index, qi: Index, mv: int, part: tuple[Index, int] | None = None) -> None:
+            if self.req.key_extent == "queries":  # a query tile past the real rows has nothing to do
+                self._guarded(kb.less(kb.mul(qi, mq), self.keys), lambda: self._item(bh, qi, mv, part))
+            else:
+                self._item(bh, qi, mv, part)
         for first, count, keys in t.parts(plan.L):  # a part of the keys: (index, keys)
             def part(i: Index, first=first, keys=keys) -> tuple[Index, int] | None:
                 return None if t.splits == 1 else (kb.add(first, i), keys)
@@ -529,18 +541,18 @@ class AttentionKernel:
 
             if t.grouped:  # kv head i of a batch row: query heads i * group .. as the rows
                 classes.append(([plan.B * plan.Hkv, count],
-                                lambda idx, part=part: self._item(kb.mul(idx[0], group), 0, mq, part(idx[1])),
+                                lambda idx, part=part: item(kb.mul(idx[0], group), 0, mq, part(idx[1])),
                                 *limit(plan.Hkv * count)))
                 continue
             if nq_full and real is not None:  # batch outer: the real items come first
-                classes.append(([bh, nq_full, count], lambda idx, part=part: self._item(idx[0], idx[1], mq, part(idx[2])),
+                classes.append(([bh, nq_full, count], lambda idx, part=part: item(idx[0], idx[1], mq, part(idx[2])),
                                 *limit(plan.H * nq_full * count)))
             elif nq_full:
                 # query tile outer: round-robin over the blocks then gives each block every causal
                 # query tile about equally often (head outer gave block k only tiles k mod nq)
-                classes.append(([nq_full, bh, count], lambda idx, part=part: self._item(idx[1], idx[0], mq, part(idx[2]))))
+                classes.append(([nq_full, bh, count], lambda idx, part=part: item(idx[1], idx[0], mq, part(idx[2]))))
             if q_rem:
-                classes.append(([bh, count], lambda idx, part=part: self._item(idx[0], nq_full, q_rem, part(idx[1])),
+                classes.append(([bh, count], lambda idx, part=part: item(idx[0], nq_full, q_rem, part(idx[1])),
                                 *limit(plan.H * count)))
         distribute(kb, t.blocks, classes)
         for src, dst, ident in credits:
@@ -577,6 +589,34 @@ class AttentionKernel:
         if self.plan.mask is not None:
             out.append(("V", "MTE2", F_MASK))
         return out
+
+    def _column_row(self) -> None:
+        """kcol[0, c] = c: eight scalar stores, then doubling along the row."""
+        kb, row = self.kb, self.kcol
+        width = row.type.get_shape()[1]
+        for c in range(8):
+            kb.emit(memref.StoreOp.get(kb.scalar(float(c), f32), row, [kb.index(0), kb.index(c)]))
+        kb.sync("S", "V", CHAIN)
+        w = 8
+        while w < width:
+            n = min(w, width - w)
+            kb.vec(a.VaddsOp, kb.tile(row, [0, 0], [1, n]), kb.scalar(float(w), f32), kb.tile(row, [0, w], [1, n]))
+            kb.barrier("V")
+            w += n
+
+    def _key_mask(self, s: SSAValue, tmp: SSAValue, k0: Index, nv: int) -> None:
+        """The padded keys of the tile from key k0 (a shape range's, n real): key c is masked
+        when c + k0 + 1 - n >= 1, s += NEG * clamp(c + k0 + 1 - n, 0, 1) on every row."""
+        kb = self.kb
+        row = kb.tile(self.krow, [0, 0], [1, nv])
+        shift = kb.emit(arith.SIToFPOp(kb.emit(arith.IndexCastOp(kb.sub(kb.add(k0, 1), self.keys), i64)).result,
+                                       f32)).result
+        kb.vec(a.VaddsOp, kb.tile(self.kcol, [0, 0], [1, nv]), shift, row)
+        kb.vec(a.VminsOp, row, kb.scalar(1.0, f32), row)
+        kb.vec(a.VmaxsOp, row, kb.scalar(0.0, f32), row)          # 1 where padded
+        kb.vec(a.VmulsOp, row, kb.scalar(NEG, f32), row)
+        kb.vec(a.VbrcbOp, row, tmp)
+        kb.vec(a.VaddOp, s, tmp, s)
 
     def _diff_tile(self) -> None:
         """dm[r, c] = c - r: eight scalar stores, then doubling along the row and down the rows."""
@@ -878,7 +918,9 @@ class AttentionKernel:
             tmp = kb.tile(self.tmp, [0, 0], [mv, nv])
         for cond, d in bands:
             self._guarded(cond, lambda d=d: self._band(s, tmp, nv, d))
-        if plan.mask is not None or bands:
+        if self.keys is not None:  # a tile that holds a padded key
+            self._guarded(kb.less(self.keys, kb.add(k0, nv)), lambda: self._key_mask(s, tmp, k0, nv))
+        if plan.mask is not None or bands or self.keys is not None:
             kb.vec(a.VmaxsOp, s, kb.scalar(NEG, f32), s)
         # online softmax
         m, mt, l, rs = (self._rows(v, 1) for v in (self.m, self.mt, self.l, self.rs))

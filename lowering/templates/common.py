@@ -91,6 +91,8 @@ class KernelRequest:
     double_buffer: bool
     location: Attribute             # fused location of the original nodes (copy it onto the kernel op)
     extent: Extent | None = None    # a shape range's dim in the outputs' rows: a template may compute only the real ones
+    key_extent: str | None = None   # "keys": a shape range's dim is its attention's keys (the template must mask the
+                                    # padded ones); "queries": its query rows too (their tiles may be skipped)
     tilings: dict[tuple, Any] | None = None  # the lowering run's tilings by what they depend on, shared by its requests
 
     @property
@@ -253,6 +255,7 @@ class KernelBuilder:
         self._phase_done = False  # a scope() phase has ended: the next one starts with a barrier
         self._block_idx: SSAValue | None = None
         self._extent: SSAValue | None = None  # n of request.extent, once loaded
+        self._keys: SSAValue | None = None  # n of request.key_extent, once loaded
 
     # insertion ----------------------------------------------------------------------------
 
@@ -510,6 +513,25 @@ class KernelBuilder:
             self._extent = cast.result
             self._extent.name_hint = "n"
         return self.mul(self._extent, rows // ext.count)
+
+    def real_keys(self) -> SSAValue:
+        """How many of an attention's keys are real at run time (request.key_extent): n read
+        once at the kernel's entry from its key extent argument (a `memref<1xi64>` after the
+        outputs and the row extent's; the kernel is marked `geir.key_extent`)."""
+        if self._keys is None:
+            at = len(self.req.inputs) + len(self.req.outputs) + (self._extent is not None)
+            arg = self.block.insert_arg(a.memref_type([1], i64, "gm"), at)
+            arg.name_hint = "keys"
+            self.args.insert(at, arg)
+            self.kernel.properties["function_type"] = FunctionType.from_lists(list(self.block.arg_types), [])
+            self.kernel.attributes[attr_names.KEY_EXTENT] = UnitAttr()
+            load = memref.LoadOp.get(arg, [self.index(0)])
+            cast = arith.IndexCastOp(load.results[0], IndexType())
+            self._emit_at_entry(load)
+            self._emit_at_entry(cast)
+            self._keys = cast.result
+            self._keys.name_hint = "n_keys"
+        return self._keys
 
     def limited(self, count: int, tile: int, start: int, real: int | SSAValue | None) -> int | SSAValue:
         """How many of `count` tiles of `tile` rows from row `start` hold a real row, of

@@ -65,12 +65,12 @@ def _constant(v: SSAValue) -> bool:
     return g.constant_value_of(v) is not None
 
 
-def _through(op: Operation, where: dict[SSAValue, Carried]) -> list[Carried | None]:
+def _through(op: Operation, where: dict[SSAValue, Carried], masked: list | None) -> list[Carried | None]:
     """Where op's results carry the dim, given its carried operands."""
     ins = [where.get(v) for v in op.operands]
     c = next(x for x in ins if x is not None)
     if isinstance(op, g.FusionOp):
-        return _fusion(op, where)
+        return _fusion(op, where, masked)
     if isinstance(op, g.TransDataOp):  # the logical tensor is unchanged
         return [c]
     if op.has_trait(ViewLike):
@@ -87,6 +87,8 @@ def _through(op: Operation, where: dict[SSAValue, Carried]) -> list[Carried | No
         return [_elementwise(op, ins)]
     if isinstance(op, g.MatMulOp | g.GemmOp):
         return [_matmul(op, ins)]
+    if isinstance(op, g.AttentionOp) and not (c.axis == 0 and all(x is not None for x in ins[:3])):
+        return [_attention_sequence(op, ins, masked)]
     if isinstance(op, g.ConvOp | g.ConvTransposeOp | g.MaxPoolOp | g.AvgPoolOp | g.AttentionOp):
         # the batch rows are independent (an attention's: of q, k and v alike)
         if ins[0] is None or any(x is not None and x != ins[0] for x in ins) or c.axis != 0 or any(
@@ -107,6 +109,25 @@ def _through(op: Operation, where: dict[SSAValue, Carried]) -> list[Carried | No
     if isinstance(op, g.SliceOp | g.PadOp | g.GatherOp):
         return [_select(op, ins, c)]
     raise PaddingError("has no padding rule")
+
+
+def _attention_sequence(op: g.AttentionOp, ins: list[Carried | None], masked: list | None) -> Carried | None:
+    """The dim as q's query rows and / or k's and v's keys (axis 2 of [B, H, S, D], whole):
+    a query row is computed alone, but every real query attends to every key, so padded keys
+    are exact only when the kernel masks them (`masked` collects the attentions that must,
+    each with whether its query rows hold the dim too; None: nothing may, as in pad-to-gear's
+    programs, which have no run-time size)."""
+    q, k, v = ins[:3]
+    seq = Carried(2)
+    if any(x is not None and x != seq for x in (q, k, v)) or (k is None) != (v is None):
+        raise PaddingError("mixes rows along it (a sequence is taken whole as q's rows and k's and v's keys)")
+    if k is not None:
+        if masked is None:
+            raise PaddingError("attends across it (a padded key would join the real queries' softmax)")
+        if len(ins) > 3:
+            raise PaddingError("attends across it with a mask (the padded keys' mask entries are not known)")
+        masked.append((op, q is not None))
+    return q
 
 
 def _view(src: tuple[int, ...], dst: tuple[int, ...], c: Carried) -> Carried:
@@ -222,9 +243,12 @@ def _slice_keeps(op: g.SliceOp, axis: int) -> bool:
                for a, s, e, st in zip(axes, starts, ends, steps))
 
 
-def carry(block: Block, seeds: dict[SSAValue, Carried]) -> dict[SSAValue, Carried]:
+def carry(block: Block, seeds: dict[SSAValue, Carried], masked: list | None = None) -> dict[SSAValue, Carried]:
     """Where each value of `block` (up to its terminator) holds the dim the `seeds` hold; a
-    PaddingError naming the first op that mixes its rows."""
+    PaddingError naming the first op that mixes its rows. `masked`: a list to collect the
+    attentions whose keys hold the dim, as (op, whether its query rows do too) - exact only if
+    their kernel masks the padded keys, which a shape range's kernel does with the run-time
+    size; None refuses them."""
     where = dict(seeds)
     for op in block.ops:
         if op is block.last_op:
@@ -232,7 +256,7 @@ def carry(block: Block, seeds: dict[SSAValue, Carried]) -> dict[SSAValue, Carrie
         if not any(v in where for v in op.operands):
             continue
         try:
-            out = _through(op, where)
+            out = _through(op, where, masked)
         except PaddingError as e:
             if isinstance(op, g.FusionOp):  # the body's op is named already
                 raise
@@ -243,8 +267,8 @@ def carry(block: Block, seeds: dict[SSAValue, Carried]) -> dict[SSAValue, Carrie
     return where
 
 
-def _fusion(op: g.FusionOp, where: dict[SSAValue, Carried]) -> list[Carried | None]:
+def _fusion(op: g.FusionOp, where: dict[SSAValue, Carried], masked: list | None) -> list[Carried | None]:
     block = op.body.block
-    inner = carry(block, {arg: where[v] for arg, v in zip(block.args, op.inputs) if v in where})
+    inner = carry(block, {arg: where[v] for arg, v in zip(block.args, op.inputs) if v in where}, masked)
     where.update(inner)  # the body's values too: a kernel's outputs are those a fusion yields
     return [inner.get(v) for v in op.yield_op().values]

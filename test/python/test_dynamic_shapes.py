@@ -283,6 +283,28 @@ def test_ops_that_mix_rows_are_refused(build, why):
     assert carried is None and why in reason and reason.startswith("padding x dim 0 is not exact: 'graph.")
 
 
+def test_an_attention_over_the_dim_is_exact_only_with_its_keys_masked():
+    """q's rows and k's and v's keys hold the dim: each query row is computed alone, but its
+    softmax would take the padded keys. Exact for a shape range, whose attention kernel masks
+    them with the run-time size; refused for pad-to-gear, and with a mask operand."""
+    b = GraphBuilder()
+    x = b.input("x", [1, 2, 8, 4])
+    m = b.input("m", [1, 1, 8, 8])
+    b.output("y", b.attention(x, x, x, scale=0.5))
+    b.output("z", b.attention(x, x, x, m, scale=0.5))
+    module = b.finish()
+    dim = (("x", 2),)
+    plan, refused = padding_plan(module, ["x", "m"], ["y", "z"], [dim])
+    assert "attends across it (a padded key would join the real queries' softmax)" in refused[dim]
+    plan, refused = padding_plan(module, ["x", "m"], ["y", "z"], [dim], masked_keys=True)
+    assert "attends across it with a mask" in refused[dim]
+    b = GraphBuilder()
+    x = b.input("x", [1, 2, 8, 4])
+    b.output("y", b.attention(x, x, x, scale=0.5))
+    plan, refused = padding_plan(b.finish(), ["x"], ["y"], [dim], masked_keys=True)
+    assert not refused and plan[dim]["y"] == Carried(2)
+
+
 def test_the_interpreter_runs_a_geared_module_by_its_inputs(cnn, tmp_path):
     """The top-level module of a geared offline model (its ascend.gears op and a program per
     gear) runs as one: the interpreter takes the program whose input shapes the feeds have."""
@@ -373,13 +395,49 @@ def test_the_dynamo_block_batch_range_runs_the_real_rows_in_every_kernel(block_d
         np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block_dynamo, {"x": x}), rtol=1e-4, atol=1e-4)
 
 
-def test_a_range_over_a_dim_some_op_mixes_is_refused(block_dynamo):
-    with pytest.raises(GeirError, match=r"shape range x dim 1 \(seq: 1~32\): padding x dim 1 is not exact: "
-                                        r"'graph.matmul' at .* give its sizes as gears"):
-        geir.compile(block_dynamo, input_shape="x:1~8,1~32,64")
-    cm = geir.compile(block_dynamo, input_shape="x:1~4,16,64", **FP32)  # its batch alone is fine
-    x = np.random.default_rng(3).standard_normal((3, 16, 64)).astype(np.float32)
-    np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block_dynamo, {"x": x}), rtol=1e-4, atol=1e-4)
+def test_a_sequence_range_masks_the_padded_keys(block_dynamo):
+    """A range over the dynamo block's sequence: graph.attention's query rows and keys hold it,
+    so the proof (on the recognised graph) accepts it only because the attention kernel masks
+    the padded keys with the run-time size (`geir.key_extent`) and skips the query tiles past
+    it; every other kernel computes its padded rows apart. With the batch ranged too, the
+    kernels take the batch's extent. Each size matches onnxruntime (without the mask, size 5
+    is 0.53 off)."""
+    seq = geir.compile(block_dynamo, input_shape="x:2,1~32,64", **FP32)
+    both = geir.compile(block_dynamo, input_shape="x:1~4,1~32,64", **FP32)
+    for cm, extent in ((seq, False), (both, True)):
+        kernels = [k for k in cm.program.module.ops if isinstance(k, KernelOp)]
+        masked = [k.attributes["template"].data for k in kernels if attr_names.KEY_EXTENT in k.attributes]
+        assert masked == ["attention"]
+        assert all((attr_names.EXTENT in k.attributes) == extent for k in kernels)
+    long = geir.compile(block_dynamo, input_shape="x:1,1~160,64", **FP32)  # query tiles past n are skipped
+    cases = ((seq, 2, 1), (seq, 2, 5), (seq, 2, 17), (seq, 2, 32), (both, 1, 9), (both, 3, 31), (long, 1, 40),
+             (long, 1, 160))
+    for cm, batch, size in cases:
+        x = np.random.default_rng(size).standard_normal((batch, size, 64)).astype(np.float32)
+        np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block_dynamo, {"x": x}), rtol=1e-4, atol=1e-4)
+
+
+def _mean_over_sequence() -> bytes:
+    """y[batch, 8] = ReduceMean(x[batch, seq, 8], axis 1): every row of y reads every position."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("ReduceMean", ["x"], ["y"], axes=[1], keepdims=0, name="pool")], "pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_a_range_over_a_dim_some_op_mixes_is_refused():
+    """A mean over the sequence would count the padded positions: the range is refused, naming
+    the op; the batch alone is fine."""
+    model = _mean_over_sequence()
+    with pytest.raises(GeirError, match=r"shape range x dim 1 \(seq: 1~16\): padding x dim 1 is not exact: "
+                                        r"'graph.reduce_mean' at pool reduces or normalises over it; give its sizes as gears"):
+        geir.compile(model, input_shape="x:2,1~16,8")
+    cm = geir.compile(model, input_shape="x:1~4,16,8", **FP32)
+    x = np.random.default_rng(3).standard_normal((3, 16, 8)).astype(np.float32)
+    np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(model, {"x": x}), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("shape, message", [

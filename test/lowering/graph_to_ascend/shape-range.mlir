@@ -94,3 +94,39 @@ func.func @attention(%q: tensor<4x2x16x8xf32> {onnx.name = "q"}, %k: tensor<4x2x
   %y = graph.attention %q, %k, %v {scale = 0.35 : f32, causal = 0 : i64} : (tensor<4x2x16x8xf32>, tensor<4x2x16x8xf32>, tensor<4x2x16x8xf32>) -> tensor<4x2x16x8xf32> loc("attn")
   func.return %y : tensor<4x2x16x8xf32>
 }
+
+// -----
+
+// A range over the sequence: q's rows and k's and v's keys hold it (axis 2). Every query
+// attends to every key, so the kernel takes the size as `%keys` and masks the padded keys of a
+// tile that holds one: key c of the tile from k0 gets NEG when c + k0 + 1 - n >= 1 (one key
+// tile here). A query tile past the real rows is skipped (tiles of 32 rows: from 0, then 32).
+// CHECK-LABEL: ascend.kernel @k0_attn(
+// CHECK-SAME:    %y: memref<1x2x40x8xf32, "gm">, %keys: memref<1xi64, "gm">
+// CHECK-SAME:    geir.key_extent
+// CHECK-NOT:     geir.extent,
+// CHECK:         %[[RAW:.*]] = memref.load %keys[%c0] : memref<1xi64, "gm">
+// CHECK-NEXT:    %n_keys = arith.index_cast %[[RAW]] : i64 to index
+// CHECK:         scf.for %{{.*}} = %block
+// CHECK:           %[[ROWS:.*]] = arith.cmpi ult, %{{.*}}, %n_keys : index
+// CHECK-NEXT:      scf.if %[[ROWS]] {
+// CHECK:         %[[PAD:.*]] = arith.cmpi ult, %n_keys, %c40 : index
+// CHECK-NEXT:    scf.if %[[PAD]] {
+// CHECK-NEXT:      %[[SHIFT:.*]] = arith.subi %c1, %n_keys : index
+// CHECK-NEXT:      %[[I64:.*]] = arith.index_cast %[[SHIFT]] : index to i64
+// CHECK-NEXT:      %[[F32:.*]] = arith.sitofp %[[I64]] : i64 to f32
+// CHECK-NEXT:      ascend.vadds %kcol, %[[F32]], %krow
+// CHECK-NEXT:      ascend.vmins %krow
+// CHECK-NEXT:      ascend.vmaxs %krow
+// CHECK-NEXT:      ascend.vmuls %krow
+// CHECK-NEXT:      ascend.vbrcb %krow, %t
+// CHECK-NEXT:      ascend.vadd %ss0, %t, %ss0
+// CHECK-NEXT:    }
+// CHECK-NEXT:    ascend.vmaxs %ss0
+// CHECK:         %[[REM:.*]] = arith.cmpi ult, %c32, %n_keys : index
+// CHECK-NEXT:    scf.if %[[REM]] {
+// CHECK:         ascend.launch @k0_attn on %stream(%q, %k, %v, %y, %n,
+func.func @keys(%q: tensor<1x2x40x8xf32> {onnx.name = "q"}, %k: tensor<1x2x40x8xf32> {onnx.name = "k"}, %v: tensor<1x2x40x8xf32> {onnx.name = "v"}, %n: tensor<1xi64> {onnx.name = "seq.extent", geir.extent = [["q", 2 : i64], ["k", 2 : i64], ["v", 2 : i64]], geir.range = [1 : i64, 40 : i64]}) -> (tensor<1x2x40x8xf32> {onnx.name = "y"}) {
+  %y = graph.attention %q, %k, %v {scale = 0.35 : f32, causal = 0 : i64} : (tensor<1x2x40x8xf32>, tensor<1x2x40x8xf32>, tensor<1x2x40x8xf32>) -> tensor<1x2x40x8xf32> loc("attn")
+  func.return %y : tensor<1x2x40x8xf32>
+}
