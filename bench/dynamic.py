@@ -10,15 +10,17 @@ alone with that gear's static input_shape:
   (target: no more than N x one).
 
 `--ranges`: each model compiled once for a shape range instead (input_shape with lo~hi over the
-batch), and timed at each size against the static program of that size (target: at most 15%
-over), with the range program's device memory (planned for the upper bound) and compile time.
+batch; the dynamo transformer over its sequence too), and timed at each size against the static
+program of that size (target: at most 15% over), with the range program's device memory
+(planned for the upper bound) and compile time.
 
 Models: ResNet-50 (the onnx package's, its batch made a dim_param `N`: its input's and
-output's, its classifier's Reshape target [-1, 2048], no intermediate shapes) over batch gears, and
+output's, its classifier's Reshape target [-1, 2048], no intermediate shapes) over batch gears,
 the transformer block (hidden 768, 12 heads; torch's dynamo exporter, dynamic batch and
-sequence) over (batch, sequence) gears.
+sequence) over (batch, sequence) gears, and the same block by the TorchScript exporter
+(`transformer_torchscript`, dynamic batch) over batch gears.
 
-    python bench/dynamic.py [--models resnet50,transformer] [--pad | --ranges]
+    python bench/dynamic.py [--models resnet50,transformer,transformer_torchscript] [--pad | --ranges]
 """
 
 from __future__ import annotations
@@ -58,17 +60,36 @@ def transformer() -> tuple[bytes, dict]:
     return dynamic_block_onnx(768, 12), {"input_shape": "x:-1,-1,768", "dynamic_dims": "1,128;8,128;8,512"}
 
 
-MODELS = {"resnet50": resnet50, "transformer": transformer}
-RANGES = {"resnet50": ("gpu_0/data_0:1~32,3,224,224", "gpu_0/data_0:{},3,224,224", (1, 2, 8, 16, 32)),
-          "transformer": ("x:1~8,128,768", "x:{},128,768", (1, 2, 4, 8))}
-"""Per model: the range, the static input_shape of a size, the sizes timed."""
+def transformer_torchscript() -> tuple[bytes, dict]:
+    """The same block by the TorchScript exporter, whose dynamic axis is the batch alone (it bakes
+    nn.MultiheadAttention's sequence length into a Reshape)."""
+    import io
+    import warnings
+
+    import torch
+
+    from geir.testing.transformer import block_reference
+
+    f = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(block_reference(768, 12), (torch.randn(2, 128, 768),), f, dynamo=False, opset_version=17,
+                          input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    return f.getvalue(), {"input_shape": "x:-1,128,768", "dynamic_batch_size": "1,8"}
 
 
-def ranges(name: str, data: bytes) -> None:
+MODELS = {"resnet50": resnet50, "transformer": transformer, "transformer_torchscript": transformer_torchscript}
+RANGES = {"resnet50": [("gpu_0/data_0:1~32,3,224,224", "gpu_0/data_0:{},3,224,224", (1, 2, 8, 16, 32))],
+          "transformer": [("x:1~8,128,768", "x:{},128,768", (1, 2, 4, 8)),
+                          ("x:8,1~512,768", "x:8,{},768", (64, 128, 256, 512))],
+          "transformer_torchscript": [("x:1~8,128,768", "x:{},128,768", (1, 2, 4, 8))]}
+"""Per model: its ranges, each with the static input_shape of a size and the sizes timed."""
+
+
+def ranges(name: str, data: bytes, text: str, static_text: str, sizes: tuple[int, ...]) -> None:
     """The range program at each size against the static program of that size."""
     import numpy as np
 
-    text, static_text, sizes = RANGES[name]
     t0 = time.perf_counter()
     cm = geir.compile(data, input_shape=text)
     range_s = time.perf_counter() - t0
@@ -101,7 +122,8 @@ def main() -> None:
     for name in args.models.split(","):
         data, options = MODELS[name]()
         if args.ranges:
-            ranges(name, data)
+            for spec in RANGES[name]:
+                ranges(name, data, *spec)
             continue
         t0 = time.perf_counter()
         geared = geir.compile(data, pad_to_gear=args.pad, **options)
