@@ -281,7 +281,7 @@ class _FunctionLowering:
                     raise LoweringError(f"argument #{i} of @{fn.sym_name.data} is the extent of input '{name}', "
                                         f"which is not an argument")
                 seeds[fn.body.block.args[names[name]]] = Carried(axis)
-            masked: list[Operation] = []
+            masked: list[tuple[Operation, bool]] = []
             try:
                 rows = carry(fn.body.block, seeds, masked)
             except PaddingError:

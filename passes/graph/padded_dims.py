@@ -6,7 +6,9 @@ first n * inner indices are the real rows (`Carried`), and stops at the first op
 rows along it (a reduction, softmax or normalisation over it, a contraction over it, a
 convolution or pool window across it, a slice, gather, concat or pad along it, a view that
 interleaves it, an operand that is not constant along it) or that it has no rule for: that
-op's `PaddingError` says why. Shapes are logical (a formatted value's axes, not its storage),
+op's `PaddingError` says why. An attention whose keys hold it is exact only if its kernel masks
+the padded keys: a shape range's does (with the run-time size), so `carry` collects such
+attentions when asked to (`masked`) and refuses them otherwise. Shapes are logical (a formatted value's axes, not its storage),
 and a fusion is followed through its body, so the analysis holds before and after fusion
 and layout. Two users: pad-to-gear and shape ranges (driver/gear_padding.py), and the
 lowering, whose kernels then compute only the real rows of a shape range
@@ -119,6 +121,8 @@ def _attention_sequence(op: g.AttentionOp, ins: list[Carried | None], masked: li
     programs, which have no run-time size)."""
     q, k, v = ins[:3]
     seq = Carried(2)
+    if len(ins) > 3 and ins[3] is not None:
+        raise PaddingError("takes a mask that holds it")
     if any(x is not None and x != seq for x in (q, k, v)) or (k is None) != (v is None):
         raise PaddingError("mixes rows along it (a sequence is taken whole as q's rows and k's and v's keys)")
     if k is not None:

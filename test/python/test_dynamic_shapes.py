@@ -298,6 +298,8 @@ def test_an_attention_over_the_dim_is_exact_only_with_its_keys_masked():
     assert "attends across it (a padded key would join the real queries' softmax)" in refused[dim]
     plan, refused = padding_plan(module, ["x", "m"], ["y", "z"], [dim], masked_keys=True)
     assert "attends across it with a mask" in refused[dim]
+    plan, refused = padding_plan(module, ["x", "m"], ["y", "z"], [(("m", 2),)], masked_keys=True)
+    assert refused[(("m", 2),)].endswith("takes a mask that holds it")
     b = GraphBuilder()
     x = b.input("x", [1, 2, 8, 4])
     b.output("y", b.attention(x, x, x, scale=0.5))
