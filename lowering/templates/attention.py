@@ -257,7 +257,7 @@ class AttentionTiling:
         return [(0, self.splits - 1, self.chunk), (self.splits - 1, 1, L - (self.splits - 1) * self.chunk)]
 
 
-def _buffers(plan: AttentionPlan, mq: int, nk: int, nk0: int | None = None) -> dict[str, int]:
+def _buffers(plan: AttentionPlan, mq: int, nk: int, nk0: int | None = None, keys: bool = False) -> dict[str, int]:
     """Bytes each space needs for a tiling (the kernel allocates exactly these): l1 and l0c
     hold a key tile of nk, l0a / l0b a cube step of nk0 keys."""
     e = itemsize(plan.elt)
@@ -275,6 +275,8 @@ def _buffers(plan: AttentionPlan, mq: int, nk: int, nk0: int | None = None) -> d
         ub += mq * row_elems(nk, plan.elt) * e
     if plan.causal:
         ub += mq * row_elems(nk, f32) * 4
+    if keys:  # a shape range's padded keys: the column indices and the mask row
+        ub += 2 * row_elems(nk, f32) * 4
     return {
         "l1": (mqp * dp + n * (nkp * (dp + dvp) + mqp * nkp)) * e,
         "l0a": (mqp * dp + n * mqp * n0p) * e,
@@ -304,7 +306,7 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
             if plan.causal and plan.S > mq and mq != nk:
                 continue
             nk0 = next((n0 for n0 in _steps(nk) if all(
-                v <= spec.buffer_bytes[s] for s, v in _buffers(plan, mq, nk, n0).items())), None)
+                v <= spec.buffer_bytes[s] for s, v in _buffers(plan, mq, nk, n0, bool(req.key_extent)).items())), None)
             if nk0 is None:
                 continue
             items = plan.B * (plan.Hkv if grouped else plan.H * ceil_div(plan.S, mq))
