@@ -303,8 +303,10 @@ def _range_summary(compiled) -> str:
 
     kernels = [op for op in compiled.module.walk() if isinstance(op, KernelOp)]
     taking = sum(attr_names.EXTENT in k.attributes for k in kernels)
+    masking = sum(attr_names.KEY_EXTENT in k.attributes for k in kernels)
+    keys = f"; {masking} attention kernel{'s mask' if masking > 1 else ' masks'} the padded keys" if masking else ""
     return (f"shape range {compiled.ranges()}: one program, memory planned for the upper bound; {taking} of "
-            f"{len(kernels)} kernels run only the real rows, the others every row")
+            f"{len(kernels)} kernels run only the real rows, the others every row{keys}")
 
 
 def _run_and_check(compiled, model, freeze: dict) -> str:
