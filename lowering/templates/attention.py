@@ -523,7 +523,7 @@ class AttentionKernel:
         if self.dm is not None:
             self._diff_tile()
         if self.keys is not None:
-            self._column_row()
+            self._column_row(self.kcol)
         nq_full, q_rem = divmod(plan.S, mq)
         bh = plan.B * plan.H
         classes = []
@@ -592,9 +592,9 @@ class AttentionKernel:
             out.append(("V", "MTE2", F_MASK))
         return out
 
-    def _column_row(self) -> None:
-        """kcol[0, c] = c: eight scalar stores, then doubling along the row."""
-        kb, row = self.kb, self.kcol
+    def _column_row(self, row: SSAValue) -> None:
+        """row[0, c] = c: eight scalar stores, then doubling along the row."""
+        kb = self.kb
         width = row.type.get_shape()[1]
         for c in range(8):
             kb.emit(memref.StoreOp.get(kb.scalar(float(c), f32), row, [kb.index(0), kb.index(c)]))
@@ -621,18 +621,10 @@ class AttentionKernel:
         kb.vec(a.VaddOp, s, tmp, s)
 
     def _diff_tile(self) -> None:
-        """dm[r, c] = c - r: eight scalar stores, then doubling along the row and down the rows."""
+        """dm[r, c] = c - r: the first row's column indices, then doubling down the rows."""
         kb, dm = self.kb, self.dm
         mq, width = dm.type.get_shape()
-        for c in range(8):
-            kb.emit(memref.StoreOp.get(kb.scalar(float(c), f32), dm, [kb.index(0), kb.index(c)]))
-        kb.sync("S", "V", CHAIN)
-        w = 8
-        while w < width:
-            n = min(w, width - w)
-            kb.vec(a.VaddsOp, kb.tile(dm, [0, 0], [1, n]), kb.scalar(float(w), f32), kb.tile(dm, [0, w], [1, n]))
-            kb.barrier("V")
-            w += n
+        self._column_row(dm)
         h = 1
         while h < mq:
             n = min(h, mq - h)
