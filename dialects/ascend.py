@@ -1,7 +1,7 @@
 """The ascend dialect: buffers, DMA, cube, vector and sync of the Da Vinci core.
 
 Hardware level, buffer semantics. Data lives in builtin memrefs whose memory
-space is a string, `"gm" | "l1" | "l0a" | "l0b" | "l0c" | "ub"` (an attribute upstream
+space is a string, `"gm" | "l1" | "l0a" | "l0b" | "l0c" | "ub" | "bt" | "fb"` (an attribute upstream
 MLIR accepts as a memory space, so every stage parses in mlir-opt); every op says which unit runs
 it (its pipe) and what it moves, so the interpreter can execute it with numpy
 and a simulator can time it from the IR alone. docs/ascend.md is the reference.
@@ -55,6 +55,8 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TensorType,
     UnitAttr,
+    f16,
+    f32,
     i64,
 )
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
@@ -75,6 +77,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -106,19 +109,21 @@ from geir.dialects import attr_names
 # Hardware vocabulary.
 # ---------------------------------------------------------------------------
 
-SPACES = ("gm", "l1", "l0a", "l0b", "l0c", "ub")
+SPACES = ("gm", "l1", "l0a", "l0b", "l0c", "ub", "bt", "fb")
+"""bt, the cube's bias table, and fb, the FIX pipe's buffer of quantization parameters, are
+small buffers filled from l1 (`ascend.mmad`'s bias, `ascend.copy`'s quant)."""
 
 # The DMA engine (pipe) of each path of the Da Vinci core. A path is possible on a device only if
 # its file gives it a rate; this table only says which pipe carries it.
 DMA_ENGINES: Mapping[tuple[str, str], str] = MappingProxyType({
     ("gm", "ub"): "MTE2", ("gm", "l1"): "MTE2", ("gm", "l0a"): "MTE2", ("gm", "l0b"): "MTE2",
-    ("l1", "l0a"): "MTE1", ("l1", "l0b"): "MTE1", ("l1", "ub"): "MTE1",
+    ("l1", "l0a"): "MTE1", ("l1", "l0b"): "MTE1", ("l1", "ub"): "MTE1", ("l1", "bt"): "MTE1", ("l1", "fb"): "MTE1",
     ("ub", "gm"): "MTE3", ("ub", "l1"): "MTE3", ("l1", "gm"): "MTE3",
     ("l0c", "gm"): "FIX", ("l0c", "l1"): "FIX", ("l0c", "ub"): "FIX",
 })
 
 
-CUBE_SPACES = frozenset({"l1", "l0a", "l0b", "l0c"})
+CUBE_SPACES = frozenset({"l1", "l0a", "l0b", "l0c", "bt", "fb"})
 VECTOR_SPACES = frozenset({"ub"})
 ON_CHIP = CUBE_SPACES | VECTOR_SPACES
 
@@ -144,7 +149,7 @@ on the 910B) rejects it when the program runs."""
 
 BLOCK_BYTES = 32
 """ub/l1 rows start on 32-byte blocks (DMA bursts and vector repeats)."""
-OFFSET_ALIGN = {"gm": 512, "l1": 32, "ub": 32, "l0a": 512, "l0b": 512, "l0c": 512}
+OFFSET_ALIGN = {"gm": 512, "l1": 32, "ub": 32, "l0a": 512, "l0b": 512, "l0c": 512, "bt": 32, "fb": 32}
 """Byte alignment of a planned `offset` per space (GE workspace: 512 B)."""
 FRACTAL = 16
 """Rows (and, but for 1-byte types, columns) of one cube fractal."""
@@ -171,6 +176,8 @@ class Space(StrEnum):
     L0B = "l0b"
     L0C = "l0c"
     UB = "ub"
+    BT = "bt"
+    FB = "fb"
 
 
 SPACE_NAMES = frozenset(s.value for s in Space)
@@ -348,7 +355,7 @@ def _check_inner(op: Operation, t: MemRefType, what: str) -> None:
 
 def _check_operand(op: Operation, t: MemRefType, s: str, what: str) -> None:
     """DMA operands: gm rows contiguous, ub/l1 rows on blocks, l0 whole fractals."""
-    if s in ("ub", "l1"):
+    if s in ("ub", "l1", "bt", "fb"):
         _check_rows(op, t, what)
     elif s in ("l0a", "l0b", "l0c"):
         _check_fractal(op, t, what)
@@ -430,7 +437,7 @@ class AllocOp(IRDLOperation):
                 _fail(self, "of a gm buffer belongs in the host program, not in a kernel")
         else:
             _needs_units(self, [s])
-        if s in ("ub", "l1"):
+        if s in ("ub", "l1", "bt", "fb"):
             inner = (shape[-1] if shape else 1) * item
             if inner % BLOCK_BYTES:
                 _fail(self, f"{t}: the innermost dim is {inner} bytes, not a multiple of the "
@@ -1023,6 +1030,13 @@ class CopyOp(IRDLOperation):
     Shapes and element types match, except:
     * `transpose` (MTE1 only, 2-D): dst is src transposed (LoadData transpose);
     * FIX may convert the element type (f32 -> f16, i32 -> i32) and apply `relu`;
+    * FIX quantizes with `quant` (a 1-D f32 vector in fb: one scale, or one per element
+      along `quant_axis` of the 2-D source): an i32 accumulator to f16
+      (`f16(acc * scale)`, the hardware's DEQF16 / VDEQF16) or to int8 / uint8
+      (`saturate(round(acc * scale + zero_point))`, REQ8 / VREQ8); `relu` then applies to
+      the result. The FIX reads a scale as a 19-bit float (8 exponent, 10 mantissa bits: the
+      low 13 bits of an f32's mantissa are dropped) and rounds half away from zero
+      (`fix_quantize`);
     * `layout = "nd2nz"`: src [.., M, N] is stored as FRACTAL_NZ [.., N1, M1, 16, C0]
       in dst (zero-padded); `"nz2nd"`: the reverse (cropped to dst).
     * `layout = "nd2nc1hwc0"`: a channels-first tile [C, *R] (an l0c [Cout, pixels] tile,
@@ -1045,10 +1059,13 @@ class CopyOp(IRDLOperation):
     name = "ascend.copy"
     src = operand_def(MemRefType)
     dst = operand_def(MemRefType)
+    quant = opt_operand_def(MemRefType)
     transpose = opt_prop_def(UnitAttr)
     relu = opt_prop_def(UnitAttr)
     layout = opt_prop_def(StringAttr)
     pad = opt_prop_def(UnitAttr)
+    quant_axis = opt_prop_def(IntegerAttr)
+    zero_point = opt_prop_def(IntegerAttr)
 
     @classmethod
     def get(
@@ -1060,6 +1077,9 @@ class CopyOp(IRDLOperation):
         relu: bool = False,
         layout: str | None = None,
         pad: bool = False,
+        quant: SSAValue | Operation | None = None,
+        quant_axis: int | None = None,
+        zero_point: int | None = None,
     ) -> CopyOp:
         props: dict[str, Attribute] = {}
         if transpose:
@@ -1070,7 +1090,12 @@ class CopyOp(IRDLOperation):
             props["pad"] = UnitAttr()
         if layout is not None:
             props["layout"] = StringAttr(layout)
-        return cls.create(operands=[SSAValue.get(src), SSAValue.get(dst)], properties=props)
+        if quant_axis is not None:
+            props["quant_axis"] = IntegerAttr(quant_axis, i64)
+        if zero_point is not None:
+            props["zero_point"] = IntegerAttr(zero_point, i64)
+        operands = [SSAValue.get(src), SSAValue.get(dst), *([SSAValue.get(quant)] if quant is not None else [])]
+        return cls.create(operands=operands, properties=props)
 
     # -- what a simulator needs ---------------------------------------------
 
@@ -1097,6 +1122,17 @@ class CopyOp(IRDLOperation):
             item = max(to_dtype(src.element_type).itemsize, to_dtype(dst.element_type).itemsize)
             return math.prod(dst.get_shape()) * item
         return max(nbytes_of(src), nbytes_of(dst))
+
+    @property
+    def gm_bytes(self) -> int:
+        """Bytes of gm the copy reads or writes (0 on chip): what it moves through L2 / HBM.
+        Into gm only dst's elements of dst's type: a FIX copy converting i32 to int8 reads
+        4 bytes of l0c per element (its engine time, `nbytes`) but writes 1."""
+        if self.dst_space == "gm" and self.src_space != "gm":
+            return nbytes_of(self.dst.type)
+        if "gm" in (self.src_space, self.dst_space):
+            return self.nbytes
+        return 0
 
     @property
     def physical_transform(self) -> str | None:
@@ -1149,7 +1185,9 @@ class CopyOp(IRDLOperation):
             _fail(self, "pad cannot be combined with transpose or a fractal (nd2nz / nz2nd) layout change")
         # element types
         se, de = st.element_type, dt.element_type
-        if se != de:
+        if self.quant is not None or self.quant_axis is not None or self.zero_point is not None:
+            self._verify_quant(pipe, st, dt)
+        elif se != de:
             allowed = pipe == "FIX" and (
                 (is_float(se) and is_float(de)) or (isinstance(se, IntegerType) and isinstance(de, IntegerType))
             )
@@ -1192,6 +1230,33 @@ class CopyOp(IRDLOperation):
         _check_operand(self, st, s, "source")
         _check_operand(self, dt, d, "destination")
 
+    def _verify_quant(self, pipe: str, st: MemRefType, dt: MemRefType) -> None:
+        """FIX quantization: i32 to f16 or an 8-bit integer by a scale vector in fb."""
+        if self.quant is None:
+            _fail(self, "quant_axis and zero_point need a quant operand")
+        if pipe != "FIX":
+            _fail(self, f"quantization is done by the FIX pipe (from l0c), not by {pipe}")
+        qs, qt = _memref(self, self.quant, "quant", ["fb"])
+        _needs_units(self, [qs])
+        if qt.element_type != f32 or len(qt.get_shape()) != 1:
+            _fail(self, f"quant must be a 1-D f32 vector, got {qt}")
+        se, de = st.element_type, dt.element_type
+        if short_type_name(se) != "i32" or not (de == f16 or (isinstance(de, IntegerType) and de.width.data == 8)):
+            _fail(self, f"quantizes i32 to f16, i8 or ui8, got {se} to {de}")
+        n = qt.get_shape()[0]
+        axis = int_value(self.quant_axis)
+        shape = st.get_shape()
+        if axis is None:
+            if n != 1:
+                _fail(self, f"a quant vector of {n} scales needs quant_axis (0: rows, 1: columns)")
+        elif len(shape) != 2 or axis not in (0, 1) or shape[axis] != n:
+            _fail(self, f"quant of {n} scales along axis {axis} does not match the source {list(shape)}")
+        zp = int_value(self.zero_point)
+        if zp is not None:
+            lo, hi = _value_range(de)
+            if is_float(de) or not lo <= zp <= hi:
+                _fail(self, f"zero_point {zp} is not a value of {de}")
+
     def _verify_pad(self, s: str, d: str, ss: tuple[int, ...], ds: tuple[int, ...]) -> None:
         """`pad`: zero-fill a larger on-chip dst from gm, or write the leading part of
         an on-chip src to a smaller gm dst (edge tiles)."""
@@ -1214,6 +1279,9 @@ class CopyOp(IRDLOperation):
         printer.print_attribute(self.src.type)
         printer.print_string(" to ")
         printer.print_attribute(self.dst.type)
+        if self.quant is not None:
+            printer.print_string(" quant ")
+            printer.print_attribute(self.quant.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> CopyOp:
@@ -1221,11 +1289,31 @@ class CopyOp(IRDLOperation):
         operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
         props, attrs = _split_props(cls, parser.parse_optional_attr_dict())
         parser.parse_punctuation(":")
-        src_t = parser.parse_type()
+        types = [parser.parse_type()]
         parser.parse_keyword("to")
-        dst_t = parser.parse_type()
-        values = parser.resolve_operands(operands, [src_t, dst_t], pos)
+        types.append(parser.parse_type())
+        if parser.parse_optional_keyword("quant") is not None:
+            types.append(parser.parse_type())
+        values = parser.resolve_operands(operands, types, pos)
         return cls.create(operands=values, properties=props, attributes=attrs)
+
+
+FIX_SCALE_MASK = np.uint32(0xFFFFE000)
+"""The bits of an f32 scale the FIX pipe keeps: sign, exponent and the top 10 mantissa bits
+(its quantization parameter holds a 19-bit float; PTO's reference model of the word)."""
+
+
+def fix_scale(scale: np.ndarray) -> np.ndarray:
+    """f32 scales as the FIX pipe reads them: the low 13 mantissa bits dropped."""
+    return (np.ascontiguousarray(scale, np.float32).view(np.uint32) & FIX_SCALE_MASK).view(np.float32)
+
+
+def fix_scale_nearest(scale: np.ndarray) -> np.ndarray:
+    """The f32 scales the FIX pipe holds exactly (10 mantissa bits) nearest to `scale`, ties to
+    even: a compiler that picks these loses half an ulp of the 19-bit float, not a whole one."""
+    bits = np.ascontiguousarray(scale, np.float32).view(np.uint32).astype(np.uint64)
+    bits = bits + np.uint64(0xFFF) + ((bits >> np.uint64(13)) & np.uint64(1))
+    return (bits.astype(np.uint32) & FIX_SCALE_MASK).view(np.float32).reshape(np.shape(scale))
 
 
 # ---------------------------------------------------------------------------
@@ -1251,13 +1339,21 @@ class MmadOp(IRDLOperation):
     a [M, K] in l0a, b [K, N] in l0b, c [M, N] in l0c; f16 x f16 -> f32,
     bf16 x bf16 -> f32, f32 x f32 -> f32 or i8 x i8 -> i32; M and N multiples of 16, K of
     16 (32 for i8). Tiles are logical row-major matrices; the fractal layout is implied.
+
+    With `init`, a `bias` in bt (a 1-D vector of c's element type, along `bias_axis` of c:
+    0 for its M rows, 1 for its N columns) initialises c instead of zero: c = bias + a x b
+    (the cube's bias table; Ascend C's Mmad with a bias tensor).
+
+        ascend.mmad %a, %b, %c, %bias {init, bias_axis = 0 : i64} : ..., memref<64xi32, "bt">
     """
 
     name = "ascend.mmad"
     a = operand_def(MemRefType)
     b = operand_def(MemRefType)
     c = operand_def(MemRefType)
+    bias = opt_operand_def(MemRefType)
     init = opt_prop_def(UnitAttr)
+    bias_axis = opt_prop_def(IntegerAttr)
 
     PIPE: ClassVar[str] = "M"
 
@@ -1266,9 +1362,13 @@ class MmadOp(IRDLOperation):
         return self.PIPE
 
     @classmethod
-    def get(cls, a, b, c, *, init: bool = False) -> MmadOp:
-        props = {"init": UnitAttr()} if init else {}
-        return cls.create(operands=[SSAValue.get(a), SSAValue.get(b), SSAValue.get(c)], properties=props)
+    def get(cls, a, b, c, *, init: bool = False, bias: SSAValue | Operation | None = None,
+            bias_axis: int | None = None) -> MmadOp:
+        props: dict[str, Attribute] = {"init": UnitAttr()} if init else {}
+        if bias_axis is not None:
+            props["bias_axis"] = IntegerAttr(bias_axis, i64)
+        extra = [SSAValue.get(bias)] if bias is not None else []
+        return cls.create(operands=[SSAValue.get(a), SSAValue.get(b), SSAValue.get(c), *extra], properties=props)
 
     @property
     def mkn(self) -> tuple[int, int, int]:
@@ -1298,6 +1398,20 @@ class MmadOp(IRDLOperation):
         fk = 32 if ae == "i8" else FRACTAL
         if m % FRACTAL or n % FRACTAL or k % fk:
             _fail(self, f"M={m}, K={k}, N={n}: M and N must be multiples of {FRACTAL} and K of {fk}")
+        if self.bias is not None or self.bias_axis is not None:
+            self._verify_bias(ct)
+
+    def _verify_bias(self, ct: MemRefType) -> None:
+        if self.bias is None or self.init is None:
+            _fail(self, "a bias (and bias_axis) initialises c: it needs the bias operand and init")
+        bs, bt = _memref(self, self.bias, "bias", ["bt"])
+        _needs_units(self, [bs])
+        axis = int_value(self.bias_axis)
+        shape = ct.get_shape()
+        if bt.element_type != ct.element_type or len(bt.get_shape()) != 1:
+            _fail(self, f"bias must be a 1-D vector of c's element type {ct.element_type}, got {bt}")
+        if axis not in (0, 1) or bt.get_shape()[0] != shape[axis]:
+            _fail(self, f"a bias of {bt.get_shape()[0]} along axis {axis} does not match c {list(shape)}")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")

@@ -321,6 +321,25 @@ def _copy_fn(op: a.CopyOp):
         R.trace(TE(op, pipe, B.kernel, B.index, B.launch, B.stream, nbytes, tuple(dst.shape), dtype,
                    {"src": path[0], "dst": path[1], "transform": transform}))
 
+    def store(R, dst, data):
+        try:
+            dst[...] = data
+        except ValueError:  # e.g. a read-only dst: the interpreter's error
+            write(R, op, dst, data)
+
+    if op.quant is not None:  # the FIX pipe's quantization: always copy_data's way
+        def fix_quant(R, B, src, dst, quant):
+            if path not in R.checked_paths:
+                check_path(R, op, path)
+            if R.timing:
+                writable(R, op, dst)
+            else:
+                store(R, dst, copy_data(op, src, dst.shape, quant, dst.dtype))
+            if R.trace is not None:
+                traced(R, B, dst)
+
+        return fix_quant
+
     if not op.properties and not op.attributes:
         def copy(R, B, src, dst):
             if path not in R.checked_paths:
@@ -366,11 +385,7 @@ def _copy_fn(op: a.CopyOp):
             if R.trace is not None:
                 traced(R, B, dst)
             return
-        data = copy_data(op, src, dst.shape)
-        try:
-            dst[...] = data
-        except ValueError:
-            write(R, op, dst, data)
+        store(R, dst, copy_data(op, src, dst.shape))
         if R.trace is not None:
             traced(R, B, dst)
 
@@ -426,8 +441,9 @@ def _mmad_fn(op: a.MmadOp):
     m, k, n = op.mkn
     dtype = op.dtype
     write, TE, matmul, add, writable = machine.write, machine.TraceEvent, np.matmul, np.add, machine.check_writable
+    bias_shape = (-1, 1) if machine.int_value(op.bias_axis) == 0 else (1, -1)
 
-    def mmad(R, B, x, y, c):
+    def mmad(R, B, x, y, c, bias=None):
         if R.timing:
             writable(R, op, c)
         else:
@@ -439,8 +455,12 @@ def _mmad_fn(op: a.MmadOp):
                     matmul(xa, ya, out=c)
                 else:
                     add(c, matmul(xa, ya), out=c)
+                if bias is not None:  # the bias table initialised c
+                    add(c, bias.reshape(bias_shape), out=c)
             except (ValueError, TypeError):  # e.g. a read-only c: the interpreter's error
                 p = matmul(xa, ya)
+                if bias is not None:
+                    p = p + bias.reshape(bias_shape)
                 write(R, op, c, p if init else c + p)
         tr = R.trace
         if tr is not None:
@@ -1056,7 +1076,7 @@ class _Codegen:
 
     def e_copy(self, op: a.CopyOp) -> None:
         fn = self.const(_copy_fn(op), "COPY")
-        self.line(f"{fn}(R, B, {self.name(op.src)}, {self.name(op.dst)})")
+        self.line(f"{fn}(R, B, {', '.join(self.name(v) for v in op.operands)})")
 
     def e_mmad(self, op: a.MmadOp) -> None:
         fn = self.const(_mmad_fn(op), "MMAD")

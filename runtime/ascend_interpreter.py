@@ -386,21 +386,23 @@ class AscendFunctions(InterpreterFunctions):
 
     @impl(a.CopyOp)
     def run_copy(self, interpreter, op: a.CopyOp, args):
-        src, dst = args
+        src, dst, *quant = args
         path = (op.src_space, op.dst_space)
         check_dma_path(_run(interpreter), op, path)
         if not _timing(interpreter, op, dst):
-            _write(interpreter, op, dst, copy_data(op, src, dst.shape))
+            _write(interpreter, op, dst, copy_data(op, src, dst.shape, quant[0] if quant else None, dst.dtype))
         _emit(interpreter, op, op.pipe, nbytes=op.nbytes, shape=tuple(dst.shape), dtype=element_name(op.dst.type),
               detail={"src": path[0], "dst": path[1], "transform": op.physical_transform})
         return ()
 
     @impl(a.MmadOp)
     def run_mmad(self, interpreter, op: a.MmadOp, args):
-        x, y, c = args
+        x, y, c, *bias = args
         acc = c.dtype
         if not _timing(interpreter, op, c):
             product = np.matmul(x.astype(acc, copy=False), y.astype(acc, copy=False))
+            if bias:
+                product += bias[0].reshape((-1, 1) if int_value(op.bias_axis) == 0 else (1, -1))
             _write(interpreter, op, c, product if op.init is not None else c + product)
         m, k, n = op.mkn
         _emit(interpreter, op, "M", nbytes=x.nbytes + y.nbytes, shape=(m, k, n), dtype=op.dtype,

@@ -37,10 +37,34 @@ def copy_layout(op: a.CopyOp) -> str | None:
     return None if op.layout is None else op.layout.data
 
 
-def copy_data(op: a.CopyOp, src: np.ndarray, dst_shape: tuple[int, ...]) -> np.ndarray:
-    """What `ascend.copy` writes into a destination of `dst_shape`: the source transposed,
-    re-laid out, relu'd, padded or cropped as the op says."""
+def fix_quantize(op: a.CopyOp, src: np.ndarray, quant: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """An i32 l0c tile through the FIX pipe's quantization stage: times the scale (one, or
+    one per row / column: `quant_axis`), then to f16 (saturated to its range) or to an 8-bit
+    integer (plus `zero_point`, rounded half away from zero, saturated), then relu."""
+    axis = int_value(op.quant_axis)
+    scale = a.fix_scale(quant)
+    scale = scale.reshape(()) if axis is None else scale.reshape((-1, 1) if axis == 0 else (1, -1))
+    t = src.astype(np.float32) * scale
+    if np.issubdtype(dtype, np.integer):
+        t = t + np.float32(int_value(op.zero_point) or 0)
+        t = np.sign(t) * np.floor(np.abs(t) + np.float32(0.5))
+        info = np.iinfo(dtype)
+        t = np.clip(t, info.min, info.max)
+    else:
+        big = np.finfo(dtype).max
+        t = np.clip(t, -big, big)
+    if op.relu is not None:
+        t = np.maximum(t, 0)
+    return t.astype(dtype)
+
+
+def copy_data(op: a.CopyOp, src: np.ndarray, dst_shape: tuple[int, ...], quant: np.ndarray | None = None,
+              dtype: np.dtype | None = None) -> np.ndarray:
+    """What `ascend.copy` writes into a destination of `dst_shape`: the source quantized
+    (`quant`, to `dtype`), transposed, re-laid out, relu'd, padded or cropped as the op says."""
     data = src
+    if quant is not None:
+        data = fix_quantize(op, data, quant, dtype)
     if op.transpose is not None:
         data = np.swapaxes(data, -1, -2)
     layout = copy_layout(op)
@@ -52,7 +76,7 @@ def copy_data(op: a.CopyOp, src: np.ndarray, dst_shape: tuple[int, ...]) -> np.n
         data = formats.to_c0_blocks(data, dst_shape[-1])
     elif layout == "nc1hwc02nd":
         data = formats.from_c0_blocks(data, dst_shape[0])
-    if op.relu is not None:
+    if op.relu is not None and quant is None:
         data = np.maximum(data, 0)
     if op.pad is not None and data.shape != tuple(dst_shape):
         data = formats.pad_or_crop(data, dst_shape)

@@ -402,10 +402,10 @@ class Recorder(Interpreter.Listener):
     def _plan(self, op: Operation) -> tuple[tuple[SSAValue, int, bool], ...] | None:
         """(operand, argument index, written) of each buffer the op touches as a whole; None
         for a scalar memref.load / store (one element). Decoded once per op."""
-        if isinstance(op, _DMA_OPS):
-            return ((op.src, 0, False), (op.dst, 1, True))
-        if isinstance(op, a.MmadOp):
-            return tuple((op.operands[i], i, i == 2) for i in range(3))
+        if isinstance(op, _DMA_OPS):  # a FIX copy's quant vector (operand 2) is read too
+            return ((op.src, 0, False), (op.dst, 1, True), *((v, 2, False) for v in op.operands[2:]))
+        if isinstance(op, a.MmadOp):  # c written; a, b and a bias read
+            return tuple((v, i, i == 2) for i, v in enumerate(op.operands))
         if isinstance(op, a.VectorOp):
             last = len(op.operands) - 1
             return tuple((v, i, i == last) for i, v in enumerate(op.operands) if i not in op.SCALARS)
@@ -620,7 +620,7 @@ class _BlockReplay:
             if self.blocks is not None and "gm" in (src, dst) and moved > 0:
                 startup = cm.spec.dma_startup_cycles[cm.dma_engine(src, dst)]
                 hit = self.hit[0] if src == "gm" else self.hit[1]
-                cycles = max(cycles, math.ceil(cm.gm_cycles(moved, self.blocks, hit)) + startup)
+                cycles = max(cycles, math.ceil(cm.gm_cycles(_gm_side_bytes(cm, ev), self.blocks, hit)) + startup)
             return cm.cycles_to_us(cycles)
         if isinstance(op, a.MmadOp):
             d = ev.detail
@@ -700,7 +700,7 @@ class _BlockReplay:
             if dur is None:
                 dur = durations[key] = self.duration(ev)
                 if _is_dma(ev):
-                    moved[key] = _moved_bytes(self.cm, ev)
+                    moved[key] = _gm_side_bytes(self.cm, ev)
             start = max(free[p], issue_t)
             end = start + dur
             free[p] = end
@@ -797,6 +797,16 @@ def _moved_bytes(cm: CostModel, ev: TraceEvent) -> int:
 
 _MNEMONICS: dict[type[Operation], str] = {op: Dialect.split_name(op.name)[1] for op in a.Ascend.operations}
 """An ascend op's name without its dialect's ("copy", "vadd", ...), as spans are labelled."""
+
+
+def _gm_side_bytes(cm: CostModel, ev: TraceEvent) -> int:
+    """Bytes a DMA op moves through L2 / HBM: a copy's gm side (ascend.CopyOp.gm_bytes: a
+    FIX copy quantizing i32 to int8 writes a quarter of the l0c bytes its engine reads), or
+    what a re-laying copy or a load3d moves."""
+    op = ev.op
+    if isinstance(op, a.CopyOp) and op.quant is not None and op.relayout is None:
+        return op.gm_bytes
+    return _moved_bytes(cm, ev)
 
 
 def _op_label(ev: TraceEvent) -> str:

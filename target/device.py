@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from geir.dialects.ascend import DMA_ENGINES, SPACES
+from geir.dialects.ascend import DMA_ENGINES
 from geir.errors import GeirError
 
 DEVICES_DIR = Path(__file__).parent / "devices"
@@ -189,7 +189,7 @@ def _parse(data: Any, file: str) -> DeviceSpec:
             raise DeviceFileError(f"{file}: field '{key}' lacks {', '.join(missing)}")
 
     need("buffer_bytes", values["buffer_bytes"], ("l1", "l0a", "l0b", "l0c", "ub"))
-    need("alignment_bytes", values["alignment_bytes"], SPACES)
+    need("alignment_bytes", values["alignment_bytes"], ("gm", *values["buffer_bytes"]))  # the spaces it has
     need("vector_bytes_per_cycle", values["vector_bytes_per_cycle"], ("binary", "unary"))
     need("cube_fractal_k", values["cube_fractal_k"], values["cube_fractals_per_cycle"])
     need("cube_fractals_per_cycle", values["cube_fractals_per_cycle"], values["cube_fractal_k"])

@@ -144,6 +144,65 @@ def test_overlapping_buffers_clobber_each_other():
 BOTH = pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "xdsl"])
 
 
+# -- the FIX pipe's quantization (fix-quant.mlir) ------------------------------------------
+
+FIX_QUANT = load("fix-quant.mlir")
+
+
+def _requantized(a_, b_, bias, scale, zero_point):
+    """What the program computes, written independently: the scale as the FIX holds it (the
+    f32 with its low 13 mantissa bits cleared), half away from zero, saturate, relu."""
+    held = (scale.view(np.uint32) & 0xFFFFE000).view(np.float32)
+    acc = a_.astype(np.int64) @ b_.astype(np.int64) + bias
+    t = acc.astype(np.float32) * held + np.float32(zero_point)
+    r = np.floor(np.abs(t) + 0.5) * np.sign(t)
+    return np.maximum(np.clip(r, -128, 127), 0).astype(np.int8)
+
+
+@BOTH
+def test_fix_requantizes_the_accumulator_with_the_bias_table(compiled):
+    a_ = RNG.integers(-128, 128, (32, 64)).astype(np.int8)
+    b_ = RNG.integers(-128, 128, (64, 32)).astype(np.int8)
+    bias = RNG.integers(-5000, 5000, 32).astype(np.int32)
+    scale = (RNG.uniform(0.5, 2.0, 32) / 300).astype(np.float32)
+    out = run(FIX_QUANT, {"a": a_, "b": b_, "bias": bias, "scale": scale}, compiled=compiled)["c"]
+    want = _requantized(a_, b_, bias, scale, 3)
+    np.testing.assert_array_equal(out, want)
+    assert 0 < (want == 0).mean() < 1 and (want == 127).any()  # relu and saturation both bite
+
+
+@BOTH
+def test_fix_quantization_ties_round_away_from_zero(compiled):
+    # a x b = 0, bias +-1..: acc * 0.5 lands on halves, which the FIX rounds away from zero
+    a_ = np.zeros((32, 64), np.int8)
+    b_ = np.zeros((64, 32), np.int8)
+    bias = np.arange(-16, 16, dtype=np.int32) * 2 + 1
+    scale = np.full(32, 0.5, np.float32)
+    text = edit(FIX_QUANT, "{relu, quant_axis = 1 : i64, zero_point = 3 : i64} : memref<32x32xi32, \"l0c\"> to !out",
+                "{quant_axis = 1 : i64} : memref<32x32xi32, \"l0c\"> to !out")
+    out = run(text, {"a": a_, "b": b_, "bias": bias, "scale": scale}, compiled=compiled)["c"]
+    halves = bias * 0.5
+    np.testing.assert_array_equal(out[0], (np.sign(halves) * np.ceil(np.abs(halves))).astype(np.int8))
+
+
+def test_fix_reads_a_scale_as_a_19_bit_float():
+    # 0.1001 and the f32 just below the next 19-bit value read as the same scale
+    lo = np.float32(0.1001)
+    held = (np.array([lo]).view(np.uint32) & 0xFFFFE000).view(np.float32)[0]
+    hi = np.nextafter((np.array([held]).view(np.uint32) + 0x2000).view(np.float32)[0], np.float32(0))
+    acc = next(n for n in range(900, 1270) if round(n * float(held)) != round(n * float(hi)))
+    a_ = np.ones((32, 64), np.int8)
+    b_ = np.ones((64, 32), np.int8)
+    bias = np.full(32, acc - 64, np.int32)
+    scale = np.array([lo, hi] * 16, np.float32)
+    text = edit(FIX_QUANT, "{relu, quant_axis = 1 : i64, zero_point = 3 : i64} : memref<32x32xi32, \"l0c\"> to !out",
+                "{quant_axis = 1 : i64} : memref<32x32xi32, \"l0c\"> to !out")
+    out = run(text, {"a": a_, "b": b_, "bias": bias, "scale": scale})["c"]
+    assert out[0, 0] == out[0, 1] == np.int8(round(acc * float(held)))
+    assert round(acc * float(hi)) != out[0, 1]  # the full f32 scale would give another number
+
+
+
 @BOTH
 def test_out_of_bounds_tile_is_an_error(compiled):
     bad = edit(ADD, "core_type = \"vector\", block_dim = 2", "core_type = \"vector\", block_dim = 3")

@@ -39,7 +39,7 @@ ascend.kernel @k(%x: memref<4x64xf32, "gm">) attributes {block_dim = 1 : i64, co
 
 // -----
 
-// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x32xf32> needs an ascend memory space ("gm", "l1", "l0a", "l0b", "l0c", "ub")
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x32xf32> needs an ascend memory space ("gm", "l1", "l0a", "l0b", "l0c", "ub", "bt", "fb")
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %a = ascend.alloc : memref<16x32xf32>
   ascend.return
@@ -47,7 +47,7 @@ ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
 
 // -----
 
-// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x32xf32, "hbm"> needs an ascend memory space ("gm", "l1", "l0a", "l0b", "l0c", "ub")
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': result memref<16x32xf32, "hbm"> needs an ascend memory space ("gm", "l1", "l0a", "l0b", "l0c", "ub", "bt", "fb")
 ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
   %a = ascend.alloc : memref<16x32xf32, "hbm">
   ascend.return
@@ -332,7 +332,112 @@ ascend.kernel @k(%x: memref<16x16xf16, "gm">) attributes {block_dim = 1 : i64, c
   ascend.return
 }
 
+// --- FIX quantization (ascend.copy with quant) ---------------------------------
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': quantization is done by the FIX pipe (from l0c), not by MTE2
+ascend.kernel @k(%x: memref<16x32xi32, "gm">) attributes {block_dim = 1 : i64, core_type = "mix"} {
+  %u = ascend.alloc : memref<16x32xi8, "ub">
+  %q = ascend.alloc : memref<8xf32, "fb">
+  ascend.copy %x, %u, %q : memref<16x32xi32, "gm"> to memref<16x32xi8, "ub"> quant memref<8xf32, "fb">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': quant must be in fb, got l1
+ascend.kernel @k(%y: memref<16x16xi8, "gm">) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %c = ascend.alloc : memref<16x16xi32, "l0c">
+  %q = ascend.alloc : memref<8xf32, "l1">
+  ascend.copy %c, %y, %q : memref<16x16xi32, "l0c"> to memref<16x16xi8, "gm"> quant memref<8xf32, "l1">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': quantizes i32 to f16, i8 or ui8, got f32 to f16
+ascend.kernel @k(%y: memref<16x16xf16, "gm">) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %c = ascend.alloc : memref<16x16xf32, "l0c">
+  %q = ascend.alloc : memref<8xf32, "fb">
+  ascend.copy %c, %y, %q : memref<16x16xf32, "l0c"> to memref<16x16xf16, "gm"> quant memref<8xf32, "fb">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': a quant vector of 16 scales needs quant_axis (0: rows, 1: columns)
+ascend.kernel @k(%y: memref<16x32xi8, "gm">) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %c = ascend.alloc : memref<16x32xi32, "l0c">
+  %q = ascend.alloc : memref<16xf32, "fb">
+  ascend.copy %c, %y, %q : memref<16x32xi32, "l0c"> to memref<16x32xi8, "gm"> quant memref<16xf32, "fb">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 4]]:3: 'ascend.copy': quant of 16 scales along axis 1 does not match the source [16, 32]
+ascend.kernel @k(%y: memref<16x32xi8, "gm">) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %c = ascend.alloc : memref<16x32xi32, "l0c">
+  %q = ascend.alloc : memref<16xf32, "fb">
+  ascend.copy %c, %y, %q {quant_axis = 1 : i64} : memref<16x32xi32, "l0c"> to memref<16x32xi8, "gm"> quant memref<16xf32, "fb">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.copy': zero_point 200 is not a value of i8
+ascend.kernel @k(%y: memref<16x32xi8, "gm">) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %c = ascend.alloc : memref<16x32xi32, "l0c">
+  %q = ascend.alloc : memref<8xf32, "fb">
+  %q1 = memref.subview %q[0] [1] [1] : memref<8xf32, "fb"> to memref<1xf32, strided<[1]>, "fb">
+  ascend.copy %c, %y, %q1 {zero_point = 200 : i64} : memref<16x32xi32, "l0c"> to memref<16x32xi8, "gm"> quant memref<1xf32, strided<[1]>, "fb">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.copy': quant_axis and zero_point need a quant operand
+ascend.kernel @k(%y: memref<16x32xi8, "gm">) attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %c = ascend.alloc : memref<16x32xi32, "l0c">
+  ascend.copy %c, %y {zero_point = 1 : i64} : memref<16x32xi32, "l0c"> to memref<16x32xi8, "gm">
+  ascend.return
+}
+
 // --- cube --------------------------------------------------------------------
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 6]]:3: 'ascend.mmad': a bias (and bias_axis) initialises c: it needs the bias operand and init
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %a = ascend.alloc : memref<16x32xi8, "l0a">
+  %b = ascend.alloc : memref<32x16xi8, "l0b">
+  %c = ascend.alloc : memref<16x16xi32, "l0c">
+  %t = ascend.alloc : memref<16xi32, "bt">
+  ascend.mmad %a, %b, %c, %t {bias_axis = 0 : i64} : memref<16x32xi8, "l0a">, memref<32x16xi8, "l0b">, memref<16x16xi32, "l0c">, memref<16xi32, "bt">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 6]]:3: 'ascend.mmad': bias must be a 1-D vector of c's element type i32, got memref<16xf32, "bt">
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %a = ascend.alloc : memref<16x32xi8, "l0a">
+  %b = ascend.alloc : memref<32x16xi8, "l0b">
+  %c = ascend.alloc : memref<16x16xi32, "l0c">
+  %t = ascend.alloc : memref<16xf32, "bt">
+  ascend.mmad %a, %b, %c, %t {init, bias_axis = 0 : i64} : memref<16x32xi8, "l0a">, memref<32x16xi8, "l0b">, memref<16x16xi32, "l0c">, memref<16xf32, "bt">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 6]]:3: 'ascend.mmad': a bias of 16 along axis 1 does not match c [16, 32]
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "cube"} {
+  %a = ascend.alloc : memref<16x32xi8, "l0a">
+  %b = ascend.alloc : memref<32x32xi8, "l0b">
+  %c = ascend.alloc : memref<16x32xi32, "l0c">
+  %t = ascend.alloc : memref<16xi32, "bt">
+  ascend.mmad %a, %b, %c, %t {init, bias_axis = 1 : i64} : memref<16x32xi8, "l0a">, memref<32x32xi8, "l0b">, memref<16x32xi32, "l0c">, memref<16xi32, "bt">
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.alloc': uses bt, which a vector kernel (@k) does not have
+ascend.kernel @k() attributes {block_dim = 1 : i64, core_type = "vector"} {
+  %t = ascend.alloc : memref<16xi32, "bt">
+  ascend.return
+}
 
 // -----
 // CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.mmad': a must be in l0a, got l0b
