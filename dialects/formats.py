@@ -504,6 +504,8 @@ def check_op(op) -> str | None:
         return f"takes plain tensors only, but {bad} has a format encoding{hint}"
     if kind in ("elementwise", "propagate", "concat"):
         return _check_shared(op, kind, ins, outs, hint)
+    if kind == "requantize":
+        return _check_requantize(ins, outs, hint)
     slots = [(f"operand #{i}", t, slot_formats(op, i)) for i, t in enumerate(ins)]
     slots.append(("the result", outs[0], slot_formats(op, None)))
     for what, t, allowed in slots:
@@ -539,6 +541,24 @@ def _check_shared(op, kind: str, ins: list, outs: list, hint: str) -> str | None
         return _prefix(elementwise_fits(storage, result, [logical_type(ins[i]) for i in tied], origin))
     if kind == "concat":
         return _prefix(concat_fits(storage, [logical_type(t) for t in ins], op.attrs()["axis"]))
+    return None
+
+
+def _check_requantize(ins: list, outs: list, hint: str) -> str | None:
+    """graph.requantize works per logical element: its accumulator and its int8 result share
+    a storage format, each with its own C0 (16 for i32, 32 for int8); a per-channel scale is
+    plain or in that format too; the zero point is a plain scalar."""
+    acc, scale, zp = ins
+    storage, origin = storage_of(acc), origin_of(acc)
+    if storage not in (ND, NC1HWC0):
+        return f"runs on plain or NC1HWC0 tensors, not {storage}{hint}"
+    want = format_type(logical_type(outs[0]), storage, origin)
+    if outs[0] != want:
+        return f"result must be {want}: the format of its accumulator{hint}"
+    if is_formatted(scale) and (is_scalar(logical_type(scale)) or storage_of(scale) != storage):
+        return f"a per-channel scale is plain or {storage}{hint}"
+    if is_formatted(zp):
+        return f"the zero point must be plain{hint}"
     return None
 
 

@@ -1026,6 +1026,33 @@ class DequantizeOp(GraphOp):
 
 
 @graph_op
+class RequantizeOp(GraphOp):
+    """An int32 accumulator straight to int8, as the FIX pipe writes it:
+
+        t = f32(acc) * scale                              (one f32 multiply)
+        y = saturate(round_half_even(t) + zero_point)     (in the zero point's type)
+
+    i.e. quantize(dequantize(acc, scale), 1.0, zero_point). scale is f32, per tensor or per
+    channel (broadcasting to acc as graph.quantize's parameters do); zero_point is an i8 / ui8
+    one-element tensor (per tensor). graph-fold-qdq makes it from dequantize -> quantize."""
+
+    name = "graph.requantize"
+    TRAITS = (Elementwise(),)
+    OPERANDS = ("acc", "scale", "zero_point")
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        acc, scale, zp = (t.element_type for t in types)
+        if acc != ACC_TYPE:
+            raise ShapeError(f"requantize takes an {ACC_TYPE} accumulator, got {acc}")
+        if scale != f32:
+            raise ShapeError(f"requantize scale must be f32, got {scale}")
+        if zp not in INT8_TYPES or math.prod(_shape(types[2])) != 1:
+            raise ShapeError(f"requantize zero point must be a one-element i8 or ui8 tensor (per tensor), got {types[2]}")
+        return [tensor(_quant_params(types, "requantize"), zp)]
+
+
+@graph_op
 class DropoutOp(GraphOp):
     """Dropout at inference: the identity (ratio and training_mode are ignored)."""
 
@@ -2718,6 +2745,9 @@ _set_layout(
 )
 _set_layout("propagate", MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp, GlobalMaxPoolOp, BatchNormOp, LrnOp)
 _set_layout("concat", ConcatOp)
+# per logical element, in the accumulator's format: NC1HWC0 i32 (C0 = 16) to NC1HWC0 int8 (C0 =
+# 32), as an int8 conv's FIX pipe writes it (dialects/formats.py check_op)
+_set_layout("requantize", RequantizeOp)
 _set_layout("conv", ConvOp)
 _set_layout("matmul", MatMulOp)
 _set_layout("gemm", GemmOp)

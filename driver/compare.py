@@ -736,8 +736,8 @@ def compare_model(
 
 
 def is_quantized(module: ModuleOp) -> bool:
-    """A graph-level module with quantize ops (an ascend one has none left to show)."""
-    return any(isinstance(op, g.QuantizeOp) for op in module.walk())
+    """A graph-level module with quantize or requantize ops (an ascend one has none left to show)."""
+    return any(isinstance(op, g.QuantizeOp | g.RequantizeOp) for op in module.walk())
 
 
 def _random_feeds(module: ModuleOp, seed: int) -> dict[str, np.ndarray]:

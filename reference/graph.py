@@ -614,6 +614,17 @@ def dequantize(x, scale, zero_point=None):
     return y.astype(scale.dtype, copy=False)
 
 
+def requantize(acc, scale, zero_point):
+    """graph.requantize: t = f32(acc) * scale (one f32 multiply), then
+    saturate(round_half_even(t) + zero_point) in the zero point's type - quantize(dequantize(acc,
+    scale), 1.0, zero_point) exactly."""
+    with np.errstate(all="ignore"):
+        t = np.asarray(acc).astype(np.float32) * np.asarray(scale, np.float32)
+    info = np.iinfo(zero_point.dtype)
+    q = np.clip(np.nan_to_num(np.rint(t)) + zero_point.astype(np.float32), info.min, info.max)
+    return q.astype(zero_point.dtype)
+
+
 # ---------------------------------------------------------------------------
 # Convolution
 # ---------------------------------------------------------------------------
@@ -1684,6 +1695,7 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.CastOp: cast,
         g.QuantizeOp: quantize,
         g.DequantizeOp: dequantize,
+        g.RequantizeOp: requantize,
         g.SumOp: sum,
         g.MeanOp: mean,
         g.MaxOp: max,

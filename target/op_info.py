@@ -73,7 +73,7 @@ ROW = KernelInfo(
         g.AddOp, g.SubOp, g.MulOp, g.DivOp, g.LogicalAndOp, g.LogicalOrOp, g.MaxOp, g.MinOp, g.SumOp,
         g.MeanOp, g.EqualOp, g.LessOp, g.GreaterOp, g.LessOrEqualOp, g.GreaterOrEqualOp, g.LogicalXorOp,
         g.WhereOp, g.ClipOp, g.PReluOp, g.PowOp, g.ExpandOp, g.BatchNormOp, g.CastOp,
-        g.QuantizeOp, g.DequantizeOp,
+        g.QuantizeOp, g.DequantizeOp, g.RequantizeOp,
         # elementwise, a short sequence of instructions
         g.SoftplusOp, g.SoftsignOp, g.LeakyReluOp, g.EluOp, g.SeluOp, g.CeluOp, g.HardSigmoidOp,
         g.HardSwishOp, g.GeluOp, g.ShrinkOp, g.MishOp, g.ThresholdedReluOp,
@@ -112,6 +112,8 @@ VECTOR_PASSES: dict[type[Operation], tuple[tuple[str, int], ...]] = {
     # divide, round, + zero point, clamp (2), convert / convert, - zero point, * scale
     g.QuantizeOp: (("binary", 4), ("unary", 1), ("cast", 1)),
     g.DequantizeOp: (("cast", 1), ("binary", 2)),
+    # convert / convert, * scale, round, + zero point, clamp (2)
+    g.RequantizeOp: (("cast", 2), ("binary", 4), ("unary", 1)),
     g.ExpandOp: (("broadcast", 1),),
     g.SigmoidOp: (("unary", 2), ("binary", 1)),
     g.ErfOp: (("unary", 1), ("binary", 4)),
@@ -187,6 +189,8 @@ def cube_formats(op: g.GraphOp, i: int, matmul_nz: bool = True) -> tuple[str, ..
     if isinstance(op, g.ConvOp) and op.attrs()["group"] != 1:
         return (F.ND,)
     if g.is_integer_contraction(op):
+        if i == n and fix_requantized(op) is not None:
+            return (F.ND, F.NC1HWC0)
         if not isinstance(op, g.ConvOp) or i not in (0, 1) or len(F.logical_shape(op.operands[i].type)) != 4:
             return (F.ND,)
         if i == 1:
@@ -198,6 +202,26 @@ def cube_formats(op: g.GraphOp, i: int, matmul_nz: bool = True) -> tuple[str, ..
     # (a batch of them, or a [B, S, K] activation folded to [B * S, K] rows, they take in ND)
     return tuple(f for f in F.slot_formats(op, None if i == n else i)
                  if f == F.ND or (rank == 4 if f in F.FOUR_D else matmul_nz and rank == 2))
+
+
+def fix_requantized(op: g.GraphOp) -> list[g.GraphOp] | None:
+    """The ops after an int8 convolution that the FIX pipe computes on its way out of l0c
+    when they requantize its i32 result straight to int8 - its one reader a graph.requantize
+    in the same block, then at most a graph.relu of the int8 result read by nothing else -
+    or None. The FIX copy writes that int8 result in ND or NC1HWC0 (C0 = 32) as the kernel
+    likes (lowering/templates/cube/fix_quant.py), so the result may take either format."""
+    if not isinstance(op, g.ConvOp) or not g.is_integer_contraction(op) or op.attrs()["group"] != 1:
+        return None
+    if len(F.logical_shape(op.results[0].type)) != 4:
+        return None
+    uses = list(op.results[0].uses)
+    if len(uses) != 1 or not isinstance(rq := uses[0].operation, g.RequantizeOp) or uses[0].index != 0:
+        return None
+    chain = [rq]
+    readers = list(rq.results[0].uses)
+    if len(readers) == 1 and isinstance(relu := readers[0].operation, g.ReluOp) and relu.parent is rq.parent:
+        chain.append(relu)
+    return chain
 
 
 def pointwise(op: g.ConvOp) -> bool:

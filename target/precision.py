@@ -66,10 +66,10 @@ MODES: dict[str, Mode] = {m.name: m for m in (
     Mode("cube_fp16in_fp32out", "f16", "fp32", 0.9999),
 )}
 
-ALWAYS_KEPT = frozenset({g.QuantizeOp, g.DequantizeOp})
+ALWAYS_KEPT = frozenset({g.QuantizeOp, g.DequantizeOp, g.RequantizeOp})
 """Ops that compute in their own type in every mode: a quantization scale rounded to fp16 moves
-values across rounding boundaries (whole quantization steps off), so quantize / dequantize
-keep their scale's type (fp32), as the device keeps an fp32 dequantization scale."""
+values across rounding boundaries (whole quantization steps off), so quantize / dequantize /
+requantize keep their scale's type (fp32), as the device keeps an fp32 dequantization scale."""
 
 DEFAULT_MODE = "force_fp16"
 """ATC's default for inference; `must_keep_origin_dtype` gives exact fp32 back."""

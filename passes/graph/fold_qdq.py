@@ -29,9 +29,29 @@ users adjusted (their zero point or offset_x shifted, the contraction's int32 bi
 A per-tensor quantize of a concat moves onto the concat's operands (`QuantizeConcatOperands`),
 so each requantizes in its producer's kernel and the concat moves int8.
 
+The int32 accumulator's way back to int8 (`FoldRequantize`): a quantize of a dequantized
+accumulator, through f32 <-> f16 casts and at most one relu, each value read by the next op only,
+
+    quantize([relu](dequantize(acc, s)), s_y, zp)  =>  requantize(acc, s / s_y, zp)
+
+one multiply by an f32 scale per tensor or per channel, round, + zp, saturate: what the FIX pipe
+does on the way out of L0C. s is a constant, the dequantize has no zero point, s_y is a positive
+per-tensor constant and zp a per-tensor one. A relu commutes into the integers (s_y > 0):
+quantize(relu(x)) = max(quantize(x), zp), which saturation already gives at the type's minimum
+zp (-128, uint8 0: the relu goes) and a graph.relu on the int8 result gives at zp = 0; at another
+zp the chain is left alone.
+
+The requantize's scale is the f32 nearest s / s_y that the FIX pipe holds exactly: its
+quantization stage reads a scale as a 19-bit float (10 mantissa bits; docs/ascend.md), so the
+int8 kernels then compute what the graph computes (up to a rounding tie, which the FIX rounds
+away from zero), and the scale moves by at most 2^-11 of itself.
+
 Numerics: the integer products are exact; the float op summed products of rounded values, so
 results differ from before by float rounding, and by at most half an accumulator step where a
-float bias was rounded into the int32 one.
+float bias was rounded into the int32 one. A requantize drops the f16 roundings of the casts
+and replaces x * s / s_y (two f32 roundings) by one multiply by the FIX-held s / s_y: an int8
+result may move by one quantization step where its value lies within 2^-11 (relative) of a
+rounding boundary.
 """
 
 from __future__ import annotations
@@ -40,7 +60,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, f16, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
@@ -51,9 +71,11 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
+from geir.dialects import attr_names
+from geir.dialects.ascend import fix_scale_nearest
 from geir.dialects import graph as g
 from geir.ir.types import is_float, to_dtype
-from geir.passes.graph.utils import constant, hint, replace_checked
+from geir.passes.graph.utils import constant, hint, merged_loc, replace_checked
 
 _INT32 = np.iinfo(np.int32)
 _I8, _U8 = g.INT8_TYPES
@@ -225,11 +247,11 @@ class FoldContraction(RewritePattern):
 
 
 class RetypeUint8(RewritePattern):
-    """A uint8 quantize read only by dequantizes and integer contractions (as their input):
-    int8 with the zero point moved by -128."""
+    """A uint8 quantize (or requantize) read only by dequantizes and integer contractions (as
+    their input): int8 with the zero point moved by -128."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, g.QuantizeOp) or op.output.type.element_type != _U8:
+        if not isinstance(op, g.QuantizeOp | g.RequantizeOp) or op.output.type.element_type != _U8:
             return
         zp = _const(op.inputs[2])
         users = [use.operation for use in op.output.uses]
@@ -237,7 +259,7 @@ class RetypeUint8(RewritePattern):
             return
         loc = op.location
         z8 = constant((zp.astype(np.int16) - 128).astype(np.int8), loc, hint(op.inputs[2], "int8"))
-        q8 = g.QuantizeOp.build_op([op.inputs[0], op.inputs[1], z8.output])
+        q8 = type(op).build_op([op.inputs[0], op.inputs[1], z8.output])
         q8.location = loc
         q8.output.name_hint = op.output.name_hint
         rewriter.insert([z8, q8], InsertPoint.before(op))
@@ -327,18 +349,92 @@ class QuantizeConcatOperands(RewritePattern):
         replace_checked(op, new, rewriter)
 
 
+_CHAIN_FLOATS = (f32, f16)
+
+
+class FoldRequantize(RewritePattern):
+    """quantize(x, s_y, zp) with x a dequantized int32 accumulator (through f32 <-> f16 casts
+    and at most one relu, each value read by the next op only): requantize(acc, s / s_y, zp),
+    and a graph.relu on it for a relu at zp = 0 (the module docstring)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.QuantizeOp) or op.attrs().get("saturate") is not None:
+            return
+        out = op.output.type.element_type
+        sy, zp = _const(op.inputs[1]), _const(op.inputs[2])
+        if out not in g.INT8_TYPES or sy is None or zp is None or sy.size != 1 or zp.size != 1:
+            return
+        sy = np.float32(sy.reshape(()))
+        if not (np.isfinite(sy) and sy > 0):
+            return
+        chain = self._chain(op.inputs[0])
+        if chain is None:
+            return
+        dq, relu = chain[0], next((o for o in chain if isinstance(o, g.ReluOp)), None)
+        acc, s = dq.inputs[0], _const(dq.inputs[1])
+        z = _const(dq.inputs[2]) if len(dq.inputs) > 2 else np.zeros((), np.int32)
+        if acc.type.element_type != g.ACC_TYPE or s is None or z is None or z.any():
+            return
+        if sum(d != 1 for d in s.shape) > 1:  # per tensor, or per channel along one axis
+            return
+        with np.errstate(all="ignore"):  # a scale the FIX pipe holds exactly (10 mantissa bits)
+            scale = fix_scale_nearest((s.astype(np.float64) / np.float64(sy)).astype(np.float32))
+        if not np.all(np.isfinite(scale)):
+            return
+        zero = int(zp.reshape(()))
+        keep_relu = relu is not None and zero != np.iinfo(to_dtype(out)).min
+        if keep_relu and zero != 0:
+            return  # max(quantize(x), zp) is neither saturation nor a relu
+        loc = merged_loc(*(o for o in (*chain, op) if not (keep_relu and o is relu)))
+        new: list[Operation] = [c := constant(scale, loc, hint(op.output, "scale"))]
+        new.append(rq := g.RequantizeOp.build_op([acc, c.output, op.inputs[2]]))
+        rq.location = loc
+        if keep_relu:
+            rq.output.name_hint = hint(op.output, "pre_relu")
+            new.append(r := g.ReluOp.build_op([rq.output]))
+            r.location = relu.location
+        if attr_names.KEEP in op.attributes:
+            new[-1].attributes[attr_names.KEEP] = op.attributes[attr_names.KEEP]
+        new[-1].results[0].name_hint = op.output.name_hint
+        if replace_checked(op, new, rewriter):
+            for dead in reversed(chain):
+                rewriter.erase(dead)
+
+    @staticmethod
+    def _chain(v: SSAValue) -> list[Operation] | None:
+        """The dequantize, casts and relu x comes from, in program order; None if another op
+        is on the way, a value is read elsewhere (or tapped), or there are two relus."""
+        chain: list[Operation] = []
+        while True:
+            owner = v.owner
+            if not isinstance(owner, Operation) or not v.has_one_use() or attr_names.KEEP in owner.attributes \
+                    or v.type.element_type not in _CHAIN_FLOATS:
+                return None
+            chain.append(owner)
+            if isinstance(owner, g.DequantizeOp):
+                return chain[::-1]
+            if isinstance(owner, g.ReluOp) and not any(isinstance(o, g.ReluOp) for o in chain[:-1]):
+                v = owner.inputs[0]
+            elif isinstance(owner, g.CastOp) and owner.inputs[0].type.element_type in _CHAIN_FLOATS:
+                v = owner.inputs[0]
+            else:
+                return None
+
+
 def fold_qdq(module: ModuleOp) -> bool:
-    """uint8 to int8, quantizes onto a concat's operands, then every contraction that folds;
-    True if anything changed."""
+    """uint8 to int8, quantizes onto a concat's operands, then every contraction and
+    requantization that folds; True if anything changed."""
     return PatternRewriteWalker(
-        GreedyRewritePatternApplier([RetypeUint8(), QuantizeConcatOperands(), FoldContraction()]),
+        GreedyRewritePatternApplier([RetypeUint8(), QuantizeConcatOperands(), FoldContraction(),
+                                     FoldRequantize()]),
         apply_recursively=True,
     ).rewrite_module(module)
 
 
 @dataclass(frozen=True)
 class FoldQdqPass(ModulePass):
-    """dequantize -> conv / matmul / gemm into int8 contractions with a dequantize epilogue."""
+    """dequantize -> conv / matmul / gemm into int8 contractions with a dequantize epilogue,
+    dequantize -> quantize of their accumulators into requantizes."""
 
     name = "graph-fold-qdq"
 

@@ -154,9 +154,13 @@ def role_of(op: Operation) -> Role:
 
 def _int8_kernel_op(op: Operation) -> bool:
     """An op with integer results that an int8 kernel computes: a contraction of signed int8
-    operands (the cube; uint8 ones run the fallback) or a quantize (row, cube epilogue)."""
-    if isinstance(op, g.QuantizeOp):
+    operands (the cube; uint8 ones run the fallback), a quantize / requantize (row, cube
+    epilogue) or a relu of int8 values (graph-fold-qdq's relu after a requantize at zero
+    point 0: exact in the epilogue's f32 and on the vector unit)."""
+    if isinstance(op, g.QuantizeOp | g.RequantizeOp):
         return True
+    if isinstance(op, g.ReluOp):
+        return op.operands[0].type.element_type == g.INT8_TYPES[0]
     return g.is_integer_contraction(op) and all(
         v.type.element_type == g.INT8_TYPES[0] for v in op.operands[:2])
 
@@ -447,8 +451,8 @@ def op_work(op: Operation, role: Role, standalone: bool = False) -> Work:
     if not values or not all(_static(v.type) for v in values):
         return w
     big = max(values, key=_nbytes)
-    # quantize / dequantize compute in f32 whatever they read or write
-    dtype = "f32" if isinstance(op, g.QuantizeOp | g.DequantizeOp) else _device_dtype(op.results[0] if op.results else big)
+    # quantize / dequantize / requantize compute in f32 whatever they read or write
+    dtype = "f32" if isinstance(op, g.QuantizeOp | g.DequantizeOp | g.RequantizeOp) else _device_dtype(op.results[0] if op.results else big)
     if role in (R.VIEW, R.CHANNEL_CONCAT):
         if standalone:
             w.add_vector("copy", dtype, _nbytes(big))

@@ -103,6 +103,9 @@ class LayoutCosts:
         self.model = CostModel(device)
         self.spec = self.model.spec
         self._cache: dict[tuple, float] = {}
+        # the device's FIX pipe quantizes (its scales reach it through l1 -> fb): an int8
+        # conv's requantized result may then be written blocked (op_info.fix_requantized)
+        self.fix_quantizes = all(p in self.spec.dma_bytes_per_cycle for p in (("l1", "bt"), ("l1", "fb")))
 
     def _vector_block_dim(self, largest: int) -> int:
         return max(1, min(self.spec.vector_cores, -(-largest // self.VECTOR_TILE_BYTES)))
@@ -203,6 +206,8 @@ class LayoutCosts:
                 # ND2NZ moves whole fractal rows, at full rate (CostModel.dma_bytes)
                 continue
             t = L.logical_type(op.results[0].type if i == n else op.operands[i].type)
+            if i == n and self.fix_quantizes and op_info.fix_requantized(op) is not None:
+                continue  # the FIX copy writes the requantized int8 result in either format
             if i == n:
                 total += self.relayout_us(t, native, f, True)
             elif op.LAYOUT == "conv" and g.is_integer_contraction(op):
@@ -295,6 +300,12 @@ class Planner:
         self.anchors: dict[Operation, Anchor] = {}
         self.const_args: dict[BlockArgument, SSAValue] = {}
         self.values: list[SSAValue] = []
+        # an int8 conv's requantize (and relu) that the FIX pipe computes: they write their
+        # int8 result in the conv result's format (op_info.fix_requantized)
+        self.fix_int8: set[Operation] = set()
+        if costs.fix_quantizes:
+            for op in _walk(body):
+                self.fix_int8.update(op_info.fix_requantized(op) or ())
         for v in body.args:
             self._value(v, "nd")
         self._build(body)
@@ -333,7 +344,7 @@ class Planner:
                     self.union(r, v)
                 continue
             kind = getattr(op, "LAYOUT", "nd")
-            if kind in PROPAGATING and (tied := self._tied(op)) is not None:
+            if (kind in PROPAGATING or op in self.fix_int8) and (tied := self._tied(op)) is not None:
                 self.tied[op] = tied
                 self._value(op.results[0], "prop")
                 for i, v in enumerate(op.operands):
@@ -366,7 +377,7 @@ class Planner:
     def _tied(self, op: Operation) -> tuple[int, ...] | None:
         """The operands that share a propagating op's format, if it can run in a blocked
         format at all; None makes it an ND op."""
-        if len(op.results) != 1 or not _static_float(op.results[0].type):
+        if len(op.results) != 1 or not (_static_float(op.results[0].type) or op in self.fix_int8):
             return None
         if op.LAYOUT == "propagate":
             tied = (0,)
@@ -374,7 +385,7 @@ class Planner:
             tied = tuple(range(len(op.operands)))
         else:
             tied = tuple(i for i, v in enumerate(op.operands) if not L.is_scalar(v.type))
-        if not tied or not all(_static_float(op.operands[i].type) for i in tied):
+        if not tied or not all(_static_float(op.operands[i].type) or op in self.fix_int8 for i in tied):
             return None
         return tied if self._op_formats(op, tied) else None
 
@@ -383,6 +394,8 @@ class Planner:
         res = op.results[0].type
         ins = [op.operands[i] for i in tied]
         rank = len(res.get_shape())
+        if op in self.fix_int8:  # the FIX copy writes the conv's requantized int8 result blocked
+            return (L.NC1HWC0,) if rank == 4 else ()
         if any(not self.is_const(v) and len(v.type.get_shape()) != rank for v in ins):
             return ()  # a non-constant operand of another rank cannot share the storage
         out = []
@@ -450,7 +463,8 @@ class Planner:
     def _cluster_can_be(self, c: Cluster, fmt: str) -> bool:
         for v in c.values:
             t = v.type
-            if not (_static_float(t) or (fmt == L.NC1HWC0 and _static_int8(t))) or not self._capable(t, fmt):
+            quantized = _static_int8(t) or (t.element_type == g.ACC_TYPE and v.owner in self.anchors)
+            if not (_static_float(t) or (fmt == L.NC1HWC0 and quantized)) or not self._capable(t, fmt):
                 return False
             if fmt == L.NC1HWC0 and t.get_shape()[1] < self.min_channels:
                 return False

@@ -190,7 +190,7 @@ def quantizable_layers(module: ModuleOp) -> list[Layer]:
 
 
 def is_quantized(module: ModuleOp) -> bool:
-    return any(isinstance(op, g.QuantizeOp | g.DequantizeOp) for op in module.walk())
+    return any(isinstance(op, g.QuantizeOp | g.DequantizeOp | g.RequantizeOp) for op in module.walk())
 
 
 # ---------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def _build(req: KernelRequest, pro: Prologue | None) -> a.KernelOp | None:
     buffers = EpilogueBuffers(plan) if plan.epilogue.has_work else None
     # no lhs panel under a prologue: its lhs is each block's own copy (prologue.py)
     pricer = Pricer(req.cost, plan.elt, slots, EpilogueCost.of(buffers) if buffers else None, plan.out_elt,
-                    groups=pro is None)
+                    groups=pro is None, fix=plan.epilogue.fix)
     tiling = matmul_tiling(req, plan, pricer) if isinstance(plan, MatmulPlan) else conv_tiling(req, plan, pricer)
     try:
         if is_depthwise(plan) and not plan.integer and pro is None:  # the vector kernel computes in the operands' type

@@ -77,6 +77,7 @@ class ConvKernel(CubeKernel):
         wrow = kb.add(kb.mul(gi, geo.mg), m0)
         acc = kb.tile(self.l0c, [0, 0], [mp, np_])
         window = _Window(ih, iw, oh0, ow0, ohs, owt)
+        self._tile_params(m0 if plan.w_fz else wrow, mp)
         if plan.w_fz:
             self._segments_fz(n, m0, window, mv, acc)
             row = kb.add(kb.mul(n, self.R), m0)

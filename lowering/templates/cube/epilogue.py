@@ -22,6 +22,7 @@ from geir.dialects import ascend as a
 from geir.dialects import formats as L
 from geir.dialects import graph as g
 from geir.ir.types import is_float, to_dtype
+from geir.lowering.templates.cube.fix_quant import FixQuant
 from geir.lowering.templates.cube.ops import (
     Unsupported,
     is_view,
@@ -89,6 +90,7 @@ class Epilogue:
     outputs: list[tuple[int, object]] = field(default_factory=list)  # (output index, value key)
     fix_relu: bool = False
     compute: Attribute | None = None  # the type the program computes in (None: the result's)
+    fix: FixQuant | None = None  # the FIX pipe's quantization computes it all (fix_quant.py)
 
     @property
     def has_work(self) -> bool:
@@ -170,11 +172,13 @@ class EpilogueBuilder:
 
     # -- the ops after the cube op ---------------------------------------------------------
 
-    def translate(self, ops: Sequence[Operation], outputs: Sequence[SSAValue]) -> None:
-        """The ops after the cube op, in order, then the kernel outputs they produce."""
+    def translate(self, ops: Sequence[Operation], outputs: Sequence[SSAValue], start: SSAValue | None = None) -> None:
+        """The ops after the cube op, in order, then the kernel outputs they produce. With
+        `start`, the raw tile holds that value (what the FIX pipe made of the cube result:
+        fix_quant.fix_dequantize_prefix) and the ops before it are done."""
         result = self.epilogue.result
         self.inside = set(ops)
-        main: dict[SSAValue, object] = {result: self.cube_value}
+        main: dict[SSAValue, object] = {result: self.cube_value} if start is None else {start: self.cube_value}
         numel = math.prod(self.frame.shape)
         canon = strip_leading_ones(self.frame.shape)
         for op in ops:
@@ -193,9 +197,10 @@ class EpilogueBuilder:
             self.used.add(op)
             main[res] = self._translate(op, main, same_frame)
         self._outputs(main, outputs)
-        if self.integer:
+        if self.integer:  # a requantize multiplies by an f32 scale, a known one too
             floats = [v for v in (*main, *self.epilogue.sides) if is_float(v.type.element_type)]
-            self.epilogue.compute = f32 if floats else self.frame.elt
+            requantizes = any(isinstance(op, g.RequantizeOp) for op in ops)
+            self.epilogue.compute = f32 if floats or requantizes else self.frame.elt
 
     def _takes_type(self, op: Operation, elt: Attribute) -> bool:
         """The result type of an epilogue op: the cube result's; on an int8 product also f32 /
@@ -511,13 +516,29 @@ def _quantize(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object
         lo = max(lo, int(scalar_of(zp)))
     b.emit(Instr(a.VdivOp, dst, (x, scale)))
     stored_only = not any(use.operation in b.inside for use in op.results[0].uses)
-    if scalar_of(zp) != 0.0 or not stored_only:
+    return _to_integers(b, dst, zp, lo, hi, rounds=scalar_of(zp) != 0.0 or not stored_only)
+
+
+def _to_integers(b: EpilogueBuilder, dst: Temp, zp: object, lo: int, hi: int, rounds: bool = True) -> Temp:
+    """dst -> [rint] + zero point, clamped to [lo, hi]: a quantized value in f32."""
+    if rounds:
         b.emit(Instr(a.VroundOp, dst, (dst,)))
     if scalar_of(zp) != 0.0:
         b.binary(a.VaddOp, dst, dst, zp)
     b.emit(Instr(a.VmaxsOp, dst, (dst,), float(lo)))
     b.emit(Instr(a.VminsOp, dst, (dst,), float(hi)))
     return dst
+
+
+def _requantize(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:
+    """saturate(rint(acc * scale) + zero point), in f32 (graph.requantize): the vector form,
+    where the FIX pipe does not take the epilogue (fix_quant.py)."""
+    x, scale, zp = ops
+    if storage(op.results[0]) != L.ND:
+        raise Unsupported  # int8 NC1HWC0 blocks hold 32 channels, the i32 tile's 16: the FIX pipe's job
+    lo, hi = _integer_range(op.results[0].type.element_type)
+    b.binary(a.VmulOp, dst, x, scale)
+    return _to_integers(b, dst, zp, lo, hi)
 
 
 def _only_relu_before(b: EpilogueBuilder, op: g.QuantizeOp, x: object, zp: object) -> Instr | None:
@@ -556,7 +577,7 @@ EPILOGUE_INTEGERS = (IntegerType(8), IntegerType(32))
 """Integer types an int8 product's epilogue reads and writes besides f32 / f16: int8 (a
 requantized result, a zero point) and int32 (the accumulator, a bias)."""
 
-EXACT_INTEGER_OPS = frozenset({g.QuantizeOp, g.AddOp, g.SubOp, g.ReluOp, g.MaxOp, g.MinOp, g.ClipOp})
+EXACT_INTEGER_OPS = frozenset({g.QuantizeOp, g.RequantizeOp, g.AddOp, g.SubOp, g.ReluOp, g.MaxOp, g.MinOp, g.ClipOp})
 """Ops with an integer result an int8 product's epilogue takes. In an i32 program (no float
 value) they are exact; in an f32 one (with a dequantize) a quantize is exact and an i32
 add is exact while its values stay below 2^24 in magnitude."""
@@ -576,5 +597,6 @@ _TRANSLATIONS: dict[type[Operation], Translation] = {
     g.BatchNormOp: _batch_norm,
     g.DequantizeOp: _dequantize,
     g.QuantizeOp: _quantize,
+    g.RequantizeOp: _requantize,
     g.CastOp: _float_cast,
 }

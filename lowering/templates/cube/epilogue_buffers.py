@@ -23,8 +23,8 @@ def epilogue_compute_type(plan: CubePlan) -> Attribute:
 
 def stored_type(plan: CubePlan, key: object) -> Attribute:
     """The gm element type of an epilogue value: the cube result's, or a side's own."""
-    if key is plan.epilogue.result or not hasattr(key, "type"):
-        return plan.out_elt
+    if key is plan.epilogue.result or not hasattr(key, "type"):  # the FIX pipe may have dequantized it
+        return plan.epilogue.fix.out if plan.epilogue.fix else plan.out_elt
     return key.type.element_type
 
 

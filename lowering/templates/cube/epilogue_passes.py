@@ -61,8 +61,9 @@ class EpiloguePasses:
         # FIX stages the raw tile in an output of its type, or in a gm buffer of the kernel's
         # own (an int8 product's i32 tile on its way to a float or int8 output)
         out = out2[buffers.staging]
-        self.own_staging = out.type.element_type != plan.out_elt
-        self.staging = kb.scratch([plan.batch * R, plan.cols], plan.out_elt, "acc") if self.own_staging else out
+        staged = stored_type(plan, plan.epilogue.result)  # i32, or the f16 the FIX pipe dequantized to
+        self.own_staging = out.type.element_type != staged
+        self.staging = kb.scratch([plan.batch * R, plan.cols], staged, "acc") if self.own_staging else out
 
     def _side_shape(self, v: object) -> list[int]:
         """A side's gm view as [B * R or 1, C or 1] (NC1HWC0 ones: [B * C1, C or 1, C0])."""

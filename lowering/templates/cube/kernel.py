@@ -16,7 +16,7 @@ slot (FIX -> M: one, or two for a matmul's work items of several tiles); the epi
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr, UnitAttr, f32
+from xdsl.dialects.builtin import StringAttr, UnitAttr, f32, i32
 from xdsl.ir import SSAValue
 
 from geir.dialects import ascend as a
@@ -26,10 +26,15 @@ from geir.dialects.ascend import FRACTAL
 from geir.lowering.templates.common import KernelBuilder, KernelRequest, round_up
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
 from geir.lowering.templates.cube.epilogue_passes import EpiloguePasses, gm_tile
+from geir.lowering.templates.cube.fix_quant import params_rows
 from geir.lowering.templates.cube.loops import Index
 from geir.lowering.templates.cube.plan import CubePlan
 from geir.lowering.templates.cube.prologue import Prologue
 from geir.lowering.templates.cube.tiling import Tiling, l0c_slots, tile_cols
+
+
+FIX_BIAS_ID = 3
+"""Flag id of the FIX stage's parameters: MTE2 -> MTE1 (loaded into l1), M -> MTE1 (bt read)."""
 
 
 class CubeKernel:
@@ -65,6 +70,9 @@ class CubeKernel:
         self.l0c = self.l0cs[0]
         self.fix_id = 0  # the flag id (FIX <-> M) of the l0c slot the current tile uses
         self.out2 = self._out_views()
+        self.fix = plan.epilogue.fix
+        if self.fix:
+            self._fix_params()
         self.epilogue = None
         if self.buffers:
             self.epilogue = EpiloguePasses(kb, plan, self.buffers, self.out2, self.R, t.er, tile_cols(plan, t),
@@ -88,9 +96,55 @@ class CubeKernel:
             kb.wait_flag("FIX", "M", c)
         if self.epilogue:
             kb.wait_flag("MTE3", "MTE2", 0)
+        if self.fix:
+            kb.wait_flag("M", "MTE1", FIX_BIAS_ID)
+            if self.fix.per_channel:
+                kb.wait_flag("FIX", "MTE1", 0)
         kernel = kb.finish()
         kernel.attributes[attr_names.TEMPLATE] = StringAttr(plan.TEMPLATE)
         return kernel
+
+    def _fix_params(self) -> None:
+        """The FIX stage's scales (and the conv's bias) for every channel into l1, once: a tile
+        then moves its rows of them into fb (and bt) on MTE1 (`_tile_params`). One scale for
+        all goes into fb here. Flags: M -> MTE1 FIX_BIAS_ID (the tile's first mmad has read bt),
+        FIX -> MTE1 0 (the tile's FIX copy has read fb)."""
+        kb, fix, mt = self.kb, self.fix, self.t.mt
+        rows = params_rows(fix)
+        n = fix.channels if fix.per_channel else 1
+        self.scale_l1 = kb.alloc([rows], f32, "l1", "scale_l1")
+        scales = kb.inputs[fix.scale]  # [C] in channel order (NC1HWC0: zero-padded to whole C0 blocks)
+        n = max(n, a.nbytes_of(scales.type) // 4)
+        kb.copy(kb.view(scales, [n]), kb.tile(self.scale_l1, [0], [n]))
+        self.quant = kb.alloc([mt if fix.per_channel else 8], f32, "fb", "quant")
+        self.bias_l1 = self.bt = None
+        if fix.bias is not None:
+            self.bias_l1 = kb.alloc([rows], i32, "l1", "bias_l1")
+            kb.copy(kb.view(kb.inputs[fix.bias], [fix.channels]), kb.tile(self.bias_l1, [0], [fix.channels]))
+            self.bt = kb.alloc([mt], i32, "bt", "bias")
+        kb.sync("MTE2", "MTE1", FIX_BIAS_ID)
+        if not fix.per_channel:
+            self.tile_quant = kb.tile(self.quant, [0], [1])
+            kb.copy(kb.tile(self.scale_l1, [0], [1]), self.tile_quant)
+        else:
+            kb.set_flag("FIX", "MTE1", 0)
+        kb.set_flag("M", "MTE1", FIX_BIAS_ID)
+        self.tile_bias = None
+
+    def _tile_params(self, channel: Index, mp: int) -> None:
+        """A tile's rows of the bias into bt and of the scales into fb (MTE1), once the tile
+        before has read them."""
+        if not self.fix:
+            return
+        kb = self.kb
+        kb.wait_flag("M", "MTE1", FIX_BIAS_ID)
+        if self.bt is not None:
+            self.tile_bias = kb.tile(self.bt, [0], [mp])
+            kb.copy(kb.tile(self.bias_l1, [channel], [mp]), self.tile_bias)
+        if self.fix.per_channel:
+            kb.wait_flag("FIX", "MTE1", 0)
+            self.tile_quant = kb.tile(self.quant, [0], [mp])
+            kb.copy(kb.tile(self.scale_l1, [channel], [mp]), self.tile_quant)
 
     def _out_views(self) -> list[SSAValue]:
         return [self._out_view(o, self.plan) for o in self.kb.outputs]
@@ -125,7 +179,12 @@ class CubeKernel:
         kb.sync("MTE1", "M", u)
         if first:
             kb.wait_flag("FIX", "M", self.fix_id)  # the tile before in this l0c slot has left it
-        kb.emit(a.MmadOp.get(a0, b0, acc, init=first))
+        if first and self.fix:  # the bias table initialises l0c (or zero, without a bias)
+            kb.emit(a.MmadOp.get(a0, b0, acc, init=True, bias=self.tile_bias,
+                                 bias_axis=0 if self.tile_bias is not None else None))
+            kb.set_flag("M", "MTE1", FIX_BIAS_ID)
+        else:
+            kb.emit(a.MmadOp.get(a0, b0, acc, init=first))
         kb.set_flag("M", "MTE1", u)
 
     def _finish_tile(self, acc: SSAValue, row: Index, col: Index, mv: int, nv: int,
@@ -157,7 +216,15 @@ class CubeKernel:
             dst = kb.tile(staging, [row, col], [mv, nv])
             if tuple(acc.type.get_shape()) != (mv, nv):
                 props["pad"] = UnitAttr()
-        kb.copy(acc, dst, **props)
+        if self.fix:  # the FIX pipe quantizes (fix_quant.py)
+            fix = self.fix
+            kb.emit(a.CopyOp.get(acc, dst, quant=self.tile_quant, quant_axis=0 if fix.per_channel else None,
+                                 zero_point=fix.zero_point, relu=fix.relu, pad="pad" in props,
+                                 layout=props["layout"].data if "layout" in props else None))
+            if fix.per_channel:
+                kb.set_flag("FIX", "MTE1", 0)
+        else:
+            kb.copy(acc, dst, **props)
         kb.set_flag("FIX", "M", self.fix_id)
         if not self.epilogue:
             return

@@ -23,6 +23,7 @@ from geir.dialects.ascend import FRACTAL
 from geir.ir.types import is_float, to_dtype
 from geir.lowering.templates.common import KernelRequest
 from geir.lowering.templates.cube.epilogue import Epilogue, EpilogueBuilder, ResultFrame
+from geir.lowering.templates.cube.fix_quant import fix_dequantize_prefix, fix_quant_stage
 from geir.lowering.templates.cube.ops import (
     Unsupported,
     is_view,
@@ -350,16 +351,29 @@ class _Analysis:
             x = logical_shape(transpose.operands[0])
             if plan.rows != x[-3] or plan.batch * plan.rows != math.prod(x[:-2]):
                 raise Unsupported  # the rows of one batch of the result are not one sequence
-        builder = EpilogueBuilder(plan.epilogue, plan.result_frame(), self.index, self.used)
-        if isinstance(op, g.GemmOp):
-            attrs = op.attrs()
-            builder.gemm_scale(attrs["alpha"], attrs["beta"], op.operands[2] if len(op.operands) > 2 else None)
-        elif isinstance(op, g.ConvOp) and len(op.operands) > 2:
-            builder.add_bias(op.operands[2])
-        builder.translate(ops, outputs)
+        integer_conv = plan.integer and isinstance(plan, ConvPlan)
+        fix = fix_quant_stage(op, ops, outputs, self.index, self.req.device) if integer_conv else None
+        prefix = fix_dequantize_prefix(op, ops, self.index, self.req.device) if integer_conv and not fix else None
+        if fix is not None:  # the FIX pipe computes the whole epilogue (fix_quant.py)
+            plan.epilogue.fix = fix
+            plan.epilogue.outputs = [(0, plan.epilogue.result)]
+            self.used.update(ops)
+        else:
+            builder = EpilogueBuilder(plan.epilogue, plan.result_frame(), self.index, self.used)
+            start = None
+            if prefix is not None:  # FIX dequantizes (its bias from bt): the vector epilogue goes on in f16
+                plan.epilogue.fix, start = prefix
+                self.used.update(ops[:2])
+            elif isinstance(op, g.GemmOp):
+                attrs = op.attrs()
+                builder.gemm_scale(attrs["alpha"], attrs["beta"], op.operands[2] if len(op.operands) > 2 else None)
+            elif isinstance(op, g.ConvOp) and len(op.operands) > 2:
+                builder.add_bias(op.operands[2])
+            builder.translate(ops, outputs, start)
         if any(o not in self.used for o in self.req.ops):
             raise Unsupported  # ops before the cube op that are not its prologue, or left over
-        builder.fold_relu_into_fix()
+        if fix is None and prefix is None:
+            builder.fold_relu_into_fix()
         if split is not None and plan.epilogue.has_work:
             raise Unsupported  # the epilogue passes write [B * R, C] tiles
         plan.output_types = tuple(v.type.element_type for v in self.req.outputs)

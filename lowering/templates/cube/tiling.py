@@ -24,6 +24,7 @@ from geir.dialects.ascend import FRACTAL
 from geir.ir.types import to_dtype
 from geir.lowering.templates.common import KernelRequest, ceil_div, itemsize, round_up, row_elems
 from geir.lowering.templates.cube.epilogue_buffers import epilogue_compute_type, stored_type
+from geir.lowering.templates.cube.fix_quant import FixQuant, fix_params_bytes
 from geir.lowering.templates.cube.plan import ConvPlan, CubePlan, MatmulPlan
 from geir.target.cost_model import CostModel
 from geir.target.device import dtype_name
@@ -112,10 +113,18 @@ class Pricer:
     """Prices one tile of a candidate with the device's cost model (cube-clock cycles)."""
 
     def __init__(self, cost: CostModel, elt: Attribute, slots: int, epilogue: EpilogueCost | None,
-                 out_elt: Attribute | None = None, groups: bool = True):
+                 out_elt: Attribute | None = None, groups: bool = True, fix: FixQuant | None = None):
         self.cost = cost
         self.isz = itemsize(elt)
-        self.out_isz = itemsize(out_elt or elt)  # what FIX writes: an int8 product's i32
+        self.out_isz = itemsize(fix.out if fix else out_elt or elt)  # what FIX writes: an int8 product's i32
+        # ... reading l0c's i32 when it quantizes (its engine time: ascend.CopyOp.nbytes)
+        self.fix_isz = itemsize(out_elt or elt) if fix else self.out_isz
+        # the FIX stage's scales (and bias) stay in l1 for the whole kernel; a tile's rows of
+        # them fit the fixpipe buffer (and the bias table)
+        spec = cost.spec
+        self.params_l1 = fix_params_bytes(fix) if fix else 0
+        self.max_rows = (min(spec.buffer_bytes["fb"], spec.buffer_bytes["bt"] if fix.bias is not None else 1 << 30)
+                         // ACC_BYTES if fix else 1 << 30)
         self.dtype = dtype_name(to_dtype(elt))
         self.slots = slots
         self.epilogue = epilogue
@@ -154,7 +163,7 @@ class Pricer:
         """(FIX, epilogue) cycles of an [mv, nv] tile."""
         after = self._after_cycles.get((mv, nv))
         if after is None:
-            fix = self.dma(mv * nv * self.out_isz, "l0c", "gm")
+            fix = self.dma(mv * nv * self.fix_isz, "l0c", "gm")
             after = self._after_cycles[mv, nv] = (fix, self.epilogue.cycles(self, mv, nv) if self.epilogue else 0)
         return after
 
@@ -382,7 +391,7 @@ def conv_tiling(req: KernelRequest, plan: ConvPlan, pricer: Pricer) -> Tiling | 
         return _conv_tiling(req, plan, pricer)
     ext, epi = req.extent, pricer.epilogue
     key = ("conv", plan.geometry, plan.elt, plan.w_fz, plan.x_blocked, plan.k_fractal,
-           pricer.isz, pricer.out_isz, pricer.dtype, pricer.slots,
+           pricer.isz, pricer.out_isz, pricer.fix_isz, pricer.params_l1, pricer.max_rows, pricer.dtype, pricer.slots,
            None if epi is None else (tuple(epi.instrs), tuple(epi.loads), tuple(epi.stores), epi.converted, epi.celt),
            None if ext is None else (ext.count, tuple(ext.sizes())), conv_range_images(req, plan))
     if key not in req.tilings:
@@ -416,8 +425,10 @@ def _conv_candidates(req: KernelRequest, plan: ConvPlan, pricer: Pricer,
     units, unit_k = ceil_div(geo.cg, c0), geo.khw * c0
     for mt, (ohs, owt) in itertools.product(_choices(geo.mg), pixel_tiles):
         np_ = round_up(ohs * owt, FRACTAL)
-        if not _fits(req, l0c=mt * np_ * ACC_BYTES):
+        if not _fits(req, l0c=mt * np_ * ACC_BYTES) or mt > pricer.max_rows:
             continue
+        if plan.out_blocked and mt % L.c0_of(plan.elt) and mt < geo.mg:
+            continue  # NC1HWC0 rows are written in whole C0 blocks (int8: 32 channels)
         rows, cols = geo.box(ohs, owt)
         box = (row_elems(np_, plan.elt) if plan.matrix_fm else rows * (cols * c0 if plan.w_fz else row_elems(cols, plan.elt))) * isz  # one unit of the l1 box
         for kt in (c for c in KT_CHOICES if c % plan.k_fractal == 0):
@@ -426,7 +437,7 @@ def _conv_candidates(req: KernelRequest, plan: ConvPlan, pricer: Pricer,
             if not _fits(req, l0a=slots * mt * kt * isz, l0b=slots * kt * np_ * isz):
                 continue
             most = _l1_units(req, units, unit_k, box, mt, isz, slots, plan.k_fractal,
-                             plan.k_fractal if plan.matrix_fm else 1)
+                             plan.k_fractal if plan.matrix_fm else 1, pricer.params_l1)
             if most < 1 or (plan.w_fz and not plan.x_blocked and most < units):
                 continue  # an NCHW box is re-laid out to NC1HWC0 by one copy: all its channels
             _price_conv_chunks(req, plan, pricer, cheapest, mt, ohs, owt, kt, most)
@@ -434,12 +445,12 @@ def _conv_candidates(req: KernelRequest, plan: ConvPlan, pricer: Pricer,
 
 
 def _l1_units(req: KernelRequest, units: int, unit_k: int, box: int, mt: int, isz: int, slots: int,
-              kf: int = FRACTAL, box_units: int = 1) -> int:
+              kf: int = FRACTAL, box_units: int = 1, reserved: int = 0) -> int:
     """Units (channels or C0 blocks) per l1 chunk: at most what fits, the box plus the
-    weights of the chunk; fewer give more chunks, whose loads overlap the cube when
-    double-buffered. A box held as a [K, pixels] matrix has its units rounded up to
-    `box_units` rows (whole K fractals)."""
-    l1 = req.device.buffer_bytes["l1"]
+    weights of the chunk, beside `reserved` bytes; fewer give more chunks, whose loads overlap
+    the cube when double-buffered. A box held as a [K, pixels] matrix has its units rounded
+    up to `box_units` rows (whole K fractals)."""
+    l1 = req.device.buffer_bytes["l1"] - reserved
     most = min(units, l1 // (slots * (box + mt * unit_k * isz + 64)))
     while most > 0 and slots * (round_up(most, box_units) * box + mt * round_up(most * unit_k, kf) * isz) > l1:
         most -= 1

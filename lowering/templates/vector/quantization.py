@@ -1,9 +1,10 @@
-"""Row-template rules for graph.quantize and graph.dequantize, op for op as
+"""Row-template rules for graph.quantize, graph.dequantize and graph.requantize, op for op as
 reference/graph.py computes them (in f32):
 
     quantize:   vdiv(x, scale) -> vround (half to even) -> + zero point -> clamp to the
                 zero point type's range -> vcast (exact: the values are integers in range)
     dequantize: vcast(x) to f32 -> - zero point -> * scale -> vcast to the scale's type
+    requantize: vcast(acc) to f32 -> * scale -> vround -> + zero point -> clamp -> vcast
 
 The scale of a quantize is divided by, not multiplied by its reciprocal: x * (1 / s) is not
 always the f32 x / s the reference rounds. Integer operands are converted with vcast.
@@ -18,6 +19,7 @@ from xdsl.dialects.builtin import StringAttr, f32
 from xdsl.ir import Operation, SSAValue
 
 from geir.dialects import ascend as a
+from geir.dialects import formats
 from geir.dialects import graph as g
 from geir.ir.types import is_float, to_dtype
 from geir.lowering.templates.vector.space import Reject
@@ -38,6 +40,9 @@ def check(op: Operation) -> None:
         raise Reject
     if isinstance(op, g.DequantizeOp) and not is_float(op.results[0].type.element_type):
         raise Reject
+    if isinstance(op, g.RequantizeOp) and (op.operands[0].type.element_type != g.ACC_TYPE
+                                           or formats.is_formatted(op.results[0].type)):
+        raise Reject  # blocked, the i32 and int8 arrays have different C0: the int8 conv's FIX pipe writes it
 
 
 def _in_f32(body: Body, v: SSAValue, shape: list[int]) -> SSAValue:
@@ -74,18 +79,42 @@ def _store(body: Body, op: Operation, t: SSAValue, rounding: str | None) -> None
         body.kb.vec(a.VcastOp, t, dst, **props)
 
 
-def quantize(body: Body, op: Operation) -> None:
+def _times_scale(body: Body, t: SSAValue, scale: SSAValue, shape: list[int]) -> None:
+    """t *= scale in f32; a constant scalar scale as an immediate."""
+    if scale in body.row.scalars:
+        body.kb.vec(a.VmulsOp, t, body.scalar(float(body.row.scalars[scale]), f32), t)
+    else:
+        body.kb.vec(a.VmulOp, t, _in_f32(body, scale, shape), t)
+
+
+def _round_to_integers(body: Body, op: Operation, t: SSAValue, zp: SSAValue, shape: list[int]) -> None:
+    """round_half_even(t) + zp, saturated to the result type and stored (the store's rint
+    cast is exact: the values are integers in range)."""
     kb = body.kb
-    x, scale, zp = op.operands
-    shape = body.te(op.results[0])
-    t = body.temp(shape, f32)
-    kb.vec(a.VdivOp, _in_f32(body, x, shape), _in_f32(body, scale, shape), t)
     kb.vec(a.VroundOp, t, t)
     _plus_zero_point(body, t, zp, shape, subtract=False)
     lo, hi = integer_range(op.results[0].type.element_type)
     kb.vec(a.VmaxsOp, t, body.scalar(lo, f32), t)
     kb.vec(a.VminsOp, t, body.scalar(hi, f32), t)
     _store(body, op, t, "rint")
+
+
+def quantize(body: Body, op: Operation) -> None:
+    x, scale, zp = op.operands
+    shape = body.te(op.results[0])
+    t = body.temp(shape, f32)
+    body.kb.vec(a.VdivOp, _in_f32(body, x, shape), _in_f32(body, scale, shape), t)
+    _round_to_integers(body, op, t, zp, shape)
+
+
+def requantize(body: Body, op: Operation) -> None:
+    """One f32 multiply by the scale (the reference's t = f32(acc) * scale), then as quantize."""
+    acc, scale, zp = op.operands
+    shape = body.te(op.results[0])
+    t = body.temp(shape, f32)
+    body.kb.vec(a.VcastOp, body.operand(acc, shape), t)
+    _times_scale(body, t, scale, shape)
+    _round_to_integers(body, op, t, zp, shape)
 
 
 def dequantize(body: Body, op: Operation) -> None:
@@ -96,11 +125,8 @@ def dequantize(body: Body, op: Operation) -> None:
     kb.vec(a.VcastOp, body.operand(x, shape), t)
     if zp:
         _plus_zero_point(body, t, zp[0], shape, subtract=True)
-    if scale in body.row.scalars:
-        kb.vec(a.VmulsOp, t, body.scalar(float(body.row.scalars[scale]), f32), t)
-    else:
-        kb.vec(a.VmulOp, t, _in_f32(body, scale, shape), t)
+    _times_scale(body, t, scale, shape)
     _store(body, op, t, None)
 
 
-RULES = {g.QuantizeOp: quantize, g.DequantizeOp: dequantize}
+RULES = {g.QuantizeOp: quantize, g.DequantizeOp: dequantize, g.RequantizeOp: requantize}

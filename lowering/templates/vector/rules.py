@@ -2,7 +2,7 @@
 (target/op_info.py ROW; views excepted: they share their operand's buffer) to the function
 that emits its vector ops into a tile body. This module has the elementwise families;
 activations.py the activations made of several instructions, reductions.py the reductions,
-softmax and the normalisations, quantization.py quantize and dequantize.
+softmax and the normalisations, quantization.py quantize, dequantize and requantize.
 
 A rule reads its operands' tiles with `body.operand` (broadcast to the result's tile when
 smaller), writes `body.result(op, inplace)` (a dying operand's buffer when it may), and

@@ -97,3 +97,45 @@ func.func @int16_matmul(%a: tensor<4x8xi16>, %b: tensor<8x2xi8>) {
   %0 = graph.matmul %a, %b : (tensor<4x8xi16>, tensor<8x2xi8>) -> tensor<4x2xi32> loc("mm")
   func.return
 }
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'graph.requantize' at "rq": requantize takes an i32 accumulator, got i16
+func.func @requantize_acc_type(%acc: tensor<4xi16>, %s: tensor<f32>, %z: tensor<i8>) {
+  %0 = graph.requantize %acc, %s, %z : (tensor<4xi16>, tensor<f32>, tensor<i8>) -> tensor<4xi8> loc("rq")
+  func.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'graph.requantize' at "rq": requantize scale must be f32, got f16
+func.func @requantize_f16_scale(%acc: tensor<4xi32>, %s: tensor<f16>, %z: tensor<i8>) {
+  %0 = graph.requantize %acc, %s, %z : (tensor<4xi32>, tensor<f16>, tensor<i8>) -> tensor<4xi8> loc("rq")
+  func.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'graph.requantize' at "rq": requantize zero point must be a one-element i8 or ui8 tensor (per tensor), got tensor<i16>
+func.func @requantize_zero_point_type(%acc: tensor<4xi32>, %s: tensor<f32>, %z: tensor<i16>) {
+  %0 = graph.requantize %acc, %s, %z : (tensor<4xi32>, tensor<f32>, tensor<i16>) -> tensor<4xi16> loc("rq")
+  func.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'graph.requantize' at "rq": requantize zero point must be a one-element i8 or ui8 tensor (per tensor), got tensor<1x4x1x1xi8>
+func.func @requantize_per_channel_zero_point(%acc: tensor<2x4x3x3xi32>, %s: tensor<1x4x1x1xf32>, %z: tensor<1x4x1x1xi8>) {
+  %0 = graph.requantize %acc, %s, %z : (tensor<2x4x3x3xi32>, tensor<1x4x1x1xf32>, tensor<1x4x1x1xi8>) -> tensor<2x4x3x3xi8> loc("rq")
+  func.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'graph.requantize' at "rq": requantize parameters [[1, 3, 1, 1], []] do not broadcast to [2, 4, 3, 3]
+func.func @requantize_scale_shape(%acc: tensor<2x4x3x3xi32>, %s: tensor<1x3x1x1xf32>, %z: tensor<i8>) {
+  %0 = graph.requantize %acc, %s, %z : (tensor<2x4x3x3xi32>, tensor<1x3x1x1xf32>, tensor<i8>) -> tensor<2x4x3x3xi8> loc("rq")
+  func.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'graph.requantize' at "rq": result #0 has type tensor<4xi8>, but the operands imply tensor<4xui8>
+func.func @requantize_result_type(%acc: tensor<4xi32>, %s: tensor<f32>, %z: tensor<ui8>) {
+  %0 = graph.requantize %acc, %s, %z : (tensor<4xi32>, tensor<f32>, tensor<ui8>) -> tensor<4xi8> loc("rq")
+  func.return
+}

@@ -1,5 +1,6 @@
 // Round trip of the quantized forms: graph.quantize / graph.dequantize (per tensor and
-// per channel, int8 and uint8, int32 accumulators) and the int8 contractions (int32 result).
+// per channel, int8 and uint8, int32 accumulators), graph.requantize and the int8
+// contractions (int32 result).
 // RUN: geir-opt %s | filecheck %s
 // RUN: geir-opt %s | geir-opt | filecheck %s
 // RUN: geir-opt %s --generic | geir-opt | filecheck %s
@@ -18,6 +19,16 @@ func.func @qdq(%x: tensor<2x4x3x3xf32>, %s: tensor<f32>, %zu: tensor<ui8>, %zs: 
   %qh = graph.quantize %h, %sh, %zs : (tensor<2x4x3x3xf16>, tensor<f16>, tensor<i8>) -> tensor<2x4x3x3xi8>
   // CHECK-NEXT: %dqh = graph.dequantize %qh, %sh, %zs : (tensor<2x4x3x3xi8>, tensor<f16>, tensor<i8>) -> tensor<2x4x3x3xf16>
   %dqh = graph.dequantize %qh, %sh, %zs : (tensor<2x4x3x3xi8>, tensor<f16>, tensor<i8>) -> tensor<2x4x3x3xf16>
+  // CHECK-NEXT: func.return
+  func.return
+}
+
+// CHECK-LABEL: func.func @requantize(
+func.func @requantize(%acc: tensor<2x4x3x3xi32>, %s: tensor<f32>, %sc: tensor<1x4x1x1xf32>, %z: tensor<i8>, %zu: tensor<1xui8>) {
+  // CHECK-NEXT: %y = graph.requantize %acc, %s, %z : (tensor<2x4x3x3xi32>, tensor<f32>, tensor<i8>) -> tensor<2x4x3x3xi8>
+  %y = graph.requantize %acc, %s, %z : (tensor<2x4x3x3xi32>, tensor<f32>, tensor<i8>) -> tensor<2x4x3x3xi8>
+  // CHECK-NEXT: %yc = graph.requantize %acc, %sc, %zu : (tensor<2x4x3x3xi32>, tensor<1x4x1x1xf32>, tensor<1xui8>) -> tensor<2x4x3x3xui8>
+  %yc = graph.requantize %acc, %sc, %zu : (tensor<2x4x3x3xi32>, tensor<1x4x1x1xf32>, tensor<1xui8>) -> tensor<2x4x3x3xui8>
   // CHECK-NEXT: func.return
   func.return
 }

@@ -1,5 +1,5 @@
 // graph-layout on int8 convolutions: load3d reads an int8 feature map as NC1HWC0 with C0 = 32
-// and the int8 cube its weights as FRACTAL_Z of 16 x 32 fractals; the i32 result stays ND.
+// and the int8 cube its weights as FRACTAL_Z of 16 x 32 fractals; the i32 result stays ND unless the FIX pipe requantizes it.
 // RUN: geir-opt %s -p graph-layout --split-input-file --elide-resources | filecheck %s
 
 // A 3x3 window over a large int8 map: reading it as ND would interleave it into C0 lanes one
@@ -37,4 +37,46 @@ func.func @small(%x: tensor<1x16x14x14xi8>) -> tensor<1x16x14x14xi32> {
   %w = graph.constant dense<3> : tensor<16x16x3x3xi8>
   %y = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x14x14xi8>, tensor<16x16x3x3xi8>) -> tensor<1x16x14x14xi32>
   func.return %y : tensor<1x16x14x14xi32>
+}
+
+// -----
+
+// An int8 conv whose i32 result the FIX pipe requantizes (its one reader a requantize, then a
+// relu of the int8 result): the requantized int8 result is written blocked, NC1HWC0 with C0 =
+// 32, straight into the 3x3 conv that reads it - the accumulator is NC1HWC0 (C0 = 16) and the
+// per-channel scale is converted with it; no trans_data between the two convs.
+// CHECK-LABEL: func.func @fix_requantized(
+// CHECK:         %[[T:.*]] = graph.trans_data %x {src_format = "ND", dst_format = "NC1HWC0"}
+// CHECK:         %a = graph.conv %[[T]], {{.*}} -> tensor<8x4x56x56x16xi32, #graph.format<NC1HWC0, NCHW, [8, 64, 56, 56]>>
+// CHECK-NEXT:    %q = graph.requantize %a, %{{.*}}, %z : (tensor<8x4x56x56x16xi32, #graph.format<NC1HWC0, NCHW, [8, 64, 56, 56]>>, tensor<1x4x1x1x16xf32, #graph.format<NC1HWC0, NCHW, [1, 64, 1, 1]>>, tensor<i8>) -> tensor<8x2x56x56x32xi8, #graph.format<NC1HWC0, NCHW, [8, 64, 56, 56]>>
+// CHECK-NEXT:    %r = graph.relu %q : (tensor<8x2x56x56x32xi8, {{.*}}) -> tensor<8x2x56x56x32xi8, #graph.format<NC1HWC0, NCHW, [8, 64, 56, 56]>>
+// CHECK-NOT:     graph.trans_data
+// CHECK:         %y = graph.conv %r, {{.*}} -> tensor<8x64x56x56xi32>
+func.func @fix_requantized(%x: tensor<8x64x56x56xi8>) -> tensor<8x64x56x56xi32> {
+  %w = graph.constant dense<3> : tensor<64x64x3x3xi8>
+  %s = graph.constant dense<0.01> : tensor<1x64x1x1xf32>
+  %z = graph.constant dense<0> : tensor<i8>
+  %a = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>, offset_x = -128 : i64} : (tensor<8x64x56x56xi8>, tensor<64x64x3x3xi8>) -> tensor<8x64x56x56xi32>
+  %q = graph.requantize %a, %s, %z : (tensor<8x64x56x56xi32>, tensor<1x64x1x1xf32>, tensor<i8>) -> tensor<8x64x56x56xi8>
+  %r = graph.relu %q : (tensor<8x64x56x56xi8>) -> tensor<8x64x56x56xi8>
+  %y = graph.conv %r, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<8x64x56x56xi8>, tensor<64x64x3x3xi8>) -> tensor<8x64x56x56xi32>
+  func.return %y : tensor<8x64x56x56xi32>
+}
+
+// -----
+
+// The accumulator read by something else too: the FIX pipe does not requantize it, the i32
+// result stays ND and the int8 map is converted for the 3x3 conv.
+// CHECK-LABEL: func.func @accumulator_read_twice(
+// CHECK:         %a = graph.conv {{.*}} -> tensor<8x64x56x56xi32>
+// CHECK-NEXT:    %q = graph.requantize %a, {{.*}} -> tensor<8x64x56x56xi8>
+// CHECK:         graph.trans_data %q {src_format = "ND", dst_format = "NC1HWC0"}
+func.func @accumulator_read_twice(%x: tensor<8x64x56x56xi8>) -> (tensor<8x64x56x56xi32>, tensor<8x64x56x56xi32>) {
+  %w = graph.constant dense<3> : tensor<64x64x3x3xi8>
+  %s = graph.constant dense<0.01> : tensor<1x64x1x1xf32>
+  %z = graph.constant dense<0> : tensor<i8>
+  %a = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>, offset_x = -128 : i64} : (tensor<8x64x56x56xi8>, tensor<64x64x3x3xi8>) -> tensor<8x64x56x56xi32>
+  %q = graph.requantize %a, %s, %z : (tensor<8x64x56x56xi32>, tensor<1x64x1x1xf32>, tensor<i8>) -> tensor<8x64x56x56xi8>
+  %y = graph.conv %q, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<8x64x56x56xi8>, tensor<64x64x3x3xi8>) -> tensor<8x64x56x56xi32>
+  func.return %y, %a : tensor<8x64x56x56xi32>, tensor<8x64x56x56xi32>
 }

@@ -1,0 +1,110 @@
+// convert-graph-to-ascend on int8 convolutions whose epilogue the FIX pipe computes
+// (lowering/templates/cube/fix_quant.py): a requantize to int8 or a dequantize to f16, with a
+// relu. The kernel is a cube kernel with no vector work; the conv's i32 bias initialises l0c
+// from the bias table (bt) and the scales reach the FIX copy through the fixpipe buffer (fb).
+// RUN: geir-opt %s --split-input-file -p graph-fuse,convert-graph-to-ascend | filecheck %s
+
+// requantize (per channel) -> relu on the int8 result. The scales and the bias go to l1 once
+// (MTE2); each tile moves its 16 rows of them into bt and fb (MTE1) once the tile before has
+// read them (M -> MTE1 id 3 after the first mmad, FIX -> MTE1 id 0 after the FIX copy).
+// CHECK-LABEL: ascend.kernel @{{.*}}k0_fusion(
+// CHECK-SAME:    %b: memref<32xi32, "gm">, %s: memref<1x32x1x1xf32, "gm">, %z: memref<i8, "gm">, %r: memref<1x32x8x8xi8, "gm">)
+// CHECK-SAME:    core_type = "cube", template = "conv"
+// CHECK:         %scale_l1 = ascend.alloc {{.*}} : memref<32xf32, "l1">
+// CHECK-NEXT:    %quant = ascend.alloc {{.*}} : memref<16xf32, "fb">
+// CHECK-NEXT:    %bias_l1 = ascend.alloc {{.*}} : memref<32xi32, "l1">
+// CHECK-NEXT:    %bias = ascend.alloc {{.*}} : memref<16xi32, "bt">
+// CHECK:         %[[S:.*]] = memref.collapse_shape %s {{.*}} into memref<32xf32, "gm">
+// CHECK-NEXT:    ascend.copy %[[S]], %scale_l1 : memref<32xf32, "gm"> to memref<32xf32, "l1">
+// CHECK-NEXT:    ascend.copy %b, %bias_l1 : memref<32xi32, "gm"> to memref<32xi32, "l1">
+// CHECK-NEXT:    ascend.set_flag MTE2 -> MTE1 id 3
+// CHECK-NEXT:    ascend.wait_flag MTE2 -> MTE1 id 3
+// CHECK-NEXT:    ascend.set_flag FIX -> MTE1 id 0
+// CHECK-NEXT:    ascend.set_flag M -> MTE1 id 3
+// CHECK:         scf.for
+// CHECK:         ascend.wait_flag M -> MTE1 id 3
+// CHECK-NEXT:    %[[BR:.*]] = memref.subview %bias_l1[%[[ROW:.*]]] [16] [1]
+// CHECK-NEXT:    ascend.copy %[[BR]], %bias : memref<16xi32, strided<[1], offset: ?>, "l1"> to memref<16xi32, "bt">
+// CHECK-NEXT:    ascend.wait_flag FIX -> MTE1 id 0
+// CHECK-NEXT:    %[[SR:.*]] = memref.subview %scale_l1[%[[ROW]]] [16] [1]
+// CHECK-NEXT:    ascend.copy %[[SR]], %quant : memref<16xf32, strided<[1], offset: ?>, "l1"> to memref<16xf32, "fb">
+// CHECK:         ascend.load3d {{.*}} pad_value = -3 : i64}
+// CHECK:         ascend.mmad %l0a0, %l0b0, %l0c, %bias {init, bias_axis = 0 : i64} : {{.*}}, memref<16x16xi32, "l0c">, memref<16xi32, "bt">
+// CHECK-NEXT:    ascend.set_flag M -> MTE1 id 3
+// CHECK:         ascend.wait_flag M -> FIX id 0
+// CHECK-NEXT:    %[[OUT:.*]] = memref.subview
+// CHECK-NEXT:    ascend.copy %l0c, %[[OUT]], %quant {relu, pad, quant_axis = 0 : i64, zero_point = 0 : i64} : memref<16x16xi32, "l0c"> to memref<16x8xi8, {{.*}}"gm"> quant memref<16xf32, "fb">
+// CHECK-NEXT:    ascend.set_flag FIX -> MTE1 id 0
+// CHECK-NOT:     ascend.v{{[a-z]+}}
+// CHECK:         ascend.wait_flag M -> MTE1 id 3
+// CHECK-NEXT:    ascend.wait_flag FIX -> MTE1 id 0
+// CHECK-NEXT:    ascend.return
+func.func @requantize_relu(%x: tensor<1x8x8x8xi8>, %w: tensor<32x8x3x3xi8>) -> tensor<1x32x8x8xi8> {
+  %b = graph.constant dense<-40> : tensor<32xi32>
+  %s = graph.constant dense<0.01> : tensor<1x32x1x1xf32>
+  %z = graph.constant dense<0> : tensor<i8>
+  %y = graph.conv %x, %w, %b {pads = array<i64: 1, 1, 1, 1>, offset_x = -3 : i64} : (tensor<1x8x8x8xi8>, tensor<32x8x3x3xi8>, tensor<32xi32>) -> tensor<1x32x8x8xi32>
+  %q = graph.requantize %y, %s, %z : (tensor<1x32x8x8xi32>, tensor<1x32x1x1xf32>, tensor<i8>) -> tensor<1x32x8x8xi8>
+  %r = graph.relu %q : (tensor<1x32x8x8xi8>) -> tensor<1x32x8x8xi8>
+  func.return %r : tensor<1x32x8x8xi8>
+}
+
+// -----
+// dequantize (one scale) -> cast to f16 -> relu, no bias: the scale goes to fb once, before the
+// tiles; the first mmad of a tile initialises l0c to zero; FIX writes f16.
+// CHECK-LABEL: ascend.kernel @{{.*}}k0_fusion(
+// CHECK-SAME:    core_type = "cube", template = "conv"
+// CHECK:         %quant = ascend.alloc {{.*}} : memref<8xf32, "fb">
+// CHECK-NOT:     "bt"
+// CHECK:         %[[Q:.*]] = memref.subview %quant[0] [1] [1]
+// CHECK-NEXT:    %[[S:.*]] = memref.subview %scale_l1[0] [1] [1]
+// CHECK-NEXT:    ascend.copy %[[S]], %[[Q]] : memref<1xf32, strided<[1]>, "l1"> to memref<1xf32, strided<[1]>, "fb">
+// CHECK:         scf.for
+// CHECK:         ascend.mmad %l0a0, %l0b0, %l0c {init} :
+// CHECK:         ascend.copy %l0c, %{{.*}}, %[[Q]] {relu, pad} : memref<16x16xi32, "l0c"> to memref<16x8xf16, {{.*}}"gm"> quant memref<1xf32, strided<[1]>, "fb">
+// CHECK-NOT:     ascend.v{{[a-z]+}}
+// CHECK:         ascend.return
+func.func @dequantize_f16_relu(%x: tensor<1x8x8x8xi8>, %w: tensor<32x8x3x3xi8>) -> tensor<1x32x8x8xf16> {
+  %s = graph.constant dense<0.01> : tensor<f32>
+  %y = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x8xi8>, tensor<32x8x3x3xi8>) -> tensor<1x32x8x8xi32>
+  %d = graph.dequantize %y, %s : (tensor<1x32x8x8xi32>, tensor<f32>) -> tensor<1x32x8x8xf32>
+  %h = graph.cast %d {to = f16} : (tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf16>
+  %r = graph.relu %h : (tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf16>
+  func.return %r : tensor<1x32x8x8xf16>
+}
+
+// -----
+// Not for the FIX pipe: the accumulator is an output too (the epilogue runs on the vector
+// unit: requantize is vmul, vround, clamp).
+// CHECK-LABEL: ascend.kernel @{{.*}}k0_fusion(
+// CHECK-SAME:    core_type = "mix"
+// CHECK-NOT:     quant memref
+// CHECK:         ascend.vmul
+// CHECK-NEXT:    ascend.vround
+// CHECK-NEXT:    ascend.vadds
+// CHECK-NEXT:    ascend.vmaxs
+// CHECK-NEXT:    ascend.vmins
+// CHECK-NOT:     quant memref
+// CHECK:         ascend.return
+func.func @accumulator_read_twice(%x: tensor<1x8x8x8xi8>, %w: tensor<32x8x3x3xi8>) -> (tensor<1x32x8x8xi8>, tensor<1x32x8x8xi32>) {
+  %s = graph.constant dense<0.01> : tensor<1x32x1x1xf32>
+  %z = graph.constant dense<4> : tensor<i8>
+  %y = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x8xi8>, tensor<32x8x3x3xi8>) -> tensor<1x32x8x8xi32>
+  %q = graph.requantize %y, %s, %z : (tensor<1x32x8x8xi32>, tensor<1x32x1x1xf32>, tensor<i8>) -> tensor<1x32x8x8xi8>
+  func.return %q, %y : tensor<1x32x8x8xi8>, tensor<1x32x8x8xi32>
+}
+
+// -----
+// Not for the FIX pipe: a dequantized f32 result (the FIX pipe dequantizes to f16 only).
+// CHECK-LABEL: ascend.kernel @{{.*}}k0_fusion(
+// CHECK-SAME:    core_type = "mix"
+// CHECK-NOT:     quant memref
+// CHECK:         ascend.vmul
+// CHECK-NOT:     quant memref
+// CHECK:         ascend.return
+func.func @dequantize_f32(%x: tensor<1x8x8x8xi8>, %w: tensor<32x8x3x3xi8>) -> tensor<1x32x8x8xf32> {
+  %s = graph.constant dense<0.01> : tensor<1x32x1x1xf32>
+  %y = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x8xi8>, tensor<32x8x3x3xi8>) -> tensor<1x32x8x8xi32>
+  %d = graph.dequantize %y, %s : (tensor<1x32x8x8xi32>, tensor<1x32x1x1xf32>) -> tensor<1x32x8x8xf32>
+  func.return %d : tensor<1x32x8x8xf32>
+}
