@@ -155,12 +155,14 @@ def role_of(op: Operation) -> Role:
 def _int8_kernel_op(op: Operation) -> bool:
     """An op with integer results that an int8 kernel computes: a contraction of signed int8
     operands (the cube; uint8 ones run the fallback), a quantize / requantize (row, cube
-    epilogue) or a relu of int8 values (graph-fold-qdq's relu after a requantize at zero
-    point 0: exact in the epilogue's f32 and on the vector unit)."""
+    epilogue), a relu of int8 values (graph-fold-qdq's relu after a requantize at zero
+    point 0: exact in the epilogue's f32 and on the vector unit) or a concat of int8 values."""
     if isinstance(op, g.QuantizeOp | g.RequantizeOp):
         return True
     if isinstance(op, g.ReluOp):
         return op.operands[0].type.element_type == g.INT8_TYPES[0]
+    if isinstance(op, g.ConcatOp):  # an int8 conv reads a channel concat's operands as its segments
+        return all(v.type.element_type == g.INT8_TYPES[0] for v in op.operands)
     return g.is_integer_contraction(op) and all(
         v.type.element_type == g.INT8_TYPES[0] for v in op.operands[:2])
 

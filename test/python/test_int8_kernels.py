@@ -415,3 +415,23 @@ def test_a_requantized_map_is_written_blocked_for_the_next_conv():
     layout_kernels = [k for k in _kernels(model) if attr_names.LAYOUT_CONVERSION in k.attributes]
     assert len(layout_kernels) == 1  # the graph input's conversion only
     assert convs[1].body.block.args[0].type.get_shape() == (2, 2, 56, 56, 32)
+
+
+def test_an_int8_channel_concat_is_the_convs_input_load():
+    """concat(a, b) of int8 maps along whole blocks of channels, then an int8 conv: one conv
+    kernel reading each operand as a segment of its input (graph-fuse's channel concat), no
+    kernel moving the concat; int32 results exact."""
+    a_, b_, w = (2, 32, 9, 9), (2, 64, 9, 9), (16, 96, 3, 3)
+    out = (2, 16, 9, 9)
+    cat = _t((2, 96, 9, 9), "i8")
+    text = f"""func.func @main(%a: {_t(a_, 'i8')} {{onnx.name = "a"}}, %b: {_t(b_, 'i8')} {{onnx.name = "b"}}, %w: {_t(w, 'i8')} {{onnx.name = "w"}}) -> {_t(out, 'i32')} {{
+  %c = graph.concat %a, %b {{axis = 1 : i64}} : ({_t(a_, 'i8')}, {_t(b_, 'i8')}) -> {cat}
+  %y = graph.conv %c, %w {{pads = array<i64: 1, 1, 1, 1>, offset_x = 2 : i64}} : ({cat}, {_t(w, 'i8')}) -> {_t(out, 'i32')}
+  func.return %y : {_t(out, 'i32')}
+}}
+"""
+    model = _compile(text)
+    got, ref = _run(model, {"a": _int8(a_), "b": _int8(b_), "w": _int8(w)})
+    assert got.dtype == np.int32 and np.array_equal(got, ref)
+    (kernel,) = _kernels(model)
+    assert kernel.attributes[attr_names.TEMPLATE].data == "conv"

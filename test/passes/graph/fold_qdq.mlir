@@ -250,11 +250,12 @@ func.func @requantize_per_channel(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xi8>
 // -----
 
 // On a rounding boundary the one multiply may round the other way: 3 * 0.7 / 0.6 is 3.5;
-// rounded twice in f32 (x * s, then / s_y) it is 3.4999998 and gives 3, times f32(0.7 / 0.6)
-// it rounds to 3.5 and gives 4 (half to even): one quantization step, the fold's documented
-// error (an acc of 3 is among the numerics test's random inputs).
+// rounded twice in f32 (x * s, then / s_y) it is 3.4999998 and gives 3; the fold's scale is
+// 0.7 / 0.6 as the FIX pipe holds it (10 mantissa bits: 1.16699219), so 3 times it is 3.501 and
+// gives 4: one quantization step, the fold's documented error (an acc of 3 is among the
+// numerics test's random inputs).
 // CHECK-LABEL: func.func @requantize_rounding_boundary(
-// CHECK:         %q_scale = graph.constant dense<1.16666663> : tensor<f32>
+// CHECK:         %q_scale = graph.constant dense<1.16699219> : tensor<f32>
 // CHECK-NEXT:    %q = graph.requantize %acc, %q_scale, %zy
 func.func @requantize_rounding_boundary(%acc: tensor<2x8xi32>) -> tensor<2x8xi8> {
   %s = graph.constant dense<0.7> : tensor<f32> loc("s")

@@ -235,6 +235,25 @@ func.func @concat_conv(%a: tensor<1x16x4x4xf32>, %b: tensor<1x32x4x4xf32>, %c: t
 
 // -----
 
+// The same for int8: a channel Concat of int8 maps (whole blocks) is the int8 conv's input
+// load (its segments); the unaligned one stays a kernel of its own.
+// CHECK-LABEL: func.func @concat_conv_int8(
+// CHECK:         %y = graph.fusion "cube" (%a, %b, %w) attributes {graph.pattern = "conv-epilogue"}
+// CHECK:         } loc(fused["concat", "conv"])
+// CHECK-NEXT:    %cat2 = graph.concat %a, %c
+// CHECK-NEXT:    %y2 = graph.conv %cat2, %w2
+func.func @concat_conv_int8(%a: tensor<1x16x4x4xi8>, %b: tensor<1x32x4x4xi8>, %c: tensor<1x3x4x4xi8>) -> (tensor<1x8x4x4xi32>, tensor<1x8x4x4xi32>) {
+  %w = graph.constant dense<1> : tensor<8x48x1x1xi8> loc("w")
+  %w2 = graph.constant dense<1> : tensor<8x19x1x1xi8> loc("w2")
+  %cat = graph.concat %a, %b {axis = 1 : i64} : (tensor<1x16x4x4xi8>, tensor<1x32x4x4xi8>) -> tensor<1x48x4x4xi8> loc("concat")
+  %y = graph.conv %cat, %w : (tensor<1x48x4x4xi8>, tensor<8x48x1x1xi8>) -> tensor<1x8x4x4xi32> loc("conv")
+  %cat2 = graph.concat %a, %c {axis = 1 : i64} : (tensor<1x16x4x4xi8>, tensor<1x3x4x4xi8>) -> tensor<1x19x4x4xi8> loc("concat_unaligned")
+  %y2 = graph.conv %cat2, %w2 : (tensor<1x19x4x4xi8>, tensor<8x19x1x1xi8>) -> tensor<1x8x4x4xi32> loc("conv2")
+  func.return %y, %y2 : tensor<1x8x4x4xi32>, tensor<1x8x4x4xi32>
+}
+
+// -----
+
 // Attention with the scale as a Div after the mask Add, and views between the ops.
 // CHECK-LABEL: func.func @attention_div(
 // CHECK-NEXT:    %o = graph.fusion "cube+vector" (%q, %k, %mask, %v) attributes {graph.pattern = "attention"}
