@@ -39,7 +39,8 @@ def test_both_devices_load():
     assert (b.cube_cores, b.vector_cores, b.vector_per_cube) == (24, 48, 2)
     assert b.split_cube_vector and b.cube_clock_hz == 1.8e9
     assert b.buffer_bytes == {"l1": 512 << 10, "l0a": 64 << 10, "l0b": 64 << 10,
-                              "l0c": 128 << 10, "ub": 192 << 10}
+                              "l0c": 128 << 10, "ub": 192 << 10, "bt": 1 << 10, "fb": 7 << 10}
+    assert "CATLASS" in b.sources["buffer_bytes.fb"] and b.dma_bytes_per_cycle["l1", "fb"] == 128
     assert b.l2_bytes == 192 << 20 and b.hbm_bytes == 64 << 30 and b.hbm_bytes_per_s == 1.6e12
     assert b.l2_bytes_per_s == 4.59e12 and "GEMMCT" in b.sources["l2_bytes_per_s"]
     assert b.dma_bytes_per_cycle["gm", "ub"] == 128 and b.flag_ids_per_core == 8

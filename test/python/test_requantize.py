@@ -1,7 +1,8 @@
 """graph.requantize and the fold that makes it (graph-fold-qdq's FoldRequantize): the reference
 semantics against the formula written out element by element (one f32 multiply, half to even,
 the zero point, saturation at both ends), and the fold on small int8 models, whose int8 outputs
-move by at most one quantization step and only where a value lies on a rounding boundary."""
+move by at most one quantization step and only where a value lies near a rounding boundary
+(the scale is the one the FIX pipe holds: 2^-11 of itself away at most)."""
 
 from __future__ import annotations
 
