@@ -75,7 +75,7 @@ class DeviceSpec:
     vector_per_cube: int              # vector cores paired with each cube core in a mix kernel
     cube_clock_hz: float
     vector_clock_hz: float
-    buffer_bytes: Mapping[str, int]   # l1, l0a, l0b, l0c, ub per core
+    buffer_bytes: Mapping[str, int]   # l1, l0a, l0b, l0c, ub (bt, fb) per core
     l2_bytes: int
     l2_bytes_per_s: float             # L2 read bandwidth, shared by all cores
     hbm_bytes: int
@@ -104,6 +104,12 @@ class DeviceSpec:
         """``nbytes`` rounded up to the alignment of ``space``."""
         a = self.alignment_bytes[space]
         return -(-nbytes // a) * a
+
+    @property
+    def fix_quantizes(self) -> bool:
+        """The FIX pipe quantizes: the device has the bias table and the fixpipe buffer and
+        the MTE1 copies that fill them (the 910B; the 310P file has neither)."""
+        return all(path in self.dma_bytes_per_cycle for path in (("l1", "bt"), ("l1", "fb")))
 
 
 # --- loading -----------------------------------------------------------------------------------

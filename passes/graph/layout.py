@@ -105,7 +105,7 @@ class LayoutCosts:
         self._cache: dict[tuple, float] = {}
         # the device's FIX pipe quantizes (its scales reach it through l1 -> fb): an int8
         # conv's requantized result may then be written blocked (op_info.fix_requantized)
-        self.fix_quantizes = all(p in self.spec.dma_bytes_per_cycle for p in (("l1", "bt"), ("l1", "fb")))
+        self.fix_quantizes = self.spec.fix_quantizes
 
     def _vector_block_dim(self, largest: int) -> int:
         return max(1, min(self.spec.vector_cores, -(-largest // self.VECTOR_TILE_BYTES)))

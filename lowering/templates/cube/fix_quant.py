@@ -13,10 +13,13 @@ tile staged in gm and read back, no vector passes, no AIV.
     conv -> dequantize(acc, scale) with f32 -> f16 casts and one relu       (f16 out)
 
 with views anywhere, one output, a scale from gm (one, or one per output channel) and a
-constant zero point. `fix_dequantize_prefix` the start of a longer one, dequantize -> cast to
-f16, after which a vector epilogue goes on from the f16 tile FIX staged in gm. The FIX pipe reads each scale as a 19-bit float (ascend.CopyOp) and
-rounds half away from zero: the result may move by one step from the graph's where a
-value lies within 2^-10 (relative) of a rounding boundary (docs/quantization.md).
+constant zero point; `fix_dequantize_prefix` the start of a longer one, dequantize -> cast to
+f16, after which a vector epilogue goes on from the f16 tile FIX staged in gm.
+
+The FIX pipe reads a scale as a 19-bit float and rounds half away from zero (ascend.CopyOp).
+A requantize's scale is one it holds exactly (graph-fold-qdq picks it so), so the int8 result
+is the graph's but for a rounding tie; a dequantize's scale (s_x * s_w) is read truncated, so
+the f16 result may differ from the graph's in its last bit (docs/quantization.md).
 """
 
 from __future__ import annotations
@@ -33,11 +36,6 @@ from geir.dialects import graph as g
 from geir.ir.types import is_float
 from geir.lowering.templates.cube.ops import is_view, logical_shape, storage
 from geir.target.device import DeviceSpec
-
-FIX_PATHS = (("l1", "bt"), ("l1", "fb"))
-"""The copies the stage needs: the bias into the bias table, the scales into the fixpipe
-buffer (a device without them keeps the vector epilogue)."""
-
 
 @dataclass(frozen=True)
 class FixQuant:
@@ -72,14 +70,8 @@ def fix_quant_stage(cube: Operation, ops: Sequence[Operation], outputs: Sequence
     output is `outputs[0]`), or None."""
     if not isinstance(cube, g.ConvOp) or len(outputs) != 1 or storage(outputs[0]) != storage(cube.results[0]):
         return None  # an NC1HWC0 result is written blocked by the FIX copy (op_info.fix_requantized)
-    if any(path not in device.dma_bytes_per_cycle for path in FIX_PATHS):
+    if not device.fix_quantizes:  # no bias table / fixpipe buffer: the vector epilogue
         return None
-    channels = logical_shape(cube.results[0])[1]
-    bias = None
-    if len(cube.operands) > 2:
-        if cube.operands[2] not in index:
-            return None
-        bias = index[cube.operands[2]]
     chain = _chain(cube.results[0], ops, outputs[0])
     if chain is None:
         return None
@@ -108,13 +100,7 @@ def fix_quant_stage(cube: Operation, ops: Sequence[Operation], outputs: Sequence
         zero_point = None
     else:
         return None
-    scale = first.operands[1]  # a kernel input: the FIX reads it from gm through l1 and fb
-    if scale not in index or scale.type.element_type != f32:
-        return None
-    per_channel = math.prod(logical_shape(scale)) != 1
-    if per_channel and not _along_channels(logical_shape(scale), len(logical_shape(cube.results[0])), channels):
-        return None
-    return FixQuant(index[scale], per_channel, out, zero_point, bool(relus), bias, channels)
+    return _stage(cube, first.operands[1], index, out, zero_point, bool(relus))
 
 
 def fix_dequantize_prefix(cube: Operation, ops: Sequence[Operation], index: dict[SSAValue, int],
@@ -124,7 +110,7 @@ def fix_dequantize_prefix(cube: Operation, ops: Sequence[Operation], index: dict
     table, the scale through the fixpipe buffer, the f16 value staged in gm for the vector
     epilogue to go on from (a residual add, a relu, a requantize: ResNet's block ends). The
     stage and the f16 value the vector program starts from, or None."""
-    if not isinstance(cube, g.ConvOp) or len(ops) < 3 or any(path not in device.dma_bytes_per_cycle for path in FIX_PATHS):
+    if not isinstance(cube, g.ConvOp) or len(ops) < 3 or not device.fix_quantizes:
         return None
     dq, cast = ops[0], ops[1]
     acc = cube.results[0]
@@ -137,18 +123,27 @@ def fix_dequantize_prefix(cube: Operation, ops: Sequence[Operation], index: dict
     if not (_float_cast(cast) and cast.operands[0] is dq.results[0] and sum(1 for _ in dq.results[0].uses) == 1
             and cast.results[0].type.element_type == f16):
         return None
+    stage = _stage(cube, dq.operands[1], index, f16, None, False)
+    return None if stage is None else (stage, cast.results[0])
+
+
+def _stage(cube: Operation, scale: SSAValue, index: dict[SSAValue, int], out: Attribute,
+           zero_point: int | None, relu: bool) -> FixQuant | None:
+    """The stage with `scale` - a kernel input the FIX reads from gm through l1 and fb: one
+    f32, or one per output channel - and the conv's bias (an input too), or None."""
+    acc = cube.results[0]
+    channels = logical_shape(acc)[1]
     bias = None
     if len(cube.operands) > 2:
         if cube.operands[2] not in index:
             return None
         bias = index[cube.operands[2]]
-    scale, channels = dq.operands[1], logical_shape(acc)[1]
     if scale not in index or scale.type.element_type != f32:
         return None
     per_channel = math.prod(logical_shape(scale)) != 1
     if per_channel and not _along_channels(logical_shape(scale), len(logical_shape(acc)), channels):
         return None
-    return FixQuant(index[scale], per_channel, f16, None, False, bias, channels), cast.results[0]
+    return FixQuant(index[scale], per_channel, out, zero_point, relu, bias, channels)
 
 
 def _chain(value: SSAValue, ops: Sequence[Operation], output: SSAValue) -> list[Operation] | None:
