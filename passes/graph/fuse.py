@@ -17,7 +17,9 @@ the same in four steps:
 3. Each group becomes a `graph.fusion` (block arguments for external operands, small constants
    cloned in, `graph.yield` for every value used outside or tapped with `graph.keep`).
 4. Before that, a normalisation group whose norm only one cube group's matmuls read joins
-   it as the kernel's prologue where that pays (`norm_prologues`: a decode step's rows).
+   it as the kernel's prologue where that pays (`norm_prologues`: a decode step's rows), and
+   one that reads a lone matmul's product over its rows joins it as the kernel's epilogue
+   where that pays (`norm_epilogues`: a post-LN block's out-projection).
 
 Legality: no op is ever cloned (a producer with users outside the group is either left outside
 or yielded), and a group must be convex - no path may leave it and come back - which is checked
@@ -386,7 +388,9 @@ PATTERNS: tuple[Pattern, ...] = (
 )
 NORM_PROLOGUE = "norm-prologue"
 """Step 4's name (FusePass.disable): a normalisation group joins the matmul kernel it feeds."""
-PATTERN_NAMES = (*dict.fromkeys(p.name for p in PATTERNS), NORM_PROLOGUE)
+NORM_EPILOGUE = "norm-epilogue"
+"""Step 5's name (FusePass.disable): a normalisation group joins the matmul kernel it reads."""
+PATTERN_NAMES = (*dict.fromkeys(p.name for p in PATTERNS), NORM_PROLOGUE, NORM_EPILOGUE)
 
 
 def fusion_kind(roles: Sequence[Role]) -> str:
@@ -533,6 +537,26 @@ class Costs:
                                          block_dim=1)
         return max(est.total_us - est.launch_us, self.model.hbm_time_us(blocks * (reads + writes)))
 
+    def norm_epilogue_us(self, mm_work: Work, lhs: int, rhs: int, rows: int, norm_works: Sequence[Work],
+                         reads: int, writes: int) -> float:
+        """A matmul kernel whose blocks each compute whole rows of the product and normalise
+        them (a norm epilogue): `rows` rows over the cube cores, every block reading its rows of
+        the lhs (`lhs` bytes in all) and the whole rhs (`rhs` bytes, again from L2 after the
+        first), then its share of the norm's work on its vector unit, `reads` / `writes` the
+        bytes the norm moves (the staged product included)."""
+        model = self.model
+        blocks = max(1, min(model.spec.cube_cores, -(-rows // C0)))
+        mm = model.kernel_estimate(cube_macs=mm_work.macs, cube_dtype=mm_work.cube_dtype, block_dim=blocks)
+        moved = lhs + blocks * rhs
+        hit = model.l2_hit_fraction(moved, lhs + rhs, lhs + rhs)
+        vector: dict[tuple[str, str], int] = {}
+        for w in norm_works:
+            for key, n in w.vector.items():
+                vector[key] = vector.get(key, 0) + n
+        vec = model.kernel_estimate(vector_bytes=vector, hbm_read_bytes=reads, hbm_write_bytes=writes,
+                                    block_dim=blocks)
+        return mm.launch_us + max(mm.cube_us, model.gm_time_us(moved, 0, hit)) + vec.total_us - vec.launch_us
+
     def cube_blocks(self, cube_out: int) -> int:
         """The blocks of a cube kernel with `cube_out` result elements (as kernel_us takes)."""
         return max(1, min(self.model.spec.cube_cores, -(-cube_out // (C0 * C0))))
@@ -611,6 +635,7 @@ class Candidate:
     estimate: Estimate
     kind: str
     prologue: bool = False  # a normalisation group joined it (norm_prologues)
+    epilogue: bool = False  # it joined the matmul it reads (norm_epilogues)
 
 
 class _Planner:
@@ -1105,14 +1130,66 @@ def norm_prologues(planner: _Planner, chosen: list[Candidate]) -> list[Candidate
     return out
 
 
+def norm_epilogues(planner: _Planner, chosen: list[Candidate]) -> list[Candidate]:
+    """Step 5: a normalisation group (the `layernorm` pattern's: a post-LN transformer's
+    residual Add + LayerNorm) that reads the product of one float matmul, normalising rows
+    that are the product's N, joins the matmul's kernel as its epilogue
+    (lowering/templates/cube/norm_epilogue.py): each block computes whole rows of the product
+    and its vector unit normalises them. Every block then reads the whole rhs, so the group
+    joins only where the fused kernel's estimate (`Costs.norm_epilogue_us`) is below the two
+    kernels': an out-projection (K = N = hidden), not an FFN's down projection (K = 4 x hidden)."""
+    patterns = {p.name: p for p in PATTERNS}
+    group = {j: c for c in chosen for j in c.members}
+    out = list(chosen)
+    for n in chosen:
+        last = n.members[-1]
+        norm = planner.ops[last]
+        if n.pattern.name != "layernorm" or n.prologue or planner.role[last] is not R.NORM \
+                or not norm.has_trait(Normalization) or any(
+                planner.role[j] not in (R.NORM, R.ELEMENTWISE, R.VIEW) for j in n.members):
+            continue
+        row = reduced_row(norm)
+        for v in planner.inputs(n.members):
+            i = planner.producer(v)
+            if i is None or not isinstance(planner.ops[i], g.MatMulOp) or planner.escapes[i] \
+                    or not is_float(v.type.element_type) or i in group and group[i].members != [i]:
+                continue  # a matmul alone: one that took an epilogue already is left as it is
+            mm = planner.ops[i]
+            if any(j not in n.members for j in planner.users[i]) or row != ((-1, _shape(v)[-1]),) \
+                    or _shape(norm.operands[0]) != _shape(v):
+                continue  # the norm group reads the product alone, over its rows
+            members = sorted(n.members + [i])
+            if not planner.convex(members):
+                continue
+            works = [op_work(planner.ops[j], planner.role[j]) for j in n.members]
+            reads = _read_bytes(planner.inputs(n.members))
+            writes = sum(_nbytes(x) for x in planner.outputs(n.members))
+            fused = planner.costs.norm_epilogue_us(op_work(mm, R.CUBE), _nbytes(mm.operands[0]),
+                                                   _nbytes(mm.operands[1]), _numel(v) // _shape(v)[-1],
+                                                   works, reads, writes)
+            separate = planner.single[i] + n.estimate.fused_us
+            if fused >= separate:
+                continue
+            est = n.estimate
+            merged = Candidate(patterns["layernorm"], i, members,
+                               Estimate(est.benefit_us + separate - fused, est.hbm_bytes_saved + 2 * _nbytes(v),
+                                        est.launches_saved + 1, fused), "cube+vector", epilogue=True)
+            out = [x for x in out if x is not n] + [merged]
+            break
+    return out
+
+
 def fuse_block(block: Block, patterns: Sequence[Pattern], max_ops: int, costs: Costs,
-               prologues: bool = True) -> list[g.FusionOp]:
+               prologues: bool = True, epilogues: bool = True) -> list[g.FusionOp]:
     planner = _Planner(block, patterns, max_ops, costs)
     chosen = planner.plan()
     if prologues:
         chosen = norm_prologues(planner, chosen)
+    if epilogues:
+        chosen = norm_epilogues(planner, chosen)
     groups = [(c, [planner.ops[j] for j in c.members], planner.outputs(c.members)) for c in chosen]
-    fusions = [build_fusion(block, ops, outs, c.kind, NORM_PROLOGUE if c.prologue else c.pattern.name)
+    fusions = [build_fusion(block, ops, outs, c.kind,
+                            NORM_PROLOGUE if c.prologue else NORM_EPILOGUE if c.epilogue else c.pattern.name)
                for c, ops, outs in groups]
     restore_order(block)
     return fusions
@@ -1128,7 +1205,7 @@ class FusePass(ModulePass):
     """The most ops in one fusion (GE's max_fusion_ops)."""
     disable: tuple[str, ...] = ()
     """Patterns not to apply: attention, projections, cache-write, conv-epilogue,
-    matmul-epilogue, layernorm, reduction, elementwise, data, norm-prologue."""
+    matmul-epilogue, layernorm, reduction, elementwise, data, norm-prologue, norm-epilogue."""
     device: str = DEFAULT_DEVICE
     """The device whose cost model prices the candidates."""
 
@@ -1146,4 +1223,5 @@ class FusePass(ModulePass):
         costs = Costs(self.device)
         for f in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
             if f.body.blocks:
-                fuse_block(f.body.blocks[0], patterns, self.max_ops, costs, NORM_PROLOGUE not in self.disable)
+                fuse_block(f.body.blocks[0], patterns, self.max_ops, costs, NORM_PROLOGUE not in self.disable,
+                           NORM_EPILOGUE not in self.disable)

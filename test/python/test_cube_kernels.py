@@ -38,6 +38,7 @@ from geir.ir.text import parse_module
 from geir.lowering.templates import cube
 from geir.lowering.templates.cube import tiling as cube_tiling
 from geir.lowering.templates.common import KernelRequest, gm_type
+from geir.runtime import simulator
 from geir.runtime.ascend_interpreter import run_ascend_module
 from geir.target.cost_model import CostModel
 from geir.target.device import load_device
@@ -557,6 +558,71 @@ def test_norm_prologue_declines():
     h, normed = _add_norm(c, (16,), 64)
     y = c.op(g.MatMulOp, [c.input("a", rand(2, 16)), normed])
     assert cube.try_build(c.request([y])) is None
+
+
+# ---------------------------------------------------------------------------
+# Norm epilogues (cube/norm_epilogue.py): a post-LN block's residual Add + LayerNorm run by each
+# block's vector unit on the whole rows of the product its work items computed.
+# ---------------------------------------------------------------------------
+
+
+def _out_projection(c: Case, rows, k: int, n: int, norm: str = "layer"):
+    y = c.op(g.MatMulOp, [c.input("a", rand(*rows, k)), c.input("w", rand(k, n) / math.sqrt(k))])
+    h = c.op(g.AddOp, [c.input("x", rand(*rows, n)), y])
+    scale = c.input("scale", 1 + rand(n) / 4)
+    if norm == "rms":
+        return c.op(g.RmsNormOp, [h, scale], epsilon=1e-6)
+    return c.op(g.LayerNormOp, [h, scale, c.input("bias", rand(n))], epsilon=1e-5)
+
+
+@pytest.mark.parametrize("rows, k, n, dtype, norm, group", [
+    ((1, 80), 256, 256, np.float32, "layer", True),   # items of two N tiles; a tail item of 16 rows
+    ((3, 16), 64, 64, np.float32, "layer", False),    # one N tile holds whole rows; three sequences
+    ((2, 40), 96, 768, np.float32, "layer", True),    # the seed's hidden, an edge item of 8 rows
+    ((1, 48), 128, 256, np.float32, "rms", True),     # an RMSNorm
+])
+def test_norm_epilogue(rows, k, n, dtype, norm, group):
+    c = Case(dtype)
+    z = _out_projection(c, rows, k, n, norm)
+    kernel = check(c, [z], k)
+    assert kernel.core_type.data == "mix"
+    scratch = [arg for arg in kernel.body.block.args if arg.name_hint == "product"]
+    assert len(scratch) == 1 and scratch[0].type.get_shape() == (*rows, n)
+    l0c = [op for op in kernel.walk() if isinstance(op, a.AllocOp) and op.space == "l0c"]
+    assert (l0c[0].results[0].type.get_shape()[1] < n) == group
+    # the staged rows are read once the FIX pipe is done with them, and no pipe races another
+    module, _ = c.build([z])
+    simulator.profile(module, c.feeds, timing=True, strict=True)
+
+
+def test_norm_epilogue_computes_what_the_two_kernels_do():
+    """The seed's TransformerBlock in fp16 at a small size: its out- and down-projections take
+    the residual Add + LayerNorms as norm epilogues, a kernel fewer each, and the outputs are
+    the split program's: the same row code on the same fp16 product, whose f32 sums only
+    change order with the tiling (one fp16 rounding step, at most)."""
+    import geir
+
+    model = geir.models.transformer_block(2, 64, 256, 1024, 4, dtype="f16")
+    on, off = geir.compile(model), geir.compile(model, disable_fusions=("norm-epilogue",))
+    kernels = [[k for k in cm.module.ops if isinstance(k, a.KernelOp)] for cm in (on, off)]
+    fused = sum("product" in {x.name_hint for x in k.body.block.args} for k in kernels[0])
+    assert fused == 2 and len(kernels[0]) == len(kernels[1]) - fused  # both Add + LayerNorms at 128 rows
+    x = {name: RNG.standard_normal(shape).astype(dtype) for name, shape, dtype in on.input_specs()}
+    for name, y in on.run(x).items():
+        np.testing.assert_allclose(y, off.run(x)[name], rtol=2.0 ** -9, atol=2.0 ** -8)
+
+
+def test_norm_epilogue_declines():
+    """Not a norm epilogue: the product also an output, or a norm that does not follow the
+    product's rows. try_build declines; the lowering then splits the fusion."""
+    c = Case()
+    z = _out_projection(c, (1, 32), 64, 64)
+    assert cube.try_build(c.request([c.ops[0].results[0], z])) is None
+    c = Case()
+    y = c.op(g.MatMulOp, [c.input("a", rand(32, 64)), c.input("w", rand(64, 64))])
+    t = c.op(g.TransposeOp, [y], perm=(1, 0))
+    z = c.op(g.LayerNormOp, [t, c.input("scale", rand(32)), c.input("bias", rand(32))], epsilon=1e-5)
+    assert cube.try_build(c.request([z])) is None
 
 
 @pytest.mark.parametrize("perm, d", [((0, 2, 3, 1), 16), ((0, 2, 1, 3), 8)])

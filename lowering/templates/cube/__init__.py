@@ -11,6 +11,8 @@ of a `mix` kernel over the tile FIX staged in gm. Modules, in the order try_buil
 - epilogue_buffers.py: the epilogue's values on ub tiles, rows per pass;
 - tiling.py: tile sizes, priced with the CostModel;
 - prologue.py: a normalisation of the lhs run first in the kernel (graph-fuse's norm prologue);
+- norm_epilogue.py: a normalisation of whole rows of the product run after them (graph-fuse's
+  norm epilogue);
 - kernel.py, matmul_kernel.py, conv_kernel.py, with loops.py and epilogue_passes.py: the
   `ascend.kernel`;
 - depthwise.py: depthwise convolution on the vector unit, when the cost model prefers it.
@@ -29,6 +31,8 @@ from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
 from geir.lowering.templates.cube.kernel import CubeKernel
 from geir.lowering.templates.cube.matmul_kernel import MatmulKernel
 from geir.lowering.templates.cube.plan import ConvPlan, CubePlan, MatmulPlan, plan_projections, plan_request
+from geir.lowering.templates.cube.norm_epilogue import NormEpilogue
+from geir.lowering.templates.cube.norm_epilogue import split as split_norm_epilogue
 from geir.lowering.templates.cube.prologue import Prologue
 from geir.lowering.templates.cube.prologue import split as split_prologue
 from geir.lowering.templates.vector import Reject
@@ -45,7 +49,29 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
     pro = split_prologue(req)
     if pro is not None:
         return _build(pro.cube, pro)
+    norm = split_norm_epilogue(req)
+    if norm is not None:
+        return _build_norm_epilogue(norm)
     return _build(req, None)
+
+
+def _build_norm_epilogue(norm: NormEpilogue) -> a.KernelOp | None:
+    """A matmul kernel whose work items are whole rows of the product, each normalised by
+    the vector unit after it (norm_epilogue.py)."""
+    req = norm.cube
+    plan = plan_request(req)
+    if not isinstance(plan, MatmulPlan) or plan.epilogue.has_work or plan.heads or plan.partner is not None \
+            or plan.out_nz or plan.out_blocked or plan.part_cols:
+        return None
+    slots = 2 if req.double_buffer else 1
+    pricer = Pricer(req.cost, plan.elt, slots, None, plan.out_elt, window=norm.window_cycles)
+    tiling = matmul_tiling(req, plan, pricer)
+    if tiling is None or (tiling.group == 1 and tiling.nt < plan.cols):
+        return None
+    try:
+        return MatmulKernel(req, plan, tiling, slots, None, norm=norm).build()
+    except (LoweringError, Reject):
+        return None
 
 
 def _build(req: KernelRequest, pro: Prologue | None) -> a.KernelOp | None:

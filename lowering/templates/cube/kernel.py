@@ -29,8 +29,10 @@ from geir.lowering.templates.cube.epilogue_passes import EpiloguePasses, gm_tile
 from geir.lowering.templates.cube.fix_quant import params_rows
 from geir.lowering.templates.cube.loops import Index
 from geir.lowering.templates.cube.plan import CubePlan
+from geir.lowering.templates.cube.norm_epilogue import NormEpilogue
 from geir.lowering.templates.cube.prologue import Prologue
 from geir.lowering.templates.cube.tiling import Tiling, l0c_slots, tile_cols
+from geir.lowering.templates.vector.row import RowWindow
 
 
 FIX_BIAS_ID = 3
@@ -42,9 +44,11 @@ class CubeKernel:
     (`_operand_buffers`) and walk the output tiles (`_tiles`)."""
 
     def __init__(self, req: KernelRequest, plan: CubePlan, tiling: Tiling, slots: int,
-                 buffers: EpilogueBuffers | None, prologue: Prologue | None = None):
+                 buffers: EpilogueBuffers | None, prologue: Prologue | None = None, norm: NormEpilogue | None = None):
         self.req, self.plan, self.t, self.slots, self.buffers = req, plan, tiling, slots, buffers
         self.prologue = prologue  # a norm before the product, run first (prologue.py)
+        self.norm = norm  # a norm over the rows of each work item, after it (norm_epilogue.py)
+        self.window: RowWindow | None = None
         self.lhs_base: Index = 0  # the first row of this block's copy of a prologue's lhs
         self.elt = plan.elt
         self.c0 = L.c0_of(plan.elt)
@@ -54,10 +58,13 @@ class CubeKernel:
 
     def build(self) -> a.KernelOp:
         plan, t, elt, slots = self.plan, self.t, self.elt, self.slots
-        pro = self.prologue
-        kb = self.kb = KernelBuilder(pro.req if pro else self.req, "mix" if self.buffers or pro else "cube", t.blocks)
+        pro, norm = self.prologue, self.norm
+        own = pro.req if pro else norm.req if norm else self.req
+        kb = self.kb = KernelBuilder(own, "mix" if self.buffers or pro or norm else "cube", t.blocks)
         if pro:
             self.lhs_base = pro.emit(kb)
+        if norm:
+            self.window = norm.setup(kb, t.mt)
         self._operand_buffers()
         self.l0a = [kb.alloc([t.mt, t.kt], elt, "l0a", f"l0a{s}") for s in range(slots)]
         self.l0b = [kb.alloc([t.kt, t.nt], elt, "l0b", f"l0b{s}") for s in range(slots)]
@@ -146,6 +153,12 @@ class CubeKernel:
             self.tile_quant = kb.tile(self.quant, [0], [mp])
             kb.copy(kb.tile(self.scale_l1, [channel], [mp]), self.tile_quant)
 
+    def _row_window(self, row: Index, rows: int) -> None:
+        """A norm epilogue's window: the vector unit's work on the `rows` whole rows from `row`
+        that the FIX copies before staged."""
+        self.kb.sync("FIX", "MTE2", 0)
+        self.window.emit(row, rows)
+
     def _out_views(self) -> list[SSAValue]:
         return [self._out_view(o, self.plan) for o in self.kb.outputs]
 
@@ -226,6 +239,8 @@ class CubeKernel:
         else:
             kb.copy(acc, dst, **props)
         kb.set_flag("FIX", "M", self.fix_id)
+        if self.window is not None and self.t.group == 1:  # the tile holds whole rows
+            self._row_window(row, mv)
         if not self.epilogue:
             return
         kb.sync("FIX", "MTE2", 0)

@@ -16,6 +16,7 @@ from geir.lowering.templates.cube.kernel import CubeKernel
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
 from geir.lowering.templates.cube.loops import Index, TileDim, chunks, distribute, first_step_slot, grid_classes, tile_grid
 from geir.lowering.templates.cube.plan import MatmulPlan, Operand
+from geir.lowering.templates.cube.norm_epilogue import NormEpilogue
 from geir.lowering.templates.cube.prologue import Prologue
 from geir.lowering.templates.cube.tiling import Tiling, matmul_range_axis
 
@@ -40,8 +41,8 @@ class MatmulKernel(CubeKernel):
 
     def __init__(self, req: KernelRequest, plan: MatmulPlan, tiling: Tiling, slots: int,
                  buffers: EpilogueBuffers | None, parts: list[tuple[MatmulPlan, int]] | None = None,
-                 prologue: Prologue | None = None):
-        super().__init__(req, plan, tiling, slots, buffers, prologue)
+                 prologue: Prologue | None = None, norm: NormEpilogue | None = None):
+        super().__init__(req, plan, tiling, slots, buffers, prologue, norm)
         self.parts = parts
 
     def _out_views(self) -> list[SSAValue]:
@@ -117,6 +118,8 @@ class MatmulKernel(CubeKernel):
                 with kb.loop(1, t.group, 1) as u:
                     self._tile([b, m0, kb.add(n0, kb.mul(u, t.nt))], rows, panel=False)
         kb.set_flag("MTE1", "MTE2", PANEL)
+        if self.window is not None:  # the item's rows are whole (tiling.py `whole_rows`)
+            self._row_window(kb.add(kb.mul(b, self.plan.rows), m0), size[1])
 
     def _real_rows(self) -> tuple[int, Index | None] | None:
         """With a shape range in the result's first axis, the tiles of its real rows only: of

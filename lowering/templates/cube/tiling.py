@@ -113,8 +113,12 @@ class Pricer:
     """Prices one tile of a candidate with the device's cost model (cube-clock cycles)."""
 
     def __init__(self, cost: CostModel, elt: Attribute, slots: int, epilogue: EpilogueCost | None,
-                 out_elt: Attribute | None = None, groups: bool = True, fix: FixQuant | None = None):
+                 out_elt: Attribute | None = None, groups: bool = True, fix: FixQuant | None = None,
+                 window: Callable[[int], int] | None = None):
         self.cost = cost
+        # a norm epilogue (norm_epilogue.py): work items of whole rows, each followed by the
+        # vector unit's `window(rows)` cycles, which overlap the block's next item
+        self.window = window
         self.isz = itemsize(elt)
         self.out_isz = itemsize(fix.out if fix else out_elt or elt)  # what FIX writes: an int8 product's i32
         # ... reading l0c's i32 when it quantizes (its engine time: ascend.CopyOp.nbytes)
@@ -278,9 +282,12 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
     axis = matmul_range_axis(req, plan)  # a shape range: priced at its sizes too
     shapes = [(nb, m)] if axis is None else \
         [(s, m) for s in range_units(req, nb)] if axis == 0 else [(nb, s) for s in range_units(req, m)]
+    whole = pricer.window is not None
     for mt, nt in itertools.product(_choices(m, unit=mn), _choices(n, unit=mn)):
         if not _fits(req, l0c=mt * nt * ACC_BYTES):
             continue
+        if whole and nt < n and (n % nt or n // nt > GROUP_MAX):
+            continue  # a norm epilogue's items are whole rows: one tile, or a group of them
         if plan.heads and nt % plan.head_size and plan.head_size % nt:
             continue  # a head-split result's tiles hold whole heads or lie in one
         for kt in _choices(k, KT_CHOICES, kf):
@@ -295,6 +302,8 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
             cube = steps * req.cost.mmad_cycles(mt, kt, nt, pricer.dtype)
             partner_fix = (pairs - 1) * pricer.dma(min(m, mt) * min(n, nt) * pricer.out_isz, "l0c", "gm")
             for kl1 in per_chunk(kp, most, slots, kt):
+                if whole and nt < n:
+                    break  # a group of tiles per item (_matmul_groups)
                 chunks = pairs * ceil_div(kp, kl1)
                 mte2 = chunks * (pricer.dma(mt * kl1 * isz, "gm", "l1") + pricer.dma(kl1 * nt * isz, "gm", "l1"))
                 priced = []
@@ -305,8 +314,10 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
                     hit = pricer.l2_hit(reads, nb_s * (m_s + pairs * n) * kp * isz, writes)
                     cycles = functools.partial(_matmul_tile, pricer, mte2, mte1, cube, mt, min(n, nt), min(m_s, mt),
                                                chunks, pairs * (mt + nt) * kp * isz, hit, partner_fix)
-                    priced.append((pricer.total_us(cycles, tiles, reads, writes, hit, pricer.drain(min(m_s, mt), min(n, nt))),
-                                   tiles, blocks))
+                    drain = pricer.drain(min(m_s, mt), min(n, nt))
+                    if whole:
+                        cycles, drain = _with_window(pricer, cycles, min(m_s, mt)), drain + pricer.window(min(m_s, mt))
+                    priced.append((pricer.total_us(cycles, tiles, reads, writes, hit, drain), tiles, blocks))
                 us, tiles, blocks = priced[0]
                 cheapest.offer(Tiling(mt, nt, kt, kl1, blocks, tiles, us), tiles * steps, [p[0] for p in priced])
             if pricer.groups and pairs == 1 and axis is None and not (plan.part_cols or plan.lhs.trans or plan.lhs_nz):
@@ -349,8 +360,9 @@ def _matmul_groups(req: KernelRequest, plan: MatmulPlan, pricer: Pricer, cheapes
     mv, writes = min(m, mt), nb * m * n * pricer.out_isz
     a_load = pricer.dma(mt * kp * isz, "gm", "l1")
     fix_overlap = _two_accumulators(req, mt, nt)  # the kernel's l0c_slots
+    whole = pricer.window is not None
     for g in range(2, min(n_tiles, GROUP_MAX) + 1):
-        if n_tiles % g:
+        if n_tiles % g or (whole and g != n_tiles):
             continue
         items = tiles // g
         reads = (tiles * nt + items * mt) * kp * isz
@@ -365,8 +377,19 @@ def _matmul_groups(req: KernelRequest, plan: MatmulPlan, pricer: Pricer, cheapes
                 rest = pricer.tile(b_load, mte1, cube, mt, nt, mv, chunks, movers, nt * kp * isz, hit, fix_overlap)
                 return first + (g - 1) * rest
 
-            us = pricer.total_us(item, items, reads, writes, hit, pricer.drain(mv, nt))
+            drain = pricer.drain(mv, nt)
+            if whole:
+                item, drain = _with_window(pricer, item, mv), drain + pricer.window(mv)
+            us = pricer.total_us(item, items, reads, writes, hit, drain)
             cheapest.offer(Tiling(mt, nt, kt, kl1, pricer.blocks(items), tiles, us, group=g), tiles * steps)
+
+
+def _with_window(pricer: Pricer, cycles: Callable[[int], int], rows: int) -> Callable[[int], int]:
+    """A work item's cycles with a norm epilogue's window after it: the vector unit's work on
+    the item's rows runs beside the cube's next item, so an item takes the longer of the two
+    (the last window is the drain)."""
+    window = pricer.window(rows)
+    return lambda movers: max(cycles(movers), window)
 
 
 def _matmul_tile(pricer: Pricer, mte2: int, mte1: int, cube: int, mt: int, nv: int, mv: int, chunks: int,

@@ -223,8 +223,6 @@ class RowKernel:
         pro_pool = BufferPool(kb, "c")
         consts = self._prologue(kb, pro_pool, ext, inv, gm)
         bodies = [BufferPool(kb, f"s{s}b" if slots > 1 else "b", main=list(ext)) for s in range(slots)]
-        var_loads = [v for v in self.loaded if v not in inv]
-        var_ops = [op for op in req.ops if op.results[0] not in inv]
         shape = list(space.shape)
         real = self._real_rows(kb)
         for i, (counts, pext, cut_off) in enumerate(tile_pieces(shape, ext)):
@@ -234,33 +232,84 @@ class RowKernel:
             if real is not None:  # only the tiles holding real rows (dim 0 is the outermost)
                 start = cut_off if cut_dim(shape, pext) == 0 else 0
                 runs = kb.mul(kb.limited(counts[0], pext[0], start, real), math.prod(counts[1:]))
-            state: dict[int, tuple[Body, list]] = {}
-
-            def load(tile, s, counts=counts, pext=pext, cut_off=cut_off):
-                off = tile_offsets(kb, tile, counts, pext, shape, cut_off)
-                bodies[s].ext = list(pext)
-                body = Body(self, kb, bodies[s], pext, dict(consts))
-                state[s] = (body, off)
-                for v in var_loads:
-                    body.load(v, gm[v], off)
-
-            def compute(tile, s):
-                body, _ = state[s]
-                body.compute(var_ops, set(req.outputs))
-                body.stage_outputs(req.outputs)
-
-            def store(tile, s):
-                body, off = state[s]
-                for v, dst, shift, guard in stores:
-                    te = self.tile_ext(v, body.ext)
-                    o = [x if j in space.dims[v] else 0 for j, x in enumerate(off)]
-                    o[0] = kb.add(o[0], shift)
-                    with kb.if_(guard) if guard is not None else nullcontext():
-                        kb.copy(body.out_view(v), kb.tile(dst, o, te))
-                body.release_all()
-
+            load, compute, store = self._tile_steps(kb, bodies, consts, gm, stores, inv, shape, counts, pext, cut_off)
             kb.pipeline(n, per, load, store, compute, slots, last_blocks=i > 0, runs=runs, every_block=every_block)
         return [pro_pool, *bodies]
+
+    def _tile_steps(self, kb: KernelBuilder, bodies: list[BufferPool], consts: dict[SSAValue, SSAValue],
+                    gm: dict[SSAValue, SSAValue], stores: list, inv: set[SSAValue], shape: list[int],
+                    counts: list[int], pext: list[int], cut_off: int, row0: int | SSAValue = 0):
+        """The pipeline's load (MTE2), compute (V) and store (MTE3) of a piece's tiles, the
+        tiles' rows shifted by `row0` along dim 0 (a window's first row)."""
+        req, space = self.req, self.space
+        var_loads = [v for v in self.loaded if v not in inv]
+        var_ops = [op for op in req.ops if op.results[0] not in inv]
+        state: dict[int, tuple[Body, list]] = {}
+
+        def load(tile, s):
+            off = tile_offsets(kb, tile, counts, pext, shape, cut_off)
+            if row0 != 0:
+                off[0] = kb.add(off[0], row0)
+            bodies[s].ext = list(pext)
+            body = Body(self, kb, bodies[s], pext, dict(consts))
+            state[s] = (body, off)
+            for v in var_loads:
+                body.load(v, gm[v], off)
+
+        def compute(tile, s):
+            body, _ = state[s]
+            body.compute(var_ops, set(req.outputs))
+            body.stage_outputs(req.outputs)
+
+        def store(tile, s):
+            body, off = state[s]
+            for v, dst, shift, guard in stores:
+                te = self.tile_ext(v, body.ext)
+                o = [x if j in space.dims[v] else 0 for j, x in enumerate(off)]
+                o[0] = kb.add(o[0], shift)
+                with kb.if_(guard) if guard is not None else nullcontext():
+                    kb.copy(body.out_view(v), kb.tile(dst, o, te))
+            body.release_all()
+
+        return load, compute, store
+
+    def window(self, kb: KernelBuilder, args: dict[SSAValue, SSAValue], outs: dict[SSAValue, SSAValue],
+               rows: int) -> RowWindow:
+        """The request's work on windows of at most `rows` rows of its space's dim 0, each run
+        by one block inside another kernel (a cube kernel's norm epilogue,
+        lowering/templates/cube/norm_epilogue.py). `args` / `outs`: the gm buffers of the
+        inputs and outputs. Emits the tile-invariant values here, once; Reject if the space's
+        dim 0 is reduced or no tile of whole rows fits ub."""
+        space = self.space
+        if 0 in self.rd or any(0 not in space.dims[v] for v in self.req.outputs):
+            raise Reject  # a window holds whole rows of every output
+        ext = self._window_ext(rows)
+        inv = self.invariant_set(ext)
+        gm = {v: kb.view(args[v], space.ext(v)) for v in self.loaded}
+        stores = [(v, kb.view(outs[v], space.ext(v)), 0, None) for v in self.req.outputs]
+        consts = self._prologue(kb, BufferPool(kb, "wc"), ext, inv, gm)
+        pools = [BufferPool(kb, f"w{s}b", main=list(ext)) for s in range(self.slots)]
+        return RowWindow(self, kb, ext, pools, consts, gm, stores, inv)
+
+    def _window_ext(self, rows: int) -> list[int]:
+        """Tile extents of a window of `rows` rows: whole rows of the other dims, and half the
+        window per tile when two fit ub (one tile's copies overlap the other's compute)."""
+        cap = self.req.device.buffer_bytes["ub"]
+        rest = list(self.space.shape[1:])
+        for slots in ((2, 1) if slots_of(self.req) > 1 and rows > 1 else (1,)):
+            self.slots = slots
+            hi = ceil_div(rows, slots)
+            if self.measure([1, *rest]) > cap:
+                continue
+            lo = 1
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if self.measure([mid, *rest]) <= cap:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            return [lo, *rest]
+        raise Reject  # not one row fits ub
 
     def _ranged(self) -> bool:
         """A shape range leads the outputs (request.extent) and every output spans the space's
@@ -293,3 +342,24 @@ class RowKernel:
                         and all(p in inv for p in op.operands[1:]):
                     self.bn_scale_shift[op] = bn_scale_shift(pro, op, keep=True)
         return pro.values
+
+
+class RowWindow:
+    """A row template's work emitted into another kernel window by window (RowKernel.window):
+    `emit(row0, rows)` runs rows [row0, row0 + rows) of the space's dim 0 on this block,
+    through the pipeline of the planned tile extents."""
+
+    def __init__(self, row: RowKernel, kb: KernelBuilder, ext: list[int], pools: list[BufferPool],
+                 consts: dict[SSAValue, SSAValue], gm: dict[SSAValue, SSAValue], stores: list, inv: set[SSAValue]):
+        self.row, self.kb, self.ext, self.pools = row, kb, ext, pools
+        self.consts, self.gm, self.stores, self.inv = consts, gm, stores, inv
+
+    def emit(self, row0: int | SSAValue, rows: int) -> None:
+        kb, row = self.kb, self.row
+        shape = [rows, *row.space.shape[1:]]
+        ext = [min(self.ext[0], rows), *self.ext[1:]]
+        for counts, pext, cut_off in tile_pieces(shape, ext):
+            n = math.prod(counts)
+            load, compute, store = row._tile_steps(kb, self.pools, self.consts, self.gm, self.stores, self.inv,
+                                                   shape, counts, pext, cut_off, row0)
+            kb.pipeline(n, n, load, store, compute, row.slots, every_block=True)

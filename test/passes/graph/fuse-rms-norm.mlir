@@ -129,13 +129,13 @@ func.func @rms_norm_matmul(%x: tensor<16x256xf32>, %w: tensor<256xf32>, %q: tens
 // LLaMA's MLP: silu(x W_gate) * (x W_up), down projection, residual, the next norm. The up
 // projection has the gate's lhs and only the product reads it: it joins the gate projection's
 // kernel as its partner (one kernel computes both products, a gated matmul); the residual Add
-// after the down projection feeds the norm, so it stays with the norm (Add+Norm).
+// after the down projection feeds the norm, so it stays with the norm (Add+Norm), and at 16
+// rows that group joins the down projection as its norm epilogue (one block holds every row).
 // CHECK-LABEL: func.func @swiglu(
 // CHECK-NEXT:    %p = graph.fusion "cube+vector" (%x, %wg, %wu) attributes {graph.pattern = "matmul-epilogue"}
 // CHECK:         } loc(fused["gate_proj", "act/sigmoid", "act/mul", "up_proj", "mlp/mul"])
-// CHECK-NEXT:    %d = graph.matmul %p, %wd
-// CHECK-NEXT:    %y = graph.fusion "vector" (%r, %d, %w) attributes {graph.pattern = "layernorm"}
-// CHECK:         } loc(fused["residual", "norm"])
+// CHECK-NEXT:    %y = graph.fusion "cube+vector" (%p, %wd, %r, %w) attributes {graph.pattern = "norm-epilogue"}
+// CHECK:         } loc(fused["down_proj", "residual", "norm"])
 func.func @swiglu(%x: tensor<16x64xf32>, %r: tensor<16x64xf32>, %wg: tensor<64x128xf32>, %wu: tensor<64x128xf32>, %wd: tensor<128x64xf32>, %w: tensor<64xf32>) -> tensor<16x64xf32> {
   %g = graph.matmul %x, %wg : (tensor<16x64xf32>, tensor<64x128xf32>) -> tensor<16x128xf32> loc("gate_proj")
   %sg = graph.sigmoid %g : (tensor<16x128xf32>) -> tensor<16x128xf32> loc("act/sigmoid")
