@@ -91,7 +91,8 @@ STAGES = 5
 SLOTS = (0, 1)
 # flag ids per pipe pair, + the slot: the K tile and the S hand-off (0, 1), the V tile and the
 # P V hand-off (2, 3), P in l1 (4, 5); P V in ub (5) and the mask tile (4) between MTE2 and V;
-# 6 the once-per-item syncs (Q, the output); 7 the per-item buffers' credits (`F_ITEM`)
+# 6 the once-per-item syncs (Q, O's first tile, the output); 7 the per-item buffers' credits
+# (`F_ITEM`)
 F_K, F_V, F_P, F_MASK, F_PV, CHAIN, F_ITEM = 0, 2, 4, 4, 5, 6, 7
 ITEM_CREDITS = (("MTE1", "MTE2", F_ITEM), ("M", "MTE1", F_ITEM), ("MTE3", "V", F_ITEM))
 """What one work item leaves for the next (so items follow each other without a barrier):
@@ -662,21 +663,24 @@ class AttentionKernel:
         kb.copy(kb.tile(self.q1, [0, 0], [mvp, dp]), kb.tile(self.q0, [0, 0], [mvp, dp]))
         kb.set_flag("MTE1", "MTE2", F_ITEM)
         kb.sync("MTE1", "M", CHAIN)
-        # the row statistics and O
-        kb.wait_flag("MTE3", "V", F_ITEM)
-        kb.vec(a.VdupOp, kb.scalar(NEG, f32), self.m)
-        kb.vec(a.VdupOp, kb.scalar(0.0, f32), self.l)
-        kb.vec(a.VdupOp, kb.scalar(0.0, f32), self.o)
         # the key tiles: [0, rem) first, then whole ones; causal: visible, then diagonal
         base = 0 if part is None else kb.mul(part[0], t.chunk)
         n_full, rem = divmod(plan.L if part is None else part[1], nk)
         first = kb.add(base, rem)
         n_vis, diags = self._causal_split(qi, mv, n_full, rem)
-        if rem:
-            self._pipeline(lambda j: base, 1, rem, lambda j: [(c, d) for c, d in self._first_band(qi, rem) if d is not None])
         n_run = n_vis
         for _j, _d, cond in diags:
             n_run = kb.add(n_run, self._count(cond))
+        # the row statistics and O; O is the first tile's P V itself (`_update`) when that
+        # tile's update runs unconditionally (a static count of tiles)
+        self.o_fresh = bool(rem) or (isinstance(n_run, int) and n_run > 0)
+        kb.wait_flag("MTE3", "V", F_ITEM)
+        kb.vec(a.VdupOp, kb.scalar(NEG, f32), self.m)
+        kb.vec(a.VdupOp, kb.scalar(0.0, f32), self.l)
+        if not self.o_fresh:
+            kb.vec(a.VdupOp, kb.scalar(0.0, f32), self.o)
+        if rem:
+            self._pipeline(lambda j: base, 1, rem, lambda j: [(c, d) for c, d in self._first_band(qi, rem) if d is not None])
 
         def bands(j: Index) -> list:
             return [(self._and(cond, self._eq(j, jd)), d) for jd, d, cond in diags]
@@ -983,8 +987,14 @@ class AttentionKernel:
         self._fix(acc, kb.tile(self.og, [self.ws_row[x], 0], [mv, plan.Dv]), F_V + x)
 
     def _update(self, x: int) -> None:
-        """Stage 4: P V from the scratch into ub (MTE2), O = O * a + P V (V)."""
+        """Stage 4: P V from the scratch into ub (MTE2), O = O * a + P V (V). The item's first
+        tile's P V goes straight into O (`o_fresh`: O holds nothing to rescale yet), once the
+        vector unit is done with the previous item's O."""
         kb, mv, dv = self.kb, self.mv, self.plan.Dv
+        if self.o_fresh:
+            self.o_fresh = False
+            self._first_update(x)
+            return
         pv = kb.tile(self.pv, [0, 0], [mv, dv])
         kb.wait_flag("FIX", "MTE2", F_V + x)
         kb.wait_flag("V", "MTE2", F_PV)
@@ -998,6 +1008,17 @@ class AttentionKernel:
         kb.vec(a.VmulOp, ov, ab, ov)
         kb.vec(a.VaddOp, ov, pv, ov)
         kb.set_flag("V", "MTE2", F_PV)
+
+    def _first_update(self, x: int) -> None:
+        """Stage 4 of the item's first tile: its P V is O (O holds nothing to rescale yet),
+        copied from the scratch straight into O once the vector unit is done with the previous
+        item's O."""
+        kb, mv, dv = self.kb, self.mv, self.plan.Dv
+        kb.wait_flag("FIX", "MTE2", F_V + x)
+        kb.sync("V", "MTE2", CHAIN)
+        kb.copy(kb.tile(self.og, [self.ws_row[x], 0], [mv, dv]), kb.tile(self.o, [0, 0], [mv, dv]))
+        kb.set_flag("MTE2", "FIX", F_V + x)
+        kb.sync("MTE2", "V", CHAIN)
 
     def _load_mask(self, k0: Index, nv: int) -> None:
         """The mask's tile (MTE2): [mv, nv] (in its own type), or its one row [1, nv]
