@@ -92,6 +92,7 @@ from xdsl.traits import (
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
+    NoTerminator,
     Pure,
     SymbolOpInterface,
     SymbolTable,
@@ -952,6 +953,73 @@ class ReturnOp(IRDLOperation):
     name = "ascend.return"
     traits = traits_def(IsTerminator(), HasParent(KernelOp))
     assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class SubBlockOp(IRDLOperation):
+    """What one vector core of a mix kernel's block runs. On the 910B a mix block is one AIC
+    and `vector_per_cube` (2) AIVs, each with its own ub, V, MTE2 (gm -> ub) and MTE3 (Ascend
+    C's GetSubBlockIdx): the body runs once, on AIV `index`, beside the other AIVs' bodies and
+    the AIC's code. Its ub buffers are that core's own (each core's at the same offsets). Only
+    vector-side work goes in: vector ops, copies into and out of ub, scalar code, flags. A flag
+    the AIC sets for the AIVs is set once per AIV, and each body waits for its own.
+
+        ascend.set_flag FIX -> MTE2 id 0
+        ascend.sub_block 1 {
+          ascend.wait_flag FIX -> MTE2 id 0
+          ...
+        }
+    """
+
+    name = "ascend.sub_block"
+    index = prop_def(IntegerAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    @classmethod
+    def get(cls, index: int) -> SubBlockOp:
+        return cls.create(properties={"index": IntegerAttr(index, i64)}, regions=[Region(Block())])
+
+    @property
+    def sub_index(self) -> int:
+        return int_value(self.index)
+
+    def verify_(self) -> None:
+        kernel = _kernel_of(self)
+        if kernel.core_type.data != "mix":
+            _fail(self, f"is a vector core of a mix kernel's block; @{kernel.sym_name.data} is "
+                        f"{kernel.core_type.data}")
+        if self.sub_index < 0:
+            _fail(self, f"index must be >= 0, got {self.sub_index}")
+        for op in self.body.walk():
+            if isinstance(op, SubBlockOp):
+                _fail(self, "cannot hold another ascend.sub_block")
+            if isinstance(op, SetFlagOp | WaitFlagOp | PipeBarrierOp):
+                continue
+            pipe = getattr(op, "pipe", None)
+            if not isinstance(pipe, str):
+                continue
+            if pipe in ("M", "MTE1", "FIX") or (pipe == "MTE2" and not (
+                    isinstance(op, CopyOp) and op.dst_space == "ub")):
+                _fail(self, f"holds {describe(op)} on {pipe}: a vector core runs V, MTE3 and MTE2 "
+                            f"into ub only (the cube's work stays outside)")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.sub_index}")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SubBlockOp:
+        index = parser.parse_integer()
+        extra = parser.parse_optional_attr_dict_with_keyword()
+        attrs = dict(extra.data) if extra is not None else {}
+        region = parser.parse_region()
+        if not region.blocks:
+            region.add_block(Block())
+        op = cls.create(properties={"index": IntegerAttr(index, i64)}, attributes=attrs, regions=[region])
+        return op
 
 
 class _BlockValueOp(IRDLOperation):

@@ -877,6 +877,12 @@ class _Codegen:
             self.line("else:")
             self.branch(op.false_region, results)
 
+    def e_sub_block(self, op: a.SubBlockOp) -> None:
+        # one vector core's code, inline in program order (the simulator puts its ops on that
+        # core's pipes)
+        if len(op.body.blocks) != 1 or self.ops(op.body.block) is not None:
+            raise _Unsupported
+
     def branch(self, region, results: list[str]) -> None:
         self.depth += 1
         mark = len(self.lines)
@@ -1155,5 +1161,6 @@ _EMITTERS: dict[type[Operation], str] = {
     a.SetFlagOp: "e_set_flag",
     a.WaitFlagOp: "e_wait_flag",
     a.PipeBarrierOp: "e_pipe_barrier",
+    a.SubBlockOp: "e_sub_block",
     **{t: "e_index_binary" for t in _INDEX_BINARY},
 }

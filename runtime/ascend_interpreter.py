@@ -382,6 +382,13 @@ class AscendFunctions(InterpreterFunctions):
     def run_block_num(self, interpreter, op, args):
         return (scalar_attr(_block(interpreter, op).count, IndexType(), interpreter.index_bitwidth),)
 
+    @impl(a.SubBlockOp)
+    def run_sub_block(self, interpreter, op, args):
+        # one vector core's code: run in program order (the simulator times each core's ops
+        # on that core's pipes, runtime/simulator.py `sub_block_of`)
+        interpreter.run_ssacfg_region(op.body, (), f"sub_block {op.sub_index}")
+        return ()
+
     # -- DMA and cube -------------------------------------------------------
 
     @impl(a.CopyOp)

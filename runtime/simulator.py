@@ -649,6 +649,22 @@ class _BlockReplay:
     def run(self, records: Sequence[Recorded]) -> BlockSim:
         n = len(LANES)
         lanes = mte2_lanes(records)
+        subs: dict[Operation, int] = {}
+        second = {}  # id(record) -> its lane, for the ops of a second vector core
+        for rec in records:
+            sub = sub_block_of(rec.event.op, subs) if rec.event.pipe != "host" else 0
+            if sub == 0:
+                continue
+            if sub >= SUB_BLOCKS or sub >= self.cm.spec.vector_per_cube:
+                raise SimulationError(f"{describe(rec.event.op)} in @{rec.event.kernel}: ascend.sub_block {sub}, but a "
+                                      f"{self.cm.spec.name} block has {min(SUB_BLOCKS, self.cm.spec.vector_per_cube)} "
+                                      f"vector cores")
+            op = rec.event.op
+            pipe = op.key[0] if isinstance(op, a.SetFlagOp) else op.key[1] if isinstance(op, a.WaitFlagOp) else rec.event.pipe
+            lane = lanes.get(id(rec), _PIPE_INDEX.get(pipe))
+            if lane in _SECOND_AIV:
+                second[id(rec)] = _SECOND_AIV[lane]
+        lanes.update(second)
         free = [0.0] * n
         vc = [[0] * n for _ in range(n)]
         issue_t, issue_vc = 0.0, [0] * n
@@ -656,7 +672,7 @@ class _BlockReplay:
         busy, unit_busy, flops = Counter(), Counter(), Counter()
         spans: list[OpSpan] = []
         gm_bytes = references = 0
-        history: dict[str, dict[tuple, tuple[Access, int, int, Operation]]] = defaultdict(dict)  # per space
+        history: dict[object, dict[tuple, tuple[Access, int, int, Operation]]] = defaultdict(dict)  # per space
         races: dict[tuple, list] = {}
         durations: dict[tuple, float] = {}
         moved: dict[tuple, int] = {}  # a DMA op's bytes moved (re-laying copies: whole blocks)
@@ -725,7 +741,8 @@ class _BlockReplay:
             for acc in rec.accesses:
                 if acc.space not in a.ON_CHIP:
                     continue
-                seen = history[acc.space]  # buffers of two spaces never overlap
+                # buffers of two spaces never overlap; each vector core has its own ub
+                seen = history[(acc.space, subs.get(op, 0)) if acc.space == "ub" else acc.space]
                 for (q, _w, _lo, _hi, _r), (old, qe, _qp, old_op) in seen.items():
                     if q == p or mine[q] >= qe or not (old.write or acc.write) or not old.overlaps(acc):
                         continue
@@ -746,12 +763,29 @@ class _BlockReplay:
                         references)
 
 
-LANES = (*PIPES, "MTE2.aiv")
+SUB_BLOCKS = 2
+"""Vector cores of a mix block the replay has lanes for (`ascend.sub_block` 0 and 1: the 910B's
+AIVs per AIC)."""
+LANES = (*PIPES, "MTE2.aiv", "V.aiv1", "MTE3.aiv1", "MTE2.aiv1")
 """The timelines of one block: the ISA's pipes, and a second MTE2 - in a mix block the AIC and
-the AIV each have their own (gm -> l1 / l0 on the AIC's, gm -> ub on the AIV's)."""
-LANE_PIPES = (*PIPES, "MTE2")
+the AIV each have their own (gm -> l1 / l0 on the AIC's, gm -> ub on the AIV's) - then the V,
+MTE3 and MTE2 of a mix block's second AIV (the ops of `ascend.sub_block 1`)."""
+LANE_PIPES = (*PIPES, "MTE2", "V", "MTE3", "MTE2")
 """The ISA pipe of each lane (what races and reports name)."""
 _AIV_MTE2 = len(PIPES)
+_SECOND_AIV = {_PIPE_INDEX["V"]: _AIV_MTE2 + 1, _PIPE_INDEX["MTE3"]: _AIV_MTE2 + 2, _AIV_MTE2: _AIV_MTE2 + 3}
+"""A vector core's lane -> the second AIV's."""
+
+
+def sub_block_of(op: Operation, cache: dict[Operation, int]) -> int:
+    """The vector core an op runs on: the index of the `ascend.sub_block` it is in, else 0."""
+    sub = cache.get(op)
+    if sub is None:
+        parent = op.parent_op()
+        while parent is not None and not isinstance(parent, a.SubBlockOp | a.KernelOp):
+            parent = parent.parent_op()
+        sub = cache[op] = parent.sub_index if isinstance(parent, a.SubBlockOp) else 0
+    return sub
 
 
 def mte2_lanes(records: Sequence[Recorded]) -> dict[int, int]:

@@ -486,6 +486,20 @@ class KernelBuilder:
             self._builder.insert(scf.YieldOp())
             self._builder = outer
 
+    @contextmanager
+    def sub_block(self, index: int) -> Iterator[None]:
+        """`ascend.sub_block index { ... }`: what one vector core of a mix block runs."""
+        op = self.emit(a.SubBlockOp.get(index))
+        outer = self._builder
+        self._builder = Builder(InsertPoint.at_end(op.body.block))
+        try:
+            yield
+        finally:
+            self._builder = outer
+            if op.body.block.first_op is None:  # nothing for this core to do
+                op.detach()
+                op.erase()
+
     def less(self, x: int | SSAValue, y: int | SSAValue) -> SSAValue:
         return self.emit(arith.CmpiOp(self.index(x), self.index(y), "ult")).result
 

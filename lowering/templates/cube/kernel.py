@@ -16,6 +16,8 @@ slot (FIX -> M: one, or two for a matmul's work items of several tiles); the epi
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from xdsl.dialects.builtin import StringAttr, UnitAttr, f32, i32
 from xdsl.ir import SSAValue
 
@@ -154,10 +156,19 @@ class CubeKernel:
             kb.copy(kb.tile(self.scale_l1, [channel], [mp]), self.tile_quant)
 
     def _row_window(self, row: Index, rows: int) -> None:
-        """A norm epilogue's window: the vector unit's work on the `rows` whole rows from `row`
-        that the FIX copies before staged."""
-        self.kb.sync("FIX", "MTE2", 0)
-        self.window.emit(row, rows)
+        """A norm epilogue's window: the vector cores' work on the `rows` whole rows from `row`
+        that the FIX copies before staged, split between the block's vector cores (each told by
+        a flag of its own that FIX is done)."""
+        kb, window = self.kb, self.window
+        per = -(-rows // window.subs)
+        for i in range(window.subs):
+            n = min(per, rows - i * per)
+            if n <= 0:
+                break
+            kb.set_flag("FIX", "MTE2", 0)
+            with kb.sub_block(i) if window.subs > 1 else nullcontext():
+                kb.wait_flag("FIX", "MTE2", 0)
+                window.emit(kb.add(row, i * per), n, i)
 
     def _out_views(self) -> list[SSAValue]:
         return [self._out_view(o, self.plan) for o in self.kb.outputs]

@@ -51,15 +51,24 @@ class NormEpilogue:
         outs = dict(zip(self.req.outputs, kb.outputs))
         scratch = kb.scratch(list(self.product.type.get_shape()), self.product.type.element_type, "product")
         args[self.product] = scratch
-        window = self.row.window(kb, args, outs, rows)
+        window = self.row.window(kb, args, outs, rows, self.subs)
         kb.inputs = [args[v] for v in self.cube.inputs]
         kb.outputs = [scratch]
         return window
 
+    @property
+    def subs(self) -> int:
+        """The vector cores of a block that share a window's rows (`ascend.sub_block`s): the
+        910B's two AIVs per AIC; one where the cube and vector units are one core."""
+        spec = self.req.device
+        return spec.vector_per_cube if spec.split_cube_vector else 1
+
     def window_cycles(self, rows: int) -> int:
-        """Cube-clock cycles of the vector unit's work on `rows` rows, as the tilings price it:
-        the row part's loads, its ops' vector passes in f32 and its stores, one after another."""
+        """Cube-clock cycles of the vector cores' work on `rows` rows, as the tilings price it:
+        each core's share of the row part's loads, its ops' vector passes in f32 and its stores,
+        one after another."""
         cost, spec = self.req.cost, self.req.device
+        rows = -(-rows // self.subs)
         n = self.row.space.shape[-1]
         loads = sum(itemsize(v.type.element_type) for v in self.row.loaded if 0 in self.row.space.dims[v])
         stores = sum(itemsize(v.type.element_type) for v in dict.fromkeys(self.row.req.outputs))

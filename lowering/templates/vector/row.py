@@ -274,20 +274,26 @@ class RowKernel:
         return load, compute, store
 
     def window(self, kb: KernelBuilder, args: dict[SSAValue, SSAValue], outs: dict[SSAValue, SSAValue],
-               rows: int) -> RowWindow:
+               rows: int, subs: int = 1) -> RowWindow:
         """The request's work on windows of at most `rows` rows of its space's dim 0, each run
         by one block inside another kernel (a cube kernel's norm epilogue,
-        lowering/templates/cube/norm_epilogue.py). `args` / `outs`: the gm buffers of the
-        inputs and outputs. Emits the tile-invariant values here, once; Reject if the space's
-        dim 0 is reduced or no tile of whole rows fits ub."""
+        lowering/templates/cube/norm_epilogue.py), split over the block's `subs` vector cores
+        (`ascend.sub_block`s: each core's ub holds the same buffers). `args` / `outs`: the gm
+        buffers of the inputs and outputs. Emits the tile-invariant values here, once per core;
+        Reject if the space's dim 0 is reduced or no tile of whole rows fits ub."""
         space = self.space
         if 0 in self.rd or any(0 not in space.dims[v] for v in self.req.outputs):
             raise Reject  # a window holds whole rows of every output
-        ext = self._window_ext(rows)
+        ext = self._window_ext(ceil_div(rows, subs))
         inv = self.invariant_set(ext)
         gm = {v: kb.view(args[v], space.ext(v)) for v in self.loaded}
         stores = [(v, kb.view(outs[v], space.ext(v)), 0, None) for v in self.req.outputs]
-        consts = self._prologue(kb, BufferPool(kb, "wc"), ext, inv, gm)
+        consts = []
+        for i in range(subs):
+            with kb.sub_block(i) if subs > 1 else nullcontext():
+                consts.append(self._prologue(kb, BufferPool(kb, f"wc{i}_" if subs > 1 else "wc"), ext, inv, gm))
+            if subs > 1 and self.bn_scale_shift:
+                raise Reject  # one core's batch-norm scale and shift would be read by every core
         pools = [BufferPool(kb, f"w{s}b", main=list(ext)) for s in range(self.slots)]
         return RowWindow(self, kb, ext, pools, consts, gm, stores, inv)
 
@@ -346,20 +352,26 @@ class RowKernel:
 
 class RowWindow:
     """A row template's work emitted into another kernel window by window (RowKernel.window):
-    `emit(row0, rows)` runs rows [row0, row0 + rows) of the space's dim 0 on this block,
-    through the pipeline of the planned tile extents."""
+    `emit(row0, rows, sub)` runs rows [row0, row0 + rows) of the space's dim 0 on vector core
+    `sub` of this block, through the pipeline of the planned tile extents."""
 
     def __init__(self, row: RowKernel, kb: KernelBuilder, ext: list[int], pools: list[BufferPool],
-                 consts: dict[SSAValue, SSAValue], gm: dict[SSAValue, SSAValue], stores: list, inv: set[SSAValue]):
+                 consts: list[dict[SSAValue, SSAValue]], gm: dict[SSAValue, SSAValue], stores: list,
+                 inv: set[SSAValue]):
         self.row, self.kb, self.ext, self.pools = row, kb, ext, pools
         self.consts, self.gm, self.stores, self.inv = consts, gm, stores, inv
 
-    def emit(self, row0: int | SSAValue, rows: int) -> None:
+    @property
+    def subs(self) -> int:
+        """The vector cores the windows are split over."""
+        return len(self.consts)
+
+    def emit(self, row0: int | SSAValue, rows: int, sub: int = 0) -> None:
         kb, row = self.kb, self.row
         shape = [rows, *row.space.shape[1:]]
         ext = [min(self.ext[0], rows), *self.ext[1:]]
         for counts, pext, cut_off in tile_pieces(shape, ext):
             n = math.prod(counts)
-            load, compute, store = row._tile_steps(kb, self.pools, self.consts, self.gm, self.stores, self.inv,
+            load, compute, store = row._tile_steps(kb, self.pools, self.consts[sub], self.gm, self.stores, self.inv,
                                                    shape, counts, pext, cut_off, row0)
             kb.pipeline(n, n, load, store, compute, row.slots, every_block=True)

@@ -715,3 +715,57 @@ builtin.module @gear_1 {
   }
 }
 ascend.gears {option = "dynamic_batch_size", programs = [@gear_0, @gear_1]}
+
+// --- sub_block ----------------------------------------------------------------
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.sub_block': is a vector core of a mix kernel's block; @vec is vector
+ascend.kernel @vec(%s: memref<16x64xf32, "gm">) attributes {core_type = "vector", block_dim = 1 : i64} {
+  %u = ascend.alloc : memref<16x64xf32, "ub">
+  ascend.sub_block 1 {
+    ascend.copy %s, %u : memref<16x64xf32, "gm"> to memref<16x64xf32, "ub">
+  }
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 5]]:3: 'ascend.sub_block': holds {{.*}}ascend.mmad{{.*}} on M: a vector core runs V, MTE3 and MTE2 into ub only (the cube's work stays outside)
+ascend.kernel @k(%s: memref<16x16xf16, "gm">) attributes {core_type = "mix", block_dim = 1 : i64} {
+  %a = ascend.alloc : memref<16x16xf16, "l0a">
+  %b = ascend.alloc : memref<16x16xf16, "l0b">
+  %c = ascend.alloc : memref<16x16xf32, "l0c">
+  ascend.sub_block 0 {
+    ascend.mmad %a, %b, %c {init} : memref<16x16xf16, "l0a">, memref<16x16xf16, "l0b">, memref<16x16xf32, "l0c">
+  }
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.sub_block': holds {{.*}}ascend.copy{{.*}} on MTE2: a vector core runs V, MTE3 and MTE2 into ub only (the cube's work stays outside)
+ascend.kernel @k(%s: memref<16x64xf16, "gm">) attributes {core_type = "mix", block_dim = 1 : i64} {
+  %l = ascend.alloc : memref<16x64xf16, "l1">
+  ascend.sub_block 0 {
+    ascend.copy %s, %l : memref<16x64xf16, "gm"> to memref<16x64xf16, "l1">
+  }
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 3]]:3: 'ascend.sub_block': cannot hold another ascend.sub_block
+ascend.kernel @k(%s: memref<16x64xf16, "gm">) attributes {core_type = "mix", block_dim = 1 : i64} {
+  %u = ascend.alloc : memref<16x64xf16, "ub">
+  ascend.sub_block 0 {
+    ascend.sub_block 1 {
+      ascend.copy %s, %u : memref<16x64xf16, "gm"> to memref<16x64xf16, "ub">
+    }
+  }
+  ascend.return
+}
+
+// -----
+// CHECK: error: {{.*}}:[[# @LINE + 2]]:3: 'ascend.sub_block': must be inside an ascend.kernel
+func.func @f() {
+  ascend.sub_block 0 {
+  }
+  func.return
+}

@@ -1,8 +1,9 @@
 // convert-graph-to-ascend, a matmul kernel with a norm epilogue (graph-fuse's norm-epilogue):
 // each work item computes whole rows of the product (every N tile of its 16 rows, sharing the
 // lhs panel), FIX stages them in the kernel's gm scratch, and once the FIX pipe is done the
-// vector unit runs the row template's Add + LayerNorm over those rows, double-buffered. The
-// norm's weights are loaded once, before the item loop.
+// block's two vector cores (`ascend.sub_block` 0 and 1, the 910B's AIVs) each run the row
+// template's Add + LayerNorm over half of those rows, double-buffered. Each core loads the
+// norm's weights once, before the item loop, into its own ub.
 // RUN: geir-opt %s --split-input-file -p convert-graph-to-ascend | filecheck %s
 
 // CHECK-LABEL: ascend.kernel @k0_out_proj(
@@ -10,8 +11,12 @@
 // CHECK:         %[[RES:.*]] = memref.collapse_shape %x1
 // CHECK-NEXT:    %[[STAGED:.*]] = memref.collapse_shape %product
 // CHECK:         %[[OUT:.*]] = memref.collapse_shape %r
-// CHECK-NEXT:    ascend.copy %{{.*}}, %wc1
-// CHECK-NEXT:    ascend.copy %{{.*}}, %wc2
+// CHECK-NEXT:    ascend.sub_block 0 {
+// CHECK-NEXT:      ascend.copy %{{.*}}, %wc0
+// CHECK-NEXT:      ascend.copy %{{.*}}, %wc0_1
+// CHECK:         ascend.sub_block 1 {
+// CHECK-NEXT:      ascend.copy %{{.*}}, %wc1
+// CHECK-NEXT:      ascend.copy %{{.*}}, %wc1_1
 // CHECK:         %[[TO:.*]] = memref.collapse_shape %product
 // CHECK:         scf.for %[[ITEM:.*]] = %block to %c5 step %c5 {
 // CHECK-NEXT:      %[[ROW:.*]] = arith.muli %[[ITEM]], %c16
@@ -22,22 +27,38 @@
 // CHECK-NEXT:      ascend.copy %l0c1, %[[T1]]
 // CHECK-NEXT:      ascend.set_flag FIX -> M id 1
 // CHECK-NEXT:      ascend.set_flag MTE1 -> MTE2 id 2
+// Vector core 0: rows ROW .. ROW + 7, in tiles of 4 rows.
 // CHECK-NEXT:      ascend.set_flag FIX -> MTE2 id 0
-// CHECK-NEXT:      ascend.wait_flag FIX -> MTE2 id 0
-// CHECK:           scf.for %[[T:.*]] = %c0 to %c2 step %c2 {
-// CHECK:             %[[FIRST:.*]] = arith.addi %{{.*}}, %[[ROW]]
-// CHECK-NEXT:        %[[X:.*]] = memref.subview %[[RES]][%[[FIRST]], 0] [8, 256]
-// CHECK-NEXT:        ascend.copy %[[X]], %w0b1
-// CHECK-NEXT:        %[[Y:.*]] = memref.subview %[[STAGED]][%[[FIRST]], 0] [8, 256]
-// CHECK-NEXT:        ascend.copy %[[Y]], %w0b2
-// CHECK:             ascend.vadd %w0b1, %w0b2, %w0b1
-// CHECK:             ascend.vreduce
-// CHECK:             ascend.vsqrt
-// CHECK:             ascend.vdiv
-// CHECK:             %[[Z:.*]] = memref.subview %[[OUT]][%[[FIRST]], 0] [8, 256]
-// CHECK-NEXT:        ascend.copy %w0b1, %[[Z]]
-// CHECK:             ascend.copy %w1b1
-// CHECK:           }
+// CHECK-NEXT:      ascend.sub_block 0 {
+// CHECK-NEXT:        ascend.wait_flag FIX -> MTE2 id 0
+// CHECK:             scf.for %[[T:.*]] = %c0 to %c2 step %c2 {
+// CHECK:               %[[FIRST:.*]] = arith.addi %{{.*}}, %[[ROW]]
+// CHECK-NEXT:          %[[X:.*]] = memref.subview %[[RES]][%[[FIRST]], 0] [4, 256]
+// CHECK-NEXT:          ascend.copy %[[X]], %w0b1
+// CHECK-NEXT:          %[[Y:.*]] = memref.subview %[[STAGED]][%[[FIRST]], 0] [4, 256]
+// CHECK-NEXT:          ascend.copy %[[Y]], %w0b2
+// CHECK:               ascend.vadd %w0b1, %w0b2, %w0b1
+// CHECK:               ascend.vreduce
+// CHECK:               ascend.vsqrt
+// CHECK:               ascend.vdiv
+// CHECK:               ascend.vbrcb %wc0, %w0b2
+// CHECK:               %[[Z:.*]] = memref.subview %[[OUT]][%[[FIRST]], 0] [4, 256]
+// CHECK-NEXT:          ascend.copy %w0b1, %[[Z]]
+// CHECK:               ascend.copy %w1b1
+// CHECK-NEXT:          ascend.set_flag MTE3 -> MTE2 id 1
+// CHECK-NEXT:        }
+// CHECK-NEXT:        ascend.wait_flag MTE3 -> MTE2 id 0
+// CHECK-NEXT:        ascend.wait_flag MTE3 -> MTE2 id 1
+// CHECK-NEXT:      }
+// Vector core 1: rows ROW + 8 .. ROW + 15, the same buffers in its own ub, its own weights.
+// CHECK-NEXT:      ascend.set_flag FIX -> MTE2 id 0
+// CHECK-NEXT:      ascend.sub_block 1 {
+// CHECK-NEXT:        ascend.wait_flag FIX -> MTE2 id 0
+// CHECK-NEXT:        %[[HALF:.*]] = arith.addi %[[ROW]], %c8
+// CHECK:             scf.for
+// CHECK:               arith.addi %{{.*}}, %[[HALF]]
+// CHECK:               ascend.copy %{{.*}}, %w0b1
+// CHECK:               ascend.vbrcb %wc1, %w0b2
 // CHECK:         }
 // CHECK:       func.func @out_projection(
 // CHECK:         %[[S:.*]] = ascend.alloc {offset = 0 : i64} : memref<1x80x256xf32, "gm">
