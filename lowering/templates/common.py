@@ -216,6 +216,12 @@ def tile_offsets(kb: KernelBuilder, t: int | SSAValue, counts: Sequence[int], ex
     return off
 
 
+def vector_cores_per_block(spec: DeviceSpec) -> int:
+    """The vector cores of a mix kernel's block (`ascend.sub_block` 0 ..): the 910B's AIVs per
+    AIC; one where the cube and vector units are one core."""
+    return spec.vector_per_cube if spec.split_cube_vector else 1
+
+
 # --- the builder -------------------------------------------------------------------------------
 
 

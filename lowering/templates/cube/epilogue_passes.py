@@ -57,6 +57,7 @@ class EpiloguePasses:
         self.side2 = {v: kb.view(partner if self.sides[v].arg == PARTNER_ARG else kb.inputs[self.sides[v].arg],
                                  self._side_shape(v)) for v in buffers.sides}
         self.compact: dict[object, SSAValue] = {}
+        self.flag = 0  # the id of the passes' flags (after_fix)
         self._alloc_tiles()
         # FIX stages the raw tile in an output of its type, or in a gm buffer of the kernel's
         # own (an int8 product's i32 tile on its way to a float or int8 output)
@@ -123,8 +124,10 @@ class EpiloguePasses:
                     self.stage_out[i] = kb.alloc([er, row_elems(self.cols_max, elt)], elt, "ub", f"out{i}")
 
 
-    def after_fix(self, row: Index, col: Index, mv: int, nv: int, staged: SSAValue) -> None:
-        """The passes over a tile of mv x nv at (row, col) that FIX wrote to `staged`."""
+    def after_fix(self, row: Index, col: Index, mv: int, nv: int, staged: SSAValue | None, flag: int = 0) -> None:
+        """The passes over a tile of mv x nv at (row, col) that FIX wrote to `staged` (None: a
+        part of that tile), their flags of id `flag` (one per vector core: `ascend.sub_block`)."""
+        self.flag = flag
         kb = self.kb
         er = min(self.er, mv)
         b = kb.divui(row, self.R) if any(self.sides[v].spans[0] for v in self.buffers.sides) else 0
@@ -168,25 +171,25 @@ class EpiloguePasses:
         def tile_of(key: object) -> SSAValue:
             return tiles[buffers.where[key]]
 
-        kb.wait_flag("MTE3", "MTE2", 0)
+        kb.wait_flag("MTE3", "MTE2", self.flag)
         if load is not None:
             load()
         elif buffers.needs_raw:
             raw = plan.epilogue.result
             self._fill(staged_tile(), self._landing(raw, tile_of(raw), [rows, ecp]), rows, cols, blocked_out)
         compact = self._load_sides(b, r, col, rows, cols, tile_of)
-        kb.sync("MTE2", "V", 0)
+        kb.sync("MTE2", "V", self.flag)
         if compute is not None:
             compute(self.pool[buffers.where[plan.epilogue.result]])
         self._vector_program(tile_of, compact)
         stored = {i: self._leaving(i, tile_of(key)) for i, key in buffers.stores}
-        kb.sync("V", "MTE3", 0)
+        kb.sync("V", "MTE3", self.flag)
         for i, key in buffers.stores:
             props = {"layout": StringAttr("nd2nc1hwc0")} if blocked_out else {}
             if cols != ecp:
                 props["pad"] = UnitAttr()
             kb.copy(stored[i], out_tile(i), **props)
-        kb.set_flag("MTE3", "MTE2", 0)
+        kb.set_flag("MTE3", "MTE2", self.flag)
 
     def _landing(self, key: object, tile: SSAValue, shape: list[int]) -> SSAValue:
         """Where MTE2 writes the value of `key` whose compute tile is `tile`: the tile itself,
@@ -277,7 +280,7 @@ class EpiloguePasses:
                 return staged
             return gm_tile(kb, self.out2[i], grow, col, rows, cols, c0)
 
-        kb.wait_flag("MTE3", "MTE2", 0)
+        kb.wait_flag("MTE3", "MTE2", self.flag)
         if buffers.needs_raw:
             raw = plan.epilogue.result
             kb.copy(out_tile(buffers.staging), self._landing(raw, tile_of(raw), full))
@@ -296,10 +299,10 @@ class EpiloguePasses:
                 kb.copy(kb.tile(view, [kb.divui(srow, c0), 0, 0], [rb, 1, c0]), land)
             else:
                 kb.copy(kb.tile(view, [srow, 0], [rows, 1]), land, layout=StringAttr("nd2nc1hwc0"))
-        kb.sync("MTE2", "V", 0)
+        kb.sync("MTE2", "V", self.flag)
         self._vector_program(tile_of, compact)
         stored = {i: self._leaving(i, tile_of(key)) for i, key in buffers.stores}
-        kb.sync("V", "MTE3", 0)
+        kb.sync("V", "MTE3", self.flag)
         for i, key in buffers.stores:
             kb.copy(stored[i], out_tile(i))
-        kb.set_flag("MTE3", "MTE2", 0)
+        kb.set_flag("MTE3", "MTE2", self.flag)

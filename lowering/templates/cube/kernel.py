@@ -25,7 +25,7 @@ from geir.dialects import ascend as a
 from geir.dialects import attr_names
 from geir.dialects import formats as L
 from geir.dialects.ascend import FRACTAL
-from geir.lowering.templates.common import KernelBuilder, KernelRequest, round_up
+from geir.lowering.templates.common import KernelBuilder, KernelRequest, ceil_div, round_up, vector_cores_per_block
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
 from geir.lowering.templates.cube.epilogue_passes import EpiloguePasses, gm_tile
 from geir.lowering.templates.cube.fix_quant import params_rows
@@ -83,9 +83,11 @@ class CubeKernel:
         if self.fix:
             self._fix_params()
         self.epilogue = None
+        self.epilogue_cores = 0  # the vector cores the epilogue's passes are split over
         if self.buffers:
             self.epilogue = EpiloguePasses(kb, plan, self.buffers, self.out2, self.R, t.er, tile_cols(plan, t),
                                            self.partner_out)
+            self.epilogue_cores = vector_cores_per_block(self.req.device)
         for s in range(slots):
             kb.set_flag("MTE1", "MTE2", s)
             kb.set_flag("M", "MTE1", s)
@@ -93,8 +95,9 @@ class CubeKernel:
             kb.set_flag("MTE1", "MTE2", 2)
         for c in range(len(self.l0cs)):
             kb.set_flag("FIX", "M", c)
-        if self.epilogue:
-            kb.set_flag("MTE3", "MTE2", 0)
+        for i in range(self.epilogue_cores):  # each vector core's credit for its passes
+            with kb.sub_block(i) if self.epilogue_cores > 1 else nullcontext():
+                kb.set_flag("MTE3", "MTE2", i)
         self._tiles()
         for s in range(slots):
             kb.wait_flag("MTE1", "MTE2", s)
@@ -103,8 +106,9 @@ class CubeKernel:
             kb.wait_flag("MTE1", "MTE2", 2)
         for c in range(len(self.l0cs)):
             kb.wait_flag("FIX", "M", c)
-        if self.epilogue:
-            kb.wait_flag("MTE3", "MTE2", 0)
+        for i in range(self.epilogue_cores):
+            with kb.sub_block(i) if self.epilogue_cores > 1 else nullcontext():
+                kb.wait_flag("MTE3", "MTE2", i)
         if self.fix:
             kb.wait_flag("M", "MTE1", FIX_BIAS_ID)
             if self.fix.per_channel:
@@ -254,8 +258,31 @@ class CubeKernel:
             self._row_window(row, mv)
         if not self.epilogue:
             return
-        kb.sync("FIX", "MTE2", 0)
-        self.epilogue.after_fix(row, col, mv, nv, dst)
+        self._epilogue_passes(row, col, mv, nv, dst)
+
+    def _epilogue_passes(self, row: Index, col: Index, mv: int, nv: int, staged: SSAValue) -> None:
+        """The epilogue over the [mv, nv] tile FIX staged: its rows split between the block's
+        vector cores (each told by a flag of its own that FIX is done; an NC1HWC0 tile's rows in
+        whole C0 blocks), each core's passes on its own flag id."""
+        kb, cores = self.kb, self.epilogue_cores
+        unit = self.c0 if self.plan.out_blocked or self.epilogue.buffers.blocked else 1
+        per = round_up(ceil_div(mv, cores), unit)
+        if cores == 1 or per >= mv:
+            kb.sync("FIX", "MTE2", 0)
+            if cores == 1:
+                self.epilogue.after_fix(row, col, mv, nv, staged)
+                return
+            with kb.sub_block(0):
+                self.epilogue.after_fix(row, col, mv, nv, staged)
+            return
+        for i in range(cores):
+            n = min(per, mv - i * per)
+            if n <= 0:
+                break
+            kb.set_flag("FIX", "MTE2", 0)
+            with kb.sub_block(i):
+                kb.wait_flag("FIX", "MTE2", 0)
+                self.epilogue.after_fix(kb.add(row, i * per), col, n, nv, None, flag=i)
 
     def _fix_heads(self, acc: SSAValue, b: Index, m0: Index, col: Index, mv: int, nv: int, props: dict,
                    plan: CubePlan, out: SSAValue) -> None:

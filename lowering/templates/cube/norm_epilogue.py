@@ -26,7 +26,7 @@ from xdsl.ir import SSAValue
 from geir.dialects import graph as g
 from geir.dialects.traits import Normalization, ViewLike
 from geir.ir.types import is_float
-from geir.lowering.templates.common import KernelBuilder, KernelRequest, itemsize
+from geir.lowering.templates.common import KernelBuilder, KernelRequest, itemsize, vector_cores_per_block
 from geir.lowering.templates.vector import Reject, RowKernel
 from geir.lowering.templates.vector.row import RowWindow
 from geir.target import op_info
@@ -58,10 +58,8 @@ class NormEpilogue:
 
     @property
     def subs(self) -> int:
-        """The vector cores of a block that share a window's rows (`ascend.sub_block`s): the
-        910B's two AIVs per AIC; one where the cube and vector units are one core."""
-        spec = self.req.device
-        return spec.vector_per_cube if spec.split_cube_vector else 1
+        """The vector cores of a block that share a window's rows (`ascend.sub_block`s)."""
+        return vector_cores_per_block(self.req.device)
 
     def window_cycles(self, rows: int) -> int:
         """Cube-clock cycles of the vector cores' work on `rows` rows, as the tilings price it:

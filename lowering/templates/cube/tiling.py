@@ -22,7 +22,7 @@ from xdsl.ir import Attribute
 from geir.dialects import formats as L
 from geir.dialects.ascend import FRACTAL
 from geir.ir.types import to_dtype
-from geir.lowering.templates.common import KernelRequest, ceil_div, itemsize, round_up, row_elems
+from geir.lowering.templates.common import KernelRequest, ceil_div, itemsize, round_up, row_elems, vector_cores_per_block
 from geir.lowering.templates.cube.epilogue_buffers import epilogue_compute_type, stored_type
 from geir.lowering.templates.cube.fix_quant import FixQuant, fix_params_bytes
 from geir.lowering.templates.cube.plan import ConvPlan, CubePlan, MatmulPlan
@@ -164,11 +164,13 @@ class Pricer:
         return max(body, fix, epi) if fix_overlap else max(body + fix, epi)
 
     def _after(self, mv: int, nv: int) -> tuple[int, int]:
-        """(FIX, epilogue) cycles of an [mv, nv] tile."""
+        """(FIX, epilogue) cycles of an [mv, nv] tile; the epilogue's rows are split between
+        the block's vector cores (kernel.py `_epilogue_passes`)."""
         after = self._after_cycles.get((mv, nv))
         if after is None:
             fix = self.dma(mv * nv * self.fix_isz, "l0c", "gm")
-            after = self._after_cycles[mv, nv] = (fix, self.epilogue.cycles(self, mv, nv) if self.epilogue else 0)
+            rows = ceil_div(mv, vector_cores_per_block(self.spec))
+            after = self._after_cycles[mv, nv] = (fix, self.epilogue.cycles(self, rows, nv) if self.epilogue else 0)
         return after
 
     def drain(self, mv: int, nv: int) -> int:

@@ -5,6 +5,7 @@
 // Conv + bias + relu (a mix kernel): FIX stages the raw tile in the output, the
 // epilogue brings it back to ub with the bias column, broadcasts the bias over
 // the pixels, adds, applies relu and stores; each pipe hand-over has its flag.
+// The tile's channels are split between the block's two vector cores.
 // CHECK-LABEL: ascend.kernel @{{(conv_bias_relu_)?}}k0_conv(
 // CHECK-SAME:    %b: memref<16xf32, "gm">, %r: memref<1x16x7x7xf32, "gm">)
 // CHECK-SAME:    attributes {block_dim = 7 : i64, core_type = "mix", template = "conv"} {
@@ -14,31 +15,54 @@
 // CHECK-NEXT:    %s0 = ascend.alloc {offset = 1024 : i64} : memref<16x8xf32, "ub">
 // CHECK:         %[[OUT:.*]] = memref.collapse_shape %r {{.*}} into memref<16x49xf32, "gm">
 // CHECK-NEXT:    %[[BIAS:.*]] = memref.expand_shape %b {{.*}} into memref<16x1xf32, "gm">
-// CHECK:         ascend.set_flag MTE3 -> MTE2 id 0
+// CHECK:         ascend.sub_block 0 {
+// CHECK-NEXT:      ascend.set_flag MTE3 -> MTE2 id 0
+// CHECK:         ascend.sub_block 1 {
+// CHECK-NEXT:      ascend.set_flag MTE3 -> MTE2 id 1
 // CHECK:         ascend.load3d
 // CHECK:         ascend.mmad
 // CHECK:         ascend.set_flag M -> FIX id 0
 // CHECK-NEXT:    ascend.wait_flag M -> FIX id 0
-// CHECK-NEXT:    %[[T:.*]] = memref.subview %[[OUT]][0, %{{.*}}] [16, 7] [1, 1]
+// CHECK-NEXT:    %[[T:.*]] = memref.subview %[[OUT]][0, %[[P:.*]]] [16, 7] [1, 1]
 // CHECK-NEXT:    ascend.copy %l0c, %[[T]] {pad} : memref<16x16xf32, "l0c"> to memref<16x7xf32, strided<[49, 1], offset: ?>, "gm">
 // CHECK-NEXT:    ascend.set_flag FIX -> M id 0
+// Channels 0-7 on the block's first vector core, 8-15 on the second (flag ids 0 and 1).
 // CHECK-NEXT:    ascend.set_flag FIX -> MTE2 id 0
-// CHECK-NEXT:    ascend.wait_flag FIX -> MTE2 id 0
-// CHECK-NEXT:    ascend.wait_flag MTE3 -> MTE2 id 0
-// CHECK-NEXT:    ascend.copy %[[T]], %v0 {pad} : memref<16x7xf32, strided<[49, 1], offset: ?>, "gm"> to memref<16x8xf32, "ub">
-// CHECK-NEXT:    ascend.copy %[[BIAS]], %s0 {pad} : memref<16x1xf32, "gm"> to memref<16x8xf32, "ub">
-// CHECK-NEXT:    %[[COL:.*]] = memref.subview %s0[0, 0] [16, 1] [1, 1]
-// CHECK-NEXT:    ascend.set_flag MTE2 -> V id 0
-// CHECK-NEXT:    ascend.wait_flag MTE2 -> V id 0
-// CHECK-NEXT:    ascend.vbrcb %[[COL]], %v1 : memref<16x1xf32, strided<[8, 1]>, "ub">, memref<16x8xf32, "ub">
-// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<16x8xf32, "ub">
-// CHECK-NEXT:    ascend.vrelu %v0, %v0 : memref<16x8xf32, "ub">
-// CHECK-NEXT:    ascend.set_flag V -> MTE3 id 0
-// CHECK-NEXT:    ascend.wait_flag V -> MTE3 id 0
-// CHECK-NEXT:    ascend.copy %v0, %[[T]] {pad} : memref<16x8xf32, "ub"> to memref<16x7xf32, strided<[49, 1], offset: ?>, "gm">
-// CHECK-NEXT:    ascend.set_flag MTE3 -> MTE2 id 0
+// CHECK-NEXT:    ascend.sub_block 0 {
+// CHECK-NEXT:      ascend.wait_flag FIX -> MTE2 id 0
+// CHECK-NEXT:      %[[V0:.*]] = memref.subview %v0[0, 0] [8, 8]
+// CHECK-NEXT:      %[[V1:.*]] = memref.subview %v1[0, 0] [8, 8]
+// CHECK-NEXT:      ascend.wait_flag MTE3 -> MTE2 id 0
+// CHECK-NEXT:      %[[T0:.*]] = memref.subview %[[OUT]][0, %[[P]]] [8, 7] [1, 1]
+// CHECK-NEXT:      ascend.copy %[[T0]], %[[V0]] {pad} : memref<8x7xf32, strided<[49, 1], offset: ?>, "gm"> to memref<8x8xf32, strided<[8, 1]>, "ub">
+// CHECK-NEXT:      %[[B0:.*]] = memref.subview %[[BIAS]][0, 0] [8, 1] [1, 1]
+// CHECK-NEXT:      %[[S0:.*]] = memref.subview %s0[0, 0] [8, 8] [1, 1]
+// CHECK-NEXT:      ascend.copy %[[B0]], %[[S0]] {pad}
+// CHECK-NEXT:      %[[COL:.*]] = memref.subview %[[S0]][0, 0] [8, 1] [1, 1]
+// CHECK-NEXT:      ascend.set_flag MTE2 -> V id 0
+// CHECK-NEXT:      ascend.wait_flag MTE2 -> V id 0
+// CHECK-NEXT:      ascend.vbrcb %[[COL]], %[[V1]] : memref<8x1xf32, strided<[8, 1]>, "ub">, memref<8x8xf32, strided<[8, 1]>, "ub">
+// CHECK-NEXT:      ascend.vadd %[[V0]], %[[V1]], %[[V0]]
+// CHECK-NEXT:      ascend.vrelu %[[V0]], %[[V0]]
+// CHECK-NEXT:      ascend.set_flag V -> MTE3 id 0
+// CHECK-NEXT:      ascend.wait_flag V -> MTE3 id 0
+// CHECK-NEXT:      ascend.copy %[[V0]], %[[T0]] {pad} : memref<8x8xf32, strided<[8, 1]>, "ub"> to memref<8x7xf32, strided<[49, 1], offset: ?>, "gm">
+// CHECK-NEXT:      ascend.set_flag MTE3 -> MTE2 id 0
+// CHECK-NEXT:    }
+// CHECK-NEXT:    ascend.set_flag FIX -> MTE2 id 0
+// CHECK-NEXT:    ascend.sub_block 1 {
+// CHECK-NEXT:      ascend.wait_flag FIX -> MTE2 id 0
+// CHECK:           ascend.wait_flag MTE3 -> MTE2 id 1
+// CHECK-NEXT:      %[[T1:.*]] = memref.subview %[[OUT]][8, %[[P]]] [8, 7] [1, 1]
+// CHECK:           %[[B1:.*]] = memref.subview %[[BIAS]][8, 0] [8, 1] [1, 1]
+// CHECK:           ascend.set_flag MTE3 -> MTE2 id 1
+// CHECK-NEXT:    }
 // CHECK-NEXT:  }
-// CHECK:         ascend.wait_flag MTE3 -> MTE2 id 0
+// CHECK:         ascend.sub_block 0 {
+// CHECK-NEXT:      ascend.wait_flag MTE3 -> MTE2 id 0
+// CHECK:         ascend.sub_block 1 {
+// CHECK-NEXT:      ascend.wait_flag MTE3 -> MTE2 id 1
+// CHECK-NEXT:    }
 // CHECK-NEXT:    ascend.return
 // CHECK-NEXT:  } loc(fused["conv", "relu"])
 // CHECK:       func.func @conv_bias_relu(
@@ -86,15 +110,21 @@ func.func @conv_relu(%x: tensor<1x8x14x14xf16> {onnx.name = "x"}) -> (tensor<1x1
 // CHECK-SAME:    %s: memref<1x64x7x7xf32, "gm">, %r: memref<1x64x7x7xf32, "gm">)
 // CHECK-SAME:    core_type = "mix"
 // CHECK:         %[[S:.*]] = memref.collapse_shape %s {{.*}} into memref<64x49xf32, "gm">
-// CHECK:         ascend.wait_flag MTE3 -> MTE2 id 0
-// CHECK-NEXT:    ascend.copy %[[T:.*]], %v0 {pad} : memref<32x7xf32
-// CHECK:         %[[ST:.*]] = memref.subview %[[S]]
-// CHECK-NEXT:    ascend.copy %[[ST]], %v2 {pad} : memref<32x7xf32, strided<[49, 1], offset: ?>, "gm"> to memref<32x8xf32, "ub">
-// CHECK:         ascend.vbrcb %{{.*}}, %v1
-// CHECK-NEXT:    ascend.vadd %v0, %v1, %v0 : memref<32x8xf32, "ub">
-// CHECK-NEXT:    ascend.vadd %v0, %v2, %v0 : memref<32x8xf32, "ub">
-// CHECK-NEXT:    ascend.vrelu %v0, %v0 : memref<32x8xf32, "ub">
-// CHECK:         ascend.copy %v0, %[[T]] {pad}
+// CHECK:         ascend.sub_block 0 {
+// CHECK:           %[[V0:.*]] = memref.subview %v0[0, 0] [16, 8]
+// CHECK-NEXT:      %[[V1:.*]] = memref.subview %v1[0, 0] [16, 8]
+// CHECK-NEXT:      %[[V2:.*]] = memref.subview %v2[0, 0] [16, 8]
+// CHECK-NEXT:      ascend.wait_flag MTE3 -> MTE2 id 0
+// CHECK-NEXT:      %[[T:.*]] = memref.subview
+// CHECK-NEXT:      ascend.copy %[[T]], %[[V0]] {pad} : memref<16x7xf32
+// CHECK:           %[[ST:.*]] = memref.subview %[[S]]
+// CHECK-NEXT:      ascend.copy %[[ST]], %[[V2]] {pad} : memref<16x7xf32, strided<[49, 1], offset: ?>, "gm"> to memref<16x8xf32, strided<[8, 1]>, "ub">
+// CHECK:           ascend.vbrcb %{{.*}}, %[[V1]]
+// CHECK-NEXT:      ascend.vadd %[[V0]], %[[V1]], %[[V0]]
+// CHECK-NEXT:      ascend.vadd %[[V0]], %[[V2]], %[[V0]]
+// CHECK-NEXT:      ascend.vrelu %[[V0]], %[[V0]]
+// CHECK:           ascend.copy %[[V0]], %[[T]] {pad}
+// CHECK:         ascend.sub_block 1 {
 func.func @residual(%x: tensor<1x32x7x7xf32> {onnx.name = "x"}, %s: tensor<1x64x7x7xf32> {onnx.name = "s"}) -> (tensor<1x64x7x7xf32> {onnx.name = "y"}) {
   %w = graph.constant dense<1.000000e-01> : tensor<64x32x1x1xf32> loc("w")
   %b = graph.constant dense<5.000000e-01> : tensor<64xf32> loc("b")

@@ -22,24 +22,42 @@
 // CHECK:         scf.for
 // CHECK:           ascend.mmad %l0a0, %l0b0, %l0c {init} : memref<16x64xf32, "l0a">, memref<64x16xf32, "l0b">, memref<16x16xf32, "l0c">
 // CHECK:           ascend.copy %l0c, %[[T:.*]] : memref<16x16xf32, "l0c"> to memref<16x16xf32, strided<[256, 1], offset: ?>, "gm">
-// CHECK:           ascend.wait_flag FIX -> MTE2 id 0
-// CHECK-NEXT:      ascend.wait_flag MTE3 -> MTE2 id 0
-// CHECK-NEXT:      ascend.copy %[[T]], %v0
-// CHECK-NEXT:      %[[BT:.*]] = memref.subview %[[B]][0, %{{.*}}] [1, 16] [1, 1]
-// CHECK-NEXT:      ascend.copy %[[BT]], %s0 : memref<1x16xf32, strided<[256, 1], offset: ?>, "gm"> to memref<1x16xf32, "ub">
-// CHECK-NEXT:      ascend.set_flag MTE2 -> V id 0
-// CHECK-NEXT:      ascend.wait_flag MTE2 -> V id 0
-// CHECK-NEXT:      ascend.vbrcb %s0, %v1 : memref<1x16xf32, "ub">, memref<16x16xf32, "ub">
-// CHECK-NEXT:      ascend.vadd %v1, %v0, %v1 : memref<16x16xf32, "ub">
-// CHECK-NEXT:      ascend.vmuls %v1, %[[RSQRT2]], %v0
-// CHECK-NEXT:      ascend.verf %v0, %v0 : memref<16x16xf32, "ub">
-// CHECK-NEXT:      ascend.vadds %v0, %[[ONE]], %v0
-// CHECK-NEXT:      ascend.vmul %v1, %v0, %v1 : memref<16x16xf32, "ub">
-// CHECK-NEXT:      ascend.vmuls %v1, %[[HALF]], %v1
-// CHECK-NEXT:      ascend.set_flag V -> MTE3 id 0
-// CHECK-NEXT:      ascend.wait_flag V -> MTE3 id 0
-// CHECK-NEXT:      ascend.copy %v1, %[[T]] : memref<16x16xf32, "ub"> to memref<16x16xf32, strided<[256, 1], offset: ?>, "gm">
-// CHECK-NEXT:      ascend.set_flag MTE3 -> MTE2 id 0
+// The tile's rows are split between the block's two vector cores, each told by its own flag
+// that FIX is done: rows 0-7 on core 0 (flag ids 0), rows 8-15 on core 1 (ids 1), each on the
+// same ub buffers (its own ub).
+// CHECK:           ascend.set_flag FIX -> MTE2 id 0
+// CHECK-NEXT:      ascend.sub_block 0 {
+// CHECK-NEXT:        ascend.wait_flag FIX -> MTE2 id 0
+// CHECK-NEXT:        %[[A:.*]] = memref.subview %v0[0, 0] [8, 16]
+// CHECK-NEXT:        %[[R:.*]] = memref.subview %v1[0, 0] [8, 16]
+// CHECK-NEXT:        ascend.wait_flag MTE3 -> MTE2 id 0
+// CHECK-NEXT:        %[[T0:.*]] = memref.subview %{{.*}}[0, %{{.*}}] [8, 16]
+// CHECK-NEXT:        ascend.copy %[[T0]], %[[A]]
+// CHECK-NEXT:        %[[BT:.*]] = memref.subview %[[B]][0, %{{.*}}] [1, 16] [1, 1]
+// CHECK-NEXT:        ascend.copy %[[BT]], %s0 : memref<1x16xf32, strided<[256, 1], offset: ?>, "gm"> to memref<1x16xf32, "ub">
+// CHECK-NEXT:        ascend.set_flag MTE2 -> V id 0
+// CHECK-NEXT:        ascend.wait_flag MTE2 -> V id 0
+// CHECK-NEXT:        ascend.vbrcb %s0, %[[R]]
+// CHECK-NEXT:        ascend.vadd %[[R]], %[[A]], %[[R]]
+// CHECK-NEXT:        ascend.vmuls %[[R]], %[[RSQRT2]], %[[A]]
+// CHECK-NEXT:        ascend.verf %[[A]], %[[A]]
+// CHECK-NEXT:        ascend.vadds %[[A]], %[[ONE]], %[[A]]
+// CHECK-NEXT:        ascend.vmul %[[R]], %[[A]], %[[R]]
+// CHECK-NEXT:        ascend.vmuls %[[R]], %[[HALF]], %[[R]]
+// CHECK-NEXT:        ascend.set_flag V -> MTE3 id 0
+// CHECK-NEXT:        ascend.wait_flag V -> MTE3 id 0
+// CHECK-NEXT:        ascend.copy %[[R]], %[[T0]]
+// CHECK-NEXT:        ascend.set_flag MTE3 -> MTE2 id 0
+// CHECK-NEXT:      }
+// CHECK-NEXT:      ascend.set_flag FIX -> MTE2 id 0
+// CHECK-NEXT:      ascend.sub_block 1 {
+// CHECK-NEXT:        ascend.wait_flag FIX -> MTE2 id 0
+// CHECK:             ascend.wait_flag MTE3 -> MTE2 id 1
+// CHECK-NEXT:        %[[T1:.*]] = memref.subview %{{.*}}[8, %{{.*}}] [8, 16]
+// CHECK:             ascend.set_flag MTE2 -> V id 1
+// CHECK:             ascend.verf
+// CHECK:             ascend.set_flag MTE3 -> MTE2 id 1
+// CHECK-NEXT:      }
 // CHECK:       func.func @ffn(
 // CHECK:         ascend.launch @{{(ffn_)?}}k0_fc1 on %stream(%x, %w, %b, %s2, %one, %half, %y)
 func.func @ffn(%x: tensor<1x16x64xf32> {onnx.name = "x"}) -> (tensor<1x16x256xf32> {onnx.name = "y"}) {

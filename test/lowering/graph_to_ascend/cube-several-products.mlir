@@ -21,13 +21,21 @@
 // CHECK:           ascend.mmad %l0a0, %l0b0, %l0c {init}
 // CHECK:           %[[YT:.*]] = memref.subview %[[OUT]][%[[M0]], %[[N0]]] [16, 16]
 // CHECK-NEXT:      ascend.copy %l0c, %[[YT]]
-// CHECK:           ascend.copy %[[YT]], %v0
-// CHECK-NEXT:      %[[PT2:.*]] = memref.subview %partner[%[[M0]], %[[N0]]] [16, 16]
-// CHECK-NEXT:      ascend.copy %[[PT2]], %v1
-// CHECK:           ascend.vsigmoid %v0, %v2
-// CHECK-NEXT:      ascend.vmul %v0, %v2, %v0
-// CHECK-NEXT:      ascend.vmul %v0, %v1, %v0
-// CHECK:           ascend.copy %v0, %[[YT]]
+// The epilogue, its rows 0-7 on the block's first vector core (rows 8-15 on the second).
+// CHECK:           ascend.sub_block 0 {
+// CHECK-NEXT:        ascend.wait_flag FIX -> MTE2 id 0
+// CHECK-NEXT:        %[[V0:.*]] = memref.subview %v0[0, 0] [8, 16]
+// CHECK-NEXT:        %[[V1:.*]] = memref.subview %v1[0, 0] [8, 16]
+// CHECK-NEXT:        %[[V2:.*]] = memref.subview %v2[0, 0] [8, 16]
+// CHECK:             %[[Y0:.*]] = memref.subview %[[OUT]][%[[M0]], %[[N0]]] [8, 16]
+// CHECK-NEXT:        ascend.copy %[[Y0]], %[[V0]]
+// CHECK-NEXT:        %[[PT2:.*]] = memref.subview %partner[%[[M0]], %[[N0]]] [8, 16]
+// CHECK-NEXT:        ascend.copy %[[PT2]], %[[V1]]
+// CHECK:             ascend.vsigmoid %[[V0]], %[[V2]]
+// CHECK-NEXT:        ascend.vmul %[[V0]], %[[V2]], %[[V0]]
+// CHECK-NEXT:        ascend.vmul %[[V0]], %[[V1]], %[[V0]]
+// CHECK:             ascend.copy %[[V0]], %[[Y0]]
+// CHECK:           ascend.sub_block 1 {
 // CHECK:       func.func @swiglu(
 // CHECK:         %[[S:.*]] = ascend.alloc {offset = 0 : i64} : memref<40x96xf16, "gm">
 // CHECK-NEXT:    ascend.launch @k0_gate_proj on %stream(%x, %wg, %wu, %y, %[[S]])

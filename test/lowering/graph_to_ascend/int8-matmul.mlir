@@ -12,11 +12,15 @@
 // CHECK-DAG:     ascend.alloc {{.*}} : memref<{{[0-9]+}}x{{[0-9]+}}xi32, "l0c">
 // CHECK:         ascend.mmad {{.*}} : memref<{{[0-9]+}}x{{(32|64|96|128|160|192|224|256)}}xi8, "l0a">, memref<{{.*}}xi8, "l0b">, memref<{{.*}}xi32, "l0c">
 // CHECK:         ascend.copy %l0c, {{.*}} : memref<{{.*}}xi32, "l0c"> to memref<{{.*}}xi32, {{.*}}"gm">
-// CHECK:         ascend.vcast {{.*}} : memref<{{.*}}xi32, "ub">, memref<{{.*}}xf32, "ub">
-// CHECK:         ascend.vbrcb {{.*}} : memref<1x{{[0-9]+}}xf32, "ub">, memref<{{[0-9]+}}x{{[0-9]+}}xf32, "ub">
-// CHECK-NEXT:    ascend.vmul
-// CHECK-NOT:     ascend.vcast
-// CHECK:         ascend.copy {{.*}} : memref<{{.*}}xf32, {{.*}}"ub"> to memref<{{.*}}xf32, {{.*}}"gm">
+// The epilogue's rows are split between the block's two vector cores (ascend.sub_block 0, 1).
+// CHECK:         ascend.sub_block 0 {
+// CHECK:           ascend.vcast {{.*}} : memref<{{.*}}xi32, {{.*}}"ub">, memref<{{.*}}xf32, {{.*}}"ub">
+// CHECK:           ascend.vbrcb {{.*}} : memref<1x{{[0-9]+}}xf32, "ub">, memref<{{[0-9]+}}x{{[0-9]+}}xf32, {{.*}}"ub">
+// CHECK-NEXT:      ascend.vmul
+// CHECK-NOT:       ascend.vcast
+// CHECK:           ascend.copy {{.*}} : memref<{{.*}}xf32, {{.*}}"ub"> to memref<{{.*}}xf32, {{.*}}"gm">
+// CHECK:         ascend.sub_block 1 {
+// CHECK:           ascend.vcast
 // CHECK:         ascend.launch @k0_fusion
 // CHECK-NOT:     ascend.launch
 func.func @matmul_dq(%x: tensor<40x100xi8>, %w: tensor<100x72xi8>, %s: tensor<72xf32>) -> tensor<40x72xf32> {

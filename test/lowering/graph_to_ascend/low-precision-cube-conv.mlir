@@ -9,11 +9,17 @@
 // CHECK:         %[[V0:.*]] = ascend.alloc {offset = 0 : i64} : memref<16x16xf16, "ub">
 // CHECK:         ascend.load3d {{.*}} : memref<8x3x16xf16, "l1"> to memref<48x16xf16, "l0b">
 // CHECK:         ascend.mmad {{.*}} : memref<16x48xf16, "l0a">, memref<48x16xf16, "l0b">, memref<16x16xf32, "l0c">
-// CHECK:         ascend.copy %l0c, %[[T:.*]] {pad} : memref<16x16xf32, "l0c"> to memref<16x12xf16, strided<[144, 1], offset: ?>, "gm">
-// CHECK:         ascend.copy %[[T]], %[[V0]] {pad}
-// CHECK:         ascend.vadd %[[V0]], %{{.*}}, %[[V0]] : memref<16x16xf16, "ub">
-// CHECK-NEXT:    ascend.vsigmoid %[[V0]], %[[V0]] : memref<16x16xf16, "ub">
-// CHECK:         ascend.copy %[[V0]], %[[T]] {pad} : memref<16x16xf16, "ub"> to memref<16x12xf16
+// CHECK:         ascend.copy %l0c, %{{.*}} {pad} : memref<16x16xf32, "l0c"> to memref<16x12xf16, strided<[144, 1], offset: ?>, "gm">
+// The tile's channels 0-7 on the block's first vector core (8-15 on the second).
+// CHECK:         ascend.sub_block 0 {
+// CHECK-NEXT:      ascend.wait_flag FIX -> MTE2 id 0
+// CHECK-NEXT:      %[[W0:.*]] = memref.subview %[[V0]][0, 0] [8, 16]
+// CHECK:           %[[T:.*]] = memref.subview %{{.*}} [8, 12]
+// CHECK-NEXT:      ascend.copy %[[T]], %[[W0]] {pad}
+// CHECK:           ascend.vadd %[[W0]], %{{.*}}, %[[W0]] : memref<8x16xf16, strided<[16, 1]>, "ub">
+// CHECK-NEXT:      ascend.vsigmoid %[[W0]], %[[W0]] : memref<8x16xf16, strided<[16, 1]>, "ub">
+// CHECK:           ascend.copy %[[W0]], %[[T]] {pad} : memref<8x16xf16, strided<[16, 1]>, "ub"> to memref<8x12xf16
+// CHECK:         ascend.sub_block 1 {
 func.func @conv_f16(%x: tensor<1x8x12x12xf16>, %w: tensor<16x8x3x3xf16>, %b: tensor<16xf16>) -> tensor<1x16x12x12xf16> {
   %r = graph.fusion "cube+vector" (%x, %w, %b) : (tensor<1x8x12x12xf16>, tensor<16x8x3x3xf16>, tensor<16xf16>) -> tensor<1x16x12x12xf16> {
   ^bb0(%a: tensor<1x8x12x12xf16>, %k: tensor<16x8x3x3xf16>, %c: tensor<16xf16>):
@@ -39,17 +45,26 @@ func.func @conv_f16(%x: tensor<1x8x12x12xf16>, %w: tensor<16x8x3x3xf16>, %b: ten
 // CHECK-NEXT:    %[[OUT0:.*]] = ascend.alloc {offset = 3584 : i64} : memref<16x16xbf16, "ub">
 // CHECK:         ascend.load3d {{.*}} : memref<8x3x16xbf16, "l1"> to memref<48x16xbf16, "l0b">
 // CHECK:         ascend.mmad {{.*}} : memref<16x48xbf16, "l0a">, memref<48x16xbf16, "l0b">, memref<16x16xf32, "l0c">
-// CHECK:         ascend.copy %l0c, %[[T:.*]] {pad} : memref<16x16xf32, "l0c"> to memref<16x12xbf16, strided<[144, 1], offset: ?>, "gm">
-// CHECK:         ascend.copy %[[T]], %[[IN0]] {pad} : memref<16x12xbf16, strided<[144, 1], offset: ?>, "gm"> to memref<16x16xbf16, "ub">
-// CHECK-NEXT:    %[[B:.*]] = memref.subview %[[IN1]][0, 0] [16, 8] [1, 1]
-// CHECK-NEXT:    ascend.copy %{{.*}}, %[[B]] {pad} : memref<16x1xbf16, "gm"> to memref<16x8xbf16, strided<[16, 1]>, "ub">
-// CHECK:         ascend.vcast %[[IN0]], %[[V0]] : memref<16x16xbf16, "ub">, memref<16x16xf32, "ub">
-// CHECK-NEXT:    ascend.vcast %[[B]], %[[S0]] : memref<16x8xbf16, strided<[16, 1]>, "ub">, memref<16x8xf32, "ub">
-// CHECK-NEXT:    ascend.vbrcb %{{.*}}, %[[V1]] : memref<16x1xf32, strided<[8, 1]>, "ub">, memref<16x16xf32, "ub">
-// CHECK-NEXT:    ascend.vadd %[[V0]], %[[V1]], %[[V0]] : memref<16x16xf32, "ub">
-// CHECK-NEXT:    ascend.vsigmoid %[[V0]], %[[V0]] : memref<16x16xf32, "ub">
-// CHECK-NEXT:    ascend.vcast %[[V0]], %[[OUT0]] : memref<16x16xf32, "ub">, memref<16x16xbf16, "ub">
-// CHECK:         ascend.copy %[[OUT0]], %[[T]] {pad} : memref<16x16xbf16, "ub"> to memref<16x12xbf16
+// CHECK:         ascend.copy %l0c, %{{.*}} {pad} : memref<16x16xf32, "l0c"> to memref<16x12xbf16, strided<[144, 1], offset: ?>, "gm">
+// CHECK:         ascend.sub_block 0 {
+// CHECK-NEXT:      ascend.wait_flag FIX -> MTE2 id 0
+// CHECK-NEXT:      %[[W0:.*]] = memref.subview %[[V0]][0, 0] [8, 16]
+// CHECK-NEXT:      %[[W1:.*]] = memref.subview %[[V1]][0, 0] [8, 16]
+// CHECK:           %[[T:.*]] = memref.subview %{{.*}} [8, 12]
+// CHECK-NEXT:      %[[I0:.*]] = memref.subview %[[IN0]][0, 0] [8, 16]
+// CHECK-NEXT:      ascend.copy %[[T]], %[[I0]] {pad} : memref<8x12xbf16, strided<[144, 1], offset: ?>, "gm"> to memref<8x16xbf16, strided<[16, 1]>, "ub">
+// CHECK:           %[[C:.*]] = memref.subview %[[S0]][0, 0] [8, 8]
+// CHECK-NEXT:      %[[B:.*]] = memref.subview %[[IN1]][0, 0] [8, 8] [1, 1]
+// CHECK-NEXT:      ascend.copy %{{.*}}, %[[B]] {pad} : memref<8x1xbf16, strided<[1, 1]>, "gm"> to memref<8x8xbf16, strided<[16, 1]>, "ub">
+// CHECK:           ascend.vcast %[[I0]], %[[W0]] : memref<8x16xbf16, strided<[16, 1]>, "ub">, memref<8x16xf32, strided<[16, 1]>, "ub">
+// CHECK-NEXT:      ascend.vcast %[[B]], %[[C]] : memref<8x8xbf16, strided<[16, 1]>, "ub">, memref<8x8xf32, strided<[8, 1]>, "ub">
+// CHECK-NEXT:      ascend.vbrcb %{{.*}}, %[[W1]] : memref<8x1xf32, strided<[8, 1]>, "ub">, memref<8x16xf32, strided<[16, 1]>, "ub">
+// CHECK-NEXT:      ascend.vadd %[[W0]], %[[W1]], %[[W0]] : memref<8x16xf32, strided<[16, 1]>, "ub">
+// CHECK-NEXT:      ascend.vsigmoid %[[W0]], %[[W0]] : memref<8x16xf32, strided<[16, 1]>, "ub">
+// CHECK-NEXT:      %[[O0:.*]] = memref.subview %[[OUT0]][0, 0] [8, 16]
+// CHECK-NEXT:      ascend.vcast %[[W0]], %[[O0]] : memref<8x16xf32, strided<[16, 1]>, "ub">, memref<8x16xbf16, strided<[16, 1]>, "ub">
+// CHECK:           ascend.copy %[[O0]], %[[T]] {pad} : memref<8x16xbf16, strided<[16, 1]>, "ub"> to memref<8x12xbf16
+// CHECK:         ascend.sub_block 1 {
 func.func @conv_bf16(%x: tensor<1x8x12x12xbf16>, %w: tensor<16x8x3x3xbf16>, %b: tensor<16xbf16>) -> tensor<1x16x12x12xbf16> {
   %r = graph.fusion "cube+vector" (%x, %w, %b) : (tensor<1x8x12x12xbf16>, tensor<16x8x3x3xbf16>, tensor<16xbf16>) -> tensor<1x16x12x12xbf16> {
   ^bb0(%a: tensor<1x8x12x12xbf16>, %k: tensor<16x8x3x3xbf16>, %c: tensor<16xbf16>):

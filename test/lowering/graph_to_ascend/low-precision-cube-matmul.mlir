@@ -49,15 +49,22 @@ func.func @mm_bf16(%a: tensor<128x4096xbf16>, %b: tensor<4096x256xbf16>) -> tens
 // CHECK-NEXT:    %[[V1:.*]] = ascend.alloc {offset = 512 : i64} : memref<16x16xf16, "ub">
 // CHECK-NEXT:    %[[S0:.*]] = ascend.alloc {offset = 1024 : i64} : memref<1x16xf16, "ub">
 // CHECK:         ascend.mmad %{{.*}} : memref<16x96xf16, "l0a">, memref<96x16xf16, "l0b">, memref<16x16xf32, "l0c">
-// CHECK:         ascend.copy %l0c, %[[STAGED:.*]] : memref<16x16xf32, "l0c"> to memref<16x16xf16, strided<[80, 1], offset: ?>, "gm">
-// CHECK:         ascend.copy %[[STAGED]], %[[V0]]
-// CHECK:         ascend.wait_flag MTE2 -> V id 0
-// CHECK-NEXT:    ascend.vbrcb %[[S0]], %[[V1]] : memref<1x16xf16, "ub">, memref<16x16xf16, "ub">
-// CHECK-NEXT:    ascend.vadd %[[V0]], %[[V1]], %[[V0]] : memref<16x16xf16, "ub">
-// CHECK-NEXT:    ascend.vrelu %[[V0]], %[[V0]] : memref<16x16xf16, "ub">
-// CHECK-NEXT:    ascend.set_flag V -> MTE3 id 0
-// CHECK-NEXT:    ascend.wait_flag V -> MTE3 id 0
-// CHECK-NEXT:    ascend.copy %[[V0]], %[[STAGED]] : memref<16x16xf16, "ub"> to memref<16x16xf16, strided<[80, 1], offset: ?>, "gm">
+// CHECK:         ascend.copy %l0c, %{{.*}} : memref<16x16xf32, "l0c"> to memref<16x16xf16, strided<[80, 1], offset: ?>, "gm">
+// Rows 0-7 on the block's first vector core (8-15 on the second).
+// CHECK:         ascend.sub_block 0 {
+// CHECK-NEXT:      ascend.wait_flag FIX -> MTE2 id 0
+// CHECK-NEXT:      %[[W0:.*]] = memref.subview %[[V0]][0, 0] [8, 16]
+// CHECK-NEXT:      %[[W1:.*]] = memref.subview %[[V1]][0, 0] [8, 16]
+// CHECK:           %[[STAGED:.*]] = memref.subview %{{.*}} [8, 16]
+// CHECK-NEXT:      ascend.copy %[[STAGED]], %[[W0]]
+// CHECK:           ascend.wait_flag MTE2 -> V id 0
+// CHECK-NEXT:      ascend.vbrcb %[[S0]], %[[W1]] : memref<1x16xf16, "ub">, memref<8x16xf16, strided<[16, 1]>, "ub">
+// CHECK-NEXT:      ascend.vadd %[[W0]], %[[W1]], %[[W0]] : memref<8x16xf16, strided<[16, 1]>, "ub">
+// CHECK-NEXT:      ascend.vrelu %[[W0]], %[[W0]] : memref<8x16xf16, strided<[16, 1]>, "ub">
+// CHECK-NEXT:      ascend.set_flag V -> MTE3 id 0
+// CHECK-NEXT:      ascend.wait_flag V -> MTE3 id 0
+// CHECK-NEXT:      ascend.copy %[[W0]], %[[STAGED]] : memref<8x16xf16, strided<[16, 1]>, "ub"> to memref<8x16xf16, strided<[80, 1], offset: ?>, "gm">
+// CHECK:         ascend.sub_block 1 {
 func.func @mm_bias_relu_f16(%a: tensor<64x96xf16>, %b: tensor<96x80xf16>, %c: tensor<80xf16>) -> tensor<64x80xf16> {
   %y = graph.fusion "cube+vector" (%a, %b, %c) : (tensor<64x96xf16>, tensor<96x80xf16>, tensor<80xf16>) -> tensor<64x80xf16> {
   ^bb0(%x: tensor<64x96xf16>, %w: tensor<96x80xf16>, %bias: tensor<80xf16>):
@@ -83,19 +90,27 @@ func.func @mm_bias_relu_f16(%a: tensor<64x96xf16>, %b: tensor<96x80xf16>, %c: te
 // CHECK-NEXT:    %[[IN1:.*]] = ascend.alloc {offset = 2624 : i64} : memref<1x16xbf16, "ub">
 // CHECK-NEXT:    %[[OUT0:.*]] = ascend.alloc {offset = 2656 : i64} : memref<16x16xbf16, "ub">
 // CHECK:         ascend.mmad %{{.*}} : memref<16x96xbf16, "l0a">, memref<96x16xbf16, "l0b">, memref<16x16xf32, "l0c">
-// CHECK:         ascend.copy %l0c, %[[STAGED:.*]] : memref<16x16xf32, "l0c"> to memref<16x16xbf16, strided<[80, 1], offset: ?>, "gm">
-// CHECK:         ascend.copy %[[STAGED]], %[[IN0]] : memref<16x16xbf16, strided<[80, 1], offset: ?>, "gm"> to memref<16x16xbf16, "ub">
-// CHECK:         ascend.copy %{{.*}}, %[[IN1]] : memref<1x16xbf16, strided<[80, 1], offset: ?>, "gm"> to memref<1x16xbf16, "ub">
-// CHECK:         ascend.wait_flag MTE2 -> V id 0
-// CHECK-NEXT:    ascend.vcast %[[IN0]], %[[V0]] : memref<16x16xbf16, "ub">, memref<16x16xf32, "ub">
-// CHECK-NEXT:    ascend.vcast %[[IN1]], %[[S0]] : memref<1x16xbf16, "ub">, memref<1x16xf32, "ub">
-// CHECK-NEXT:    ascend.vbrcb %[[S0]], %[[V1]] : memref<1x16xf32, "ub">, memref<16x16xf32, "ub">
-// CHECK-NEXT:    ascend.vadd %[[V0]], %[[V1]], %[[V0]] : memref<16x16xf32, "ub">
-// CHECK-NEXT:    ascend.vrelu %[[V0]], %[[V0]] : memref<16x16xf32, "ub">
-// CHECK-NEXT:    ascend.vcast %[[V0]], %[[OUT0]] : memref<16x16xf32, "ub">, memref<16x16xbf16, "ub">
-// CHECK-NEXT:    ascend.set_flag V -> MTE3 id 0
-// CHECK-NEXT:    ascend.wait_flag V -> MTE3 id 0
-// CHECK-NEXT:    ascend.copy %[[OUT0]], %[[STAGED]] : memref<16x16xbf16, "ub"> to memref<16x16xbf16, strided<[80, 1], offset: ?>, "gm">
+// CHECK:         ascend.copy %l0c, %{{.*}} : memref<16x16xf32, "l0c"> to memref<16x16xbf16, strided<[80, 1], offset: ?>, "gm">
+// CHECK:         ascend.sub_block 0 {
+// CHECK-NEXT:      ascend.wait_flag FIX -> MTE2 id 0
+// CHECK-NEXT:      %[[W0:.*]] = memref.subview %[[V0]][0, 0] [8, 16]
+// CHECK-NEXT:      %[[W1:.*]] = memref.subview %[[V1]][0, 0] [8, 16]
+// CHECK:           %[[STAGED:.*]] = memref.subview %{{.*}} [8, 16]
+// CHECK-NEXT:      %[[I0:.*]] = memref.subview %[[IN0]][0, 0] [8, 16]
+// CHECK-NEXT:      ascend.copy %[[STAGED]], %[[I0]] : memref<8x16xbf16, strided<[80, 1], offset: ?>, "gm"> to memref<8x16xbf16, strided<[16, 1]>, "ub">
+// CHECK:           ascend.copy %{{.*}}, %[[IN1]] : memref<1x16xbf16, strided<[80, 1], offset: ?>, "gm"> to memref<1x16xbf16, "ub">
+// CHECK:           ascend.wait_flag MTE2 -> V id 0
+// CHECK-NEXT:      ascend.vcast %[[I0]], %[[W0]] : memref<8x16xbf16, strided<[16, 1]>, "ub">, memref<8x16xf32, strided<[16, 1]>, "ub">
+// CHECK-NEXT:      ascend.vcast %[[IN1]], %[[S0]] : memref<1x16xbf16, "ub">, memref<1x16xf32, "ub">
+// CHECK-NEXT:      ascend.vbrcb %[[S0]], %[[W1]] : memref<1x16xf32, "ub">, memref<8x16xf32, strided<[16, 1]>, "ub">
+// CHECK-NEXT:      ascend.vadd %[[W0]], %[[W1]], %[[W0]] : memref<8x16xf32, strided<[16, 1]>, "ub">
+// CHECK-NEXT:      ascend.vrelu %[[W0]], %[[W0]] : memref<8x16xf32, strided<[16, 1]>, "ub">
+// CHECK-NEXT:      %[[O0:.*]] = memref.subview %[[OUT0]][0, 0] [8, 16]
+// CHECK-NEXT:      ascend.vcast %[[W0]], %[[O0]] : memref<8x16xf32, strided<[16, 1]>, "ub">, memref<8x16xbf16, strided<[16, 1]>, "ub">
+// CHECK-NEXT:      ascend.set_flag V -> MTE3 id 0
+// CHECK-NEXT:      ascend.wait_flag V -> MTE3 id 0
+// CHECK-NEXT:      ascend.copy %[[O0]], %[[STAGED]] : memref<8x16xbf16, strided<[16, 1]>, "ub"> to memref<8x16xbf16, strided<[80, 1], offset: ?>, "gm">
+// CHECK:         ascend.sub_block 1 {
 func.func @mm_bias_relu_bf16(%a: tensor<64x96xbf16>, %b: tensor<96x80xbf16>, %c: tensor<80xbf16>) -> tensor<64x80xbf16> {
   %y = graph.fusion "cube+vector" (%a, %b, %c) : (tensor<64x96xbf16>, tensor<96x80xbf16>, tensor<80xbf16>) -> tensor<64x80xbf16> {
   ^bb0(%x: tensor<64x96xbf16>, %w: tensor<96x80xbf16>, %bias: tensor<80xbf16>):
