@@ -41,6 +41,13 @@ FIX_BIAS_ID = 3
 """Flag id of the FIX stage's parameters: MTE2 -> MTE1 (loaded into l1), M -> MTE1 (bt read)."""
 
 
+def _shares(rows: int, cores: int, unit: int = 1) -> list[tuple[int, int]]:
+    """(first row, rows) of each vector core's share of `rows` rows: equal shares rounded up to
+    whole `unit`s, the last core taking what is left (fewer cores when the rows run out)."""
+    per = round_up(ceil_div(rows, cores), unit)
+    return [(r0, min(per, rows - r0)) for r0 in range(0, rows, per)]
+
+
 class CubeKernel:
     """Builds the kernel of a plan with a tiling; subclasses allocate and load the operands
     (`_operand_buffers`) and walk the output tiles (`_tiles`)."""
@@ -164,15 +171,11 @@ class CubeKernel:
         that the FIX copies before staged, split between the block's vector cores (each told by
         a flag of its own that FIX is done)."""
         kb, window = self.kb, self.window
-        per = -(-rows // window.subs)
-        for i in range(window.subs):
-            n = min(per, rows - i * per)
-            if n <= 0:
-                break
+        for i, (r0, n) in enumerate(_shares(rows, window.subs)):
             kb.set_flag("FIX", "MTE2", 0)
             with kb.sub_block(i) if window.subs > 1 else nullcontext():
                 kb.wait_flag("FIX", "MTE2", 0)
-                window.emit(kb.add(row, i * per), n, i)
+                window.emit(kb.add(row, r0), n, i)
 
     def _out_views(self) -> list[SSAValue]:
         return [self._out_view(o, self.plan) for o in self.kb.outputs]
@@ -266,23 +269,11 @@ class CubeKernel:
         whole C0 blocks), each core's passes on its own flag id."""
         kb, cores = self.kb, self.epilogue_cores
         unit = self.c0 if self.plan.out_blocked or self.epilogue.buffers.blocked else 1
-        per = round_up(ceil_div(mv, cores), unit)
-        if cores == 1 or per >= mv:
-            kb.sync("FIX", "MTE2", 0)
-            if cores == 1:
-                self.epilogue.after_fix(row, col, mv, nv, staged)
-                return
-            with kb.sub_block(0):
-                self.epilogue.after_fix(row, col, mv, nv, staged)
-            return
-        for i in range(cores):
-            n = min(per, mv - i * per)
-            if n <= 0:
-                break
+        for i, (r0, n) in enumerate(_shares(mv, cores, unit)):
             kb.set_flag("FIX", "MTE2", 0)
-            with kb.sub_block(i):
+            with kb.sub_block(i) if cores > 1 else nullcontext():
                 kb.wait_flag("FIX", "MTE2", 0)
-                self.epilogue.after_fix(kb.add(row, i * per), col, n, nv, None, flag=i)
+                self.epilogue.after_fix(kb.add(row, r0), col, n, nv, staged if n == mv else None, flag=i)
 
     def _fix_heads(self, acc: SSAValue, b: Index, m0: Index, col: Index, mv: int, nv: int, props: dict,
                    plan: CubePlan, out: SSAValue) -> None:
