@@ -494,6 +494,15 @@ class Estimate:
     fused_us: float
 
 
+def _vector_bytes(works: Sequence[Work]) -> dict[tuple[str, str], int]:
+    """The vector bytes of several ops' work, summed per (class, dtype)."""
+    vector: dict[tuple[str, str], int] = {}
+    for w in works:
+        for key, n in w.vector.items():
+            vector[key] = vector.get(key, 0) + n
+    return vector
+
+
 class Costs:
     """Prices kernels with the device's CostModel and checks the minimal tile model."""
 
@@ -510,10 +519,7 @@ class Costs:
     def kernel_us(self, works: Sequence[Work], reads: int, writes: int, largest: int, cube_out: int) -> float:
         spec = self.model.spec
         macs = sum(w.macs for w in works)
-        vector: dict[tuple[str, str], int] = {}
-        for w in works:
-            for key, n in w.vector.items():
-                vector[key] = vector.get(key, 0) + n
+        vector = _vector_bytes(works)
         if macs:
             block_dim = self.cube_blocks(cube_out)
             dtype = next(w.cube_dtype for w in works if w.macs)
@@ -529,10 +535,7 @@ class Costs:
         """Vector work that each of a cube kernel's `blocks` runs whole before its tiles (a norm
         prologue): the work and its copies on one core, without a launch of its own, and no
         less than HBM moving every block's bytes."""
-        vector: dict[tuple[str, str], int] = {}
-        for w in works:
-            for key, n in w.vector.items():
-                vector[key] = vector.get(key, 0) + n
+        vector = _vector_bytes(works)
         est = self.model.kernel_estimate(vector_bytes=vector, hbm_read_bytes=reads, hbm_write_bytes=writes,
                                          block_dim=1)
         return max(est.total_us - est.launch_us, self.model.hbm_time_us(blocks * (reads + writes)))
@@ -549,10 +552,7 @@ class Costs:
         mm = model.kernel_estimate(cube_macs=mm_work.macs, cube_dtype=mm_work.cube_dtype, block_dim=blocks)
         moved = lhs + blocks * rhs
         hit = model.l2_hit_fraction(moved, lhs + rhs, lhs + rhs)
-        vector: dict[tuple[str, str], int] = {}
-        for w in norm_works:
-            for key, n in w.vector.items():
-                vector[key] = vector.get(key, 0) + n
+        vector = _vector_bytes(norm_works)
         vec = model.kernel_estimate(vector_bytes=vector, hbm_read_bytes=reads, hbm_write_bytes=writes,
                                     block_dim=blocks)
         return mm.launch_us + max(mm.cube_us, model.gm_time_us(moved, 0, hit)) + vec.total_us - vec.launch_us

@@ -26,7 +26,7 @@ from xdsl.ir import SSAValue
 from geir.dialects import graph as g
 from geir.dialects.traits import Normalization, ViewLike
 from geir.ir.types import is_float
-from geir.lowering.templates.common import KernelBuilder, KernelRequest, itemsize, vector_cores_per_block
+from geir.lowering.templates.common import KernelBuilder, KernelRequest, ceil_div, itemsize, vector_cores_per_block
 from geir.lowering.templates.vector import Reject, RowKernel
 from geir.lowering.templates.vector.row import RowWindow
 from geir.target import op_info
@@ -66,7 +66,7 @@ class NormEpilogue:
         each core's share of the row part's loads, its ops' vector passes in f32 and its stores,
         one after another."""
         cost, spec = self.req.cost, self.req.device
-        rows = -(-rows // self.subs)
+        rows = ceil_div(rows, self.subs)
         n = self.row.space.shape[-1]
         loads = sum(itemsize(v.type.element_type) for v in self.row.loaded if 0 in self.row.space.dims[v])
         stores = sum(itemsize(v.type.element_type) for v in dict.fromkeys(self.row.req.outputs))
