@@ -17,6 +17,10 @@ LLaMA's kernels per layer, and a decode step against its HBM bound.
    all max_len cache rows are read (the attention kernel reads the whole static cache under
    its position mask). Placeholder weights
    ("shape-only": the same kernels and timing, no bytes stored).
+4. The TransformerBlock at deployment sizes (batch 8 / 16, sequence 512), O3, timing-only:
+   graph-fuse's norm epilogues as chosen beside none (`disable_fusions=("norm-epilogue",)`),
+   with the epilogues taken: the estimate must take the out-projection's and decline the
+   down projection's.
 
 Every program is f16 in the default precision mode (force_fp16).
 
@@ -115,6 +119,29 @@ def kernels_per_layer(markdown: bool) -> str:
     return text
 
 
+DEPLOYMENT_BLOCKS = [(8, 512, 768, 3072, 12), (16, 512, 1024, 4096, 16)]
+
+
+def norm_epilogues(markdown: bool) -> str:
+    rows = []
+    for b, s, h, f, heads in DEPLOYMENT_BLOCKS:
+        model = geir.models.transformer_block(b, s, h, f, heads, dtype="f16")
+        chosen, none = (geir.compile(model, opt_level=3, disable_fusions=off)
+                        for off in ((), ("norm-epilogue",)))
+        _, rc = chosen.profile(mode="timing")
+        _, rn = none.profile(mode="timing")
+        # a norm epilogue: a matmul kernel holding nodes that are a row kernel's without them
+        rowed = {n for k in rn["kernels"] if templates(none).get(k["name"]) == "row" for n in k["nodes"]}
+        taken = [k["name"] for k in rc["kernels"]
+                 if templates(chosen).get(k["name"]) == "matmul" and rowed & set(k["nodes"])]
+        rows.append([f"{b}x{s}x{h} (FFN {f}, {heads} heads)", f"{rc['latency_us']:.1f}", f"{rn['latency_us']:.1f}",
+                     f"{rn['latency_us'] / rc['latency_us']:.3f}", rc["kernel_count"], rn["kernel_count"],
+                     ", ".join(taken) or "-"])
+    return ("TransformerBlock at deployment sizes, O3, fp16, timing-only: norm epilogues as graph-fuse "
+            "chooses them vs none\n\n" + table(["block", "chosen us", "none us", "none / chosen", "kernels",
+                                                 "kernels (none)", "norm-epilogue kernels"], rows, markdown))
+
+
 def decode_bound(configs: list[str], layers: int, past: int, max_len: int, markdown: bool) -> str:
     spec = load_device("ascend910b")
     rows = []
@@ -159,7 +186,9 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.perf_counter()
     print(block_steps(args.markdown), end="\n\n")
     print(kernels_per_layer(args.markdown), end="\n\n")
-    print(decode_bound([n for n in args.decode.split(",") if n], args.layers, args.past, args.max_len, args.markdown))
+    print(decode_bound([n for n in args.decode.split(",") if n], args.layers, args.past, args.max_len, args.markdown),
+          end="\n\n")
+    print(norm_epilogues(args.markdown))
     print(f"\n({time.perf_counter() - t0:.0f} s)")
 
 

@@ -514,6 +514,7 @@ class Costs:
         spec = self.model.spec
         self.ub = spec.buffer_bytes["ub"]
         self.l0c = spec.buffer_bytes["l0c"]
+        self.l1 = spec.buffer_bytes["l1"]
         self.repeat = spec.vector_repeat_bytes
 
     def kernel_us(self, works: Sequence[Work], reads: int, writes: int, largest: int, cube_out: int) -> float:
@@ -542,20 +543,31 @@ class Costs:
 
     def norm_epilogue_us(self, mm_work: Work, lhs: int, rhs: int, rows: int, norm_works: Sequence[Work],
                          reads: int, writes: int) -> float:
-        """A matmul kernel whose blocks each compute whole rows of the product and normalise
-        them (a norm epilogue): `rows` rows over the cube cores, every block reading its rows of
+        """A matmul kernel whose work items each compute whole rows of the product and normalise
+        them (a norm epilogue): `rows` rows over the cube cores, every item reading its rows of
         the lhs (`lhs` bytes in all) and the whole rhs (`rhs` bytes, again from L2 after the
-        first), then its share of the norm's work on its vector unit, `reads` / `writes` the
-        bytes the norm moves (the staged product included)."""
+        first), then its block's share of the norm's work on its vector unit, `reads` / `writes`
+        the bytes the norm moves (the staged product included).
+
+        Items are at least one per block and at most `norm_epilogue_rows` rows each, so the rhs
+        is read once per item: where the rows outnumber what one wave of items holds (an FFN's
+        down projection with K = 4 x hidden at sequence 512), the re-reads decide."""
         model = self.model
         blocks = max(1, min(model.spec.cube_cores, -(-rows // C0)))
+        items = max(blocks, -(-rows // self.norm_epilogue_rows(lhs // rows if rows else lhs)))
         mm = model.kernel_estimate(cube_macs=mm_work.macs, cube_dtype=mm_work.cube_dtype, block_dim=blocks)
-        moved = lhs + blocks * rhs
+        moved = lhs + items * rhs
         hit = model.l2_hit_fraction(moved, lhs + rhs, lhs + rhs)
         vector = _vector_bytes(norm_works)
         vec = model.kernel_estimate(vector_bytes=vector, hbm_read_bytes=reads, hbm_write_bytes=writes,
                                     block_dim=blocks)
         return mm.launch_us + max(mm.cube_us, model.gm_time_us(moved, 0, hit)) + vec.total_us - vec.launch_us
+
+    def norm_epilogue_rows(self, row_bytes: int) -> int:
+        """The most rows a norm epilogue's work item holds: its lhs panel ([rows, K], `row_bytes`
+        a row) is kept whole in L1 while the rhs streams past it, and is given half of L1 (an
+        assumption: the other half double-buffers the rhs chunks); whole fractals of rows."""
+        return max(C0, self.l1 // 2 // max(1, row_bytes) // C0 * C0)
 
     def cube_blocks(self, cube_out: int) -> int:
         """The blocks of a cube kernel with `cube_out` result elements (as kernel_us takes)."""
@@ -1135,7 +1147,7 @@ def norm_epilogues(planner: _Planner, chosen: list[Candidate]) -> list[Candidate
     residual Add + LayerNorm) that reads the product of one float matmul, normalising rows
     that are the product's N, joins the matmul's kernel as its epilogue
     (lowering/templates/cube/norm_epilogue.py): each block computes whole rows of the product
-    and its vector unit normalises them. Every block then reads the whole rhs, so the group
+    and its vector unit normalises them. Every work item then reads the whole rhs, so the group
     joins only where the fused kernel's estimate (`Costs.norm_epilogue_us`) is below the two
     kernels': an out-projection (K = N = hidden), not an FFN's down projection (K = 4 x hidden)."""
     patterns = {p.name: p for p in PATTERNS}
