@@ -623,7 +623,8 @@ class _Codegen:
         self.probe = probe
         self.bitwidth = bitwidth
         self.ns: dict[str, Any] = {"TE": machine.TraceEvent, "W": _will, "D": _did, "MISALIGNED": _misaligned,
-                                   "NOT_SET": machine.flag_not_set, "POISON": _poison}
+                                   "NOT_SET": machine.flag_not_set, "POISON": _poison,
+                                   "SUB_ENTER": machine.enter_sub_block, "SUB_LEAVE": machine.leave_sub_block}
         self.flags: dict[tuple[str, str, int], str] = {}
         self.refs: dict[int, str] = {}
         self.lines: list[str] = []
@@ -878,10 +879,16 @@ class _Codegen:
             self.branch(op.false_region, results)
 
     def e_sub_block(self, op: a.SubBlockOp) -> None:
-        # one vector core's code, inline in program order (the simulator puts its ops on that
-        # core's pipes)
-        if len(op.body.blocks) != 1 or self.ops(op.body.block) is not None:
+        # one vector core's code, inline in program order on that core's ub (the simulator
+        # puts its ops on that core's pipes)
+        if len(op.body.blocks) != 1:
             raise _Unsupported
+        if op.sub_index:
+            self.line(f"SUB_ENTER(R, {op.sub_index})")
+        if self.ops(op.body.block) is not None:
+            raise _Unsupported
+        if op.sub_index:
+            self.line(f"SUB_LEAVE(R, {op.sub_index})")
 
     def branch(self, region, results: list[str]) -> None:
         self.depth += 1

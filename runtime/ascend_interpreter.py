@@ -69,8 +69,10 @@ from geir.runtime.ascend_machine import (
     check_writable,
     constant_buffer,
     element_name,
+    enter_sub_block,
     flag_not_set,
     int_value,
+    leave_sub_block,
     poisoned,
     reshape,
     scalar_value,
@@ -384,9 +386,14 @@ class AscendFunctions(InterpreterFunctions):
 
     @impl(a.SubBlockOp)
     def run_sub_block(self, interpreter, op, args):
-        # one vector core's code: run in program order (the simulator times each core's ops
-        # on that core's pipes, runtime/simulator.py `sub_block_of`)
-        interpreter.run_ssacfg_region(op.body, (), f"sub_block {op.sub_index}")
+        # one vector core's code: run in program order on that core's ub (the simulator times
+        # each core's ops on that core's pipes, runtime/simulator.py `sub_block_of`)
+        run = _run(interpreter)
+        enter_sub_block(run, op.sub_index)
+        try:
+            interpreter.run_ssacfg_region(op.body, (), f"sub_block {op.sub_index}")
+        finally:
+            leave_sub_block(run, op.sub_index)
         return ()
 
     # -- DMA and cube -------------------------------------------------------

@@ -100,6 +100,8 @@ class BlockState:
     next_free: dict[str, int] = field(default_factory=dict)
     slots: dict[Operation, np.ndarray] = field(default_factory=dict)
     flags: Counter = field(default_factory=Counter)
+    sub_ub: dict[int, np.ndarray] = field(default_factory=dict)  # vector core i >= 1's ub bytes (`enter_sub_block`)
+    parked_ub: tuple[int, np.ndarray] | None = None  # core 0's ub bytes while core i's code runs
     probe_key: list = field(default_factory=list)  # a probed block: its events' block_key elements
     probe_gm: list = field(default_factory=list)   # ... and (op, operands) of its ops touching gm
 
@@ -141,6 +143,38 @@ class RunState:
             buf[done:end] = POISON
             block.poisoned[name] = end
         return buf
+
+
+def enter_sub_block(run: RunState, index: int) -> None:
+    """Vector core `index` of a mix block has a ub of its own at the addresses of core 0's
+    (`ascend.sub_block`). Its code runs in program order on the run's one ub buffer, so on
+    entering it the bytes the block's allocs reach are exchanged with that core's, kept with
+    the block (poisoned at first), and exchanged back on leaving (`leave_sub_block`). Core 0
+    is the buffer itself: code outside sub-blocks pays nothing. Timing-only runs move no data."""
+    block = run.block
+    if index == 0 or run.timing or block is None or block.spaces.get("ub") is None:
+        return
+    buf, end = block.spaces["ub"], block.poisoned.get("ub", 0)
+    own = block.sub_ub.get(index)
+    if own is None or own.size < end:
+        grown = np.full(end, POISON, np.uint8)
+        if own is not None:
+            grown[:own.size] = own
+        own = grown
+    block.parked_ub = (end, buf[:end].copy())
+    buf[:end] = own[:end]
+
+
+def leave_sub_block(run: RunState, index: int) -> None:
+    """Core `index`'s ub bytes back to their keeping, core 0's into the buffer."""
+    block = run.block
+    if block is None or block.parked_ub is None or index == 0:
+        return
+    end, parked = block.parked_ub
+    buf = block.spaces["ub"]
+    block.sub_ub[index] = buf[:end].copy()
+    buf[:end] = parked
+    block.parked_ub = None
 
 
 def where(run: RunState, op: Operation) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, SSAValue
 
 from geir.dialects import ascend as a
 from geir.runtime.ascend_machine import address, byte_extent

@@ -22,6 +22,11 @@ into l1 a whole tile per DMA and the cube takes the tile in steps of nk0 keys - 
 scores into its columns of the l0c S tile, P V accumulated over the steps - so a decode
 step's long cache pays the DMA start-ups of each hand-off once per tile of 256 keys, not 64.
 
+The vector side runs on the block's vector cores side by side (`ascend.sub_block`, the 910B's
+two AIVs; `vector_shares`): each takes a share of the item's query rows - its rows of S, P and
+O, the statistics, its own ub - and the AIC sets its flags once per core and waits for each
+core's (`_per_aiv`).
+
 The key tiles of an item run as a five-stage software pipeline (`_pipeline`): K load;
 scores (MTE1, M, FIX); softmax (S and V in, vector, P out); P V (P in, MTE1, M, FIX); O update.
 Iteration i runs stage s on tile i - s, oldest first, so the cube computes tile j + 1's scores
@@ -49,6 +54,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Callable
 
@@ -70,7 +76,9 @@ from geir.lowering.templates.common import (
     itemsize,
     round_up,
     row_elems,
+    row_shares,
     shape_of,
+    vector_cores_per_block,
 )
 from geir.lowering.templates.cube.loops import Index, distribute
 from geir.lowering.templates.data import Strided, strided_views, written_view
@@ -94,10 +102,10 @@ SLOTS = (0, 1)
 # 6 the once-per-item syncs (Q, O's first tile, the output); 7 the per-item buffers' credits
 # (`F_ITEM`)
 F_K, F_V, F_P, F_MASK, F_PV, CHAIN, F_ITEM = 0, 2, 4, 4, 5, 6, 7
-ITEM_CREDITS = (("MTE1", "MTE2", F_ITEM), ("M", "MTE1", F_ITEM), ("MTE3", "V", F_ITEM))
-"""What one work item leaves for the next (so items follow each other without a barrier):
-q1 once its copy to l0a is done, q0 once the item's last mmad has read it, O and the row
-statistics once MTE3 has stored the item's result."""
+# What one work item leaves for the next (so items follow each other without a barrier) on
+# F_ITEM: q1 once its copy to l0a is done (MTE1 -> MTE2), q0 once the item's last mmad has read
+# it (M -> MTE1), and on each vector core O and the row statistics once MTE3 has stored the
+# item's result (MTE3 -> V).
 
 
 @dataclass(frozen=True)
@@ -246,6 +254,7 @@ class AttentionTiling:
     chunk: int = 0    # keys of every part but the last (whole key tiles)
     grouped: bool = False  # a work item is a kv head's query heads, one row each (`grouped_rows`)
     nk0: int = 0      # keys of a cube step (l0a / l0b hold [mq, nk0] / [nk0, D]); 0: nk
+    subs: int = 1     # vector cores of a block an item's rows are shared over (`vector_shares`)
 
     @property
     def step(self) -> int:
@@ -258,24 +267,27 @@ class AttentionTiling:
         return [(0, self.splits - 1, self.chunk), (self.splits - 1, 1, L - (self.splits - 1) * self.chunk)]
 
 
-def _buffers(plan: AttentionPlan, mq: int, nk: int, nk0: int | None = None, keys: bool = False) -> dict[str, int]:
+def _buffers(plan: AttentionPlan, mq: int, nk: int, nk0: int | None = None, keys: bool = False,
+             subs: int = 1) -> dict[str, int]:
     """Bytes each space needs for a tiling (the kernel allocates exactly these): l1 and l0c
-    hold a key tile of nk, l0a / l0b a cube step of nk0 keys."""
+    hold a key tile of nk, l0a / l0b a cube step of nk0 keys, each of the `subs` vector cores'
+    ub its share of the mq rows."""
     e = itemsize(plan.elt)
+    rows = ceil_div(mq, subs)
     mqp, nkp = round_up(mq, FRACTAL), round_up(nk, FRACTAL)
     n0p = round_up(nk0 or nk, FRACTAL)
     dp, dvp = round_up(plan.D, FRACTAL), round_up(plan.Dv, FRACTAL)
     wide = max(row_elems(nk, f32), row_elems(plan.Dv, f32))
     n = len(SLOTS)
-    ub = (n * mq * row_elems(nk, f32) + mq * wide + 2 * mq * row_elems(plan.Dv, f32)) * 4 + (4 + n) * mq * 32
+    ub = (n * rows * row_elems(nk, f32) + rows * wide + 2 * rows * row_elems(plan.Dv, f32)) * 4 + (4 + n) * rows * 32
     if plan.elt != f32:
-        ub += n * mq * max(row_elems(nk, plan.elt), row_elems(plan.Dv, plan.elt)) * e
+        ub += n * rows * max(row_elems(nk, plan.elt), row_elems(plan.Dv, plan.elt)) * e
     if plan.mask is not None and plan.mask[2] == 1:
         ub += row_elems(nk, f32) * 4 + (row_elems(nk, plan.elt) * e if plan.elt != f32 else 0)
     elif plan.mask is not None:
-        ub += mq * row_elems(nk, plan.elt) * e
+        ub += rows * row_elems(nk, plan.elt) * e
     if plan.causal:
-        ub += mq * row_elems(nk, f32) * 4
+        ub += rows * row_elems(nk, f32) * 4
     if keys:  # a shape range's padded keys: the column indices and the mask row
         ub += 2 * row_elems(nk, f32) * 4
     return {
@@ -306,17 +318,20 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
             nk = min(kc, plan.L)
             if plan.causal and plan.S > mq and mq != nk:
                 continue
+            subs = vector_shares(plan, mq, grouped, spec)
             nk0 = next((n0 for n0 in _steps(nk) if all(
-                v <= spec.buffer_bytes[s] for s, v in _buffers(plan, mq, nk, n0, bool(req.key_extent)).items())), None)
+                v <= spec.buffer_bytes[s] for s, v in _buffers(plan, mq, nk, n0, bool(req.key_extent), subs).items())),
+                       None)
             if nk0 is None:
                 continue
             items = plan.B * (plan.Hkv if grouped else plan.H * ceil_div(plan.S, mq))
             for splits, chunk in split_choices(plan, items, nk, spec) if not req.key_extent else [(1, 0)]:
                 extra = 0.0 if splits == 1 else _combine_us(req, plan, splits)
                 for blocks in block_choices(items * splits, spec.cube_cores):
-                    us = _estimate_us(req, plan, mq, nk, items * splits, blocks, chunk or plan.L, nk0) + extra
+                    us = _estimate_us(req, plan, mq, nk, items * splits, blocks, chunk or plan.L, nk0, subs) + extra
                     if best is None or us < best.estimate_us:
-                        best = AttentionTiling(mq, nk, blocks, us, splits, chunk, grouped, nk0 if nk0 < nk else 0)
+                        best = AttentionTiling(mq, nk, blocks, us, splits, chunk, grouped, nk0 if nk0 < nk else 0,
+                                               subs)
     return best
 
 
@@ -324,6 +339,17 @@ def _steps(nk: int) -> list[int]:
     """Cube steps of a key tile to try, largest first: the whole tile, or whole fractals that
     divide it (l0a / l0b are what limit a step; l1 takes the tile in one DMA per operand)."""
     return [nk] + [n0 for n0 in KEY_CHOICES if n0 < nk and nk % n0 == 0]
+
+
+def vector_shares(plan: AttentionPlan, mq: int, grouped: bool, spec) -> int:
+    """The vector cores of a block that share each work item's query rows (`ascend.sub_block`
+    i: its rows of S, P and O and their row statistics, in its own ub): every one of the
+    block's AIVs when every item - the whole tiles of mq rows and the last, partial one (a
+    grouped decode step's: its query heads) - has rows for each; else one (a decode step's
+    single query row)."""
+    cores = vector_cores_per_block(spec)
+    rows = {mq} if grouped else {mq, plan.S % mq or mq}
+    return cores if cores > 1 and all(len(row_shares(r, cores)) == cores for r in rows) else 1
 
 
 def grouped_rows(plan: AttentionPlan) -> int:
@@ -378,8 +404,9 @@ def block_choices(items: int, cores: int) -> list[int]:
 
 
 def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, items: int, blocks: int,
-                 keys: int, nk0: int | None = None) -> float:
-    """The kernel's time for work items of `keys` keys each (cube steps of nk0 keys)."""
+                 keys: int, nk0: int | None = None, subs: int = 1) -> float:
+    """The kernel's time for work items of `keys` keys each (cube steps of nk0 keys), the
+    vector side's rows shared by `subs` vector cores (each with its own V, MTE2 and MTE3)."""
     cost, spec = req.cost, req.device
     dt = dtype_name(to_dtype(plan.elt))
     e = itemsize(plan.elt)
@@ -404,6 +431,8 @@ def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, item
 
     steps = ceil_div(nk, nk0 or nk)
     n0p = round_up(ceil_div(nk, steps), FRACTAL)
+    share = ceil_div(mq, subs)  # an AIV's rows (the simulator runs the AIVs side by side)
+    s_share, o_share, p_share = share * nk * 4, share * plan.Dv * 4, share * nk * e
 
     def per_item(movers: int) -> int:
         """An item's pipeline of key tiles, `movers` blocks sharing the bandwidth."""
@@ -413,17 +442,17 @@ def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, item
                        math.ceil(cost.gm_cycles(nbytes, movers, h)) + cost.dma_cycles(0, src, dst))
 
         kv = gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1")
-        o_fix, o_in = gm(o_bytes, "l0c", "gm"), gm(o_bytes, "gm", "ub")
-        o_vec = 3 * cost.vector_cycles("binary", o_bytes, "f32")
-        pipes = {  # the AIC's MTE2 brings K, V and P into l1, the AIV's S and P V into ub
+        o_fix, o_in = gm(o_bytes, "l0c", "gm"), gm(o_share, "gm", "ub")
+        o_vec = 3 * cost.vector_cycles("binary", o_share, "f32")
+        pipes = {  # the AIC's MTE2 brings K, V and P into l1, each AIV's its rows of S and P V into ub
             "MTE2": kv + gm(p_bytes, "gm", "l1"),
-            "MTE2.aiv": gm(s_bytes, "gm", "ub") + o_in,
+            "MTE2.aiv": gm(s_share, "gm", "ub") + o_in,
             "FIX": gm(s_bytes, "l0c", "gm") + o_fix,
-            "MTE3": gm(p_bytes, "ub", "gm"),
+            "MTE3": gm(p_share, "ub", "gm"),
             "MTE1": steps * (cost.dma_cycles(mqp * n0p * e, "l1", "l0a") + cost.dma_cycles(n0p * dvp * e, "l1", "l0b")
                              + cost.dma_cycles(n0p * dp * e, "l1", "l0b")),
             "M": steps * (cost.mmad_cycles(mqp, dp, n0p, dt) + cost.mmad_cycles(mqp, n0p, dvp, dt)),
-            "V": 10 * cost.vector_cycles("binary", s_bytes, "f32") + o_vec,
+            "V": 10 * cost.vector_cycles("binary", s_share, "f32") + o_vec,
         }
         tile, chain = max(pipes.values()), sum(pipes.values())
         # no barrier between items: an item's K and V loads run while the item before it
@@ -482,24 +511,26 @@ class AttentionKernel:
         self.v0 = [kb.alloc([n0p, dvp], elt, "l0b", f"v0s{x}") for x in SLOTS]
         self.sc = [kb.alloc([mqp, nkp], f32, "l0c", f"scs{x}") for x in SLOTS]
         self.pvc = [kb.alloc([mqp, dvp], f32, "l0c", f"pvcs{x}") for x in SLOTS]
-        # ub (f32): the scores, a temporary, P V, O, the row statistics; P in the input type
+        # ub (f32), each vector core's for its share of the item's rows: the scores, a
+        # temporary, P V, O, the row statistics; P in the input type
         wide = max(row_elems(nk, f32), row_elems(plan.Dv, f32))
-        self.s = [kb.alloc([mq, row_elems(nk, f32)], f32, "ub", f"ss{x}") for x in SLOTS]
-        self.tmp = kb.alloc([mq, wide], f32, "ub", "t")
-        self.pv = kb.alloc([mq, row_elems(plan.Dv, f32)], f32, "ub", "pv")
-        self.o = kb.alloc([mq, row_elems(plan.Dv, f32)], f32, "ub", "o")
-        self.m, self.l, self.mt, self.rs = (kb.alloc([mq, 8], f32, "ub", n) for n in ("m", "l", "mt", "rsum"))
-        self.al = [kb.alloc([mq, 8], f32, "ub", f"alphas{x}") for x in SLOTS]
+        rows = ceil_div(mq, t.subs)
+        self.s = [kb.alloc([rows, row_elems(nk, f32)], f32, "ub", f"ss{x}") for x in SLOTS]
+        self.tmp = kb.alloc([rows, wide], f32, "ub", "t")
+        self.pv = kb.alloc([rows, row_elems(plan.Dv, f32)], f32, "ub", "pv")
+        self.o = kb.alloc([rows, row_elems(plan.Dv, f32)], f32, "ub", "o")
+        self.m, self.l, self.mt, self.rs = (kb.alloc([rows, 8], f32, "ub", n) for n in ("m", "l", "mt", "rsum"))
+        self.al = [kb.alloc([rows, 8], f32, "ub", f"alphas{x}") for x in SLOTS]
         if self.wide:
             pw = max(row_elems(nk, elt), row_elems(plan.Dv, elt))
-            self.pe = [kb.alloc([mq, pw], elt, "ub", f"pes{x}") for x in SLOTS]
+            self.pe = [kb.alloc([rows, pw], elt, "ub", f"pes{x}") for x in SLOTS]
         if plan.mask is not None and plan.mask[2] == 1:
             self.mrow = kb.alloc([1, row_elems(nk, f32)], f32, "ub", "mrow")
             if self.wide:
                 self.mrow_e = kb.alloc([1, row_elems(nk, elt)], elt, "ub", "mrow_e")
         elif plan.mask is not None:
-            self.mk = kb.alloc([mq, row_elems(nk, elt)], elt, "ub", "mk")
-        self.dm = kb.alloc([mq, row_elems(nk, f32)], f32, "ub", "dm") if plan.causal else None
+            self.mk = kb.alloc([rows, row_elems(nk, elt)], elt, "ub", "mk")
+        self.dm = kb.alloc([rows, row_elems(nk, f32)], f32, "ub", "dm") if plan.causal else None
         # a shape range's keys: key c of a tile is padded when c >= n - k0 (`_key_mask`)
         self.keys = kb.real_keys() if self.req.key_extent else None
         if self.keys is not None:
@@ -518,13 +549,23 @@ class AttentionKernel:
         self.ws_row = [kb.add(base, x * mq) for x in SLOTS]
         self.s_free = "V" if self.wide else "MTE3"
 
-        credits = self._credits()
-        for src, dst, ident in credits:
-            kb.set_flag(src, dst, ident)
-        if self.dm is not None:
-            self._diff_tile()
-        if self.keys is not None:
-            self._column_row(self.kcol)
+        # the item's query rows are shared over the block's vector cores (`vector_shares`)
+        self.subs = t.subs
+        self.shares = row_shares(mq, self.subs)
+        aic, aiv, to_aiv, to_aic = self._credits()
+        for f in aic:
+            kb.set_flag(*f)
+        for f in to_aiv:
+            self._per_aiv(kb.set_flag, *f)
+
+        def start(r0: int, n: int) -> None:
+            for f in aiv + to_aic:
+                kb.set_flag(*f)
+            if self.dm is not None:
+                self._diff_tile()
+            if self.keys is not None:
+                self._column_row(self.kcol)
+        self._aivs(start)
         nq_full, q_rem = divmod(plan.S, mq)
         bh = plan.B * plan.H
         classes = []
@@ -558,11 +599,33 @@ class AttentionKernel:
                 classes.append(([bh, count], lambda idx, part=part: item(idx[0], nq_full, q_rem, part(idx[1])),
                                 *limit(plan.H * count)))
         distribute(kb, t.blocks, classes)
-        for src, dst, ident in credits:
-            kb.wait_flag(src, dst, ident)
+        self.shares = row_shares(mq, self.subs)
+        for f in aic:
+            kb.wait_flag(*f)
+        for f in to_aic:
+            self._per_aiv(kb.wait_flag, *f)
+
+        def end(r0: int, n: int) -> None:
+            for f in aiv + to_aiv:
+                kb.wait_flag(*f)
+        self._aivs(end)
         kernel = kb.finish()
         kernel.attributes[attr_names.TEMPLATE] = StringAttr("attention")
         return kernel
+
+    def _aivs(self, body: Callable[[int, int], None]) -> None:
+        """body(r0, n) on each vector core the item's rows are shared over (`ascend.sub_block`
+        i when there are several): the core's rows r0 .. r0 + n of the item, held in rows
+        0 .. n of its own ub. Index values it computes stay in its region."""
+        for i, (r0, n) in enumerate(self.shares):
+            with self.kb.sub_block(i) if self.subs > 1 else nullcontext():
+                body(r0, n)
+
+    def _per_aiv(self, flag: Callable[[str, str, int], object], src: str, dst: str, ident: int) -> None:
+        """A flag between the AIC and the vector cores, once per core sharing the item's rows:
+        the AIC sets one for each core, or waits for each core's."""
+        for _ in self.shares:
+            flag(src, dst, ident)
 
     def _real_batches(self) -> Index | None:
         """How many batch rows are real at run time, when a shape range's dim is the batch
@@ -576,22 +639,27 @@ class AttentionKernel:
             return None
         return self.kb.real_rows(plan.B)
 
-    def _credits(self) -> list[tuple[str, str, int]]:
-        """The `free` flags of every slot, set once before the work items (each use waits for
-        one and sets it again when the slot may be refilled) and waited for at the end."""
-        out = []
+    def _credits(self) -> tuple[list, list, list, list]:
+        """The `free` flags of every slot and of the per-item buffers, set once before the work
+        items (each use waits for one and sets it again when the buffer may be refilled) and
+        waited for at the end: the AIC's own, each vector core's own, the AIC's to each vector
+        core (P's scratch read: MTE3 may write it again) and each core's to the AIC (S's and
+        P V's scratch read: FIX may write them again)."""
+        aic, aiv, to_aiv, to_aic = [], [], [], []
         for x in SLOTS:
-            out += [("MTE1", "MTE2", F_K + x), ("M", "MTE1", F_K + x), ("FIX", "M", F_K + x),
-                    ("MTE2", "FIX", F_K + x), (self.s_free, "MTE2", F_K + x), ("MTE1", "MTE2", F_V + x),
-                    ("MTE2", "MTE3", F_K + x), ("MTE1", "MTE2", F_P + x), ("M", "MTE1", F_V + x),
-                    ("FIX", "M", F_V + x), ("MTE2", "FIX", F_V + x)]
+            aic += [("MTE1", "MTE2", F_K + x), ("M", "MTE1", F_K + x), ("FIX", "M", F_K + x),
+                    ("MTE1", "MTE2", F_V + x), ("MTE1", "MTE2", F_P + x), ("M", "MTE1", F_V + x),
+                    ("FIX", "M", F_V + x)]
+            aiv.append((self.s_free, "MTE2", F_K + x))
             if self.wide:
-                out.append(("MTE3", "V", F_K + x))
-        out += ITEM_CREDITS
-        out.append(("V", "MTE2", F_PV))
+                aiv.append(("MTE3", "V", F_K + x))
+            to_aiv.append(("MTE2", "MTE3", F_K + x))
+            to_aic += [("MTE2", "FIX", F_K + x), ("MTE2", "FIX", F_V + x)]
+        aic += [("MTE1", "MTE2", F_ITEM), ("M", "MTE1", F_ITEM)]
+        aiv += [("MTE3", "V", F_ITEM), ("V", "MTE2", F_PV)]
         if self.plan.mask is not None:
-            out.append(("V", "MTE2", F_MASK))
-        return out
+            aiv.append(("V", "MTE2", F_MASK))
+        return aic, aiv, to_aiv, to_aic
 
     def _column_row(self, row: SSAValue) -> None:
         """row[0, c] = c: eight scalar stores, then doubling along the row."""
@@ -644,6 +712,7 @@ class AttentionKernel:
         mvp = round_up(mv, FRACTAL)
         dp = round_up(plan.D, FRACTAL)
         self.bh, self.mv = bh, mv
+        self.shares = row_shares(mv, self.subs)
         self.q0_row = kb.mul(qi, mq)
         self.heads: dict[tuple, tuple[Index, Index]] = {}
         self.b_h: tuple[Index, Index] | None = None
@@ -674,11 +743,14 @@ class AttentionKernel:
         # the row statistics and O; O is the first tile's P V itself (`_update`) when that
         # tile's update runs unconditionally (a static count of tiles)
         self.o_fresh = bool(rem) or (isinstance(n_run, int) and n_run > 0)
-        kb.wait_flag("MTE3", "V", F_ITEM)
-        kb.vec(a.VdupOp, kb.scalar(NEG, f32), self.m)
-        kb.vec(a.VdupOp, kb.scalar(0.0, f32), self.l)
-        if not self.o_fresh:
-            kb.vec(a.VdupOp, kb.scalar(0.0, f32), self.o)
+
+        def init(r0: int, n: int) -> None:
+            kb.wait_flag("MTE3", "V", F_ITEM)
+            kb.vec(a.VdupOp, kb.scalar(NEG, f32), self._rows(self.m, 8, n))
+            kb.vec(a.VdupOp, kb.scalar(0.0, f32), self._rows(self.l, 8, n))
+            if not self.o_fresh:
+                kb.vec(a.VdupOp, kb.scalar(0.0, f32), kb.tile(self.o, [0, 0], [n, self.o.type.get_shape()[1]]))
+        self._aivs(init)
         if rem:
             self._pipeline(lambda j: base, 1, rem, lambda j: [(c, d) for c, d in self._first_band(qi, rem) if d is not None])
 
@@ -687,52 +759,56 @@ class AttentionKernel:
 
         self._pipeline(lambda j: kb.add(first, kb.mul(j, nk)), n_run, nk, bands)
         if part is not None:
-            self._write_part(bh, mv, part[0])
-            self._leave_item()
+            row = kb.add(kb.mul(bh, plan.S), self.q0_row)
+            col = kb.mul(part[0], plan.Dv), kb.mul(part[0], 8)
+            self._aivs(lambda r0, n: self._write_part(kb.add(row, r0), col, n))
+            kb.set_flag("M", "MTE1", F_ITEM)
             return
         # out = O / l
-        dv = plan.Dv
-        lb = kb.tile(self.tmp, [0, 0], [mv, dv])
-        kb.vec(a.VbrcbOp, self._rows(self.l, 1), lb)
-        ov = kb.tile(self.o, [0, 0], [mv, dv])
+        o_at = self._at(plan.out, bh)
+        row = kb.add(o_at[0], self.q0_row)
+        self._aivs(lambda r0, n: self._write_out(kb.add(row, r0), o_at[1], n))
+        # Q's l0a buffer (after the item's mmads) to the next item: no barrier, so its Q and
+        # first key tiles load while this item's last tiles finish
+        kb.set_flag("M", "MTE1", F_ITEM)
+
+    def _write_out(self, row: Index, col: Index, n: int) -> None:
+        """A vector core's n rows of out = O / l (in the output's type) to the output's rows
+        from `row`; then O and the statistics go to the next item (MTE3 -> V F_ITEM)."""
+        kb, dv = self.kb, self.plan.Dv
+        lb = kb.tile(self.tmp, [0, 0], [n, dv])
+        kb.vec(a.VbrcbOp, self._rows(self.l, 1, n), lb)
+        ov = kb.tile(self.o, [0, 0], [n, dv])
         kb.vec(a.VdivOp, ov, lb, ov)
         src = ov
         if self.wide:
-            src = kb.tile(self.pe[0], [0, 0], [mv, dv])
+            src = kb.tile(self.pe[0], [0, 0], [n, dv])
             kb.wait_flag("MTE3", "V", F_K)
             kb.vec(a.VcastOp, ov, src)
         kb.sync("V", "MTE3", CHAIN)
-        o_at = self._at(plan.out, bh)
-        kb.copy(src, kb.tile(self.o2, [kb.add(o_at[0], self.q0_row), o_at[1]], [mv, dv]))
+        kb.copy(src, kb.tile(self.o2, [row, col], [n, dv]))
         if self.wide:
             kb.set_flag("MTE3", "V", F_K)
-        self._leave_item()
+        kb.set_flag("MTE3", "V", F_ITEM)
 
-    def _leave_item(self) -> None:
-        """Hands Q's l0a buffer (after the item's mmads) and O and the statistics (after its
-        stores) to the next item: no barrier, so its Q and first key tiles load while this
-        item's last tiles finish."""
-        self.kb.set_flag("M", "MTE1", F_ITEM)
-        self.kb.set_flag("MTE3", "V", F_ITEM)
-
-    def _write_part(self, bh: Index, mv: int, p: Index) -> None:
-        """A part's results into the chain's shared buffers, at row (b * H + h) * S + q of
-        each: O / l (f32) at columns p * Dv .., and the log-sum-exp m + ln l in the 32-byte
-        block at columns 8p .. 8p + 7 (a vector tile starts on a block)."""
-        kb, plan, dv = self.kb, self.plan, self.plan.Dv
-        lb = kb.tile(self.tmp, [0, 0], [mv, dv])
-        kb.vec(a.VbrcbOp, self._rows(self.l, 1), lb)
-        ov = kb.tile(self.o, [0, 0], [mv, dv])
+    def _write_part(self, row: Index, cols: tuple[Index, Index], n: int) -> None:
+        """A vector core's n rows of a part's results into the chain's shared buffers, from
+        row (b * H + h) * S + q: O / l (f32) at columns p * Dv .., and the log-sum-exp m + ln l
+        in the 32-byte block at columns 8p .. 8p + 7 (a vector tile starts on a block)."""
+        kb, dv = self.kb, self.plan.Dv
+        lb = kb.tile(self.tmp, [0, 0], [n, dv])
+        kb.vec(a.VbrcbOp, self._rows(self.l, 1, n), lb)
+        ov = kb.tile(self.o, [0, 0], [n, dv])
         kb.vec(a.VdivOp, ov, lb, ov)
-        lse = self._rows(self.rs, 1)
-        kb.vec(a.VlogOp, self._rows(self.l, 1), lse)
-        kb.vec(a.VaddOp, self._rows(self.m, 1), lse, lse)
-        block = self._rows(self.mt, 8)
+        lse = self._rows(self.rs, 1, n)
+        kb.vec(a.VlogOp, self._rows(self.l, 1, n), lse)
+        kb.vec(a.VaddOp, self._rows(self.m, 1, n), lse, lse)
+        block = self._rows(self.mt, 8, n)
         kb.vec(a.VbrcbOp, lse, block)
         kb.sync("V", "MTE3", CHAIN)
-        row = kb.add(kb.mul(bh, plan.S), self.q0_row)
-        kb.copy(ov, kb.tile(self.o_part, [row, kb.mul(p, dv)], [mv, dv]))
-        kb.copy(block, kb.tile(self.lse_part, [row, kb.mul(p, 8)], [mv, 8]))
+        kb.copy(ov, kb.tile(self.o_part, [row, cols[0]], [n, dv]))
+        kb.copy(block, kb.tile(self.lse_part, [row, cols[1]], [n, 8]))
+        kb.set_flag("MTE3", "V", F_ITEM)
 
     def _count(self, cond: bool | SSAValue) -> Index:
         if isinstance(cond, bool):
@@ -869,35 +945,41 @@ class AttentionKernel:
 
     def _fix(self, acc: SSAValue, scratch: SSAValue, f: int) -> None:
         """FIX writes the valid part of acc into a scratch tile (once M is done with it and
-        MTE2 has read the scratch's last content)."""
+        every vector core's MTE2 has read its rows of the scratch's last content), and tells
+        each vector core."""
         kb = self.kb
         kb.set_flag("M", "FIX", f)
         kb.wait_flag("M", "FIX", f)
-        kb.wait_flag("MTE2", "FIX", f)
+        self._per_aiv(kb.wait_flag, "MTE2", "FIX", f)
         self._load(acc, scratch)
         kb.set_flag("FIX", "M", f)
-        kb.set_flag("FIX", "MTE2", f)
+        self._per_aiv(kb.set_flag, "FIX", "MTE2", f)
 
     def _softmax(self, k0: Index, nv: int, x: int, bands: list) -> None:
-        """Stage 2: S from the scratch into ub slot x (MTE2), V into l1 slot x (MTE2), scale,
-        mask, band and the online softmax (V), P to the scratch (MTE3)."""
+        """Stage 2: V into l1 slot x (the AIC's MTE2); on each vector core, its rows of S from
+        the scratch into ub slot x (MTE2), scale, mask, band and the online softmax (V), its
+        rows of P to the scratch (MTE3)."""
         kb, plan = self.kb, self.plan
-        mv = self.mv
-        s = kb.tile(self.s[x], [0, 0], [mv, nv])
-        tmp = kb.tile(self.tmp, [0, 0], [mv, nv])
-        kb.wait_flag(self.s_free, "MTE2", F_K + x)
-        kb.wait_flag("FIX", "MTE2", F_K + x)
-        kb.copy(kb.tile(self.sg, [self.ws_row[x], 0], [mv, nv]), s)
-        kb.set_flag("MTE2", "FIX", F_K + x)
-        kb.set_flag("MTE2", "V", F_K + x)
-        if plan.mask is not None:
-            kb.wait_flag("V", "MTE2", F_MASK)
-            self._load_mask(k0, nv)
-            kb.set_flag("MTE2", "V", F_MASK)
         kb.wait_flag("MTE1", "MTE2", F_V + x)
         self._load(kb.tile(self.v2, [kb.add(self.v_at[0], k0), self.v_at[1]], [nv, plan.Dv]),
                    kb.tile(self.v1[x], [0, 0], [round_up(nv, FRACTAL), round_up(plan.Dv, FRACTAL)]))
         kb.set_flag("MTE2", "MTE1", F_V + x)
+        self._aivs(lambda r0, n: self._softmax_rows(k0, nv, x, bands, r0, n))
+
+    def _softmax_rows(self, k0: Index, nv: int, x: int, bands: list, r0: int, n: int) -> None:
+        """Stage 2 on one vector core: rows r0 .. r0 + n of the item."""
+        kb, plan = self.kb, self.plan
+        s = kb.tile(self.s[x], [0, 0], [n, nv])
+        tmp = kb.tile(self.tmp, [0, 0], [n, nv])
+        kb.wait_flag(self.s_free, "MTE2", F_K + x)
+        kb.wait_flag("FIX", "MTE2", F_K + x)
+        kb.copy(kb.tile(self.sg, [kb.add(self.ws_row[x], r0), 0], [n, nv]), s)
+        kb.set_flag("MTE2", "FIX", F_K + x)
+        kb.set_flag("MTE2", "V", F_K + x)
+        if plan.mask is not None:
+            kb.wait_flag("V", "MTE2", F_MASK)
+            self._load_mask(k0, nv, r0, n)
+            kb.set_flag("MTE2", "V", F_MASK)
         kb.wait_flag("MTE2", "V", F_K + x)
         # scale, mask, causal band; masked scores clamp to NEG (a -inf mask too)
         kb.vec(a.VmulsOp, s, kb.scalar(plan.scale, f32), s)
@@ -908,21 +990,21 @@ class AttentionKernel:
                     kb.vec(a.VcastOp, kb.tile(self.mrow_e, [0, 0], [1, nv]), kb.tile(self.mrow, [0, 0], [1, nv]))
                 kb.vec(a.VbrcbOp, kb.tile(self.mrow, [0, 0], [1, nv]), tmp)
             elif self.wide:
-                kb.vec(a.VcastOp, kb.tile(self.mk, [0, 0], [mv, nv]), tmp)
+                kb.vec(a.VcastOp, kb.tile(self.mk, [0, 0], [n, nv]), tmp)
             else:
-                tmp = kb.tile(self.mk, [0, 0], [mv, nv])
+                tmp = kb.tile(self.mk, [0, 0], [n, nv])
             kb.vec(a.VaddOp, s, tmp, s)
             kb.set_flag("V", "MTE2", F_MASK)
-            tmp = kb.tile(self.tmp, [0, 0], [mv, nv])
-        for cond, d in bands:
-            self._guarded(cond, lambda d=d: self._band(s, tmp, nv, d))
+            tmp = kb.tile(self.tmp, [0, 0], [n, nv])
+        for cond, d in bands:  # the band of rows r0 ..: c - (r + r0) - d
+            self._guarded(cond, lambda d=d: self._band(s, tmp, nv, d + r0))
         if self.keys is not None:  # a tile that holds a padded key
             self._guarded(kb.less(self.keys, kb.add(k0, nv)), lambda: self._key_mask(s, tmp, k0, nv))
         if plan.mask is not None or bands or self.keys is not None:
             kb.vec(a.VmaxsOp, s, kb.scalar(NEG, f32), s)
         # online softmax
-        m, mt, l, rs = (self._rows(v, 1) for v in (self.m, self.mt, self.l, self.rs))
-        al = self._rows(self.al[x], 1)
+        m, mt, l, rs = (self._rows(v, 1, n) for v in (self.m, self.mt, self.l, self.rs))
+        al = self._rows(self.al[x], 1, n)
         kb.vec(a.VreduceOp, s, mt, kind=StringAttr("max"))
         kb.vec(a.VmaxOp, m, mt, mt)                      # m' = max(m, rowmax)
         kb.vec(a.VsubOp, m, mt, al)
@@ -936,21 +1018,22 @@ class AttentionKernel:
         kb.vec(a.VaddOp, l, rs, l)                       # l = l * a + rowsum P
         p = s
         if self.wide:  # P in the input type for the cube
-            p = kb.tile(self.pe[x], [0, 0], [mv, nv])
+            p = kb.tile(self.pe[x], [0, 0], [n, nv])
             kb.wait_flag("MTE3", "V", F_K + x)
             kb.vec(a.VcastOp, s, p)
             kb.set_flag("V", "MTE2", F_K + x)            # s is free again
         kb.set_flag("V", "MTE3", F_K + x)
         kb.wait_flag("V", "MTE3", F_K + x)
         kb.wait_flag("MTE2", "MTE3", F_K + x)
-        kb.copy(p, kb.tile(self.pg, [self.ws_row[x], 0], [mv, nv]))
+        kb.copy(p, kb.tile(self.pg, [kb.add(self.ws_row[x], r0), 0], [n, nv]))
         kb.set_flag("MTE3", "V" if self.wide else "MTE2", F_K + x)   # pe (f32: s) is free again
         kb.set_flag("MTE3", "MTE2", F_V + x)
 
     def _band(self, s: SSAValue, tmp: SSAValue, nv: int, d: int) -> None:
-        """Key c of the tile is masked for query r when c - r > d: s += NEG * clamp(c - r - d, 0, 1)."""
+        """Key c of the tile is masked for query r (of the core's rows, as the tile s is) when
+        c - r > d: s += NEG * clamp(c - r - d, 0, 1)."""
         kb = self.kb
-        dm = kb.tile(self.dm, [0, 0], [self.mv, nv])
+        dm = kb.tile(self.dm, [0, 0], [s.type.get_shape()[0], nv])
         kb.vec(a.VaddsOp, dm, kb.scalar(float(-d), f32), tmp)   # c - r - d
         kb.vec(a.VminsOp, tmp, kb.scalar(1.0, f32), tmp)
         kb.vec(a.VmaxsOp, tmp, kb.scalar(0.0, f32), tmp)          # 1 where masked
@@ -963,10 +1046,10 @@ class AttentionKernel:
         kb, plan = self.kb, self.plan
         mv, mvp, nvp, dvp = self.mv, round_up(self.mv, FRACTAL), round_up(nv, FRACTAL), round_up(plan.Dv, FRACTAL)
         p1 = kb.tile(self.p1[x], [0, 0], [mvp, nvp])
-        kb.wait_flag("MTE3", "MTE2", F_V + x)
+        self._per_aiv(kb.wait_flag, "MTE3", "MTE2", F_V + x)   # every core's rows of P
         kb.wait_flag("MTE1", "MTE2", F_P + x)
         self._load(kb.tile(self.pg, [self.ws_row[x], 0], [mv, nv]), p1)
-        kb.set_flag("MTE2", "MTE3", F_K + x)
+        self._per_aiv(kb.set_flag, "MTE2", "MTE3", F_K + x)
         kb.set_flag("MTE2", "MTE1", F_P + x)
         acc = kb.tile(self.pvc[x], [0, 0], [mvp, dvp])
         kb.wait_flag("MTE2", "MTE1", F_P + x)
@@ -987,49 +1070,52 @@ class AttentionKernel:
         self._fix(acc, kb.tile(self.og, [self.ws_row[x], 0], [mv, plan.Dv]), F_V + x)
 
     def _update(self, x: int) -> None:
-        """Stage 4: P V from the scratch into ub (MTE2), O = O * a + P V (V). The item's first
-        tile's P V goes straight into O (`o_fresh`: O holds nothing to rescale yet), once the
-        vector unit is done with the previous item's O."""
-        kb, mv, dv = self.kb, self.mv, self.plan.Dv
+        """Stage 4, on each vector core: its rows of P V from the scratch into ub (MTE2),
+        O = O * a + P V (V). The item's first tile's P V goes straight into O (`o_fresh`: O
+        holds nothing to rescale yet), once the vector unit is done with the previous item's O."""
         if self.o_fresh:
             self.o_fresh = False
-            self._first_update(x)
+            self._aivs(lambda r0, n: self._first_update(x, r0, n))
             return
-        pv = kb.tile(self.pv, [0, 0], [mv, dv])
+        self._aivs(lambda r0, n: self._update_rows(x, r0, n))
+
+    def _update_rows(self, x: int, r0: int, n: int) -> None:
+        kb, dv = self.kb, self.plan.Dv
+        pv = kb.tile(self.pv, [0, 0], [n, dv])
         kb.wait_flag("FIX", "MTE2", F_V + x)
         kb.wait_flag("V", "MTE2", F_PV)
-        kb.copy(kb.tile(self.og, [self.ws_row[x], 0], [mv, dv]), pv)
+        kb.copy(kb.tile(self.og, [kb.add(self.ws_row[x], r0), 0], [n, dv]), pv)
         kb.set_flag("MTE2", "FIX", F_V + x)
         kb.set_flag("MTE2", "V", F_PV)
-        ab = kb.tile(self.tmp, [0, 0], [mv, dv])
-        ov = kb.tile(self.o, [0, 0], [mv, dv])
-        kb.vec(a.VbrcbOp, self._rows(self.al[x], 1), ab)
+        ab = kb.tile(self.tmp, [0, 0], [n, dv])
+        ov = kb.tile(self.o, [0, 0], [n, dv])
+        kb.vec(a.VbrcbOp, self._rows(self.al[x], 1, n), ab)
         kb.wait_flag("MTE2", "V", F_PV)
         kb.vec(a.VmulOp, ov, ab, ov)
         kb.vec(a.VaddOp, ov, pv, ov)
         kb.set_flag("V", "MTE2", F_PV)
 
-    def _first_update(self, x: int) -> None:
-        """Stage 4 of the item's first tile: its P V is O (O holds nothing to rescale yet),
-        copied from the scratch straight into O once the vector unit is done with the previous
-        item's O."""
-        kb, mv, dv = self.kb, self.mv, self.plan.Dv
+    def _first_update(self, x: int, r0: int, n: int) -> None:
+        """Stage 4 of the item's first tile on one vector core: its rows of P V are O (O holds
+        nothing to rescale yet), copied from the scratch straight into O once the vector unit
+        is done with the previous item's O."""
+        kb, dv = self.kb, self.plan.Dv
         kb.wait_flag("FIX", "MTE2", F_V + x)
         kb.sync("V", "MTE2", CHAIN)
-        kb.copy(kb.tile(self.og, [self.ws_row[x], 0], [mv, dv]), kb.tile(self.o, [0, 0], [mv, dv]))
+        kb.copy(kb.tile(self.og, [kb.add(self.ws_row[x], r0), 0], [n, dv]), kb.tile(self.o, [0, 0], [n, dv]))
         kb.set_flag("MTE2", "FIX", F_V + x)
         kb.sync("MTE2", "V", CHAIN)
 
-    def _load_mask(self, k0: Index, nv: int) -> None:
-        """The mask's tile (MTE2): [mv, nv] (in its own type), or its one row [1, nv]
-        (broadcast over the queries later)."""
-        kb, plan, mv = self.kb, self.plan, self.mv
+    def _load_mask(self, k0: Index, nv: int, r0: int, n: int) -> None:
+        """A vector core's mask tile (MTE2): its rows r0 .. r0 + n of the item's [mv, nv] (in
+        the mask's type), or the mask's one row [1, nv] (broadcast over the queries later)."""
+        kb, plan = self.kb, self.plan
         if plan.mask[2] == 1:
             src = kb.tile(self.m2, [self.mask_row, k0], [1, nv])
             kb.copy(src, kb.tile(self.mrow_e if self.wide else self.mrow, [0, 0], [1, nv]))
             return
-        src = kb.tile(self.m2, [kb.add(self.mask_row, self.q0_row), k0], [mv, nv])
-        kb.copy(src, kb.tile(self.mk, [0, 0], [mv, nv]))
+        src = kb.tile(self.m2, [kb.add(kb.add(self.mask_row, self.q0_row), r0), k0], [n, nv])
+        kb.copy(src, kb.tile(self.mk, [0, 0], [n, nv]))
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -1054,8 +1140,9 @@ class AttentionKernel:
         self.heads[key] = (row, col)
         return row, col
 
-    def _rows(self, stat: SSAValue, cols: int) -> SSAValue:
-        return self.kb.tile(stat, [0, 0], [self.mv, cols])
+    def _rows(self, stat: SSAValue, cols: int, n: int) -> SSAValue:
+        """The first `cols` columns of a vector core's n rows of a row statistic."""
+        return self.kb.tile(stat, [0, 0], [n, cols])
 
     def _load(self, src: SSAValue, dst: SSAValue) -> None:
         """A copy between tiles of different static shapes pads (gm -> l1: zeros past the source)
@@ -1147,7 +1234,7 @@ class CombineKernel(AttentionKernel):
         # each part's log-sum-exp fills a block of its row: whole blocks all the way
         lse = [kb.tile(self.lse_u, [0, 8 * p], [mv, 8]) for p in range(parts)]
         w = [kb.tile(self.w, [0, 8 * p], [mv, 8]) for p in range(parts)]
-        mx, den = self._rows(self.mx, 8), self._rows(self.den, 8)
+        mx, den = self._rows(self.mx, 8, mv), self._rows(self.den, 8, mv)
         kb.vec(a.VcopyOp, lse[0], mx)
         for p in range(1, parts):
             kb.vec(a.VmaxOp, mx, lse[p], mx)
@@ -1157,7 +1244,7 @@ class CombineKernel(AttentionKernel):
         kb.vec(a.VcopyOp, w[0], den)
         for p in range(1, parts):
             kb.vec(a.VaddOp, den, w[p], den)
-        den = self._rows(self.den, 1)
+        den = self._rows(self.den, 1, mv)
         acc, tmp = kb.tile(self.acc, [0, 0], [mv, dv]), kb.tile(self.tmp, [0, 0], [mv, dv])
         for p in range(parts):
             kb.vec(a.VbrcbOp, kb.tile(self.w, [0, 8 * p], [mv, 1]), tmp)

@@ -222,6 +222,13 @@ def vector_cores_per_block(spec: DeviceSpec) -> int:
     return spec.vector_per_cube if spec.split_cube_vector else 1
 
 
+def row_shares(rows: int, cores: int, unit: int = 1) -> list[tuple[int, int]]:
+    """(first row, rows) of each vector core's share of `rows` rows: equal shares rounded up to
+    whole `unit`s, the last core taking what is left (fewer cores when the rows run out)."""
+    per = round_up(ceil_div(rows, cores), unit)
+    return [(r0, min(per, rows - r0)) for r0 in range(0, rows, per)]
+
+
 # --- the builder -------------------------------------------------------------------------------
 
 

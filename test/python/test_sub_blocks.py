@@ -8,6 +8,7 @@ import pytest
 
 from geir.dialects import make_context
 from geir.ir.text import parse_module
+from geir.runtime.ascend_interpreter import run_ascend_module
 from geir.runtime.simulator import SimulationError, profile
 
 CLOCK = 1.8e9
@@ -98,3 +99,35 @@ def test_a_race_on_one_core_is_still_found():
 def test_a_third_vector_core_is_an_error():
     with pytest.raises(SimulationError, match="ascend.sub_block 2, but a ascend910b block has 2 vector cores"):
         run(program(sub_block(0, [0]) + "\n" + sub_block(2, [16])))
+
+
+def _held(index: int, row: int, step: str) -> str:
+    """Core `index` either loads rows row .. row + 16 of x into its %xu ("load") or stores
+    z[row ..] = xu + xu from what its %xu holds ("store"): a tile that stays in the core's ub
+    between two of its bodies, as an attention kernel's O and statistics do."""
+    if step == "load":
+        ops = f"""
+    %xt = memref.subview %x[{row}, 0] [16, 256] [1, 1] : !gm to !tile
+    ascend.copy %xt, %xu : !tile to !ub
+    ascend.set_flag MTE2 -> V id 0
+    ascend.wait_flag MTE2 -> V id 0"""
+    else:
+        ops = f"""
+    %zt = memref.subview %z[{row}, 0] [16, 256] [1, 1] : !gm to !tile
+    ascend.vadd %xu, %xu, %zu : !ub
+    ascend.set_flag V -> MTE3 id 0
+    ascend.wait_flag V -> MTE3 id 0
+    ascend.copy %zu, %zt : !ub to !tile"""
+    return f"  ascend.sub_block {index} {{{ops}\n  }}\n"
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_what_a_core_keeps_in_ub_is_its_own(compiled):
+    """Each core loads its rows into the same ub buffer, then each adds what its own holds: one
+    ub for both would give core 0 core 1's rows."""
+    body = _held(0, 0, "load") + _held(1, 16, "load") + _held(0, 0, "store") + _held(1, 16, "store")
+    module = parse_module(program(body), make_context())
+    module.verify()
+    x = np.random.default_rng(1).standard_normal((32, 256)).astype(np.float16)
+    out = run_ascend_module(module, {"x": x}, compiled=compiled)
+    np.testing.assert_array_equal(out["z"], x + x)

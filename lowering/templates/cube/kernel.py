@@ -25,7 +25,13 @@ from geir.dialects import ascend as a
 from geir.dialects import attr_names
 from geir.dialects import formats as L
 from geir.dialects.ascend import FRACTAL
-from geir.lowering.templates.common import KernelBuilder, KernelRequest, ceil_div, round_up, vector_cores_per_block
+from geir.lowering.templates.common import (
+    KernelBuilder,
+    KernelRequest,
+    round_up,
+    row_shares,
+    vector_cores_per_block,
+)
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
 from geir.lowering.templates.cube.epilogue_passes import EpiloguePasses, gm_tile
 from geir.lowering.templates.cube.fix_quant import params_rows
@@ -39,13 +45,6 @@ from geir.lowering.templates.vector.row import RowWindow
 
 FIX_BIAS_ID = 3
 """Flag id of the FIX stage's parameters: MTE2 -> MTE1 (loaded into l1), M -> MTE1 (bt read)."""
-
-
-def _shares(rows: int, cores: int, unit: int = 1) -> list[tuple[int, int]]:
-    """(first row, rows) of each vector core's share of `rows` rows: equal shares rounded up to
-    whole `unit`s, the last core taking what is left (fewer cores when the rows run out)."""
-    per = round_up(ceil_div(rows, cores), unit)
-    return [(r0, min(per, rows - r0)) for r0 in range(0, rows, per)]
 
 
 class CubeKernel:
@@ -171,7 +170,7 @@ class CubeKernel:
         that the FIX copies before staged, split between the block's vector cores (each told by
         a flag of its own that FIX is done)."""
         kb, window = self.kb, self.window
-        for i, (r0, n) in enumerate(_shares(rows, window.subs)):
+        for i, (r0, n) in enumerate(row_shares(rows, window.subs)):
             kb.set_flag("FIX", "MTE2", 0)
             with kb.sub_block(i) if window.subs > 1 else nullcontext():
                 kb.wait_flag("FIX", "MTE2", 0)
@@ -269,7 +268,7 @@ class CubeKernel:
         whole C0 blocks), each core's passes on its own flag id."""
         kb, cores = self.kb, self.epilogue_cores
         unit = self.c0 if self.plan.out_blocked or self.epilogue.buffers.blocked else 1
-        for i, (r0, n) in enumerate(_shares(mv, cores, unit)):
+        for i, (r0, n) in enumerate(row_shares(mv, cores, unit)):
             kb.set_flag("FIX", "MTE2", 0)
             with kb.sub_block(i) if cores > 1 else nullcontext():
                 kb.wait_flag("FIX", "MTE2", 0)

@@ -24,8 +24,14 @@
 // CHECK-NEXT:      ascend.copy %{{.*}}, %k1s0 {pad} : memref<16x8xf32, strided<[48, 1], offset: ?>, "gm"> to memref<16x16xf32, "l1">
 // CHECK:           memref.subview %[[QKV]][%{{.*}}, %[[VC]]] [16, 8] [1, 1]
 // CHECK-NEXT:      ascend.copy %{{.*}}, %v1s0 {pad} : memref<16x8xf32, strided<[48, 1], offset: ?>, "gm"> to memref<16x16xf32, "l1">
-// CHECK:           %[[OT:.*]] = memref.subview %[[Y]][%{{.*}}, %{{.*}}] [16, 8] [1, 1]
-// CHECK-NEXT:      ascend.copy %o, %[[OT]] : memref<16x8xf32, "ub"> to memref<16x8xf32, strided<[16, 1], offset: ?>, "gm">
+// The output: each of the block's two vector cores stores its 8 of the item's 16 rows.
+// CHECK:           ascend.sub_block 0 {
+// CHECK:             %[[OT:.*]] = memref.subview %[[Y]][%[[OR:.*]], %[[OC:.*]]] [8, 8] [1, 1]
+// CHECK-NEXT:        ascend.copy %o, %[[OT]] : memref<8x8xf32, "ub"> to memref<8x8xf32, strided<[16, 1], offset: ?>, "gm">
+// CHECK:           ascend.sub_block 1 {
+// CHECK-NEXT:        %[[OR1:.*]] = arith.addi %[[OR]], %c8
+// CHECK:             %[[OT1:.*]] = memref.subview %[[Y]][%[[OR1]], %[[OC]]] [8, 8] [1, 1]
+// CHECK-NEXT:        ascend.copy %o, %[[OT1]] : memref<8x8xf32, "ub"> to memref<8x8xf32, strided<[16, 1], offset: ?>, "gm">
 // CHECK-NOT:     ascend.kernel
 // CHECK:         ascend.launch @k0_split
 // CHECK-NOT:     ascend.launch
@@ -55,7 +61,7 @@ func.func @qkv_split(%qkv: tensor<2x16x48xf32>) -> tensor<2x16x16xf32> {
 // CHECK-SAME:    template = "data"
 // CHECK:       ascend.kernel @k1_attn(
 // CHECK-SAME:    template = "attention"
-// CHECK:         ascend.copy %o, %{{.*}} : memref<16x16xf32, "ub"> to memref<16x16xf32, strided<[32, 1], offset: ?>, "gm">
+// CHECK:         ascend.copy %o, %{{.*}} : memref<8x16xf32, "ub"> to memref<8x16xf32, strided<[32, 1], offset: ?>, "gm">
 // CHECK-NOT:   ascend.kernel
 func.func @strided_d(%x: tensor<1x2x16x16xf32>, %k: tensor<1x2x16x16xf32>, %v: tensor<1x2x16x16xf32>) -> tensor<1x16x32xf32> {
   %merged = graph.constant dense<[1, 16, 32]> : tensor<3xi64> loc("merged")
@@ -86,8 +92,11 @@ func.func @strided_d(%x: tensor<1x2x16x16xf32>, %k: tensor<1x2x16x16xf32>, %v: t
 // CHECK:           %[[QT:.*]] = memref.subview %[[QKV]][0, %[[QC]]] [16, 8] [1, 1] : memref<16x96xf32, "gm"> to memref<16x8xf32, strided<[96, 1], offset: ?>, "gm">
 // CHECK-NEXT:      ascend.copy %[[QT]], %q1
 // CHECK:           %[[OC:.*]] = arith.muli %[[BH]], %c8
-// CHECK-NEXT:      %[[OT:.*]] = memref.subview %[[Y]][0, %[[OC]]] [16, 8] [1, 1]
-// CHECK-NEXT:      ascend.copy %o, %[[OT]] : memref<16x8xf32, "ub"> to memref<16x8xf32, strided<[32, 1], offset: ?>, "gm">
+// CHECK-NEXT:      ascend.sub_block 0 {
+// CHECK:             %[[OT:.*]] = memref.subview %[[Y]][0, %[[OC]]] [8, 8] [1, 1]
+// CHECK-NEXT:        ascend.copy %o, %[[OT]] : memref<8x8xf32, "ub"> to memref<8x8xf32, strided<[32, 1], offset: ?>, "gm">
+// CHECK:           ascend.sub_block 1 {
+// CHECK:             %[[OT1:.*]] = memref.subview %[[Y]][8, %[[OC]]] [8, 8] [1, 1]
 // CHECK-NOT:     ascend.kernel
 // CHECK:         ascend.launch @k0_q
 // CHECK-NOT:     ascend.launch

@@ -100,7 +100,8 @@ func.func @attention(%q: tensor<4x2x16x8xf32> {onnx.name = "q"}, %k: tensor<4x2x
 // A range over the sequence: q's rows and k's and v's keys hold it (axis 2). Every query
 // attends to every key, so the kernel takes the size as `%keys` and masks the padded keys of a
 // tile that holds one: key c of the tile from k0 gets NEG when c + k0 + 1 - n >= 1 (one key
-// tile here). A query tile past the real rows is skipped (tiles of 32 rows: from 0, then 32).
+// tile here), on each of the block's two vector cores for its rows of the tile. A query tile
+// past the real rows is skipped (tiles of 16 rows from 0 and 16, the last of 8 rows from 32).
 // CHECK-LABEL: ascend.kernel @k0_attn(
 // CHECK-SAME:    %y: memref<1x2x40x8xf32, "gm">, %keys: memref<1xi64, "gm">
 // CHECK-SAME:    geir.key_extent
@@ -110,19 +111,23 @@ func.func @attention(%q: tensor<4x2x16x8xf32> {onnx.name = "q"}, %k: tensor<4x2x
 // CHECK:         scf.for %{{.*}} = %block
 // CHECK:           %[[ROWS:.*]] = arith.cmpi ult, %{{.*}}, %n_keys : index
 // CHECK-NEXT:      scf.if %[[ROWS]] {
-// CHECK:         %[[PAD:.*]] = arith.cmpi ult, %n_keys, %c40 : index
-// CHECK-NEXT:    scf.if %[[PAD]] {
-// CHECK-NEXT:      %[[SHIFT:.*]] = arith.subi %c1, %n_keys : index
-// CHECK-NEXT:      %[[I64:.*]] = arith.index_cast %[[SHIFT]] : index to i64
-// CHECK-NEXT:      %[[F32:.*]] = arith.sitofp %[[I64]] : i64 to f32
-// CHECK-NEXT:      ascend.vadds %kcol, %[[F32]], %krow
-// CHECK-NEXT:      ascend.vmins %krow
-// CHECK-NEXT:      ascend.vmaxs %krow
-// CHECK-NEXT:      ascend.vmuls %krow
-// CHECK-NEXT:      ascend.vbrcb %krow, %t
-// CHECK-NEXT:      ascend.vadd %ss0, %t, %ss0
-// CHECK-NEXT:    }
-// CHECK-NEXT:    ascend.vmaxs %ss0
+// CHECK:           ascend.sub_block 0 {
+// CHECK:             ascend.vmuls %[[S:.*]], %{{.*}}, %[[S]] : memref<8x40xf32
+// CHECK-NEXT:        %[[PAD:.*]] = arith.cmpi ult, %n_keys, %c40 : index
+// CHECK-NEXT:        scf.if %[[PAD]] {
+// CHECK-NEXT:          %[[SHIFT:.*]] = arith.subi %c1, %n_keys : index
+// CHECK-NEXT:          %[[I64:.*]] = arith.index_cast %[[SHIFT]] : index to i64
+// CHECK-NEXT:          %[[F32:.*]] = arith.sitofp %[[I64]] : i64 to f32
+// CHECK-NEXT:          ascend.vadds %kcol, %[[F32]], %krow
+// CHECK-NEXT:          ascend.vmins %krow
+// CHECK-NEXT:          ascend.vmaxs %krow
+// CHECK-NEXT:          ascend.vmuls %krow
+// CHECK-NEXT:          ascend.vbrcb %krow, %[[T:.*]] :
+// CHECK-NEXT:          ascend.vadd %[[S]], %[[T]], %[[S]]
+// CHECK-NEXT:        }
+// CHECK-NEXT:        ascend.vmaxs %[[S]]
+// CHECK:           ascend.sub_block 1 {
+// CHECK:             arith.cmpi ult, %n_keys, %c40 : index
 // CHECK:         %[[REM:.*]] = arith.cmpi ult, %c32, %n_keys : index
 // CHECK-NEXT:    scf.if %[[REM]] {
 // CHECK:         ascend.launch @k0_attn on %stream(%q, %k, %v, %y, %n,
