@@ -1138,9 +1138,9 @@ class _Sim:
         bound, bound_pipe = ("launch", "launch") if launch_us >= top or top_pipe is None else (
             BOUND_OF_PIPE[top_pipe], top_pipe)
         footprint = touched or gm_bytes
-        lower = max(
+        lower = max(  # a mix block's AIVs share its vector work (ascend.sub_block)
             busy.get("M", 0.0) / max(cube or c, 1),
-            busy.get("V", 0.0) / max(c, 1),
+            busy.get("V", 0.0) / max(vec or c, 1),
             cm.hbm_time_us(footprint),
         )
         kernel = launch.kernel

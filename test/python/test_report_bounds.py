@@ -187,3 +187,21 @@ def test_a_gather_of_one_row_moves_the_row_not_the_table():
     _, report = cm.profile({"i": np.array(3, np.int64)})
     assert_bounds_hold(report)
     assert report["roofline"]["compulsory_hbm_bytes"] < 4 * (1 << 12) * 4
+
+
+def test_attention_on_both_vector_cores_bounds_hold():
+    """A causal attention whose softmax bounds it, its rows shared by a mix block's two AIVs:
+    the kernel's lower bound divides its vector work over the AIVs it holds, not its blocks
+    (over the blocks it was above the kernel's time). Timing-only, so the size is real."""
+    from geir.dialects import make_context
+    from geir.ir.text import parse_module
+
+    t = "tensor<1x8x1024x128xf16>"
+    text = f'''func.func @main(%q: {t} {{onnx.name = "q"}}, %k: {t} {{onnx.name = "k"}}, %v: {t} {{onnx.name = "v"}}) -> ({t} {{onnx.name = "o"}}) {{
+  %o = graph.attention %q, %k, %v {{scale = 0.088 : f32, causal = 1 : i64}} : ({t}, {t}, {t}) -> {t} loc("attn")
+  func.return %o : {t}
+}}'''
+    _, report = geir.compile(parse_module(text, make_context()), opt_level=3).profile(mode="timing")
+    (kernel,) = report["kernels"]
+    assert kernel["bound"] == "vector"
+    assert_bounds_hold(report)
