@@ -729,7 +729,8 @@ class _BlockReplay:
             if p == _S:
                 issue_t = end
                 issue_vc = list(mine)
-            spans.append(OpSpan(ev.pipe, start, end, _op_label(ev), ev.nbytes))
+            # a second AIV's ops on tracks of their own (V.aiv1, ...), the rest on their ISA pipe's
+            spans.append(OpSpan(LANES[p] if p > _AIV_MTE2 else ev.pipe, start, end, _op_label(ev), ev.nbytes))
             if _is_dma(ev) and "gm" in (ev.detail["src"], ev.detail["dst"]):
                 gm_bytes += moved[key]
             elif isinstance(op, a.MmadOp):

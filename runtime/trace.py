@@ -4,7 +4,8 @@ The Trace Event Format's JSON object form: ``{"traceEvents": [...]}`` with "X" (
 events for kernels, their launch phase, event waits and pipe ops, "i" (instant) events for
 event records, and "M" metadata events naming the process (the device) and the threads: one
 track per stream (kernels, named by their fused ONNX nodes) and, under it, one track per pipe
-of that stream's kernels (the ops of each kernel's first core). A multi-device run has one
+of that stream's kernels (the ops of each kernel's first core; a mix block's second AIV on
+tracks of its own: `V.aiv1`, ...). A multi-device run has one
 process per device (`chrome_trace_ranks`). Timestamps are microseconds.
 Open it in https://ui.perfetto.dev or chrome://tracing.
 """
@@ -18,8 +19,9 @@ from typing import Any
 from geir.runtime.simulator import SimResult
 
 PID = 0
-PIPE_TRACKS = ("MTE2", "MTE1", "M", "V", "MTE3", "FIX", "S")
-"""Pipe tracks under each stream, in data-flow order."""
+PIPE_TRACKS = ("MTE2", "MTE1", "M", "V", "MTE3", "FIX", "S", "MTE2.aiv1", "V.aiv1", "MTE3.aiv1")
+"""Pipe tracks under each stream, in data-flow order; then a mix block's second AIV's
+(`ascend.sub_block 1`), whose ops overlap the first AIV's."""
 _TIDS_PER_STREAM = 16
 
 

@@ -131,3 +131,17 @@ def test_what_a_core_keeps_in_ub_is_its_own(compiled):
     x = np.random.default_rng(1).standard_normal((32, 256)).astype(np.float16)
     out = run_ascend_module(module, {"x": x}, compiled=compiled)
     np.testing.assert_array_equal(out["z"], x + x)
+
+
+def test_the_second_core_has_trace_tracks_of_its_own():
+    """Its V, MTE2 and MTE3 ops overlap the first core's: drawn on one track they would hide
+    each other in the Chrome trace."""
+    from geir.runtime.trace import chrome_trace
+
+    _, _, sim = run(program(sub_block(0, [0]) + "\n" + sub_block(1, [16])), strict=True)
+    names = {e["args"]["name"] for e in chrome_trace(sim)["traceEvents"] if e.get("name") == "thread_name"}
+    assert {"stream 0 V", "stream 0 V.aiv1", "stream 0 MTE2.aiv1", "stream 0 MTE3.aiv1"} <= names
+    vs = {e["tid"]: e for e in chrome_trace(sim)["traceEvents"] if e.get("ph") == "X" and e["name"].startswith("vadd")}
+    assert len(vs) == 2  # one vadd on each core's track, at the same time
+    first, second = vs.values()
+    assert first["ts"] == second["ts"]
