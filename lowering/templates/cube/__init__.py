@@ -20,11 +20,13 @@ of a `mix` kernel over the tile FIX staged in gm. Modules, in the order try_buil
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 from geir.dialects import ascend as a
 from geir.dialects import formats as L
-from geir.lowering.templates.common import KernelRequest, LoweringError
+from geir.dialects import attr_names
+from geir.lowering.templates.common import KernelChain, KernelRequest, LoweringError
 from geir.lowering.templates.cube.conv_kernel import ConvKernel
 from geir.lowering.templates.cube.depthwise import DepthwiseKernel, depthwise_tiling, is_depthwise
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
@@ -36,12 +38,13 @@ from geir.lowering.templates.cube.norm_epilogue import split as split_norm_epilo
 from geir.lowering.templates.cube.prologue import Prologue
 from geir.lowering.templates.cube.prologue import split as split_prologue
 from geir.lowering.templates.vector import Reject
-from geir.lowering.templates.cube.tiling import EpilogueCost, Pricer, Tiling, conv_tiling, matmul_tiling, tile_cols
+from geir.lowering.templates.cube.tiling import (EpilogueCost, Pricer, Tiling, conv_tiling, l2_pieces, matmul_footprint,
+                                                 matmul_tiling, tile_cols)
 
 __all__ = ["try_build", "plan_request", "conv_tiling", "matmul_tiling", "is_depthwise"]
 
 
-def try_build(req: KernelRequest) -> a.KernelOp | None:
+def try_build(req: KernelRequest) -> a.KernelOp | KernelChain | None:
     """A cube kernel for a request whose ops are one conv / matmul / gemm with views on its
     inputs and an elementwise epilogue, or several matmuls of one lhs (projections); a
     matmul's lhs may be normalised first, in the same kernel (its prologue, prologue.py).
@@ -74,7 +77,7 @@ def _build_norm_epilogue(norm: NormEpilogue) -> a.KernelOp | None:
         return None
 
 
-def _build(req: KernelRequest, pro: Prologue | None) -> a.KernelOp | None:
+def _build(req: KernelRequest, pro: Prologue | None) -> a.KernelOp | KernelChain | None:
     plan = plan_request(req)
     if plan is None:
         return _projections(req, pro)
@@ -105,29 +108,100 @@ def _build(req: KernelRequest, pro: Prologue | None) -> a.KernelOp | None:
                 return None
         if pro is not None:
             return MatmulKernel(req, plan, tiling, slots, buffers, prologue=pro).build()
+        pieces = _l2_pieces(req, plan, pricer, tiling, buffers)
+        if pieces is not None:
+            return pieces
         return _kernel_class(plan)(req, plan, tiling, slots, buffers).build()
     except (LoweringError, Reject):  # a buffer plan that does not fit after all: not a kernel of ours
         return None
 
 
-def _projections(req: KernelRequest, pro: Prologue | None = None) -> a.KernelOp | None:
+def _l2_pieces(req: KernelRequest, plan: CubePlan, pricer: Pricer, whole: Tiling,
+               buffers: EpilogueBuffers | None) -> KernelChain | None:
+    """A matmul over L2 as kernels over ranges of its columns, launched in order
+    (tiling.l2_pieces); None when one kernel is cheaper or the plan cannot be split (a
+    shape range, a head-split or blocked result: their tiles are not plain column ranges)."""
+    if not isinstance(plan, MatmulPlan) or req.extent is not None or plan.heads or plan.part_cols \
+            or plan.out_nz or plan.out_blocked:
+        return None
+
+    def tiling(part: MatmulPlan) -> Tiling | None:
+        t = matmul_tiling(req, part, pricer)
+        return _with_epilogue_rows(req, part, t, buffers) if t is not None and buffers is not None else t
+
+    pieces = l2_pieces(req, plan, pricer, whole, tiling)
+    if pieces is None:
+        return None
+    slots = 2 if req.double_buffer else 1
+    try:
+        kernels = tuple(MatmulKernel(replace(req, name=f"{req.name}_n{i}"), plan, t, slots, buffers, cols=(c0, w)).build()
+                        for i, (c0, w, t) in enumerate(pieces))
+    except (LoweringError, Reject):  # a range's buffers do not fit after all: the whole kernel
+        return None
+    # every piece's scratch (a gated matmul's partner, a staged result) has the whole
+    # result's shape, each piece writing its own columns: the chain's, allocated once
+    count = kernels[0].attributes.get(attr_names.SCRATCH)
+    return KernelChain(kernels, shared=count.value.data if count else 0)
+
+
+def _projections(req: KernelRequest, pro: Prologue | None = None) -> a.KernelOp | KernelChain | None:
     """One kernel for several products of one lhs (plan_projections), tiled as their
-    concatenation along N: each part's tiles hold whole heads or lie in one, as a head split's."""
+    concatenation along N: each part's tiles hold whole heads or lie in one, as a head split's;
+    over L2, a chain of kernels of groups of them (`_l2_groups`)."""
     parts = plan_projections(req)
     if parts is None or (pro is not None and any(p.lhs.trans or p.lhs_nz or req.inputs[p.lhs.arg] is not pro.lhs
                                                  for p, _ in parts)):
         return None
-    first = parts[0][0]
-    plan = replace(first, cols=sum(p.cols for p, _ in parts), heads=sum(p.heads for p, _ in parts),
-                   part_cols=tuple(p.cols for p, _ in parts))
     slots = 2 if req.double_buffer else 1
-    tiling = matmul_tiling(req, plan, Pricer(req.cost, plan.elt, slots, None, plan.out_elt))
+    plan = _concatenated(parts)
+    pricer = Pricer(req.cost, plan.elt, slots, None, plan.out_elt)
+    tiling = matmul_tiling(req, plan, pricer)
     if tiling is None:
         return None
+    groups = _l2_groups(req, parts, pricer, tiling) if pro is None and req.extent is None else None
+    if groups is not None:
+        try:  # each group's kernel writes its own parts' outputs; none has scratch
+            return KernelChain(tuple(MatmulKernel(replace(req, name=f"{req.name}_n{i}"), _concatenated(group), t, slots,
+                                                  None, group).build() for i, (group, t) in enumerate(groups)), 0)
+        except (LoweringError, Reject):  # a group's buffers do not fit after all: one kernel
+            pass
     try:
         return MatmulKernel(req, plan, tiling, slots, None, parts, pro).build()
     except (LoweringError, Reject):
         return None
+
+
+def _concatenated(parts: list[tuple[MatmulPlan, int]]) -> MatmulPlan:
+    """The plan the tiling prices for several products of one lhs: their concatenation along N."""
+    first = parts[0][0]
+    return replace(first, cols=sum(p.cols for p, _ in parts), heads=sum(p.heads for p, _ in parts),
+                   part_cols=tuple(p.cols for p, _ in parts))
+
+
+def _l2_groups(req: KernelRequest, parts: list[tuple[MatmulPlan, int]], pricer: Pricer, whole: Tiling
+               ) -> list[tuple[list[tuple[MatmulPlan, int]], Tiling]] | None:
+    """Several products over L2 as launches of consecutive groups of them, each group one
+    kernel (tiling.l2_pieces' rule with whole products for ranges: a product's columns are
+    its own right operand's): the cheapest split, or None when one kernel is cheapest."""
+    plan = _concatenated(parts)
+    if matmul_footprint(plan, pricer.isz, pricer.out_isz) <= req.device.l2_bytes:
+        return None
+    best, best_us = None, whole.estimate_us
+    for cuts in itertools.product((False, True), repeat=len(parts) - 1):
+        if not any(cuts):
+            continue
+        groups, start = [], 0
+        for i, cut in enumerate((*cuts, True)):
+            if cut:
+                groups.append(parts[start:i + 1])
+                start = i + 1
+        tilings = [matmul_tiling(req, _concatenated(grp), pricer) for grp in groups]
+        if any(t is None for t in tilings):
+            continue
+        us = sum(t.estimate_us for t in tilings) + (len(groups) - 1) * req.cost.launch_overhead_us()
+        if us < best_us:
+            best, best_us = list(zip(groups, tilings)), us
+    return best
 
 
 def _with_epilogue_rows(req: KernelRequest, plan: CubePlan, tiling: Tiling, buffers: EpilogueBuffers) -> Tiling | None:

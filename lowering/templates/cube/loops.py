@@ -64,8 +64,12 @@ def first_step_slot(chunk_slot: int, steps: int, slots: int) -> int:
 
 @dataclass(frozen=True)
 class TileDim:
+    """A dim of `extent` in tiles of `tile`, its first at `start` (a kernel of the columns
+    [start, start + extent) of a wider result: tiling.l2_pieces)."""
+
     extent: int
     tile: int
+    start: int = 0
 
 
 Class = tuple[Sequence[int], Callable[[list[Index]], None]] | tuple[Sequence[int], Callable[[list[Index]], None], Index]
@@ -122,9 +126,9 @@ def grid_classes(kb: KernelBuilder, dims: Sequence[TileDim], body: Callable[[lis
         full, rem = divmod(d.extent, d.tile)
         opts = []
         if full:
-            opts.append((full, d.tile, 0))
+            opts.append((full, d.tile, d.start))
         if rem:
-            opts.append((1, rem, full * d.tile))
+            opts.append((1, rem, d.start + full * d.tile))
         per_dim.append(opts)
     classes: list[Class] = []
     for cls in itertools.product(*per_dim):

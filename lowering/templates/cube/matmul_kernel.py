@@ -35,15 +35,19 @@ def _rows2(op: Operand) -> list[int]:
 class MatmulKernel(CubeKernel):
     """One product, or several of one lhs (`parts`: each plan with its output's index, the
     kernel's plan their concatenation along N, which the tiling priced): every part's tiles
-    are distributed over the blocks together, each written to its own output."""
+    are distributed over the blocks together, each written to its own output. `cols`: the
+    kernel computes only the result's columns [first, first + count) (one launch of a
+    matmul split to fit L2, tiling.l2_pieces); its buffers and addresses are the whole's."""
 
     plan: MatmulPlan
 
     def __init__(self, req: KernelRequest, plan: MatmulPlan, tiling: Tiling, slots: int,
                  buffers: EpilogueBuffers | None, parts: list[tuple[MatmulPlan, int]] | None = None,
-                 prologue: Prologue | None = None, norm: NormEpilogue | None = None):
+                 prologue: Prologue | None = None, norm: NormEpilogue | None = None,
+                 cols: tuple[int, int] | None = None):
         super().__init__(req, plan, tiling, slots, buffers, prologue, norm)
         self.parts = parts
+        self.cols = cols or (0, plan.cols)
 
     def _out_views(self) -> list[SSAValue]:
         if not self.parts:
@@ -76,12 +80,13 @@ class MatmulKernel(CubeKernel):
 
     def _tiles(self) -> None:
         plan, t = self.plan, self.t
+        first, count = self.cols
         if t.group > 1:
-            dims = [TileDim(plan.batch, 1), TileDim(plan.rows, t.mt), TileDim(plan.cols, t.nt * t.group)]
+            dims = [TileDim(plan.batch, 1), TileDim(plan.rows, t.mt), TileDim(count, t.nt * t.group, first)]
             tile_grid(self.kb, dims, t.blocks, self._item)
             return
         if not self.parts:
-            dims = [TileDim(plan.batch, 1), TileDim(plan.rows, t.mt), TileDim(plan.cols, t.nt)]
+            dims = [TileDim(plan.batch, 1), TileDim(plan.rows, t.mt), TileDim(count, t.nt, first)]
             tile_grid(self.kb, dims, t.blocks, self._tile, self._real_rows())
             return
         classes = []

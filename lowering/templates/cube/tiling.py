@@ -10,6 +10,7 @@ by the HBM time of all bytes moved; the cheapest wins (ties: fewer instructions)
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -325,6 +326,51 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
             if pricer.groups and pairs == 1 and axis is None and not (plan.part_cols or plan.lhs.trans or plan.lhs_nz):
                 _matmul_groups(req, plan, pricer, cheapest, mt, nt, kt, steps, mte1, cube)
     return cheapest.choice
+
+
+L2_PIECES_MAX = 8
+"""Most launches a matmul's columns are split into to fit L2 (`l2_pieces`)."""
+
+
+def matmul_footprint(plan: MatmulPlan, isz: int, out_isz: int, cols: int | None = None) -> int:
+    """The gm bytes a matmul kernel over `cols` of the result's columns touches (the whole
+    result when None): the lhs, that many columns of the right operand(s) and of the
+    result(s) - what `CostModel.l2_hit_fraction` compares with L2."""
+    n = plan.cols if cols is None else cols
+    pairs = 2 if plan.partner is not None else 1
+    kp = round_up(plan.k, plan.k_fractal)
+    return plan.batch * ((plan.rows + pairs * n) * kp * isz + pairs * plan.rows * n * out_isz)
+
+
+def l2_pieces(req: KernelRequest, plan: MatmulPlan, pricer: Pricer, whole: Tiling,
+              tiling: Callable[[MatmulPlan], Tiling | None]) -> list[tuple[int, int, Tiling]] | None:
+    """A matmul whose gm footprint is over L2 as launches over column ranges of its result,
+    one after another, each with a footprint L2 holds: [(first column, columns, tiling)],
+    or None when one launch is cheapest.
+
+    Over L2, a kernel that reads its operands again per output tile finds only a share of
+    them there (`CostModel.l2_hit_fraction`); a launch over a range of the columns reads the
+    lhs again per column tile but a right operand of only its own columns, so its re-reads
+    hit. This is Ascend C's "L2 cache tiling" for matmuls whose operands exceed L2. Each
+    range is priced with its own tiling (`tiling(plan of that width)`) plus a launch per
+    extra range; the fewest ranges of the least total win."""
+    spec, cost = req.device, req.cost
+    if matmul_footprint(plan, pricer.isz, pricer.out_isz) <= spec.l2_bytes:
+        return None
+    unit = 32 // pricer.isz if pricer.isz < 2 else FRACTAL  # the rhs is read in whole fractals
+    best, best_us = None, whole.estimate_us
+    for count in range(2, L2_PIECES_MAX + 1):
+        width = round_up(ceil_div(plan.cols, count), unit)
+        ranges = [(c0, min(width, plan.cols - c0)) for c0 in range(0, plan.cols, width)]
+        tilings = {w: tiling(dataclasses.replace(plan, cols=w)) for w in {w for _, w in ranges}}
+        if any(t is None for t in tilings.values()):
+            continue
+        us = sum(tilings[w].estimate_us for _, w in ranges) + (len(ranges) - 1) * cost.launch_overhead_us()
+        if us < best_us:
+            best, best_us = [(c0, w, tilings[w]) for c0, w in ranges], us
+        if matmul_footprint(plan, pricer.isz, pricer.out_isz, width) <= spec.l2_bytes:
+            break  # more ranges only add launches and lhs re-reads
+    return best
 
 
 def _two_accumulators(req: KernelRequest, mt: int, nt: int) -> bool:

@@ -1,0 +1,103 @@
+"""A matmul over L2 split into launches over ranges of its columns (tiling.l2_pieces): the
+pieces compute what one kernel computes, and the split is taken only where the cost model
+says it pays. The device's L2 is made small here (a device file with another `l2_bytes`, and
+a short launch so that the small shapes of a test can pay for a second launch); at the
+deployment sizes of LLaMA-2-7B the default device splits (lit:
+cube-matmul-l2-pieces.mlir)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import geir
+from geir.dialects import ascend as a
+from geir.models import CONFIGS
+from geir.target.device import DEVICES_DIR
+
+
+def _device(tmp_path, l2_bytes: int, launch_overhead_us: float = 0.1, hbm_bytes_per_s: float = 0.1e12) -> str:
+    spec = json.loads((DEVICES_DIR / "ascend910b.json").read_text())
+    spec["name"]["value"] = "ascend910b-small-l2"
+    spec["l2_bytes"]["value"] = l2_bytes
+    spec["launch_overhead_us"]["value"] = launch_overhead_us
+    spec["hbm_bytes_per_s"]["value"] = hbm_bytes_per_s
+    path = tmp_path / "small_l2.json"
+    path.write_text(json.dumps(spec))
+    return str(path)
+
+
+def _launches(cm) -> list[str]:
+    return [op.kernel.root_reference.data for op in cm.module.walk() if isinstance(op, a.LaunchOp)]
+
+
+def _matmul_model(m: int = 1024, k: int = 2048, n: int = 2048) -> onnx.ModelProto:
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array((rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float16), "w")
+    b = numpy_helper.from_array(rng.standard_normal(n).astype(np.float16), "b")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["xw"], name="fc"),
+             helper.make_node("Add", ["xw", "b"], ["xb"], name="bias"),
+             helper.make_node("Relu", ["xb"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "fc", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [m, k])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [m, n])], [w, b])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_matmul_over_l2_runs_as_column_pieces_with_the_same_numbers(tmp_path):
+    """With a 6 MiB L2, the [1024, 2048] x [2048, 2048] matmul (16 MiB of operands and
+    result; its epilogue with it) runs as launches over column ranges, each holding an lhs
+    panel per work item (the tiling's groups); each writes its columns, so the output is what
+    one kernel writes, and it matches onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    model = _matmul_model()
+    x = np.random.default_rng(1).standard_normal((1024, 2048)).astype(np.float16)
+    whole = geir.compile(model)
+    split = geir.compile(model, device=_device(tmp_path, 6 << 20, hbm_bytes_per_s=1.6e12))
+    assert len(_launches(whole)) == 1
+    pieces = _launches(split)
+    assert len(pieces) >= 2 and all(p.endswith(f"_n{i}") for i, p in enumerate(pieces)), pieces
+    got = split.run({"x": x})["y"]
+    np.testing.assert_allclose(got.astype(np.float32), whole.run({"x": x})["y"].astype(np.float32), rtol=2e-3, atol=2e-3)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"x": x})[0]
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+def test_the_split_is_declined_when_launches_cost_more_than_l2_saves(tmp_path):
+    """A [2048, 1024] x [1024, 2048] matmul, as large, over the same L2: its tiling holds
+    lhs panels of 8 tiles, so few re-reads are left for L2 to serve and launches over column
+    ranges would cost more than they save; one kernel runs (the cost model decides, not the
+    footprint alone)."""
+    cm = geir.compile(_matmul_model(2048, 1024, 2048),
+                      device=_device(tmp_path, 6 << 20, hbm_bytes_per_s=1.6e12))
+    assert len(_launches(cm)) == 1
+
+
+def test_a_llama_layer_split_to_fit_l2_matches_torch(tmp_path):
+    """A one-layer LLaMA over a 512 KiB L2: its q / k / v kernel (three products of one lhs)
+    runs as launches of groups of whole products, its SwiGLU kernel (gate and up products,
+    the partner staged in gm scratch) as launches over column ranges that share the one
+    scratch buffer the chain allocates; the logits match torch's in fp32."""
+    torch = pytest.importorskip("torch")
+    from geir.testing.llama import llama_reference
+
+    config = dataclasses.replace(CONFIGS["tiny"], layers=1, hidden=256, ffn=1024, vocab=256)
+    model = llama_reference(config, seed=0, std=0.05)
+    ids = torch.randint(0, config.vocab, (2, 128), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        want = model(ids)[0].numpy()
+    progs = geir.models.llama(config, batch=2, seq=128, weights=model.state_dict(), dtype="f32")
+    cm = geir.compile(progs.prefill, device=_device(tmp_path, 512 << 10), precision_mode="must_keep_origin_dtype")
+    names = _launches(cm)
+    for kernel in ("q_proj", "gate_proj"):
+        pieces = [n for n in names if kernel in n]
+        assert len(pieces) >= 2 and all(p.endswith(f"_n{i}") for i, p in enumerate(pieces)), names
+    gated = [op for op in cm.module.walk() if isinstance(op, a.LaunchOp) and "gate_proj" in op.kernel.root_reference.data]
+    assert len({op.args[-1] for op in gated}) == 1  # one partner scratch for every piece
+    got = cm.run({"input_ids": ids.numpy()})["logits"]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
