@@ -311,12 +311,16 @@ def gib(n: int) -> str:
 
 def check_device_memory(host: func.FuncOp, hbm_bytes: int, device: str = "") -> None:
     """The planned program must fit the device's HBM: its workspace, its weights and
-    constants, and its inputs and outputs are all resident while it runs."""
+    constants, and its inputs and outputs are all resident while it runs. An output that
+    updates an input in place (`ascend.updates`: a static KV cache) is that input's bytes,
+    counted once."""
     ws = host.attributes.get(attr_names.WORKSPACE_SIZE)
     workspace = ws.value.data if ws is not None else 0
     weights = sum(a.nbytes_of(c.results[0].type) for c in host.walk() if isinstance(c, a.ConstantOp))
     ws_arg = workspace_arg(host)
-    io = sum(a.nbytes_of(arg.type) for arg in host.body.block.args if arg is not ws_arg)
+    attrs = host.arg_attrs.data if host.arg_attrs is not None else ()
+    in_place = {i for i, d in enumerate(attrs) if attr_names.UPDATES in d.data}
+    io = sum(a.nbytes_of(arg.type) for arg in host.body.block.args if arg is not ws_arg and arg.index not in in_place)
     total = workspace + weights + io
     if total > hbm_bytes:
         on = f"the {device}" if device else "the device"
