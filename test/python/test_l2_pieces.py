@@ -78,11 +78,13 @@ def test_the_split_is_declined_when_launches_cost_more_than_l2_saves(tmp_path):
     assert len(_launches(cm)) == 1
 
 
-def test_a_llama_layer_split_to_fit_l2_matches_torch(tmp_path):
-    """A one-layer LLaMA over a 512 KiB L2: its q / k / v kernel (three products of one lhs)
-    runs as launches of groups of whole products, its SwiGLU kernel (gate and up products,
-    the partner staged in gm scratch) as launches over column ranges that share the one
-    scratch buffer the chain allocates; the logits match torch's in fp32."""
+@pytest.mark.parametrize("cache", ["concat", "inplace"])
+def test_a_llama_layer_split_to_fit_l2_matches_torch(tmp_path, cache):
+    """A one-layer LLaMA over a 512 KiB L2: its q / k / v kernel (three products of one lhs;
+    with a static cache updated in place, V's heads written into the cache by it) runs as launches of groups
+    of whole products, its SwiGLU kernel (gate and up products, the partner staged in gm
+    scratch) as launches over column ranges that share the one scratch buffer the chain
+    allocates; the logits and K / V match torch's in fp32."""
     torch = pytest.importorskip("torch")
     from geir.testing.llama import llama_reference
 
@@ -90,8 +92,9 @@ def test_a_llama_layer_split_to_fit_l2_matches_torch(tmp_path):
     model = llama_reference(config, seed=0, std=0.05)
     ids = torch.randint(0, config.vocab, (2, 128), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
-        want = model(ids)[0].numpy()
-    progs = geir.models.llama(config, batch=2, seq=128, weights=model.state_dict(), dtype="f32")
+        want, present = model(ids)
+    static = {"max_len": 128} if cache == "inplace" else {}
+    progs = geir.models.llama(config, batch=2, seq=128, weights=model.state_dict(), dtype="f32", cache=cache, **static)
     cm = geir.compile(progs.prefill, device=_device(tmp_path, 512 << 10), precision_mode="must_keep_origin_dtype")
     names = _launches(cm)
     for kernel in ("q_proj", "gate_proj"):
@@ -99,5 +102,12 @@ def test_a_llama_layer_split_to_fit_l2_matches_torch(tmp_path):
         assert len(pieces) >= 2 and all(p.endswith(f"_n{i}") for i, p in enumerate(pieces)), names
     gated = [op for op in cm.module.walk() if isinstance(op, a.LaunchOp) and "gate_proj" in op.kernel.root_reference.data]
     assert len({op.args[-1] for op in gated}) == 1  # one partner scratch for every piece
-    got = cm.run({"input_ids": ids.numpy()})["logits"]
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    feeds = {"input_ids": ids.numpy()}
+    if static:
+        feeds.update({"cache_position": np.array([0]), "position_ids": np.tile(np.arange(128), (2, 1)),
+                      **{f"past_key_values.0.{kv}": np.zeros((2, config.kv_heads, 128, config.head_dim), np.float32)
+                         for kv in ("key", "value")}})
+    got = cm.run(feeds)
+    np.testing.assert_allclose(got["logits"], want.numpy(), rtol=1e-4, atol=1e-4)
+    for kv, ref in zip(("key", "value"), present[0]):  # the cache (in place), or the presents
+        np.testing.assert_allclose(got[f"present.0.{kv}"], ref.numpy(), rtol=1e-4, atol=1e-4)
