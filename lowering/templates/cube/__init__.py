@@ -38,8 +38,8 @@ from geir.lowering.templates.cube.norm_epilogue import split as split_norm_epilo
 from geir.lowering.templates.cube.prologue import Prologue
 from geir.lowering.templates.cube.prologue import split as split_prologue
 from geir.lowering.templates.vector import Reject
-from geir.lowering.templates.cube.tiling import (EpilogueCost, Pricer, Tiling, conv_tiling, l2_pieces, matmul_footprint,
-                                                 matmul_tiling, tile_cols)
+from geir.lowering.templates.cube.tiling import (EpilogueCost, Pricer, Tiling, chain_us, conv_tiling, l2_pieces,
+                                                 matmul_footprint, matmul_tiling, tile_cols)
 
 __all__ = ["try_build", "plan_request", "conv_tiling", "matmul_tiling", "is_depthwise"]
 
@@ -108,7 +108,7 @@ def _build(req: KernelRequest, pro: Prologue | None) -> a.KernelOp | KernelChain
                 return None
         if pro is not None:
             return MatmulKernel(req, plan, tiling, slots, buffers, prologue=pro).build()
-        pieces = _l2_pieces(req, plan, pricer, tiling, buffers)
+        pieces = _l2_pieces(req, plan, pricer, tiling, slots, buffers)
         if pieces is not None:
             return pieces
         return _kernel_class(plan)(req, plan, tiling, slots, buffers).build()
@@ -116,7 +116,7 @@ def _build(req: KernelRequest, pro: Prologue | None) -> a.KernelOp | KernelChain
         return None
 
 
-def _l2_pieces(req: KernelRequest, plan: CubePlan, pricer: Pricer, whole: Tiling,
+def _l2_pieces(req: KernelRequest, plan: CubePlan, pricer: Pricer, whole: Tiling, slots: int,
                buffers: EpilogueBuffers | None) -> KernelChain | None:
     """A matmul over L2 as kernels over ranges of its columns, launched in order
     (tiling.l2_pieces); None when one kernel is cheaper or the plan cannot be split (a
@@ -132,7 +132,6 @@ def _l2_pieces(req: KernelRequest, plan: CubePlan, pricer: Pricer, whole: Tiling
     pieces = l2_pieces(req, plan, pricer, whole, tiling)
     if pieces is None:
         return None
-    slots = 2 if req.double_buffer else 1
     try:
         kernels = tuple(MatmulKernel(replace(req, name=f"{req.name}_n{i}"), plan, t, slots, buffers, cols=(c0, w)).build()
                         for i, (c0, w, t) in enumerate(pieces))
@@ -158,7 +157,7 @@ def _projections(req: KernelRequest, pro: Prologue | None = None) -> a.KernelOp 
     tiling = matmul_tiling(req, plan, pricer)
     if tiling is None:
         return None
-    groups = _l2_groups(req, parts, pricer, tiling) if pro is None and req.extent is None else None
+    groups = _l2_groups(req, parts, plan, pricer, tiling) if pro is None and req.extent is None else None
     if groups is not None:
         try:  # each group's kernel writes its own parts' outputs; none has scratch
             return KernelChain(tuple(MatmulKernel(replace(req, name=f"{req.name}_n{i}"), _concatenated(group), t, slots,
@@ -178,12 +177,12 @@ def _concatenated(parts: list[tuple[MatmulPlan, int]]) -> MatmulPlan:
                    part_cols=tuple(p.cols for p, _ in parts))
 
 
-def _l2_groups(req: KernelRequest, parts: list[tuple[MatmulPlan, int]], pricer: Pricer, whole: Tiling
-               ) -> list[tuple[list[tuple[MatmulPlan, int]], Tiling]] | None:
-    """Several products over L2 as launches of consecutive groups of them, each group one
-    kernel (tiling.l2_pieces' rule with whole products for ranges: a product's columns are
-    its own right operand's): the cheapest split, or None when one kernel is cheapest."""
-    plan = _concatenated(parts)
+def _l2_groups(req: KernelRequest, parts: list[tuple[MatmulPlan, int]], plan: MatmulPlan, pricer: Pricer,
+               whole: Tiling) -> list[tuple[list[tuple[MatmulPlan, int]], Tiling]] | None:
+    """Several products (`plan` their concatenation) over L2 as launches of consecutive
+    groups of them, each group one kernel (tiling.l2_pieces' rule with whole products for
+    ranges: a product's columns are its own right operand's): the cheapest split, or None
+    when one kernel is cheapest."""
     if matmul_footprint(plan, pricer.isz, pricer.out_isz) <= req.device.l2_bytes:
         return None
     best, best_us = None, whole.estimate_us
@@ -198,7 +197,7 @@ def _l2_groups(req: KernelRequest, parts: list[tuple[MatmulPlan, int]], pricer: 
         tilings = [matmul_tiling(req, _concatenated(grp), pricer) for grp in groups]
         if any(t is None for t in tilings):
             continue
-        us = sum(t.estimate_us for t in tilings) + (len(groups) - 1) * req.cost.launch_overhead_us()
+        us = chain_us(req.cost, tilings)
         if us < best_us:
             best, best_us = list(zip(groups, tilings)), us
     return best

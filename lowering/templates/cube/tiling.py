@@ -342,6 +342,12 @@ def matmul_footprint(plan: MatmulPlan, isz: int, out_isz: int, cols: int | None 
     return plan.batch * ((plan.rows + pairs * n) * kp * isz + pairs * plan.rows * n * out_isz)
 
 
+def chain_us(cost: CostModel, tilings: Sequence[Tiling]) -> float:
+    """Kernels launched one after another on a stream: their estimates and a launch for each
+    after the first (what a split over L2 costs beside one kernel's estimate)."""
+    return sum(t.estimate_us for t in tilings) + (len(tilings) - 1) * cost.launch_overhead_us()
+
+
 def l2_pieces(req: KernelRequest, plan: MatmulPlan, pricer: Pricer, whole: Tiling,
               tiling: Callable[[MatmulPlan], Tiling | None]) -> list[tuple[int, int, Tiling]] | None:
     """A matmul whose gm footprint is over L2 as launches over column ranges of its result,
@@ -365,7 +371,7 @@ def l2_pieces(req: KernelRequest, plan: MatmulPlan, pricer: Pricer, whole: Tilin
         tilings = {w: tiling(dataclasses.replace(plan, cols=w)) for w in {w for _, w in ranges}}
         if any(t is None for t in tilings.values()):
             continue
-        us = sum(tilings[w].estimate_us for _, w in ranges) + (len(ranges) - 1) * cost.launch_overhead_us()
+        us = chain_us(cost, [tilings[w] for _, w in ranges])
         if us < best_us:
             best, best_us = [(c0, w, tilings[w]) for c0, w in ranges], us
         if matmul_footprint(plan, pricer.isz, pricer.out_isz, width) <= spec.l2_bytes:
