@@ -501,7 +501,8 @@ class ConstantOp(IRDLOperation):
 
     def array(self):
         """The buffer's contents, contiguous as kernels address them (a splat expanded)."""
-        return np.ascontiguousarray(self.data())
+        data = self.data()
+        return np.ascontiguousarray(data).reshape(data.shape)  # a scalar stays 0-d
 
     @property
     def is_placeholder(self) -> bool:

@@ -1418,6 +1418,32 @@ class AttentionOp(GraphOp):
         return [tensor((b, h, sq, v[3]), elt)]
 
 
+@graph_op
+class CausalMaskOp(GraphOp):
+    """The additive causal mask of queries at a run-time position: [1, 1, queries, keys] of
+    `fill`'s type, 0 where key j <= query i + position + offset and `fill` (a large negative
+    one-element constant) elsewhere. A static KV cache's prefill and decode steps attend over
+    the whole cache with it (query i sits at row position + i); graph-recognize-attention
+    builds one for each graph.attention whose mask is that comparison, and the attention
+    kernel then computes the band itself and skips the key tiles no query sees."""
+
+    name = "graph.causal_mask"
+    TRAITS = (ValueGenerator(),)
+    OPERANDS = ("position", "fill")
+    ATTRS = {"queries": Int(), "keys": Int(), "offset": Int(0)}
+
+    @classmethod
+    def infer(cls, types, attrs, consts):
+        if not isinstance(_elt(types[0]), IntegerType) or math.prod(_shape(types[0])) != 1:
+            raise ShapeError(f"position must be one integer, got {types[0]}")
+        _require_float(types[1], "fill")
+        if math.prod(_shape(types[1])) != 1:
+            raise ShapeError(f"fill must be one value, got {types[1]}")
+        if attrs["queries"] < 1 or attrs["keys"] < 1:
+            raise ShapeError(f"queries and keys must be positive, got {attrs['queries']} and {attrs['keys']}")
+        return [tensor((1, 1, attrs["queries"], attrs["keys"]), _elt(types[1]))]
+
+
 class _AxisOp(GraphOp):
     OPERANDS = ("x",)
     ATTRS = {"axis": Int(-1)}

@@ -942,6 +942,12 @@ def attention(q, k, v, mask=None, *, scale, causal=0):
     return np.matmul(softmax(s, axis=-1), v)
 
 
+def causal_mask(position, fill, *, queries, keys, offset=0):
+    off = int(np.asarray(position).reshape(-1)[0]) + offset
+    seen = np.arange(keys)[None, :] <= np.arange(queries)[:, None] + off
+    return np.where(seen, np.zeros((), fill.dtype), fill.reshape(())).reshape(1, 1, queries, keys)
+
+
 # ---------------------------------------------------------------------------
 # Matrix products
 # ---------------------------------------------------------------------------
@@ -1727,6 +1733,7 @@ REFERENCE: dict[type[g.GraphOp], Callable] = {
         g.MatMulOp: matmul,
         g.GemmOp: gemm,
         g.AttentionOp: attention,
+        g.CausalMaskOp: causal_mask,
         g.ReduceSumOp: reduce_sum,
         g.ReduceMeanOp: reduce_mean,
         g.ReduceMaxOp: reduce_max,

@@ -257,7 +257,7 @@ def constant_buffer(op: a.ConstantOp) -> np.ndarray:
         raise InterpreterError(f"{describe(op)}: {e}") from None
     if value.size > 1 and not any(value.strides) and not value.reshape(-1)[:1].view(np.uint8).any():
         return untouched(value.nbytes, writable=False).view(value.dtype).reshape(value.shape)
-    buf = np.ascontiguousarray(value)
+    buf = np.ascontiguousarray(value).reshape(value.shape)  # (ascontiguousarray makes a scalar 1-d)
     buf.flags.writeable = False
     return buf
 

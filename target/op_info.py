@@ -145,9 +145,11 @@ KV_CACHE = KernelInfo(
 TRANS_DATA = KernelInfo("trans_data", frozenset({g.TransDataOp}), _VECTOR_DTYPES)
 
 ATTENTION = KernelInfo(
-    "attention", frozenset({g.AttentionOp}),
+    "attention", frozenset({g.AttentionOp, g.CausalMaskOp}),
     # the cube's two products (scores, probabilities x v) in the input type with an f32
-    # accumulator, the online softmax in f32 on the vector unit (lowering/templates/attention.py)
+    # accumulator, the online softmax in f32 on the vector unit (lowering/templates/attention.py);
+    # a causal_mask only as the mask of the attention it feeds (its band is computed in the
+    # kernel), alone it runs the reference fallback
     frozenset({"f16", "bf16", "f32"}))
 
 COLLECTIVE = KernelInfo(

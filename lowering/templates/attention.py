@@ -39,6 +39,10 @@ skipped; tiles every query sees need no mask; the diagonal ones (two when mq == 
 when one query tile spans several key tiles) add a band computed on the vector unit from a
 `c - r` tile (built once per block) and the tile's static diagonal offset. Static offsets need the query tile to equal the key tile (`mq == nk`) when there is
 more than one query tile; the key tiles are then [0, L mod nk) first and whole tiles after.
+Causal at a run-time position (the mask a graph.causal_mask fused into the kernel: a static
+KV cache's prefill, query i at cache row position + i) reads the position once and counts the
+tiles per item at run time (`_position_split`); its band's offset is a run-time value. It
+takes whole key tiles and mq <= nk, so the band is at most two tiles.
 
 A decode step (one query row) of grouped-query attention may take a kv head's query heads as
 one item's rows (`grouped_rows`: K and V read once per kv head). When the items leave cube
@@ -173,10 +177,13 @@ class AttentionPlan:
     out: Rows
     mask_arg: int | None  # kernel argument of the mask
     mask: tuple[int, int, int] | None  # (batch extent, head extent, row extent) of the mask, 1 or full
+    position_arg: int | None = None  # causal at a run-time position: the kernel argument holding it
+    position_offset: int = 0  # ... query i then sees keys j <= i + position + position_offset
 
     @property
     def off(self) -> int:
-        """Query i sees keys j <= i + off (causal)."""
+        """Query i sees keys j <= i + off (causal; at a run-time position, the offset of a full
+        cache's last rows, which the tiling prices)."""
         return self.L - self.S
 
 
@@ -218,14 +225,20 @@ def plan_request(req: KernelRequest) -> AttentionPlan | None:
         return None
     if (after[-1].results[0] if after else op.results[0]) is not req.outputs[0]:
         return None
-    views = strided_views(req.inputs, req.ops[:at])
-    if views is None or any(v not in views for v in op.operands):
+    position = op.mask.owner if op.mask is not None and isinstance(op.mask.owner, g.CausalMaskOp) else None
+    if position is not None and (position not in req.ops or position.operands[0] not in req.inputs):
+        return None
+    views = strided_views(req.inputs, [o for o in req.ops[:at] if o is not position])
+    if views is None or any(v not in views for v in op.operands[:3 if position else 4]):
         return None
     B, H, S, D = shape_of(op.q)
     _, Hkv, Lk, _ = shape_of(op.k)
     Dv = shape_of(op.v)[3]
     mask, mask_arg = None, None
-    if op.mask is not None:
+    if position is not None:  # the band at a run-time position, computed in the kernel
+        if op.attrs()["causal"] or position.attrs()["offset"] < 0:  # a row that could see no key
+            return None
+    elif op.mask is not None:
         m = (1,) * (4 - len(shape_of(op.mask))) + shape_of(op.mask)
         if m[3] != Lk:  # a mask broadcast along the keys: not tiled yet
             return None
@@ -240,8 +253,10 @@ def plan_request(req: KernelRequest) -> AttentionPlan | None:
         return None
     attrs = op.attrs()
     # one query row sees every key (j <= 0 + L - 1): causal or not, the same attention
-    causal = bool(attrs["causal"]) and S > 1
-    return AttentionPlan(B, H, Hkv, S, Lk, D, Dv, elt, float(attrs["scale"]), causal, *qkv, out, mask_arg, mask)
+    causal = (bool(attrs["causal"]) and S > 1) or position is not None
+    return AttentionPlan(B, H, Hkv, S, Lk, D, Dv, elt, float(attrs["scale"]), causal, *qkv, out, mask_arg, mask,
+                         None if position is None else req.inputs.index(position.operands[0]),
+                         0 if position is None else position.attrs()["offset"])
 
 
 @dataclass(frozen=True)
@@ -317,6 +332,8 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
         for kc in KEY_CHOICES:
             nk = min(kc, plan.L)
             if plan.causal and plan.S > mq and mq != nk:
+                continue
+            if plan.position_arg is not None and (plan.L % nk or mq > nk):  # whole key tiles, a band of two
                 continue
             subs = vector_shares(plan, mq, grouped, spec)
             nk0 = next((n0 for n0 in _steps(nk) if all(
@@ -531,6 +548,10 @@ class AttentionKernel:
         elif plan.mask is not None:
             self.mk = kb.alloc([rows, row_elems(nk, elt)], elt, "ub", "mk")
         self.dm = kb.alloc([rows, row_elems(nk, f32)], f32, "ub", "dm") if plan.causal else None
+        # causal at a run-time position: query i sees keys j <= i + off, off read once
+        self.off = None
+        if plan.position_arg is not None:
+            self.off = kb.add(kb.load_index(ins[plan.position_arg]), plan.position_offset)
         # a shape range's keys: key c of a tile is padded when c >= n - k0 (`_key_mask`)
         self.keys = kb.real_keys() if self.req.key_extent else None
         if self.keys is not None:
@@ -736,10 +757,14 @@ class AttentionKernel:
         base = 0 if part is None else kb.mul(part[0], t.chunk)
         n_full, rem = divmod(plan.L if part is None else part[1], nk)
         first = kb.add(base, rem)
-        n_vis, diags = self._causal_split(qi, mv, n_full, rem)
-        n_run = n_vis
-        for _j, _d, cond in diags:
-            n_run = kb.add(n_run, self._count(cond))
+        if self.off is not None:  # the band's tiles [n_vis, n_run) at a run-time position
+            n_vis, n_run = self._position_split(mv, n_full)
+            diags = []
+        else:
+            n_vis, diags = self._causal_split(qi, mv, n_full, rem)
+            n_run = n_vis
+            for _j, _d, cond in diags:
+                n_run = kb.add(n_run, self._count(cond))
         # the row statistics and O; O is the first tile's P V itself (`_update`) when that
         # tile's update runs unconditionally (a static count of tiles)
         self.o_fresh = bool(rem) or (isinstance(n_run, int) and n_run > 0)
@@ -755,6 +780,8 @@ class AttentionKernel:
             self._pipeline(lambda j: base, 1, rem, lambda j: [(c, d) for c, d in self._first_band(qi, rem) if d is not None])
 
         def bands(j: Index) -> list:
+            if self.off is not None:  # key c of tile j is seen by row r when c - r <= q0 + off - j * nk
+                return [(self._ge(j, n_vis), kb.sub(kb.add(self.q0_row, self.off), kb.mul(j, nk)))]
             return [(self._and(cond, self._eq(j, jd)), d) for jd, d, cond in diags]
 
         self._pipeline(lambda j: kb.add(first, kb.mul(j, nk)), n_run, nk, bands)
@@ -844,6 +871,16 @@ class AttentionKernel:
             j = kb.add(qi, tt - c1) if tt >= c1 else kb.sub(self._max(kb.add(qi, tt), c1), c1)
             diags.append((j, d, self._and(self._ge(kb.add(qi, tt), c1), self._lt(kb.add(qi, tt), n_full + c1))))
         return n_vis, diags
+
+    def _position_split(self, mv: int, n_full: int) -> tuple[Index, Index]:
+        """At a run-time position (query q0 + r sees keys up to q0 + r + off; whole key tiles):
+        the tiles every row of the item sees, and the tiles any row sees - the band between
+        them is at most two tiles, as mv <= nk."""
+        kb, nk = self.kb, self.t.nk
+        first = kb.add(self.q0_row, self.off)  # the first row's last key
+        n_vis = kb.min(kb.divui(kb.add(first, 1), nk), n_full)
+        n_run = kb.min(kb.divui(kb.add(first, mv + nk - 1), nk), n_full)
+        return n_vis, n_run
 
     def _first_band(self, qi: Index, rem: int):
         """The causal band of the first tile [0, rem) (key 0, which every query sees, is in it,
@@ -997,7 +1034,7 @@ class AttentionKernel:
             kb.set_flag("V", "MTE2", F_MASK)
             tmp = kb.tile(self.tmp, [0, 0], [n, nv])
         for cond, d in bands:  # the band of rows r0 ..: c - (r + r0) - d
-            self._guarded(cond, lambda d=d: self._band(s, tmp, nv, d + r0))
+            self._guarded(cond, lambda d=d: self._band(s, tmp, nv, kb.add(d, r0)))
         if self.keys is not None:  # a tile that holds a padded key
             self._guarded(kb.less(self.keys, kb.add(k0, nv)), lambda: self._key_mask(s, tmp, k0, nv))
         if plan.mask is not None or bands or self.keys is not None:
@@ -1029,12 +1066,17 @@ class AttentionKernel:
         kb.set_flag("MTE3", "V" if self.wide else "MTE2", F_K + x)   # pe (f32: s) is free again
         kb.set_flag("MTE3", "MTE2", F_V + x)
 
-    def _band(self, s: SSAValue, tmp: SSAValue, nv: int, d: int) -> None:
+    def _band(self, s: SSAValue, tmp: SSAValue, nv: int, d: Index) -> None:
         """Key c of the tile is masked for query r (of the core's rows, as the tile s is) when
-        c - r > d: s += NEG * clamp(c - r - d, 0, 1)."""
+        c - r > d: s += NEG * clamp(c - r - d, 0, 1). d static, or run-time (a position)."""
         kb = self.kb
         dm = kb.tile(self.dm, [0, 0], [s.type.get_shape()[0], nv])
-        kb.vec(a.VaddsOp, dm, kb.scalar(float(-d), f32), tmp)   # c - r - d
+        if isinstance(d, int):
+            shift = kb.scalar(float(-d), f32)
+        else:
+            neg = kb.sub(0, d)
+            shift = kb.emit(arith.SIToFPOp(kb.emit(arith.IndexCastOp(kb.index(neg), i64)).result, f32)).result
+        kb.vec(a.VaddsOp, dm, shift, tmp)   # c - r - d
         kb.vec(a.VminsOp, tmp, kb.scalar(1.0, f32), tmp)
         kb.vec(a.VmaxsOp, tmp, kb.scalar(0.0, f32), tmp)          # 1 where masked
         kb.vec(a.VmulsOp, tmp, kb.scalar(NEG, f32), tmp)

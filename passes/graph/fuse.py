@@ -262,7 +262,8 @@ def _reads_through(plan: _Planner, op: Operation) -> bool:
 def _attention_op_seed(plan: _Planner, anchor: int) -> list[int] | None:
     """graph.attention with the ops its q, k, v are read through - views, transposes, constant
     slices, split parts, each used only inside the group (a split when all its parts' users are
-    in) - and the transposes and views its result is written through, each the only user of
+    in) - and the graph.causal_mask it alone reads as its mask, and the transposes and views
+    its result is written through, each the only user of
     the one before. The template checks the composed views (docs/lowering.md "Attention"):
     if it cannot take them, the lowering splits the fusion and the pieces run separately."""
     members = {anchor}
@@ -278,6 +279,12 @@ def _attention_op_seed(plan: _Planner, anchor: int) -> list[int] | None:
                 if _reads_through(plan, plan.ops[j]) and all(u in members for u in plan.users[j]):
                     members.add(j)
                     changed = True
+    mask = plan.ops[anchor].operands[3] if len(plan.ops[anchor].operands) > 3 else None
+    j = None if mask is None else plan.producer(mask)
+    # a causal_mask the attention alone reads: the kernel computes its band from the position
+    if j is not None and isinstance(plan.ops[j], g.CausalMaskOp) and plan.users[j] == [anchor] \
+            and not (plan.taken >> j & 1 or plan.escapes[j]):
+        members.add(j)
     last = anchor
     while not plan.escapes[last] and len(plan.users[last]) == 1:
         j = plan.users[last][0]
@@ -371,7 +378,7 @@ PATTERNS: tuple[Pattern, ...] = (
             feed=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}), epilogue=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}),
             side=_EW),
     # the same name: graph.attention (graph-recognize-attention's) and the views around it
-    Pattern("attention", frozenset({R.ATTENTION}), seed=_attention_op_seed),
+    Pattern("attention", frozenset({R.ATTENTION}), ops=frozenset({g.AttentionOp}), seed=_attention_op_seed),
     Pattern("projections", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp}), seed=_projections_seed),
     Pattern("cache-write", frozenset({R.OPAQUE}), ops=frozenset({g.KvCacheWriteOp}), seed=_cache_write_seed),
     Pattern("conv-epilogue", frozenset({R.CUBE}), ops=frozenset({g.ConvOp}),

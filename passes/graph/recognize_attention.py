@@ -20,7 +20,10 @@ with k and v possibly repeated for grouped-query attention (HF's repeat_kv:
 Reshape(Expand(Unsqueeze(kv, 2), [B, Hkv, n, L, D]), [B, Hkv*n, L, D])). It becomes
 `graph.attention(q, k, v[, mask]) {scale, causal}`, located at every node it replaces: a
 constant additive mask whose entries are 0 where key j <= query i + (L - S) and at most
--1e4 (or -inf) elsewhere, broadcast over batch and heads, is `causal = 1`; any other mask
+-1e4 (or -inf) elsewhere, broadcast over batch and heads, is `causal = 1`; the mask of a
+static KV cache at a run-time position, Where(LessOrEqual(j + ck, i + cq + position), 0,
+fill) with S > 1, becomes a graph.causal_mask of the attention's own (so that graph-fuse puts
+it in the attention's kernel, which computes the band from the position); any other mask
 (a padding mask, a bias, a non-causal constant) is the `mask` operand - at most one.
 
 PyTorch's safe softmax (`graph.safe_softmax`: a row that is -inf throughout gives 0, not
@@ -41,17 +44,20 @@ softmax in f16 / bf16 too: graph.attention's softmax is f32, the model's is not.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from geir.dialects import attr_names
 from geir.dialects import graph as g
+from geir.dialects.traits import ViewLike
+from geir.ir.locations import fused_loc, loc_names
 from geir.ir.types import is_float, is_low_precision, to_dtype
 from geir.passes.graph.utils import constant, hint, is_graph_output, replace_chain, scalar_constant, sole_user
 
@@ -187,6 +193,56 @@ def _causal(mask: np.ndarray, scores: tuple[int, ...]) -> bool:
     return bool(np.all(m[keep] == 0) and np.all(m[~keep] <= MASKED))
 
 
+def _arange_along(c: np.ndarray | None, shape: tuple[int, int], axis: int) -> int | None:
+    """k when the constant c, broadcast to `shape`, is index + k along `axis` (the same in
+    every position of the other axis); else None."""
+    if c is None or not np.issubdtype(c.dtype, np.integer) or c.ndim > 2:
+        return None
+    try:
+        b = np.broadcast_to(c, shape).astype(np.int64)
+    except ValueError:
+        return None
+    k = int(b.flat[0])
+    want = np.arange(shape[axis], dtype=np.int64) + k
+    return k if np.array_equal(b, np.expand_dims(want, 1 - axis) + np.zeros(shape, np.int64)) else None
+
+
+def _position_mask(mask: SSAValue, scores: tuple[int, ...]) -> tuple[SSAValue, SSAValue, int] | None:
+    """(position, fill, offset) of a mask that is the causal band at a run-time position -
+    Where(LessOrEqual(j + ck, i + cq + position), 0, fill), through views that add leading
+    ones (a static KV cache's mask: query i at row position + i sees rows up to it) - with
+    fill at most MASKED; else None."""
+    sq, lk = scores[-2:]
+    v = mask
+    while v.owner is not None and isinstance(v.owner, g.GraphOp) and v.owner.has_trait(ViewLike) \
+            and math.prod(_shape(v.owner.operands[0])) == sq * lk:
+        v = v.owner.operands[0]
+    where = v.owner
+    if not isinstance(where, g.WhereOp) or _shape(v)[-2:] != (sq, lk) or math.prod(_shape(v)) != sq * lk:
+        return None
+    cond, zero, fill = where.operands
+    if scalar_constant(zero) != 0 or (f := scalar_constant(fill)) is None or f > MASKED \
+            or fill.type.element_type != mask.type.element_type:
+        return None
+    cmp = cond.owner
+    if isinstance(cmp, g.LessOrEqualOp):
+        keys, queries = cmp.operands
+    elif isinstance(cmp, g.GreaterOrEqualOp):
+        queries, keys = cmp.operands
+    else:
+        return None
+    ck = _arange_along(g.constant_value_of(keys), (sq, lk), 1)
+    add = queries.owner
+    if ck is None or not isinstance(add, g.AddOp):
+        return None
+    for rows, position in (add.operands, reversed(add.operands)):
+        cq = _arange_along(g.constant_value_of(rows), (sq, lk), 0)
+        if cq is not None and g.constant_value_of(position) is None and math.prod(_shape(position)) == 1 \
+                and isinstance(position.type.element_type, IntegerType):
+            return position, fill, cq - ck
+    return None
+
+
 def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None, keep_precision: bool = False
                     ) -> tuple[list[Operation], dict] | None:
     """The ops of a decomposed attention ending in the MatMul(P, v), and the parts of the
@@ -220,6 +276,7 @@ def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None, k
         s = up.operands[0]
     scores = _shape(s)
     masks: list[SSAValue] = []
+    position_mask = None
     causal = False
     scale = 1.0
     while _inner(s):
@@ -237,6 +294,8 @@ def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None, k
                 causal = True
             else:
                 masks.append(mask)
+                if c is None and scores[-2] > 1:  # one query row sees every valid key: the mask's row is all
+                    position_mask = _position_mask(mask, scores)
             s = side
         elif isinstance(op, g.WhereOp):
             cond, then, other = op.operands
@@ -302,7 +361,7 @@ def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None, k
                                                 [None] * len(operands))[0]:
         return None
     return chain, {"operands": operands, "scale": float(np.float32(scale)), "causal": int(causal),
-                   "prelude": prelude}
+                   "prelude": prelude, "position_mask": position_mask if masks and position_mask else None}
 
 
 @dataclass
@@ -312,6 +371,8 @@ class DecomposedAttention(RewritePattern):
     order: dict[Operation, int]
     """Program order of the ops when the pass started (ops it creates are in no chain)."""
     keep_precision: bool = False
+    masks: list[SSAValue] = field(default_factory=list)
+    """The position masks replaced by a graph.causal_mask (their ops go once unused)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: g.MatMulOp, rewriter: PatternRewriter) -> None:
@@ -319,8 +380,19 @@ class DecomposedAttention(RewritePattern):
         if found is None:
             return
         chain, p = found
-        new = g.AttentionOp.build_op(p["operands"], scale=p["scale"], causal=p["causal"])
-        replace_chain(chain, [*p["prelude"], new], rewriter)
+        operands, made = p["operands"], []
+        if p["position_mask"] is not None:  # the attention's own (fusion takes a mask with one user)
+            position, fill, offset = p["position_mask"]
+            sq, lk = _shape(operands[0])[2], _shape(operands[1])[2]
+            made = [g.CausalMaskOp.build_op([position, fill], queries=sq, keys=lk, offset=offset)]
+            # located at the attention's nodes first (the kernel they form is named after its
+            # first node), then the mask's
+            made[0].location = fused_loc(n for o in (*chain, operands[3].owner) for n in loc_names(o.location))
+            made[0].results[0].name_hint = operands[3].name_hint
+            self.masks.append(operands[3])
+            operands = [*operands[:3], made[0].results[0]]
+        new = g.AttentionOp.build_op(operands, scale=p["scale"], causal=p["causal"])
+        replace_chain(chain, [*p["prelude"], *made, new], rewriter)
 
 
 @dataclass(frozen=True)
@@ -336,5 +408,18 @@ class RecognizeAttention(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         order = {o: i for i, o in enumerate(op.walk())}
-        walker = PatternRewriteWalker(DecomposedAttention(order, self.keep_precision), apply_recursively=False)
-        walker.rewrite_module(op)
+        pattern = DecomposedAttention(order, self.keep_precision)
+        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+        _erase_unused(pattern.masks)
+
+
+def _erase_unused(values: list[SSAValue]) -> None:
+    """The graph ops that computed `values`, and what only they used, once nothing uses them."""
+    work = [v.owner for v in values]
+    while work:
+        o = work.pop()
+        if not isinstance(o, g.GraphOp) or o.parent is None or any(r.uses for r in o.results):
+            continue
+        work.extend(v.owner for v in o.operands)
+        o.detach()
+        o.erase()

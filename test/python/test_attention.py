@@ -239,6 +239,40 @@ def test_a_decode_step_whose_attention_splits_matches_the_reference_end_to_end()
     assert timed["latency_us"] == full["latency_us"]
 
 
+def _attention_us(report: dict, name: str) -> float:
+    (kernel,) = [k for k in report["kernels"] if k["name"] == name]
+    return kernel["time_us"]
+
+
+@pytest.mark.parametrize("batch,seq,max_len", [(2, 40, 128), (1, 64, 64)])
+def test_a_static_cache_prefill_computes_its_causal_band_from_the_position(batch, seq, max_len):
+    """A prefill over a static cache masks cache row j for query i unless j <= position + i
+    (the builder's Where(LessOrEqual) mask): graph-recognize-attention makes it one
+    graph.causal_mask per layer, fused into the attention kernel, which reads the position and
+    skips the key tiles no query of a tile sees. At every position the outputs and the cache
+    equal the graph's, no kernel computes the mask, and the attention takes less time at
+    position 0 (each query tile's keys up to its own rows) than at the cache's last rows."""
+    config = dataclasses.replace(CONFIGS["tiny"], layers=1, max_seq=max_len)
+    progs = geir.models.llama(config, batch=batch, seq=seq, dtype="f32", cache="inplace", max_len=max_len)
+    cm = geir.compile(progs.prefill, precision_mode="must_keep_origin_dtype")
+    kernels = [k for k in cm.module.walk() if isinstance(k, a.KernelOp)]
+    assert fallback_ops(cm.module) == []
+    (attention,) = [k.sym_name.data for k in kernels if k.attributes["template"].data == "attention"]
+    assert not any("cache_mask" in k.sym_name.data for k in kernels)  # no kernel of the mask's own
+    times = {}
+    for position in sorted({0, min(5, max_len - seq), max_len - seq}):
+        feeds = cm.random_inputs(position)
+        feeds["cache_position"] = np.array([position], np.int64)
+        feeds["position_ids"] = np.broadcast_to(position + np.arange(seq), (batch, seq)).copy()
+        got, report = cm.profile({k: v.copy() for k, v in feeds.items()})
+        want = run_module(progs.prefill, feeds)
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-5, err_msg=f"{name} at {position}")
+        times[position] = _attention_us(report, attention)
+    if max_len > seq:
+        assert times[0] < times[max_len - seq]
+
+
 def test_mask_along_keys_runs_the_fallback():
     """A mask broadcast along the keys is not tiled: the reference fallback, right numbers."""
     lowered, got, want = _run(_text(1, 2, 2, 8, 8, 16, 16, "f32", False, (1, 2, 8, 1)), (1, 2, 8, 1))

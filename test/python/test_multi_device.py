@@ -251,7 +251,7 @@ def test_tensor_parallel_transformer_block(ranks):
 
 
 @pytest.mark.parametrize("ranks,program,cache", [(2, "prefill", "concat"), (4, "decode", "concat"),
-                                                 (2, "decode", "inplace")])
+                                                 (2, "decode", "inplace"), (2, "prefill", "inplace")])
 def test_tensor_parallel_tiny_llama(ranks, program, cache):
     # 4 heads, 2 key/value heads: at 4 ranks each key/value head serves two ranks
     p = llama("tiny", batch=2, seq=8, dtype="f32", cache=cache, max_len=16)

@@ -100,3 +100,38 @@ func.func @alone(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<
   %o = graph.attention %q, %k, %v {scale = 0.35 : f32, causal = 0 : i64} : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> loc("attn")
   func.return %o : tensor<1x2x16x8xf32>
 }
+
+// -----
+
+// A graph.causal_mask that only the attention reads joins its fusion (the kernel computes the
+// band from the position); one that two attentions read stays outside both, and so does the
+// mask of an attention whose mask is any other value.
+// CHECK-LABEL: func.func @position_mask(
+// CHECK-NEXT:    %o = graph.fusion "cube+vector" (%pos, %q, %k, %v) attributes {graph.pattern = "attention"}
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      %fill = graph.constant
+// CHECK-NEXT:      %m = graph.causal_mask %pos_1, %fill
+// CHECK-NEXT:      %o_1 = graph.attention %q_1, %k_1, %v_1, %m
+// CHECK:         } loc(fused["attn", "mask"])
+func.func @position_mask(%q: tensor<1x2x16x8xf16>, %k: tensor<1x2x32x8xf16>, %v: tensor<1x2x32x8xf16>, %pos: tensor<1xi64>) -> tensor<1x2x16x8xf16> {
+  %fill = graph.constant dense<-6.550400e+04> : tensor<f16>
+  %m = graph.causal_mask %pos, %fill {queries = 16 : i64, keys = 32 : i64, offset = 0 : i64} : (tensor<1xi64>, tensor<f16>) -> tensor<1x1x16x32xf16> loc(fused["attn", "mask"])
+  %o = graph.attention %q, %k, %v, %m {scale = 0.35 : f32, causal = 0 : i64} : (tensor<1x2x16x8xf16>, tensor<1x2x32x8xf16>, tensor<1x2x32x8xf16>, tensor<1x1x16x32xf16>) -> tensor<1x2x16x8xf16> loc("attn")
+  func.return %o : tensor<1x2x16x8xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @shared_position_mask(
+// CHECK-NEXT:    %fill = graph.constant
+// CHECK-NEXT:    %m = graph.causal_mask %pos, %fill
+// CHECK-NEXT:    %o1 = graph.attention %q, %k, %v, %m
+// CHECK-NEXT:    %o2 = graph.attention %o1, %k, %v, %m
+// CHECK-NEXT:    func.return %o2
+func.func @shared_position_mask(%q: tensor<1x2x16x8xf16>, %k: tensor<1x2x32x8xf16>, %v: tensor<1x2x32x8xf16>, %pos: tensor<1xi64>) -> tensor<1x2x16x8xf16> {
+  %fill = graph.constant dense<-6.550400e+04> : tensor<f16>
+  %m = graph.causal_mask %pos, %fill {queries = 16 : i64, keys = 32 : i64, offset = 0 : i64} : (tensor<1xi64>, tensor<f16>) -> tensor<1x1x16x32xf16>
+  %o1 = graph.attention %q, %k, %v, %m {scale = 0.35 : f32, causal = 0 : i64} : (tensor<1x2x16x8xf16>, tensor<1x2x32x8xf16>, tensor<1x2x32x8xf16>, tensor<1x1x16x32xf16>) -> tensor<1x2x16x8xf16>
+  %o2 = graph.attention %o1, %k, %v, %m {scale = 0.35 : f32, causal = 0 : i64} : (tensor<1x2x16x8xf16>, tensor<1x2x32x8xf16>, tensor<1x2x32x8xf16>, tensor<1x1x16x32xf16>) -> tensor<1x2x16x8xf16>
+  func.return %o2 : tensor<1x2x16x8xf16>
+}

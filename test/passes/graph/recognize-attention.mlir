@@ -312,3 +312,102 @@ func.func @mha_seq_first_kept(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: ten
 // CHECK:         graph.softmax
 // CHECK-NOT:     graph.attention
 // CHECK:         func.return %o, %kt3
+
+// -----
+
+// A static KV cache's mask: query i (at row pos + i + 2 here) sees cache rows j <= pos + i + 2,
+// Where(LessOrEqual(j, i + 2 + pos), 0, lowest) reshaped to [1, 1, S, L], the one mask of
+// every layer. Each attention gets a graph.causal_mask of its own (fusion takes a mask only
+// its attention reads), located at the attention's nodes, then the mask's; the shared chain goes.
+// CHECK-LABEL: func.func @position_mask(
+// CHECK-NOT:     graph.less_or_equal
+// CHECK-NOT:     graph.where
+// CHECK:         %[[F:.*]] = graph.constant dense<-3.40282347e+38> : tensor<f32>
+// CHECK:         %mask = graph.causal_mask %pos, %[[F]] {queries = 4 : i64, keys = 8 : i64, offset = 2 : i64} : (tensor<1xi64>, tensor<f32>) -> tensor<1x1x4x8xf32> loc(fused["kt", "qk", "add_mask", "sm", "pv", "mask"])
+// CHECK-NEXT:    %pv = graph.attention %q, %k, %v, %mask {scale = 1.000000e+00 : f32, causal = 0 : i64}
+// CHECK:         %mask_1 = graph.causal_mask %pos, %[[F]] {queries = 4 : i64, keys = 8 : i64, offset = 2 : i64}
+// CHECK-NEXT:    %pv2 = graph.attention %pv, %k, %v, %mask_1
+// CHECK-NOT:     graph.where
+// CHECK:         func.return %pv2
+func.func @position_mask(%pos: tensor<1xi64>, %q: tensor<1x2x4x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>) -> tensor<1x2x4x8xf32> {
+  %rows = graph.constant dense<[[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>
+  %qrows = graph.constant dense<[[2], [3], [4], [5]]> : tensor<4x1xi64>
+  %at = graph.add %qrows, %pos : (tensor<4x1xi64>, tensor<1xi64>) -> tensor<4x1xi64>
+  %seen = graph.less_or_equal %rows, %at : (tensor<1x8xi64>, tensor<4x1xi64>) -> tensor<4x8xi1>
+  %0 = graph.constant dense<0.000000e+00> : tensor<f32>
+  %1 = graph.constant dense<-3.40282347e+38> : tensor<f32>
+  %where = graph.where %seen, %0, %1 : (tensor<4x8xi1>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
+  %2 = graph.constant dense<[1, 1, 4, 8]> : tensor<4xi64>
+  %mask = graph.reshape %where, %2 {allowzero = 0 : i64} : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<1x1x4x8xf32> loc("mask")
+  %kt = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> loc("kt")
+  %qk = graph.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x4x8xf32> loc("qk")
+  %add_mask = graph.add %qk, %mask : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32> loc("add_mask")
+  %sm = graph.softmax %add_mask {axis = -1 : i64} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> loc("sm")
+  %pv = graph.matmul %sm, %v : (tensor<1x2x4x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x4x8xf32> loc("pv")
+  %kt2 = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %qk2 = graph.matmul %pv, %kt2 : (tensor<1x2x4x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x4x8xf32>
+  %add2 = graph.add %mask, %qk2 : (tensor<1x1x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %sm2 = graph.softmax %add2 {axis = -1 : i64} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %pv2 = graph.matmul %sm2, %v : (tensor<1x2x4x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x4x8xf32>
+  func.return %pv2 : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Left as a mask operand: a decode step's (one query row sees every row up to the position:
+// the kernel reads the mask row), a strict comparison, a fill that does not mask (-1), and
+// key indices that are not 0, 1, 2, ...
+// CHECK-LABEL: func.func @not_position_masks(
+// CHECK-NOT:     graph.causal_mask
+// CHECK:         graph.attention %q1, %k, %v, %m1
+// CHECK-NOT:     graph.causal_mask
+// CHECK:         graph.attention %q, %k, %v, %m2
+// CHECK-NOT:     graph.causal_mask
+// CHECK:         graph.attention %q, %k, %v, %m3
+// CHECK-NOT:     graph.causal_mask
+// CHECK:         graph.attention %q, %k, %v, %m4
+// CHECK-NOT:     graph.causal_mask
+func.func @not_position_masks(%pos: tensor<1xi64>, %q1: tensor<1x2x1x8xf32>, %q: tensor<1x2x4x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>) -> (tensor<1x2x1x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) {
+  %rows = graph.constant dense<[[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>
+  %even = graph.constant dense<[[0, 2, 4, 6, 8, 10, 12, 14]]> : tensor<1x8xi64>
+  %qrows = graph.constant dense<[[0], [1], [2], [3]]> : tensor<4x1xi64>
+  %zero = graph.constant dense<0.000000e+00> : tensor<f32>
+  %low = graph.constant dense<-3.40282347e+38> : tensor<f32>
+  %minus1 = graph.constant dense<-1.000000e+00> : tensor<f32>
+  %seen1 = graph.less_or_equal %rows, %pos : (tensor<1x8xi64>, tensor<1xi64>) -> tensor<1x8xi1>
+  %w1 = graph.where %seen1, %zero, %low : (tensor<1x8xi1>, tensor<f32>, tensor<f32>) -> tensor<1x8xf32>
+  %s1 = graph.constant dense<[1, 1, 1, 8]> : tensor<4xi64>
+  %m1 = graph.reshape %w1, %s1 {allowzero = 0 : i64} : (tensor<1x8xf32>, tensor<4xi64>) -> tensor<1x1x1x8xf32>
+  %kt1 = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %qk1 = graph.matmul %q1, %kt1 : (tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x1x8xf32>
+  %a1 = graph.add %qk1, %m1 : (tensor<1x2x1x8xf32>, tensor<1x1x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %p1 = graph.softmax %a1 {axis = -1 : i64} : (tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %o1 = graph.matmul %p1, %v : (tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x1x8xf32>
+  %at = graph.add %qrows, %pos : (tensor<4x1xi64>, tensor<1xi64>) -> tensor<4x1xi64>
+  %s4 = graph.constant dense<[1, 1, 4, 8]> : tensor<4xi64>
+  %seen2 = graph.less %rows, %at : (tensor<1x8xi64>, tensor<4x1xi64>) -> tensor<4x8xi1>
+  %w2 = graph.where %seen2, %zero, %low : (tensor<4x8xi1>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
+  %m2 = graph.reshape %w2, %s4 {allowzero = 0 : i64} : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<1x1x4x8xf32>
+  %kt2 = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %qk2 = graph.matmul %q, %kt2 : (tensor<1x2x4x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x4x8xf32>
+  %a2 = graph.add %qk2, %m2 : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %p2 = graph.softmax %a2 {axis = -1 : i64} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o2 = graph.matmul %p2, %v : (tensor<1x2x4x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x4x8xf32>
+  %seen3 = graph.less_or_equal %rows, %at : (tensor<1x8xi64>, tensor<4x1xi64>) -> tensor<4x8xi1>
+  %w3 = graph.where %seen3, %zero, %minus1 : (tensor<4x8xi1>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
+  %m3 = graph.reshape %w3, %s4 {allowzero = 0 : i64} : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<1x1x4x8xf32>
+  %kt3 = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %qk3 = graph.matmul %q, %kt3 : (tensor<1x2x4x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x4x8xf32>
+  %a3 = graph.add %qk3, %m3 : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %p3 = graph.softmax %a3 {axis = -1 : i64} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o3 = graph.matmul %p3, %v : (tensor<1x2x4x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x4x8xf32>
+  %seen4 = graph.less_or_equal %even, %at : (tensor<1x8xi64>, tensor<4x1xi64>) -> tensor<4x8xi1>
+  %w4 = graph.where %seen4, %zero, %low : (tensor<4x8xi1>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
+  %m4 = graph.reshape %w4, %s4 {allowzero = 0 : i64} : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<1x1x4x8xf32>
+  %kt4 = graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %qk4 = graph.matmul %q, %kt4 : (tensor<1x2x4x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x4x8xf32>
+  %a4 = graph.add %qk4, %m4 : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %p4 = graph.softmax %a4 {axis = -1 : i64} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o4 = graph.matmul %p4, %v : (tensor<1x2x4x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x4x8xf32>
+  func.return %o1, %o2, %o3, %o4 : tensor<1x2x1x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
+}
