@@ -76,6 +76,9 @@ fusion, or a fused kernel with several outputs); after them only the scratch arg
 SCRATCH = "geir.scratch"
 """N: the kernel's last N arguments are its own gm workspace (a mix kernel's staging of the
 int32 accumulator), allocated by the host for each launch: written, but not outputs."""
+L2_BLOCK = "geir.l2_block"
+"""[first row, rows, first column, columns]: the block of each batch's result the kernel
+computes (one launch of a matmul split to fit L2; lowering/templates/cube/tiling.py l2_pieces)."""
 BYTE_COPIES = "geir.byte_copies"
 """[dst, dst_offset, src, src_offset, bytes] runs: the kernel only moves contiguous bytes."""
 

@@ -17,6 +17,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import geir
 from geir.dialects import ascend as a
+from geir.dialects import attr_names
 from geir.models import CONFIGS
 from geir.target.device import DEVICES_DIR
 
@@ -34,6 +35,20 @@ def _device(tmp_path, l2_bytes: int, launch_overhead_us: float = 0.1, hbm_bytes_
 
 def _launches(cm) -> list[str]:
     return [op.kernel.root_reference.data for op in cm.module.walk() if isinstance(op, a.LaunchOp)]
+
+
+def _blocks(cm, name: str = "") -> list[tuple[int, int, int, int]]:
+    """(first row, rows, first column, columns) of each launched piece whose name holds `name`."""
+    kernels = {k.sym_name.data: k for k in cm.module.walk() if isinstance(k, a.KernelOp)}
+    return [tuple(kernels[n].attributes[attr_names.L2_BLOCK].get_values()) for n in _launches(cm) if name in n]
+
+
+def _tile_the_result(blocks: list[tuple[int, int, int, int]], rows: int, cols: int) -> bool:
+    """The blocks cover [rows, cols] once each, row ranges outer."""
+    seen = np.zeros((rows, cols), np.int64)
+    for r0, nr, c0, nc in blocks:
+        seen[r0:r0 + nr, c0:c0 + nc] += 1
+    return bool((seen == 1).all()) and [b[0] for b in blocks] == sorted(b[0] for b in blocks)
 
 
 def _matmul_model(m: int = 1024, k: int = 2048, n: int = 2048) -> onnx.ModelProto:
@@ -61,8 +76,30 @@ def test_a_matmul_over_l2_runs_as_column_pieces_with_the_same_numbers(tmp_path):
     assert len(_launches(whole)) == 1
     pieces = _launches(split)
     assert len(pieces) >= 2 and all(p.endswith(f"_n{i}") for i, p in enumerate(pieces)), pieces
+    assert {b[:2] for b in _blocks(split)} == {(0, 1024)} and _tile_the_result(_blocks(split), 1024, 2048)
     got = split.run({"x": x})["y"]
     np.testing.assert_allclose(got.astype(np.float32), whole.run({"x": x})["y"].astype(np.float32), rtol=2e-3, atol=2e-3)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"x": x})[0]
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+def test_a_matmul_whose_lhs_is_over_l2_runs_as_blocks_of_rows_and_columns(tmp_path):
+    """With a 2 MiB L2 the lhs of a [2048, 1024] x [1024, 2048] matmul (4 MiB) is itself over
+    L2, so ranges of columns alone would re-read all of it per column tile: the launches are
+    blocks of 4 (or 5) row ranges times column ranges, row ranges outer (the fewest row ranges
+    whose lhs rows take at most half of L2, or one more). The output is what one kernel
+    writes, and it matches onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    model = _matmul_model(2048, 1024, 2048)
+    x = np.random.default_rng(1).standard_normal((2048, 1024)).astype(np.float16)
+    split = geir.compile(model, device=_device(tmp_path, 2 << 20))
+    blocks = _blocks(split)
+    assert len({b[0] for b in blocks}) in (4, 5) and len({b[2] for b in blocks}) >= 2, blocks
+    assert _tile_the_result(blocks, 2048, 2048)
+    got = split.run({"x": x})["y"]
+    whole = geir.compile(model).run({"x": x})["y"]
+    np.testing.assert_allclose(got.astype(np.float32), whole.astype(np.float32), rtol=2e-3, atol=2e-3)
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     want = sess.run(None, {"x": x})[0]
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=1e-2)
@@ -78,34 +115,39 @@ def test_the_split_is_declined_when_launches_cost_more_than_l2_saves(tmp_path):
     assert len(_launches(cm)) == 1
 
 
-@pytest.mark.parametrize("cache", ["concat", "inplace"])
-def test_a_llama_layer_split_to_fit_l2_matches_torch(tmp_path, cache):
+@pytest.mark.parametrize("cache,batch,seq", [("concat", 2, 128), ("inplace", 2, 128), ("concat", 4, 256)])
+def test_a_llama_layer_split_to_fit_l2_matches_torch(tmp_path, cache, batch, seq):
     """A one-layer LLaMA over a 512 KiB L2: its q / k / v kernel (three products of one lhs;
     with a static cache updated in place, V's heads written into the cache by it) runs as launches of groups
     of whole products, its SwiGLU kernel (gate and up products, the partner staged in gm
-    scratch) as launches over column ranges that share the one scratch buffer the chain
-    allocates; the logits and K / V match torch's in fp32."""
+    scratch) as launches over blocks of the result that share the one scratch buffer the
+    chain allocates: column ranges at 2 x 128 rows; at 4 x 256 rows (an lhs of 1 MiB, itself
+    over L2) row ranges times column ranges. The logits and K / V match torch's in fp32."""
     torch = pytest.importorskip("torch")
     from geir.testing.llama import llama_reference
 
-    config = dataclasses.replace(CONFIGS["tiny"], layers=1, hidden=256, ffn=1024, vocab=256)
+    config = dataclasses.replace(CONFIGS["tiny"], layers=1, hidden=256, ffn=1024, vocab=256, max_seq=2 * seq)
     model = llama_reference(config, seed=0, std=0.05)
-    ids = torch.randint(0, config.vocab, (2, 128), generator=torch.Generator().manual_seed(1))
+    ids = torch.randint(0, config.vocab, (batch, seq), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         want, present = model(ids)
-    static = {"max_len": 128} if cache == "inplace" else {}
-    progs = geir.models.llama(config, batch=2, seq=128, weights=model.state_dict(), dtype="f32", cache=cache, **static)
+    static = {"max_len": seq} if cache == "inplace" else {}
+    progs = geir.models.llama(config, batch=batch, seq=seq, weights=model.state_dict(), dtype="f32", cache=cache,
+                              **static)
     cm = geir.compile(progs.prefill, device=_device(tmp_path, 512 << 10), precision_mode="must_keep_origin_dtype")
     names = _launches(cm)
-    for kernel in ("q_proj", "gate_proj"):
+    for kernel in ("q_proj", "gate_proj") if seq == 128 else ("gate_proj",):
         pieces = [n for n in names if kernel in n]
         assert len(pieces) >= 2 and all(p.endswith(f"_n{i}") for i, p in enumerate(pieces)), names
+    gate = _blocks(cm, "gate_proj")
+    assert _tile_the_result(gate, batch * seq, config.ffn)
+    assert len({b[0] for b in gate}) == (1 if seq == 128 else 4), gate  # the row ranges
     gated = [op for op in cm.module.walk() if isinstance(op, a.LaunchOp) and "gate_proj" in op.kernel.root_reference.data]
     assert len({op.args[-1] for op in gated}) == 1  # one partner scratch for every piece
     feeds = {"input_ids": ids.numpy()}
     if static:
-        feeds.update({"cache_position": np.array([0]), "position_ids": np.tile(np.arange(128), (2, 1)),
-                      **{f"past_key_values.0.{kv}": np.zeros((2, config.kv_heads, 128, config.head_dim), np.float32)
+        feeds.update({"cache_position": np.array([0]), "position_ids": np.tile(np.arange(seq), (batch, 1)),
+                      **{f"past_key_values.0.{kv}": np.zeros((batch, config.kv_heads, seq, config.head_dim), np.float32)
                          for kv in ("key", "value")}})
     got = cm.run(feeds)
     np.testing.assert_allclose(got["logits"], want.numpy(), rtol=1e-4, atol=1e-4)

@@ -118,9 +118,10 @@ def _build(req: KernelRequest, pro: Prologue | None) -> a.KernelOp | KernelChain
 
 def _l2_pieces(req: KernelRequest, plan: CubePlan, pricer: Pricer, whole: Tiling, slots: int,
                buffers: EpilogueBuffers | None) -> KernelChain | None:
-    """A matmul over L2 as kernels over ranges of its columns, launched in order
-    (tiling.l2_pieces); None when one kernel is cheaper or the plan cannot be split (a
-    shape range, a head-split or blocked result: their tiles are not plain column ranges)."""
+    """A matmul over L2 as kernels over blocks of its result (ranges of rows times ranges of
+    columns), launched in order (tiling.l2_pieces); None when one kernel is cheaper or the
+    plan cannot be split (a shape range, a head-split or blocked result: their tiles are not
+    plain ranges)."""
     if not isinstance(plan, MatmulPlan) or req.extent is not None or plan.heads or plan.part_cols \
             or plan.out_nz or plan.out_blocked:
         return None
@@ -133,8 +134,8 @@ def _l2_pieces(req: KernelRequest, plan: CubePlan, pricer: Pricer, whole: Tiling
     if pieces is None:
         return None
     try:
-        kernels = tuple(MatmulKernel(replace(req, name=f"{req.name}_n{i}"), plan, t, slots, buffers, cols=(c0, w)).build()
-                        for i, (c0, w, t) in enumerate(pieces))
+        kernels = tuple(MatmulKernel(replace(req, name=f"{req.name}_n{i}"), plan, t, slots, buffers, rows=rows,
+                                     cols=cols).build() for i, (rows, cols, t) in enumerate(pieces))
     except (LoweringError, Reject):  # a range's buffers do not fit after all: the whole kernel
         return None
     # every piece's scratch (a gated matmul's partner, a staged result) has the whole

@@ -64,8 +64,8 @@ def first_step_slot(chunk_slot: int, steps: int, slots: int) -> int:
 
 @dataclass(frozen=True)
 class TileDim:
-    """A dim of `extent` in tiles of `tile`, its first at `start` (a kernel of the columns
-    [start, start + extent) of a wider result: tiling.l2_pieces)."""
+    """A dim of `extent` in tiles of `tile`, its first at `start` (a kernel of the rows or
+    columns [start, start + extent) of a larger result: tiling.l2_pieces)."""
 
     extent: int
     tile: int

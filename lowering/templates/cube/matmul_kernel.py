@@ -7,9 +7,11 @@ from __future__ import annotations
 import functools
 import math
 
-from xdsl.dialects.builtin import StringAttr, UnitAttr
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, UnitAttr, i64
 from xdsl.ir import SSAValue
 
+from geir.dialects import ascend as a
+from geir.dialects import attr_names
 from geir.dialects.ascend import FRACTAL
 from geir.lowering.templates.common import KernelRequest, ceil_div, round_up
 from geir.lowering.templates.cube.kernel import CubeKernel
@@ -35,19 +37,27 @@ def _rows2(op: Operand) -> list[int]:
 class MatmulKernel(CubeKernel):
     """One product, or several of one lhs (`parts`: each plan with its output's index, the
     kernel's plan their concatenation along N, which the tiling priced): every part's tiles
-    are distributed over the blocks together, each written to its own output. `cols`: the
-    kernel computes only the result's columns [first, first + count) (one launch of a
-    matmul split to fit L2, tiling.l2_pieces); its buffers and addresses are the whole's."""
+    are distributed over the blocks together, each written to its own output. `rows`,
+    `cols`: the kernel computes only each batch's result rows [first, first + count) and
+    columns [first, first + count) (one launch of a matmul split to fit L2,
+    tiling.l2_pieces); its buffers and addresses are the whole's."""
 
     plan: MatmulPlan
 
     def __init__(self, req: KernelRequest, plan: MatmulPlan, tiling: Tiling, slots: int,
                  buffers: EpilogueBuffers | None, parts: list[tuple[MatmulPlan, int]] | None = None,
                  prologue: Prologue | None = None, norm: NormEpilogue | None = None,
-                 cols: tuple[int, int] | None = None):
+                 rows: tuple[int, int] | None = None, cols: tuple[int, int] | None = None):
         super().__init__(req, plan, tiling, slots, buffers, prologue, norm)
         self.parts = parts
+        self.rows = rows or (0, plan.rows)
         self.cols = cols or (0, plan.cols)
+
+    def build(self) -> a.KernelOp:
+        kernel = super().build()
+        if (self.rows, self.cols) != ((0, self.plan.rows), (0, self.plan.cols)):
+            kernel.attributes[attr_names.L2_BLOCK] = DenseArrayBase.from_list(i64, [*self.rows, *self.cols])
+        return kernel
 
     def _out_views(self) -> list[SSAValue]:
         if not self.parts:
@@ -80,13 +90,13 @@ class MatmulKernel(CubeKernel):
 
     def _tiles(self) -> None:
         plan, t = self.plan, self.t
-        first, count = self.cols
+        (r0, nr), (c0, nc) = self.rows, self.cols
         if t.group > 1:
-            dims = [TileDim(plan.batch, 1), TileDim(plan.rows, t.mt), TileDim(count, t.nt * t.group, first)]
+            dims = [TileDim(plan.batch, 1), TileDim(nr, t.mt, r0), TileDim(nc, t.nt * t.group, c0)]
             tile_grid(self.kb, dims, t.blocks, self._item)
             return
         if not self.parts:
-            dims = [TileDim(plan.batch, 1), TileDim(plan.rows, t.mt), TileDim(count, t.nt, first)]
+            dims = [TileDim(plan.batch, 1), TileDim(nr, t.mt, r0), TileDim(nc, t.nt, c0)]
             tile_grid(self.kb, dims, t.blocks, self._tile, self._real_rows())
             return
         classes = []

@@ -272,6 +272,26 @@ def conv_range_images(req: KernelRequest, plan: ConvPlan) -> bool:
 
 
 def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tiling | None:
+    """The cheapest tiling of a matmul (tiles of mt x nt, kt per cube step, kl1 per l1 chunk).
+
+    A lowering run keeps each choice (`req.tilings`) by what it depends on, as conv_tiling
+    does: a decoder repeats its layers' matmuls, and a matmul over L2 prices up to dozens of
+    block shapes (l2_pieces). A norm epilogue's tiling (`pricer.window`) is not kept."""
+    if req.tilings is None or pricer.window is not None:
+        return _matmul_tiling(req, plan, pricer)
+    ext, epi = req.extent, pricer.epilogue
+    key = ("matmul", plan.batch, plan.rows, plan.cols, plan.k, plan.elt, plan.out_elt, plan.heads, plan.part_cols,
+           plan.partner is not None, plan.lhs.trans, plan.lhs_nz, plan.out_shape, plan.frame,
+           pricer.isz, pricer.out_isz, pricer.fix_isz, pricer.params_l1, pricer.max_rows, pricer.dtype, pricer.slots,
+           pricer.groups,
+           None if epi is None else (tuple(epi.instrs), tuple(epi.loads), tuple(epi.stores), epi.converted, epi.celt),
+           None if ext is None else (ext.count, tuple(ext.sizes()), matmul_range_axis(req, plan)))
+    if key not in req.tilings:
+        req.tilings[key] = _matmul_tiling(req, plan, pricer)
+    return req.tilings[key]
+
+
+def _matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tiling | None:
     isz, slots = pricer.isz, pricer.slots
     m, n, k, nb = plan.rows, plan.cols, plan.k, plan.batch
     kf = plan.k_fractal
@@ -328,18 +348,25 @@ def matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tilin
     return cheapest.choice
 
 
-L2_PIECES_MAX = 8
-"""Most launches a matmul's columns are split into to fit L2 (`l2_pieces`)."""
+L2_PIECES_MAX = 32
+"""Most launches a matmul is split into to fit L2 (`l2_pieces`)."""
 
 
-def matmul_footprint(plan: MatmulPlan, isz: int, out_isz: int, cols: int | None = None) -> int:
-    """The gm bytes a matmul kernel over `cols` of the result's columns touches (the whole
-    result when None): the lhs, that many columns of the right operand(s) and of the
-    result(s) - what `CostModel.l2_hit_fraction` compares with L2."""
+def matmul_footprint(plan: MatmulPlan, isz: int, out_isz: int, rows: int | None = None, cols: int | None = None) -> int:
+    """The gm bytes a matmul kernel over `rows` x `cols` of each batch's result touches (the
+    whole result when None): those rows of the lhs, those columns of the right operand(s),
+    that block of the result(s) - what `CostModel.l2_hit_fraction` compares with L2."""
+    m = plan.rows if rows is None else rows
     n = plan.cols if cols is None else cols
     pairs = 2 if plan.partner is not None else 1
     kp = round_up(plan.k, plan.k_fractal)
-    return plan.batch * ((plan.rows + pairs * n) * kp * isz + pairs * plan.rows * n * out_isz)
+    return plan.batch * ((m + pairs * n) * kp * isz + pairs * m * n * out_isz)
+
+
+def _ranges(extent: int, count: int, unit: int) -> list[tuple[int, int]]:
+    """`count` ranges of equal width (whole `unit`s) over [0, extent), the last one the rest."""
+    width = round_up(ceil_div(extent, count), unit)
+    return [(c0, min(width, extent - c0)) for c0 in range(0, extent, width)]
 
 
 def chain_us(cost: CostModel, tilings: Sequence[Tiling]) -> float:
@@ -349,33 +376,52 @@ def chain_us(cost: CostModel, tilings: Sequence[Tiling]) -> float:
 
 
 def l2_pieces(req: KernelRequest, plan: MatmulPlan, pricer: Pricer, whole: Tiling,
-              tiling: Callable[[MatmulPlan], Tiling | None]) -> list[tuple[int, int, Tiling]] | None:
-    """A matmul whose gm footprint is over L2 as launches over column ranges of its result,
-    one after another, each with a footprint L2 holds: [(first column, columns, tiling)],
-    or None when one launch is cheapest.
+              tiling: Callable[[MatmulPlan], Tiling | None]) -> list[tuple[tuple[int, int], tuple[int, int], Tiling]] | None:
+    """A matmul whose gm footprint is over L2 as launches over blocks of its result - ranges
+    of its rows times ranges of its columns, one launch after another, each with a footprint
+    L2 holds: [((first row, rows), (first column, columns), tiling)], row ranges outer; or
+    None when one launch is cheapest.
 
     Over L2, a kernel that reads its operands again per output tile finds only a share of
-    them there (`CostModel.l2_hit_fraction`); a launch over a range of the columns reads the
-    lhs again per column tile but a right operand of only its own columns, so its re-reads
-    hit. This is Ascend C's "L2 cache tiling" for matmuls whose operands exceed L2. Each
-    range is priced with its own tiling (`tiling(plan of that width)`) plus a launch per
-    extra range; the fewest ranges of the least total win."""
+    them there (`CostModel.l2_hit_fraction`); a launch over a block of the result reads only
+    its rows of the lhs and its columns of the right operand(s), so its re-reads hit. Column
+    ranges alone serve a small lhs (a prefill of 2048 rows); a lhs itself over L2 (8 x 4096
+    rows of 4096) needs row ranges too. This is Ascend C's "L2 cache tiling" for matmuls
+    whose operands exceed L2. Each block shape is priced with its own tiling (`tiling(plan
+    of that shape)`) plus a launch per extra block; of the splits into up to L2_PIECES_MAX
+    blocks, the least total wins."""
     spec, cost = req.device, req.cost
-    if matmul_footprint(plan, pricer.isz, pricer.out_isz) <= spec.l2_bytes:
+    isz, out_isz = pricer.isz, pricer.out_isz
+    if matmul_footprint(plan, isz, out_isz) <= spec.l2_bytes:
         return None
-    unit = 32 // pricer.isz if pricer.isz < 2 else FRACTAL  # the rhs is read in whole fractals
+    unit = 32 // isz if isz < 2 else FRACTAL  # the rhs is read in whole fractals
     best, best_us = None, whole.estimate_us
-    for count in range(2, L2_PIECES_MAX + 1):
-        width = round_up(ceil_div(plan.cols, count), unit)
-        ranges = [(c0, min(width, plan.cols - c0)) for c0 in range(0, plan.cols, width)]
-        tilings = {w: tiling(dataclasses.replace(plan, cols=w)) for w in {w for _, w in ranges}}
-        if any(t is None for t in tilings.values()):
-            continue
-        us = chain_us(cost, [tilings[w] for _, w in ranges])
-        if us < best_us:
-            best, best_us = [(c0, w, tilings[w]) for c0, w in ranges], us
-        if matmul_footprint(plan, pricer.isz, pricer.out_isz, width) <= spec.l2_bytes:
-            break  # more ranges only add launches and lhs re-reads
+    priced: dict[tuple[int, int], Tiling | None] = {}
+    # column ranges alone; and where the lhs is itself large, row ranges too: the fewest
+    # whose lhs rows take at most half of L2 (the other half for the columns' operands), and
+    # one more
+    kp = round_up(plan.k, plan.k_fractal)
+    least = ceil_div(2 * plan.batch * plan.rows * kp * isz, spec.l2_bytes)
+    for nr in dict.fromkeys([1] if least <= 1 else [1, least, least + 1]):
+        rows = _ranges(plan.rows, nr, FRACTAL)
+        if len(rows) < nr or nr > L2_PIECES_MAX:
+            break
+        for nc in range(1, L2_PIECES_MAX // nr + 1):
+            if nr * nc == 1:
+                continue
+            cols = _ranges(plan.cols, nc, unit)
+            if len(cols) < nc:
+                break
+            blocks = [(r, c) for r in rows for c in cols]
+            for shape in {(r[1], c[1]) for r, c in blocks} - priced.keys():
+                priced[shape] = tiling(dataclasses.replace(plan, rows=shape[0], cols=shape[1]))
+            if any(priced[(r[1], c[1])] is None for r, c in blocks):
+                continue
+            us = chain_us(cost, [priced[(r[1], c[1])] for r, c in blocks])
+            if us < best_us:
+                best, best_us = [(r, c, priced[(r[1], c[1])]) for r, c in blocks], us
+            if matmul_footprint(plan, isz, out_isz, rows[0][1], cols[0][1]) <= spec.l2_bytes:
+                break  # more column ranges only add launches and lhs re-reads
     return best
 
 

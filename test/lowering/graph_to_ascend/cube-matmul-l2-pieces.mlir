@@ -1,7 +1,9 @@
 // convert-graph-to-ascend, cube kernels: a matmul whose gm footprint (operands and result)
-// is over the device's L2 (910B: 192 MiB) runs as launches over ranges of its result's
-// columns, one after another, when the cost model says the re-reads each range's L2 serves
-// pay for the launches (tiling.l2_pieces). Shapes: LLaMA-2-7B's prefill at 1 x 2048.
+// is over the device's L2 (910B: 192 MiB) runs as launches over blocks of its result - ranges
+// of its columns, and of its rows too when the lhs is itself large - one after another, when
+// the cost model says the re-reads each block's L2 serves pay for the launches
+// (tiling.l2_pieces). Each launch's kernel says its block (`geir.l2_block`: first row, rows,
+// first column, columns). Shapes: LLaMA-2-7B's prefill at 1 x 2048, and at 8 x 4096.
 // RUN: geir-opt %s --split-input-file -p convert-graph-to-ascend | filecheck %s
 
 // The SwiGLU kernel (two 4096 x 11008 weights, a 287 MB footprint): two kernels of 5504
@@ -9,13 +11,13 @@
 // the result; the partner product's scratch has the whole result's shape and is the
 // chain's: allocated once, passed to both launches.
 // CHECK-LABEL: ascend.kernel @k0_gate_proj_n0(
-// CHECK-SAME:    %partner: memref<2048x11008xf16, "gm">) attributes {block_dim = 24 : i64, core_type = "mix", geir.scratch = 1 : i64, template = "matmul"}
+// CHECK-SAME:    %partner: memref<2048x11008xf16, "gm">) attributes {block_dim = 24 : i64, core_type = "mix", geir.scratch = 1 : i64, template = "matmul", geir.l2_block = array<i64: 0, 2048, 0, 5504>}
 // CHECK:         scf.for %{{.*}} = %block to %c344 step %c24 {
 // CHECK:           %[[N0:.*]] = arith.muli %{{.*}}, %c128 : index
 // CHECK-NEXT:      ascend.wait_flag MTE1 -> MTE2 id 0
 // CHECK:           memref.subview %bu[0, %[[N0]]] [320, 128]
 // CHECK:       ascend.kernel @k0_gate_proj_n1(
-// CHECK-SAME:    %partner: memref<2048x11008xf16, "gm">) attributes {block_dim = 24 : i64, core_type = "mix", geir.scratch = 1 : i64, template = "matmul"}
+// CHECK-SAME:    %partner: memref<2048x11008xf16, "gm">) attributes {block_dim = 24 : i64, core_type = "mix", geir.scratch = 1 : i64, template = "matmul", geir.l2_block = array<i64: 0, 2048, 5504, 5504>}
 // CHECK:         scf.for %{{.*}} = %block to %c344 step %c24 {
 // CHECK:           %[[T:.*]] = arith.muli %{{.*}}, %c128 : index
 // CHECK-NEXT:      %[[N1:.*]] = arith.addi %c5504, %[[T]] : index
@@ -119,4 +121,39 @@ func.func @qkv(%x: tensor<1x2048x5120xf16> {onnx.name = "x"}, %wq: tensor<5120x5
     graph.yield %q2, %k2, %v2 : tensor<1x40x2048x128xf16>, tensor<1x40x2048x128xf16>, tensor<1x40x2048x128xf16>
   } loc(fused["q_proj", "q/reshape", "q/transpose", "k_proj", "k/reshape", "k/transpose", "v_proj", "v/reshape", "v/transpose"])
   func.return %q, %k, %v : tensor<1x40x2048x128xf16>, tensor<1x40x2048x128xf16>, tensor<1x40x2048x128xf16>
+}
+
+// -----
+
+// The SwiGLU kernel at the seeds' 8 x 4096: the lhs alone (32768 rows of 4096, 268 MB) is
+// over L2, so column ranges alone would read all of it again per column tile. The fewest
+// row ranges whose lhs rows take at most half of L2 are 4 (67 MB each); each of them times
+// 5 column ranges of 2208 (the last 2176) is a block of 176 MB: 20 launches, row ranges
+// outer, every one reading the tiles of its block only.
+// CHECK-LABEL: ascend.kernel @k0_gate_proj_n0(
+// CHECK-SAME:    geir.l2_block = array<i64: 0, 8192, 0, 2208>}
+// CHECK:       ascend.kernel @k0_gate_proj_n4(
+// CHECK-SAME:    geir.l2_block = array<i64: 0, 8192, 8832, 2176>}
+// CHECK:       ascend.kernel @k0_gate_proj_n5(
+// CHECK-SAME:    geir.l2_block = array<i64: 8192, 8192, 0, 2208>}
+// The row tiles of the second row range start at row 8192 of the lhs and of the result.
+// CHECK:         %[[T:.*]] = arith.muli %{{.*}}, %c{{[0-9]+}} : index
+// CHECK-NEXT:    %[[M:.*]] = arith.addi %c8192, %[[T]] : index
+// CHECK:       ascend.kernel @k0_gate_proj_n19(
+// CHECK-SAME:    geir.l2_block = array<i64: 24576, 8192, 8832, 2176>}
+// CHECK-NOT:   ascend.kernel @k0_gate_proj_n20(
+// CHECK:       func.func @swiglu_8x4096(
+// CHECK-COUNT-20: ascend.launch @k0_gate_proj_n
+// CHECK-NEXT:    func.return
+func.func @swiglu_8x4096(%x: tensor<32768x4096xf16> {onnx.name = "x"}, %wg: tensor<4096x11008xf16> {onnx.name = "wg"}, %wu: tensor<4096x11008xf16> {onnx.name = "wu"}) -> (tensor<32768x11008xf16> {onnx.name = "y"}) {
+  %y = graph.fusion "cube+vector" (%x, %wg, %wu) attributes {graph.pattern = "matmul-epilogue"} : (tensor<32768x4096xf16>, tensor<4096x11008xf16>, tensor<4096x11008xf16>) -> tensor<32768x11008xf16> {
+  ^bb0(%a: tensor<32768x4096xf16>, %bg: tensor<4096x11008xf16>, %bu: tensor<4096x11008xf16>):
+    %g = graph.matmul %a, %bg : (tensor<32768x4096xf16>, tensor<4096x11008xf16>) -> tensor<32768x11008xf16> loc("gate_proj")
+    %s = graph.sigmoid %g : (tensor<32768x11008xf16>) -> tensor<32768x11008xf16> loc("act/sigmoid")
+    %silu = graph.mul %g, %s : (tensor<32768x11008xf16>, tensor<32768x11008xf16>) -> tensor<32768x11008xf16> loc("act/mul")
+    %u = graph.matmul %a, %bu : (tensor<32768x4096xf16>, tensor<4096x11008xf16>) -> tensor<32768x11008xf16> loc("up_proj")
+    %p = graph.mul %silu, %u : (tensor<32768x11008xf16>, tensor<32768x11008xf16>) -> tensor<32768x11008xf16> loc("mlp/mul")
+    graph.yield %p : tensor<32768x11008xf16>
+  } loc(fused["gate_proj", "act/sigmoid", "act/mul", "up_proj", "mlp/mul"])
+  func.return %y : tensor<32768x11008xf16>
 }
