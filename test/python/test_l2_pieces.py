@@ -40,7 +40,8 @@ def _launches(cm) -> list[str]:
 def _blocks(cm, name: str = "") -> list[tuple[int, int, int, int]]:
     """(first row, rows, first column, columns) of each launched piece whose name holds `name`."""
     kernels = {k.sym_name.data: k for k in cm.module.walk() if isinstance(k, a.KernelOp)}
-    return [tuple(kernels[n].attributes[attr_names.L2_BLOCK].get_values()) for n in _launches(cm) if name in n]
+    return [tuple(kernels[n].attributes[attr_names.L2_BLOCK].get_values()) for n in _launches(cm)
+            if name in n and attr_names.L2_BLOCK in kernels[n].attributes]
 
 
 def _tile_the_result(blocks: list[tuple[int, int, int, int]], rows: int, cols: int) -> bool:
@@ -115,7 +116,8 @@ def test_the_split_is_declined_when_launches_cost_more_than_l2_saves(tmp_path):
     assert len(_launches(cm)) == 1
 
 
-@pytest.mark.parametrize("cache,batch,seq", [("concat", 2, 128), ("inplace", 2, 128), ("concat", 4, 256)])
+@pytest.mark.parametrize("cache,batch,seq", [("concat", 2, 128), ("inplace", 2, 128), ("concat", 4, 256),
+                                             ("inplace", 4, 256)])
 def test_a_llama_layer_split_to_fit_l2_matches_torch(tmp_path, cache, batch, seq):
     """A one-layer LLaMA over a 512 KiB L2: its q / k / v kernel (three products of one lhs;
     with a static cache updated in place, V's heads written into the cache by it) runs as launches of groups
@@ -153,3 +155,40 @@ def test_a_llama_layer_split_to_fit_l2_matches_torch(tmp_path, cache, batch, seq
     np.testing.assert_allclose(got["logits"], want.numpy(), rtol=1e-4, atol=1e-4)
     for kv, ref in zip(("key", "value"), present[0]):  # the cache (in place), or the presents
         np.testing.assert_allclose(got[f"present.0.{kv}"], ref.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_groups_of_products_over_ranges_of_rows_compute_what_one_kernel_does(tmp_path, monkeypatch):
+    """Several products of one lhs split into launches over ranges of the rows as well as
+    groups of products (the seeds' 8 x 4096 q / k / v: 4 row ranges x 3 groups, cube-matmul-
+    l2-pieces.mlir). Forced here at a test's size - two row ranges, one kernel's estimate
+    made infinite - on a one-layer LLaMA with a static cache, so that K's and V's heads are
+    written into the cache rows of each row range: the logits and the caches match torch's."""
+    torch = pytest.importorskip("torch")
+    from geir.lowering.templates import cube
+    from geir.testing.llama import llama_reference
+
+    halves = lambda req, plan, isz: [[(0, plan.rows // 2), (plan.rows // 2, plan.rows - plan.rows // 2)]]  # noqa: E731
+    monkeypatch.setattr(cube, "row_ranges", halves)
+    real = cube._l2_groups
+    monkeypatch.setattr(cube, "_l2_groups", lambda req, parts, plan, pricer, whole: real(
+        req, parts, plan, pricer, dataclasses.replace(whole, estimate_us=float("inf"))))
+    config = dataclasses.replace(CONFIGS["tiny"], layers=1, hidden=256, ffn=1024, vocab=256)
+    model = llama_reference(config, seed=0, std=0.05)
+    ids = torch.randint(0, config.vocab, (2, 128), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        want, present = model(ids)
+    progs = geir.models.llama(config, batch=2, seq=128, weights=model.state_dict(), dtype="f32", cache="inplace",
+                              max_len=128)
+    cm = geir.compile(progs.prefill, device=_device(tmp_path, 512 << 10), precision_mode="must_keep_origin_dtype")
+    blocks = _blocks(cm, "q_proj")
+    assert len(blocks) >= 2 and {b[:2] for b in blocks} == {(0, 64), (64, 64)}, blocks  # each batch's 128 rows in halves
+    feeds = {"input_ids": ids.numpy(), "cache_position": np.array([0]), "position_ids": np.tile(np.arange(128), (2, 1)),
+             **{f"past_key_values.0.{kv}": np.zeros((2, config.kv_heads, 128, config.head_dim), np.float32)
+                for kv in ("key", "value")}}
+    got, report = cm.profile(feeds)
+    np.testing.assert_allclose(got["logits"], want.numpy(), rtol=1e-4, atol=1e-4)
+    for kv, ref in zip(("key", "value"), present[0]):
+        np.testing.assert_allclose(got[f"present.0.{kv}"], ref.numpy(), rtol=1e-4, atol=1e-4)
+    # each launch computes its own rows: half the products' cube work
+    work = [k["cube_flops"] for k in report["kernels"] if "q_proj" in k["name"]]
+    assert len(work) == 2 and work[0] == work[1] == 2 * 2 * 128 * config.hidden * 512 // 2, work

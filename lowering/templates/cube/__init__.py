@@ -39,7 +39,7 @@ from geir.lowering.templates.cube.prologue import Prologue
 from geir.lowering.templates.cube.prologue import split as split_prologue
 from geir.lowering.templates.vector import Reject
 from geir.lowering.templates.cube.tiling import (EpilogueCost, Pricer, Tiling, chain_us, conv_tiling, l2_pieces,
-                                                 matmul_footprint, matmul_tiling, tile_cols)
+                                                 matmul_footprint, matmul_tiling, row_ranges, tile_cols)
 
 __all__ = ["try_build", "plan_request", "conv_tiling", "matmul_tiling", "is_depthwise"]
 
@@ -162,7 +162,8 @@ def _projections(req: KernelRequest, pro: Prologue | None = None) -> a.KernelOp 
     if groups is not None:
         try:  # each group's kernel writes its own parts' outputs; none has scratch
             return KernelChain(tuple(MatmulKernel(replace(req, name=f"{req.name}_n{i}"), _concatenated(group), t, slots,
-                                                  None, group).build() for i, (group, t) in enumerate(groups)), 0)
+                                                  None, group, rows=rows).build()
+                                     for i, (rows, group, t) in enumerate(groups)), 0)
         except (LoweringError, Reject):  # a group's buffers do not fit after all: one kernel
             pass
     try:
@@ -179,28 +180,32 @@ def _concatenated(parts: list[tuple[MatmulPlan, int]]) -> MatmulPlan:
 
 
 def _l2_groups(req: KernelRequest, parts: list[tuple[MatmulPlan, int]], plan: MatmulPlan, pricer: Pricer,
-               whole: Tiling) -> list[tuple[list[tuple[MatmulPlan, int]], Tiling]] | None:
+               whole: Tiling) -> list[tuple[tuple[int, int], list[tuple[MatmulPlan, int]], Tiling]] | None:
     """Several products (`plan` their concatenation) over L2 as launches of consecutive
     groups of them, each group one kernel (tiling.l2_pieces' rule with whole products for
-    ranges: a product's columns are its own right operand's): the cheapest split, or None
-    when one kernel is cheapest."""
+    ranges: a product's columns are its own right operand's), for each range of the rows
+    when the lhs is itself large (tiling.row_ranges; row ranges outer): [((first row, rows),
+    group, tiling)], the cheapest split, or None when one kernel is cheapest."""
     if matmul_footprint(plan, pricer.isz, pricer.out_isz) <= req.device.l2_bytes:
         return None
     best, best_us = None, whole.estimate_us
-    for cuts in itertools.product((False, True), repeat=len(parts) - 1):
-        if not any(cuts):
-            continue
-        groups, start = [], 0
-        for i, cut in enumerate((*cuts, True)):
-            if cut:
-                groups.append(parts[start:i + 1])
-                start = i + 1
-        tilings = [matmul_tiling(req, _concatenated(grp), pricer) for grp in groups]
-        if any(t is None for t in tilings):
-            continue
-        us = chain_us(req.cost, tilings)
-        if us < best_us:
-            best, best_us = list(zip(groups, tilings)), us
+    for rows in row_ranges(req, plan, pricer.isz):
+        for cuts in itertools.product((False, True), repeat=len(parts) - 1):
+            if not any(cuts) and len(rows) == 1:
+                continue
+            groups, start = [], 0
+            for i, cut in enumerate((*cuts, True)):
+                if cut:
+                    groups.append(parts[start:i + 1])
+                    start = i + 1
+            priced = {(w, g): matmul_tiling(req, replace(_concatenated(groups[g]), rows=w), pricer)
+                      for w in {w for _, w in rows} for g in range(len(groups))}
+            if any(t is None for t in priced.values()):
+                continue
+            pieces = [(r, groups[g], priced[r[1], g]) for r in rows for g in range(len(groups))]
+            us = chain_us(req.cost, [t for _, _, t in pieces])
+            if us < best_us:
+                best, best_us = pieces, us
     return best
 
 

@@ -107,7 +107,7 @@ class MatmulKernel(CubeKernel):
             position = 0
             if part.position >= 0:  # a KV cache's heads: the run-time row, read once on the scalar pipe
                 position = self.kb.load_index(self.kb.view(self.kb.inputs[part.position], [1]))
-            dims = [TileDim(part.batch, 1), TileDim(part.rows, t.mt), TileDim(part.cols, t.nt)]
+            dims = [TileDim(part.batch, 1), TileDim(nr, t.mt, r0), TileDim(part.cols, t.nt)]
             classes += grid_classes(self.kb, dims, functools.partial(self._tile, part=part, b2=b2, out=out,
                                                                      position=position))
         distribute(self.kb, t.blocks, classes)

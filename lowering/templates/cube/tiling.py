@@ -369,6 +369,20 @@ def _ranges(extent: int, count: int, unit: int) -> list[tuple[int, int]]:
     return [(c0, min(width, extent - c0)) for c0 in range(0, extent, width)]
 
 
+def row_ranges(req: KernelRequest, plan: MatmulPlan, isz: int) -> list[list[tuple[int, int]]]:
+    """The splits of a matmul's rows worth pricing over L2, as (first row, rows) ranges: the
+    whole; and where the lhs is itself large, the fewest ranges whose lhs rows take at most
+    half of L2 (the other half for the columns' operands), and one more (whole fractals)."""
+    kp = round_up(plan.k, plan.k_fractal)
+    least = ceil_div(2 * plan.batch * plan.rows * kp * isz, req.device.l2_bytes)
+    splits = [[(0, plan.rows)]]
+    for nr in ([] if least <= 1 else [least, least + 1]):
+        rows = _ranges(plan.rows, nr, FRACTAL)
+        if len(rows) == nr <= L2_PIECES_MAX:
+            splits.append(rows)
+    return splits
+
+
 def chain_us(cost: CostModel, tilings: Sequence[Tiling]) -> float:
     """Kernels launched one after another on a stream: their estimates and a launch for each
     after the first (what a split over L2 costs beside one kernel's estimate)."""
@@ -397,15 +411,8 @@ def l2_pieces(req: KernelRequest, plan: MatmulPlan, pricer: Pricer, whole: Tilin
     unit = 32 // isz if isz < 2 else FRACTAL  # the rhs is read in whole fractals
     best, best_us = None, whole.estimate_us
     priced: dict[tuple[int, int], Tiling | None] = {}
-    # column ranges alone; and where the lhs is itself large, row ranges too: the fewest
-    # whose lhs rows take at most half of L2 (the other half for the columns' operands), and
-    # one more
-    kp = round_up(plan.k, plan.k_fractal)
-    least = ceil_div(2 * plan.batch * plan.rows * kp * isz, spec.l2_bytes)
-    for nr in dict.fromkeys([1] if least <= 1 else [1, least, least + 1]):
-        rows = _ranges(plan.rows, nr, FRACTAL)
-        if len(rows) < nr or nr > L2_PIECES_MAX:
-            break
+    for rows in row_ranges(req, plan, isz):
+        nr = len(rows)
         for nc in range(1, L2_PIECES_MAX // nr + 1):
             if nr * nc == 1:
                 continue

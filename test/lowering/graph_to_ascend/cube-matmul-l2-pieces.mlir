@@ -157,3 +157,39 @@ func.func @swiglu_8x4096(%x: tensor<32768x4096xf16> {onnx.name = "x"}, %wg: tens
   } loc(fused["gate_proj", "act/sigmoid", "act/mul", "up_proj", "mlp/mul"])
   func.return %y : tensor<32768x11008xf16>
 }
+
+// -----
+
+// LLaMA-2-7B's q / k / v at the seeds' 8 x 4096 (each batch's 4096 rows of 4096; heads
+// split): the lhs is over L2, so the products run over 4 ranges of each batch's rows, each
+// range as three launches of one product (a block of about 134 MB), row ranges outer.
+// CHECK-LABEL: ascend.kernel @k0_q_proj_n0(
+// CHECK-SAME:    geir.l2_block = array<i64: 0, 1024, 0, 4096>,
+// CHECK:       ascend.kernel @k0_q_proj_n2(
+// CHECK-SAME:    geir.l2_block = array<i64: 0, 1024, 0, 4096>,
+// CHECK:       ascend.kernel @k0_q_proj_n3(
+// CHECK-SAME:    geir.l2_block = array<i64: 1024, 1024, 0, 4096>,
+// CHECK:       ascend.kernel @k0_q_proj_n11(
+// CHECK-SAME:    geir.l2_block = array<i64: 3072, 1024, 0, 4096>,
+// CHECK:       func.func @qkv_8x4096(
+// CHECK:         ascend.launch @k0_q_proj_n0 on %stream(%x, %wq, %wk, %wv, %s, %q, %k, %v)
+// CHECK-NEXT:    ascend.launch @k0_q_proj_n1 on %stream(%x, %wq, %wk, %wv, %s, %q, %k, %v)
+// CHECK-COUNT-10: ascend.launch @k0_q_proj_n
+// CHECK-NEXT:    func.return
+func.func @qkv_8x4096(%x: tensor<8x4096x4096xf16> {onnx.name = "x"}, %wq: tensor<4096x4096xf16> {onnx.name = "wq"}, %wk: tensor<4096x4096xf16> {onnx.name = "wk"}, %wv: tensor<4096x4096xf16> {onnx.name = "wv"}) -> (tensor<8x32x4096x128xf16> {onnx.name = "q"}, tensor<8x32x4096x128xf16> {onnx.name = "k"}, tensor<8x32x4096x128xf16> {onnx.name = "v"}) {
+  %q, %k, %v = graph.fusion "cube+vector" (%x, %wq, %wk, %wv) attributes {graph.pattern = "projections"} : (tensor<8x4096x4096xf16>, tensor<4096x4096xf16>, tensor<4096x4096xf16>, tensor<4096x4096xf16>) -> (tensor<8x32x4096x128xf16>, tensor<8x32x4096x128xf16>, tensor<8x32x4096x128xf16>) {
+  ^bb0(%a: tensor<8x4096x4096xf16>, %bq: tensor<4096x4096xf16>, %bk: tensor<4096x4096xf16>, %bv: tensor<4096x4096xf16>):
+    %s = graph.constant dense<[8, 4096, 32, 128]> : tensor<4xi64>
+    %q0 = graph.matmul %a, %bq : (tensor<8x4096x4096xf16>, tensor<4096x4096xf16>) -> tensor<8x4096x4096xf16> loc("q_proj")
+    %q1 = graph.reshape %q0, %s : (tensor<8x4096x4096xf16>, tensor<4xi64>) -> tensor<8x4096x32x128xf16> loc("q/reshape")
+    %q2 = graph.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : (tensor<8x4096x32x128xf16>) -> tensor<8x32x4096x128xf16> loc("q/transpose")
+    %k0 = graph.matmul %a, %bk : (tensor<8x4096x4096xf16>, tensor<4096x4096xf16>) -> tensor<8x4096x4096xf16> loc("k_proj")
+    %k1 = graph.reshape %k0, %s : (tensor<8x4096x4096xf16>, tensor<4xi64>) -> tensor<8x4096x32x128xf16> loc("k/reshape")
+    %k2 = graph.transpose %k1 {perm = array<i64: 0, 2, 1, 3>} : (tensor<8x4096x32x128xf16>) -> tensor<8x32x4096x128xf16> loc("k/transpose")
+    %v0 = graph.matmul %a, %bv : (tensor<8x4096x4096xf16>, tensor<4096x4096xf16>) -> tensor<8x4096x4096xf16> loc("v_proj")
+    %v1 = graph.reshape %v0, %s : (tensor<8x4096x4096xf16>, tensor<4xi64>) -> tensor<8x4096x32x128xf16> loc("v/reshape")
+    %v2 = graph.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : (tensor<8x4096x32x128xf16>) -> tensor<8x32x4096x128xf16> loc("v/transpose")
+    graph.yield %q2, %k2, %v2 : tensor<8x32x4096x128xf16>, tensor<8x32x4096x128xf16>, tensor<8x32x4096x128xf16>
+  } loc(fused["q_proj", "q/reshape", "q/transpose", "k_proj", "k/reshape", "k/transpose", "v_proj", "v/reshape", "v/transpose"])
+  func.return %q, %k, %v : tensor<8x32x4096x128xf16>, tensor<8x32x4096x128xf16>, tensor<8x32x4096x128xf16>
+}
