@@ -195,16 +195,17 @@ def _causal(mask: np.ndarray, scores: tuple[int, ...]) -> bool:
 
 def _arange_along(c: np.ndarray | None, shape: tuple[int, int], axis: int) -> int | None:
     """k when the constant c, broadcast to `shape`, is index + k along `axis` (the same in
-    every position of the other axis); else None."""
+    every position of the other axis); else None. Compares c's own values, never [S, L]."""
     if c is None or not np.issubdtype(c.dtype, np.integer) or c.ndim > 2:
         return None
-    try:
-        b = np.broadcast_to(c, shape).astype(np.int64)
-    except ValueError:
+    c2 = c.reshape((1,) * (2 - c.ndim) + c.shape)
+    if any(d not in (1, n) for d, n in zip(c2.shape, shape)) or c2.shape[axis] != shape[axis]:
         return None
-    k = int(b.flat[0])
-    want = np.arange(shape[axis], dtype=np.int64) + k
-    return k if np.array_equal(b, np.expand_dims(want, 1 - axis) + np.zeros(shape, np.int64)) else None
+    line = np.take(c2, 0, axis=1 - axis)
+    if c2.shape[1 - axis] > 1 and not (c2 == np.expand_dims(line, 1 - axis)).all():
+        return None
+    k = int(line[0])
+    return k if np.array_equal(line.astype(np.int64), np.arange(shape[axis], dtype=np.int64) + k) else None
 
 
 def _position_mask(mask: SSAValue, scores: tuple[int, ...]) -> tuple[SSAValue, SSAValue, int] | None:
@@ -214,7 +215,7 @@ def _position_mask(mask: SSAValue, scores: tuple[int, ...]) -> tuple[SSAValue, S
     fill at most MASKED; else None."""
     sq, lk = scores[-2:]
     v = mask
-    while v.owner is not None and isinstance(v.owner, g.GraphOp) and v.owner.has_trait(ViewLike) \
+    while isinstance(v.owner, g.GraphOp) and v.owner.has_trait(ViewLike) \
             and math.prod(_shape(v.owner.operands[0])) == sq * lk:
         v = v.owner.operands[0]
     where = v.owner
@@ -361,7 +362,7 @@ def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None, k
                                                 [None] * len(operands))[0]:
         return None
     return chain, {"operands": operands, "scale": float(np.float32(scale)), "causal": int(causal),
-                   "prelude": prelude, "position_mask": position_mask if masks and position_mask else None}
+                   "prelude": prelude, "position_mask": position_mask}
 
 
 @dataclass
