@@ -741,10 +741,48 @@ class EventWaitOp(_EventStreamOp):
     stream = operand_def(StreamType)
 
 
+_SYMBOLS_ATTR = "_geir_symbols"
+
+
+def lookup_symbol(op: Operation, ref: SymbolRefAttr) -> Operation | None:
+    """`SymbolTable.lookup_symbol` for a flat reference, through an index of the nearest
+    symbol table's top-level symbols kept on that op: a program launches its ~2,000 kernels
+    by name, and a scan of the table per launch made verifying it quadratic. An entry is
+    trusted while its op is still in that table under that name; any other outcome rebuilds
+    the index (kernels added, renamed or erased by a pass)."""
+    if ref.nested_references.data:
+        return SymbolTable.lookup_symbol(op, ref)
+    anchor = op.parent_op()
+    while anchor is not None and not anchor.has_trait(SymbolTable):
+        anchor = anchor.parent_op()
+    if anchor is None:
+        return SymbolTable.lookup_symbol(op, ref)
+    name = ref.root_reference.data
+    index = getattr(anchor, _SYMBOLS_ATTR, None)
+    found = index.get(name) if index is not None else None
+    if found is not None and found.parent_op() is anchor and _sym_name(found) == name:
+        return found
+    index = {}
+    for o in anchor.regions[0].block.ops:
+        sym = _sym_name(o)
+        if sym is not None:
+            index.setdefault(sym, o)
+    setattr(anchor, _SYMBOLS_ATTR, index)
+    return index.get(name)
+
+
+def _sym_name(op: Operation) -> str | None:
+    interface = op.get_trait(SymbolOpInterface)
+    if interface is None:
+        return None
+    attr = interface.get_sym_attr_name(op)
+    return attr.data if attr is not None else None
+
+
 class LaunchSymbolUser(SymbolUserOpInterface):
     def verify(self, op: Operation) -> None:
         assert isinstance(op, LaunchOp)
-        kernel = SymbolTable.lookup_symbol(op, op.kernel)
+        kernel = lookup_symbol(op, op.kernel)
         if kernel is None:
             _fail(op, f"launches {op.kernel}, which is not defined")
         if not isinstance(kernel, KernelOp):
@@ -778,7 +816,7 @@ class LaunchOp(IRDLOperation):
         )
 
     def kernel_op(self) -> KernelOp:
-        kernel = SymbolTable.lookup_symbol(self, self.kernel)
+        kernel = lookup_symbol(self, self.kernel)
         assert isinstance(kernel, KernelOp)
         return kernel
 

@@ -52,6 +52,7 @@ from geir.dialects import formats as L
 from geir.dialects.traits import Collective, Contraction, DataMovement, ShapeComputation, ValueGenerator, ViewLike
 from geir.ir.types import UnsupportedTypeError, to_dtype
 from geir.ir.locations import describe, fused_loc, loc_names
+from geir.lowering.kernel_cache import KernelCache
 from geir.lowering.templates import build_kernel
 from geir.lowering.templates.common import (KernelBuilder, KernelChain, KernelRequest, Extent, LoweringError, gm_type,
                                             round_up)
@@ -133,6 +134,7 @@ class _FunctionLowering:
         self.spec = load_device(self.pass_.device)
         self.cost = CostModel(self.spec)
         self.tilings: dict[tuple, object] = {}  # cube tilings priced in this run (tiling.py conv_tiling)
+        self.kernel_cache = KernelCache()  # a layer's kernels, cloned for the layers like it
         self.buffers: dict[SSAValue, SSAValue] = {}
         self.known: dict[SSAValue, np.ndarray] = {}
         self.kernels: list[a.KernelOp] = []
@@ -345,7 +347,7 @@ class _FunctionLowering:
         inputs = list(op.operands)
         outputs = list(op.results)
         req = self._request(op, [op], inputs, outputs, _kind_of(op))
-        kernel = build_kernel(req)
+        kernel = self.kernel_cache.build(req, build_kernel)
         if kernel is None and any(L.is_formatted(v.type) for v in (*inputs, *outputs)) \
                 and not isinstance(op, g.TransDataOp):
             self.count -= 1
@@ -366,7 +368,7 @@ class _FunctionLowering:
         cache, update, position = op.operands
         result = op.results[0]
         req = self._request(op, [op], [update, position], [result], "data")
-        kernel = build_kernel(req)
+        kernel = self.kernel_cache.build(req, build_kernel)
         if kernel is None:
             self.count -= 1
             self.names.discard(req.name)
@@ -445,7 +447,7 @@ class _FunctionLowering:
         read = [c for c in consts if c in yielded or any(u.operation in ops for u in c.uses)]
         inputs = [*block.args, *read]
         req = self._request(fusion, ops, inputs, yielded, fusion.kind.data)
-        kernel = build_kernel(req)
+        kernel = self.kernel_cache.build(req, build_kernel)
         if kernel is not None:
             if all(isinstance(v, OpResult) and v.op in ops for v in yielded) and _ambiguous(yielded):
                 _tag_outputs(kernel, yielded)
@@ -508,7 +510,7 @@ class _FunctionLowering:
         kind = fusion.kind.data if "cube" in kinds else "vector" if "vector" in kinds else "data"
         location = fused_loc(n for op in ops for n in loc_names(op.location))
         req = self._request(fusion, ops, inputs, outputs, kind, location=location)
-        kernel = build_kernel(req)
+        kernel = self.kernel_cache.build(req, build_kernel)
         self.count -= 1
         self.names.discard(req.name)
         return None if kernel is None else (kernel, inputs, outputs)

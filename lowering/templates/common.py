@@ -77,7 +77,9 @@ class KernelRequest:
 
     `ops` holds no graph.constant: every constant the ops read is one of `inputs` (the host
     passes an ascend.constant buffer), and `g.constant_value_of(v)` still gives its array, so
-    a template may fold a scalar instead of reading it. An output may also be an input, and
+    a template may fold a scalar instead of reading it, or decide by a vector's values (a
+    per-channel scale, a slice's starts) - never by a weight's (two dims above 1 and more than
+    lowering/kernel_cache.py's SMALL_ELEMENTS): requests whose weights differ share a kernel. An output may also be an input, and
     a value may appear twice in `outputs` (a kernel writes every argument it is given).
     """
 
