@@ -492,11 +492,19 @@ class BlockSim:
     time_us: float
     busy_us: dict[str, float]            # per pipe
     unit_busy_us: dict[str, float]       # "aic.M", "aiv.MTE2", ... (msprof's units)
-    spans: list[OpSpan]
+    op_spans: list[OpSpan] | None        # None: worked out when first asked for (`spans`)
     gm_bytes: int                        # bytes moved to or from gm by DMA
     flops: dict[str, int]                # cube FLOPs (2 m k n) per dtype
     races: list[Race]
     reference_ops: int = 0               # ascend.reference fallbacks executed
+    spans_of: Callable[[], list[OpSpan]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def spans(self) -> list[OpSpan]:
+        """Its ops' spans: only the timeline's blocks (each kernel's first core) need them."""
+        if self.op_spans is None:
+            self.op_spans = self.spans_of() if self.spans_of is not None else []
+        return self.op_spans
 
 
 @dataclass(frozen=True)
@@ -601,6 +609,33 @@ def _join(into: list[int], other: Sequence[int]) -> None:
             into[i] = v
 
 
+_OP, _SET, _WAIT, _BARRIER = range(4)
+
+
+@dataclass
+class _BlockProgram:
+    """One block's events as the timing needs them, worked out once per `block_key`: what
+    happens at each event does not depend on how long anything takes - which lane an op
+    occupies, which set_flag a wait_flag waits for, where a barrier drains the pipes, and the
+    races (happens-before is the flags' and the pipes' order) - so the block is timed again
+    at another bandwidth share or L2 hit rate (`_BlockReplay.time`) without redoing it.
+
+    `events`: per event (kind, lane, x, busy slot, unit slot) with x the op's duration class
+    (`classes`, one per (op, bytes): its first event), a set_flag's slot in the table of set
+    times, or the slot a wait_flag reads."""
+
+    events: list[tuple[int, int, int, int, int]]
+    classes: list[TraceEvent]
+    ops: list[TraceEvent]   # the event of each op, in order (the timeline's spans)
+    sets: int
+    pipes: list[str]        # busy slot -> pipe
+    units: list[str]        # unit slot -> "aic.M", ...
+    races: list[Race]
+    gm_bytes: int
+    flops: dict[str, int]
+    references: int
+
+
 class _BlockReplay:
     """Replays one block's events; see the module docstring for the rules."""
 
@@ -646,7 +681,8 @@ class _BlockReplay:
             return "aiv" if ev.detail.get("dst") == "ub" else "aic"
         return self.scalar_unit
 
-    def run(self, records: Sequence[Recorded]) -> BlockSim:
+    def program(self, records: Sequence[Recorded]) -> _BlockProgram:
+        """The block's `_BlockProgram`: lanes, flag pairs, and the races found on the way."""
         n = len(LANES)
         lanes = mte2_lanes(records)
         subs: dict[Operation, int] = {}
@@ -665,16 +701,19 @@ class _BlockReplay:
             if lane in _SECOND_AIV:
                 second[id(rec)] = _SECOND_AIV[lane]
         lanes.update(second)
-        free = [0.0] * n
         vc = [[0] * n for _ in range(n)]
-        issue_t, issue_vc = 0.0, [0] * n
-        flags: dict[tuple, deque] = defaultdict(deque)
-        busy, unit_busy, flops = Counter(), Counter(), Counter()
-        spans: list[OpSpan] = []
-        gm_bytes = references = 0
+        issue_vc = [0] * n
+        flags: dict[tuple, deque] = defaultdict(deque)  # key -> (set slot, vector clock) of sets not waited for
+        flops: Counter = Counter()
+        events: list[tuple[int, int, int, int, int]] = []
+        op_events: list[TraceEvent] = []
+        classes: dict[tuple, int] = {}
+        reps: list[TraceEvent] = []
+        pipes: dict[str, int] = {}
+        units: dict[str, int] = {}
+        sets = gm_bytes = references = 0
         history: dict[object, dict[tuple, tuple[Access, int, int, Operation]]] = defaultdict(dict)  # per space
         races: dict[tuple, list] = {}
-        durations: dict[tuple, float] = {}
         moved: dict[tuple, int] = {}  # a DMA op's bytes moved (re-laying copies: whole blocks)
         first = records[0].event if records else None
         for rec in records:
@@ -684,7 +723,9 @@ class _BlockReplay:
                 src, dst, _ = op.key
                 s = lanes.get(id(rec), _PIPE_INDEX[src])
                 _join(vc[s], issue_vc)
-                flags[op.key].append((max(free[s], issue_t), list(vc[s])))
+                flags[op.key].append((sets, list(vc[s])))
+                events.append((_SET, s, sets, 0, 0))
+                sets += 1
                 continue
             if isinstance(op, a.WaitFlagOp):
                 d = lanes.get(id(rec), _PIPE_INDEX[op.key[1]])
@@ -692,45 +733,38 @@ class _BlockReplay:
                 if not queue:
                     raise SimulationError(f"{describe(op)} in @{ev.kernel} block {ev.block}: waits for a flag "
                                           f"that was never set (the trace is not of one run)")
-                t, snap = queue.popleft()
-                free[d] = max(free[d], t)
+                slot, snap = queue.popleft()
                 _join(vc[d], snap)
                 if d == _S:
-                    issue_t = max(issue_t, free[d])
                     issue_vc = list(vc[d])
+                events.append((_WAIT, d, slot, 0, 0))
                 continue
             if isinstance(op, a.PipeBarrierOp):
                 if ev.detail.get("pipe", ev.pipe) == "ALL":
-                    t = max(max(free), issue_t)
-                    free = [t] * n
-                    issue_t = t
                     allvc = [max(col) for col in zip(*vc)]
                     vc = [list(allvc) for _ in range(n)]
                     issue_vc = list(allvc)
+                    events.append((_BARRIER, 0, 0, 0, 0))
                 continue
             p = lanes.get(id(rec), _PIPE_INDEX.get(ev.pipe))
             if p is None:
                 continue
             key = (op, ev.nbytes)
-            dur = durations.get(key)
-            if dur is None:
-                dur = durations[key] = self.duration(ev)
+            c = classes.get(key)
+            if c is None:
+                c = classes[key] = len(reps)
+                reps.append(ev)
                 if _is_dma(ev):
                     moved[key] = _gm_side_bytes(self.cm, ev)
-            start = max(free[p], issue_t)
-            end = start + dur
-            free[p] = end
-            busy[ev.pipe] += dur
-            unit_busy[f"{self.unit(ev)}.{ev.pipe}"] += dur
+            unit = f"{self.unit(ev)}.{ev.pipe}"
+            events.append((_OP, p, c, pipes.setdefault(ev.pipe, len(pipes)), units.setdefault(unit, len(units))))
+            op_events.append(ev)
             mine = vc[p]
             _join(mine, issue_vc)
             mine[p] += 1
             epoch = mine[p]
             if p == _S:
-                issue_t = end
                 issue_vc = list(mine)
-            # a second AIV's ops on tracks of their own (V.aiv1, ...), the rest on their ISA pipe's
-            spans.append(OpSpan(LANES[p] if p > _AIV_MTE2 else ev.pipe, start, end, _op_label(ev), ev.nbytes))
             if _is_dma(ev) and "gm" in (ev.detail["src"], ev.detail["dst"]):
                 gm_bytes += moved[key]
             elif isinstance(op, a.MmadOp):
@@ -760,8 +794,64 @@ class _BlockReplay:
                  _buffer_name(acc1, acc2), kind, count)
             for o1, p1, o2, p2, acc1, acc2, kind, count in races.values()
         ] if first is not None else []
-        return BlockSim(max(max(free), issue_t), dict(busy), dict(unit_busy), spans, gm_bytes, dict(flops), out_races,
-                        references)
+        return _BlockProgram(events, reps, op_events, sets, list(pipes), list(units), out_races, gm_bytes,
+                             dict(flops), references)
+
+    def time(self, prog: _BlockProgram) -> BlockSim:
+        """The block timed at this replay's share and hit rate (`clock`)."""
+        dur = [self.duration(ev) for ev in prog.classes]
+        end, busy, unit_busy = clock(prog, dur)
+        return BlockSim(end, dict(zip(prog.pipes, busy)), dict(zip(prog.units, unit_busy)), None, prog.gm_bytes,
+                        dict(prog.flops), prog.races, prog.references, spans_of=lambda: _spans(prog, dur))
+
+
+def clock(prog: _BlockProgram, dur: list[float], spans: list[OpSpan] | None = None
+          ) -> tuple[float, list[float], list[float]]:
+    """Times a block's program with these durations (per duration class), by the rules of the
+    module docstring: every pipe in program order, each op from when its pipe is free and the
+    scalar unit has issued it, each wait_flag holding its pipe until its set_flag's time, a
+    barrier draining them all. Returns the block's end and the busy time per busy and unit
+    slot; appends each op's span to `spans` when given."""
+    n = len(LANES)
+    free = [0.0] * n
+    issue_t = 0.0
+    set_at = [0.0] * prog.sets
+    busy = [0.0] * len(prog.pipes)
+    unit_busy = [0.0] * len(prog.units)
+    ops = iter(prog.ops)
+    for kind, p, x, bs, us in prog.events:
+        if kind == _OP:
+            d = dur[x]
+            start = free[p] if free[p] > issue_t else issue_t
+            end = start + d
+            free[p] = end
+            busy[bs] += d
+            unit_busy[us] += d
+            if p == _S:
+                issue_t = end
+            if spans is not None:
+                ev = next(ops)
+                spans.append(OpSpan(LANES[p] if p > _AIV_MTE2 else ev.pipe, start, end, _op_label(ev), ev.nbytes))
+        elif kind == _SET:
+            set_at[x] = free[p] if free[p] > issue_t else issue_t
+        elif kind == _WAIT:
+            t = set_at[x]
+            if t > free[p]:
+                free[p] = t
+            if p == _S and free[p] > issue_t:
+                issue_t = free[p]
+        else:
+            t = max(max(free), issue_t)
+            free = [t] * n
+            issue_t = t
+    return max(max(free), issue_t), busy, unit_busy
+
+
+def _spans(prog: _BlockProgram, dur: list[float]) -> list[OpSpan]:
+    """The block's ops as `clock` times them, one span each (the timeline's first core)."""
+    out: list[OpSpan] = []
+    clock(prog, dur, out)
+    return out
 
 
 SUB_BLOCKS = 2
@@ -913,6 +1003,7 @@ class _Sim:
         self.cache: dict[tuple, BlockSim] = shared[0] if shared else {}
         self.keys: dict[int, tuple[list[Recorded], tuple]] = shared[1] if shared else {}  # id(a block's records) -> (them, block_key)
         self.traffic: dict[tuple, tuple[int, int]] = {}  # block_key -> gm bytes its DMA reads, writes
+        self.programs: dict[tuple, _BlockProgram] = {}  # (block_key, core type) -> what timing it replays
         self.reported: set[int] = set()
         self.races: list[Race] = []
         self.arg_access: dict[a.KernelOp, list[tuple[bool, bool]]] = {}  # check_memory.arg_access per kernel
@@ -1027,10 +1118,15 @@ class _Sim:
         return known[1]
 
     def block(self, launch: _Launch, records: list[Recorded], blocks: float, hit: tuple[float, float]) -> BlockSim:
-        key = (self.block_key(records), blocks, hit, launch.core_type)
+        bkey = self.block_key(records)
+        key = (bkey, blocks, hit, launch.core_type)
         sim = self.cache.get(key)
         if sim is None:
-            sim = self.cache[key] = _BlockReplay(self, launch.core_type, blocks, hit).run(records)
+            replay = _BlockReplay(self, launch.core_type, blocks, hit)
+            prog = self.programs.get((bkey, launch.core_type))
+            if prog is None:
+                prog = self.programs[bkey, launch.core_type] = replay.program(records)
+            sim = self.cache[key] = replay.time(prog)
         return sim
 
     def gm_traffic(self, records: list[Recorded]) -> tuple[int, int]:
@@ -1129,9 +1225,9 @@ class _Sim:
             flops.update(sim.flops)
             gm_bytes += sim.gm_bytes
             references += sim.reference_ops
-        for sim in sims.values():  # each distinct block once, over all launches
-            if id(sim) not in self.reported:
-                self.reported.add(id(sim))
+        for sim in sims.values():  # each distinct block once, over all launches (and shares)
+            if id(sim.races) not in self.reported:
+                self.reported.add(id(sim.races))
                 self.races.extend(sim.races)
         launch_us = cm.launch_overhead_us() + waves * dispatch
         top_pipe = max(crit_busy, key=crit_busy.__getitem__, default=None)
