@@ -54,7 +54,6 @@ from xdsl.traits import IsTerminator
 from geir.dialects import ascend as a
 from geir.dialects import formats
 from geir.errors import InterpreterError
-from geir.ir.locations import describe
 from geir.ir.types import to_dtype
 from geir.runtime import ascend_machine as machine
 from geir.runtime import ascend_semantics as semantics
@@ -114,16 +113,30 @@ def compiled_body(interpreter: Interpreter, run: machine.RunState, kernel: a.Ker
     if entry is False:
         entry = run.kernels[kernel, probe] = (
             compile_kernel(kernel, bitwidth=interpreter.index_bitwidth, probe=True) if probe else
-            compile_kernel(kernel, bool(interpreter.listeners), run.trace is not None, interpreter.index_bitwidth))
+            compile_kernel(kernel, listened_ops(interpreter.listeners), run.trace is not None, interpreter.index_bitwidth))
     if entry is None or not entry.accepts(args):
         return None
     return partial(entry.fn, LM=[None] * entry.launch_memos)
 
 
-def compile_kernel(kernel: a.KernelOp, listen: bool = False, traced: bool = False,
+def listened_ops(listeners: Sequence[Interpreter.Listener]) -> bool | frozenset[type]:
+    """The ops the generated code calls the listeners around: none (False), every op (True),
+    or the op classes every listener names in its `LISTENS_TO` (the simulator's recorder
+    needs its ops that touch buffers, launches and allocs - not the index arithmetic and views
+    that are most of a tile loop)."""
+    if not listeners:
+        return False
+    wanted = [getattr(listener, "LISTENS_TO", None) for listener in listeners]
+    if any(w is None for w in wanted):
+        return True
+    return frozenset().union(*wanted)
+
+
+def compile_kernel(kernel: a.KernelOp, listen: bool | frozenset[type] = False, traced: bool = False,
                    bitwidth: int = 64, probe: bool = False) -> CompiledKernel | None:
     """`kernel`'s body as a Python function (cached on the op), or None if it has a construct
-    without a compiled form. `listen`: the code calls interpreter listeners around each op;
+    without a compiled form. `listen`: the code calls interpreter listeners around each op
+    (or each op of these classes, `listened_ops`);
     `traced`: it reports flag and barrier trace events (the other ops report their own).
 
     `probe`: the block probe of a timing-only run (`BlockState.probe_key`): the block's
@@ -145,7 +158,7 @@ def compile_kernel(kernel: a.KernelOp, listen: bool = False, traced: bool = Fals
         collecting = gc.isenabled()
         gc.disable()
         try:
-            cache[1][key] = _Codegen(kernel, listen and not probe, traced and not probe, bitwidth, probe).build()
+            cache[1][key] = _Codegen(kernel, False if probe else listen, traced and not probe, bitwidth, probe).build()
         except _Unsupported:
             cache[1][key] = None
         finally:
@@ -616,9 +629,11 @@ class _Codegen:
     """Writes one kernel's Python source, op by op, with the constants it refers to in a
     namespace (ops, closures, attributes)."""
 
-    def __init__(self, kernel: a.KernelOp, listen: bool, traced: bool, bitwidth: int, probe: bool = False):
+    def __init__(self, kernel: a.KernelOp, listen: bool | frozenset[type], traced: bool, bitwidth: int,
+                 probe: bool = False):
         self.kernel = kernel
         self.listen = listen
+        self.listened = tuple(listen) if isinstance(listen, frozenset) else None
         self.traced = traced
         self.probe = probe
         self.bitwidth = bitwidth
@@ -730,10 +745,11 @@ class _Codegen:
         mark, count = len(self.lines), self.count
         if emit is not None:
             try:
-                if self.listen:
+                listens = self.listens(op)
+                if listens:
                     self.line(f"W(I, {self.const(op, 'OP')}, {self.tuple_of(op.operands)})")
                 emit(op)
-                if self.listen:
+                if listens:
                     self.line(f"D(I, {self.const(op, 'OP')}, {self.tuple_of(op.results)})")
                 if self.probe:
                     self.probed(op)
@@ -750,10 +766,14 @@ class _Codegen:
 
     def terminator(self, op: Operation) -> None:
         """The listener calls a terminator gets (its values are moved by its parent)."""
-        if self.listen:
+        if self.listens(op):
             ref = self.const(op, "OP")
             self.line(f"W(I, {ref}, {self.tuple_of(op.operands)})")
             self.line(f"D(I, {ref}, ())")
+
+    def listens(self, op: Operation) -> bool:
+        """Whether the code calls the listeners around `op` (`listened_ops`)."""
+        return bool(self.listen) and (self.listened is None or isinstance(op, self.listened))
 
     def probed(self, op: Operation) -> None:
         """A probe's record of an op (see `compile_kernel`): the `block_key` element of the

@@ -237,6 +237,9 @@ class Recorder(Interpreter.Listener):
     does not run in full at all.
     """
 
+    LISTENS_TO = frozenset(t for t in (*_ACCESSING, a.LaunchOp, a.AllocOp))
+    """The ops whose interpretation it needs to see (ascend_compiled.listened_ops)."""
+
     def __init__(self, compact: bool = False) -> None:
         self.records: list[Record] = []
         self.compact = compact
@@ -712,7 +715,10 @@ class _BlockReplay:
         pipes: dict[str, int] = {}
         units: dict[str, int] = {}
         sets = gm_bytes = references = 0
-        history: dict[object, dict[tuple, tuple[Access, int, int, Operation]]] = defaultdict(dict)  # per space
+        # per space, per lane: the latest access of each range (and the lane's latest epoch, so
+        # a lane whose every access happens-before the new one is passed over at once)
+        history: dict[object, dict[int, dict[tuple, tuple[Access, int, Operation]]]] = defaultdict(dict)
+        latest: dict[object, dict[int, int]] = defaultdict(dict)
         races: dict[tuple, list] = {}
         moved: dict[tuple, int] = {}  # a DMA op's bytes moved (re-laying copies: whole blocks)
         first = records[0].event if records else None
@@ -777,18 +783,26 @@ class _BlockReplay:
                 if acc.space not in a.ON_CHIP:
                     continue
                 # buffers of two spaces never overlap; each vector core has its own ub
-                seen = history[(acc.space, subs.get(op, 0)) if acc.space == "ub" else acc.space]
-                for (q, _w, _lo, _hi, _r), (old, qe, _qp, old_op) in seen.items():
-                    if q == p or mine[q] >= qe or not (old.write or acc.write) or not old.overlaps(acc):
+                space = (acc.space, subs.get(op, 0)) if acc.space == "ub" else acc.space
+                lanes_seen, last = history[space], latest[space]
+                for q, seen in lanes_seen.items():
+                    if q == p or mine[q] >= last[q]:
                         continue
-                    kind = ("write-after-write" if old.write and acc.write else
-                            "read-after-write" if old.write else "write-after-read")
-                    rkey = (old_op, op, old.root, kind)
-                    if rkey in races:
-                        races[rkey][-1] += 1
-                    else:
-                        races[rkey] = [old_op, LANE_PIPES[q], op, ev.pipe, old, acc, kind, 1]
-                seen[(p, acc.write, acc.lo, acc.hi, acc.root)] = (acc, epoch, p, op)
+                    for old, qe, old_op in seen.values():
+                        if mine[q] >= qe or not (old.write or acc.write) or not old.overlaps(acc):
+                            continue
+                        kind = ("write-after-write" if old.write and acc.write else
+                                "read-after-write" if old.write else "write-after-read")
+                        rkey = (old_op, op, old.root, kind)
+                        if rkey in races:
+                            races[rkey][-1] += 1
+                        else:
+                            races[rkey] = [old_op, LANE_PIPES[q], op, ev.pipe, old, acc, kind, 1]
+                mine_seen = lanes_seen.get(p)
+                if mine_seen is None:
+                    mine_seen = lanes_seen[p] = {}
+                mine_seen[(acc.write, acc.lo, acc.hi, acc.root)] = (acc, epoch, op)
+                last[p] = epoch
         out_races = [
             Race(first.kernel or "", first.launch or 0, first.block or 0, describe(o1), p1, describe(o2), p2,
                  _buffer_name(acc1, acc2), kind, count)
