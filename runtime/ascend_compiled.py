@@ -330,9 +330,10 @@ def _copy_fn(op: a.CopyOp):
     copy_data, write, check_path, TE = semantics.copy_data, machine.write, machine.check_dma_path, machine.TraceEvent
     pad_slices, writable = formats.pad_slices, machine.check_writable
 
+    detail = {"src": path[0], "dst": path[1], "transform": transform}  # one per op: events share it
+
     def traced(R, B, dst):
-        R.trace(TE(op, pipe, B.kernel, B.index, B.launch, B.stream, nbytes, tuple(dst.shape), dtype,
-                   {"src": path[0], "dst": path[1], "transform": transform}))
+        R.trace(TE(op, pipe, B.kernel, B.index, B.launch, B.stream, nbytes, tuple(dst.shape), dtype, detail))
 
     def store(R, dst, data):
         try:
@@ -521,6 +522,7 @@ def _vector_fn(op: a.VectorOp):
     fn = semantics.vector_kernel(op)
     nbytes, shape, dtype, kind = op.nbytes, tuple(op.dst.type.get_shape()), op.dtype, op.cost_kind
     write, TE, errstate = machine.write, machine.TraceEvent, np.errstate
+    detail = {"kind": kind}  # one per op: events share it
 
     def vector(R, B, args):
         dst = args[-1]
@@ -535,7 +537,7 @@ def _vector_fn(op: a.VectorOp):
                 write(R, op, dst, value)
         tr = R.trace
         if tr is not None:
-            tr(TE(op, "V", B.kernel, B.index, B.launch, B.stream, nbytes, shape, dtype, {"kind": kind}))
+            tr(TE(op, "V", B.kernel, B.index, B.launch, B.stream, nbytes, shape, dtype, detail))
 
     return vector
 
@@ -1132,8 +1134,8 @@ class _Codegen:
         key = self.flag_key(op.key)
         self.line(f"fl[{key}] += 1")
         if self.traced:
-            self.line(f"tr(TE({self.const(op, 'OP')}, {src!r}, kn, bi, la, sn, "
-                      f"detail={{'src': {src!r}, 'dst': {dst!r}, 'id': {ident!r}}}))")
+            detail = self.const({"src": src, "dst": dst, "id": ident}, "DT")  # one per op: events share it
+            self.line(f"tr(TE({self.const(op, 'OP')}, {src!r}, kn, bi, la, sn, detail={detail}))")
 
     def e_wait_flag(self, op: a.WaitFlagOp) -> None:
         src, dst, ident = op.key
@@ -1142,7 +1144,8 @@ class _Codegen:
         self.line(f"if not fl[{key}]: raise NOT_SET(R, {ref})")
         self.line(f"fl[{key}] -= 1")
         if self.traced:
-            self.line(f"tr(TE({ref}, {dst!r}, kn, bi, la, sn, detail={{'src': {src!r}, 'dst': {dst!r}, 'id': {ident!r}}}))")
+            detail = self.const({"src": src, "dst": dst, "id": ident}, "DT")
+            self.line(f"tr(TE({ref}, {dst!r}, kn, bi, la, sn, detail={detail}))")
 
     def flag_key(self, key: tuple[str, str, int]) -> str:
         name = self.flags.get(key)
@@ -1154,7 +1157,8 @@ class _Codegen:
     def e_pipe_barrier(self, op: a.PipeBarrierOp) -> None:
         pipe = op.pipe.data
         if self.traced:
-            self.line(f"tr(TE({self.const(op, 'OP')}, {pipe!r}, kn, bi, la, sn, detail={{'pipe': {pipe!r}}}))")
+            detail = self.const({"pipe": pipe}, "DT")
+            self.line(f"tr(TE({self.const(op, 'OP')}, {pipe!r}, kn, bi, la, sn, detail={detail}))")
         elif self.listen:
             self.line("pass")
 

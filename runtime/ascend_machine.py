@@ -53,7 +53,7 @@ a nonzero mantissa), -1 for integers."""
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TraceEvent:
     """One executed op. `pipe` is the unit (MTE1/MTE2/MTE3/FIX/M/V/S inside a
     kernel; "host" for launches and events). `detail` holds op specifics:

@@ -129,7 +129,7 @@ class Access:
         return bool(np.any(sa[i[ok]] + la > sb[ok]))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Recorded:
     """One trace event and the accesses of its op (empty for flags, host ops, or a trace
     recorded without the listener)."""
@@ -624,13 +624,15 @@ class _BlockProgram:
     at another bandwidth share or L2 hit rate (`_BlockReplay.time`) without redoing it.
 
     `events`: per event (kind, lane, x, busy slot, unit slot) with x the op's duration class
-    (`classes`, one per (op, bytes): its first event), a set_flag's slot in the table of set
-    times, or the slot a wait_flag reads."""
+    (`classes`, one per (op, bytes): its first event) or a flag's queue (one per flag key: a
+    wait_flag takes the earliest set_flag of its key not yet taken). The tuples are shared
+    between equal events: a block of a long tile loop has millions of events and a few
+    hundred distinct ones."""
 
     events: list[tuple[int, int, int, int, int]]
     classes: list[TraceEvent]
     ops: list[TraceEvent]   # the event of each op, in order (the timeline's spans)
-    sets: int
+    flags: int              # flag keys (queues)
     pipes: list[str]        # busy slot -> pipe
     units: list[str]        # unit slot -> "aic.M", ...
     races: list[Race]
@@ -706,7 +708,9 @@ class _BlockReplay:
         lanes.update(second)
         vc = [[0] * n for _ in range(n)]
         issue_vc = [0] * n
-        flags: dict[tuple, deque] = defaultdict(deque)  # key -> (set slot, vector clock) of sets not waited for
+        flags: dict[tuple, deque] = defaultdict(deque)  # key -> vector clocks of the sets not waited for
+        queues: dict[tuple, int] = {}  # flag key -> its queue
+        shared: dict[tuple, tuple] = {}  # equal event tuples, one object
         flops: Counter = Counter()
         events: list[tuple[int, int, int, int, int]] = []
         op_events: list[TraceEvent] = []
@@ -714,7 +718,7 @@ class _BlockReplay:
         reps: list[TraceEvent] = []
         pipes: dict[str, int] = {}
         units: dict[str, int] = {}
-        sets = gm_bytes = references = 0
+        gm_bytes = references = 0
         # per space, per lane: the latest access of each range (and the lane's latest epoch, so
         # a lane whose every access happens-before the new one is passed over at once)
         history: dict[object, dict[int, dict[tuple, tuple[Access, int, Operation]]]] = defaultdict(dict)
@@ -729,9 +733,9 @@ class _BlockReplay:
                 src, dst, _ = op.key
                 s = lanes.get(id(rec), _PIPE_INDEX[src])
                 _join(vc[s], issue_vc)
-                flags[op.key].append((sets, list(vc[s])))
-                events.append((_SET, s, sets, 0, 0))
-                sets += 1
+                flags[op.key].append(list(vc[s]))
+                t = (_SET, s, queues.setdefault(op.key, len(queues)), 0, 0)
+                events.append(shared.setdefault(t, t))
                 continue
             if isinstance(op, a.WaitFlagOp):
                 d = lanes.get(id(rec), _PIPE_INDEX[op.key[1]])
@@ -739,11 +743,11 @@ class _BlockReplay:
                 if not queue:
                     raise SimulationError(f"{describe(op)} in @{ev.kernel} block {ev.block}: waits for a flag "
                                           f"that was never set (the trace is not of one run)")
-                slot, snap = queue.popleft()
-                _join(vc[d], snap)
+                _join(vc[d], queue.popleft())
                 if d == _S:
                     issue_vc = list(vc[d])
-                events.append((_WAIT, d, slot, 0, 0))
+                t = (_WAIT, d, queues[op.key], 0, 0)
+                events.append(shared.setdefault(t, t))
                 continue
             if isinstance(op, a.PipeBarrierOp):
                 if ev.detail.get("pipe", ev.pipe) == "ALL":
@@ -763,7 +767,8 @@ class _BlockReplay:
                 if _is_dma(ev):
                     moved[key] = _gm_side_bytes(self.cm, ev)
             unit = f"{self.unit(ev)}.{ev.pipe}"
-            events.append((_OP, p, c, pipes.setdefault(ev.pipe, len(pipes)), units.setdefault(unit, len(units))))
+            t = (_OP, p, c, pipes.setdefault(ev.pipe, len(pipes)), units.setdefault(unit, len(units)))
+            events.append(shared.setdefault(t, t))
             op_events.append(ev)
             mine = vc[p]
             _join(mine, issue_vc)
@@ -808,7 +813,7 @@ class _BlockReplay:
                  _buffer_name(acc1, acc2), kind, count)
             for o1, p1, o2, p2, acc1, acc2, kind, count in races.values()
         ] if first is not None else []
-        return _BlockProgram(events, reps, op_events, sets, list(pipes), list(units), out_races, gm_bytes,
+        return _BlockProgram(events, reps, op_events, len(queues), list(pipes), list(units), out_races, gm_bytes,
                              dict(flops), references)
 
     def time(self, prog: _BlockProgram) -> BlockSim:
@@ -829,7 +834,7 @@ def clock(prog: _BlockProgram, dur: list[float], spans: list[OpSpan] | None = No
     n = len(LANES)
     free = [0.0] * n
     issue_t = 0.0
-    set_at = [0.0] * prog.sets
+    queues = [deque() for _ in range(prog.flags)]
     busy = [0.0] * len(prog.pipes)
     unit_busy = [0.0] * len(prog.units)
     ops = iter(prog.ops)
@@ -847,9 +852,9 @@ def clock(prog: _BlockProgram, dur: list[float], spans: list[OpSpan] | None = No
                 ev = next(ops)
                 spans.append(OpSpan(LANES[p] if p > _AIV_MTE2 else ev.pipe, start, end, _op_label(ev), ev.nbytes))
         elif kind == _SET:
-            set_at[x] = free[p] if free[p] > issue_t else issue_t
+            queues[x].append(free[p] if free[p] > issue_t else issue_t)
         elif kind == _WAIT:
-            t = set_at[x]
+            t = queues[x].popleft()
             if t > free[p]:
                 free[p] = t
             if p == _S and free[p] > issue_t:
