@@ -401,7 +401,8 @@ def _recognised(graph: ModuleOp, options) -> ModuleOp:
 def verify_lowered(module: ModuleOp) -> None:
     """Verify a program just lowered: everything, but the bodies of kernels the lowering
     cloned from one it built for an identical request (lowering/kernel_cache.py) when that
-    kernel is in the module too: a clone is it op for op, and it is verified here."""
+    kernel is in the module too: a clone equals that kernel op for op, and that kernel is
+    verified here."""
     from geir.lowering.kernel_cache import clone_of, origin
 
     module.verify(verify_nested_ops=False)

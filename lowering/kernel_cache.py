@@ -42,6 +42,7 @@ SMALL_ELEMENTS = 1024
 """Constants of at most this many elements, and vectors of any length, are part of a
 request's key by their bytes."""
 
+
 def request_key(req: KernelRequest) -> tuple | None:
     """What the kernel built for `req` depends on (module docstring), or None: not cached."""
     where: dict[SSAValue, tuple] = {}
