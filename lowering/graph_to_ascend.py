@@ -55,7 +55,7 @@ from geir.ir.locations import describe, fused_loc, loc_names
 from geir.lowering.kernel_cache import KernelCache
 from geir.lowering.templates import build_kernel
 from geir.lowering.templates.common import (KernelBuilder, KernelChain, KernelRequest, Extent, LoweringError, gm_type,
-                                            round_up)
+                                            key_quantum, round_up)
 from geir.lowering.templates.data import build_copy
 from geir.passes.graph.padded_dims import Carried, PaddingError, carry
 from geir.target.cost_model import CostModel
@@ -145,6 +145,7 @@ class _FunctionLowering:
         self.rows: dict[SSAValue, Carried] = {}  # a shape range's dim: where each value holds it
         self.extent: SSAValue | None = None      # the host argument with its run-time size
         self.range_lo = 1                        # and the least size it takes
+        self.quantum: int | None = 1             # its positions computed in multiples of (Extent.quantum; None: all)
         # an attention whose keys hold a range's dim: the size's host argument, and whether its
         # query rows hold the dim too (request.key_extent)
         self.masked_keys: dict[Operation, tuple[SSAValue, bool]] = {}
@@ -253,15 +254,21 @@ class _FunctionLowering:
             tilings=self.tilings)
 
     def _extent(self, outputs: Sequence[SSAValue]) -> Extent | None:
-        """The shape range's dim in the outputs, if every output holds it alike at its axis 0
-        (passes/graph/padded_dims.py) - so its first rows are the real ones."""
-        held = {self.rows.get(v) for v in outputs}
-        if len(held) != 1 or None in held:
+        """The shape range's dim in the outputs (passes/graph/padded_dims.py), if every output
+        holds it alike: the same groups of positions once its axes through the dim's are
+        flattened to rows - the real rows are each group's first ones."""
+        forms = set()
+        for v in outputs:
+            c = self.rows.get(v)
+            if c is None:
+                return None
+            shape = L.logical_shape(v.type)
+            forms.add((math.prod(shape[:c.axis]) * c.outer, shape[c.axis] // (c.outer * c.inner), c.inner))
+        if len(forms) != 1:
             return None
-        c = held.pop()
-        if c.axis != 0 or c.outer != 1:
-            return None
-        return Extent(L.logical_shape(outputs[0].type)[0] // c.inner, c.inner, self.range_lo)
+        groups, count, inner = forms.pop()
+        quantum = count if self.quantum is None else self.quantum
+        return None if quantum >= count else Extent(count, inner, self.range_lo, groups, quantum)
 
     def _rows_of_range(self, host: Block) -> None:
         """The host argument of the first shape-range dim (attr_names.EXTENT) whose rows every
@@ -295,6 +302,8 @@ class _FunctionLowering:
             bounds = d.data.get(attr_names.RANGE)
             if bounds is not None:
                 self.range_lo = bounds.data[0].value.data
+            if masked:  # some attention reads the dim as keys: computed in whole key tiles
+                self.quantum = key_quantum(bounds.data[1].value.data) if bounds is not None else None
 
     def _launch(self, kernel: a.KernelOp | KernelChain, args: Sequence[SSAValue]) -> None:
         """A launch of the kernel on `args` and its scratch; a chain's kernels one after the

@@ -78,6 +78,7 @@ from geir.lowering.templates.common import (
     LoweringError,
     ceil_div,
     itemsize,
+    key_quantum,
     round_up,
     row_elems,
     row_shares,
@@ -328,9 +329,11 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
     rows = [(min(c, plan.S), False) for c in TILE_CHOICES]
     if grouped_rows(plan):
         rows.append((grouped_rows(plan), True))
+    keys = [min(kc, plan.L) for kc in KEY_CHOICES]
+    if req.key_extent and any(skips_keys(plan, nk) for nk in keys):  # see skips_keys
+        keys = [nk for nk in keys if skips_keys(plan, nk)]
     for mq, grouped in dict.fromkeys(rows):
-        for kc in KEY_CHOICES:
-            nk = min(kc, plan.L)
+        for nk in dict.fromkeys(keys):
             if plan.causal and plan.S > mq and mq != nk:
                 continue
             if plan.position_arg is not None and (plan.L % nk or mq > nk):  # whole key tiles, a band of two
@@ -350,6 +353,14 @@ def attention_tiling(req: KernelRequest, plan: AttentionPlan) -> AttentionTiling
                         best = AttentionTiling(mq, nk, blocks, us, splits, chunk, grouped, nk0 if nk0 < nk else 0,
                                                subs)
     return best
+
+
+def skips_keys(plan: AttentionPlan, nk: int) -> bool:
+    """Whether an attention with a shape range's keys runs only the key tiles holding a real
+    key, with key tiles of nk: they must divide the keys and the quantum the dim's other
+    kernels compute it in (common.key_quantum), so that its last tile reads only rows some
+    kernel computed."""
+    return plan.L % nk == 0 and key_quantum(plan.L) % nk == 0
 
 
 def _steps(nk: int) -> list[int]:
@@ -552,8 +563,17 @@ class AttentionKernel:
         self.off = None
         if plan.position_arg is not None:
             self.off = kb.add(kb.load_index(ins[plan.position_arg]), plan.position_offset)
-        # a shape range's keys: key c of a tile is padded when c >= n - k0 (`_key_mask`)
+        # a shape range's keys: key c of a tile is padded when c >= n - k0 (`_key_mask`); the
+        # tiles past the real keys do not run (`skips_keys`), nor the query tiles past the
+        # positions the dim's other kernels compute (n rounded up to its quantum: rows they read)
         self.keys = kb.real_keys() if self.req.key_extent else None
+        self.key_tiles = self.computed = None
+        if self.keys is not None:
+            if skips_keys(plan, t.nk) and plan.L > t.nk:
+                self.key_tiles = kb.divui(kb.add(self.keys, t.nk - 1), t.nk)
+            q = key_quantum(plan.L)
+            if q < plan.S:
+                self.computed = kb.min(kb.mul(kb.divui(kb.add(self.keys, q - 1), q), q), plan.S)
         if self.keys is not None:
             self.kcol = kb.alloc([1, row_elems(nk, f32)], f32, "ub", "kcol")
             self.krow = kb.alloc([1, row_elems(nk, f32)], f32, "ub", "krow")
@@ -593,8 +613,8 @@ class AttentionKernel:
         group = plan.H // plan.Hkv
         real = self._real_batches()
         def item(bh: Index, qi: Index, mv: int, part: tuple[Index, int] | None = None) -> None:
-            if self.req.key_extent == "queries":  # a query tile past the real rows has nothing to do
-                self._guarded(kb.less(kb.mul(qi, mq), self.keys), lambda: self._item(bh, qi, mv, part))
+            if self.req.key_extent == "queries" and self.computed is not None:  # a query tile past the computed rows
+                self._guarded(kb.less(kb.mul(qi, mq), self.computed), lambda: self._item(bh, qi, mv, part))
             else:
                 self._item(bh, qi, mv, part)
         for first, count, keys in t.parts(plan.L):  # a part of the keys: (index, keys)
@@ -765,6 +785,8 @@ class AttentionKernel:
             n_run = n_vis
             for _j, _d, cond in diags:
                 n_run = kb.add(n_run, self._count(cond))
+        if self.key_tiles is not None:  # only the tiles holding a real key (rem is 0)
+            n_run = kb.min(n_run, self.key_tiles)
         # the row statistics and O; O is the first tile's P V itself (`_update`) when that
         # tile's update runs unconditionally (a static count of tiles)
         self.o_fresh = bool(rem) or (isinstance(n_run, int) and n_run > 0)

@@ -50,24 +50,48 @@ class LoweringError(GeirError):
     """The graph cannot be lowered to the ascend dialect (dynamic shape, unsupported type...)."""
 
 
+KEY_QUANTUM = 128
+"""Positions a shape range's dim is computed in when an attention reads it as keys: a kernel
+that takes the extent computes the first ceil(n / KEY_QUANTUM) * KEY_QUANTUM positions, not
+the first n, and the attention's key tiles divide it (attention.py). Its last key tile then
+reads rows some kernel computed - from the host's zero padding - never rows no kernel wrote,
+whose stale bits could be a NaN that a masked score or a zero weight does not cancel."""
+
+
+def key_quantum(count: int) -> int:
+    """The quantum a dim of `count` positions that an attention reads as keys is computed in:
+    the largest of KEY_QUANTUM, its halves down to 16 that divides it, else the whole dim."""
+    q = KEY_QUANTUM
+    while q >= 16 and count % q:
+        q //= 2
+    return q if q >= 16 else count
+
+
 @dataclass(frozen=True)
 class Extent:
     """A shape range's dim in a kernel's outputs (the program is compiled at the range's upper
-    bound): every output's axis 0 is `count` groups of `inner` rows, `count` the upper bound, and
-    only the first n groups are real, n known at run time (the host's `geir.extent` argument).
-    No real row depends on another row (passes/graph/padded_dims.py proved it), so a template
-    that takes the extent runs only the tiles that hold real rows (`KernelBuilder.real_rows`);
-    one that does not computes every row, which is as correct and slower."""
+    bound): the outputs' leading axes, flattened to rows, are `groups` runs of `count`
+    positions of `inner` rows each, `count` the upper bound, and only the first n positions of
+    each run are real, n known at run time (the host's `geir.extent` argument). `groups` is 1
+    when the dim leads the outputs (a batch), more when it sits under other axes (a sequence
+    under the batch). No real row depends on another row (passes/graph/padded_dims.py proved
+    it), so a template that takes the extent runs only the tiles that hold real rows
+    (`KernelBuilder.real_rows`, `real_groups`); one that does not computes every row, which is
+    as correct and slower. With `quantum` > 1 the first min(count, ceil(n / quantum) *
+    quantum) positions are computed (KEY_QUANTUM)."""
 
     count: int
     inner: int
     lo: int = 1
     """The range's lower bound (a tiling may be chosen for the whole range, not its top)."""
+    groups: int = 1
+    quantum: int = 1
 
     def sizes(self) -> list[int]:
         """The sizes a tiling is priced at: the range's top first, then its bottom and their
         geometric mean (a tiling for the top alone leaves most cores idle at the bottom)."""
-        lo, hi = max(1, min(self.lo, self.count)), self.count
+        hi = self.count
+        lo = min(hi, ceil_div(max(1, self.lo), self.quantum) * self.quantum)  # the least size computed
         return list(dict.fromkeys((hi, lo, max(lo, min(hi, round(math.sqrt(lo * hi)))))))
 
 
@@ -384,19 +408,19 @@ class KernelBuilder:
             return min(cx, cy)
         return self.emit(arith.MinUIOp(self.index(x), self.index(y))).result
 
-    def divui(self, x: int | SSAValue, y: int) -> int | SSAValue:
-        cx = self._const_of(x)
-        if cx is not None:
-            return cx // y
-        if y == 1:
+    def divui(self, x: int | SSAValue, y: int | SSAValue) -> int | SSAValue:
+        cx, cy = self._const_of(x), self._const_of(y)
+        if cx is not None and cy is not None:
+            return cx // cy
+        if cy == 1:
             return x
         return self.emit(arith.DivUIOp(self.index(x), self.index(y))).result
 
-    def remui(self, x: int | SSAValue, y: int) -> int | SSAValue:
-        cx = self._const_of(x)
-        if cx is not None:
-            return cx % y
-        if y == 1:
+    def remui(self, x: int | SSAValue, y: int | SSAValue) -> int | SSAValue:
+        cx, cy = self._const_of(x), self._const_of(y)
+        if cx is not None and cy is not None:
+            return cx % cy
+        if cy == 1:
             return 0
         return self.emit(arith.RemUIOp(self.index(x), self.index(y))).result
 
@@ -520,13 +544,31 @@ class KernelBuilder:
 
     def real_rows(self, rows: int) -> SSAValue | None:
         """How many of an extent of `rows` - the outputs' axis 0, or a flattening of it with
-        the axes after it - are real at run time (request.extent): rows / count * n, n read
-        once at the kernel's entry from its extent argument (a `memref<1xi64>` after the
-        outputs, before any scratch; the kernel is marked `geir.extent` so the host passes
-        it). None without an extent, or if `rows` is not a whole number of its groups."""
+        the axes after it - are real at run time (request.extent), the real rows being the
+        first ones: rows / count * n. None without an extent, with several groups (see
+        real_groups), or if `rows` is not a whole number of positions."""
         ext = self.req.extent
-        if ext is None or rows % ext.count:
+        if ext is None or ext.groups > 1 or rows % ext.count:
             return None
+        return self.mul(self._positions(), rows // ext.count)
+
+    def real_groups(self, rows: int) -> tuple[int, int, SSAValue] | None:
+        """(groups, rows per group, real rows per group) of an extent of `rows` - a flattening
+        of the outputs' leading axes through the range's dim, or further - whose real rows are
+        the first of each group (request.extent). None without an extent, or if `rows` is not
+        a whole number of groups of positions."""
+        ext = self.req.extent
+        if ext is None or rows % (ext.groups * ext.count):
+            return None
+        return ext.groups, rows // ext.groups, self.mul(self._positions(), rows // (ext.groups * ext.count))
+
+    def _positions(self) -> SSAValue:
+        """The positions of the range's dim a kernel computes: n, or n rounded up to the
+        extent's quantum (at most its count). n is read once at the kernel's entry from its
+        extent argument (a `memref<1xi64>` after the outputs, before any scratch; the kernel
+        is marked `geir.extent` so the host passes it)."""
+        ext = self.req.extent
+        assert ext is not None
         if self._extent is None:
             at = len(self.req.inputs) + len(self.req.outputs)
             arg = self.block.insert_arg(a.memref_type([1], i64, "gm"), at)
@@ -541,7 +583,17 @@ class KernelBuilder:
             self._emit_at_entry(cast)
             self._extent = cast.result
             self._extent.name_hint = "n"
-        return self.mul(self._extent, rows // ext.count)
+            if ext.quantum > 1:  # min(ceil(n / q) * q, count), at the entry like n
+                less, q, top = (self.index(c) for c in (ext.quantum - 1, ext.quantum, ext.count))
+                n = self._extent
+                for make in (lambda x: arith.AddiOp(x, less), lambda x: arith.DivUIOp(x, q),
+                             lambda x: arith.MuliOp(x, q), lambda x: arith.MinUIOp(x, top)):
+                    op = make(n)
+                    self._emit_at_entry(op)
+                    n = op.result
+                n.name_hint = "n_computed"
+                self._extent = n
+        return self._extent
 
     def real_keys(self) -> SSAValue:
         """How many of an attention's keys are real at run time (request.key_extent): n read
@@ -623,10 +675,10 @@ class KernelBuilder:
 
         The tiles go to the first blocks of the kernel (`last_blocks`: the last ones, which a
         main pipeline leaves the least work); blocks without tiles skip the pipeline. `runs`:
-        only tiles 0..runs-1 run (a run-time count: a shape range's real rows), each block
-        keeping its static share and stopping early. `every_block`: every block runs every
-        tile (work each block needs whole and no block can wait for: a cube kernel's
-        prologue, lowering/templates/cube/prologue.py).
+        only tiles 0..runs-1 run (a run-time count: a shape range's real rows), shared over
+        the blocks alike. `every_block`: every block runs every tile (work each block needs
+        whole and no block can wait for: a cube kernel's prologue,
+        lowering/templates/cube/prologue.py).
         """
         if n_tiles <= 0:
             return
@@ -660,11 +712,14 @@ class KernelBuilder:
                         one(t, 0)
             else:
                 block = self.sub(self.block_idx(), first)
-                start = 0 if blocks == 1 else self.mul(block, per_block)
+                share = per_block
+                if runs is not None and blocks > 1:  # the tiles that run, shared over the blocks alike
+                    share = self.divui(self.add(runs, blocks - 1), blocks)
+                start = 0 if blocks == 1 else self.mul(block, share)
                 exact = n_tiles % per_block == 0 and runs is None
                 limit = n_tiles if runs is None else runs
                 end = limit if blocks == 1 else (self.add(start, per_block) if exact
-                                                 else self.min(self.add(start, per_block), limit))
+                                                 else self.min(self.add(start, share), limit))
                 guard = not (exact and per_block % slots == 0)
                 with self.loop(start, end, slots, "t") as t:
                     one(t, 0)

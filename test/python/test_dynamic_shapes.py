@@ -400,20 +400,27 @@ def test_the_dynamo_block_batch_range_runs_the_real_rows_in_every_kernel(block_d
 def test_a_sequence_range_masks_the_padded_keys(block_dynamo):
     """A range over the dynamo block's sequence: graph.attention's query rows and keys hold it,
     so the proof (on the recognised graph) accepts it only because the attention kernel masks
-    the padded keys with the run-time size (`geir.key_extent`) and skips the query tiles past
-    it; every other kernel computes its padded rows apart. With the batch ranged too, the
-    kernels take the batch's extent. Each size matches onnxruntime (without the mask, size 5
-    is 0.53 off)."""
+    the padded keys with the run-time size (`geir.key_extent`). The sequence sits under the
+    batch, and every kernel takes its extent: the first positions of each batch row run (n
+    rounded up to the key quantum, common.key_quantum), the attention's key tiles past n do
+    not. Up to 32 positions are one quantum: only the attention takes the size. With the
+    batch ranged too, the kernels take the batch's extent. Each size matches onnxruntime
+    (without the mask, size 5 is 0.53 off; without the quantum, `wide` gives NaNs: its last
+    key tile would read rows no kernel wrote, which the interpreter poisons)."""
     seq = geir.compile(block_dynamo, input_shape="x:2,1~32,64", **FP32)
     both = geir.compile(block_dynamo, input_shape="x:1~4,1~32,64", **FP32)
-    for cm, extent in ((seq, False), (both, True)):
+    # two batch rows of up to 256 positions, computed in 128s: tiles of the second batch row
+    # run while tiles of the first are skipped
+    wide = geir.compile(block_dynamo, input_shape="x:2,1~256,64", **FP32)
+    for cm, extent in ((seq, False), (both, True), (wide, True)):
         kernels = [k for k in cm.program.module.ops if isinstance(k, KernelOp)]
         masked = [k.attributes["template"].data for k in kernels if attr_names.KEY_EXTENT in k.attributes]
         assert masked == ["attention"]
-        assert all((attr_names.EXTENT in k.attributes) == extent for k in kernels)
+        assert all((attr_names.EXTENT in k.attributes) == extent for k in kernels
+                   if cm is not wide or k.attributes["template"].data != "attention")
     long = geir.compile(block_dynamo, input_shape="x:1,1~160,64", **FP32)  # query tiles past n are skipped
     cases = ((seq, 2, 1), (seq, 2, 5), (seq, 2, 17), (seq, 2, 32), (both, 1, 9), (both, 3, 31), (long, 1, 40),
-             (long, 1, 160))
+             (long, 1, 160), (wide, 2, 1), (wide, 2, 77), (wide, 2, 128), (wide, 2, 130), (wide, 2, 256))
     for cm, batch, size in cases:
         x = np.random.default_rng(size).standard_normal((batch, size, 64)).astype(np.float32)
         np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block_dynamo, {"x": x}), rtol=1e-4, atol=1e-4)

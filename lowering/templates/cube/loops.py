@@ -72,9 +72,17 @@ class TileDim:
     start: int = 0
 
 
-Class = tuple[Sequence[int], Callable[[list[Index]], None]] | tuple[Sequence[int], Callable[[list[Index]], None], Index]
+Class = (tuple[Sequence[int], Callable[[list[Index]], None]]
+         | tuple[Sequence[int], Callable[[list[Index]], None], Index]
+         | tuple[Sequence[int], Callable[[list[Index]], None], Index, Callable[[Index], Index]])
 """(grid counts, body) of a class of tiles; a third item: how many of its tiles run (at run time,
-those holding a shape range's real rows: the first ones, the limited dim being outermost)."""
+those holding a shape range's real rows: the first ones, the limited dim being outermost); a
+fourth: which tile of the grid the i-th of those is (the real rows are the first of each group)."""
+
+Real = tuple[int, Index | None] | tuple[int, Index | None, int]
+"""The tiles of a grid that hold a shape range's real rows: (d, rows) - the first `rows` of grid
+dim d, every dim before d having one tile - or (d, rows, split) - the first `rows` of each
+group, a group being one tile of the dims before d and one of `split` equal parts of dim d."""
 
 
 def distribute(kb: KernelBuilder, blocks: int, classes: Sequence[Class]) -> None:
@@ -87,8 +95,11 @@ def distribute(kb: KernelBuilder, blocks: int, classes: Sequence[Class]) -> None
         if count == 0:
             continue
         run = limit[0] if limit else count
+        remap = limit[1] if len(limit) > 1 else None  # the i-th tile that runs is tile remap(i)
 
-        def index(i: Index, counts=counts) -> list[Index]:
+        def index(i: Index, counts=counts, remap=remap) -> list[Index]:
+            if remap is not None:
+                i = remap(i)
             live = [c for c in counts if c > 1]
             parts = iter(kb.delinearize(i, live) if len(live) > 1 else [i] * len(live))
             return [next(parts) if c > 1 else 0 for c in counts]
@@ -107,18 +118,21 @@ def distribute(kb: KernelBuilder, blocks: int, classes: Sequence[Class]) -> None
 
 
 def tile_grid(kb: KernelBuilder, dims: Sequence[TileDim], blocks: int,
-              body: Callable[[list[Index], list[int]], None], real: tuple[int, Index | None] | None = None) -> None:
+              body: Callable[[list[Index], list[int]], None], real: Real | None = None) -> None:
     """body(offsets, sizes) for every tile of the grid `dims`, grouped by static size class
     (full tiles / the remainder, per dim), distributed over the blocks; `real`: see grid_classes."""
     distribute(kb, blocks, grid_classes(kb, dims, body, real))
 
 
 def grid_classes(kb: KernelBuilder, dims: Sequence[TileDim], body: Callable[[list[Index], list[int]], None],
-                 real: tuple[int, Index | None] | None = None) -> list[Class]:
+                 real: Real | None = None) -> list[Class]:
     """The static size classes of the grid `dims` as `distribute` takes them (several grids'
-    classes may share one distribution: a kernel of several products). `real` = (d, rows):
-    only the tiles of dim d that hold one of its first `rows` (a run-time value, see
-    KernelBuilder.real_rows) run; every dim before d has one tile, so d is the outermost."""
+    classes may share one distribution: a kernel of several products). `real`: only the tiles
+    holding a shape range's real rows run (see Real; `rows` a run-time value from
+    KernelBuilder.real_rows or real_groups). Every tile runs when the groups are not whole
+    tiles of dim d."""
+    if real is not None and len(real) == 3:
+        return _grouped_classes(kb, dims, body, *real)
     if real is not None and (real[1] is None or any(x.extent > x.tile for x in dims[:real[0]])):
         real = None
     per_dim = []
@@ -144,4 +158,29 @@ def grid_classes(kb: KernelBuilder, dims: Sequence[TileDim], body: Callable[[lis
         c, size, off = cls[d]
         runs = kb.mul(kb.limited(c, size, off, rows), math.prod(counts[d + 1:]))
         classes.append((counts, run, runs))
+    return classes
+
+
+def _grouped_classes(kb: KernelBuilder, dims: Sequence[TileDim], body: Callable[[list[Index], list[int]], None],
+                     d: int, rows: Index | None, split: int) -> list[Class]:
+    """The grid's classes when its real rows are the first `rows` of each group (Real): in a
+    class, the i-th tile that runs is the j-th of group g, j < the group's real tiles; tiles
+    are numbered group-major, so its index in the class's grid is g * (its tiles per group)
+    + j, with the dims after d inside."""
+    dim = dims[d]
+    group = dim.extent // split if split > 0 and dim.extent % split == 0 else 0
+    if rows is None or not group or group % dim.tile or dim.start % group or any(x.tile > 1 for x in dims[:d]):
+        return grid_classes(kb, dims, body)  # a tile across two groups: every tile runs
+    per_group = group // dim.tile
+    groups = math.prod(x.extent for x in dims[:d]) * split
+    real = kb.limited(per_group, dim.tile, 0, rows)  # the tiles of a group that hold real rows
+    classes: list[Class] = []
+    for counts, run in grid_classes(kb, dims, body):  # dim d has whole tiles: classes of the dims after it
+        inner = math.prod(counts[d + 1:])
+        live = kb.mul(real, inner)
+
+        def remap(i: Index, live=live, inner=inner) -> Index:
+            return kb.add(kb.mul(kb.divui(i, live), per_group * inner), kb.remui(i, live))
+
+        classes.append((counts, run, kb.mul(live, groups), remap))
     return classes

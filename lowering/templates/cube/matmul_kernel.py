@@ -16,7 +16,8 @@ from geir.dialects.ascend import FRACTAL
 from geir.lowering.templates.common import KernelRequest, ceil_div, round_up
 from geir.lowering.templates.cube.kernel import CubeKernel
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
-from geir.lowering.templates.cube.loops import Index, TileDim, chunks, distribute, first_step_slot, grid_classes, tile_grid
+from geir.lowering.templates.cube.loops import (Index, Real, TileDim, chunks, distribute, first_step_slot, grid_classes,
+                                                tile_grid)
 from geir.lowering.templates.cube.plan import MatmulPlan, Operand
 from geir.lowering.templates.cube.norm_epilogue import NormEpilogue
 from geir.lowering.templates.cube.prologue import Prologue
@@ -136,14 +137,24 @@ class MatmulKernel(CubeKernel):
         if self.window is not None:  # the item's rows are whole (tiling.py `whole_rows`)
             self._row_window(kb.add(kb.mul(b, self.plan.rows), m0), size[1])
 
-    def _real_rows(self) -> tuple[int, Index | None] | None:
-        """With a shape range in the result's first axis, the tiles of its real rows only: of
-        the batch when the result's leading axes are it, else of the rows they fold into."""
+    def _real_rows(self) -> Real | None:
+        """With a shape range in the result's rows, the tiles of its real rows only: of the
+        batch when the result's leading axes are it, else of the rows they fold into - the
+        first of each group of rows when the range's dim is under other axes (a sequence under
+        the batch: per batch, or per group of the folded rows)."""
         plan, kb = self.plan, self.kb
         axis = matmul_range_axis(kb.req, plan)
         if axis is None:
             return None
-        return axis, kb.real_rows(plan.batch if axis == 0 else plan.rows)
+        ext = kb.req.extent
+        if ext.groups == 1:
+            return axis, kb.real_rows(plan.batch if axis == 0 else plan.rows)
+        rows = plan.batch * plan.rows
+        group = rows // ext.groups
+        nr = self.rows[1]
+        if rows % (ext.groups * ext.count) or plan.rows % group or nr % group or group % self.t.mt:
+            return None  # a group spans batches, a piece of the rows or a tile cuts one
+        return 1, kb.real_groups(rows)[2], nr // group
 
     def _tile(self, off: list[Index], size: list[int], part: MatmulPlan | None = None,
               b2: SSAValue | None = None, out: SSAValue | None = None, position: Index = 0,

@@ -254,11 +254,12 @@ def range_units(req: KernelRequest, extent: int) -> list[int]:
 
 def matmul_range_axis(req: KernelRequest, plan: MatmulPlan) -> int | None:
     """The tile grid's dim (0: the batch, 1: the rows) whose first tiles hold a shape range's
-    real rows, or None (no range, or a result the range does not lead)."""
+    real rows - the first of each group when the range's dim is under other axes (the rows) -
+    or None (no range, or a result whose rows are not the outputs')."""
     if req.extent is None or plan.heads or plan.frame != plan.out_shape \
             or any(L.logical_shape(v.type) != plan.out_shape for v in req.outputs):
         return None
-    return 0 if plan.batch > 1 else 1
+    return 0 if plan.batch > 1 and req.extent.groups == 1 else 1
 
 
 def conv_range_images(req: KernelRequest, plan: ConvPlan) -> bool:
@@ -306,7 +307,14 @@ def _matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tili
     shapes = [(nb, m)] if axis is None else \
         [(s, m) for s in range_units(req, nb)] if axis == 0 else [(nb, s) for s in range_units(req, m)]
     whole = pricer.window is not None
-    for mt, nt in itertools.product(_choices(m, unit=mn), _choices(n, unit=mn)):
+    mts = _choices(m, unit=mn)
+    if axis == 1 and req.extent.groups > 1 and req.extent.groups % nb == 0:
+        # the range's dim under other axes: a tile inside one group of rows runs when the
+        # group's real rows reach it, so the groups are priced as the batch
+        split = req.extent.groups // nb
+        mts = [mt for mt in mts if m // split % mt == 0] or mts
+        shapes = [(nb * split, rows // split) for _, rows in shapes]
+    for mt, nt in itertools.product(mts, _choices(n, unit=mn)):
         if not _fits(req, l0c=mt * nt * ACC_BYTES):
             continue
         if whole and nt < n and (n % nt or n // nt > GROUP_MAX):

@@ -125,8 +125,8 @@ class RowKernel:
             return max(1, ceil_div(elems, want_tiles))
 
         max_elems = tile_elems(largest, elems)
-        ext = self.req.extent
-        if ext is not None and self._ranged():
+        ext = ext_ranged = self.req.extent if self._ranged() else None
+        if ext is not None:
             # a shape range: tiles small enough to spread its bottom over the cores too, but
             # none under MIN_TILE_BYTES of the largest value
             bottom = tile_elems(largest // ext.count * ext.lo, elems // ext.count * ext.lo)
@@ -156,6 +156,9 @@ class RowKernel:
                     lo = mid
                 else:
                     hi = mid - 1
+            if p == 0 and ext_ranged is not None and ext_ranged.groups > 1:
+                group = shape[0] // ext_ranged.groups  # a tile inside one group: it runs when its rows are real
+                lo = max(d for d in range(1, lo + 1) if group % d == 0)
             ext[p] = lo
             return ext
         raise Reject
@@ -224,15 +227,23 @@ class RowKernel:
         consts = self._prologue(kb, pro_pool, ext, inv, gm)
         bodies = [BufferPool(kb, f"s{s}b" if slots > 1 else "b", main=list(ext)) for s in range(slots)]
         shape = list(space.shape)
-        real = self._real_rows(kb)
+        real = self._real_rows(kb, ext[0])
         for i, (counts, pext, cut_off) in enumerate(tile_pieces(shape, ext)):
             n = math.prod(counts)
             per = ceil_div(n, min(kb.kernel.block_count, n))
+            load, compute, store = self._tile_steps(kb, bodies, consts, gm, stores, inv, shape, counts, pext, cut_off)
             runs = None
-            if real is not None:  # only the tiles holding real rows (dim 0 is the outermost)
+            if isinstance(real, tuple):  # the first real tiles of each group
+                groups, group, rows = real
+                per_group, inner = group // pext[0], math.prod(counts[1:])
+                live = kb.mul(kb.limited(per_group, pext[0], 0, rows), inner)
+                runs = kb.mul(live, groups)
+
+                def load(t, s, tile_load=load, live=live, stride=per_group * inner):  # tile t that runs -> its index
+                    tile_load(kb.add(kb.mul(kb.divui(t, live), stride), kb.remui(t, live)), s)
+            elif real is not None and not isinstance(real, tuple):  # only the tiles holding real rows (dim 0 outermost)
                 start = cut_off if cut_dim(shape, pext) == 0 else 0
                 runs = kb.mul(kb.limited(counts[0], pext[0], start, real), math.prod(counts[1:]))
-            load, compute, store = self._tile_steps(kb, bodies, consts, gm, stores, inv, shape, counts, pext, cut_off)
             kb.pipeline(n, per, load, store, compute, slots, last_blocks=i > 0, runs=runs, every_block=every_block)
         return [pro_pool, *bodies]
 
@@ -323,9 +334,19 @@ class RowKernel:
         return self.req.extent is not None and not any(
             0 not in self.space.dims[v] or formats.storage_of(v.type) == formats.FRACTAL_NZ for v in self.req.outputs)
 
-    def _real_rows(self, kb: KernelBuilder):
-        """How many rows of the space's dim 0 are real at run time (None: every one)."""
-        return kb.real_rows(self.space.shape[0]) if self._ranged() else None
+    def _real_rows(self, kb: KernelBuilder, tile: int):
+        """How many rows of the space's dim 0 are real at run time - the first ones, or
+        (groups, rows per group, real rows per group) when the range's dim is under other
+        axes and tiles of `tile` rows lie inside a group - or None: every one."""
+        ext = self.req.extent
+        if not self._ranged():
+            return None
+        if ext.groups == 1:
+            return kb.real_rows(self.space.shape[0])
+        rows = self.space.shape[0]
+        if rows % (ext.groups * ext.count) or rows // ext.groups % tile:
+            return None
+        return kb.real_groups(rows)
 
     def _prologue(self, kb: KernelBuilder, pool: BufferPool, ext: list[int], inv: set[SSAValue],
                   gm: dict[SSAValue, SSAValue]) -> dict[SSAValue, SSAValue]:

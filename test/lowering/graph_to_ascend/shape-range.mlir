@@ -1,7 +1,7 @@
 // convert-graph-to-ascend of a shape-range program (driver/shape_ranges.py): the argument marked
-// geir.extent holds the run-time size of x's dim 0, whose rows no op mixes; every kernel whose
-// outputs hold that dim at their axis 0 takes it after its outputs and runs only the tiles of
-// the real rows (lowering/templates/common.py, Extent).
+// geir.extent holds the run-time size of an input's dim, whose rows no op mixes; every kernel
+// whose outputs hold that dim - at their axis 0, or under other axes - takes it after its
+// outputs and runs only the tiles of the real rows (lowering/templates/common.py, Extent).
 // RUN: geir-opt %s --split-input-file -p convert-graph-to-ascend | filecheck %s
 
 // Rows: 64 rows of 256 in 4 tiles of 16 rows, one per block; the tiles that run are
@@ -100,8 +100,10 @@ func.func @attention(%q: tensor<4x2x16x8xf32> {onnx.name = "q"}, %k: tensor<4x2x
 // A range over the sequence: q's rows and k's and v's keys hold it (axis 2). Every query
 // attends to every key, so the kernel takes the size as `%keys` and masks the padded keys of a
 // tile that holds one: key c of the tile from k0 gets NEG when c + k0 + 1 - n >= 1 (one key
-// tile here), on each of the block's two vector cores for its rows of the tile. A query tile
-// past the real rows is skipped (tiles of 16 rows from 0 and 16, the last of 8 rows from 32).
+// tile here), on each of the block's two vector cores for its rows of the tile. 40 positions
+// are no whole number of 16s: the dim is computed whole (common.key_quantum), so every query
+// tile runs - the kernels after it read its padded rows, and an attention after them may
+// read those as keys.
 // CHECK-LABEL: ascend.kernel @k0_attn(
 // CHECK-SAME:    %y: memref<1x2x40x8xf32, "gm">, %keys: memref<1xi64, "gm">
 // CHECK-SAME:    geir.key_extent
@@ -109,8 +111,7 @@ func.func @attention(%q: tensor<4x2x16x8xf32> {onnx.name = "q"}, %k: tensor<4x2x
 // CHECK:         %[[RAW:.*]] = memref.load %keys[%c0] : memref<1xi64, "gm">
 // CHECK-NEXT:    %n_keys = arith.index_cast %[[RAW]] : i64 to index
 // CHECK:         scf.for %{{.*}} = %block
-// CHECK:           %[[ROWS:.*]] = arith.cmpi ult, %{{.*}}, %n_keys : index
-// CHECK-NEXT:      scf.if %[[ROWS]] {
+// CHECK-NOT:       scf.if
 // CHECK:           ascend.sub_block 0 {
 // CHECK:             ascend.vmuls %[[S:.*]], %{{.*}}, %[[S]] : memref<8x40xf32
 // CHECK-NEXT:        %[[PAD:.*]] = arith.cmpi ult, %n_keys, %c40 : index
@@ -128,10 +129,83 @@ func.func @attention(%q: tensor<4x2x16x8xf32> {onnx.name = "q"}, %k: tensor<4x2x
 // CHECK-NEXT:        ascend.vmaxs %[[S]]
 // CHECK:           ascend.sub_block 1 {
 // CHECK:             arith.cmpi ult, %n_keys, %c40 : index
-// CHECK:         %[[REM:.*]] = arith.cmpi ult, %c32, %n_keys : index
-// CHECK-NEXT:    scf.if %[[REM]] {
 // CHECK:         ascend.launch @k0_attn on %stream(%q, %k, %v, %y, %n,
 func.func @keys(%q: tensor<1x2x40x8xf32> {onnx.name = "q"}, %k: tensor<1x2x40x8xf32> {onnx.name = "k"}, %v: tensor<1x2x40x8xf32> {onnx.name = "v"}, %n: tensor<1xi64> {onnx.name = "seq.extent", geir.extent = [["q", 2 : i64], ["k", 2 : i64], ["v", 2 : i64]], geir.range = [1 : i64, 40 : i64]}) -> (tensor<1x2x40x8xf32> {onnx.name = "y"}) {
   %y = graph.attention %q, %k, %v {scale = 0.35 : f32, causal = 0 : i64} : (tensor<1x2x40x8xf32>, tensor<1x2x40x8xf32>, tensor<1x2x40x8xf32>) -> tensor<1x2x40x8xf32> loc("attn")
   func.return %y : tensor<1x2x40x8xf32>
+}
+
+// -----
+
+// The sequence under the batch (x's axis 1): the outputs' rows are 2 groups of 256, the first
+// n of each real. The matmul's 64-row tiles lie inside a group (the tiling takes only row
+// tiles that divide it): of the 4 row tiles x 2 column tiles of a group, min(ceil(n / 64), 4)
+// x 2 run, and the i-th that runs is tile (i / live) * 8 + i % live of the grid. The relu's
+// tiles of 4096 elements (64 rows) likewise.
+// CHECK-LABEL: ascend.kernel @k0_proj(
+// CHECK-SAME:    %h: memref<2x256x64xf32, "gm">, %extent: memref<1xi64, "gm">) attributes {{{.*}}geir.extent, template = "matmul"}
+// CHECK:         %n = arith.index_cast
+// CHECK:         %[[UP:.*]] = arith.addi %n, %c63 : index
+// CHECK-NEXT:    %[[TILES:.*]] = arith.divui %[[UP]], %c64 : index
+// CHECK-NEXT:    %[[REAL:.*]] = arith.minui %[[TILES]], %c4 : index
+// CHECK-NEXT:    %[[LIVE:.*]] = arith.muli %[[REAL]], %c2 : index
+// CHECK-NEXT:    %[[RUNS:.*]] = arith.muli %[[LIVE]], %c2 : index
+// CHECK-NEXT:    scf.for %[[I:.*]] = %block to %[[RUNS]] step %c16 {
+// CHECK-NEXT:      %[[G:.*]] = arith.divui %[[I]], %[[LIVE]] : index
+// CHECK-NEXT:      %[[BASE:.*]] = arith.muli %[[G]], %c8 : index
+// CHECK-NEXT:      %[[J:.*]] = arith.remui %[[I]], %[[LIVE]] : index
+// CHECK-NEXT:      %{{.*}} = arith.addi %[[BASE]], %[[J]] : index
+// CHECK-LABEL: ascend.kernel @k1_act(
+// CHECK:         %[[ELEMS:.*]] = arith.muli %n, %c64 : index
+// CHECK-NEXT:    %[[UP:.*]] = arith.addi %[[ELEMS]], %c4095 : index
+// CHECK-NEXT:    %[[TILES:.*]] = arith.divui %[[UP]], %c4096 : index
+// CHECK-NEXT:    %[[LIVE:.*]] = arith.minui %[[TILES]], %c4 : index
+// CHECK-NEXT:    %[[RUNS:.*]] = arith.muli %[[LIVE]], %c2 : index
+// CHECK:         arith.cmpi ult, %block, %[[RUNS]] : index
+// CHECK:           %[[G:.*]] = arith.divui %block, %[[LIVE]] : index
+// CHECK-NEXT:      %[[BASE:.*]] = arith.muli %[[G]], %c4 : index
+// CHECK-NEXT:      %[[J:.*]] = arith.remui %block, %[[LIVE]] : index
+// CHECK-NEXT:      %{{.*}} = arith.addi %[[BASE]], %[[J]] : index
+// CHECK:         ascend.launch @k0_proj on %stream(%x, %w, %h, %n)
+// CHECK-NEXT:    ascend.launch @k1_act on %stream(%h, %y, %n)
+func.func @under(%x: tensor<2x256x64xf32> {onnx.name = "x"}, %w: tensor<64x64xf32> {onnx.name = "w"}, %n: tensor<1xi64> {onnx.name = "seq.extent", geir.extent = [["x", 1 : i64]], geir.range = [1 : i64, 256 : i64]}) -> (tensor<2x256x64xf32> {onnx.name = "y"}) {
+  %h = graph.matmul %x, %w : (tensor<2x256x64xf32>, tensor<64x64xf32>) -> tensor<2x256x64xf32> loc("proj")
+  %y = graph.relu %h : (tensor<2x256x64xf32>) -> tensor<2x256x64xf32> loc("act")
+  func.return %y : tensor<2x256x64xf32>
+}
+
+// -----
+
+// A sequence an attention reads as keys is computed in whole key quanta (common.key_quantum:
+// 128 of 256 here): the relu after the attention computes the first min(ceil(n / 128) * 128,
+// 256) positions of each (batch, head) group, and the attention runs the query tiles below
+// that - rows the relu reads - and only the key tiles that hold a real key: its 64-key tiles
+// divide the quantum, so the last one reads rows some kernel computed, never stale ones.
+// CHECK-LABEL: ascend.kernel @k0_attn(
+// CHECK-SAME:    geir.key_extent
+// CHECK:         %n_keys = arith.index_cast
+// CHECK:         %[[UP:.*]] = arith.addi %n_keys, %c63 : index
+// CHECK-NEXT:    %[[KEY_TILES:.*]] = arith.divui %[[UP]], %c64 : index
+// CHECK-NEXT:    %[[UP:.*]] = arith.addi %n_keys, %c127 : index
+// CHECK-NEXT:    %[[QUANTA:.*]] = arith.divui %[[UP]], %c128 : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[QUANTA]], %c128 : index
+// CHECK-NEXT:    %[[COMPUTED:.*]] = arith.minui %[[ROWS]], %c256 : index
+// CHECK:         scf.for %{{.*}} = %block
+// CHECK:           %[[Q0:.*]] = arith.muli %{{.*}}, %c64 : index
+// CHECK-NEXT:      %[[GO:.*]] = arith.cmpi ult, %[[Q0]], %[[COMPUTED]] : index
+// CHECK-NEXT:      scf.if %[[GO]] {
+// CHECK:             %[[N:.*]] = arith.minui %c4, %[[KEY_TILES]] : index
+// CHECK:             scf.for %i = %c4 to %{{.*}} step %c2 {
+// CHECK-LABEL: ascend.kernel @k1_act(
+// CHECK-SAME:    geir.extent
+// CHECK:         %n = arith.index_cast
+// CHECK:         %[[UP:.*]] = arith.addi %n, %c127 : index
+// CHECK-NEXT:    %[[QUANTA:.*]] = arith.divui %[[UP]], %c128 : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[QUANTA]], %c128 : index
+// CHECK-NEXT:    %n_computed = arith.minui %[[ROWS]], %c256 : index
+// CHECK:         arith.muli %n_computed, %c32 : index
+func.func @quantum(%q: tensor<2x2x256x32xf32> {onnx.name = "q"}, %k: tensor<2x2x256x32xf32> {onnx.name = "k"}, %v: tensor<2x2x256x32xf32> {onnx.name = "v"}, %n: tensor<1xi64> {onnx.name = "seq.extent", geir.extent = [["q", 2 : i64], ["k", 2 : i64], ["v", 2 : i64]], geir.range = [1 : i64, 256 : i64]}) -> (tensor<2x2x256x32xf32> {onnx.name = "y"}) {
+  %a = graph.attention %q, %k, %v {scale = 0.17 : f32, causal = 0 : i64} : (tensor<2x2x256x32xf32>, tensor<2x2x256x32xf32>, tensor<2x2x256x32xf32>) -> tensor<2x2x256x32xf32> loc("attn")
+  %y = graph.relu %a : (tensor<2x2x256x32xf32>) -> tensor<2x2x256x32xf32> loc("act")
+  func.return %y : tensor<2x2x256x32xf32>
 }
