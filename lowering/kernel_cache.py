@@ -104,7 +104,6 @@ class KernelCache:
 
     def __init__(self) -> None:
         self._built: dict[tuple, tuple[KernelRequest, object]] = {}
-        self.hits = 0
 
     def build(self, req: KernelRequest, builder: Callable[[KernelRequest], object]):
         key = request_key(req)
@@ -122,7 +121,6 @@ class KernelCache:
         first, kernel = entry
         if kernel is None:
             return None
-        self.hits += 1
         return _renamed(_clone(kernel), first, req)
 
 

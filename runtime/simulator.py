@@ -237,7 +237,7 @@ class Recorder(Interpreter.Listener):
     does not run in full at all.
     """
 
-    LISTENS_TO = frozenset(t for t in (*_ACCESSING, a.LaunchOp, a.AllocOp))
+    LISTENS_TO = frozenset((*_ACCESSING, a.LaunchOp, a.AllocOp))
     """The ops whose interpretation it needs to see (ascend_compiled.listened_ops)."""
 
     def __init__(self, compact: bool = False) -> None:
