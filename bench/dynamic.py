@@ -17,10 +17,11 @@ program of that size (target: at most 15% over), with the range program's device
 Models: ResNet-50 (the onnx package's, its batch made a dim_param `N`: its input's and
 output's, its classifier's Reshape target [-1, 2048], no intermediate shapes) over batch gears,
 the transformer block (hidden 768, 12 heads; torch's dynamo exporter, dynamic batch and
-sequence) over (batch, sequence) gears, and the same block by the TorchScript exporter
-(`transformer_torchscript`, dynamic batch) over batch gears.
+sequence) over (batch, sequence) gears, the same block by the TorchScript exporter
+(`transformer_torchscript`, dynamic batch) over batch gears, and a one-layer LLaMA (hidden
+1024, its sequence dynamic) over sequence gears.
 
-    python bench/dynamic.py [--models resnet50,transformer,transformer_torchscript] [--pad | --ranges]
+    python bench/dynamic.py [--models resnet50,transformer,transformer_torchscript,llama] [--pad | --ranges]
 """
 
 from __future__ import annotations
@@ -78,11 +79,27 @@ def transformer_torchscript() -> tuple[bytes, dict]:
     return f.getvalue(), {"input_shape": "x:-1,128,768", "dynamic_batch_size": "1,8"}
 
 
-MODELS = {"resnet50": resnet50, "transformer": transformer, "transformer_torchscript": transformer_torchscript}
+def llama() -> tuple[bytes, dict]:
+    """A one-layer LLaMA of hidden 1024 (8 heads, SwiGLU 2816, vocab 1024; RoPE, causal),
+    its sequence dynamic (the TorchScript exporter), over sequence gears at batch 1."""
+    import dataclasses
+
+    from geir.models import CONFIGS
+    from geir.testing.llama import export_onnx, llama_reference
+
+    config = dataclasses.replace(CONFIGS["tiny"], layers=1, hidden=1024, heads=8, kv_heads=8, ffn=2816, vocab=1024,
+                                 max_seq=2048)
+    proto = export_onnx(llama_reference(config, seed=0, std=0.02), batch=1, seq=64, dynamic_seq=True)
+    return proto.SerializeToString(), {"input_shape": "input_ids:1,-1", "dynamic_dims": "128;512;2048"}
+
+
+MODELS = {"resnet50": resnet50, "transformer": transformer, "transformer_torchscript": transformer_torchscript,
+          "llama": llama}
 RANGES = {"resnet50": [("gpu_0/data_0:1~32,3,224,224", "gpu_0/data_0:{},3,224,224", (1, 2, 8, 16, 32))],
           "transformer": [("x:1~8,128,768", "x:{},128,768", (1, 2, 4, 8)),
                           ("x:8,1~512,768", "x:8,{},768", (64, 128, 256, 512))],
-          "transformer_torchscript": [("x:1~8,128,768", "x:{},128,768", (1, 2, 4, 8))]}
+          "transformer_torchscript": [("x:1~8,128,768", "x:{},128,768", (1, 2, 4, 8))],
+          "llama": [("input_ids:1,1~2048", "input_ids:1,{}", (128, 512, 2048))]}
 """Per model: its ranges, each with the static input_shape of a size and the sizes timed."""
 
 

@@ -257,18 +257,23 @@ class _FunctionLowering:
         """The shape range's dim in the outputs (passes/graph/padded_dims.py), if every output
         holds it alike: the same groups of positions once its axes through the dim's are
         flattened to rows - the real rows are each group's first ones."""
-        forms = set()
+        forms, groups, axes = set(), set(), set()
         for v in outputs:
             c = self.rows.get(v)
             if c is None:
                 return None
             shape = L.logical_shape(v.type)
-            forms.add((math.prod(shape[:c.axis]) * c.outer, shape[c.axis] // (c.outer * c.inner), c.inner))
+            forms.add((shape[c.axis] // (c.outer * c.inner), c.inner))
+            groups.add(math.prod(shape[:c.axis]) * c.outer)
+            axes.add(c.axis - len(shape) if c.outer == 1 else 0)
         if len(forms) != 1:
             return None
-        groups, count, inner = forms.pop()
+        count, inner = forms.pop()
         quantum = count if self.quantum is None else self.quantum
-        return None if quantum >= count else Extent(count, inner, self.range_lo, groups, quantum)
+        if quantum >= count:
+            return None
+        return Extent(count, inner, self.range_lo, groups.pop() if len(groups) == 1 else 0, quantum,
+                      frozenset(axes))
 
     def _rows_of_range(self, host: Block) -> None:
         """The host argument of the first shape-range dim (attr_names.EXTENT) whose rows every

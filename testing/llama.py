@@ -164,10 +164,11 @@ def llama_reference(config: LlamaConfig, seed: int = 0, std: float = 0.2) -> Any
 
 
 def export_onnx(model: Any, batch: int = 1, seq: int = 8, *, dynamo: bool = False, opset: int = 17,
-                seed: int = 0) -> Any:
+                seed: int = 0, dynamic_seq: bool = False) -> Any:
     """The model's prefill (input_ids -> logits) exported with the TorchScript exporter
     (`dynamo=False`) or the dynamo exporter, as an onnx.ModelProto: the decomposed forms the
-    recognisers are written against."""
+    recognisers are written against. `dynamic_seq`: the TorchScript export's sequence axis
+    is a dim_param `seq` (for shape ranges and gears)."""
     import onnx
     import torch
 
@@ -188,8 +189,9 @@ def export_onnx(model: Any, batch: int = 1, seq: int = 8, *, dynamo: bool = Fals
             program = torch.onnx.export(Prefill(model).eval(), (ids,), dynamo=True, opset_version=max(opset, 18),
                                         input_names=["input_ids"], output_names=["logits"], verbose=False)
             return program.model_proto
+        axes = {"input_ids": {1: "seq"}, "logits": {1: "seq"}} if dynamic_seq else None
         torch.onnx.export(Prefill(model).eval(), (ids,), f, dynamo=False, opset_version=opset,
-                          input_names=["input_ids"], output_names=["logits"])
+                          input_names=["input_ids"], output_names=["logits"], dynamic_axes=axes)
     return onnx.load_from_string(f.getvalue())
 
 

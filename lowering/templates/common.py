@@ -78,7 +78,10 @@ class Extent:
     it), so a template that takes the extent runs only the tiles that hold real rows
     (`KernelBuilder.real_rows`, `real_groups`); one that does not computes every row, which is
     as correct and slower. With `quantum` > 1 the first min(count, ceil(n / quantum) *
-    quantum) positions are computed (KEY_QUANTUM)."""
+    quantum) positions are computed (KEY_QUANTUM). `groups` is 0 when the outputs' groups
+    differ (grouped-query attention's q, k and v heads): only a template that knows its rows
+    from `axes` may take it - the axes the outputs hold the dim at, counted from their ends
+    (-2: the last axis but one; 0: interleaved in an axis)."""
 
     count: int
     inner: int
@@ -86,6 +89,7 @@ class Extent:
     """The range's lower bound (a tiling may be chosen for the whole range, not its top)."""
     groups: int = 1
     quantum: int = 1
+    axes: frozenset[int] = frozenset()
 
     def sizes(self) -> list[int]:
         """The sizes a tiling is priced at: the range's top first, then its bottom and their
@@ -548,9 +552,9 @@ class KernelBuilder:
         first ones: rows / count * n. None without an extent, with several groups (see
         real_groups), or if `rows` is not a whole number of positions."""
         ext = self.req.extent
-        if ext is None or ext.groups > 1 or rows % ext.count:
+        if ext is None or ext.groups != 1 or rows % ext.count:
             return None
-        return self.mul(self._positions(), rows // ext.count)
+        return self.mul(self.real_positions(), rows // ext.count)
 
     def real_groups(self, rows: int) -> tuple[int, int, SSAValue] | None:
         """(groups, rows per group, real rows per group) of an extent of `rows` - a flattening
@@ -558,11 +562,11 @@ class KernelBuilder:
         the first of each group (request.extent). None without an extent, or if `rows` is not
         a whole number of groups of positions."""
         ext = self.req.extent
-        if ext is None or rows % (ext.groups * ext.count):
+        if ext is None or not ext.groups or rows % (ext.groups * ext.count):
             return None
-        return ext.groups, rows // ext.groups, self.mul(self._positions(), rows // (ext.groups * ext.count))
+        return ext.groups, rows // ext.groups, self.mul(self.real_positions(), rows // (ext.groups * ext.count))
 
-    def _positions(self) -> SSAValue:
+    def real_positions(self) -> SSAValue:
         """The positions of the range's dim a kernel computes: n, or n rounded up to the
         extent's quantum (at most its count). n is read once at the kernel's entry from its
         extent argument (a `memref<1xi64>` after the outputs, before any scratch; the kernel

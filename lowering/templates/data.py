@@ -473,6 +473,9 @@ def _gather_kernel(req: KernelRequest, op: g.GatherOp) -> a.KernelOp | None:
         e[0], e[1] = 1, 1
     pieces = tile_pieces([A, Q, B], e)
     bufs = box_buffers(kb, req, pieces, e, elt, slots)
+    # a shape range's dim in the indices (an embedding's token ids): the first rows of each
+    # group run, one index a box (the indices are the caller's, padded with 0s)
+    real = kb.real_groups(Q) if req.extent is not None and A == 1 and Q > 1 else None
     for i, (counts, ext, cut) in enumerate(pieces):
         n = math.prod(counts)
         per = ceil_div(n, min(kb.kernel.block_count, n))
@@ -494,7 +497,15 @@ def _gather_kernel(req: KernelRequest, op: g.GatherOp) -> a.KernelOp | None:
             oa, oq, ob = state[s]
             kb.copy(ub_view(kb, bufs[s], ext), kb.tile(out, [oa, oq, ob], ext))
 
-        kb.pipeline(n, per, load, store, None, slots, last_blocks=i > 0)
+        runs = None
+        if real is not None:
+            groups, group, rows = real
+            live = kb.mul(kb.min(rows, group), counts[2])  # a group's boxes that run
+
+            def load(tile, s, box_load=load, live=live, stride=group * counts[2]):  # the tile-th that runs
+                box_load(kb.add(kb.mul(kb.divui(tile, live), stride), kb.remui(tile, live)), s)
+            runs = kb.mul(live, groups)
+        kb.pipeline(n, per, load, store, None, slots, last_blocks=i > 0, runs=runs)
     return mark(kb.finish(), attr_names.TEMPLATE, "gather")
 
 

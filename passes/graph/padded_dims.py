@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects import func
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from geir.dialects import formats as L
 from geir.dialects import graph as g
@@ -218,7 +219,14 @@ def _row_op(op: Operation, ins: list[Carried | None]) -> Carried:
 
 
 def _select(op: Operation, ins: list[Carried | None], c: Carried) -> Carried:
-    """A slice, pad or gather that leaves the axis whole."""
+    """A slice, pad or gather that leaves the axis whole; or a lookup - a gather of a table
+    that does not hold the dim, at indices that do - whose indices are the caller's (padded
+    with zeros, so a padded row looks up row 0: an embedding's token ids)."""
+    if isinstance(op, g.GatherOp) and ins[0] is None and ins[1] is not None:
+        if not _an_input(op.operands[1]):
+            raise PaddingError("selects with it (indices some op computed: a padded row's could be any value)")
+        axis = op.attrs()["axis"] % len(_shape(op.operands[0]))
+        return Carried(axis + ins[1].axis, ins[1].inner, ins[1].outer)
     if ins[0] is None or any(x is not None for x in ins[1:]):
         raise PaddingError("selects with it")
     rank = len(_shape(op.operands[0]))
@@ -232,6 +240,16 @@ def _select(op: Operation, ins: list[Carried | None], c: Carried) -> Carried:
     if src[c.axis] != dst[c.axis] or (isinstance(op, g.SliceOp) and not _slice_keeps(op, c.axis)):
         raise PaddingError("slices or pads along it")
     return c
+
+
+def _an_input(v: SSAValue) -> bool:
+    """`v` is an argument of the function (through fusion bodies): what the host pads."""
+    while isinstance(v, BlockArgument):
+        parent = v.owner.parent_op()
+        if not isinstance(parent, g.FusionOp):
+            return isinstance(parent, func.FuncOp)
+        v = parent.inputs[v.index]
+    return False
 
 
 def _slice_keeps(op: g.SliceOp, axis: int) -> bool:

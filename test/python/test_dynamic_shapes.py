@@ -426,6 +426,53 @@ def test_a_sequence_range_masks_the_padded_keys(block_dynamo):
         np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block_dynamo, {"x": x}), rtol=1e-4, atol=1e-4)
 
 
+def test_a_llama_sequence_range_runs_the_real_positions():
+    """The tiny LLaMA (GQA, RoPE, causal) exported with a dynamic sequence and compiled for
+    2 rows of 1~256 positions: the token ids' embedding lookup pads exactly (a padded id is 0,
+    a real row of the table), every kernel takes the extent - the lookup, the norm-fused
+    projections writing q's and k's and v's heads, the rotary kernels - and each attention
+    masks the padded keys. Each size matches onnxruntime."""
+    from geir.models import CONFIGS
+    from geir.testing.llama import export_onnx, llama_reference
+
+    proto = export_onnx(llama_reference(CONFIGS["tiny"], seed=0), batch=2, seq=32, dynamic_seq=True)
+    data = proto.SerializeToString()
+    cm = geir.compile(data, input_shape="input_ids:2,1~256", **FP32)
+    kernels = [k for k in cm.program.module.ops if isinstance(k, KernelOp)]
+    plain = [k.attributes["template"].data for k in kernels
+             if attr_names.EXTENT not in k.attributes and attr_names.KEY_EXTENT not in k.attributes]
+    assert plain == []
+    assert [k.attributes["template"].data for k in kernels if attr_names.KEY_EXTENT in k.attributes] == ["attention"] * 2
+    for size in (1, 7, 129, 256):
+        ids = np.random.default_rng(size).integers(0, CONFIGS["tiny"].vocab, (2, size)).astype(np.int64)
+        np.testing.assert_allclose(cm.run({"input_ids": ids})["logits"], _ort(data, {"input_ids": ids}),
+                                   rtol=1e-4, atol=1e-4)
+
+
+def test_a_lookup_pads_only_at_the_callers_indices():
+    """A gather of a table at indices that hold the range's dim pads exactly when the indices
+    are an input (the host pads them with 0s); at indices an op computed, a padded row's
+    index could be any value, and the range is refused."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    table = numpy_helper.from_array(np.arange(40, dtype=np.float32).reshape(10, 4), "table")
+    one = numpy_helper.from_array(np.array(1, np.int64), "one")
+
+    def model(nodes: list) -> bytes:
+        graph = helper.make_graph(nodes, "lookup", [helper.make_tensor_value_info("ids", TensorProto.INT64, [2, "seq"])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, "seq", 4])], [table, one])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+    direct = model([helper.make_node("Gather", ["table", "ids"], ["y"], name="embed")])
+    cm = geir.compile(direct, input_shape="ids:2,1~16", **FP32)
+    ids = np.array([[3, 1, 4], [1, 5, 9]], np.int64)
+    np.testing.assert_array_equal(cm.run({"ids": ids})["y"], np.arange(40, dtype=np.float32).reshape(10, 4)[ids])
+    computed = model([helper.make_node("Add", ["ids", "one"], ["next"], name="shift"),
+                      helper.make_node("Gather", ["table", "next"], ["y"], name="embed")])
+    with pytest.raises(GeirError, match=r"'graph.gather' at embed selects with it \(indices some op computed"):
+        geir.compile(computed, input_shape="ids:2,1~16", **FP32)
+
+
 def _mean_over_sequence() -> bytes:
     """y[batch, 8] = ReduceMean(x[batch, seq, 8], axis 1): every row of y reads every position."""
     from onnx import TensorProto, helper

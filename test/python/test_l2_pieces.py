@@ -106,6 +106,28 @@ def test_a_matmul_whose_lhs_is_over_l2_runs_as_blocks_of_rows_and_columns(tmp_pa
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=1e-2)
 
 
+def test_a_shape_range_over_l2_pieces_runs_the_real_rows_of_each(tmp_path):
+    """The matmul of the test above with its rows a shape range 1~2048: the same blocks of
+    rows and columns, each piece bounding its tile loop by the real rows in its own row range
+    (a piece past them runs none), and each size matches onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    model = _matmul_model(2048, 1024, 2048)
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "rows"
+    model.graph.output[0].type.tensor_type.shape.dim[0].dim_param = "rows"
+    ranged = geir.compile(model, input_shape="x:1~2048,1024", device=_device(tmp_path, 2 << 20))
+    program = ranged.program
+    blocks = _blocks(program)
+    assert len({b[0] for b in blocks}) in (4, 5) and _tile_the_result(blocks, 2048, 2048)
+    kernels = [k for k in program.module.walk() if isinstance(k, a.KernelOp)]
+    assert all(attr_names.EXTENT in k.attributes for k in kernels)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for rows in (1, 600, 2048):
+        x = np.random.default_rng(rows).standard_normal((rows, 1024)).astype(np.float16)
+        got = ranged.run({"x": x})["y"]
+        np.testing.assert_allclose(got.astype(np.float32), sess.run(None, {"x": x})[0].astype(np.float32),
+                                   rtol=1e-2, atol=1e-2)
+
+
 def test_the_split_is_declined_when_launches_cost_more_than_l2_saves(tmp_path):
     """A [2048, 1024] x [1024, 2048] matmul, as large, over the same L2: its tiling holds
     lhs panels of 8 tiles, so few re-reads are left for L2 to serve and launches over column

@@ -109,8 +109,9 @@ class MatmulKernel(CubeKernel):
             if part.position >= 0:  # a KV cache's heads: the run-time row, read once on the scalar pipe
                 position = self.kb.load_index(self.kb.view(self.kb.inputs[part.position], [1]))
             dims = [TileDim(part.batch, 1), TileDim(nr, t.mt, r0), TileDim(part.cols, t.nt)]
+            real = self._split_rows(part) if self.kb.req.extent is not None and part.position < 0 else None
             classes += grid_classes(self.kb, dims, functools.partial(self._tile, part=part, b2=b2, out=out,
-                                                                     position=position))
+                                                                     position=position), real)
         distribute(self.kb, t.blocks, classes)
 
     def _item(self, off: list[Index], size: list[int]) -> None:
@@ -143,18 +144,34 @@ class MatmulKernel(CubeKernel):
         first of each group of rows when the range's dim is under other axes (a sequence under
         the batch: per batch, or per group of the folded rows)."""
         plan, kb = self.plan, self.kb
-        axis = matmul_range_axis(kb.req, plan)
-        if axis is None:
-            return None
         ext = kb.req.extent
+        if ext is not None and plan.heads:
+            return self._split_rows(plan)
+        axis = matmul_range_axis(kb.req, plan)
+        if axis is None or not ext.groups:
+            return None
         if ext.groups == 1:
             return axis, kb.real_rows(plan.batch if axis == 0 else plan.rows)
-        rows = plan.batch * plan.rows
-        group = rows // ext.groups
+        return self._grouped(plan, plan.batch * plan.rows // ext.groups, ext.count)
+
+    def _split_rows(self, plan: MatmulPlan) -> Real | None:
+        """The real rows of a product whose result is split into heads ([B, H, S, D] from the
+        rows (b, s) of [B, S, N]) or not ([B, S, N]), the range's dim being S in each output
+        (Extent.axes): each batch row's first positions. Its outputs' groups may differ (q's
+        heads and k's and v's under grouped-query attention), its rows' do not."""
+        ext = self.kb.req.extent
+        if (not plan.heads and plan.frame != plan.out_shape) or ext.axes != {-2}:
+            return None  # the dim is not each output's last row axis
+        return self._grouped(plan, ext.count * ext.inner, ext.count)
+
+    def _grouped(self, plan: MatmulPlan, group: int, count: int) -> Real | None:
+        """Real = (the rows dim, its real rows per group, groups in the kernel's rows) when
+        the rows are groups of `group` rows (`count` positions), each inside a batch entry,
+        cut by neither the kernel's piece of the rows nor a tile."""
         nr = self.rows[1]
-        if rows % (ext.groups * ext.count) or plan.rows % group or nr % group or group % self.t.mt:
-            return None  # a group spans batches, a piece of the rows or a tile cuts one
-        return 1, kb.real_groups(rows)[2], nr // group
+        if group % count or plan.rows % group or nr % group or self.rows[0] % group or group % self.t.mt:
+            return None
+        return 1, self.kb.mul(self.kb.real_positions(), group // count), nr // group
 
     def _tile(self, off: list[Index], size: list[int], part: MatmulPlan | None = None,
               b2: SSAValue | None = None, out: SSAValue | None = None, position: Index = 0,

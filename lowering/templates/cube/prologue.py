@@ -69,7 +69,7 @@ def split(req: KernelRequest) -> Prologue | None:
     """The prologue of a request whose ops before its first cube op are row-template ops
     ending in a normalisation that only the cube ops read, as their lhs; None otherwise."""
     first = next((i for i, op in enumerate(req.ops) if op_info.CUBE.takes(op)), None)
-    if not first or req.extent is not None:
+    if not first:
         return None
     pre, rest = req.ops[:first], req.ops[first:]
     views = {}
@@ -99,7 +99,8 @@ def split(req: KernelRequest) -> Prologue | None:
         return None
     if any(v in req.outputs for v in views):
         return None
-    row = replace(req, ops=pre, inputs=row_inputs, outputs=[*pre_outs, lhs], kind="vector")
+    # every block normalises every row (its own copy): a shape range's extent is the cube's
+    row = replace(req, ops=pre, inputs=row_inputs, outputs=[*pre_outs, lhs], kind="vector", extent=None)
     cube = replace(req, ops=rest, inputs=[*req.inputs, lhs], outputs=[v for v in req.outputs if v not in pre_outs])
     try:
         return Prologue(req, RowKernel(row), cube, lhs, views)

@@ -314,6 +314,10 @@ def _matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tili
         split = req.extent.groups // nb
         mts = [mt for mt in mts if m // split % mt == 0] or mts
         shapes = [(nb * split, rows // split) for _, rows in shapes]
+    elif req.extent is not None and (plan.heads or plan.part_cols) and req.extent.axes == {-2}:
+        group = req.extent.count * req.extent.inner  # a head split's rows: each batch row's positions
+        if m % group == 0:
+            mts = [mt for mt in mts if group % mt == 0] or mts
     for mt, nt in itertools.product(mts, _choices(n, unit=mn)):
         if not _fits(req, l0c=mt * nt * ACC_BYTES):
             continue

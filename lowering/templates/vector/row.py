@@ -227,23 +227,20 @@ class RowKernel:
         consts = self._prologue(kb, pro_pool, ext, inv, gm)
         bodies = [BufferPool(kb, f"s{s}b" if slots > 1 else "b", main=list(ext)) for s in range(slots)]
         shape = list(space.shape)
-        real = self._real_rows(kb, ext[0])
+        real = self._real_tiles(kb, ext)
         for i, (counts, pext, cut_off) in enumerate(tile_pieces(shape, ext)):
             n = math.prod(counts)
             per = ceil_div(n, min(kb.kernel.block_count, n))
             load, compute, store = self._tile_steps(kb, bodies, consts, gm, stores, inv, shape, counts, pext, cut_off)
             runs = None
-            if isinstance(real, tuple):  # the first real tiles of each group
-                groups, group, rows = real
-                per_group, inner = group // pext[0], math.prod(counts[1:])
-                live = kb.mul(kb.limited(per_group, pext[0], 0, rows), inner)
+            form = real(counts, pext, cut_off) if real is not None else None
+            if form is not None:  # only the tiles holding real rows: the first ones of each group
+                groups, per_group, tile, start, inner, rows = form
+                live = kb.mul(kb.limited(per_group, tile, start, rows), inner)
                 runs = kb.mul(live, groups)
-
-                def load(t, s, tile_load=load, live=live, stride=per_group * inner):  # tile t that runs -> its index
-                    tile_load(kb.add(kb.mul(kb.divui(t, live), stride), kb.remui(t, live)), s)
-            elif real is not None and not isinstance(real, tuple):  # only the tiles holding real rows (dim 0 outermost)
-                start = cut_off if cut_dim(shape, pext) == 0 else 0
-                runs = kb.mul(kb.limited(counts[0], pext[0], start, real), math.prod(counts[1:]))
+                if groups > 1:
+                    def load(t, s, tile_load=load, live=live, stride=per_group * inner):  # the t-th that runs
+                        tile_load(kb.add(kb.mul(kb.divui(t, live), stride), kb.remui(t, live)), s)
             kb.pipeline(n, per, load, store, compute, slots, last_blocks=i > 0, runs=runs, every_block=every_block)
         return [pro_pool, *bodies]
 
@@ -334,19 +331,40 @@ class RowKernel:
         return self.req.extent is not None and not any(
             0 not in self.space.dims[v] or formats.storage_of(v.type) == formats.FRACTAL_NZ for v in self.req.outputs)
 
-    def _real_rows(self, kb: KernelBuilder, tile: int):
-        """How many rows of the space's dim 0 are real at run time - the first ones, or
-        (groups, rows per group, real rows per group) when the range's dim is under other
-        axes and tiles of `tile` rows lie inside a group - or None: every one."""
-        ext = self.req.extent
-        if not self._ranged():
+    def _real_tiles(self, kb: KernelBuilder, ext: list[int]):
+        """Which tiles of the tiling `ext` hold real rows (request.extent): a function of a
+        piece of it (counts, extents, cut offset) giving (groups, tiles per group along the
+        range's dim, their extent, the first one's start, tiles inside each, real rows per
+        group) - tiles numbered group-major, the t-th that runs is tile (t / live) * per_group
+        * inner + t mod live, live = a group's real tiles times inner - or None when every
+        tile of the piece runs. None without a range or when no tile can be skipped. The dim
+        is space dim 0 (its first rows, or the first of each group of its rows when the dim is
+        under other axes folded into it), or a dim of the space of its own."""
+        req, space, shape = self.req, self.space, list(self.space.shape)
+        x = req.extent
+        if x is None or any(formats.storage_of(v.type) == formats.FRACTAL_NZ for v in req.outputs):
             return None
-        if ext.groups == 1:
-            return kb.real_rows(self.space.shape[0])
-        rows = self.space.shape[0]
-        if rows % (ext.groups * ext.count) or rows // ext.groups % tile:
-            return None
-        return kb.real_groups(rows)
+        whole = frozenset(range(len(shape)))
+        axes = set(x.axes)
+        if self._ranged() and x.groups == 1:
+            rows = kb.real_rows(shape[0])
+            return None if rows is None else lambda counts, pext, cut: (
+                1, counts[0], pext[0], cut if cut_dim(shape, pext) == 0 else 0, math.prod(counts[1:]), rows)
+        if self._ranged() and x.groups and shape[0] % (x.groups * x.count) == 0 and shape[0] // x.groups % ext[0] == 0:
+            groups, group, rows = kb.real_groups(shape[0])
+            return lambda counts, pext, cut: (groups, group // pext[0], pext[0], 0, math.prod(counts[1:]), rows)
+        if len(axes) == 1 and 0 < (k := len(shape) + axes.pop()) and shape[k] == x.count * x.inner and all(
+                space.dims[v] == whole and _ends_as(formats.logical_shape(v.type), shape) for v in req.outputs):
+            rows = kb.mul(kb.real_positions(), x.inner)  # the dim is space dim k, the dims before it the groups
+
+            def at_k(counts, pext, cut):
+                p = cut_dim(shape, pext)
+                if p is None or p < k:
+                    return None  # a tile holds the whole dim
+                return (math.prod(counts[:k]), counts[k], pext[k], cut if p == k else 0, math.prod(counts[k + 1:]),
+                        rows)
+            return at_k
+        return None
 
     def _prologue(self, kb: KernelBuilder, pool: BufferPool, ext: list[int], inv: set[SSAValue],
                   gm: dict[SSAValue, SSAValue]) -> dict[SSAValue, SSAValue]:
@@ -396,3 +414,9 @@ class RowWindow:
             load, compute, store = row._tile_steps(kb, self.pools, self.consts[sub], self.gm, self.stores, self.inv,
                                                    shape, counts, pext, cut_off, row0)
             kb.pipeline(n, n, load, store, compute, row.slots, every_block=True)
+
+
+def _ends_as(shape: Sequence[int], space: Sequence[int]) -> bool:
+    """`shape` is `space` with unit dims before it: its axes counted from the end are the space's."""
+    lead = len(shape) - len(space)
+    return lead >= 0 and tuple(shape[lead:]) == tuple(space) and all(d == 1 for d in shape[:lead])
