@@ -24,13 +24,14 @@ transposed or re-typed placeholder costs no bytes and a run still refuses its nu
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.traits import Pure
@@ -70,7 +71,36 @@ def evaluate(op: Operation) -> tuple[np.ndarray, ...] | None:
     collective) is never evaluated: its result depends on other devices."""
     if not isinstance(op, g.GraphOp) or not op.has_trait(Pure) or _keeps_integers(op):
         return None
-    args = [g.constant_value_of(v) for v in op.inputs]
+    return _run(op, [g.constant_value_of(v) for v in op.inputs])
+
+
+def value_of(v: SSAValue, max_elements: int) -> np.ndarray | None:
+    """The value of `v` when everything it depends on is constants and pure graph ops, each
+    result at most `max_elements` (evaluated here, the IR untouched): what a pass must read
+    although it is too large to fold, as the attention recogniser reads a causal mask of a
+    long sequence. None otherwise."""
+    memo: dict[SSAValue, np.ndarray | None] = {}
+
+    def value(x: SSAValue) -> np.ndarray | None:
+        known = g.constant_value_of(x)
+        if known is not None or x in memo:
+            return known if known is not None else memo[x]
+        op = x.owner
+        memo[x] = None
+        if not isinstance(op, g.GraphOp) or not op.has_trait(Pure) or _keeps_integers(op) or any(
+                static_shape(r.type) is None or math.prod(static_shape(r.type)) > max_elements for r in op.results):
+            return None
+        args = [value(a) for a in op.inputs]
+        outs = _run(op, args)
+        if outs is not None:
+            memo.update(zip(op.results, outs))
+        return memo[x]
+
+    return value(v)
+
+
+def _run(op: g.GraphOp, args: list[np.ndarray | None]) -> tuple[np.ndarray, ...] | None:
+    """The op's reference kernel on `args`, its results checked against the op's types."""
     if any(a is None for a in args):
         return None
     kernel = reference_of(op)

@@ -59,6 +59,7 @@ from geir.dialects import graph as g
 from geir.dialects.traits import ViewLike
 from geir.ir.locations import fused_loc, loc_names
 from geir.ir.types import is_float, is_low_precision, to_dtype
+from geir.passes.graph.fold_constants import value_of
 from geir.passes.graph.utils import constant, hint, is_graph_output, replace_chain, scalar_constant, sole_user
 
 MASKED = -1.0e4
@@ -193,6 +194,24 @@ def _causal(mask: np.ndarray, scores: tuple[int, ...]) -> bool:
     return bool(np.all(m[keep] == 0) and np.all(m[~keep] <= MASKED))
 
 
+MASK_ELEMENTS = 1 << 26
+"""The largest mask computed to test it for the causal triangle (4096 x 4096 is 1 << 24)."""
+
+
+def _causal_mask(mask: SSAValue, c: np.ndarray | None, scores: tuple[int, ...], seen: dict[tuple, bool]) -> bool:
+    """`mask` (its value c when a constant) is the causal triangle. A long sequence's mask is
+    too large to fold (fold_constants' max_bytes), so its value is computed here from the
+    constants it depends on; `seen` keeps the answer per mask and scores, as every layer of
+    a decoder tests the one mask."""
+    if c is not None:
+        return _causal(np.asarray(c, np.float64), scores)
+    key = (mask, scores)
+    if key not in seen:
+        whole = value_of(mask, MASK_ELEMENTS) if math.prod(_shape(mask)) <= MASK_ELEMENTS else None
+        seen[key] = whole is not None and _causal(np.asarray(whole, np.float64), scores)
+    return seen[key]
+
+
 def _arange_along(c: np.ndarray | None, shape: tuple[int, int], axis: int) -> int | None:
     """k when the constant c, broadcast to `shape`, is index + k along `axis` (the same in
     every position of the other axis); else None. Compares c's own values, never [S, L]."""
@@ -244,13 +263,14 @@ def _position_mask(mask: SSAValue, scores: tuple[int, ...]) -> tuple[SSAValue, S
     return None
 
 
-def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None, keep_precision: bool = False
-                    ) -> tuple[list[Operation], dict] | None:
+def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None, keep_precision: bool = False,
+                    causal_masks: dict[tuple, bool] | None = None) -> tuple[list[Operation], dict] | None:
     """The ops of a decomposed attention ending in the MatMul(P, v), and the parts of the
     graph.attention that replaces them; None if they do not form one or a value inside
     would be lost. `order`: the position of every op of the block (computed once per pass:
     per match it would make the pass quadratic in the layers). `keep_precision`: a softmax
-    in f16 / bf16 is no match (graph.attention's is f32)."""
+    in f16 / bf16 is no match (graph.attention's is f32). `causal_masks`: the masks too large
+    to fold already computed and tested, kept across the matches of one pass."""
     chain: list[Operation] = [pv]
     p = pv.operands[0]
     if len(_shape(p)) != 4 or not is_float(p.type.element_type) or not _inner(p):
@@ -291,7 +311,7 @@ def match_attention(pv: g.MatMulOp, order: dict[Operation, int] | None = None, k
                 return None
             chain.append(op)
             c = g.constant_value_of(mask)
-            if c is not None and _causal(np.asarray(c, np.float64), scores):
+            if _causal_mask(mask, c, scores, {} if causal_masks is None else causal_masks):
                 causal = True
             else:
                 masks.append(mask)
@@ -374,10 +394,12 @@ class DecomposedAttention(RewritePattern):
     keep_precision: bool = False
     masks: list[SSAValue] = field(default_factory=list)
     """The position masks replaced by a graph.causal_mask (their ops go once unused)."""
+    causal_masks: dict[tuple, bool] = field(default_factory=dict)
+    """Masks computed to test them (match_attention's `causal_masks`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: g.MatMulOp, rewriter: PatternRewriter) -> None:
-        found = match_attention(op, self.order, self.keep_precision)
+        found = match_attention(op, self.order, self.keep_precision, self.causal_masks)
         if found is None:
             return
         chain, p = found

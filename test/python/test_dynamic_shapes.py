@@ -449,6 +449,29 @@ def test_a_llama_sequence_range_runs_the_real_positions():
                                    rtol=1e-4, atol=1e-4)
 
 
+def test_a_long_sequences_causal_mask_is_recognised():
+    """At 4096 positions the exported causal mask ([4096, 4096] f32, 64 MiB) is too large to
+    fold, so graph-recognize-attention computes it to test it for the causal triangle: the
+    attention is causal with no mask operand, and a range up to 4096 is accepted (a mask
+    operand would hold the padded keys' entries: refused). Sizes 5 and 300 match
+    onnxruntime."""
+    import dataclasses
+
+    from geir.models import CONFIGS
+    from geir.testing.llama import export_onnx, llama_reference
+
+    config = dataclasses.replace(CONFIGS["tiny"], layers=1, max_seq=4096)
+    data = export_onnx(llama_reference(config, seed=0), batch=1, seq=16, dynamic_seq=True).SerializeToString()
+    cm = geir.compile(data, input_shape="input_ids:1,1~4096", **FP32)
+    (attention,) = [k for k in cm.program.module.ops if isinstance(k, KernelOp)
+                    and k.attributes["template"].data == "attention"]
+    assert attr_names.KEY_EXTENT in attention.attributes
+    for size in (5, 300):
+        ids = np.random.default_rng(size).integers(0, config.vocab, (1, size)).astype(np.int64)
+        np.testing.assert_allclose(cm.run({"input_ids": ids})["logits"], _ort(data, {"input_ids": ids}),
+                                   rtol=1e-4, atol=1e-4)
+
+
 def test_a_lookup_pads_only_at_the_callers_indices():
     """A gather of a table at indices that hold the range's dim pads exactly when the indices
     are an input (the host pads them with 0s); at indices an op computed, a padded row's
