@@ -19,9 +19,11 @@ output's, its classifier's Reshape target [-1, 2048], no intermediate shapes) ov
 the transformer block (hidden 768, 12 heads; torch's dynamo exporter, dynamic batch and
 sequence) over (batch, sequence) gears, the same block by the TorchScript exporter
 (`transformer_torchscript`, dynamic batch) over batch gears, and a one-layer LLaMA (hidden
-1024, its sequence dynamic) over sequence gears.
+1024, its sequence dynamic) over sequence gears; and, asked for by name, one LLaMA-2-7B layer
+over sequences up to 4096 (`llama-2-7b-layer`).
 
     python bench/dynamic.py [--models resnet50,transformer,transformer_torchscript,llama] [--pad | --ranges]
+    python bench/dynamic.py --models llama-2-7b-layer --ranges
 """
 
 from __future__ import annotations
@@ -79,27 +81,43 @@ def transformer_torchscript() -> tuple[bytes, dict]:
     return f.getvalue(), {"input_shape": "x:-1,128,768", "dynamic_batch_size": "1,8"}
 
 
+def _llama(config, gears: str) -> tuple[bytes, dict]:
+    from geir.testing.llama import export_onnx, llama_reference
+
+    proto = export_onnx(llama_reference(config, seed=0, std=0.02), batch=1, seq=64, dynamic_seq=True)
+    return proto.SerializeToString(), {"input_shape": "input_ids:1,-1", "dynamic_dims": gears}
+
+
 def llama() -> tuple[bytes, dict]:
     """A one-layer LLaMA of hidden 1024 (8 heads, SwiGLU 2816, vocab 1024; RoPE, causal),
     its sequence dynamic (the TorchScript exporter), over sequence gears at batch 1."""
     import dataclasses
 
     from geir.models import CONFIGS
-    from geir.testing.llama import export_onnx, llama_reference
 
-    config = dataclasses.replace(CONFIGS["tiny"], layers=1, hidden=1024, heads=8, kv_heads=8, ffn=2816, vocab=1024,
-                                 max_seq=2048)
-    proto = export_onnx(llama_reference(config, seed=0, std=0.02), batch=1, seq=64, dynamic_seq=True)
-    return proto.SerializeToString(), {"input_shape": "input_ids:1,-1", "dynamic_dims": "128;512;2048"}
+    return _llama(dataclasses.replace(CONFIGS["tiny"], layers=1, hidden=1024, heads=8, kv_heads=8, ffn=2816,
+                                      vocab=1024, max_seq=2048), "128;512;2048")
+
+
+def llama_2_7b_layer() -> tuple[bytes, dict]:
+    """One LLaMA-2-7B layer (its vocabulary cut to 1024), the sequence dynamic up to 4096: a
+    deployment size (not in the default list: the export and each run take minutes)."""
+    import dataclasses
+
+    from geir.models import CONFIGS
+
+    return _llama(dataclasses.replace(CONFIGS["llama-2-7b"], layers=1, vocab=1024, max_seq=4096), "256;1024;4096")
 
 
 MODELS = {"resnet50": resnet50, "transformer": transformer, "transformer_torchscript": transformer_torchscript,
-          "llama": llama}
+          "llama": llama, "llama-2-7b-layer": llama_2_7b_layer}
+DEFAULT = ("resnet50", "transformer", "transformer_torchscript", "llama")
 RANGES = {"resnet50": [("gpu_0/data_0:1~32,3,224,224", "gpu_0/data_0:{},3,224,224", (1, 2, 8, 16, 32))],
           "transformer": [("x:1~8,128,768", "x:{},128,768", (1, 2, 4, 8)),
                           ("x:8,1~512,768", "x:8,{},768", (64, 128, 256, 512))],
           "transformer_torchscript": [("x:1~8,128,768", "x:{},128,768", (1, 2, 4, 8))],
-          "llama": [("input_ids:1,1~2048", "input_ids:1,{}", (128, 512, 2048))]}
+          "llama": [("input_ids:1,1~2048", "input_ids:1,{}", (128, 512, 2048))],
+          "llama-2-7b-layer": [("input_ids:1,1~4096", "input_ids:1,{}", (256, 1024, 4096))]}
 """Per model: its ranges, each with the static input_shape of a size and the sizes timed."""
 
 
@@ -132,7 +150,7 @@ def ranges(name: str, data: bytes, text: str, static_text: str, sizes: tuple[int
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--models", default=",".join(DEFAULT), help=f"of {', '.join(MODELS)}")
     p.add_argument("--pad", action="store_true", help="compile the gears with pad_to_gear (the padding analysis)")
     p.add_argument("--ranges", action="store_true", help="a shape range per model instead of gears")
     args = p.parse_args()

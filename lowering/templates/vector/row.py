@@ -353,7 +353,7 @@ class RowKernel:
         if self._ranged() and x.groups and shape[0] % (x.groups * x.count) == 0 and shape[0] // x.groups % ext[0] == 0:
             groups, group, rows = kb.real_groups(shape[0])
             return lambda counts, pext, cut: (groups, group // pext[0], pext[0], 0, math.prod(counts[1:]), rows)
-        if len(axes) == 1 and 0 < (k := len(shape) + axes.pop()) and shape[k] == x.count * x.inner and all(
+        if len(axes) == 1 and 0 < (k := len(shape) + axes.pop()) < len(shape) and shape[k] == x.count * x.inner and all(
                 space.dims[v] == whole and _ends_as(formats.logical_shape(v.type), shape) for v in req.outputs):
             rows = kb.mul(kb.real_positions(), x.inner)  # the dim is space dim k, the dims before it the groups
 
