@@ -626,6 +626,12 @@ class KernelBuilder:
         past = real if start == 0 else self.sub(self.max(real, start), start)
         return self.min(self.divui(self.add(past, tile - 1), tile), count)
 
+    def group_major(self, i: int | SSAValue, live: int | SSAValue, stride: int) -> int | SSAValue:
+        """The index of the i-th tile that runs when each group of `stride` tiles runs its
+        first `live` (a shape range's real rows under other axes): (i / live) * stride +
+        i mod live."""
+        return self.add(self.mul(self.divui(i, live), stride), self.remui(i, live))
+
     def delinearize(self, t: int | SSAValue, dims: Sequence[int]) -> list[int | SSAValue]:
         """The multi-index of linear index `t` over `dims` (row-major)."""
         out: list[int | SSAValue] = []

@@ -503,7 +503,7 @@ def _gather_kernel(req: KernelRequest, op: g.GatherOp) -> a.KernelOp | None:
             live = kb.mul(kb.min(rows, group), counts[2])  # a group's boxes that run
 
             def load(tile, s, box_load=load, live=live, stride=group * counts[2]):  # the tile-th that runs
-                box_load(kb.add(kb.mul(kb.divui(tile, live), stride), kb.remui(tile, live)), s)
+                box_load(kb.group_major(tile, live, stride), s)
             runs = kb.mul(live, groups)
         kb.pipeline(n, per, load, store, None, slots, last_blocks=i > 0, runs=runs)
     return mark(kb.finish(), attr_names.TEMPLATE, "gather")

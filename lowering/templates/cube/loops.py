@@ -180,7 +180,7 @@ def _grouped_classes(kb: KernelBuilder, dims: Sequence[TileDim], body: Callable[
         live = kb.mul(real, inner)
 
         def remap(i: Index, live=live, inner=inner) -> Index:
-            return kb.add(kb.mul(kb.divui(i, live), per_group * inner), kb.remui(i, live))
+            return kb.group_major(i, live, per_group * inner)
 
         classes.append((counts, run, kb.mul(live, groups), remap))
     return classes

@@ -240,7 +240,7 @@ class RowKernel:
                 runs = kb.mul(live, groups)
                 if groups > 1:
                     def load(t, s, tile_load=load, live=live, stride=per_group * inner):  # the t-th that runs
-                        tile_load(kb.add(kb.mul(kb.divui(t, live), stride), kb.remui(t, live)), s)
+                        tile_load(kb.group_major(t, live, stride), s)
             kb.pipeline(n, per, load, store, compute, slots, last_blocks=i > 0, runs=runs, every_block=every_block)
         return [pro_pool, *bodies]
 
