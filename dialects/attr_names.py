@@ -32,6 +32,9 @@ shape range's dim that its attention's keys hold, and masks the padded keys
 (lowering/templates/attention.py)."""
 RANGE = "geir.range"
 """On an extent argument: [lo, hi], the sizes the program takes (it is compiled at hi)."""
+DIMS = "geir.dims"
+"""On a graph op with symbolic dims: per result, each dim an int or its expression in the extents'
+symbols (`"12*seq"`), written by graph-infer-symbolic-shapes."""
 EXTENT_ROWS = "geir.extent_rows"
 """On an output (host argument): [[extent name, axis, inner, outer], ...] - where it holds each range's
 dim (passes/graph/padded_dims.py, Carried): the runtime crops it to the real rows

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     BytesAttr,
     DenseArrayBase,
     IntegerType,
@@ -319,6 +320,13 @@ class GraphOp(IRDLOperation):
         error = formats.check_op(self)
         if error is not None:
             raise VerifyException(f"'{self.name}' {error}")
+        if self.is_symbolic():  # `?` dims: checked in the symbols of the ranges instead
+            from geir.dialects.symbolic_shapes import verify_op
+
+            error = verify_op(self)
+            if error is not None:
+                raise VerifyException(f"'{self.name}' {error}")
+            return
         types, consts = _logical_operands(self.inputs)
         try:
             inferred = self.infer(types, self.attrs(), consts)
@@ -336,6 +344,12 @@ class GraphOp(IRDLOperation):
                 raise VerifyException(
                     f"'{self.name}' result #{i} has type {got}, but the operands imply {want}"
                 )
+
+    def is_symbolic(self) -> bool:
+        """Whether an operand or result has a dynamic dim (`?`: passes/graph/symbolic_shapes.py)."""
+        return attr_names.DIMS in self.attributes or any(
+            isinstance(v.type, TensorType) and DYNAMIC_INDEX in v.type.get_shape()
+            for v in (*self.inputs, *self.results))
 
     # -- custom syntax ------------------------------------------------------
 
@@ -2082,7 +2096,7 @@ class ReshapeOp(GraphOp):
 
     def verify_(self) -> None:
         super().verify_()
-        if math.prod(_shape(self.inputs[0].type)) != math.prod(_shape(self.output.type)):
+        if not self.is_symbolic() and math.prod(_shape(self.inputs[0].type)) != math.prod(_shape(self.output.type)):
             raise VerifyException(f"'{self.name}' changes the element count")
 
 

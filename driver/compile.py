@@ -287,6 +287,17 @@ def compile(  # noqa: A001
         return add_extent_args(module, extents) if extents else module
 
     module = stage("01_import", imported)
+    if extents:  # shape ranges: every shape proven in the ranges' symbols, then planned for their tops
+        from geir.passes.graph.bind_symbols import bind_symbols
+        from geir.dialects.symbolic_shapes import SymbolicShapeError
+        from geir.passes.graph.symbolic_shapes import infer_symbolic_shapes
+
+        try:
+            module = stage("01_symbolic_shapes", lambda: infer_symbolic_shapes(module) or module)
+        except SymbolicShapeError as e:
+            raise GeirError(f"shape range: {e}; give the sizes as gears (dynamic_batch_size, dynamic_dims) "
+                            f"instead") from None
+        module = stage("01_bind_symbols", lambda: bind_symbols(module) or module)
     if quantize is not None:  # a choice of numerics, at every -O level (docs/quantization.md)
         # a fallback search prices its candidates with these very options (int8 layers aside)
         latency_of = default_latency_of(device, opt_level, **options) if quantize.tolerance is not None else None

@@ -26,8 +26,8 @@ BEGIN, END = "<!-- BEGIN tools/import_graph.py (generated) -->", "<!-- END tools
 
 LAYERS = (
     ("errors", "the error types every layer raises"),
-    ("ir", "IR helpers that know no geir dialect: locations, element types, MLIR text with resource blobs, the binary form offline models load"),
-    ("dialects", "the graph and ascend dialects, their formats, op families (traits), attribute names"),
+    ("ir", "IR helpers that know no geir dialect: locations, element types, symbolic dims (polynomials of named sizes), MLIR text with resource blobs, the binary form offline models load"),
+    ("dialects", "the graph and ascend dialects, their formats, op families (traits), symbolic shapes and their verifier, attribute names"),
     ("target", "the device specs, the cost model, op info (what each kernel template takes)"),
     ("reference", "the numpy semantics of every graph op"),
     ("frontend", "models into the graph dialect: the graph builder, the ONNX and core-ATen (PyTorch FX) importers built on it"),

@@ -71,7 +71,7 @@ def evaluate(op: Operation) -> tuple[np.ndarray, ...] | None:
     collective) is never evaluated: its result depends on other devices."""
     if not isinstance(op, g.GraphOp) or not op.has_trait(Pure) or _keeps_integers(op):
         return None
-    return _run(op, [g.constant_value_of(v) for v in op.inputs])
+    return run_reference(op, [g.constant_value_of(v) for v in op.inputs])
 
 
 def value_of(v: SSAValue, max_elements: int) -> np.ndarray | None:
@@ -91,7 +91,7 @@ def value_of(v: SSAValue, max_elements: int) -> np.ndarray | None:
                 static_shape(r.type) is None or math.prod(static_shape(r.type)) > max_elements for r in op.results):
             return None
         args = [value(a) for a in op.inputs]
-        outs = _run(op, args)
+        outs = run_reference(op, args)
         if outs is not None:
             memo.update(zip(op.results, outs))
         return memo[x]
@@ -99,7 +99,7 @@ def value_of(v: SSAValue, max_elements: int) -> np.ndarray | None:
     return value(v)
 
 
-def _run(op: g.GraphOp, args: list[np.ndarray | None]) -> tuple[np.ndarray, ...] | None:
+def run_reference(op: g.GraphOp, args: list[np.ndarray | None]) -> tuple[np.ndarray, ...] | None:
     """The op's reference kernel on `args`, its results checked against the op's types."""
     if any(a is None for a in args):
         return None
