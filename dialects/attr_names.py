@@ -35,6 +35,9 @@ RANGE = "geir.range"
 DIMS = "geir.dims"
 """On a graph op with symbolic dims: per result, each dim an int or its expression in the extents'
 symbols (`"12*seq"`), written by graph-infer-symbolic-shapes."""
+ALL_ROWS = "geir.all_rows"
+"""On a shape range program's kernel that does not take the extent: why it computes every row of
+the range's dim (one line; geir-compile prints it)."""
 EXTENT_ROWS = "geir.extent_rows"
 """On an output (host argument): [[extent name, axis, inner, outer], ...] - where it holds each range's
 dim (passes/graph/padded_dims.py, Carried): the runtime crops it to the real rows

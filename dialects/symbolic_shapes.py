@@ -292,7 +292,7 @@ def _reshape(a, op, ins, attrs):
 
 def _flatten(a, op, ins, attrs):
     x = ins[0]
-    axis = _norm(attrs["axis"], len(x) + 1) if attrs["axis"] != len(x) else len(x)
+    axis = attrs["axis"] + len(x) if attrs["axis"] < 0 else attrs["axis"]
     return [(_prod(x[:axis]), _prod(x[axis:]))]
 
 
@@ -427,18 +427,16 @@ def _slice_len(a: Analysis, size: Dim, start: Dim, end: Dim, step: int, axis: in
     if step != 1:
         raise _Refused(f"axis {axis}: a step of {step} over {a.show(size)} is not a polynomial of the symbols")
 
-    def clamp(d: Dim) -> Dim:
+    def clamp(d: Dim) -> Dim:  # ONNX's clamping of a bound into 0..size
         if not isinstance(d, Sym) and d < 0:
             d = size + d
-        if not isinstance(d, Sym) and not isinstance(size, Sym) and d > size:
+        if sy.bounds(d, a.ranges)[1] <= 0:
+            return 0
+        past = sy.bounds(d - size, a.ranges)
+        if past[0] >= 0:
             return size
-        if isinstance(d, int) and d >= 2**31 - 1:  # an end past any size: to the end
-            return size
-        lo_d, hi_d = sy.bounds(d - size, a.ranges) if isinstance(d - size, Sym) else (d - size, d - size)
-        if hi_d <= 0 and sy.bounds(d, a.ranges)[0] >= 0:
+        if sy.bounds(d, a.ranges)[0] >= 0 and past[1] <= 0:
             return d
-        if lo_d >= 0:
-            return size
         raise _Refused(f"axis {axis}: the bound {a.show(d)} is not proven within 0..{a.show(size)}")
 
     length = clamp(end) - clamp(start)

@@ -295,8 +295,8 @@ def compile(  # noqa: A001
         try:
             module = stage("01_symbolic_shapes", lambda: infer_symbolic_shapes(module) or module)
         except SymbolicShapeError as e:
-            raise GeirError(f"shape range: {e}; give the sizes as gears (dynamic_batch_size, dynamic_dims) "
-                            f"instead") from None
+            raise GeirError(f"shape range: {e}; give the sizes as gears (dynamic_batch_size, dynamic_dims), or "
+                            f"export the model with the dim symbolic there") from None
         module = stage("01_bind_symbols", lambda: bind_symbols(module) or module)
     if quantize is not None:  # a choice of numerics, at every -O level (docs/quantization.md)
         # a fallback search prices its candidates with these very options (int8 layers aside)

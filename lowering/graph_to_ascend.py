@@ -146,6 +146,8 @@ class _FunctionLowering:
         self.extent: SSAValue | None = None      # the host argument with its run-time size
         self.range_lo = 1                        # and the least size it takes
         self.quantum: int | None = 1             # its positions computed in multiples of (Extent.quantum; None: all)
+        self.all_rows: dict[str, str] = {}       # a request without the extent: why (by kernel name)
+        self.key_feeders: set[SSAValue] = set()  # values upstream of an attention's keys: computed in quanta
         # an attention whose keys hold a range's dim: the size's host argument, and whether its
         # query rows hold the dim too (request.key_extent)
         self.masked_keys: dict[Operation, tuple[SSAValue, bool]] = {}
@@ -247,31 +249,40 @@ class _FunctionLowering:
         keys = next((self.masked_keys[o] for o in ops if o in self.masked_keys), None)
         if keys is not None:
             self.key_args[name] = keys[0]
+        extent = self._extent(outputs)
+        if isinstance(extent, str):
+            self.all_rows[name], extent = extent, None
         return KernelRequest(
             name=name, ops=ops, inputs=inputs, outputs=outputs, kind=kind,
             device=self.spec, cost=self.cost, double_buffer=self.pass_.double_buffer, location=location,
-            extent=self._extent(outputs), key_extent=None if keys is None else "queries" if keys[1] else "keys",
+            extent=extent, key_extent=None if keys is None else "queries" if keys[1] else "keys",
             tilings=self.tilings)
 
-    def _extent(self, outputs: Sequence[SSAValue]) -> Extent | None:
+    def _extent(self, outputs: Sequence[SSAValue]) -> Extent | str | None:
         """The shape range's dim in the outputs (passes/graph/padded_dims.py), if every output
         holds it alike: the same groups of positions once its axes through the dim's are
-        flattened to rows - the real rows are each group's first ones."""
+        flattened to rows - the real rows are each group's first ones. In a range program, why
+        not otherwise (a line for the kernel that computes every row); None without a range."""
+        if self.extent is None:
+            return None
         forms, groups, axes = set(), set(), set()
         for v in outputs:
             c = self.rows.get(v)
             if c is None:
-                return None
+                return "an output does not hold the range's dim (nothing to skip)"
             shape = L.logical_shape(v.type)
             forms.add((shape[c.axis] // (c.outer * c.inner), c.inner))
             groups.add(math.prod(shape[:c.axis]) * c.outer)
             axes.add(c.axis - len(shape) if c.outer == 1 else 0)
         if len(forms) != 1:
-            return None
+            return "its outputs hold the range's dim in different layouts"
         count, inner = forms.pop()
         quantum = count if self.quantum is None else self.quantum
+        if not any(v in self.key_feeders for v in outputs):
+            quantum = 1  # no attention reads these rows as keys: past n they may hold anything
         if quantum >= count:
-            return None
+            return (f"an attention reads these rows as keys, computed in whole key quanta (128, 64, 32 or 16 "
+                    f"positions dividing the range's top): here all {count}")
         return Extent(count, inner, self.range_lo, groups.pop() if len(groups) == 1 else 0, quantum,
                       frozenset(axes))
 
@@ -307,8 +318,9 @@ class _FunctionLowering:
             bounds = d.data.get(attr_names.RANGE)
             if bounds is not None:
                 self.range_lo = bounds.data[0].value.data
-            if masked:  # some attention reads the dim as keys: computed in whole key tiles
+            if masked:  # some attention reads the dim as keys: what feeds them is computed in whole key tiles
                 self.quantum = key_quantum(bounds.data[1].value.data) if bounds is not None else None
+                self.key_feeders = _upstream_of_keys(fn.body.block, [op for op, _ in masked])
 
     def _launch(self, kernel: a.KernelOp | KernelChain, args: Sequence[SSAValue]) -> None:
         """A launch of the kernel on `args` and its scratch; a chain's kernels one after the
@@ -320,12 +332,28 @@ class _FunctionLowering:
             self.kernels.append(k)
             own = self._scratch(k, start=chain.shared)
             extent = [self.extent] if attr_names.EXTENT in k.attributes else []
+            if self.extent is not None and not extent and attr_names.KEY_EXTENT not in k.attributes:
+                k.attributes[attr_names.ALL_ROWS] = StringAttr(self._all_rows_reason(k))
             keys = self.key_args.get(k.sym_name.data)
             if keys is not None and attr_names.KEY_EXTENT not in k.attributes:
                 raise LoweringError(f"kernel @{k.sym_name.data}: its attention's keys hold a shape range's dim, "
                                     f"but its template does not mask the padded keys; give the sizes as gears")
             extent += [keys] if keys is not None else []
             self.host_ops.append(a.LaunchOp.get(k.sym_name.data, self.stream, [*args, *extent, *shared, *own]))
+
+    def _all_rows_reason(self, kernel: a.KernelOp) -> str:
+        """Why a range program's kernel computes every row of the range's dim (one line)."""
+        name = kernel.sym_name.data
+        why = next((w for n, w in self.all_rows.items() if name.startswith(n)), None)
+        if why is not None:
+            return why
+        template = kernel.attributes.get(attr_names.TEMPLATE)
+        t = template.data if isinstance(template, StringAttr) else "reference"
+        if t in ("conv", "pool", "attention"):
+            return f"the {t} template takes the extent only where the dim leads its outputs (a batch)"
+        if t in ("matmul", "row"):
+            return f"the {t} template's tiles here do not start at the dim's groups of rows, so none is skipped whole"
+        return f"the {t} template takes no extent (of data movement, only a gather skips rows)"
 
     def _scratch(self, kernel: a.KernelOp, start: int = 0, stop: int | None = None) -> list[SSAValue]:
         """Workspace buffers for the kernel's own gm arguments (`geir.scratch`), those from
@@ -667,6 +695,35 @@ def _tag_outputs(kernel: a.KernelOp | KernelChain, outputs: Sequence[SSAValue]) 
     for k in kernel.kernels if isinstance(kernel, KernelChain) else (kernel,):
         k.attributes[attr_names.OUTPUTS] = ArrayAttr(
             [ArrayAttr([IntegerAttr(index, i64), *map(StringAttr, names)]) for index, names in tags])
+
+
+def _upstream_of_keys(block: Block, attentions: Sequence[Operation]) -> set[SSAValue]:
+    """Every value an attention's keys (and values) are computed from, through the function's
+    ops; a fusion holding the attention counts whole (its outputs and inner values too), as
+    does each fusion upstream of it (its inner values: a kernel's outputs are yielded ones)."""
+    def top(op: Operation) -> Operation:
+        while op.parent_block() is not block and op.parent_op() is not None:
+            op = op.parent_op()
+        return op
+
+    seen: set[SSAValue] = set()
+    stack: list[SSAValue] = []
+    for att in attentions:
+        holder = top(att)
+        if holder is att:
+            stack += list(att.operands[1:3])
+        else:
+            stack += list(holder.results)
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if isinstance(v, OpResult):
+            for inner in v.op.walk():
+                seen.update(inner.results)
+            stack += list(v.op.operands)
+    return seen
 
 
 def _kind_of(op: Operation) -> str:

@@ -305,8 +305,10 @@ def _range_summary(compiled) -> str:
     taking = sum(attr_names.EXTENT in k.attributes for k in kernels)
     masking = sum(attr_names.KEY_EXTENT in k.attributes for k in kernels)
     keys = f"; {masking} attention kernel{'s mask' if masking > 1 else ' masks'} the padded keys" if masking else ""
+    why = "".join(f"\n  {k.sym_name.data}: every row: {k.attributes[attr_names.ALL_ROWS].data}"
+                  for k in kernels if attr_names.ALL_ROWS in k.attributes)
     return (f"shape range {compiled.ranges()}: one program, memory planned for the upper bound; {taking} of "
-            f"{len(kernels)} kernels run only the real rows, the others every row{keys}")
+            f"{len(kernels)} kernels run only the real rows, the others every row{keys}{why}")
 
 
 def _run_and_check(compiled, model, freeze: dict) -> str:

@@ -402,8 +402,10 @@ def test_a_sequence_range_masks_the_padded_keys(block_dynamo):
     so the proof (on the recognised graph) accepts it only because the attention kernel masks
     the padded keys with the run-time size (`geir.key_extent`). The sequence sits under the
     batch, and every kernel takes its extent: the first positions of each batch row run (n
-    rounded up to the key quantum, common.key_quantum), the attention's key tiles past n do
-    not. Up to 32 positions are one quantum: only the attention takes the size. With the
+    rounded up to the key quantum, common.key_quantum, in the kernels whose rows the attention
+    reads as keys; the real ones in the kernels after it), the attention's key tiles past n do
+    not. Up to 32 positions are one quantum: the kernels before the attention compute every
+    position (and say why), the attention and the kernels after it take the size. With the
     batch ranged too, the kernels take the batch's extent. Each size matches onnxruntime
     (without the mask, size 5 is 0.53 off; without the quantum, `wide` gives NaNs: its last
     key tile would read rows no kernel wrote, which the interpreter poisons)."""
@@ -412,12 +414,18 @@ def test_a_sequence_range_masks_the_padded_keys(block_dynamo):
     # two batch rows of up to 256 positions, computed in 128s: tiles of the second batch row
     # run while tiles of the first are skipped
     wide = geir.compile(block_dynamo, input_shape="x:2,1~256,64", **FP32)
-    for cm, extent in ((seq, False), (both, True), (wide, True)):
+    for cm in (seq, both, wide):
         kernels = [k for k in cm.program.module.ops if isinstance(k, KernelOp)]
         masked = [k.attributes["template"].data for k in kernels if attr_names.KEY_EXTENT in k.attributes]
         assert masked == ["attention"]
-        assert all((attr_names.EXTENT in k.attributes) == extent for k in kernels
-                   if cm is not wide or k.attributes["template"].data != "attention")
+        whole = [k for k in kernels if attr_names.ALL_ROWS in k.attributes]
+        assert all(k in whole or attr_names.EXTENT in k.attributes or attr_names.KEY_EXTENT in k.attributes
+                   for k in kernels)
+        if cm is seq:  # the kernels before the attention compute the one quantum whole, those after take n
+            assert any(attr_names.EXTENT in k.attributes for k in kernels)
+            assert any("reads these rows as keys" in k.attributes[attr_names.ALL_ROWS].data for k in whole)
+        else:
+            assert whole == []
     long = geir.compile(block_dynamo, input_shape="x:1,1~160,64", **FP32)  # query tiles past n are skipped
     cases = ((seq, 2, 1), (seq, 2, 5), (seq, 2, 17), (seq, 2, 32), (both, 1, 9), (both, 3, 31), (long, 1, 40),
              (long, 1, 160), (wide, 2, 1), (wide, 2, 77), (wide, 2, 128), (wide, 2, 130), (wide, 2, 256))
@@ -517,6 +525,26 @@ def test_a_range_over_a_dim_some_op_mixes_is_refused():
     cm = geir.compile(model, input_shape="x:1~4,16,8", **FP32)
     x = np.random.default_rng(3).standard_normal((3, 16, 8)).astype(np.float32)
     np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(model, {"x": x}), rtol=1e-5, atol=1e-5)
+
+
+def test_a_kernel_that_computes_every_row_says_why(block_dynamo):
+    """A sequence range whose top no key quantum divides (1~8): what the attention reads as
+    keys is computed whole, and each kernel that computes every row says why in one line
+    (geir-compile prints the lines); the others take the extent or (the attention) mask the
+    padded keys. The sizes still match onnxruntime."""
+    from geir.tools.geir_compile import _range_summary
+
+    cm = geir.compile(block_dynamo, input_shape="x:2,1~8,64", **FP32)
+    kernels = [k for k in cm.program.module.ops if isinstance(k, KernelOp)]
+    marked = [k for k in kernels if attr_names.ALL_ROWS in k.attributes]
+    assert all(k in marked or attr_names.EXTENT in k.attributes or attr_names.KEY_EXTENT in k.attributes
+               for k in kernels)
+    assert "an attention reads these rows as keys, computed in whole key quanta (128, 64, 32 or 16 positions " \
+           "dividing the range's top): here all 8" in {k.attributes[attr_names.ALL_ROWS].data for k in marked}
+    assert _range_summary(cm).count(": every row: ") == len(marked) > 0
+    for size in (1, 5):
+        x = np.random.default_rng(size).standard_normal((2, size, 64)).astype(np.float32)
+        np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block_dynamo, {"x": x}), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("shape, message", [

@@ -342,16 +342,19 @@ def _matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tili
                 chunks = pairs * ceil_div(kp, kl1)
                 mte2 = chunks * (pricer.dma(mt * kl1 * isz, "gm", "l1") + pricer.dma(kl1 * nt * isz, "gm", "l1"))
                 priced = []
+                top = shapes[0][1]
                 for nb_s, m_s in shapes:  # the whole result first, then a range's other sizes
                     tiles = nb_s * ceil_div(m_s, mt) * sum(ceil_div(c, nt) for c in plan.part_cols or (n,))
                     blocks = pricer.blocks(tiles)
-                    reads, writes = pairs * tiles * (mt + nt) * kp * isz, pairs * nb_s * m_s * n * pricer.out_isz
-                    hit = pricer.l2_hit(reads, nb_s * (m_s + pairs * n) * kp * isz, writes)
-                    cycles = functools.partial(_matmul_tile, pricer, mte2, mte1, cube, mt, min(n, nt), min(m_s, mt),
+                    # a range's tiles are the top's: a size runs whole tiles of min(top, mt) rows
+                    m_run, rows = min(top, ceil_div(m_s, mt) * mt), min(top, mt)
+                    reads, writes = pairs * tiles * (mt + nt) * kp * isz, pairs * nb_s * m_run * n * pricer.out_isz
+                    hit = pricer.l2_hit(reads, nb_s * (m_run + pairs * n) * kp * isz, writes)
+                    cycles = functools.partial(_matmul_tile, pricer, mte2, mte1, cube, mt, min(n, nt), rows,
                                                chunks, pairs * (mt + nt) * kp * isz, hit, partner_fix)
-                    drain = pricer.drain(min(m_s, mt), min(n, nt))
+                    drain = pricer.drain(rows, min(n, nt))
                     if whole:
-                        cycles, drain = _with_window(pricer, cycles, min(m_s, mt)), drain + pricer.window(min(m_s, mt))
+                        cycles, drain = _with_window(pricer, cycles, rows), drain + pricer.window(rows)
                     priced.append((pricer.total_us(cycles, tiles, reads, writes, hit, drain), tiles, blocks))
                 us, tiles, blocks = priced[0]
                 cheapest.offer(Tiling(mt, nt, kt, kl1, blocks, tiles, us), tiles * steps, [p[0] for p in priced])

@@ -65,10 +65,10 @@ func.func @mixed(%x: tensor<8x256xf32> {onnx.name = "x"}, %n: tensor<1xi64> {onn
 
 // -----
 
-// The transpose's output holds the dim at axis 1, not 0: it computes every row. The sigmoid's
-// holds it at axis 0 and takes the extent.
+// The transpose's output holds the dim at axis 1, not 0: it computes every row, and says why
+// (geir-compile prints the line). The sigmoid's holds it at axis 0 and takes the extent.
 // CHECK-LABEL: ascend.kernel @k0_transpose(
-// CHECK-SAME:    %y: memref<256x8xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector", template = "data"}
+// CHECK-SAME:    %y: memref<256x8xf32, "gm">) attributes {block_dim = 1 : i64, core_type = "vector", template = "data", geir.all_rows = "the data template takes no extent (of data movement, only a gather skips rows)"}
 // CHECK-LABEL: ascend.kernel @k1_sigmoid(
 // CHECK-SAME:    %z: memref<8x256xf32, "gm">, %extent: memref<1xi64, "gm">) attributes {block_dim = 1 : i64, core_type = "vector", geir.extent, template = "row"}
 // CHECK:         ascend.launch @k0_transpose on %stream(%x, %y)
@@ -177,11 +177,20 @@ func.func @under(%x: tensor<2x256x64xf32> {onnx.name = "x"}, %w: tensor<64x64xf3
 // -----
 
 // A sequence an attention reads as keys is computed in whole key quanta (common.key_quantum:
-// 128 of 256 here): the relu after the attention computes the first min(ceil(n / 128) * 128,
-// 256) positions of each (batch, head) group, and the attention runs the query tiles below
-// that - rows the relu reads - and only the key tiles that hold a real key: its 64-key tiles
-// divide the quantum, so the last one reads rows some kernel computed, never stale ones.
-// CHECK-LABEL: ascend.kernel @k0_attn(
+// 128 of 256 here) by the kernels its keys come from: the relu before the attention computes
+// the first min(ceil(n / 128) * 128, 256) positions of each (batch, head) group. The attention
+// runs the query tiles below that and only the key tiles that hold a real key: its 64-key
+// tiles divide the quantum, so the last one reads rows some kernel computed, never stale
+// ones. The relu after it feeds no keys: it computes the first n positions only.
+// CHECK-LABEL: ascend.kernel @k0_pre(
+// CHECK-SAME:    geir.extent
+// CHECK:         %n = arith.index_cast
+// CHECK:         %[[UP:.*]] = arith.addi %n, %c127 : index
+// CHECK-NEXT:    %[[QUANTA:.*]] = arith.divui %[[UP]], %c128 : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[QUANTA]], %c128 : index
+// CHECK-NEXT:    %n_computed = arith.minui %[[ROWS]], %c256 : index
+// CHECK:         arith.muli %n_computed, %c32 : index
+// CHECK-LABEL: ascend.kernel @k1_attn(
 // CHECK-SAME:    geir.key_extent
 // CHECK:         %n_keys = arith.index_cast
 // CHECK:         %[[UP:.*]] = arith.addi %n_keys, %c63 : index
@@ -196,16 +205,15 @@ func.func @under(%x: tensor<2x256x64xf32> {onnx.name = "x"}, %w: tensor<64x64xf3
 // CHECK-NEXT:      scf.if %[[GO]] {
 // CHECK:             %[[N:.*]] = arith.minui %c4, %[[KEY_TILES]] : index
 // CHECK:             scf.for %i = %c4 to %{{.*}} step %c2 {
-// CHECK-LABEL: ascend.kernel @k1_act(
+// CHECK-LABEL: ascend.kernel @k2_act(
 // CHECK-SAME:    geir.extent
 // CHECK:         %n = arith.index_cast
-// CHECK:         %[[UP:.*]] = arith.addi %n, %c127 : index
-// CHECK-NEXT:    %[[QUANTA:.*]] = arith.divui %[[UP]], %c128 : index
-// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[QUANTA]], %c128 : index
-// CHECK-NEXT:    %n_computed = arith.minui %[[ROWS]], %c256 : index
-// CHECK:         arith.muli %n_computed, %c32 : index
+// CHECK-NOT:     n_computed
+// CHECK:         arith.muli %n, %c32 : index
+// CHECK-LABEL: func.func @quantum(
 func.func @quantum(%q: tensor<2x2x256x32xf32> {onnx.name = "q"}, %k: tensor<2x2x256x32xf32> {onnx.name = "k"}, %v: tensor<2x2x256x32xf32> {onnx.name = "v"}, %n: tensor<1xi64> {onnx.name = "seq.extent", geir.extent = [["q", 2 : i64], ["k", 2 : i64], ["v", 2 : i64]], geir.range = [1 : i64, 256 : i64]}) -> (tensor<2x2x256x32xf32> {onnx.name = "y"}) {
-  %a = graph.attention %q, %k, %v {scale = 0.17 : f32, causal = 0 : i64} : (tensor<2x2x256x32xf32>, tensor<2x2x256x32xf32>, tensor<2x2x256x32xf32>) -> tensor<2x2x256x32xf32> loc("attn")
+  %kr = graph.relu %k : (tensor<2x2x256x32xf32>) -> tensor<2x2x256x32xf32> loc("pre")
+  %a = graph.attention %q, %kr, %v {scale = 0.17 : f32, causal = 0 : i64} : (tensor<2x2x256x32xf32>, tensor<2x2x256x32xf32>, tensor<2x2x256x32xf32>) -> tensor<2x2x256x32xf32> loc("attn")
   %y = graph.relu %a : (tensor<2x2x256x32xf32>) -> tensor<2x2x256x32xf32> loc("act")
   func.return %y : tensor<2x2x256x32xf32>
 }

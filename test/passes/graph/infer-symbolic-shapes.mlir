@@ -128,7 +128,8 @@ func.func @rows(%x: tensor<8x512x768xf32> {onnx.name = "x"}, %g: tensor<768xf32>
 // Data movement: a transpose permutes the symbols; a concat sums them (a class token before
 // the sequence: seq + 1); a slice to a symbolic end (the positions table cut to seq, the end
 // read off a Shape) is that end; a gather (an embedding) takes the indices' dims; a pad
-// adds; a split in two equal parts of 2*seq is exact.
+// adds; a split in two equal parts of 2*seq is exact; a slice from the first position (ONNX's
+// INT64_MIN) to the last but one is seq - 1; a flatten at -1 merges the leading dims.
 // CHECK-LABEL: func.func @data(
 // CHECK:         %t = graph.transpose %x {{.*}}attributes {geir.dims = [["seq", "batch", 64 : i64]]}
 // CHECK-NEXT:    %c = graph.concat %cls, %x {axis = 1 : i64} attributes {geir.dims = [["batch", "seq + 1", 64 : i64]]} : (tensor<?x1x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
@@ -137,6 +138,8 @@ func.func @rows(%x: tensor<8x512x768xf32> {onnx.name = "x"}, %g: tensor<768xf32>
 // CHECK-NEXT:    %e = graph.gather %table, %ids {axis = 0 : i64} attributes {geir.dims = [["batch", "seq", 64 : i64]]}
 // CHECK:         %p = graph.pad %x, %pads attributes {geir.dims = [["batch", "seq + 2", 64 : i64]]}
 // CHECK:         %h, %h_1 = graph.split %d {axis = 1 : i64, num_outputs = 2 : i64} attributes {geir.dims = [["batch", "seq", 64 : i64], ["batch", "seq", 64 : i64]]}
+// CHECK:         %tail = graph.slice %x, %from_start, %but_last, %one attributes {geir.dims = [["batch", "seq - 1", 64 : i64]]}
+// CHECK-NEXT:    %fl = graph.flatten %x {axis = -1 : i64} attributes {geir.dims = [["batch*seq", 64 : i64]]}
 func.func @data(%x: tensor<8x512x64xf32> {onnx.name = "x"}, %cls: tensor<8x1x64xf32> {onnx.name = "cls"},
                 %table: tensor<4096x64xf32> {onnx.name = "table"}, %ids: tensor<8x512xi64> {onnx.name = "ids"},
                 %batch: tensor<1xi64> {onnx.name = "batch.extent", geir.extent = [["x", 0], ["cls", 0], ["ids", 0]], geir.range = [1, 8]},
@@ -153,6 +156,11 @@ func.func @data(%x: tensor<8x512x64xf32> {onnx.name = "x"}, %cls: tensor<8x1x64x
   %p = graph.pad %x, %pads : (tensor<8x512x64xf32>, tensor<6xi64>) -> tensor<8x514x64xf32>
   %d = graph.concat %x, %xp {axis = 1 : i64} : (tensor<8x512x64xf32>, tensor<8x512x64xf32>) -> tensor<8x1024x64xf32>
   %h:2 = graph.split %d {axis = 1 : i64, num_outputs = 2 : i64} : (tensor<8x1024x64xf32>) -> (tensor<8x512x64xf32>, tensor<8x512x64xf32>)
+  %from_start = graph.constant dense<-9223372036854775808> : tensor<1xi64>
+  %but_last = graph.constant dense<-1> : tensor<1xi64>
+  %one = graph.constant dense<1> : tensor<1xi64>
+  %tail = graph.slice %x, %from_start, %but_last, %one : (tensor<8x512x64xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<8x511x64xf32>
+  %fl = graph.flatten %x {axis = -1 : i64} : (tensor<8x512x64xf32>) -> tensor<4096x64xf32>
   func.return
 }
 
