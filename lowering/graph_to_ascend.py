@@ -277,14 +277,14 @@ class _FunctionLowering:
         if len(forms) != 1:
             return "its outputs hold the range's dim in different layouts"
         count, inner = forms.pop()
-        quantum = count if self.quantum is None else self.quantum
+        quantum = priced = count if self.quantum is None else self.quantum
         if not any(v in self.key_feeders for v in outputs):
             quantum = 1  # no attention reads these rows as keys: past n they may hold anything
         if quantum >= count:
             return (f"an attention reads these rows as keys, computed in whole key quanta (128, 64, 32 or 16 "
                     f"positions dividing the range's top): here all {count}")
         return Extent(count, inner, self.range_lo, groups.pop() if len(groups) == 1 else 0, quantum,
-                      frozenset(axes))
+                      frozenset(axes), priced)
 
     def _rows_of_range(self, host: Block) -> None:
         """The host argument of the first shape-range dim (attr_names.EXTENT) whose rows every

@@ -90,12 +90,17 @@ class Extent:
     groups: int = 1
     quantum: int = 1
     axes: frozenset[int] = frozenset()
+    priced_from: int = 1
+    """The least size a tiling is priced at: a range whose keys some attention reads in quanta
+    runs the kernels they come from at a whole quantum at least, so below it the program
+    costs about what it does at one quantum, whatever the other kernels' tilings."""
 
     def sizes(self) -> list[int]:
         """The sizes a tiling is priced at: the range's top first, then its bottom and their
         geometric mean (a tiling for the top alone leaves most cores idle at the bottom)."""
         hi = self.count
         lo = min(hi, ceil_div(max(1, self.lo), self.quantum) * self.quantum)  # the least size computed
+        lo = max(lo, min(hi, self.priced_from))
         return list(dict.fromkeys((hi, lo, max(lo, min(hi, round(math.sqrt(lo * hi)))))))
 
 
