@@ -244,21 +244,24 @@ def _window(a: Analysis, size: Dim, k: int, stride: int, dil: int, pads: int, ce
 def result_shapes(a: Analysis, op: Operation) -> list[Shape]:
     if op.name == "graph.constant":
         return [tuple(formats.logical_type(op.results[0].type).get_shape())]
-    if not _is_graph_op(op):
-        raise _Refused("no symbolic shape rule for an op outside the graph dialect")
-    ins = [a.shape(v) for v in op.inputs]
-    attrs = op.attrs()
-    rule = _RULES.get(op.name)
-    if rule is not None:
-        return rule(a, op, ins, attrs)
-    if op.has_trait(Elementwise):
-        return [a.broadcast(*ins)]
-    if op.has_trait(ViewLike):  # identity, dropout: the operand's shape
-        return [ins[0]] * len(op.results)
-    if op.has_trait(Normalization) or op.has_trait(RowSoftmax) or op.has_trait(RowMixing):
-        return [ins[0]]
+    graph_op = _is_graph_op(op) and not op.regions
+    operands = [v for v in (op.inputs if graph_op else op.operands) if isinstance(v.type, TensorType)]
+    ins = [a.shape(v) for v in operands]
+    if graph_op:
+        attrs = op.attrs()
+        rule = _RULES.get(op.name)
+        if rule is not None:
+            return rule(a, op, ins, attrs)
+        if op.has_trait(Elementwise):
+            return [a.broadcast(*ins)]
+        if op.has_trait(ViewLike):  # identity, dropout: the operand's shape
+            return [ins[0]] * len(op.results)
+        if op.has_trait(Normalization) or op.has_trait(RowSoftmax) or op.has_trait(RowMixing):
+            return [ins[0]]
     if all(all(not isinstance(d, Sym) for d in s) for s in ins) and not any(
-            a.value(v) is not None and any(isinstance(d, Sym) for d in a.value(v).reshape(-1)) for v in op.inputs):
+            a.value(v) is not None and any(isinstance(d, Sym) for d in a.value(v).reshape(-1)) for v in operands) \
+            and all(isinstance(r.type, TensorType) and DYNAMIC_INDEX not in formats.logical_type(r.type).get_shape()
+                    for r in op.results):
         return [tuple(formats.logical_type(r.type).get_shape()) for r in op.results]  # nothing symbolic reaches it
     raise _Refused("no symbolic shape rule for this op, and an operand's shape holds a symbol")
 

@@ -288,8 +288,8 @@ def compile(  # noqa: A001
 
     module = stage("01_import", imported)
     if extents:  # shape ranges: every shape proven in the ranges' symbols, then planned for their tops
-        from geir.passes.graph.bind_symbols import bind_symbols
         from geir.dialects.symbolic_shapes import SymbolicShapeError
+        from geir.passes.graph.bind_symbols import bind_symbols
         from geir.passes.graph.symbolic_shapes import infer_symbolic_shapes
 
         try:

@@ -108,8 +108,8 @@ def _check_types(op: Operation) -> None:
         if not hasattr(t, "get_shape"):
             continue
         if any(d < 0 for d in t.get_shape()):
-            raise LoweringError(f"{describe(op)}: dynamic shape {t} cannot be lowered to ascend yet "
-                                f"(kernels need static shapes)")
+            raise LoweringError(f"{describe(op)}: dynamic shape {t} cannot be lowered to ascend: kernels "
+                                f"need static shapes (graph-bind-symbols plans a symbolic dim at its range's top)")
         try:
             to_dtype(t.element_type)
         except UnsupportedTypeError:
@@ -250,6 +250,7 @@ class _FunctionLowering:
         if keys is not None:
             self.key_args[name] = keys[0]
         extent = self._extent(outputs)
+        self.all_rows.pop(name, None)  # a probe's (_try_piece) that freed this name
         if isinstance(extent, str):
             self.all_rows[name], extent = extent, None
         return KernelRequest(
@@ -674,7 +675,8 @@ def _check_value(value: SSAValue, what: str) -> None:
     if not hasattr(t, "get_shape"):
         raise LoweringError(f"{what} has type {t}; only tensors can be lowered to ascend")
     if any(d < 0 for d in t.get_shape()):
-        raise LoweringError(f"{what} has a dynamic shape {t}; kernels need static shapes")
+        raise LoweringError(f"{what} has a dynamic shape {t}; kernels need static shapes (graph-bind-symbols "
+                            f"plans a symbolic dim at its range's top)")
     try:
         to_dtype(t.element_type)
     except UnsupportedTypeError:

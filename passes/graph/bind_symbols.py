@@ -17,12 +17,13 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.passes import ModulePass
 
 from geir.dialects import attr_names, formats
-from geir.ir import symbolic as sy
 from geir.dialects.symbolic_shapes import argument_shapes, function_symbols, shapes_of_attr
+from geir.ir import symbolic as sy
 from geir.passes.graph.symbolic_shapes import retype_value, update_signature
 
 
 def _bound(t, shape, top):
+    """`t` with each `?` at its dim's value at the tops (a formatted or static type as it is)."""
     if not isinstance(t, TensorType) or formats.logical_type(t) is not t or DYNAMIC_INDEX not in t.get_shape():
         return t
     return TensorType(t.element_type, [sy.evaluate(d, top) for d in shape], t.encoding)

@@ -93,8 +93,8 @@ def infer_function(fn: func.FuncOp, retype: bool = True) -> Analysis:
         for arg in list(fn.body.block.args):
             if arg in a.shapes:
                 retype_value(a, arg, _typed(arg.type, a.shapes[arg]))
-    for op in list(fn.body.walk()):
-        if op is fn or isinstance(op, func.ReturnOp):
+    for op in list(fn.body.block.ops):  # an op with regions (control flow, a fusion) is one op here
+        if isinstance(op, func.ReturnOp):
             continue
         shapes = a.run_op(op)
         for r, s in zip(op.results, shapes):
@@ -117,7 +117,6 @@ def infer_symbolic_shapes(module: ModuleOp, retype: bool = True) -> None:
             infer_function(fn, retype)
 
 
-# -- the verifier's check ----------------------------------------------------
 @dataclass(frozen=True)
 class InferSymbolicShapesPass(ModulePass):
     """Infer every shape in the symbols of the model's dynamic dims (their extent arguments),
