@@ -287,7 +287,8 @@ def compile(  # noqa: A001
         return add_extent_args(module, extents) if extents else module
 
     module = stage("01_import", imported)
-    if extents:  # shape ranges: every shape proven in the ranges' symbols, then planned for their tops
+    if extents and "graph-infer-symbolic-shapes" not in opts.disable_passes:
+        # shape ranges: every shape proven in the ranges' symbols, then planned for their tops
         from geir.dialects.symbolic_shapes import SymbolicShapeError
         from geir.passes.graph.bind_symbols import bind_symbols
         from geir.passes.graph.symbolic_shapes import infer_symbolic_shapes
