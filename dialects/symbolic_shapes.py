@@ -329,8 +329,9 @@ def _matmul(a, op, ins, attrs):
     l2, r2 = (lhs if len(lhs) > 1 else (1, *lhs)), (rhs if len(rhs) > 1 else (*rhs, 1))
     a.require_equal(l2[-1], r2[-2], "the contracted dims")
     batch = a.broadcast(l2[:-2], r2[:-2], what="the batch dims")
-    out = (*batch, *( (l2[-2],) if len(lhs) > 1 else ()), *((r2[-1],) if len(rhs) > 1 else ()))
-    return [tuple(out)]
+    rows = (l2[-2],) if len(lhs) > 1 else ()  # a 1-D operand's promoted dim is dropped again
+    cols = (r2[-1],) if len(rhs) > 1 else ()
+    return [(*batch, *rows, *cols)]
 
 
 def _gemm(a, op, ins, attrs):
@@ -444,7 +445,8 @@ def _slice_len(a: Analysis, size: Dim, start: Dim, end: Dim, step: int, axis: in
 
     length = clamp(end) - clamp(start)
     if sy.bounds(length, a.ranges)[0] < 0:
-        raise _Refused(f"axis {axis}: the slice {a.show(start)}..{a.show(end)} of {a.show(size)} may be empty")
+        raise _Refused(f"axis {axis}: the slice {a.show(start)}..{a.show(end)} of {a.show(size)} may end before "
+                       f"it starts")
     return length
 
 
@@ -470,7 +472,10 @@ def _split(a, op, ins, attrs):
     n = len(op.results)
     if len(op.inputs) > 1 and op.inputs[1] is not None:
         parts = a.ints(op.inputs[1], "split sizes")
-        a.require_equal(_prod([1]) * sum(parts[1:], parts[0]), x[axis], "the split sizes' sum and the dim")
+        total = parts[0]
+        for p in parts[1:]:
+            total = total + p
+        a.require_equal(total, x[axis], "the split sizes' sum and the dim")
     else:
         part = sy.div(x[axis], n)
         if part is None:
