@@ -146,7 +146,6 @@ class _FunctionLowering:
         self.extent: SSAValue | None = None      # the host argument with its run-time size
         self.range_lo = 1                        # and the least size it takes
         self.quantum: int | None = 1             # its positions computed in multiples of (Extent.quantum; None: all)
-        self.all_rows: dict[str, str] = {}       # a request without the extent: why (by kernel name)
         self.key_feeders: set[SSAValue] = set()  # values upstream of an attention's keys: computed in quanta
         # an attention whose keys hold a range's dim: the size's host argument, and whether its
         # query rows hold the dim too (request.key_extent)
@@ -250,13 +249,11 @@ class _FunctionLowering:
         if keys is not None:
             self.key_args[name] = keys[0]
         extent = self._extent(outputs)
-        self.all_rows.pop(name, None)  # a probe's (_try_piece) that freed this name
-        if isinstance(extent, str):
-            self.all_rows[name], extent = extent, None
         return KernelRequest(
             name=name, ops=ops, inputs=inputs, outputs=outputs, kind=kind,
             device=self.spec, cost=self.cost, double_buffer=self.pass_.double_buffer, location=location,
-            extent=extent, key_extent=None if keys is None else "queries" if keys[1] else "keys",
+            extent=extent if isinstance(extent, Extent) else None,
+            key_extent=None if keys is None else "queries" if keys[1] else "keys",
             tilings=self.tilings)
 
     def _extent(self, outputs: Sequence[SSAValue]) -> Extent | str | None:
@@ -323,9 +320,11 @@ class _FunctionLowering:
                 self.quantum = key_quantum(bounds.data[1].value.data) if bounds is not None else None
                 self.key_feeders = _upstream_of_keys(fn.body.block, [op for op, _ in masked])
 
-    def _launch(self, kernel: a.KernelOp | KernelChain, args: Sequence[SSAValue]) -> None:
-        """A launch of the kernel on `args` and its scratch; a chain's kernels one after the
-        other, each given the chain's shared buffers (allocated once) before its own scratch."""
+    def _launch(self, kernel: a.KernelOp | KernelChain, args: Sequence[SSAValue], outputs: Sequence[SSAValue]
+                ) -> None:
+        """A launch of the kernel writing `outputs` on `args` and its scratch; a chain's kernels
+        one after the other, each given the chain's shared buffers (allocated once) before its
+        own scratch."""
         chain = kernel if isinstance(kernel, KernelChain) else KernelChain((kernel,), 0)
         shared = self._scratch(chain.kernels[0], stop=chain.shared)
         for k in chain.kernels:
@@ -334,7 +333,7 @@ class _FunctionLowering:
             own = self._scratch(k, start=chain.shared)
             extent = [self.extent] if attr_names.EXTENT in k.attributes else []
             if self.extent is not None and not extent and attr_names.KEY_EXTENT not in k.attributes:
-                k.attributes[attr_names.ALL_ROWS] = StringAttr(self._all_rows_reason(k))
+                k.attributes[attr_names.ALL_ROWS] = StringAttr(self._all_rows_reason(k, outputs))
             keys = self.key_args.get(k.sym_name.data)
             if keys is not None and attr_names.KEY_EXTENT not in k.attributes:
                 raise LoweringError(f"kernel @{k.sym_name.data}: its attention's keys hold a shape range's dim, "
@@ -342,11 +341,10 @@ class _FunctionLowering:
             extent += [keys] if keys is not None else []
             self.host_ops.append(a.LaunchOp.get(k.sym_name.data, self.stream, [*args, *extent, *shared, *own]))
 
-    def _all_rows_reason(self, kernel: a.KernelOp) -> str:
+    def _all_rows_reason(self, kernel: a.KernelOp, outputs: Sequence[SSAValue]) -> str:
         """Why a range program's kernel computes every row of the range's dim (one line)."""
-        name = kernel.sym_name.data
-        why = next((w for n, w in self.all_rows.items() if name.startswith(n)), None)
-        if why is not None:
+        why = self._extent(outputs)
+        if isinstance(why, str):
             return why
         template = kernel.attributes.get(attr_names.TEMPLATE)
         t = template.data if isinstance(template, StringAttr) else "reference"
@@ -402,7 +400,7 @@ class _FunctionLowering:
             _tag_outputs(kernel, outputs)
         args = [self.buffer(v) for v in inputs]
         args += [self.result_buffer(v) for v in outputs]
-        self._launch(kernel, args)
+        self._launch(kernel, args, outputs)
 
     def _cache_write(self, op: g.KvCacheWriteOp) -> bool:
         """The rows of a KV-cache write, into the cache's own buffer when the function updates
@@ -417,7 +415,7 @@ class _FunctionLowering:
             self.names.discard(req.name)
             return False
         out = self._cache_out(op, result)
-        self._launch(kernel, [self.buffer(update), self.buffer(position), out])
+        self._launch(kernel, [self.buffer(update), self.buffer(position), out], [result])
         return True
 
     def _cache_out(self, op: g.KvCacheWriteOp, result: SSAValue) -> SSAValue:
@@ -497,7 +495,7 @@ class _FunctionLowering:
             for value, result in zip(yielded, fusion.outputs):  # a fused cache write's rows
                 if isinstance(write := value.owner, g.KvCacheWriteOp):
                     self._cache_out(write, result)
-            self._launch(kernel, [self.buffer(v) for v in inputs] + outs)
+            self._launch(kernel, [self.buffer(v) for v in inputs] + outs, yielded)
             return
         # No template takes the fusion as a whole. Its trans_data ops (graph-layout converts
         # where formats change, inside fusions too) become kernels of their own; in the runs of
@@ -537,7 +535,7 @@ class _FunctionLowering:
             # the launch takes it again)
             self.count += 1
             _tag_outputs(kernel, outputs)
-            self._launch(kernel, [self.buffer(v) for v in inputs] + [self.result_buffer(v) for v in outputs])
+            self._launch(kernel, [self.buffer(v) for v in inputs] + [self.result_buffer(v) for v in outputs], outputs)
             i = end
 
     def _try_piece(self, fusion: g.FusionOp, ops: list[Operation]
@@ -562,7 +560,7 @@ class _FunctionLowering:
         if _empty([value]):
             return
         req = self._request(at, [], [value], [value], "data", "copy")
-        self._launch(build_copy(req), [self.buffer(value), dst])
+        self._launch(build_copy(req), [self.buffer(value), dst], [value])
 
     # -- the function -----------------------------------------------------------------------
 
