@@ -129,10 +129,12 @@ class Access:
         return bool(np.any(sa[i[ok]] + la > sb[ok]))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Recorded:
     """One trace event and the accesses of its op (empty for flags, host ops, or a trace
-    recorded without the listener)."""
+    recorded without the listener). Not frozen: a run records millions of them, and a
+    frozen dataclass's constructor costs three times as much; nothing changes one after
+    its block is closed (`Recorder.close` gives it its accesses)."""
 
     event: TraceEvent
     accesses: tuple[Access, ...] = ()
@@ -182,15 +184,17 @@ _ROW_SHAPES: dict[tuple, tuple[int, int, np.ndarray | None, int]] = {}
 shapes thousands of times."""
 
 
-def _rows(x: np.ndarray) -> tuple[int, int, np.ndarray | None, int]:
-    """(lo, hi, row starts or None, row length) of the bytes of a numpy view."""
+def _rows(x: np.ndarray, base: int | None = None) -> tuple[int, int, np.ndarray | None, int]:
+    """(lo, hi, row starts or None, row length) of the bytes of a numpy view (`base`: its
+    address, when known)."""
     key = (x.shape, x.strides, x.itemsize)
     rel = _ROW_SHAPES.get(key)
     if rel is None:
         if len(_ROW_SHAPES) > 4096:
             _ROW_SHAPES.clear()
         rel = _ROW_SHAPES[key] = _rows_at(x.shape, x.strides, x.itemsize)
-    base = address(x)
+    if base is None:
+        base = address(x)
     lo, hi, starts, run = rel
     return base + lo, base + hi, None if starts is None else starts + base, run
 
@@ -218,6 +222,46 @@ def block_key(records: Sequence[Recorded]) -> tuple:
     """What a block is timed by: its ops, in order, with their byte counts (blocks with equal
     keys are timed once; a compact recording keeps one of them)."""
     return tuple((id(r.event.op), r.event.nbytes) for r in records)
+
+
+class BlockRecords(list):
+    """One block's records as `Recorder.close` kept them, with their `block_key` (the
+    simulator would otherwise walk every event again to make it)."""
+
+    __slots__ = ("key",)
+
+
+class _Spans:
+    """[start, end) byte spans gathered one at a time, merged into `_segments` at the end."""
+
+    __slots__ = ("lo", "hi", "starts", "bases", "runs")
+
+    def __init__(self) -> None:
+        self.lo: list[int] = []
+        self.hi: list[int] = []
+        self.starts: list[np.ndarray] = []  # rows of strided views, relative to their address
+        self.bases: list[int] = []
+        self.runs: list[int] = []
+
+    def add(self, lo: int, hi: int) -> None:
+        self.lo.append(lo)
+        self.hi.append(hi)
+
+    def rows(self, starts: np.ndarray, base: int, run: int) -> None:
+        self.starts.append(starts)
+        self.bases.append(base)
+        self.runs.append(run)
+
+    def segments(self) -> tuple[np.ndarray, np.ndarray]:
+        s, e = np.array(self.lo, np.int64), np.array(self.hi, np.int64)
+        if self.starts:
+            counts = np.fromiter((len(x) for x in self.starts), np.int64, len(self.starts))
+            rs = np.concatenate(self.starts) + np.repeat(np.array(self.bases, np.int64), counts)
+            s = np.concatenate((s, rs))
+            e = np.concatenate((e, rs + np.repeat(np.array(self.runs, np.int64), counts)))
+        if not len(s):
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        return _merged(s, e)
 
 
 class Recorder(Interpreter.Listener):
@@ -250,17 +294,20 @@ class Recorder(Interpreter.Listener):
         self._raw: list[tuple[int, tuple]] = []  # compact: (record index, operand values) of the block's ops
         self._launch_args: tuple[tuple[str, int, int], ...] = ()
         self._launch_io: tuple[tuple[int, int], ...] = ()
-        self._alloc_base: dict[Operation, int] = {}
-        self._roots: dict[SSAValue, Operation | None] = {}
-        self._spaces: dict[SSAValue, str] = {}
-        self._plans: dict[Operation, tuple] = {}
+        # keyed by id: xDSL hashes ops and values in Python, and these are looked up per event
+        self._alloc_base: dict[int, int] = {}  # id(ascend.alloc) -> the address of its buffer
+        self._values: dict[int, tuple[str, Operation | None]] = {}  # id(value) -> (space, root alloc)
+        self._plans: dict[int, tuple] = {}  # id(op) -> `_plan`
+        self._gm_plans: dict[int, tuple | None] = {}  # id(op) -> its plan's gm operands (index, written)
         self._kinds: dict[type, Any] = {}
         self._probe_key: tuple | None = None  # the key a probe foresaw for the block being recorded
         self._interned: dict[tuple, Access] = {}  # see _access
 
     # Interpreter.Listener
     def will_interpret_op(self, op: Operation, args: tuple) -> None:
-        kind = self._kind(op)
+        kind = self._kinds.get(type(op), False)  # `_kind`, inlined: called per op of a run
+        if kind is False:
+            kind = self._kind(op)
         if kind is _ACCESSING:
             self._pending = (op, args)
         elif kind is a.LaunchOp:  # its buffers, to name them in stream-race messages
@@ -268,8 +315,13 @@ class Recorder(Interpreter.Listener):
             self._launch_io = _io_ranges(op, args[1:])
 
     def did_interpret_op(self, op: Operation, results: tuple) -> None:
-        if self._kind(op) is a.AllocOp and results and isinstance(results[0], np.ndarray):
-            self._alloc_base[op] = address(results[0])
+        if not results:
+            return
+        kind = self._kinds.get(type(op), False)
+        if kind is False:
+            kind = self._kind(op)
+        if kind is a.AllocOp and isinstance(results[0], np.ndarray):
+            self._alloc_base[id(op)] = address(results[0])
 
     def _kind(self, op: Operation) -> Any:
         """What the listener does with ops of this class: _ACCESSING, a.LaunchOp, a.AllocOp
@@ -284,11 +336,15 @@ class Recorder(Interpreter.Listener):
     def __call__(self, event: TraceEvent) -> None:
         pending, self._pending = self._pending, None
         accesses: tuple[Access, ...] = ()
-        if self.compact:
-            block = (event.launch, event.block) if event.pipe != "host" and event.block is not None else None
-            if block != self._block:
+        if self.compact:  # a block's events end where another block's (or a host op) begin
+            current = self._block
+            if event.pipe != "host" and event.block is not None:
+                if current is None or current[1] != event.block or current[0] != event.launch:
+                    self.close()
+                    self._block, self._start = (event.launch, event.block), len(self.records)
+            elif current is not None:
                 self.close()
-                self._block, self._start = block, len(self.records)
+                self._block, self._start = None, len(self.records)
         if pending is not None and pending[0] is event.op and event.kernel is not None:
             if self._block is not None:  # decided at the block's end: all of them, or its gm bytes
                 self._raw.append((len(self.records), pending[1]))
@@ -319,22 +375,36 @@ class Recorder(Interpreter.Listener):
 
     def _gm_segments(self, raw: Iterable[tuple[Operation, tuple]]) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
         """The gm bytes (op, operands) pairs read and write, as `_segments` (what a repeated
-        block keeps: `_accesses`' gm rows, without making an Access of each)."""
-        rows: tuple[list, list] = ([], [])
-        plans, space = self._plans, self._space
+        block keeps: `_accesses`' gm rows, without making an Access of each). A block of a
+        long tile loop has hundreds of thousands of them: spans are gathered as ints, and a
+        strided view's row starts (`_ROW_SHAPES`, relative to its address) are shifted in
+        one numpy operation per side at the end."""
+        sides = (_Spans(), _Spans())
+        plans, ndarray, shapes = self._gm_plans, np.ndarray, _ROW_SHAPES
         for op, args in raw:
-            plan = plans.get(op, False)
+            plan = plans.get(id(op), False)
             if plan is False:
-                plan = plans[op] = self._plan(op)
+                full = self._plan(op)
+                plan = plans[id(op)] = None if full is None else tuple(
+                    (i, w) for v, i, w in full if self._space(v) == "gm")
             if plan is None:  # memref.load / store: one element
                 for acc in self._accesses(op, args, gm_only=True):
-                    rows[acc.write].append((acc.lo, acc.hi, None, 0))
+                    sides[acc.write].add(acc.lo, acc.hi)
                 continue
-            for v, i, w in plan:
+            for i, w in plan:
                 x = args[i]
-                if space(v) == "gm" and isinstance(x, np.ndarray) and x.size:
-                    rows[w].append(_rows(x))
-        return _row_segments(rows[0]), _row_segments(rows[1])
+                if isinstance(x, ndarray) and x.size:
+                    key = (x.shape, x.strides, x.itemsize)
+                    rel = shapes.get(key)
+                    if rel is None:
+                        rel = _rows(x, 0)
+                    lo, hi, starts, run = rel
+                    base = address(x)
+                    if starts is None:
+                        sides[w].add(base + lo, base + hi)
+                    else:
+                        sides[w].rows(starts, base, run)
+        return sides[0].segments(), sides[1].segments()
 
     def close(self) -> None:
         """End the block being recorded (compact: keep it, or keep a RepeatedBlock for it).
@@ -345,8 +415,8 @@ class Recorder(Interpreter.Listener):
         raw, self._raw = self._raw, []
         if block is None:
             return
-        recs = self.records[self._start:]
-        key = block_key(recs)
+        recs = BlockRecords(self.records[self._start:])
+        key = recs.key = block_key(recs)
         probed, self._probe_key = self._probe_key, None
         if probed is not None and probed != key:  # the probe's code and the block's disagree: a bug
             raise SimulationError(f"launch {block[0]} block {block[1]}: its probe foresaw {len(probed)} events, "
@@ -355,47 +425,44 @@ class Recorder(Interpreter.Listener):
         if first is None:
             for i, args in raw:
                 r = self.records[i]
-                self.records[i] = Recorded(r.event, tuple(self._accesses(r.event.op, args)), r.args, r.io)
-            self._blocks[key] = self.records[self._start:]
+                r.accesses = tuple(self._accesses(r.event.op, args))
+            self._blocks[key] = recs
             return
         reads, writes = self._gm_segments((self.records[i].event.op, args) for i, args in raw)
         del self.records[self._start:]
         self.records.append(RepeatedBlock(block[0], block[1], first, reads, writes))
 
-    def _space(self, value: SSAValue) -> str:
-        space = self._spaces.get(value)
-        if space is None:
-            space = self._spaces[value] = a.space_of(value.type) or "gm"
-        return space
+    def _value(self, value: SSAValue) -> tuple[str, Operation | None]:
+        """(space, the ascend.alloc it is a view of) of an operand."""
+        known = self._values.get(id(value))
+        if known is None:
+            known = self._values[id(value)] = (a.space_of(value.type) or "gm", _root_alloc(value))
+        return known
 
-    def _root(self, value: SSAValue) -> Operation | None:
-        root = self._roots.get(value, False)
-        if root is False:
-            root = self._roots[value] = _root_alloc(value)
-        return root
+    def _space(self, value: SSAValue) -> str:
+        return self._value(value)[0]
 
     def _access(self, value: SSAValue, x: Any, write: bool, index: Sequence[int] | None = None) -> Access | None:
         if not isinstance(x, np.ndarray):
             return None
-        space = self._space(value)
+        space, root = self._value(value)
+        base = self._alloc_base.get(id(root)) if root is not None else None
         if index is not None:  # one element (scalar load/store)
             lo = address(x) + sum(i * s for i, s in zip(index, x.strides))
             lo, hi, starts, run = lo, lo + x.itemsize, None, x.itemsize
-            root = self._root(value)
         else:
             if x.size == 0:
                 return None
-            root = self._root(value)
             # A tile loop touches a few views thousands of times: one Access each (and one
             # array of row starts), not one per op.
-            key = (value, write, address(x), x.shape, x.strides, self._alloc_base.get(root) if root is not None else None)
+            at = address(x)
+            key = (id(value), write, at, x.shape, x.strides, base)
             acc = self._interned.get(key)
             if acc is not None:
                 return acc
             if len(self._interned) > _INTERNED:
                 self._interned.clear()
-            lo, hi, starts, run = _rows(x)
-        base = self._alloc_base.get(root) if root is not None else None
+            lo, hi, starts, run = _rows(x, at)
         rel = lo - base + (planned_offset(root) or 0) if base is not None else 0
         acc = Access(space, root, write, lo, hi, starts, run, rel)
         if index is None:
@@ -418,9 +485,9 @@ class Recorder(Interpreter.Listener):
         return None
 
     def _accesses(self, op: Operation, args: tuple, gm_only: bool = False) -> Iterable[Access]:
-        plan = self._plans.get(op, False)
+        plan = self._plans.get(id(op), False)
         if plan is False:
-            plan = self._plans[op] = self._plan(op)
+            plan = self._plans[id(op)] = self._plan(op)
         if plan is not None:
             items = [(v, args[i], w) for v, i, w in plan if not gm_only or self._space(v) == "gm"]
         else:  # memref.load / store: one element
@@ -639,6 +706,8 @@ class _BlockProgram:
     gm_bytes: int
     flops: dict[str, int]
     references: int
+    reads: int              # gm bytes its DMA reads (a re-laying copy's whole blocks)
+    writes: int             # gm bytes its DMA writes
 
 
 class _BlockReplay:
@@ -649,6 +718,7 @@ class _BlockReplay:
         shares of the kernel's gm reads and of its gm writes L2 serves
         (`CostModel.l2_hit_fraction`)."""
         self.cm, self.blocks, self.hit = sim.cm, blocks, hit
+        self.facts = sim.facts
         self.scalar_unit = "aiv" if core_type == "vector" else "aic"
 
     def duration(self, ev: TraceEvent) -> float:
@@ -687,108 +757,96 @@ class _BlockReplay:
         return self.scalar_unit
 
     def program(self, records: Sequence[Recorded]) -> _BlockProgram:
-        """The block's `_BlockProgram`: lanes, flag pairs, and the races found on the way."""
+        """The block's `_BlockProgram`: lanes, flag pairs, and the races found on the way.
+
+        Millions of events of a few hundred ops: what an op's events have in common (its
+        kind, flag key, lane, vector core) is worked out once per op (`_op_facts`), what
+        they have per byte count (duration class, busy and unit slots, gm bytes, FLOPs)
+        once per class."""
         n = len(LANES)
-        lanes = mte2_lanes(records)
-        subs: dict[Operation, int] = {}
-        second = {}  # id(record) -> its lane, for the ops of a second vector core
-        for rec in records:
-            sub = sub_block_of(rec.event.op, subs) if rec.event.pipe != "host" else 0
-            if sub == 0:
-                continue
-            if sub >= SUB_BLOCKS or sub >= self.cm.spec.vector_per_cube:
-                raise SimulationError(f"{describe(rec.event.op)} in @{rec.event.kernel}: ascend.sub_block {sub}, but a "
-                                      f"{self.cm.spec.name} block has {min(SUB_BLOCKS, self.cm.spec.vector_per_cube)} "
-                                      f"vector cores")
-            op = rec.event.op
-            pipe = op.key[0] if isinstance(op, a.SetFlagOp) else op.key[1] if isinstance(op, a.WaitFlagOp) else rec.event.pipe
-            lane = lanes.get(id(rec), _PIPE_INDEX.get(pipe))
-            if lane in _SECOND_AIV:
-                second[id(rec)] = _SECOND_AIV[lane]
-        lanes.update(second)
+        facts = self.facts
+        lanes = _lanes(records, facts, self.cm)
         vc = [[0] * n for _ in range(n)]
         issue_vc = [0] * n
+        joined: list[list[int] | None] = [None] * n  # the issue clock each lane last took in
         flags: dict[tuple, deque] = defaultdict(deque)  # key -> vector clocks of the sets not waited for
         queues: dict[tuple, int] = {}  # flag key -> its queue
-        shared: dict[tuple, tuple] = {}  # equal event tuples, one object
+        shared: dict[tuple, tuple] = {}  # equal flag event tuples, one object
         flops: Counter = Counter()
         events: list[tuple[int, int, int, int, int]] = []
         op_events: list[TraceEvent] = []
-        classes: dict[tuple, int] = {}
+        # (id(op), bytes) -> (its event tuple, gm bytes, gm bytes read, written, FLOPs dtype, FLOPs, reference)
+        classes: dict[tuple, tuple] = {}
         reps: list[TraceEvent] = []
         pipes: dict[str, int] = {}
         units: dict[str, int] = {}
-        gm_bytes = references = 0
+        gm_bytes = references = reads = writes = 0
         # per space, per lane: the latest access of each range (and the lane's latest epoch, so
         # a lane whose every access happens-before the new one is passed over at once)
         history: dict[object, dict[int, dict[tuple, tuple[Access, int, Operation]]]] = defaultdict(dict)
         latest: dict[object, dict[int, int]] = defaultdict(dict)
         races: dict[tuple, list] = {}
-        moved: dict[tuple, int] = {}  # a DMA op's bytes moved (re-laying copies: whole blocks)
         first = records[0].event if records else None
-        for rec in records:
+        for rec, lane in zip(records, lanes):
             ev = rec.event
             op = ev.op
-            if isinstance(op, a.SetFlagOp):
-                src, dst, _ = op.key
-                s = lanes.get(id(rec), _PIPE_INDEX[src])
-                _join(vc[s], issue_vc)
-                flags[op.key].append(list(vc[s]))
-                t = (_SET, s, queues.setdefault(op.key, len(queues)), 0, 0)
+            kind, _, key, sub, _ = facts[id(op)]
+            if kind == _SET:
+                if joined[lane] is not issue_vc:
+                    _join(vc[lane], issue_vc)
+                    joined[lane] = issue_vc
+                flags[key].append(list(vc[lane]))
+                t = (_SET, lane, queues.setdefault(key, len(queues)), 0, 0)
                 events.append(shared.setdefault(t, t))
                 continue
-            if isinstance(op, a.WaitFlagOp):
-                d = lanes.get(id(rec), _PIPE_INDEX[op.key[1]])
-                queue = flags[op.key]
+            if kind == _WAIT:
+                queue = flags[key]
                 if not queue:
                     raise SimulationError(f"{describe(op)} in @{ev.kernel} block {ev.block}: waits for a flag "
                                           f"that was never set (the trace is not of one run)")
-                _join(vc[d], queue.popleft())
-                if d == _S:
-                    issue_vc = list(vc[d])
-                t = (_WAIT, d, queues[op.key], 0, 0)
+                _join(vc[lane], queue.popleft())
+                if lane == _S:
+                    issue_vc = list(vc[lane])
+                t = (_WAIT, lane, queues[key], 0, 0)
                 events.append(shared.setdefault(t, t))
                 continue
-            if isinstance(op, a.PipeBarrierOp):
-                if ev.detail.get("pipe", ev.pipe) == "ALL":
-                    allvc = [max(col) for col in zip(*vc)]
-                    vc = [list(allvc) for _ in range(n)]
-                    issue_vc = list(allvc)
-                    events.append((_BARRIER, 0, 0, 0, 0))
+            if kind == _BARRIER:
+                allvc = [max(col) for col in zip(*vc)]
+                vc = [list(allvc) for _ in range(n)]
+                issue_vc = list(allvc)
+                joined = [None] * n
+                events.append((_BARRIER, 0, 0, 0, 0))
                 continue
-            p = lanes.get(id(rec), _PIPE_INDEX.get(ev.pipe))
-            if p is None:
+            if kind != _OP:
                 continue
-            key = (op, ev.nbytes)
-            c = classes.get(key)
-            if c is None:
-                c = classes[key] = len(reps)
+            p = lane
+            ckey = (id(op), ev.nbytes)
+            cls = classes.get(ckey)
+            if cls is None:
+                cls = classes[ckey] = self._class(ev, p, len(reps), pipes, units)
                 reps.append(ev)
-                if _is_dma(ev):
-                    moved[key] = _gm_side_bytes(self.cm, ev)
-            unit = f"{self.unit(ev)}.{ev.pipe}"
-            t = (_OP, p, c, pipes.setdefault(ev.pipe, len(pipes)), units.setdefault(unit, len(units)))
-            events.append(shared.setdefault(t, t))
+            t, moved, rd, wr, fdt, fl, ref = cls
+            events.append(t)
             op_events.append(ev)
             mine = vc[p]
-            _join(mine, issue_vc)
+            if joined[p] is not issue_vc:
+                _join(mine, issue_vc)
+                joined[p] = issue_vc
             mine[p] += 1
             epoch = mine[p]
             if p == _S:
                 issue_vc = list(mine)
-            if _is_dma(ev) and "gm" in (ev.detail["src"], ev.detail["dst"]):
-                gm_bytes += moved[key]
-            elif isinstance(op, a.MmadOp):
-                d = ev.detail
-                flops[ev.dtype] += 2 * d["m"] * d["k"] * d["n"]
-            elif "op" in ev.detail:
-                gm_bytes += ev.nbytes
-                references += 1
+            gm_bytes += moved
+            reads += rd
+            writes += wr
+            if fl:
+                flops[fdt] += fl
+            references += ref
             for acc in rec.accesses:
                 if acc.space not in a.ON_CHIP:
                     continue
                 # buffers of two spaces never overlap; each vector core has its own ub
-                space = (acc.space, subs.get(op, 0)) if acc.space == "ub" else acc.space
+                space = (acc.space, sub) if acc.space == "ub" else acc.space
                 lanes_seen, last = history[space], latest[space]
                 for q, seen in lanes_seen.items():
                     if q == p or mine[q] >= last[q]:
@@ -796,13 +854,13 @@ class _BlockReplay:
                     for old, qe, old_op in seen.values():
                         if mine[q] >= qe or not (old.write or acc.write) or not old.overlaps(acc):
                             continue
-                        kind = ("write-after-write" if old.write and acc.write else
+                        what = ("write-after-write" if old.write and acc.write else
                                 "read-after-write" if old.write else "write-after-read")
-                        rkey = (old_op, op, old.root, kind)
+                        rkey = (old_op, op, old.root, what)
                         if rkey in races:
                             races[rkey][-1] += 1
                         else:
-                            races[rkey] = [old_op, LANE_PIPES[q], op, ev.pipe, old, acc, kind, 1]
+                            races[rkey] = [old_op, LANE_PIPES[q], op, ev.pipe, old, acc, what, 1]
                 mine_seen = lanes_seen.get(p)
                 if mine_seen is None:
                     mine_seen = lanes_seen[p] = {}
@@ -814,7 +872,29 @@ class _BlockReplay:
             for o1, p1, o2, p2, acc1, acc2, kind, count in races.values()
         ] if first is not None else []
         return _BlockProgram(events, reps, op_events, len(queues), list(pipes), list(units), out_races, gm_bytes,
-                             dict(flops), references)
+                             dict(flops), references, reads, writes)
+
+    def _class(self, ev: TraceEvent, lane: int, index: int, pipes: dict[str, int], units: dict[str, int]) -> tuple:
+        """A duration class's part of its events: (the event tuple, gm bytes, gm bytes read,
+        gm bytes written, FLOPs dtype, FLOPs, reference ops) - every event of an (op, bytes)."""
+        unit = f"{self.unit(ev)}.{ev.pipe}"
+        t = (_OP, lane, index, pipes.setdefault(ev.pipe, len(pipes)), units.setdefault(unit, len(units)))
+        moved = rd = wr = fl = ref = 0
+        fdt = ""
+        if _is_dma(ev):
+            src, dst = ev.detail["src"], ev.detail["dst"]
+            if "gm" in (src, dst):
+                moved = _gm_side_bytes(self.cm, ev)
+            if src == "gm":  # the L2 rule's traffic: what the engine moves (`_moved_bytes`)
+                rd = _moved_bytes(self.cm, ev)
+            elif dst == "gm":
+                wr = _moved_bytes(self.cm, ev)
+        elif isinstance(ev.op, a.MmadOp):
+            d = ev.detail
+            fdt, fl = ev.dtype, 2 * d["m"] * d["k"] * d["n"]
+        elif "op" in ev.detail:
+            moved, ref = ev.nbytes, 1
+        return t, moved, rd, wr, fdt, fl, ref
 
     def time(self, prog: _BlockProgram) -> BlockSim:
         """The block timed at this replay's share and hit rate (`clock`)."""
@@ -898,31 +978,67 @@ def sub_block_of(op: Operation, cache: dict[Operation, int]) -> int:
     return sub
 
 
-def mte2_lanes(records: Sequence[Recorded]) -> dict[int, int]:
-    """The lane of every record on the AIV's MTE2 (keyed by id(record)): its gm -> ub copies,
-    a set_flag from MTE2 after one (it signals the copies before it), a wait_flag to MTE2
-    before one (it holds the copy after it). Records absent are on their ISA pipe."""
-    out: dict[int, int] = {}
-    last = None  # the lane of the latest MTE2 copy
-    pending: list[Recorded] = []  # wait_flags to MTE2 not yet followed by an MTE2 copy
-    for rec in records:
-        ev, op = rec.event, rec.event.op
-        if isinstance(op, a.SetFlagOp):
-            if op.key[0] == "MTE2" and last == _AIV_MTE2:
-                out[id(rec)] = _AIV_MTE2
-            continue
-        if isinstance(op, a.WaitFlagOp):
-            if op.key[1] == "MTE2":
-                pending.append(rec)
-            continue
-        if ev.pipe != "MTE2":
-            continue
-        last = _AIV_MTE2 if _is_dma(ev) and ev.detail["dst"] == "ub" or "op" in ev.detail else _PIPE_INDEX["MTE2"]
-        if last == _AIV_MTE2:
-            out[id(rec)] = last
-            for w in pending:
-                out[id(w)] = last
-        pending.clear()
+_SKIP = 4  # an op the replay has no lane for, a barrier of one pipe
+
+
+def _op_facts(ev: TraceEvent, subs: dict[Operation, int], cm: CostModel) -> tuple:
+    """What every event of `ev`'s op has in common (an op's pipe, detail and place never
+    change): (kind, its ISA lane - a set's src pipe, a wait's dst pipe, an op's pipe -,
+    a flag's key, the vector core it runs on, its MTE2 role). The MTE2 role (see `_lanes`):
+    of a flag, whether it is from / to MTE2; of an op on MTE2, the lane it runs on (the
+    AIV's for a gm -> ub copy or a reference op, else the AIC's); None otherwise."""
+    op = ev.op
+    sub = sub_block_of(op, subs) if ev.pipe != "host" else 0
+    if sub and (sub >= SUB_BLOCKS or sub >= cm.spec.vector_per_cube):
+        raise SimulationError(f"{describe(op)} in @{ev.kernel}: ascend.sub_block {sub}, but a "
+                              f"{cm.spec.name} block has {min(SUB_BLOCKS, cm.spec.vector_per_cube)} "
+                              f"vector cores")
+    if isinstance(op, a.SetFlagOp):
+        key = op.key
+        return _SET, _PIPE_INDEX[key[0]], key, sub, key[0] == "MTE2"
+    if isinstance(op, a.WaitFlagOp):
+        key = op.key
+        return _WAIT, _PIPE_INDEX[key[1]], key, sub, key[1] == "MTE2"
+    role = None
+    if ev.pipe == "MTE2":
+        role = _AIV_MTE2 if _is_dma(ev) and ev.detail["dst"] == "ub" or "op" in ev.detail else _PIPE_INDEX["MTE2"]
+    if isinstance(op, a.PipeBarrierOp):
+        return (_BARRIER if ev.detail.get("pipe", ev.pipe) == "ALL" else _SKIP), -1, None, sub, role
+    lane = _PIPE_INDEX.get(ev.pipe)
+    if lane is None:
+        return _SKIP, -1, None, sub, role
+    return _OP, role if role is not None else lane, None, sub, role
+
+
+def _lanes(records: Sequence[Recorded], facts: dict[int, tuple], cm: CostModel) -> list[int]:
+    """The lane of every record (`facts` gains its ops' `_op_facts`, by id: xDSL hashes an
+    op in Python). A mix block's AIC and AIV each have an MTE2: the AIV's runs its gm -> ub
+    copies (and reference ops), a set_flag from MTE2 after one (it signals the copies before
+    it), a wait_flag to MTE2 before one (it holds the copy after it). The ops of
+    `ascend.sub_block 1` run on the second AIV's lanes."""
+    out = [0] * len(records)
+    subs: dict[Operation, int] = {}
+    last = None  # the lane of the latest op on MTE2
+    pending: list[int] = []  # wait_flags to MTE2 not yet followed by an op on MTE2
+    for i, rec in enumerate(records):
+        ev = rec.event
+        f = facts.get(id(ev.op))
+        if f is None:
+            f = facts[id(ev.op)] = _op_facts(ev, subs, cm)
+        kind, lane, _, sub, role = f
+        if kind == _SET:
+            if role and last == _AIV_MTE2:
+                lane = _AIV_MTE2
+        elif kind == _WAIT:
+            if role:
+                pending.append(i)
+        elif role is not None:
+            last = role
+            if role == _AIV_MTE2:
+                for w in pending:
+                    out[w] = _SECOND_AIV[_AIV_MTE2] if facts[id(records[w].event.op)][3] else _AIV_MTE2
+            pending.clear()
+        out[i] = _SECOND_AIV.get(lane, lane) if sub else lane
     return out
 
 
@@ -1015,14 +1131,17 @@ class _Running:
 
 
 class _Sim:
-    def __init__(self, spec: DeviceSpec, strict: bool, rank: int = 0, shared: tuple[dict, dict] | None = None):
+    def __init__(self, spec: DeviceSpec, strict: bool, rank: int = 0, shared: tuple[dict, dict, dict] | None = None):
         self.spec, self.cm, self.strict, self.rank = spec, CostModel(spec), strict, rank
         self.collectives: Counter = Counter()  # meetings so far per group (Collective.key)
         # block timings, shared by the ranks of one device type (`shared`): a block key says it all
         self.cache: dict[tuple, BlockSim] = shared[0] if shared else {}
-        self.keys: dict[int, tuple[list[Recorded], tuple]] = shared[1] if shared else {}  # id(a block's records) -> (them, block_key)
-        self.traffic: dict[tuple, tuple[int, int]] = {}  # block_key -> gm bytes its DMA reads, writes
-        self.programs: dict[tuple, _BlockProgram] = {}  # (block_key, core type) -> what timing it replays
+        # id(a block's records) -> (them, their block key's number): a key is a tuple of every
+        # event, hashed by walking them all, so the caches are keyed by its number
+        self.keys: dict[int, tuple[list[Recorded], int]] = shared[1] if shared else {}
+        self.numbers: dict[tuple, int] = shared[2] if shared else {}  # block_key -> its number
+        self.programs: dict[tuple, _BlockProgram] = {}  # (block key number, core type) -> what timing it replays
+        self.facts: dict[int, tuple] = {}  # id(op) -> what its events have in common (`_op_facts`)
         self.reported: set[int] = set()
         self.races: list[Race] = []
         self.arg_access: dict[a.KernelOp, list[tuple[bool, bool]]] = {}  # check_memory.arg_access per kernel
@@ -1130,46 +1249,42 @@ class _Sim:
         c = min(launch.block_dim, limit)
         return c, c, c * per if takes_vector else 0
 
-    def block_key(self, records: list[Recorded]) -> tuple:
+    def block_key(self, records: list[Recorded]) -> int:
+        """The number of the records' `block_key` (equal keys, one number)."""
         known = self.keys.get(id(records))  # a repeated block's records are its first block's list
         if known is None or known[0] is not records:
-            known = self.keys[id(records)] = (records, block_key(records))
+            key = getattr(records, "key", None)  # the recorder's (BlockRecords)
+            if key is None:
+                key = block_key(records)
+            known = self.keys[id(records)] = (records, self.numbers.setdefault(key, len(self.numbers)))
         return known[1]
 
+    def program(self, launch: _Launch, records: list[Recorded]) -> _BlockProgram:
+        """The block's `_BlockProgram`, worked out once per block key and core type."""
+        key = (self.block_key(records), launch.core_type)
+        prog = self.programs.get(key)
+        if prog is None:
+            prog = self.programs[key] = _BlockReplay(self, launch.core_type, None).program(records)
+        return prog
+
     def block(self, launch: _Launch, records: list[Recorded], blocks: float, hit: tuple[float, float]) -> BlockSim:
-        bkey = self.block_key(records)
-        key = (bkey, blocks, hit, launch.core_type)
+        key = (self.block_key(records), blocks, hit, launch.core_type)
         sim = self.cache.get(key)
         if sim is None:
-            replay = _BlockReplay(self, launch.core_type, blocks, hit)
-            prog = self.programs.get((bkey, launch.core_type))
-            if prog is None:
-                prog = self.programs[bkey, launch.core_type] = replay.program(records)
-            sim = self.cache[key] = replay.time(prog)
+            sim = self.cache[key] = _BlockReplay(self, launch.core_type, blocks, hit).time(self.program(launch, records))
         return sim
 
-    def gm_traffic(self, records: list[Recorded]) -> tuple[int, int]:
+    def gm_traffic(self, launch: _Launch, records: list[Recorded]) -> tuple[int, int]:
         """Bytes one block's DMA reads from gm and writes to gm (a re-laying copy's whole blocks)."""
-        key = self.block_key(records)
-        n = self.traffic.get(key)
-        if n is None:
-            reads = writes = 0
-            for r in records:
-                ev = r.event
-                if _is_dma(ev):
-                    if ev.detail["src"] == "gm":
-                        reads += _moved_bytes(self.cm, ev)
-                    elif ev.detail["dst"] == "gm":
-                        writes += _moved_bytes(self.cm, ev)
-            n = self.traffic[key] = (reads, writes)
-        return n
+        prog = self.program(launch, records)
+        return prog.reads, prog.writes
 
     def l2_hit(self, launch: _Launch, footprint: int) -> tuple[tuple[float, float], int]:
         """The shares of the launch's gm reads and writes L2 serves (`CostModel.l2_hit_fraction`
         of its bytes, their distinct bytes and its gm `footprint`), and the bytes L2 serves."""
         reads = writes = 0
         for recs in launch.blocks.values():
-            r, w = self.gm_traffic(recs)
+            r, w = self.gm_traffic(launch, recs)
             reads, writes = reads + r, writes + w
         rw = self.segments.get(launch.index)
         if not (reads or writes) or not rw:
@@ -1214,7 +1329,7 @@ class _Sim:
         dispatch = cm.cycles_to_us(spec.block_dispatch_cycles)
         # the blocks that move gm bytes share the bandwidth; one with no tile to run (a shape
         # range's smaller size) takes none
-        movers = {b for b, recs in launch.blocks.items() if any(self.gm_traffic(recs))}
+        movers = {b for b, recs in launch.blocks.items() if any(self.gm_traffic(launch, recs))}
         share = max(1, min(c, len(movers)))
         sims = {b: self.block(launch, recs, share, hit) for b, recs in sorted(launch.blocks.items())}
         per_core, finish, spans = _place(launch.block_dim, sims, c, dispatch)
@@ -1966,7 +2081,7 @@ def simulate_ranks(records: Sequence[Sequence[Record]], *, server: str | ServerS
     server = load_server(server) if isinstance(server, str) else server
     if not 1 <= len(records) <= server.devices:
         raise SimulationError(f"{len(records)} ranks on {server.name}: it has {server.devices} devices")
-    shared: tuple[dict, dict] = ({}, {})
+    shared: tuple[dict, dict, dict] = ({}, {}, {})
     sims = [_Sim(server.device, strict, rank, shared) for rank in range(len(records))]
     plans, checked = [], {}
     for sim, recs in zip(sims, records):
