@@ -370,7 +370,7 @@ class AscendFunctions(InterpreterFunctions):
         finally:
             run.trace = trace
         _flags_left(block)
-        return run.repeats(index, b, tuple(block.probe_key), block.probe_gm)
+        return run.repeats(index, b, block.probe_key, block.probe_gm)
 
     @impl_terminator(a.ReturnOp)
     def run_return(self, interpreter, op, args):
@@ -854,7 +854,7 @@ def run_ascend_module(
     overflow: list | None = None,
     timing: bool = False,
     memo: bool | dict = True,
-    repeats: Callable[[int, int, tuple, list], bool] | None = None,
+    repeats: Callable[[int, int, list, list], bool] | None = None,
     first_launch: int = 0,
 ) -> dict[str, np.ndarray] | None:
     """Run the host function on named inputs; returns the outputs by name.
@@ -873,7 +873,7 @@ def run_ascend_module(
     earlier launch had is reported as replaying it (runtime/launch_memo.py), not run - a dict
     given here holds the signatures of earlier runs too (a stage's micro-batches, recorded one
     after another with `first_launch`, replay the first run's launches);
-    `repeats(launch, block, key, gm)`: each block of a compiled kernel is first probed (its
+    `repeats(launch, block, pairs, gm)`: each block of a compiled kernel is first probed (its
     checks, no events; `AscendFunctions.probed`) and runs in full only when `repeats` does not
     take it (runtime/simulator.py's `Recorder.repeated`); `first_launch`: the index of the
     first launch in trace events (the runs of a stage recorded one after another). A full

@@ -52,6 +52,7 @@ The model, level by level (docs/report.md lists each rule with the figure it use
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -152,7 +153,25 @@ class RepeatedBlock:
 
     launch: int
     block: int
-    records: list[Recorded]
+    records: list[Recorded] | ProgrammedBlock  # the earlier block's (a programmed recording's: its entry)
+    reads: tuple[np.ndarray, np.ndarray]
+    writes: tuple[np.ndarray, np.ndarray]
+
+
+@dataclass(frozen=True, eq=False)
+class ProgrammedBlock:
+    """A block of a programmed recording (`Recorder(device=...)`) whose events no earlier block
+    had: its replay program, worked out when the block ended (`_BlockReplay.program`), stands
+    for its events, which are not kept - a recording of millions of events keeps a few bytes
+    an event. The program depends on the device (gm bytes of re-laying copies, the vector
+    cores of a block): it is timed on that device only. `key` is the events' `block_key`; the
+    gm bytes the block reads and writes are sorted disjoint [start, end) segments."""
+
+    launch: int
+    block: int
+    program: _BlockProgram
+    key: bytes
+    device: str
     reads: tuple[np.ndarray, np.ndarray]
     writes: tuple[np.ndarray, np.ndarray]
 
@@ -169,7 +188,7 @@ class RunBoundary:
     index: int
 
 
-Record = Recorded | RepeatedBlock
+Record = Recorded | RepeatedBlock | ProgrammedBlock
 
 
 _VIEW_OPS = a.VIEW_OPS
@@ -218,10 +237,25 @@ def _rows_at(shape: tuple[int, ...], strides: tuple[int, ...], item: int) -> tup
     return lo, hi, starts, run
 
 
-def block_key(records: Sequence[Recorded]) -> tuple:
+def block_key(records: Sequence[Recorded]) -> bytes:
     """What a block is timed by: its ops, in order, with their byte counts (blocks with equal
-    keys are timed once; a compact recording keeps one of them)."""
-    return tuple((id(r.event.op), r.event.nbytes) for r in records)
+    keys are timed once; a compact recording keeps one of them) - (id(op), bytes) per event
+    as two int64s: 16 bytes an event, hashed once (a tuple of pairs took 72 and was hashed by
+    walking it at every lookup)."""
+    n = len(records)
+    out = np.empty((n, 2), np.int64)
+    out[:, 0] = np.fromiter((id(r.event.op) for r in records), np.int64, n)
+    out[:, 1] = np.fromiter((r.event.nbytes for r in records), np.int64, n)
+    return out.tobytes()
+
+
+def pairs_key(pairs: Sequence[tuple[int, int]]) -> bytes:
+    """`block_key` of the events whose (id(op), bytes) pairs these are (a block's probe)."""
+    return np.fromiter(itertools.chain.from_iterable(pairs), np.int64, 2 * len(pairs)).tobytes()
+
+
+_KEY_BYTES = 16
+"""Bytes of a `block_key` per event."""
 
 
 class BlockRecords(list):
@@ -279,14 +313,23 @@ class Recorder(Interpreter.Listener):
     recording holds the distinct blocks, not every event of a long run. In a timing-only run
     a block is first probed (`repeated`): one whose probe foresees an earlier block's events
     does not run in full at all.
+
+    `device` (compact too): a programmed recording - each distinct block is kept as a
+    `ProgrammedBlock`, its replay program worked out when it ends, its events dropped; the
+    recording is then timed on that device only (`simulate`).
     """
 
     LISTENS_TO = frozenset((*_ACCESSING, a.LaunchOp, a.AllocOp))
     """The ops whose interpretation it needs to see (ascend_compiled.listened_ops)."""
 
-    def __init__(self, compact: bool = False) -> None:
+    def __init__(self, compact: bool = False, device: DeviceSpec | None = None) -> None:
         self.records: list[Record] = []
-        self.compact = compact
+        self.compact = compact or device is not None
+        self.device = device
+        # what a `_BlockReplay` takes of its simulator, for a programmed recording's blocks
+        self.cm = CostModel(device) if device is not None else None
+        self.facts: dict[int, tuple] = {}
+        self._core_types: dict[int, str] = {}  # launch -> its kernel's core type
         self._block: tuple[int, int] | None = None  # (launch, block) of the events since _start
         self._start = 0
         self._blocks: dict[tuple, list[Recorded]] = {}
@@ -350,6 +393,8 @@ class Recorder(Interpreter.Listener):
                 self._raw.append((len(self.records), pending[1]))
             else:
                 accesses = tuple(self._accesses(event.op, pending[1]))
+        if event.pipe == "host" and isinstance(event.op, a.LaunchOp | a.KernelOp):
+            self._core_types[event.launch] = event.detail.get("core_type", "vector")
         if event.pipe == "host" and isinstance(event.op, a.LaunchOp):
             args, self._launch_args = self._launch_args, ()
             io, self._launch_io = self._launch_io, ()
@@ -357,14 +402,17 @@ class Recorder(Interpreter.Listener):
             return
         self.records.append(Recorded(event, accesses))
 
-    def repeated(self, launch: int, block: int, key: tuple, gm: list[tuple[Operation, tuple]]) -> bool:
+    def repeated(self, launch: int, block: int, pairs: Sequence[tuple[int, int]],
+                 gm: list[tuple[Operation, tuple]]) -> bool:
         """A probed block (a timing-only run, `run_ascend_module`'s `repeats`): its events'
-        `block_key` and the (op, operands) of its ops touching gm. When an earlier block had
-        that key it is kept as a `RepeatedBlock` (True); else it runs in full (False) and its
-        recording is checked against the probe's key when it ends."""
+        (id(op), bytes) pairs (`pairs_key`) and the (op, operands) of its ops touching gm.
+        When an earlier block had that key it is kept as a `RepeatedBlock` (True); else it
+        runs in full (False) and its recording is checked against the probe's key when it
+        ends."""
         self.close()
-        if not key:  # no event: nothing to record
+        if not pairs:  # no event: nothing to record
             return True
+        key = pairs_key(pairs)
         first = self._blocks.get(key)
         if first is None:
             self._probe_key = key
@@ -419,14 +467,26 @@ class Recorder(Interpreter.Listener):
         key = recs.key = block_key(recs)
         probed, self._probe_key = self._probe_key, None
         if probed is not None and probed != key:  # the probe's code and the block's disagree: a bug
-            raise SimulationError(f"launch {block[0]} block {block[1]}: its probe foresaw {len(probed)} events, "
-                                  f"the block reported {len(key)} others")
+            raise SimulationError(f"launch {block[0]} block {block[1]}: its probe foresaw "
+                                  f"{len(probed) // _KEY_BYTES} events, the block reported "
+                                  f"{len(key) // _KEY_BYTES} others")
         first = self._blocks.get(key)
         if first is None:
             for i, args in raw:
                 r = self.records[i]
                 r.accesses = tuple(self._accesses(r.event.op, args))
-            self._blocks[key] = recs
+            core_type = self._core_types.get(block[0], "vector")
+            if self.device is None or core_type == a.HCCL:  # a collective's event is its timing
+                self._blocks[key] = recs
+                return
+            # programmed: the program stands for the events (on-chip races found now), the
+            # block's own gm bytes are kept as a repeat's are
+            program = _BlockReplay(self, core_type, None).program(recs)
+            reads, writes = self._gm_segments((self.records[i].event.op, args) for i, args in raw)
+            del self.records[self._start:], recs
+            entry = self._blocks[key] = ProgrammedBlock(block[0], block[1], program, key, self.device.name,
+                                                        reads, writes)
+            self.records.append(entry)
             return
         reads, writes = self._gm_segments((self.records[i].event.op, args) for i, args in raw)
         del self.records[self._start:]
@@ -505,11 +565,15 @@ class Recorder(Interpreter.Listener):
 
 def record(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | DeviceSpec = "ascend910b",
            overflow: list | None = None, timing: bool = False, memo: bool | dict = True,
-           compact: bool = False, first_launch: int = 0) -> tuple[dict[str, np.ndarray] | None, list[Record]]:
+           compact: bool = False, programs: bool = False,
+           first_launch: int = 0) -> tuple[dict[str, np.ndarray] | None, list[Record]]:
     """Run the program on the interpreter, recording every op with the bytes it touches
     (`overflow`, `timing`, `memo`: as ``run_ascend_module``'s; a timing-only run has no outputs;
-    `compact`: repeated blocks as `RepeatedBlock`s, see `Recorder`)."""
-    rec = Recorder(compact)
+    `compact`: repeated blocks as `RepeatedBlock`s; `programs`: distinct blocks as
+    `ProgrammedBlock`s too, timed on `device` only; see `Recorder`)."""
+    spec = load_device(device) if isinstance(device, str) else device
+    rec = Recorder(compact, spec if programs else None)
+    compact = rec.compact
     outputs = run_ascend_module(module, feeds, device=device, trace=rec, listeners=(rec,), overflow=overflow,
                                 timing=timing, memo=memo, repeats=rec.repeated if compact else None,
                                 first_launch=first_launch)
@@ -697,8 +761,7 @@ class _BlockProgram:
     hundred distinct ones."""
 
     events: list[tuple[int, int, int, int, int]]
-    classes: list[TraceEvent]
-    ops: list[TraceEvent]   # the event of each op, in order (the timeline's spans)
+    classes: list[TraceEvent]  # the first event of each duration class (the timeline's spans name theirs)
     flags: int              # flag keys (queues)
     pipes: list[str]        # busy slot -> pipe
     units: list[str]        # unit slot -> "aic.M", ...
@@ -774,7 +837,6 @@ class _BlockReplay:
         shared: dict[tuple, tuple] = {}  # equal flag event tuples, one object
         flops: Counter = Counter()
         events: list[tuple[int, int, int, int, int]] = []
-        op_events: list[TraceEvent] = []
         # (id(op), bytes) -> (its event tuple, gm bytes, gm bytes read, written, FLOPs dtype, FLOPs, reference)
         classes: dict[tuple, tuple] = {}
         reps: list[TraceEvent] = []
@@ -827,7 +889,6 @@ class _BlockReplay:
                 reps.append(ev)
             t, moved, rd, wr, fdt, fl, ref = cls
             events.append(t)
-            op_events.append(ev)
             mine = vc[p]
             if joined[p] is not issue_vc:
                 _join(mine, issue_vc)
@@ -871,7 +932,7 @@ class _BlockReplay:
                  _buffer_name(acc1, acc2), kind, count)
             for o1, p1, o2, p2, acc1, acc2, kind, count in races.values()
         ] if first is not None else []
-        return _BlockProgram(events, reps, op_events, len(queues), list(pipes), list(units), out_races, gm_bytes,
+        return _BlockProgram(events, reps, len(queues), list(pipes), list(units), out_races, gm_bytes,
                              dict(flops), references, reads, writes)
 
     def _class(self, ev: TraceEvent, lane: int, index: int, pipes: dict[str, int], units: dict[str, int]) -> tuple:
@@ -917,7 +978,7 @@ def clock(prog: _BlockProgram, dur: list[float], spans: list[OpSpan] | None = No
     queues = [deque() for _ in range(prog.flags)]
     busy = [0.0] * len(prog.pipes)
     unit_busy = [0.0] * len(prog.units)
-    ops = iter(prog.ops)
+    classes = prog.classes
     for kind, p, x, bs, us in prog.events:
         if kind == _OP:
             d = dur[x]
@@ -928,8 +989,8 @@ def clock(prog: _BlockProgram, dur: list[float], spans: list[OpSpan] | None = No
             unit_busy[us] += d
             if p == _S:
                 issue_t = end
-            if spans is not None:
-                ev = next(ops)
+            if spans is not None:  # a class's events share op, pipe and bytes
+                ev = classes[x]
                 spans.append(OpSpan(LANES[p] if p > _AIV_MTE2 else ev.pipe, start, end, _op_label(ev), ev.nbytes))
         elif kind == _SET:
             queues[x].append(free[p] if free[p] > issue_t else issue_t)
@@ -1157,9 +1218,12 @@ class _Sim:
         run_start: dict[int, int] = defaultdict(int)  # stream -> index of its current run's first task
         in_flight: list[tuple[list[_Launch], _Task, dict[int, int]]] = []  # a boundary's trailing sends
         for rec in records:
-            if isinstance(rec, RepeatedBlock):
+            if isinstance(rec, RepeatedBlock | ProgrammedBlock):
+                if isinstance(rec, ProgrammedBlock) and rec.device != self.spec.name:
+                    raise SimulationError(f"a recording programmed for {rec.device} is timed on {rec.device} only "
+                                          f"(asked for {self.spec.name}): record it again")
                 if rec.launch in launches:
-                    launches[rec.launch].blocks[rec.block] = rec.records
+                    launches[rec.launch].blocks[rec.block] = rec.records if isinstance(rec, RepeatedBlock) else rec
                 continue
             if isinstance(rec, RunBoundary):
                 fresh = []
@@ -1209,7 +1273,7 @@ class _Sim:
         for sends, done, starts in reversed(in_flight):  # the last first: a wait shifts what follows
             self._wait_for_sends(sends, done, starts, tasks, record_deps)
         io = [r for rec in records if isinstance(rec, Recorded) for r in rec.io]
-        timed_bytes = any(isinstance(rec, RepeatedBlock) or (isinstance(rec, Recorded) and rec.accesses)
+        timed_bytes = any(isinstance(rec, RepeatedBlock | ProgrammedBlock) or (isinstance(rec, Recorded) and rec.accesses)
                           for rec in records)
         every = [seg for rw in self.segments.values() for seg in rw]
         self.io_bytes_touched = _bytes_within(_merged_segments(every), io) if timed_bytes else None
@@ -1249,18 +1313,21 @@ class _Sim:
         c = min(launch.block_dim, limit)
         return c, c, c * per if takes_vector else 0
 
-    def block_key(self, records: list[Recorded]) -> int:
+    def block_key(self, records: list[Recorded] | ProgrammedBlock) -> int:
         """The number of the records' `block_key` (equal keys, one number)."""
         known = self.keys.get(id(records))  # a repeated block's records are its first block's list
         if known is None or known[0] is not records:
-            key = getattr(records, "key", None)  # the recorder's (BlockRecords)
+            key = getattr(records, "key", None)  # the recorder's (BlockRecords, ProgrammedBlock)
             if key is None:
                 key = block_key(records)
             known = self.keys[id(records)] = (records, self.numbers.setdefault(key, len(self.numbers)))
         return known[1]
 
-    def program(self, launch: _Launch, records: list[Recorded]) -> _BlockProgram:
-        """The block's `_BlockProgram`, worked out once per block key and core type."""
+    def program(self, launch: _Launch, records: list[Recorded] | ProgrammedBlock) -> _BlockProgram:
+        """The block's `_BlockProgram`, worked out once per block key and core type (a
+        programmed recording's block has it)."""
+        if isinstance(records, ProgrammedBlock):
+            return records.program
         key = (self.block_key(records), launch.core_type)
         prog = self.programs.get(key)
         if prog is None:
@@ -1792,7 +1859,7 @@ def launch_segments(records: Sequence[Record]) -> dict[int, tuple[tuple[np.ndarr
     repeated: dict[int, tuple[list, list]] = defaultdict(lambda: ([], []))
     replays: dict[int, tuple[int, tuple]] = {}
     for rec in records:
-        if isinstance(rec, RepeatedBlock):
+        if isinstance(rec, RepeatedBlock | ProgrammedBlock):
             repeated[rec.launch][0].append(rec.reads)
             repeated[rec.launch][1].append(rec.writes)
             continue
@@ -1974,7 +2041,7 @@ def stream_races(records: Sequence[Record],
     clock: dict[int, dict[int, int]] = defaultdict(dict)
     recorded: dict[Any, dict[int, int]] = {}
     for rec in records:
-        if isinstance(rec, RepeatedBlock):
+        if isinstance(rec, RepeatedBlock | ProgrammedBlock):
             continue
         ev = rec.event
         if ev.pipe == "host":
@@ -2068,7 +2135,7 @@ def simulate(records: Sequence[Record | TraceEvent], *, device: str | DeviceSpec
     races and gm footprints are found) or are plain TraceEvents (no race detection).
     ``strict`` raises SimulationError on a race."""
     spec = load_device(device) if isinstance(device, str) else device
-    recs = [r if isinstance(r, Recorded | RepeatedBlock) else Recorded(r) for r in records]
+    recs = [r if isinstance(r, Recorded | RepeatedBlock | ProgrammedBlock) else Recorded(r) for r in records]
     return _Sim(spec, strict).run(recs)
 
 
@@ -2086,7 +2153,7 @@ def simulate_ranks(records: Sequence[Sequence[Record]], *, server: str | ServerS
     plans, checked = [], {}
     for sim, recs in zip(sims, records):
         seen = checked.get(id(recs))  # ranks that recorded one run together (a symmetric program)
-        plans.append(sim.prepare(recs if seen else [r if isinstance(r, Recorded | RepeatedBlock | RunBoundary)
+        plans.append(sim.prepare(recs if seen else [r if isinstance(r, Recorded | RepeatedBlock | ProgrammedBlock | RunBoundary)
                                                     else Recorded(r) for r in recs], seen))
         checked.setdefault(id(recs), sim.segments)
     priced: dict[int, Collectives] = {}
@@ -2124,7 +2191,7 @@ def profile_ranks(modules: Sequence[ModuleOp],
             if i:
                 records.append(RunBoundary(i))
             out, recs = record(modules[rank], run, device=server.device, overflow=overflow, timing=timing,
-                               memo=seen, compact=True, first_launch=first)
+                               memo=seen, compact=True, programs=True, first_launch=first)
             first += sum(1 for r in recs if isinstance(r, Recorded) and r.event.pipe == "host"
                          and isinstance(r.event.op, a.LaunchOp | a.KernelOp))
             outputs.append(out)
@@ -2153,7 +2220,8 @@ def profile(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | 
     earlier one are not run again (runtime/launch_memo.py)."""
     spec = load_device(device) if isinstance(device, str) else device
     overflow: list[LaunchOverflow] = []
-    outputs, records = record(module, feeds, device=spec, overflow=overflow, timing=timing, memo=memo, compact=True)
+    outputs, records = record(module, feeds, device=spec, overflow=overflow, timing=timing, memo=memo, compact=True,
+                              programs=True)
     sim = simulate(records, device=spec, strict=strict)
     sim.overflow = overflow
     return outputs, sim

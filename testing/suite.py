@@ -211,13 +211,14 @@ def timing_reports(module, feeds: dict, device: str = "ascend910b", full_records
     """The report of a lowered program timed from a full run (`full_records`, when the caller
     recorded it: `simulator.record`), from a timing-only run and (`unmemoised`) from a
     timing-only run without memoised launches (runtime/simulator.py), each from its own
-    recording (the timing-only ones compacted, as `profile` records them): they must be equal."""
+    recording (the timing-only ones compacted and programmed, as `profile` records them: the
+    full run's keeps every event): they must be equal."""
     from geir.runtime.report import build_report
     from geir.runtime.simulator import record, simulate
 
     reports = []
     for timing, memo in ((False, True), (True, True), (True, False))[:3 if unmemoised else 2]:
         records = full_records if not timing and full_records is not None else \
-            record(module, feeds, device=device, timing=timing, memo=memo, compact=timing)[1]
+            record(module, feeds, device=device, timing=timing, memo=memo, compact=timing, programs=timing)[1]
         reports.append(build_report(simulate(records, device=device), module))
     return tuple(reports)

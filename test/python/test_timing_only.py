@@ -75,6 +75,30 @@ def test_blocks_like_an_earlier_one_are_probed_not_run():
     assert simulate(rec.records).latency_us == simulate(full).latency_us
 
 
+def test_a_programmed_recording_keeps_programs_not_events_and_times_the_same():
+    """`record(..., programs=True)` (what `profile` records) keeps each distinct block as its
+    replay program: no event of a kernel block is kept, and the timing, the timeline and the
+    races are those of the recording that keeps every distinct block's events."""
+    from geir.runtime.report import build_report
+    from geir.runtime.simulator import ProgrammedBlock
+
+    cm = geir.compile(tiny(layers=2).prefill, opt_level=3)
+    feeds = cm.random_inputs()
+    _, events = record(cm.module, feeds, timing=True, compact=True)
+    _, programmed = record(cm.module, feeds, timing=True, compact=True, programs=True)
+    assert not [r for r in programmed if isinstance(r, Recorded) and r.event.pipe != "host"]
+    blocks = [r for r in programmed if isinstance(r, ProgrammedBlock)]
+    assert len(blocks) == len({(r.event.launch, r.event.block) for r in events
+                               if isinstance(r, Recorded) and r.event.pipe != "host"}) > 0
+    assert all(isinstance(r.records, ProgrammedBlock) for r in programmed if isinstance(r, RepeatedBlock))
+    want, got = simulate(events), simulate(programmed)
+    assert build_report(got, cm.module) == build_report(want, cm.module)
+    assert got.timeline == want.timeline and got.races == want.races
+    with pytest.raises(SimulationError, match=r"programmed for ascend910b is timed on ascend910b only "
+                                              r"\(asked for ascend310p\): record it again"):
+        simulate(programmed, device="ascend310p")
+
+
 def test_a_probe_that_foresees_other_events_than_the_block_reports_is_an_error():
     """The recorder checks each block that runs in full against its probe's key."""
     cm = geir.compile(tiny(layers=1).decode, opt_level=3)
