@@ -724,12 +724,22 @@ class SimResult:
     kernels: list[KernelRecord]
     pipe_busy_us: dict[str, float]
     races: list[Race]
-    timeline: list[Span]
-    streams: tuple[int, ...]
+    timeline_of: Callable[[], list[Span]] = field(repr=False, compare=False)  # see `timeline`
+    streams: tuple[int, ...] = ()
     overflow: list[LaunchOverflow] = field(default_factory=list)  # from the run (runtime/overflow.py)
     io_bytes_touched: int | None = None  # distinct bytes of graph inputs, outputs and constants the
                                          # kernels touch (None: plain trace events, no bytes)
     rank: int = 0                        # the device of a multi-device run
+    _timeline: list[Span] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def timeline(self) -> list[Span]:
+        """Every span, by start: kernels, launches, events and (of each kernel's first core)
+        ops. Made when first asked for: a prefill at 8 x 4096 has millions of op spans per
+        attention launch, and a report does not need them."""
+        if self._timeline is None:
+            self._timeline = self.timeline_of()
+        return self._timeline
 
 
 # ---------------------------------------------------------------------------
@@ -1477,10 +1487,16 @@ class _Sim:
 
     def result(self, plan: _RankPlan) -> SimResult:
         kernels = [plan.recs[l.index] for l in plan.launches]
-        timeline = plan.timeline
-        latency = max([k.end_us for k in kernels] + [sp.end_us for sp in timeline], default=0.0)
-        timeline.extend(self.kernel_spans(kernels))
-        timeline.sort(key=lambda sp: (sp.start_us, sp.track != "stream"))
+        events = plan.timeline
+        latency = max([k.end_us for k in kernels] + [sp.end_us for sp in events], default=0.0)
+
+        launch_us = self.cm.launch_overhead_us()
+
+        def timeline() -> list[Span]:  # holds the kernels, not the simulator (nor its records)
+            out = [*events, *kernel_spans(kernels, launch_us)]
+            out.sort(key=lambda sp: (sp.start_us, sp.track != "stream"))
+            return out
+
         pipe_busy: Counter = Counter()
         for k in kernels:
             pipe_busy.update(k.pipe_busy_us)
@@ -1492,21 +1508,23 @@ class _Sim:
         _schedule([plan], self.spec, None)
         return self.result(plan)
 
-    def kernel_spans(self, kernels: Iterable[KernelRecord]) -> Iterable[Span]:
-        lo = self.cm.launch_overhead_us()
-        for k in kernels:
-            args = {"kernel": k.name, "launch": k.launch, "bound": k.bound, "block_dim": k.block_dim,
-                    "cores": k.cores, "hbm_bytes": k.hbm_bytes, "l2_hit_bytes": k.l2_hit_bytes, "launch_us": k.launch_us,
-                    "nodes": list(k.nodes)}
-            yield Span("stream", k.stream, None, k.display_name, k.start_us, k.end_us, "kernel", args)
-            if lo > 0:
-                yield Span("stream", k.stream, None, "launch", k.start_us, k.start_us + lo, "launch", {})
-            stretch = k.exec_us / k.standalone_exec_us if k.standalone_exec_us > 0 else 1.0
-            for begin, sim in k.core0:
-                base = k.exec_start_us + begin * stretch
-                for sp in sim.spans:
-                    yield Span("pipe", k.stream, sp.pipe, sp.name, base + sp.start_us * stretch,
-                               base + sp.end_us * stretch, "op", {"bytes": sp.nbytes, "kernel": k.name})
+
+def kernel_spans(kernels: Iterable[KernelRecord], lo: float) -> Iterable[Span]:
+    """Each kernel's spans on the timeline: the kernel, its launch phase (`lo` us) and its first
+    core's ops."""
+    for k in kernels:
+        args = {"kernel": k.name, "launch": k.launch, "bound": k.bound, "block_dim": k.block_dim,
+                "cores": k.cores, "hbm_bytes": k.hbm_bytes, "l2_hit_bytes": k.l2_hit_bytes, "launch_us": k.launch_us,
+                "nodes": list(k.nodes)}
+        yield Span("stream", k.stream, None, k.display_name, k.start_us, k.end_us, "kernel", args)
+        if lo > 0:
+            yield Span("stream", k.stream, None, "launch", k.start_us, k.start_us + lo, "launch", {})
+        stretch = k.exec_us / k.standalone_exec_us if k.standalone_exec_us > 0 else 1.0
+        for begin, sim in k.core0:
+            base = k.exec_start_us + begin * stretch
+            for sp in sim.spans:
+                yield Span("pipe", k.stream, sp.pipe, sp.name, base + sp.start_us * stretch,
+                           base + sp.end_us * stretch, "op", {"bytes": sp.nbytes, "kernel": k.name})
 
 
 def _place(block_dim: int, sims: Mapping[int, BlockSim], cores: int, dispatch: float
