@@ -36,7 +36,9 @@ The model, level by level (docs/report.md lists each rule with the figure it use
   refinement of the schedule: a last partial wave, or blocks of unequal work). A share of the kernel's
   gm reads, and of its writes, hits L2 (``CostModel.l2_hit_fraction``: what the kernel reads or
   writes again, while its footprint fits in L2) and moves at ``l2_bytes_per_s``; the rest at
-  ``hbm_bytes_per_s``. Between kernels: a kernel demands
+  ``hbm_bytes_per_s``. The DMAs to and from the kernel's own scratch (hand-off tiles written
+  and read back) have shares of their own, at the scratch's reuse distance
+  (``CostModel.scratch_reuse_bytes``) instead of the footprint. Between kernels: a kernel demands
   its HBM bytes / its time; when the running kernels together demand more than the bandwidth,
   each gets a max-min fair share and progresses at share / demand of its own speed.
 * **Streams.** Per stream a FIFO of launches, event records and event waits. A launch spends
@@ -142,6 +144,7 @@ class Recorded:
     args: tuple[tuple[str, int, int], ...] = ()   # a launch: (name, lo, hi) of its gm arguments
     io: tuple[tuple[int, int], ...] = ()          # a launch: [lo, hi) of its arguments that are graph
                                                   # inputs, outputs or constants (or views of them)
+    scratch: tuple[tuple[int, int], ...] = ()     # a launch: [lo, hi) of its kernel's own scratch
 
 
 @dataclass(frozen=True)
@@ -337,6 +340,7 @@ class Recorder(Interpreter.Listener):
         self._raw: list[tuple[int, tuple]] = []  # compact: (record index, operand values) of the block's ops
         self._launch_args: tuple[tuple[str, int, int], ...] = ()
         self._launch_io: tuple[tuple[int, int], ...] = ()
+        self._launch_scratch: tuple[tuple[int, int], ...] = ()
         # keyed by id: xDSL hashes ops and values in Python, and these are looked up per event
         self._alloc_base: dict[int, int] = {}  # id(ascend.alloc) -> the address of its buffer
         self._values: dict[int, tuple[str, Operation | None]] = {}  # id(value) -> (space, root alloc)
@@ -356,6 +360,7 @@ class Recorder(Interpreter.Listener):
         elif kind is a.LaunchOp:  # its buffers, to name them in stream-race messages
             self._launch_args = _launch_args(op, args[1:])
             self._launch_io = _io_ranges(op, args[1:])
+            self._launch_scratch = _scratch_ranges(op, args[1:])
 
     def did_interpret_op(self, op: Operation, results: tuple) -> None:
         if not results:
@@ -398,7 +403,8 @@ class Recorder(Interpreter.Listener):
         if event.pipe == "host" and isinstance(event.op, a.LaunchOp):
             args, self._launch_args = self._launch_args, ()
             io, self._launch_io = self._launch_io, ()
-            self.records.append(Recorded(event, accesses, args, io))
+            scratch, self._launch_scratch = self._launch_scratch, ()
+            self.records.append(Recorded(event, accesses, args, io, scratch))
             return
         self.records.append(Recorded(event, accesses))
 
@@ -781,20 +787,24 @@ class _BlockProgram:
     references: int
     reads: int              # gm bytes its DMA reads (a re-laying copy's whole blocks)
     writes: int             # gm bytes its DMA writes
+    scratch_reads: int      # of them, the bytes read from and written to the kernel's own scratch
+    scratch_writes: int
+    on_scratch: list[bool]  # per duration class: a DMA whose gm side is the kernel's own scratch
 
 
 class _BlockReplay:
     """Replays one block's events; see the module docstring for the rules."""
 
-    def __init__(self, sim: _Sim, core_type: str, blocks: float | None, hit: tuple[float, float] = (0.0, 0.0)):
+    def __init__(self, sim: _Sim, core_type: str, blocks: float | None,
+                 hit: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)):
         """`blocks`: the blocks moving gm data at once (None: no bandwidth limit); `hit`: the
         shares of the kernel's gm reads and of its gm writes L2 serves
-        (`CostModel.l2_hit_fraction`)."""
+        (`CostModel.l2_hit_fraction`), then those of its reads and writes of its own scratch."""
         self.cm, self.blocks, self.hit = sim.cm, blocks, hit
         self.facts = sim.facts
         self.scalar_unit = "aiv" if core_type == "vector" else "aic"
 
-    def duration(self, ev: TraceEvent) -> float:
+    def duration(self, ev: TraceEvent, on_scratch: bool = False) -> float:
         op, cm = ev.op, self.cm
         if _is_dma(ev):  # ascend.copy, ascend.load3d: the engine of the (src, dst) path
             src, dst = ev.detail["src"], ev.detail["dst"]
@@ -802,7 +812,7 @@ class _BlockReplay:
             cycles = cm.dma_cycles(moved, src, dst)
             if self.blocks is not None and "gm" in (src, dst) and moved > 0:
                 startup = cm.spec.dma_startup_cycles[cm.dma_engine(src, dst)]
-                hit = self.hit[0] if src == "gm" else self.hit[1]
+                hit = self.hit[(src != "gm") + 2 * on_scratch]
                 cycles = max(cycles, math.ceil(cm.gm_cycles(_gm_side_bytes(cm, ev), self.blocks, hit)) + startup)
             return cm.cycles_to_us(cycles)
         if isinstance(op, a.MmadOp):
@@ -852,7 +862,8 @@ class _BlockReplay:
         reps: list[TraceEvent] = []
         pipes: dict[str, int] = {}
         units: dict[str, int] = {}
-        gm_bytes = references = reads = writes = 0
+        gm_bytes = references = reads = writes = scratch_reads = scratch_writes = 0
+        on_scratch: list[bool] = []
         # per space, per lane: the latest access of each range (and the lane's latest epoch, so
         # a lane whose every access happens-before the new one is passed over at once)
         history: dict[object, dict[int, dict[tuple, tuple[Access, int, Operation]]]] = defaultdict(dict)
@@ -897,7 +908,8 @@ class _BlockReplay:
             if cls is None:
                 cls = classes[ckey] = self._class(ev, p, len(reps), pipes, units)
                 reps.append(ev)
-            t, moved, rd, wr, fdt, fl, ref = cls
+                on_scratch.append(cls[-1])
+            t, moved, rd, wr, fdt, fl, ref, scratch = cls
             events.append(t)
             mine = vc[p]
             if joined[p] is not issue_vc:
@@ -910,6 +922,9 @@ class _BlockReplay:
             gm_bytes += moved
             reads += rd
             writes += wr
+            if scratch:
+                scratch_reads += rd
+                scratch_writes += wr
             if fl:
                 flops[fdt] += fl
             references += ref
@@ -943,19 +958,22 @@ class _BlockReplay:
             for o1, p1, o2, p2, acc1, acc2, kind, count in races.values()
         ] if first is not None else []
         return _BlockProgram(events, reps, len(queues), list(pipes), list(units), out_races, gm_bytes,
-                             dict(flops), references, reads, writes)
+                             dict(flops), references, reads, writes, scratch_reads, scratch_writes, on_scratch)
 
     def _class(self, ev: TraceEvent, lane: int, index: int, pipes: dict[str, int], units: dict[str, int]) -> tuple:
         """A duration class's part of its events: (the event tuple, gm bytes, gm bytes read,
-        gm bytes written, FLOPs dtype, FLOPs, reference ops) - every event of an (op, bytes)."""
+        gm bytes written, FLOPs dtype, FLOPs, reference ops, whether its gm side is the
+        kernel's own scratch) - every event of an (op, bytes)."""
         unit = f"{self.unit(ev)}.{ev.pipe}"
         t = (_OP, lane, index, pipes.setdefault(ev.pipe, len(pipes)), units.setdefault(unit, len(units)))
         moved = rd = wr = fl = ref = 0
         fdt = ""
+        scratch = False
         if _is_dma(ev):
             src, dst = ev.detail["src"], ev.detail["dst"]
             if "gm" in (src, dst):
                 moved = _gm_side_bytes(self.cm, ev)
+                scratch = _on_scratch(ev.op.operands[0 if src == "gm" else 1])
             if src == "gm":  # the L2 rule's traffic: what the engine moves (`_moved_bytes`)
                 rd = _moved_bytes(self.cm, ev)
             elif dst == "gm":
@@ -965,11 +983,11 @@ class _BlockReplay:
             fdt, fl = ev.dtype, 2 * d["m"] * d["k"] * d["n"]
         elif "op" in ev.detail:
             moved, ref = ev.nbytes, 1
-        return t, moved, rd, wr, fdt, fl, ref
+        return t, moved, rd, wr, fdt, fl, ref, scratch
 
     def time(self, prog: _BlockProgram) -> BlockSim:
         """The block timed at this replay's share and hit rate (`clock`)."""
-        dur = [self.duration(ev) for ev in prog.classes]
+        dur = [self.duration(ev, s) for ev, s in zip(prog.classes, prog.on_scratch)]
         end, busy, unit_busy = clock(prog, dur)
         return BlockSim(end, dict(zip(prog.pipes, busy)), dict(zip(prog.units, unit_busy)), None, prog.gm_bytes,
                         dict(prog.flops), prog.races, prog.references, spans_of=lambda: _spans(prog, dur))
@@ -1179,6 +1197,7 @@ class _Launch:
     block_dim: int
     blocks: dict[int, list[Recorded]] = field(default_factory=dict)
     deps: frozenset[int] = frozenset()
+    scratch: tuple[tuple[int, int], ...] = ()  # [lo, hi) of its kernel's own scratch (`Recorded.scratch`)
 
 
 @dataclass
@@ -1258,7 +1277,7 @@ class _Sim:
                     kernel = ev.op.kernel_op() if isinstance(ev.op, a.LaunchOp) else ev.op
                     launch = _Launch(ev.launch, ev.op, kernel, ev.kernel or "", stream,
                                      ev.detail.get("core_type", "vector"), int(ev.detail.get("block_dim", 1)),
-                                     deps=frontier[stream])
+                                     deps=frontier[stream], scratch=rec.scratch)
                     launches[ev.launch] = launch
                     frontier[stream] = frozenset({ev.launch})
                     first = ev.detail.get("replays")
@@ -1356,20 +1375,30 @@ class _Sim:
         prog = self.program(launch, records)
         return prog.reads, prog.writes
 
-    def l2_hit(self, launch: _Launch, footprint: int) -> tuple[tuple[float, float], int]:
-        """The shares of the launch's gm reads and writes L2 serves (`CostModel.l2_hit_fraction`
-        of its bytes, their distinct bytes and its gm `footprint`), and the bytes L2 serves."""
-        reads = writes = 0
+    def l2_hit(self, launch: _Launch, footprint: int) -> tuple[tuple[float, float, float, float], int]:
+        """The shares of the launch's gm reads and writes L2 serves, then of its reads and
+        writes of its own scratch (`CostModel.l2_hit_fraction` of their bytes, their distinct
+        bytes and the gm `footprint`, for the scratch `CostModel.scratch_reuse_bytes`), and
+        the bytes L2 serves. A scratch byte is read only after the kernel wrote it (scratch
+        holds no tensor): none of its reads is a first touch."""
+        reads = writes = s_reads = s_writes = 0
         for recs in launch.blocks.values():
-            r, w = self.gm_traffic(launch, recs)
-            reads, writes = reads + r, writes + w
+            prog = self.program(launch, recs)
+            reads, writes = reads + prog.reads, writes + prog.writes
+            s_reads, s_writes = s_reads + prog.scratch_reads, s_writes + prog.scratch_writes
         rw = self.segments.get(launch.index)
         if not (reads or writes) or not rw:
-            return (0.0, 0.0), 0
-        (rs, re_), (ws, we) = rw
-        hit = (self.cm.l2_hit_fraction(reads, int((re_ - rs).sum()), footprint),
-               self.cm.l2_hit_fraction(writes, int((we - ws).sum()), footprint))
-        return hit, round(reads * hit[0] + writes * hit[1])
+            return (0.0, 0.0, 0.0, 0.0), 0
+        r_seg, w_seg = rw
+        s_read_distinct, s_write_distinct = _bytes_within(r_seg, launch.scratch), _bytes_within(w_seg, launch.scratch)
+        cm = self.cm
+        distance = cm.scratch_reuse_bytes(s_write_distinct, s_reads + s_writes, reads + writes, footprint)
+        hit = (cm.l2_hit_fraction(reads - s_reads, int((r_seg[1] - r_seg[0]).sum()) - s_read_distinct, footprint),
+               cm.l2_hit_fraction(writes - s_writes, int((w_seg[1] - w_seg[0]).sum()) - s_write_distinct, footprint),
+               cm.l2_hit_fraction(s_reads, 0, distance),
+               cm.l2_hit_fraction(s_writes, s_write_distinct, distance))
+        served = (reads - s_reads) * hit[0] + (writes - s_writes) * hit[1] + s_reads * hit[2] + s_writes * hit[3]
+        return hit, round(served)
 
     def collective(self, launch: _Launch) -> KernelRecord:
         """An hccl launch: no core, no block replay; its time is set when its ranks meet."""
@@ -1977,6 +2006,27 @@ def _is_workspace(arg: BlockArgument) -> bool:
     if attrs is None or arg.index >= len(attrs.data):
         return False
     return attr_names.WORKSPACE in attrs.data[arg.index].data
+
+
+def _scratch_ranges(op: a.LaunchOp, arrays: Sequence[Any]) -> tuple[tuple[int, int], ...]:
+    """[lo, hi) of the launch's arguments that are its kernel's own scratch (`geir.scratch`:
+    the last ones)."""
+    count = op.kernel_op().attributes.get(attr_names.SCRATCH)
+    if count is None:
+        return ()
+    n = count.value.data
+    return tuple(byte_extent(x) for x in arrays[len(arrays) - n:] if isinstance(x, np.ndarray) and x.size)
+
+
+def _on_scratch(value: SSAValue) -> bool:
+    """Whether a kernel's gm operand is (a view of) one of its own scratch arguments."""
+    while isinstance(value, OpResult) and isinstance(value.op, _VIEW_OPS):
+        value = value.op.operands[0]
+    if not isinstance(value, BlockArgument):
+        return False
+    kernel = value.owner.parent_op()
+    count = kernel.attributes.get(attr_names.SCRATCH) if isinstance(kernel, a.KernelOp) else None
+    return count is not None and value.index >= len(value.owner.args) - count.value.data
 
 
 def _launch_args(op: a.LaunchOp, arrays: Sequence[Any]) -> tuple[tuple[str, int, int], ...]:

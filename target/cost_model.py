@@ -164,13 +164,27 @@ class CostModel:
         scratch tile written and read back) hit L2 when the kernel's gm footprint fits in
         ``l2_bytes``, and a share l2_bytes / footprint of them when it does not (an LRU over a
         larger footprint keeps that share: an assumption). ``nbytes``: the kernel's reads (or
-        writes); ``distinct_bytes``: the distinct bytes among them. Bytes another kernel left
-        in L2 are not counted (conservative)."""
+        writes); ``distinct_bytes``: the distinct bytes among them; ``footprint_bytes``: the
+        kernel's footprint, or for its own scratch `scratch_reuse_bytes`. Bytes another
+        kernel left in L2 are not counted (conservative)."""
         if nbytes <= 0:
             return 0.0
         again = max(0.0, nbytes - distinct_bytes)
         keep = min(1.0, self.spec.l2_bytes / footprint_bytes) if footprint_bytes > 0 else 1.0
         return again * keep / nbytes
+
+    def scratch_reuse_bytes(self, scratch_bytes: float, scratch_traffic: float, traffic: float,
+                            footprint_bytes: float) -> float:
+        """What stands for the footprint in `l2_hit_fraction` for the touches of a kernel's own
+        gm scratch (`geir.scratch`: hand-off tiles a block writes and reads back a pipeline
+        stage later, in slots it writes again): the gm bytes the kernel moves between two
+        touches of a scratch byte, ``scratch_bytes * traffic / scratch_traffic`` when its
+        ``traffic`` interleaves evenly (an assumption), at most its footprint. An LRU keeps a
+        byte whose reuse distance is under ``l2_bytes``; a footprint far over L2 with a few MiB
+        of scratch in it keeps the hand-offs where the whole-kernel share would not."""
+        if scratch_traffic <= 0:
+            return footprint_bytes
+        return min(footprint_bytes, scratch_bytes * traffic / scratch_traffic)
 
     def gm_cycles(self, nbytes: float, blocks: int, hit: float = 0.0) -> float:
         """Cube-clock cycles one of ``blocks`` concurrent blocks needs to move ``nbytes`` to or

@@ -446,16 +446,19 @@ def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, item
     if plan.causal:  # query tile q sees the keys up to its last row + off
         seen = sum(min(tiles_per_item, ceil_div(min(plan.S, (q + 1) * mq) + plan.off, nk)) for q in range(nq))
         tiles_per_item = max(1, ceil_div(seen, nq))
-    # the simulator's L2 rule (CostModel.l2_hit_fraction): K and V read again per query tile,
-    # the S / P / P V hand-offs written and read back through the blocks' scratch
+    # the simulator's L2 rule (CostModel.l2_hit_fraction): K and V read again per query tile;
+    # the S / P / P V hand-offs written and read back through the blocks' scratch, at its
+    # reuse distance (CostModel.scratch_reuse_bytes)
     tiles = items * tiles_per_item
     q_bytes, out_bytes = plan.B * plan.H * plan.S * plan.D * e, plan.B * plan.H * plan.S * plan.Dv * e
     kv_bytes = plan.B * plan.Hkv * plan.L * (plan.D + plan.Dv) * e
     scratch = blocks * len(SLOTS) * (s_bytes + p_bytes + o_bytes)
     footprint = q_bytes + kv_bytes + out_bytes + scratch
-    hit = {"gm": cost.l2_hit_fraction(tiles * (nk * (plan.D + plan.Dv) * e + s_bytes + p_bytes + o_bytes),
-                                      kv_bytes + scratch, footprint),
-           "out": cost.l2_hit_fraction(tiles * (s_bytes + p_bytes + o_bytes), scratch, footprint)}
+    kv_reads, handed = tiles * nk * (plan.D + plan.Dv) * e, tiles * (s_bytes + p_bytes + o_bytes)
+    distance = cost.scratch_reuse_bytes(scratch, 2 * handed, q_bytes + kv_reads + 2 * handed + out_bytes, footprint)
+    hit = {"kv": cost.l2_hit_fraction(kv_reads, kv_bytes, footprint),
+           "in": cost.l2_hit_fraction(handed, 0, distance),
+           "out": cost.l2_hit_fraction(handed, scratch, distance)}
 
     steps = ceil_div(nk, nk0 or nk)
     n0p = round_up(ceil_div(nk, steps), FRACTAL)
@@ -464,19 +467,18 @@ def _estimate_us(req: KernelRequest, plan: AttentionPlan, mq: int, nk: int, item
 
     def per_item(movers: int) -> int:
         """An item's pipeline of key tiles, `movers` blocks sharing the bandwidth."""
-        def gm(nbytes: int, src: str, dst: str) -> int:
-            h = hit["gm"] if src == "gm" else hit["out"]
+        def gm(nbytes: int, src: str, dst: str, h: str) -> int:
             return max(cost.dma_cycles(nbytes, src, dst),
-                       math.ceil(cost.gm_cycles(nbytes, movers, h)) + cost.dma_cycles(0, src, dst))
+                       math.ceil(cost.gm_cycles(nbytes, movers, hit[h])) + cost.dma_cycles(0, src, dst))
 
-        kv = gm(nk * plan.D * e, "gm", "l1") + gm(nk * plan.Dv * e, "gm", "l1")
-        o_fix, o_in = gm(o_bytes, "l0c", "gm"), gm(o_share, "gm", "ub")
+        kv = gm(nk * plan.D * e, "gm", "l1", "kv") + gm(nk * plan.Dv * e, "gm", "l1", "kv")
+        o_fix, o_in = gm(o_bytes, "l0c", "gm", "out"), gm(o_share, "gm", "ub", "in")
         o_vec = 3 * cost.vector_cycles("binary", o_share, "f32")
         pipes = {  # the AIC's MTE2 brings K, V and P into l1, each AIV's its rows of S and P V into ub
-            "MTE2": kv + gm(p_bytes, "gm", "l1"),
-            "MTE2.aiv": gm(s_share, "gm", "ub") + o_in,
-            "FIX": gm(s_bytes, "l0c", "gm") + o_fix,
-            "MTE3": gm(p_share, "ub", "gm"),
+            "MTE2": kv + gm(p_bytes, "gm", "l1", "in"),
+            "MTE2.aiv": gm(s_share, "gm", "ub", "in") + o_in,
+            "FIX": gm(s_bytes, "l0c", "gm", "out") + o_fix,
+            "MTE3": gm(p_share, "ub", "gm", "out"),
             "MTE1": steps * (cost.dma_cycles(mqp * n0p * e, "l1", "l0a") + cost.dma_cycles(n0p * dvp * e, "l1", "l0b")
                              + cost.dma_cycles(n0p * dp * e, "l1", "l0b")),
             "M": steps * (cost.mmad_cycles(mqp, dp, n0p, dt) + cost.mmad_cycles(mqp, n0p, dvp, dt)),

@@ -263,6 +263,19 @@ def test_l2_hit_fraction(cm):
     assert cm.l2_hit_fraction(40 * mib, 10 * mib, 384 * mib) == pytest.approx(0.75 * 0.5)
 
 
+def test_scratch_reuse_bytes(cm):
+    """A scratch byte is touched again after the kernel moved scratch / (its share of the
+    traffic) bytes, never more than the footprint; with no scratch traffic the footprint."""
+    mib = 1 << 20
+    assert cm.scratch_reuse_bytes(4 * mib, 100 * mib, 400 * mib, 1024 * mib) == pytest.approx(16 * mib)
+    assert cm.scratch_reuse_bytes(4 * mib, 1 * mib, 400 * mib, 1024 * mib) == 1024 * mib
+    assert cm.scratch_reuse_bytes(0, 0, 400 * mib, 1024 * mib) == 1024 * mib
+    # the hand-offs of a 1 GiB footprint: all of their re-reads hit, against a sixth before
+    distance = cm.scratch_reuse_bytes(4 * mib, 100 * mib, 400 * mib, 1024 * mib)
+    assert cm.l2_hit_fraction(50 * mib, 0, distance) == 1.0
+    assert cm.l2_hit_fraction(50 * mib, 0, 1024 * mib) == pytest.approx(192 / 1024)
+
+
 def test_gm_cycles_and_time(cm):
     """Hits move at the L2 bandwidth, misses and writes at HBM's; each of `blocks` blocks gets
     its share of both."""

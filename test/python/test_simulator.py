@@ -214,6 +214,71 @@ def test_a_tile_written_again_hits_l2():
     assert k.l2_hit_bytes == 3 * TILE and k.hbm_bytes == 4 * TILE + TILE
 
 
+def handoff_program(tiles: int, scratch: bool) -> str:
+    """z = x + x over `tiles` 16x256 tiles, each sum handed off through one gm tile %w (written
+    by MTE3, read back by MTE2, then copied out): %w is the kernel's own scratch
+    (`geir.scratch`) or, without `scratch`, a second output."""
+    rows = 16 * tiles
+    gm, w = f'memref<{rows}x256xf16, "gm">', 'memref<16x256xf16, "gm">'
+    attr = ", geir.scratch = 1 : i64" if scratch else ""
+    kernel = f"""
+ascend.kernel @handoff(%x: {gm}, %z: {gm}, %w: {w})
+    attributes {{core_type = "vector", block_dim = 1 : i64{attr}}} {{
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %cn = arith.constant {rows} : index
+  %xu = ascend.alloc {{offset = 0 : i64}} : !ub
+  %zu = ascend.alloc {{offset = 8192 : i64}} : !ub
+  scf.for %i = %c0 to %cn step %c16 {{
+    %xt = memref.subview %x[%i, 0] [16, 256] [1, 1] : {gm} to !tile
+    %zt = memref.subview %z[%i, 0] [16, 256] [1, 1] : {gm} to !tile
+    ascend.copy %xt, %xu : !tile to !ub
+    ascend.pipe_barrier ALL
+    ascend.vadd %xu, %xu, %zu : !ub
+    ascend.pipe_barrier ALL
+    ascend.copy %zu, %w : !ub to {w}
+    ascend.pipe_barrier ALL
+    ascend.copy %w, %xu : {w} to !ub
+    ascend.pipe_barrier ALL
+    ascend.copy %xu, %zt : !ub to !tile
+    ascend.pipe_barrier ALL
+  }}
+  ascend.return
+}}
+"""
+    host_w = f"  %w = ascend.alloc : {w}\n" if scratch else ""
+    w_arg = "" if scratch else f', %w: {w} {{onnx.name = "w", ascend.output}}'
+    return TYPES.format(rows=rows) + kernel + f"""
+func.func @main(%x: {gm} {{onnx.name = "x"}}, %z: {gm} {{onnx.name = "z", ascend.output}}{w_arg}) {{
+  %s = ascend.stream 0
+{host_w}  ascend.launch @handoff on %s(%x, %z, %w) : ({gm}, {gm}, {w})
+  func.return
+}}
+"""
+
+
+def test_a_scratch_hand_off_hits_l2_at_its_reuse_distance():
+    """A kernel's footprint (64 tiles of x, 64 of z, the hand-off tile: 129 tiles) over an L2
+    of 8 tiles: x and z are touched once each, and the hand-off tile is written and read back
+    64 times. As the kernel's own scratch, the bytes moved between two touches of it are its
+    1 tile x 256 tiles of traffic / 128 of scratch traffic = 2 tiles (CostModel.scratch_reuse_bytes),
+    under L2: every read of it and every write but the first hit, and HBM moves the footprint
+    once. As a plain output, the footprint decides: only 8/129 of its 126 re-touches hit."""
+    import dataclasses
+
+    device = dataclasses.replace(load_device("ascend910b"), l2_bytes=8 * TILE)
+    module, outputs, sim = run(handoff_program(64, scratch=True), device=device)
+    x = feeds_for(module)["x"]
+    np.testing.assert_array_equal(outputs["z"], x + x)
+    (k,) = sim.kernels
+    assert k.footprint_bytes == 129 * TILE
+    assert k.l2_hit_bytes == 127 * TILE and k.hbm_bytes == 129 * TILE
+    _, _, plain = run(handoff_program(64, scratch=False), device=device)
+    (p,) = plain.kernels
+    assert p.footprint_bytes == 129 * TILE
+    assert p.l2_hit_bytes == round(126 * TILE * 8 / 129)
+
+
 def test_a_kernel_that_reads_each_byte_once_hits_nothing():
     _, _, sim = run(one_kernel_program(tiles=4, block_dim=8))
     (k,) = sim.kernels
