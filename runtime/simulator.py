@@ -53,6 +53,7 @@ The model, level by level (docs/report.md lists each rule with the figure it use
 
 from __future__ import annotations
 
+import gc
 import heapq
 import itertools
 import math
@@ -580,10 +581,18 @@ def record(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | D
     spec = load_device(device) if isinstance(device, str) else device
     rec = Recorder(compact, spec if programs else None)
     compact = rec.compact
-    outputs = run_ascend_module(module, feeds, device=device, trace=rec, listeners=(rec,), overflow=overflow,
-                                timing=timing, memo=memo, repeats=rec.repeated if compact else None,
-                                first_launch=first_launch)
-    rec.close()
+    # A recording makes millions of long-lived objects (records, accesses, programs) and few
+    # cycles: the collector's full passes over them took a third of a long prefill's run
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        outputs = run_ascend_module(module, feeds, device=device, trace=rec, listeners=(rec,), overflow=overflow,
+                                    timing=timing, memo=memo, repeats=rec.repeated if compact else None,
+                                    first_launch=first_launch)
+        rec.close()
+    finally:
+        if collecting:
+            gc.enable()
     return outputs, rec.records
 
 
@@ -1304,8 +1313,9 @@ class _Sim:
         io = [r for rec in records if isinstance(rec, Recorded) for r in rec.io]
         timed_bytes = any(isinstance(rec, RepeatedBlock | ProgrammedBlock) or (isinstance(rec, Recorded) and rec.accesses)
                           for rec in records)
-        every = [seg for rw in self.segments.values() for seg in rw]
-        self.io_bytes_touched = _bytes_within(_merged_segments(every), io) if timed_bytes else None
+        every = [seg for rw in self.segments.values() for seg in rw if len(seg[0])]
+        self.io_bytes_touched = sum(_bytes_within(_merged_segments(clipped(seg, lo, hi) for seg in every), io)
+                                    for lo, hi in address_windows(every)) if timed_bytes else None
         return [launches[k] for k in sorted(launches)], tasks, sorted(tasks)
 
     def _wait_for_sends(self, sends: list[_Launch], done: _Task, starts: dict[int, int],
@@ -1955,6 +1965,36 @@ def _moved(seg: tuple[np.ndarray, np.ndarray], moves: Sequence[tuple[int, int, i
     return _merged_segments([(np.concatenate(out_s), np.concatenate(out_e))])
 
 
+WINDOW_ENDS = 1 << 22
+"""Segments per window of gm addresses (`address_windows`): what the whole-run passes over
+every launch's segments (stream races, the graph's bytes touched) hold at once. A 13B prefill
+at 8 x 4096 has ~40 million segments (each row of a weight's column range is one): merged and
+sorted whole, they took ~2 GB beside the recording."""
+
+
+def address_windows(segs: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[tuple[int, int]]:
+    """[lo, hi) windows covering every gm address, cut where about `WINDOW_ENDS` of the
+    segments `segs` (each sorted, disjoint) fall between two cuts (chosen from a sample of
+    their starts); one window when they are fewer."""
+    total = sum(len(seg[0]) for seg in segs)
+    every = [(0, np.iinfo(np.int64).max)]
+    if total <= WINDOW_ENDS:
+        return every
+    k = -(-total // WINDOW_ENDS)
+    step = max(1, total // (64 * k))
+    sample = np.sort(np.concatenate([seg[0][::step] for seg in segs if len(seg[0])]))
+    cuts = np.unique(sample[(np.arange(1, k) * len(sample)) // k]).tolist()
+    edges = [every[0][0], *cuts, every[0][1]]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def clipped(seg: tuple[np.ndarray, np.ndarray], lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """The part of sorted, disjoint segments inside [lo, hi)."""
+    s, e = seg
+    first, last = np.searchsorted(e, lo, "right"), np.searchsorted(s, hi, "left")
+    return np.maximum(s[first:last], lo), np.minimum(e[first:last], hi)
+
+
 def _merged_segments(segs: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     """The union of several sets of segments, as sorted, disjoint segments."""
     segs = [seg for seg in segs if len(seg[0])]
@@ -2096,7 +2136,8 @@ def stream_races(records: Sequence[Record],
 
     Happens-before is stream order plus events (a wait follows the latest record of its event
     before it in host order, as the simulator runs it), as one vector clock per stream. gm
-    bytes are cut into elementary pieces at every segment end; walking the launches in host
+    bytes are cut into elementary pieces at every segment end, a window of addresses at a
+    time (`address_windows`); walking the launches in host
     order (a serialisation of happens-before), each piece keeps its last writer and, per
     stream, its last reader - earlier readers on a stream are ordered before the last one -
     so each launch is checked against what it must follow in a few numpy operations.
@@ -2131,11 +2172,34 @@ def stream_races(records: Sequence[Record],
     if len(set(stream.values())) < 2:
         return []
     streams = sorted(set(stream.values()))
-    col = {s: k for k, s in enumerate(streams)}
     every = launch_segments(records) if segments is None else segments
     segs = {i: every[i] for i in order if i in every and any(len(seg[0]) for seg in every[i])}
-    if not segs:
-        return []
+    races: list[StreamRace] = []
+    seen: set[tuple[int, int]] = set()
+
+    def report(x: int, y: int, kind: str, lo: int, hi: int) -> None:
+        if (x, y) in seen:
+            return
+        seen.add((x, y))
+        where = next(((nm, alo) for nm, alo, ahi in args.get(y, ()) + args.get(x, ()) if alo <= lo < ahi), None)
+        buf = (f"%{where[0]} bytes [{lo - where[1]}, {hi - where[1]})" if where else f"gm bytes [{lo:#x}, {hi:#x})")
+        races.append(StreamRace(f"@{name[x]} (launch {x}, stream {stream[x]})",
+                                f"@{name[y]} (launch {y}, stream {stream[y]})", kind, buf))
+
+    # each window of addresses alone: a piece never crosses a window's edge
+    for lo, hi in address_windows([seg for rw in segs.values() for seg in rw]):
+        part = {i: tuple(clipped(seg, lo, hi) for seg in rw) for i, rw in segs.items()}
+        part = {i: rw for i, rw in part.items() if any(len(seg[0]) for seg in rw)}
+        if part:
+            _window_races(order, stream, vc_of, streams, part, report)
+    return races
+
+
+def _window_races(order: Sequence[int], stream: Mapping[int, int], vc_of: Mapping[int, Mapping[int, int]],
+                  streams: Sequence[int], segs: Mapping[int, tuple[tuple[np.ndarray, np.ndarray], ...]],
+                  report: Callable[[int, int, str, int, int], None]) -> None:
+    """`stream_races`' walk over the launches for the gm bytes of `segs` (one window)."""
+    col = {s: k for k, s in enumerate(streams)}
     bounds = np.unique(np.concatenate([x for rw in segs.values() for seg in rw for x in seg]))
     n = max(len(bounds) - 1, 0)
     w_launch = np.full(n, -1, np.int64)
@@ -2143,24 +2207,19 @@ def stream_races(records: Sequence[Record],
     w_seq = np.zeros(n, np.int64)
     r_seq = np.full((n, len(streams)), -1, np.int64)
     on_stream: dict[int, list[int]] = defaultdict(list)   # stream column -> its launches in order
-    races: list[StreamRace] = []
-    seen: set[tuple[int, int]] = set()
+    empty = ((np.empty(0, np.int64),) * 2,) * 2
 
-    def report(x: int, y: int, kind: str, piece: int) -> None:
-        if (x, y) in seen:
-            return
-        seen.add((x, y))
-        lo, hi = int(bounds[piece]), int(bounds[piece + 1])
-        where = next(((nm, alo) for nm, alo, ahi in args.get(y, ()) + args.get(x, ()) if alo <= lo < ahi), None)
-        buf = (f"%{where[0]} bytes [{lo - where[1]}, {hi - where[1]})" if where else f"gm bytes [{lo:#x}, {hi:#x})")
-        races.append(StreamRace(f"@{name[x]} (launch {x}, stream {stream[x]})",
-                                f"@{name[y]} (launch {y}, stream {stream[y]})", kind, buf))
+    def piece(p: int) -> tuple[int, int]:
+        return int(bounds[p]), int(bounds[p + 1])
 
     for i in order:
         c = col[stream[i]]
+        if i not in segs:
+            on_stream[c].append(i)
+            continue
         vc = np.array([vc_of[i].get(s, 0) for s in streams], np.int64)
         seq = int(vc_of[i].get(stream[i], 0))
-        (rs, re_), (ws, we) = segs.get(i, ((np.empty(0, np.int64),) * 2,) * 2)
+        (rs, re_), (ws, we) = segs.get(i, empty)
         reads, writes = _pieces(bounds, rs, re_), _pieces(bounds, ws, we)
         for idx, kind in ((reads, "read-after-write"), (writes, "write-after-write")):
             if not len(idx):
@@ -2168,20 +2227,19 @@ def stream_races(records: Sequence[Record],
             wl = w_launch[idx]
             bad = (wl >= 0) & (w_col[idx] != c) & (w_seq[idx] >= vc[w_col[idx]])
             for p in np.flatnonzero(bad)[:1]:
-                report(int(wl[p]), i, kind, int(idx[p]))
+                report(int(wl[p]), i, kind, *piece(int(idx[p])))
         if len(writes):
             r = r_seq[writes]
             bad = (r >= vc[None, :]) & (r >= 0)
             bad[:, c] = False
             for p, t in zip(*np.nonzero(bad)):
-                report(on_stream[int(t)][int(r[p, t])], i, "write-after-read", int(writes[p]))
+                report(on_stream[int(t)][int(r[p, t])], i, "write-after-read", *piece(int(writes[p])))
                 break
             w_launch[writes], w_col[writes], w_seq[writes] = i, c, seq
             r_seq[writes] = -1
         if len(reads):
             r_seq[reads, c] = seq
         on_stream[c].append(i)
-    return races
 
 
 def check_stream_races(records: Sequence[Record],

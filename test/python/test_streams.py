@@ -147,6 +147,26 @@ def test_disjoint_halves_do_not_race():
     assert races[0].buffer == "%c bytes [512, 1024)"
 
 
+@pytest.mark.parametrize("name", ["reuse", "slices"])
+def test_windows_of_addresses_find_the_same_races_and_bytes(monkeypatch, name):
+    """A long run's segments are walked a window of gm addresses at a time (`address_windows`):
+    with windows of one segment each, the same races on the same bytes, and the same bytes of
+    the graph touched, as in one window."""
+    from geir.runtime import simulator
+
+    module = only(lit_module("streams-events.mlir"), name)
+    recs = record(module, feeds_for(module))[1]
+    ordered = run_passes(module.clone(), "ascend-insert-events")
+    ordered_recs = record(ordered, feeds_for(ordered))[1]
+    whole = [str(r) for r in stream_races(recs)]
+    touched = simulator.simulate(ordered_recs).io_bytes_touched
+    monkeypatch.setattr(simulator, "WINDOW_ENDS", 1)
+    segs = [seg for rw in simulator.launch_segments(recs).values() for seg in rw if len(seg[0])]
+    assert len(simulator.address_windows(segs)) > 2
+    assert whole and [str(r) for r in stream_races(recs)] == whole
+    assert simulator.simulate(ordered_recs).io_bytes_touched == touched > 0
+
+
 def test_with_events_the_run_is_race_free_and_numerically_unchanged():
     for file, fn in [("streams-diamond.mlir", "diamond"), ("streams-diamond.mlir", "skewed"),
                      ("streams-inception.mlir", "main"), ("streams-events.mlir", "reuse"),
