@@ -14,8 +14,8 @@ tokens' rows, the whole static cache, which the attention kernel reads under its
 is timed at the cache's last row, every row valid), a prefill's cube bound (its matmul FLOPs at
 the cube's fp16 rate) - and the wall time and peak RSS of compiling and simulating here.
 
-    python bench/llm_scale.py                          # 7B and 13B: decode b1, b8 (cache 4096), prefill b1 s2048
-    python bench/llm_scale.py --configs llama-2-7b --prefill 1x2048,8x4096 --decode "" --markdown
+    python bench/llm_scale.py                          # 7B and 13B: decode b1, b8 (cache 4096), prefill 1x2048, 8x4096
+    python bench/llm_scale.py --configs llama-2-7b --prefill 8x4096 --decode "" --markdown
     python bench/llm_scale.py --layers 2               # quick: two layers of each
     python bench/llm_scale.py --ablation --markdown    # LLaMA-2-7B, one layer, step by step
 
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--configs", default="llama-2-7b,llama-2-13b")
     p.add_argument("--decode", default="1x4096,8x4096", help="BATCHxCACHE of each decode step")
-    p.add_argument("--prefill", default="1x2048", help="BATCHxSEQ of each prefill (the seeds' shape: 8x4096)")
+    p.add_argument("--prefill", default="1x2048,8x4096", help="BATCHxSEQ of each prefill (8x4096: the seeds' shape)")
     p.add_argument("--layers", type=int, default=0, help="layers of each config (0: all)")
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--ablation", action="store_true", help="LLaMA-2-7B per layer, step by step (see above)")
