@@ -1388,9 +1388,10 @@ class _Sim:
     def l2_hit(self, launch: _Launch, footprint: int) -> tuple[tuple[float, float, float, float], int]:
         """The shares of the launch's gm reads and writes L2 serves, then of its reads and
         writes of its own scratch (`CostModel.l2_hit_fraction` of their bytes, their distinct
-        bytes and the gm `footprint`, for the scratch `CostModel.scratch_reuse_bytes`), and
-        the bytes L2 serves. A scratch byte is read only after the kernel wrote it (scratch
-        holds no tensor): none of its reads is a first touch."""
+        bytes and the gm `footprint`, for the scratch `CostModel.scratch_reuse_bytes` of the
+        scratch bytes it touches), and the bytes L2 serves. A read of a scratch byte the kernel
+        wrote is no first touch (a hand-off); of one it did not write, it is (a chain's last
+        kernel reading what the others staged: bytes another kernel left in L2 are not counted)."""
         reads = writes = s_reads = s_writes = 0
         for recs in launch.blocks.values():
             prog = self.program(launch, recs)
@@ -1400,12 +1401,14 @@ class _Sim:
         if not (reads or writes) or not rw:
             return (0.0, 0.0, 0.0, 0.0), 0
         r_seg, w_seg = rw
-        s_read_distinct, s_write_distinct = _bytes_within(r_seg, launch.scratch), _bytes_within(w_seg, launch.scratch)
+        r_s, w_s = (_merged_segments(clipped(seg, lo, hi) for lo, hi in launch.scratch) for seg in rw)
+        s_read_distinct, s_write_distinct = _size(r_s), _size(w_s)
+        s_touched = _size(_merged_segments([r_s, w_s]))
         cm = self.cm
-        distance = cm.scratch_reuse_bytes(s_write_distinct, s_reads + s_writes, reads + writes, footprint)
-        hit = (cm.l2_hit_fraction(reads - s_reads, int((r_seg[1] - r_seg[0]).sum()) - s_read_distinct, footprint),
-               cm.l2_hit_fraction(writes - s_writes, int((w_seg[1] - w_seg[0]).sum()) - s_write_distinct, footprint),
-               cm.l2_hit_fraction(s_reads, 0, distance),
+        distance = cm.scratch_reuse_bytes(s_touched, s_reads + s_writes, reads + writes, footprint)
+        hit = (cm.l2_hit_fraction(reads - s_reads, _size(r_seg) - s_read_distinct, footprint),
+               cm.l2_hit_fraction(writes - s_writes, _size(w_seg) - s_write_distinct, footprint),
+               cm.l2_hit_fraction(s_reads, s_touched - s_write_distinct, distance),
                cm.l2_hit_fraction(s_writes, s_write_distinct, distance))
         served = (reads - s_reads) * hit[0] + (writes - s_writes) * hit[1] + s_reads * hit[2] + s_writes * hit[3]
         return hit, round(served)
@@ -1986,6 +1989,11 @@ def address_windows(segs: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[tuple
     cuts = np.unique(sample[(np.arange(1, k) * len(sample)) // k]).tolist()
     edges = [every[0][0], *cuts, every[0][1]]
     return list(zip(edges[:-1], edges[1:]))
+
+
+def _size(seg: tuple[np.ndarray, np.ndarray]) -> int:
+    """Bytes of sorted, disjoint segments."""
+    return int((seg[1] - seg[0]).sum())
 
 
 def clipped(seg: tuple[np.ndarray, np.ndarray], lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:

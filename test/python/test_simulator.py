@@ -214,10 +214,11 @@ def test_a_tile_written_again_hits_l2():
     assert k.l2_hit_bytes == 3 * TILE and k.hbm_bytes == 4 * TILE + TILE
 
 
-def handoff_program(tiles: int, scratch: bool) -> str:
+def handoff_program(tiles: int, scratch: bool, written: bool = True) -> str:
     """z = x + x over `tiles` 16x256 tiles, each sum handed off through one gm tile %w (written
     by MTE3, read back by MTE2, then copied out): %w is the kernel's own scratch
-    (`geir.scratch`) or, without `scratch`, a second output."""
+    (`geir.scratch`) or, without `scratch`, a second output. Not `written`: the kernel only
+    reads %w (what an earlier kernel staged there), z = %w per tile."""
     rows = 16 * tiles
     gm, w = f'memref<{rows}x256xf16, "gm">', 'memref<16x256xf16, "gm">'
     attr = ", geir.scratch = 1 : i64" if scratch else ""
@@ -236,7 +237,7 @@ ascend.kernel @handoff(%x: {gm}, %z: {gm}, %w: {w})
     ascend.pipe_barrier ALL
     ascend.vadd %xu, %xu, %zu : !ub
     ascend.pipe_barrier ALL
-    ascend.copy %zu, %w : !ub to {w}
+    {"ascend.copy %zu, %w : !ub to " + w if written else ""}
     ascend.pipe_barrier ALL
     ascend.copy %w, %xu : {w} to !ub
     ascend.pipe_barrier ALL
@@ -277,6 +278,20 @@ def test_a_scratch_hand_off_hits_l2_at_its_reuse_distance():
     (p,) = plain.kernels
     assert p.footprint_bytes == 129 * TILE
     assert p.l2_hit_bytes == round(126 * TILE * 8 / 129)
+
+
+def test_a_scratch_read_the_kernel_did_not_write_is_a_first_touch():
+    """A kernel that only reads its scratch tile (a chain's last kernel reading what the others
+    staged there): its first read of each byte comes from HBM (bytes another kernel left in
+    L2 are not counted), the 63 re-reads hit at the scratch's reuse distance (1 tile x 192
+    tiles of traffic / 64 of scratch = 3 tiles, under L2's 8)."""
+    import dataclasses
+
+    device = dataclasses.replace(load_device("ascend910b"), l2_bytes=8 * TILE)
+    _, _, sim = run(handoff_program(64, scratch=True, written=False), device=device, timing=True)
+    (k,) = sim.kernels
+    assert k.footprint_bytes == 129 * TILE
+    assert k.l2_hit_bytes == 63 * TILE and k.hbm_bytes == 129 * TILE
 
 
 def test_a_kernel_that_reads_each_byte_once_hits_nothing():
