@@ -35,6 +35,10 @@ RANGE = "geir.range"
 DIMS = "geir.dims"
 """On a graph op with symbolic dims: per result, each dim an int or its expression in the extents'
 symbols (`"12*seq"`), written by graph-infer-symbolic-shapes."""
+PACKED_ROWS = "geir.packed_rows"
+"""On a shape range program's matmul kernel: the r of each tiling key that packs groups (a tile
+of the first r rows of several batch rows' positions, chosen at run time when each group has
+at most r real rows; lowering/templates/cube/matmul_kernel.py `_packings`), least first."""
 ALL_ROWS = "geir.all_rows"
 """On a shape range program's kernel that does not take the extent: why it computes every row of
 the range's dim (one line; geir-compile prints it)."""

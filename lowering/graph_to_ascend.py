@@ -55,7 +55,7 @@ from geir.ir.locations import describe, fused_loc, loc_names
 from geir.lowering.kernel_cache import KernelCache
 from geir.lowering.templates import build_kernel
 from geir.lowering.templates.common import (KernelBuilder, KernelChain, KernelRequest, Extent, LoweringError, gm_type,
-                                            key_quantum, round_up)
+                                            KEY_QUANTA, key_quantum, round_up)
 from geir.lowering.templates.data import build_copy
 from geir.passes.graph.padded_dims import Carried, PaddingError, carry
 from geir.target.cost_model import CostModel
@@ -279,7 +279,7 @@ class _FunctionLowering:
         if not any(v in self.key_feeders for v in outputs):
             quantum = 1  # no attention reads these rows as keys: past n they may hold anything
         if quantum >= count:
-            return (f"an attention reads these rows as keys, computed in whole key quanta (128, 64, 32 or 16 "
+            return (f"an attention reads these rows as keys, computed in whole key quanta ({KEY_QUANTA} "
                     f"positions dividing the range's top): here all {count}")
         return Extent(count, inner, self.range_lo, groups.pop() if len(groups) == 1 else 0, quantum,
                       frozenset(axes), priced)

@@ -50,12 +50,20 @@ class LoweringError(GeirError):
     """The graph cannot be lowered to the ascend dialect (dynamic shape, unsupported type...)."""
 
 
-KEY_QUANTUM = 128
+KEY_QUANTUM = 64
 """Positions a shape range's dim is computed in when an attention reads it as keys: a kernel
 that takes the extent computes the first ceil(n / KEY_QUANTUM) * KEY_QUANTUM positions, not
 the first n, and the attention's key tiles divide it (attention.py). Its last key tile then
 reads rows some kernel computed - from the host's zero padding - never rows no kernel wrote,
-whose stale bits could be a NaN that a masked score or a zero weight does not cancel."""
+whose stale bits could be a NaN that a masked score or a zero weight does not cancel. The
+quantum bounds the padding rows those kernels compute (up to quantum - 1 per group) against
+the attention's key tiles (at most the quantum): 64 keeps the worst overhead of
+bench/dynamic.py's ranges at +12.5%, where 128 left the dynamo block's 64 positions at +18.6%
+and cost the LLaMAs' sequences 0.2-1.4 points less (docs/dynamic-shapes.md)."""
+
+
+KEY_QUANTA = " or ".join(map(str, (KEY_QUANTUM >> i for i in range(KEY_QUANTUM.bit_length() - 4))))
+"""The quanta `key_quantum` takes, as a message says them ("64 or 32 or 16")."""
 
 
 def key_quantum(count: int) -> int:

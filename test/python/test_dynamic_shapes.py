@@ -411,7 +411,7 @@ def test_a_sequence_range_masks_the_padded_keys(block_dynamo):
     key tile would read rows no kernel wrote, which the interpreter poisons)."""
     seq = geir.compile(block_dynamo, input_shape="x:2,1~32,64", **FP32)
     both = geir.compile(block_dynamo, input_shape="x:1~4,1~32,64", **FP32)
-    # two batch rows of up to 256 positions, computed in 128s: tiles of the second batch row
+    # two batch rows of up to 256 positions, computed in 64s: tiles of the second batch row
     # run while tiles of the first are skipped
     wide = geir.compile(block_dynamo, input_shape="x:2,1~256,64", **FP32)
     for cm in (seq, both, wide):
@@ -432,6 +432,36 @@ def test_a_sequence_range_masks_the_padded_keys(block_dynamo):
     for cm, batch, size in cases:
         x = np.random.default_rng(size).standard_normal((batch, size, 64)).astype(np.float32)
         np.testing.assert_allclose(cm.run({"x": x})["y"], _ort(block_dynamo, {"x": x}), rtol=1e-4, atol=1e-4)
+
+
+def test_packed_tiles_hold_several_batch_rows():
+    """A sequence range under the batch: a matmul's row tiles lie inside one batch row's
+    positions, and a tile computes all its rows however few are real. Tiling keys chosen at
+    run time pack the first r rows of several batch rows into one tile (`geir.packed_rows`,
+    least r first) where the tiling's prices say it pays: the out-projection, the FFN's two
+    mix kernels with their epilogues, and the head-split q / k / v projection, whose packed
+    groups are batch entries (its rows are computed in key quanta of 64, so only r = 64 can
+    run). Sizes on either side of each key's bound match onnxruntime; at a size a key fits
+    exactly, the kernel computes the static program's FLOPs, no padding rows (without the
+    keys, 2x to 4x at 16 and 32 positions)."""
+    data = dynamic_block_onnx(256, 4)
+    cm = geir.compile(data, input_shape="x:8,1~256,256", **FP32)
+    packed = {k.sym_name.data.split("_", 1)[1]: (k.core_type.data, list(k.attributes[attr_names.PACKED_ROWS].get_values()))
+              for k in cm.program.module.ops if isinstance(k, KernelOp) and attr_names.PACKED_ROWS in k.attributes}
+    assert packed == {"node_MatMul_4": ("cube", [64]), "node_Gemm_109": ("cube", [32, 64]),
+                      "node_MatMul_88": ("mix", [16, 32]), "node_MatMul_90": ("mix", [16, 32])}
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    for size in (1, 16, 17, 32, 33, 64, 65, 256):
+        x = np.random.default_rng(size).standard_normal((8, size, 256)).astype(np.float32)
+        np.testing.assert_allclose(cm.run({"x": x})["y"], sess.run(None, {"x": x})[0], rtol=1e-4, atol=1e-4)
+    exact = {16: ["node_MatMul_88", "node_MatMul_90"], 32: ["node_Gemm_109", "node_MatMul_88", "node_MatMul_90"],
+             64: list(packed)}
+    for size, names in exact.items():
+        _, ranged = cm.profile({"x": np.zeros((8, size, 256), np.float32)}, mode="timing")
+        _, static = geir.compile(data, input_shape=f"x:8,{size},256", **FP32).profile(mode="timing")
+        flops = [{k["name"].split("_", 1)[1]: k["cube_flops"] for k in r["kernels"]} for r in (ranged, static)]
+        assert {n: flops[0][n] for n in names} == {n: flops[1][n] for n in names}
+        assert ranged["race_count"] == 0  # each group's FIX copy and epilogue waits for the tile's product
 
 
 def test_a_llama_sequence_range_runs_the_real_positions():
@@ -539,7 +569,7 @@ def test_a_kernel_that_computes_every_row_says_why(block_dynamo):
     marked = [k for k in kernels if attr_names.ALL_ROWS in k.attributes]
     assert all(k in marked or attr_names.EXTENT in k.attributes or attr_names.KEY_EXTENT in k.attributes
                for k in kernels)
-    assert "an attention reads these rows as keys, computed in whole key quanta (128, 64, 32 or 16 positions " \
+    assert "an attention reads these rows as keys, computed in whole key quanta (64 or 32 or 16 positions " \
            "dividing the range's top): here all 8" in {k.attributes[attr_names.ALL_ROWS].data for k in marked}
     assert _range_summary(cm).count(": every row: ") == len(marked) > 0
     for size in (1, 5):

@@ -111,7 +111,7 @@ def _build(req: KernelRequest, pro: Prologue | None) -> a.KernelOp | KernelChain
         pieces = _l2_pieces(req, plan, pricer, tiling, slots, buffers)
         if pieces is not None:
             return pieces
-        return _kernel_class(plan)(req, plan, tiling, slots, buffers).build()
+        return _kernel_class(plan)(req, plan, tiling, slots, buffers, pricer=pricer).build()
     except (LoweringError, Reject):  # a buffer plan that does not fit after all: not a kernel of ours
         return None
 
@@ -135,7 +135,7 @@ def _l2_pieces(req: KernelRequest, plan: CubePlan, pricer: Pricer, whole: Tiling
         return None
     try:
         kernels = tuple(MatmulKernel(replace(req, name=f"{req.name}_n{i}"), plan, t, slots, buffers, rows=rows,
-                                     cols=cols).build() for i, (rows, cols, t) in enumerate(pieces))
+                                     cols=cols, pricer=pricer).build() for i, (rows, cols, t) in enumerate(pieces))
     except (LoweringError, Reject):  # a range's buffers do not fit after all: the whole kernel
         return None
     # every piece's scratch (a gated matmul's partner, a staged result) has the whole
@@ -167,7 +167,7 @@ def _projections(req: KernelRequest, pro: Prologue | None = None) -> a.KernelOp 
         except (LoweringError, Reject):  # a group's buffers do not fit after all: one kernel
             pass
     try:
-        return MatmulKernel(req, plan, tiling, slots, None, parts, pro).build()
+        return MatmulKernel(req, plan, tiling, slots, None, parts, pro, pricer=pricer).build()
     except (LoweringError, Reject):
         return None
 

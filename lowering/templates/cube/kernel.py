@@ -39,7 +39,7 @@ from geir.lowering.templates.cube.loops import Index
 from geir.lowering.templates.cube.plan import CubePlan
 from geir.lowering.templates.cube.norm_epilogue import NormEpilogue
 from geir.lowering.templates.cube.prologue import Prologue
-from geir.lowering.templates.cube.tiling import Tiling, l0c_slots, tile_cols
+from geir.lowering.templates.cube.tiling import Pricer, Tiling, l0c_slots, tile_cols
 from geir.lowering.templates.vector.row import RowWindow
 
 
@@ -52,8 +52,10 @@ class CubeKernel:
     (`_operand_buffers`) and walk the output tiles (`_tiles`)."""
 
     def __init__(self, req: KernelRequest, plan: CubePlan, tiling: Tiling, slots: int,
-                 buffers: EpilogueBuffers | None, prologue: Prologue | None = None, norm: NormEpilogue | None = None):
+                 buffers: EpilogueBuffers | None, prologue: Prologue | None = None, norm: NormEpilogue | None = None,
+                 pricer: Pricer | None = None):
         self.req, self.plan, self.t, self.slots, self.buffers = req, plan, tiling, slots, buffers
+        self.pricer = pricer  # the tiling's prices, for choices the kernel makes (matmul tiling keys)
         self.prologue = prologue  # a norm before the product, run first (prologue.py)
         self.norm = norm  # a norm over the rows of each work item, after it (norm_epilogue.py)
         self.window: RowWindow | None = None

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
+from contextlib import nullcontext
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, UnitAttr, i64
 from xdsl.ir import SSAValue
 
@@ -21,7 +24,7 @@ from geir.lowering.templates.cube.loops import (Index, Real, TileDim, chunks, di
 from geir.lowering.templates.cube.plan import MatmulPlan, Operand
 from geir.lowering.templates.cube.norm_epilogue import NormEpilogue
 from geir.lowering.templates.cube.prologue import Prologue
-from geir.lowering.templates.cube.tiling import Tiling, matmul_range_axis
+from geir.lowering.templates.cube.tiling import Pricer, Tiling, matmul_range_axis, packing_pays
 
 
 PANEL = 2
@@ -48,8 +51,8 @@ class MatmulKernel(CubeKernel):
     def __init__(self, req: KernelRequest, plan: MatmulPlan, tiling: Tiling, slots: int,
                  buffers: EpilogueBuffers | None, parts: list[tuple[MatmulPlan, int]] | None = None,
                  prologue: Prologue | None = None, norm: NormEpilogue | None = None,
-                 rows: tuple[int, int] | None = None, cols: tuple[int, int] | None = None):
-        super().__init__(req, plan, tiling, slots, buffers, prologue, norm)
+                 rows: tuple[int, int] | None = None, cols: tuple[int, int] | None = None, pricer: Pricer | None = None):
+        super().__init__(req, plan, tiling, slots, buffers, prologue, norm, pricer)
         self.parts = parts
         self.rows = rows or (0, plan.rows)
         self.cols = cols or (0, plan.cols)
@@ -98,9 +101,9 @@ class MatmulKernel(CubeKernel):
             return
         if not self.parts:
             dims = [TileDim(plan.batch, 1), TileDim(nr, t.mt, r0), TileDim(nc, t.nt, c0)]
-            tile_grid(self.kb, dims, t.blocks, self._tile, self._real_rows())
+            self._keyed([(plan, dims, self._real_rows(), self._tile, {})])
             return
-        classes = []
+        products = []
         for part, i in self.parts:
             rhs = self.kb.inputs[part.rhs.arg]
             b2 = rhs if part.rhs_nz else self.kb.view(rhs, _rows2(part.rhs))
@@ -110,9 +113,115 @@ class MatmulKernel(CubeKernel):
                 position = self.kb.load_index(self.kb.view(self.kb.inputs[part.position], [1]))
             dims = [TileDim(part.batch, 1), TileDim(nr, t.mt, r0), TileDim(part.cols, t.nt)]
             real = self._split_rows(part) if self.kb.req.extent is not None and part.position < 0 else None
-            classes += grid_classes(self.kb, dims, functools.partial(self._tile, part=part, b2=b2, out=out,
-                                                                     position=position), real)
-        distribute(self.kb, t.blocks, classes)
+            products.append((part, dims, real, self._tile, dict(part=part, b2=b2, out=out, position=position)))
+        self._keyed(products)
+
+    def _keyed(self, products: list[tuple[MatmulPlan, list[TileDim], Real | None, Callable, dict]]) -> None:
+        """The tiles of the products, (plan, grid, real rows, tile body, its arguments) each,
+        distributed together. Where a shape range's rows are groups that tiles can pack
+        (`_packings`), GE's tiling keys: a branch per packing on the real rows per group n
+        (run time), the packing of the least r >= n, else the tiles inside one group."""
+        kb, t = self.kb, self.t
+        packings = self._packings([(plan, dims, real) for plan, dims, real, _, _ in products])
+        if packings:
+            kb.kernel.attributes[attr_names.PACKED_ROWS] = DenseArrayBase.from_list(i64, [r for _, r in packings])
+        lo, rows = 0, products[0][2][1] if packings else None
+        for k, r in packings:
+            cond = kb.less(rows, r + 1)
+            if lo:
+                cond = kb.emit(arith.AndIOp(kb.less(lo, rows), cond)).result
+            with kb.if_(cond):
+                classes = []
+                for plan, dims, real, _, args in products:
+                    split = real[2]
+                    grid = [TileDim(plan.batch * split // k, 1), dims[2]]
+                    classes += grid_classes(kb, grid, functools.partial(
+                        self._packed_tile, k=k, r=r, group=dims[1].extent // split, split=split, **args))
+                distribute(kb, t.blocks, classes)
+            lo = r
+        with kb.if_(kb.less(lo, rows)) if lo else nullcontext():
+            classes = []
+            for _, dims, real, body, args in products:
+                classes += grid_classes(kb, dims, functools.partial(body, **args) if args else body, real)
+            distribute(kb, t.blocks, classes)
+
+    def _packings(self, products: list[tuple[MatmulPlan, list[TileDim], Real | None]]) -> list[tuple[int, int]]:
+        """The packed tilings of a shape range's grouped rows, as (k, r), least r first: a tile
+        of mt rows holding the first r = mt / k rows of k consecutive groups, for k = 2, 4, ...
+        with r whole fractals. A tile inside one group computes all its mt rows however few of
+        them are real: at 64 of 512 positions of each of 8 batch rows, tiles of 128 computed
+        twice the rows of the static program and read the rhs twice as often. The groups of a
+        tile lie in one batch entry, or are batch entries whose rhs is the same. Only a plain
+        product packs: its lhs rows are loaded and its result rows written per group, and
+        nothing else in the kernel addresses rows. A packing whose r is below the rows a group
+        computes at the range's bottom (a key quantum's) would never run, and one the tiling's
+        prices say does not pay (`tiling.packing_pays`: fewer blocks busy) is not worth its code;
+        both are left out."""
+        t, ext = self.t, self.kb.req.extent
+        if self.prologue or self.norm or t.group > 1 or any(real is None or len(real) != 3 or real[1] is None
+                                                              for _, _, real in products):
+            return []
+        splits = {real[2] for _, _, real in products}
+        groups = {dims[1].extent // real[2] for _, dims, real in products}
+        if len(splits) > 1 or len(groups) > 1:
+            return []
+        for plan, _, _ in products:
+            if (plan.partner is not None or plan.lhs.trans or plan.lhs_nz or plan.out_nz or plan.out_blocked
+                    or plan.epilogue.fix or (plan.heads and self.rows != (0, plan.rows))):
+                return []
+        (split,), (group,) = splits, groups
+        bottom = max(1, ext.lo)
+        if ext.quantum > 1:
+            bottom = min(ext.count, ceil_div(bottom, ext.quantum) * ext.quantum)
+        least = bottom * (group // ext.count)  # the rows a group computes at the bottom
+        out, k = [], 2
+        while t.mt % k == 0 and t.mt // k % FRACTAL == 0:
+            r = t.mt // k
+            if (r >= least and all(split % k == 0 or (split == 1 and plan.batch % k == 0 and not any(plan.rhs_batch))
+                                   for plan, _, _ in products)
+                    and self.pricer is not None
+                    and packing_pays(self.req, self.plan, self.pricer, t, self.plan.batch * split, k)):
+                out.append((k, r))
+            k *= 2
+        return sorted(out, key=lambda p: p[1])
+
+    def _packed_tile(self, off: list[Index], size: list[int], k: int, r: int, group: int, split: int,
+                     part: MatmulPlan | None = None, b2: SSAValue | None = None, out: SSAValue | None = None,
+                     position: Index = 0) -> None:
+        """The packed tile of groups q * k .. q * k + k - 1 (`off` = [q, first column]), the
+        first r rows of each: the lhs loaded and the result written per group."""
+        kb, plan = self.kb, part or self.plan
+        q, n0 = off
+        nv = size[1]
+        segments = []  # (batch entry, first row in it) per group
+        for j in range(k):
+            g = kb.add(kb.mul(q, k), j)
+            if split == 1:
+                segments.append((g, self.rows[0]))
+            else:
+                segments.append((kb.divui(g, split), kb.add(kb.mul(kb.remui(g, split), group), self.rows[0])))
+        bases = [kb.add(kb.mul(self._batch_index(b, plan.lhs_batch), plan.rows), self.lhs_base) for b, _ in segments]
+        brow = kb.mul(self._batch_index(segments[0][0], plan.rhs_batch), plan.cols if plan.rhs.trans else plan.k)
+        np_ = round_up(nv, FRACTAL)
+        acc = kb.tile(self.l0c, [0, 0], [k * r, np_])
+        self._product(acc, b2 or self.b2, plan.rhs, 0, brow, 0, n0, k * r, nv,
+                      segments=[(base, m0, r) for base, (_, m0) in zip(bases, segments)])
+        props = {"relu": UnitAttr()} if plan.epilogue.fix_relu else {}
+        kb.sync("M", "FIX", 0)
+        staged = []
+        for j, (b, m0) in enumerate(segments):
+            piece = kb.tile(acc, [j * r, 0], [r, np_])
+            if plan.heads:  # straight to the output, head by head (`_finish_tile`)
+                self._fix_heads(piece, b, kb.add(m0, position), n0, r, nv, props, plan, out or self.out2[0])
+                continue
+            row = kb.add(kb.mul(b, plan.rows), m0)
+            staged.append((row, kb.tile(self.epilogue.staging if self.epilogue else out or self.out2[0], [row, n0],
+                                        [r, nv])))
+            kb.copy(piece, staged[-1][1], **props, **({"pad": UnitAttr()} if np_ != nv else {}))
+        kb.set_flag("FIX", "M", self.fix_id)
+        if self.epilogue:
+            for row, dst in staged:
+                self._epilogue_passes(row, n0, r, nv, dst)
 
     def _item(self, off: list[Index], size: list[int]) -> None:
         """A work item of `group` tiles along N sharing the lhs panel in l1: the first tile
@@ -200,10 +309,12 @@ class MatmulKernel(CubeKernel):
         self._finish_tile(acc, row, n0, mv, nv, (b, m0), part, out, position)
 
     def _product(self, acc: SSAValue, b2: SSAValue, rhs: Operand, arow: Index, brow: Index, m0: Index,
-                 n0: Index, mv: int, nv: int, panel: bool | None = None) -> None:
+                 n0: Index, mv: int, nv: int, panel: bool | None = None,
+                 segments: list[tuple[Index, Index, int]] | None = None) -> None:
         """The [mv, nv] tile at (m0, n0) of lhs x rhs (`b2` its stored matrix) into l0c: K in
         l1 chunks, each in l0 steps. `panel`: the lhs is the item's l1 panel, loaded by this
-        tile's chunks (True) or already there (False); None: each chunk loads its own."""
+        tile's chunks (True) or already there (False); None: each chunk loads its own.
+        `segments`: the tile's lhs rows are these (base, first row, rows) runs, one after another."""
         kb, plan, t = self.kb, self.plan, self.t
         mp, np_ = round_up(mv, FRACTAL), round_up(nv, FRACTAL)
         lhs = plan.lhs
@@ -211,7 +322,12 @@ class MatmulKernel(CubeKernel):
         def chunk(k0: Index, kc: int, s: int, first: bool) -> None:
             kcp = round_up(kc, plan.k_fractal)
             kb.wait_flag("MTE1", "MTE2", s)
-            if panel is None:  # this chunk's own lhs, into the slot
+            if segments:  # a packed tile's runs of rows (`_packed_tile`)
+                at = 0
+                for base, m_run, rows in segments:
+                    self._to_l1(self.a2, False, base, m_run, k0, rows, kc, kb.tile(self.l1a[s], [at, 0], [rows, kcp]))
+                    at += rows
+            elif panel is None:  # this chunk's own lhs, into the slot
                 if lhs.trans:
                     self._to_l1(self.a2, plan.lhs_nz, arow, k0, m0, kc, mv, kb.tile(self.l1a[s], [0, 0], [kcp, mp]))
                 else:

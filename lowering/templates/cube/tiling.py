@@ -333,29 +333,16 @@ def _matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tili
             if most < kt:
                 continue
             steps = pairs * ceil_div(kp, kt)
-            mte1 = steps * (pricer.dma(mt * kt * isz, "l1", "l0a") + pricer.dma(kt * nt * isz, "l1", "l0b"))
-            cube = steps * req.cost.mmad_cycles(mt, kt, nt, pricer.dtype)
-            partner_fix = (pairs - 1) * pricer.dma(min(m, mt) * min(n, nt) * pricer.out_isz, "l0c", "gm")
+            mte1, cube = _l0_cycles(req, pricer, mt, nt, kt, steps)
             for kl1 in per_chunk(kp, most, slots, kt):
                 if whole and nt < n:
                     break  # a group of tiles per item (_matmul_groups)
                 chunks = pairs * ceil_div(kp, kl1)
-                mte2 = chunks * (pricer.dma(mt * kl1 * isz, "gm", "l1") + pricer.dma(kl1 * nt * isz, "gm", "l1"))
-                priced = []
+                mte2 = _l1_cycles(pricer, mt, nt, kl1, chunks)
                 top = shapes[0][1]
-                for nb_s, m_s in shapes:  # the whole result first, then a range's other sizes
-                    tiles = nb_s * ceil_div(m_s, mt) * sum(ceil_div(c, nt) for c in plan.part_cols or (n,))
-                    blocks = pricer.blocks(tiles)
-                    # a range's tiles are the top's: a size runs whole tiles of min(top, mt) rows
-                    m_run, rows = min(top, ceil_div(m_s, mt) * mt), min(top, mt)
-                    reads, writes = pairs * tiles * (mt + nt) * kp * isz, pairs * nb_s * m_run * n * pricer.out_isz
-                    hit = pricer.l2_hit(reads, nb_s * (m_run + pairs * n) * kp * isz, writes)
-                    cycles = functools.partial(_matmul_tile, pricer, mte2, mte1, cube, mt, min(n, nt), rows,
-                                               chunks, pairs * (mt + nt) * kp * isz, hit, partner_fix)
-                    drain = pricer.drain(rows, min(n, nt))
-                    if whole:
-                        cycles, drain = _with_window(pricer, cycles, rows), drain + pricer.window(rows)
-                    priced.append((pricer.total_us(cycles, tiles, reads, writes, hit, drain), tiles, blocks))
+                # the whole result first, then a range's other sizes
+                priced = [_shape_us(plan, pricer, (mt, nt, mte2, mte1, cube, chunks), nb_s, m_s, top)
+                          for nb_s, m_s in shapes]
                 us, tiles, blocks = priced[0]
                 cheapest.offer(Tiling(mt, nt, kt, kl1, blocks, tiles, us), tiles * steps, [p[0] for p in priced])
             if pricer.groups and pairs == 1 and axis is None and not (plan.part_cols or plan.lhs.trans or plan.lhs_nz):
@@ -512,6 +499,53 @@ def _with_window(pricer: Pricer, cycles: Callable[[int], int], rows: int) -> Cal
     (the last window is the drain)."""
     window = pricer.window(rows)
     return lambda movers: max(cycles(movers), window)
+
+
+def _l0_cycles(req: KernelRequest, pricer: Pricer, mt: int, nt: int, kt: int, steps: int) -> tuple[int, int]:
+    """MTE1 and cube cycles of a matmul tile's `steps` l0 steps."""
+    mte1 = steps * (pricer.dma(mt * kt * pricer.isz, "l1", "l0a") + pricer.dma(kt * nt * pricer.isz, "l1", "l0b"))
+    return mte1, steps * req.cost.mmad_cycles(mt, kt, nt, pricer.dtype)
+
+
+def _l1_cycles(pricer: Pricer, mt: int, nt: int, kl1: int, chunks: int, segments: int = 1) -> int:
+    """MTE2 cycles of a matmul tile's `chunks` l1 chunks, its lhs rows in `segments` copies (a
+    packed tile: matmul_kernel.py `_packings`)."""
+    isz = pricer.isz
+    return chunks * (segments * pricer.dma(mt // segments * kl1 * isz, "gm", "l1") + pricer.dma(kl1 * nt * isz, "gm", "l1"))
+
+
+def _shape_us(plan: MatmulPlan, pricer: Pricer, tile: tuple[int, int, int, int, int, int], nb_s: int, m_s: int,
+              top: int) -> tuple[float, int, int]:
+    """(estimate, tiles, blocks) of a matmul over `nb_s` groups of `m_s` rows in tiles of a
+    tiling (`tile`: mt, nt and a tile's mte2, mte1, cube cycles and l1 chunks) chosen for
+    groups of up to `top` rows: a size runs whole tiles of min(top, mt) rows."""
+    mt, nt, mte2, mte1, cube, chunks = tile
+    n, isz, kp = plan.cols, pricer.isz, round_up(plan.k, plan.k_fractal)
+    pairs = 2 if plan.partner is not None else 1
+    partner_fix = (pairs - 1) * pricer.dma(min(plan.rows, mt) * min(n, nt) * pricer.out_isz, "l0c", "gm")
+    tiles = nb_s * ceil_div(m_s, mt) * sum(ceil_div(c, nt) for c in plan.part_cols or (n,))
+    m_run, rows = min(top, ceil_div(m_s, mt) * mt), min(top, mt)
+    reads, writes = pairs * tiles * (mt + nt) * kp * isz, pairs * nb_s * m_run * n * pricer.out_isz
+    hit = pricer.l2_hit(reads, nb_s * (m_run + pairs * n) * kp * isz, writes)
+    cycles = functools.partial(_matmul_tile, pricer, mte2, mte1, cube, mt, min(n, nt), rows,
+                               chunks, pairs * (mt + nt) * kp * isz, hit, partner_fix)
+    drain = pricer.drain(rows, min(n, nt))
+    if pricer.window is not None:
+        cycles, drain = _with_window(pricer, cycles, rows), drain + pricer.window(rows)
+    return pricer.total_us(cycles, tiles, reads, writes, hit, drain), tiles, pricer.blocks(tiles)
+
+
+def packing_pays(req: KernelRequest, plan: MatmulPlan, pricer: Pricer, t: Tiling, groups: int, k: int) -> bool:
+    """Whether tiles packing the first r = mt / k rows of k groups (matmul_kernel.py
+    `_packings`) are cheaper than tiles inside one group when each of `groups` groups has r
+    real rows: fewer tiles and rhs reads, against fewer blocks busy and k lhs copies a chunk."""
+    kp = round_up(plan.k, plan.k_fractal)
+    mte1, cube = _l0_cycles(req, pricer, t.mt, t.nt, t.kt, ceil_div(kp, t.kt))
+    chunks = ceil_div(kp, t.kl1)
+    whole = (t.mt, t.nt, _l1_cycles(pricer, t.mt, t.nt, t.kl1, chunks), mte1, cube, chunks)
+    packed = (t.mt, t.nt, _l1_cycles(pricer, t.mt, t.nt, t.kl1, chunks, k), mte1, cube, chunks)
+    return (_shape_us(plan, pricer, packed, groups // k, t.mt, t.mt)[0]
+            < _shape_us(plan, pricer, whole, groups, t.mt // k, t.mt)[0])
 
 
 def _matmul_tile(pricer: Pricer, mte2: int, mte1: int, cube: int, mt: int, nv: int, mv: int, chunks: int,

@@ -141,10 +141,12 @@ func.func @keys(%q: tensor<1x2x40x8xf32> {onnx.name = "q"}, %k: tensor<1x2x40x8x
 // n of each real. The matmul's 64-row tiles lie inside a group (the tiling takes only row
 // tiles that divide it): of the 4 row tiles x 2 column tiles of a group, min(ceil(n / 64), 4)
 // x 2 run, and the i-th that runs is tile (i / live) * 8 + i % live of the grid. The relu's
-// tiles of 4096 elements (64 rows) likewise.
+// tiles of 4096 elements (64 rows) likewise. Packing tiles (the next case) would not pay here:
+// the 2 x 2 tiles at 32 positions or fewer already fit the blocks.
 // CHECK-LABEL: ascend.kernel @k0_proj(
 // CHECK-SAME:    %h: memref<2x256x64xf32, "gm">, %extent: memref<1xi64, "gm">) attributes {{{.*}}geir.extent, template = "matmul"}
 // CHECK:         %n = arith.index_cast
+// CHECK-NOT:     scf.if
 // CHECK:         %[[UP:.*]] = arith.addi %n, %c63 : index
 // CHECK-NEXT:    %[[TILES:.*]] = arith.divui %[[UP]], %c64 : index
 // CHECK-NEXT:    %[[REAL:.*]] = arith.minui %[[TILES]], %c4 : index
@@ -176,18 +178,100 @@ func.func @under(%x: tensor<2x256x64xf32> {onnx.name = "x"}, %w: tensor<64x64xf3
 
 // -----
 
+// The same over 8 batch rows of 256 positions (f16, K = 512, N = 256): tiles of 128 rows
+// inside a group would run 8 x 2 tiles (8 x 128 rows) at 64 positions or fewer, with as many
+// reads of w. The tiling's prices say packing pays (matmul_kernel.py `_packings`), so two more
+// tiling keys, chosen at run time on n: up to 32 real rows per group, each tile holds the first
+// 32 rows of four groups; up to 64, the first 64 of two (`geir.packed_rows`) - their lhs loaded
+// and their result written per group, FIX taking each group's rows of l0c. Past 64, the tiles
+// inside one group.
+// CHECK-LABEL: ascend.kernel @k0_proj(
+// CHECK-SAME:    attributes {block_dim = 24 : i64, core_type = "cube", geir.extent, geir.packed_rows = array<i64: 32, 64>, template = "matmul"}
+// CHECK:         %n = arith.index_cast
+// CHECK:         %[[PACK4:.*]] = arith.cmpi ult, %n, %c33 : index
+// CHECK-NEXT:    scf.if %[[PACK4]] {
+// CHECK-NEXT:      scf.for %[[I:.*]] = %block to %c4 step %c24 {
+// CHECK-NEXT:        %[[Q:.*]] = arith.divui %[[I]], %c2 : index
+// CHECK-NEXT:        %[[CT:.*]] = arith.remui %[[I]], %c2 : index
+// CHECK-NEXT:        %[[COL:.*]] = arith.muli %[[CT]], %c128 : index
+// CHECK-NEXT:        %[[G0:.*]] = arith.muli %[[Q]], %c4 : index
+// CHECK-NEXT:        %[[B0:.*]] = arith.divui %[[G0]], %c8 : index
+// CHECK-NEXT:        %[[P0:.*]] = arith.remui %[[G0]], %c8 : index
+// CHECK-NEXT:        %[[R0:.*]] = arith.muli %[[P0]], %c256 : index
+// CHECK-NEXT:        %[[T1:.*]] = arith.muli %[[Q]], %c4 : index
+// CHECK-NEXT:        %[[G1:.*]] = arith.addi %[[T1]], %c1 : index
+// CHECK-NEXT:        %[[B1:.*]] = arith.divui %[[G1]], %c8 : index
+// CHECK-NEXT:        %[[P1:.*]] = arith.remui %[[G1]], %c8 : index
+// CHECK-NEXT:        %[[R1:.*]] = arith.muli %[[P1]], %c256 : index
+// CHECK:             %[[A0:.*]] = memref.subview %l1a0[0, 0] [32, 128] [1, 1]
+// CHECK-NEXT:        %[[X0:.*]] = memref.subview %{{.*}}[%[[R0]], 0] [32, 128] [1, 1] : memref<2048x512xf16, "gm">
+// CHECK-NEXT:        ascend.copy %[[X0]], %[[A0]]
+// CHECK-NEXT:        %[[A1:.*]] = memref.subview %l1a0[32, 0] [32, 128] [1, 1]
+// CHECK-NEXT:        %[[X1:.*]] = memref.subview %{{.*}}[%[[R1]], 0] [32, 128] [1, 1] : memref<2048x512xf16, "gm">
+// CHECK-NEXT:        ascend.copy %[[X1]], %[[A1]]
+// CHECK:             ascend.mmad %l0a0, %l0b0, %l0c {init} : memref<128x128xf16, "l0a">, memref<128x128xf16, "l0b">, memref<128x128xf32, "l0c">
+// CHECK:             ascend.wait_flag M -> FIX id 0
+// CHECK-NEXT:        %[[C0:.*]] = memref.subview %l0c[0, 0] [32, 128] [1, 1]
+// CHECK-NEXT:        %[[Y0:.*]] = arith.muli %[[B0]], %c2048 : index
+// CHECK-NEXT:        %[[H0:.*]] = arith.addi %[[Y0]], %[[R0]] : index
+// CHECK-NEXT:        %[[D0:.*]] = memref.subview %{{.*}}[%[[H0]], %[[COL]]] [32, 128] [1, 1] : memref<2048x256xf16, "gm">
+// CHECK-NEXT:        ascend.copy %[[C0]], %[[D0]]
+// CHECK-NEXT:        %[[C1:.*]] = memref.subview %l0c[32, 0] [32, 128] [1, 1]
+// CHECK-NEXT:        %[[Y1:.*]] = arith.muli %[[B1]], %c2048 : index
+// CHECK-NEXT:        %[[H1:.*]] = arith.addi %[[Y1]], %[[R1]] : index
+// CHECK-NEXT:        %[[D1:.*]] = memref.subview %{{.*}}[%[[H1]], %[[COL]]] [32, 128] [1, 1] : memref<2048x256xf16, "gm">
+// CHECK-NEXT:        ascend.copy %[[C1]], %[[D1]]
+// CHECK:             ascend.copy %{{.*}} : memref<32x128xf32, strided<[128, 1], offset: 12288>, "l0c">
+// CHECK-NEXT:        ascend.set_flag FIX -> M id 0
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[BELOW:.*]] = arith.cmpi ult, %n, %c65 : index
+// CHECK-NEXT:    %[[ABOVE:.*]] = arith.cmpi ult, %c32, %n : index
+// CHECK-NEXT:    %[[PACK2:.*]] = arith.andi %[[ABOVE]], %[[BELOW]] : i1
+// CHECK-NEXT:    scf.if %[[PACK2]] {
+// CHECK-NEXT:      scf.for %{{.*}} = %block to %c8 step %c24 {
+// CHECK:             %{{.*}} = memref.subview %l0c[64, 0] [64, 128] [1, 1]
+// CHECK:             ascend.set_flag FIX -> M id 0
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[GROUPED:.*]] = arith.cmpi ult, %c64, %n : index
+// CHECK-NEXT:    scf.if %[[GROUPED]] {
+// CHECK-NEXT:      %[[UP:.*]] = arith.addi %n, %c127 : index
+// CHECK-NEXT:      %[[TILES:.*]] = arith.divui %[[UP]], %c128 : index
+// CHECK-NEXT:      %[[REAL:.*]] = arith.minui %[[TILES]], %c2 : index
+// CHECK:             ascend.copy %l0c, %{{.*}} : memref<128x128xf32, "l0c">
+func.func @packed(%x: tensor<8x256x512xf16> {onnx.name = "x"}, %w: tensor<512x256xf16> {onnx.name = "w"}, %n: tensor<1xi64> {onnx.name = "seq.extent", geir.extent = [["x", 1 : i64]], geir.range = [1 : i64, 256 : i64]}) -> (tensor<8x256x256xf16> {onnx.name = "y"}) {
+  %h = graph.matmul %x, %w : (tensor<8x256x512xf16>, tensor<512x256xf16>) -> tensor<8x256x256xf16> loc("proj")
+  func.return %h : tensor<8x256x256xf16>
+}
+
+// -----
+
+// A batch range over a matmul's rows: one group, whose real rows are the first ones - tiles
+// past them are skipped, and nothing is left to pack.
+// CHECK-LABEL: ascend.kernel @k0_proj(
+// CHECK-SAME:    attributes {{{.*}}geir.extent, template = "matmul"}
+// CHECK-NOT:     scf.if
+// CHECK:         ascend.launch @k0_proj on %stream(%x, %w, %h, %n)
+func.func @one_group(%x: tensor<8x64x64xf32> {onnx.name = "x"}, %w: tensor<64x64xf32> {onnx.name = "w"}, %n: tensor<1xi64> {onnx.name = "batch.extent", geir.extent = [["x", 0 : i64]], geir.range = [1 : i64, 8 : i64]}) -> (tensor<8x64x64xf32> {onnx.name = "y"}) {
+  %h = graph.matmul %x, %w : (tensor<8x64x64xf32>, tensor<64x64xf32>) -> tensor<8x64x64xf32> loc("proj")
+  func.return %h : tensor<8x64x64xf32>
+}
+
+// -----
+
 // A sequence an attention reads as keys is computed in whole key quanta (common.key_quantum:
-// 128 of 256 here) by the kernels its keys come from: the relu before the attention computes
-// the first min(ceil(n / 128) * 128, 256) positions of each (batch, head) group. The attention
+// 64 of 256 here) by the kernels its keys come from: the relu before the attention computes
+// the first min(ceil(n / 64) * 64, 256) positions of each (batch, head) group. The attention
 // runs the query tiles below that and only the key tiles that hold a real key: its 64-key
 // tiles divide the quantum, so the last one reads rows some kernel computed, never stale
 // ones. The relu after it feeds no keys: it computes the first n positions only.
 // CHECK-LABEL: ascend.kernel @k0_pre(
 // CHECK-SAME:    geir.extent
 // CHECK:         %n = arith.index_cast
-// CHECK:         %[[UP:.*]] = arith.addi %n, %c127 : index
-// CHECK-NEXT:    %[[QUANTA:.*]] = arith.divui %[[UP]], %c128 : index
-// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[QUANTA]], %c128 : index
+// CHECK:         %[[UP:.*]] = arith.addi %n, %c63 : index
+// CHECK-NEXT:    %[[QUANTA:.*]] = arith.divui %[[UP]], %c64 : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[QUANTA]], %c64 : index
 // CHECK-NEXT:    %n_computed = arith.minui %[[ROWS]], %c256 : index
 // CHECK:         arith.muli %n_computed, %c32 : index
 // CHECK-LABEL: ascend.kernel @k1_attn(
@@ -195,9 +279,9 @@ func.func @under(%x: tensor<2x256x64xf32> {onnx.name = "x"}, %w: tensor<64x64xf3
 // CHECK:         %n_keys = arith.index_cast
 // CHECK:         %[[UP:.*]] = arith.addi %n_keys, %c63 : index
 // CHECK-NEXT:    %[[KEY_TILES:.*]] = arith.divui %[[UP]], %c64 : index
-// CHECK-NEXT:    %[[UP:.*]] = arith.addi %n_keys, %c127 : index
-// CHECK-NEXT:    %[[QUANTA:.*]] = arith.divui %[[UP]], %c128 : index
-// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[QUANTA]], %c128 : index
+// CHECK-NEXT:    %[[UP:.*]] = arith.addi %n_keys, %c63 : index
+// CHECK-NEXT:    %[[QUANTA:.*]] = arith.divui %[[UP]], %c64 : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[QUANTA]], %c64 : index
 // CHECK-NEXT:    %[[COMPUTED:.*]] = arith.minui %[[ROWS]], %c256 : index
 // CHECK:         scf.for %{{.*}} = %block
 // CHECK:           %[[Q0:.*]] = arith.muli %{{.*}}, %c64 : index
