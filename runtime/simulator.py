@@ -1442,8 +1442,7 @@ class _Sim:
             return self.collective(launch)
         spec, cm = self.spec, self.cm
         c, cube, vec = self.cores(launch)
-        s, e = _merged_segments(self.segments.get(launch.index, ()))
-        touched = int((e - s).sum())
+        touched = _size(_merged_segments(self.segments.get(launch.index, ())))
         hit, l2_hits = self.l2_hit(launch, touched)
         dispatch = cm.cycles_to_us(spec.block_dispatch_cycles)
         # the blocks that move gm bytes share the bandwidth; one with no tile to run (a shape

@@ -128,6 +128,48 @@ def test_a_shape_range_over_l2_pieces_runs_the_real_rows_of_each(tmp_path):
                                    rtol=1e-2, atol=1e-2)
 
 
+def _sequence_model(batch: int, k: int = 1024, n: int = 2048) -> onnx.ModelProto:
+    """x [batch, seq, k] x w [k, n]: a sequence under the batch."""
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array((rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float16), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="fc")], "fc",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [batch, "seq", k])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [batch, "seq", n])], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("batch,sizes,pieces", [(8, (1, 100, 256), "whole groups"), (2, (1, 600, 1024), "in a group")])
+def test_a_sequence_range_over_l2_pieces_skips_the_padding_of_each_piece(tmp_path, batch, sizes, pieces):
+    """The sequence of x [batch, 1~S, 1024] (2048 rows at the top) under the batch, over a
+    3 MiB L2: its lhs needs 3 row ranges at least. With 8 batch rows the ranges are whole
+    groups of positions (4 or 8 of them: tiling.row_ranges), with 2 each range lies inside one
+    batch row; either way every piece takes the extent and runs only its real rows (before,
+    3 ranges cut the groups, every piece computed all its rows, and pricing them raised
+    ZeroDivisionError). Each size matches onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    model = _sequence_model(batch)
+    top = 2048 // batch
+    ranged = geir.compile(model, input_shape=f"x:{batch},1~{top},1024", device=_device(tmp_path, 3 << 20))
+    program = ranged.program
+    blocks = _blocks(program)
+    assert _tile_the_result(blocks, 2048, 2048) and len({b[0] for b in blocks}) >= 3, blocks
+    if pieces == "whole groups":
+        assert all(r0 % top == 0 and nr % top == 0 for r0, nr, _, _ in blocks), blocks
+    else:
+        assert all(r0 // top == (r0 + nr - 1) // top for r0, nr, _, _ in blocks), blocks
+    kernels = [k for k in program.module.walk() if isinstance(k, a.KernelOp)]
+    assert all(attr_names.EXTENT in k.attributes and attr_names.ALL_ROWS not in k.attributes for k in kernels)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for size in sizes:
+        x = np.random.default_rng(size).standard_normal((batch, size, 1024)).astype(np.float16)
+        np.testing.assert_allclose(ranged.run({"x": x})["y"].astype(np.float32),
+                                   sess.run(None, {"x": x})[0].astype(np.float32), rtol=1e-2, atol=1e-2)
+    _, small = ranged.profile({"x": np.zeros((batch, 1, 1024), np.float16)}, mode="timing")
+    _, large = ranged.profile({"x": np.zeros((batch, top, 1024), np.float16)}, mode="timing")
+    # one position computes a tile of each group's rows, not all of them
+    assert 4 * sum(k["cube_flops"] for k in small["kernels"]) <= sum(k["cube_flops"] for k in large["kernels"])
+
+
 def test_the_split_is_declined_when_launches_cost_more_than_l2_saves(tmp_path):
     """A [2048, 1024] x [1024, 2048] matmul, as large, over the same L2: its tiling holds
     lhs panels of 8 tiles, so few re-reads are left for L2 to serve and launches over column

@@ -121,8 +121,10 @@ def _l2_pieces(req: KernelRequest, plan: CubePlan, pricer: Pricer, whole: Tiling
     """A matmul over L2 as kernels over blocks of its result (ranges of rows times ranges of
     columns), launched in order (tiling.l2_pieces); None when one kernel is cheaper or the
     plan cannot be split (a head-split or blocked result: its tiles are not plain ranges). A
-    shape range's pieces each run the real rows of their own range (a piece whose rows cut a
-    group of them runs all of its rows)."""
+    shape range's pieces each run the real rows of their own range: its row ranges are whole
+    groups of positions where the groups allow, else equal parts of each group
+    (tiling.row_ranges, matmul_kernel.py `_grouped`); a piece that cut groups would run all of
+    its rows."""
     if not isinstance(plan, MatmulPlan) or plan.heads or plan.part_cols or plan.out_nz or plan.out_blocked:
         return None
 

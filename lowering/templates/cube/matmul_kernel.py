@@ -276,11 +276,19 @@ class MatmulKernel(CubeKernel):
     def _grouped(self, plan: MatmulPlan, group: int, count: int) -> Real | None:
         """Real = (the rows dim, its real rows per group, groups in the kernel's rows) when
         the rows are groups of `group` rows (`count` positions), each inside a batch entry,
-        cut by neither the kernel's piece of the rows nor a tile."""
-        nr = self.rows[1]
-        if group % count or plan.rows % group or nr % group or self.rows[0] % group or group % self.t.mt:
+        cut by neither the kernel's piece of the rows nor a tile. A piece of a matmul over L2
+        inside one group g (tiling.row_ranges, when the groups are fewer than the pieces) is
+        one group whose rows before the piece count as real: Real = (the rows dim, g * group
+        + the real rows per group), the tiles past them skipped as at the range's top."""
+        (r0, nr), kb = self.rows, self.kb
+        if group % count or plan.rows % group:
             return None
-        return 1, self.kb.mul(self.kb.real_positions(), group // count), nr // group
+        real = kb.mul(kb.real_positions(), group // count)
+        if not (nr % group or r0 % group or group % self.t.mt):
+            return 1, real, nr // group
+        if plan.batch == 1 and r0 // group == (r0 + nr - 1) // group:
+            return 1, kb.add(real, r0 // group * group)
+        return None
 
     def _tile(self, off: list[Index], size: list[int], part: MatmulPlan | None = None,
               b2: SSAValue | None = None, out: SSAValue | None = None, position: Index = 0,

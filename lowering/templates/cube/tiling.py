@@ -308,12 +308,16 @@ def _matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tili
         [(s, m) for s in range_units(req, nb)] if axis == 0 else [(nb, s) for s in range_units(req, m)]
     whole = pricer.window is not None
     mts = _choices(m, unit=mn)
-    if axis == 1 and req.extent.groups > 1 and req.extent.groups % nb == 0:
+    group = req.extent.count * req.extent.inner if axis == 1 else 0  # rows of one group of the range's dim
+    if axis == 1 and req.extent.groups > 1 and m % group == 0:
         # the range's dim under other axes: a tile inside one group of rows runs when the
-        # group's real rows reach it, so the groups are priced as the batch
-        split = req.extent.groups // nb
-        mts = [mt for mt in mts if m // split % mt == 0] or mts
+        # group's real rows reach it, so the groups (of this kernel's rows: a piece of a matmul
+        # over L2 holds some of them) are priced as the batch
+        split = m // group
+        mts = [mt for mt in mts if group % mt == 0] or mts
         shapes = [(nb * split, rows // split) for _, rows in shapes]
+    elif axis == 1 and req.extent.groups > 1:
+        shapes = [(nb, m)]  # rows that cut a group: the kernel computes all of them (matmul_kernel `_grouped`)
     elif req.extent is not None and (plan.heads or plan.part_cols) and req.extent.axes == {-2}:
         group = req.extent.count * req.extent.inner  # a head split's rows: each batch row's positions
         if m % group == 0:
@@ -374,11 +378,27 @@ def _ranges(extent: int, count: int, unit: int) -> list[tuple[int, int]]:
 def row_ranges(req: KernelRequest, plan: MatmulPlan, isz: int) -> list[list[tuple[int, int]]]:
     """The splits of a matmul's rows worth pricing over L2, as (first row, rows) ranges: the
     whole; and where the lhs is itself large, the fewest ranges whose lhs rows take at most
-    half of L2 (the other half for the columns' operands), and one more (whole fractals)."""
+    half of L2 (the other half for the columns' operands), and one more (whole fractals).
+    A shape range's rows in groups (a sequence under the batch) are split into whole groups
+    where the groups allow, else into equal parts of each group: a launch over a range that
+    cuts a group computes all its rows, at every size (matmul_kernel.py `_grouped`)."""
     kp = round_up(plan.k, plan.k_fractal)
     least = ceil_div(2 * plan.batch * plan.rows * kp * isz, req.device.l2_bytes)
     splits = [[(0, plan.rows)]]
-    for nr in ([] if least <= 1 else [least, least + 1]):
+    if least <= 1:
+        return splits
+    counts = [least, least + 1]
+    ext = req.extent
+    if ext is not None and ext.groups > 1 and plan.batch * plan.rows % ext.groups == 0:
+        group = plan.batch * plan.rows // ext.groups
+        groups = plan.rows // group if plan.rows % group == 0 else 0
+        whole = [c for c in range(least, groups + 1) if groups % c == 0]
+        parts = [groups * q for q in range(ceil_div(least, groups or 1), group // FRACTAL + 1)
+                 if groups and group % q == 0 and group // q % FRACTAL == 0]
+        if whole or parts:
+            return splits + [[(i * plan.rows // c, plan.rows // c) for i in range(c)]
+                             for c in (whole or parts)[:2] if c <= L2_PIECES_MAX]
+    for nr in counts:
         rows = _ranges(plan.rows, nr, FRACTAL)
         if len(rows) == nr <= L2_PIECES_MAX:
             splits.append(rows)
