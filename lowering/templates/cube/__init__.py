@@ -160,7 +160,7 @@ def _projections(req: KernelRequest, pro: Prologue | None = None) -> a.KernelOp 
     tiling = matmul_tiling(req, plan, pricer)
     if tiling is None:
         return None
-    groups = _l2_groups(req, parts, plan, pricer, tiling) if pro is None and req.extent is None else None
+    groups = _l2_groups(req, parts, plan, pricer, tiling) if pro is None else None
     if groups is not None:
         try:  # each group's kernel writes its own parts' outputs; none has scratch
             return KernelChain(tuple(MatmulKernel(replace(req, name=f"{req.name}_n{i}"), _concatenated(group), t, slots,

@@ -277,17 +277,19 @@ class MatmulKernel(CubeKernel):
         """Real = (the rows dim, its real rows per group, groups in the kernel's rows) when
         the rows are groups of `group` rows (`count` positions), each inside a batch entry,
         cut by neither the kernel's piece of the rows nor a tile. A piece of a matmul over L2
-        inside one group g (tiling.row_ranges, when the groups are fewer than the pieces) is
-        one group whose rows before the piece count as real: Real = (the rows dim, g * group
-        + the real rows per group), the tiles past them skipped as at the range's top."""
+        inside one group (tiling.row_ranges: equal parts of each group, when the groups are
+        fewer than the pieces; or a batch entry's rows, each one group) holds the group's rows
+        from its offset o: its real rows are clamp(real - o, 0, rows), one group of them per
+        batch entry."""
         (r0, nr), kb = self.rows, self.kb
         if group % count or plan.rows % group:
             return None
         real = kb.mul(kb.real_positions(), group // count)
         if not (nr % group or r0 % group or group % self.t.mt):
             return 1, real, nr // group
-        if plan.batch == 1 and r0 // group == (r0 + nr - 1) // group:
-            return 1, kb.add(real, r0 // group * group)
+        o = r0 % group
+        if o + nr <= group and (plan.batch == 1 or plan.rows == group) and not (nr % self.t.mt or r0 % nr):
+            return 1, kb.min(kb.sub(kb.max(real, o), o), nr), 1
         return None
 
     def _tile(self, off: list[Index], size: list[int], part: MatmulPlan | None = None,

@@ -317,7 +317,10 @@ def _matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tili
         mts = [mt for mt in mts if group % mt == 0] or mts
         shapes = [(nb * split, rows // split) for _, rows in shapes]
     elif axis == 1 and req.extent.groups > 1:
-        shapes = [(nb, m)]  # rows that cut a group: the kernel computes all of them (matmul_kernel `_grouped`)
+        # a piece of a group's rows (tiling.row_ranges): its tiles skip past the real rows when
+        # they divide it (matmul_kernel `_grouped`); priced whole
+        mts = [mt for mt in mts if m % mt == 0] or mts
+        shapes = [(nb, m)]
     elif req.extent is not None and (plan.heads or plan.part_cols) and req.extent.axes == {-2}:
         group = req.extent.count * req.extent.inner  # a head split's rows: each batch row's positions
         if m % group == 0:
