@@ -20,10 +20,10 @@ the transformer block (hidden 768, 12 heads; torch's dynamo exporter, dynamic ba
 sequence) over (batch, sequence) gears, the same block by the TorchScript exporter
 (`transformer_torchscript`, dynamic batch) over batch gears, and a one-layer LLaMA (hidden
 1024, its sequence dynamic) over sequence gears; and, asked for by name, one LLaMA-2-7B layer
-over sequences up to 4096 (`llama-2-7b-layer`).
+over sequences up to 4096 at batch 1 (`llama-2-7b-layer`) and at batch 8 (`llama-2-7b-layer-b8`).
 
     python bench/dynamic.py [--models resnet50,transformer,transformer_torchscript,llama] [--pad | --ranges]
-    python bench/dynamic.py --models llama-2-7b-layer --ranges
+    python bench/dynamic.py --models llama-2-7b-layer,llama-2-7b-layer-b8 --ranges
 """
 
 from __future__ import annotations
@@ -81,11 +81,11 @@ def transformer_torchscript() -> tuple[bytes, dict]:
     return f.getvalue(), {"input_shape": "x:-1,128,768", "dynamic_batch_size": "1,8"}
 
 
-def _llama(config, gears: str) -> tuple[bytes, dict]:
+def _llama(config, gears: str, batch: int = 1) -> tuple[bytes, dict]:
     from geir.testing.llama import export_onnx, llama_reference
 
-    proto = export_onnx(llama_reference(config, seed=0, std=0.02), batch=1, seq=64, dynamic_seq=True)
-    return proto.SerializeToString(), {"input_shape": "input_ids:1,-1", "dynamic_dims": gears}
+    proto = export_onnx(llama_reference(config, seed=0, std=0.02), batch=batch, seq=64, dynamic_seq=True)
+    return proto.SerializeToString(), {"input_shape": f"input_ids:{batch},-1", "dynamic_dims": gears}
 
 
 def llama() -> tuple[bytes, dict]:
@@ -109,15 +109,26 @@ def llama_2_7b_layer() -> tuple[bytes, dict]:
     return _llama(dataclasses.replace(CONFIGS["llama-2-7b"], layers=1, vocab=1024, max_seq=4096), "256;1024;4096")
 
 
+def llama_2_7b_layer_b8() -> tuple[bytes, dict]:
+    """The same layer at batch 8: its sequence sits under the batch, and at 8 x 4096 rows its
+    projections and SwiGLU split over L2 (minutes, like the batch-1 layer)."""
+    import dataclasses
+
+    from geir.models import CONFIGS
+
+    return _llama(dataclasses.replace(CONFIGS["llama-2-7b"], layers=1, vocab=1024, max_seq=4096), "256;1024;4096", 8)
+
+
 MODELS = {"resnet50": resnet50, "transformer": transformer, "transformer_torchscript": transformer_torchscript,
-          "llama": llama, "llama-2-7b-layer": llama_2_7b_layer}
+          "llama": llama, "llama-2-7b-layer": llama_2_7b_layer, "llama-2-7b-layer-b8": llama_2_7b_layer_b8}
 DEFAULT = ("resnet50", "transformer", "transformer_torchscript", "llama")
 RANGES = {"resnet50": [("gpu_0/data_0:1~32,3,224,224", "gpu_0/data_0:{},3,224,224", (1, 2, 8, 16, 32))],
           "transformer": [("x:1~8,128,768", "x:{},128,768", (1, 2, 4, 8)),
                           ("x:8,1~512,768", "x:8,{},768", (64, 128, 256, 512))],
           "transformer_torchscript": [("x:1~8,128,768", "x:{},128,768", (1, 2, 4, 8))],
           "llama": [("input_ids:1,1~2048", "input_ids:1,{}", (128, 512, 2048))],
-          "llama-2-7b-layer": [("input_ids:1,1~4096", "input_ids:1,{}", (256, 1024, 4096))]}
+          "llama-2-7b-layer": [("input_ids:1,1~4096", "input_ids:1,{}", (256, 1024, 4096))],
+          "llama-2-7b-layer-b8": [("input_ids:8,1~4096", "input_ids:8,{}", (64, 256, 1024, 4096))]}
 """Per model: its ranges, each with the static input_shape of a size and the sizes timed."""
 
 
