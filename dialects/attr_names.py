@@ -36,9 +36,13 @@ DIMS = "geir.dims"
 """On a graph op with symbolic dims: per result, each dim an int or its expression in the extents'
 symbols (`"12*seq"`), written by graph-infer-symbolic-shapes."""
 PACKED_ROWS = "geir.packed_rows"
-"""On a shape range program's matmul kernel: the r of each tiling key that packs groups (a tile
-of the first r rows of several batch rows' positions, chosen at run time when each group has
-at most r real rows; lowering/templates/cube/matmul_kernel.py `_packings`), least first."""
+"""On a shape range program's matmul kernel: the r of each class of tiles that packs groups (a
+tile of r-row segments of several batch rows' positions, run for the groups whose real rows hold
+bit r; lowering/templates/cube/matmul_kernel.py `_packings`), least first."""
+LIVE_ABOVE = "geir.live_above"
+"""On a shape range program's kernel whose rows start past the range's first positions (a piece
+of a matmul over L2 holding the same rows of every batch row): [extent argument index, P] - at
+n <= P positions it has no real row, and the host, which knows n, does not launch it."""
 ALL_ROWS = "geir.all_rows"
 """On a shape range program's kernel that does not take the extent: why it computes every row of
 the range's dim (one line; geir-compile prints it)."""

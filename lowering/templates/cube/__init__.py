@@ -21,6 +21,7 @@ of a `mix` kernel over the tile FIX staged in gm. Modules, in the order try_buil
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import replace
 
 from geir.dialects import ascend as a
@@ -132,6 +133,9 @@ def _l2_pieces(req: KernelRequest, plan: CubePlan, pricer: Pricer, whole: Tiling
         t = matmul_tiling(req, part, pricer)
         return _with_epilogue_rows(req, part, t, buffers) if t is not None and buffers is not None else t
 
+    flat = _unfolded(req, plan)
+    if flat is not None:
+        plan, buffers = flat, EpilogueBuffers(flat) if flat.epilogue.has_work else None
     pieces = l2_pieces(req, plan, pricer, whole, tiling)
     if pieces is None:
         return None
@@ -144,6 +148,23 @@ def _l2_pieces(req: KernelRequest, plan: CubePlan, pricer: Pricer, whole: Tiling
     # result's shape, each piece writing its own columns: the chain's, allocated once
     count = kernels[0].attributes.get(attr_names.SCRATCH)
     return KernelChain(kernels, shared=count.value.data if count else 0)
+
+
+def _unfolded(req: KernelRequest, plan: MatmulPlan) -> MatmulPlan | None:
+    """A shape range's folded plan (a batch of left matrices times one right one, as one tall
+    matrix) whose row groups are its batch entries - a sequence under the batch -, planned
+    again unfolded: its L2 row ranges are then the same rows of every batch entry, not whole
+    batch entries. At 64 of 4096 positions of 8 batch rows, pieces of whole entries each
+    read all the weights for their 64 real rows (8 reads); pieces of the same rows of every
+    entry leave the real rows to the first piece, and the others have none to run (one read)."""
+    ext = req.extent
+    if ext is None or ext.groups < 2 or plan.batch != 1 or plan.frame != plan.out_shape or len(plan.frame) < 3 \
+            or math.prod(plan.frame[:-2]) != ext.groups:
+        return None
+    flat = plan_request(req, fold=False)
+    if not isinstance(flat, MatmulPlan) or flat.batch != ext.groups or any(flat.rhs_batch):
+        return None
+    return flat
 
 
 def _projections(req: KernelRequest, pro: Prologue | None = None) -> a.KernelOp | KernelChain | None:
@@ -164,7 +185,7 @@ def _projections(req: KernelRequest, pro: Prologue | None = None) -> a.KernelOp 
     if groups is not None:
         try:  # each group's kernel writes its own parts' outputs; none has scratch
             return KernelChain(tuple(MatmulKernel(replace(req, name=f"{req.name}_n{i}"), _concatenated(group), t, slots,
-                                                  None, group, rows=rows).build()
+                                                  None, group, rows=rows, pricer=pricer).build()
                                      for i, (rows, group, t) in enumerate(groups)), 0)
         except (LoweringError, Reject):  # a group's buffers do not fit after all: one kernel
             pass

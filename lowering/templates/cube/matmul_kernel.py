@@ -7,9 +7,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from contextlib import nullcontext
 
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, UnitAttr, i64
 from xdsl.ir import SSAValue
 
@@ -119,44 +117,52 @@ class MatmulKernel(CubeKernel):
     def _keyed(self, products: list[tuple[MatmulPlan, list[TileDim], Real | None, Callable, dict]]) -> None:
         """The tiles of the products, (plan, grid, real rows, tile body, its arguments) each,
         distributed together. Where a shape range's rows are groups that tiles can pack
-        (`_packings`), GE's tiling keys: a branch per packing on the real rows per group n
-        (run time), the packing of the least r >= n, else the tiles inside one group."""
+        (`_packings`: r = mt / 2, mt / 4, ... down to r_min), each group's real rows n (run
+        time), rounded up to r_min, are its whole tiles of mt rows and then, for each r whose
+        bit n holds, a segment of r rows: one class of tiles packing k = mt / r groups'
+        segments each, which runs only when the bit is set. n = 80 of tiles of 128: no whole
+        tile, a 64-row segment (two groups a tile) and a 16-row one (eight a tile). Branch
+        free: every class's tile count is a run-time value, and all of them share the blocks."""
         kb, t = self.kb, self.t
         packings = self._packings([(plan, dims, real) for plan, dims, real, _, _ in products])
+        classes = []
+        for plan, dims, real, body, args in products:
+            tile = functools.partial(body, **args) if args else body
+            if not packings:
+                classes += grid_classes(kb, dims, tile, real)
+                continue
+            split, least = real[2], packings[0][1]
+            rows = kb.mul(kb.divui(kb.add(real[1], least - 1), least), least)
+            whole = kb.sub(rows, kb.remui(rows, t.mt))  # the rows of the groups' whole tiles
+            classes += grid_classes(kb, dims, tile, (real[0], whole, split))
+            for k, r in packings:
+                tiles = plan.batch * split // k
+                below = kb.remui(rows, 2 * r)
+                runs = kb.mul(kb.divui(below, r), tiles)  # all the segment's tiles when n holds bit r, else none
+                classes += grid_classes(kb, [TileDim(tiles, 1), dims[2]], functools.partial(
+                    self._packed_tile, k=k, r=r, group=dims[1].extent // split, split=split,
+                    skip=kb.sub(rows, below), **args), (0, runs))
         if packings:
             kb.kernel.attributes[attr_names.PACKED_ROWS] = DenseArrayBase.from_list(i64, [r for _, r in packings])
-        lo, rows = 0, products[0][2][1] if packings else None
-        for k, r in packings:
-            cond = kb.less(rows, r + 1)
-            if lo:
-                cond = kb.emit(arith.AndIOp(kb.less(lo, rows), cond)).result
-            with kb.if_(cond):
-                classes = []
-                for plan, dims, real, _, args in products:
-                    split = real[2]
-                    grid = [TileDim(plan.batch * split // k, 1), dims[2]]
-                    classes += grid_classes(kb, grid, functools.partial(
-                        self._packed_tile, k=k, r=r, group=dims[1].extent // split, split=split, **args))
-                distribute(kb, t.blocks, classes)
-            lo = r
-        with kb.if_(kb.less(lo, rows)) if lo else nullcontext():
-            classes = []
-            for _, dims, real, body, args in products:
-                classes += grid_classes(kb, dims, functools.partial(body, **args) if args else body, real)
-            distribute(kb, t.blocks, classes)
+        distribute(kb, t.blocks, classes)
 
     def _packings(self, products: list[tuple[MatmulPlan, list[TileDim], Real | None]]) -> list[tuple[int, int]]:
-        """The packed tilings of a shape range's grouped rows, as (k, r), least r first: a tile
-        of mt rows holding the first r = mt / k rows of k consecutive groups, for k = 2, 4, ...
-        with r whole fractals. A tile inside one group computes all its mt rows however few of
-        them are real: at 64 of 512 positions of each of 8 batch rows, tiles of 128 computed
-        twice the rows of the static program and read the rhs twice as often. The groups of a
-        tile lie in one batch entry, or are batch entries whose rhs is the same. Only a plain
-        product packs: its lhs rows are loaded and its result rows written per group, and
-        nothing else in the kernel addresses rows. A packing whose r is below the rows a group
-        computes at the range's bottom (a key quantum's) would never run, and one the tiling's
-        prices say does not pay (`tiling.packing_pays`: fewer blocks busy) is not worth its code;
-        both are left out."""
+        """The packings of a shape range's grouped rows, as (k, r), least r first: tiles of
+        mt rows holding r = mt / k rows of each of k consecutive groups, for r = mt / 2,
+        mt / 4, ... (whole fractals), each half the one before (`_keyed` adds them up bit by
+        bit). A tile inside one group computes all its mt rows however few of them are real: at
+        64 of 512 positions of each of 8 batch rows, tiles of 128 computed twice the rows of
+        the static program and read the rhs twice as often; past a group's whole tiles the
+        same holds for its tail (at 257 of 1024 positions a tile of 256 per group held one real
+        row: 16 tiles where the static program's 8 x 257 rows take 9). The groups of a tile lie
+        in one batch entry, or are batch entries whose rhs is the same. A plain or a gated
+        product packs: its lhs rows are loaded and its result rows (a gated product's staged
+        partner rows too) written per group, and nothing else in the kernel addresses rows.
+        The halving stops at the first r that the tiling's prices say does not pay
+        (`tiling.packing_pays`: fewer tiles and rhs reads, against fewer blocks busy and k lhs
+        copies a chunk), or that no size of the range would use (the sizes in key quanta leave
+        remainders of whole quanta); the least r kept is the unit a group's rows are rounded
+        up to."""
         t, ext = self.t, self.kb.req.extent
         if self.prologue or self.norm or t.group > 1 or any(real is None or len(real) != 3 or real[1] is None
                                                               for _, _, real in products):
@@ -166,62 +172,85 @@ class MatmulKernel(CubeKernel):
         if len(splits) > 1 or len(groups) > 1:
             return []
         for plan, _, _ in products:
-            if (plan.partner is not None or plan.lhs.trans or plan.lhs_nz or plan.out_nz or plan.out_blocked
+            if (plan.lhs.trans or plan.lhs_nz or plan.out_nz or plan.out_blocked
                     or plan.epilogue.fix or (plan.heads and self.rows != (0, plan.rows))):
                 return []
         (split,), (group,) = splits, groups
-        bottom = max(1, ext.lo)
-        if ext.quantum > 1:
-            bottom = min(ext.count, ceil_div(bottom, ext.quantum) * ext.quantum)
-        least = bottom * (group // ext.count)  # the rows a group computes at the bottom
+        unit = max(1, ext.quantum)  # a group computes its positions in key quanta
+        # a group's rows per position, and where the kernel's rows start in it: a piece of a
+        # matmul over L2 may hold only a part of each group (`_grouped`)
+        per, o = self._per, self._offset
+        tails = {min(max(min(ext.count, n) * per - o, 0), group) % t.mt
+                 for n in range(ceil_div(max(1, ext.lo), unit) * unit, ext.count + unit, unit)} - {0}
+        if not tails:
+            return []
+        step = math.gcd(*tails)
+        step &= -step  # every tail is a multiple of this power of two: no bit below it is ever set
         out, k = [], 2
-        while t.mt % k == 0 and t.mt // k % FRACTAL == 0:
-            r = t.mt // k
-            if (r >= least and all(split % k == 0 or (split == 1 and plan.batch % k == 0 and not any(plan.rhs_batch))
-                                   for plan, _, _ in products)
-                    and self.pricer is not None
-                    and packing_pays(self.req, self.plan, self.pricer, t, self.plan.batch * split, k)):
-                out.append((k, r))
+        while (t.mt % k == 0 and t.mt // k % FRACTAL == 0 and t.mt // k >= step and self.pricer is not None
+               and all(split % k == 0 or (split == 1 and plan.batch % k == 0 and not any(plan.rhs_batch))
+                       for plan, _, _ in products)
+               and packing_pays(self.req, self.plan, self.pricer, t, self.plan.batch * split, k)):
+            out.append((k, t.mt // k))
             k *= 2
         return sorted(out, key=lambda p: p[1])
 
     def _packed_tile(self, off: list[Index], size: list[int], k: int, r: int, group: int, split: int,
-                     part: MatmulPlan | None = None, b2: SSAValue | None = None, out: SSAValue | None = None,
-                     position: Index = 0) -> None:
-        """The packed tile of groups q * k .. q * k + k - 1 (`off` = [q, first column]), the
-        first r rows of each: the lhs loaded and the result written per group."""
+                     skip: Index, part: MatmulPlan | None = None, b2: SSAValue | None = None,
+                     out: SSAValue | None = None, position: Index = 0) -> None:
+        """The packed tile of groups q * k .. q * k + k - 1 (`off` = [q, first column]), r
+        rows of each from its row `skip` (past its whole tiles and larger segments): the lhs
+        loaded and the result written per group, in loops over the k groups (the code is one
+        group's, whatever k)."""
         kb, plan = self.kb, part or self.plan
         q, n0 = off
         nv = size[1]
-        segments = []  # (batch entry, first row in it) per group
-        for j in range(k):
+        first = kb.add(self.rows[0], skip)
+
+        def segment(j: Index) -> tuple[Index, Index]:
+            """(batch entry, first row in it) of the tile's j-th group."""
             g = kb.add(kb.mul(q, k), j)
             if split == 1:
-                segments.append((g, self.rows[0]))
-            else:
-                segments.append((kb.divui(g, split), kb.add(kb.mul(kb.remui(g, split), group), self.rows[0])))
-        bases = [kb.add(kb.mul(self._batch_index(b, plan.lhs_batch), plan.rows), self.lhs_base) for b, _ in segments]
-        brow = kb.mul(self._batch_index(segments[0][0], plan.rhs_batch), plan.cols if plan.rhs.trans else plan.k)
+                return g, first
+            return kb.divui(g, split), kb.add(kb.mul(kb.remui(g, split), group), first)
+
+        def lhs_rows(j: Index) -> tuple[Index, Index]:
+            b, m0 = segment(j)
+            return kb.add(kb.mul(self._batch_index(b, plan.lhs_batch), plan.rows), self.lhs_base), m0
+
+        # the groups share the rhs (`_packings`): the first one's batch of it
+        brow = kb.mul(self._batch_index(segment(0)[0], plan.rhs_batch), plan.cols if plan.rhs.trans else plan.k) \
+            if any(plan.rhs_batch) else 0
         np_ = round_up(nv, FRACTAL)
         acc = kb.tile(self.l0c, [0, 0], [k * r, np_])
-        self._product(acc, b2 or self.b2, plan.rhs, 0, brow, 0, n0, k * r, nv,
-                      segments=[(base, m0, r) for base, (_, m0) in zip(bases, segments)])
+        runs = (k, r, lhs_rows)
+        pad = {"pad": UnitAttr()} if np_ != nv else {}
+        if plan.partner is not None:  # the partner product first, staged per group (as `_tile` does)
+            self._product(acc, self.p2, plan.partner, 0, brow, 0, n0, k * r, nv, segments=runs)
+            kb.sync("M", "FIX", 0)
+            with kb.loop(0, k, 1) as j:
+                b, m0 = segment(j)
+                kb.copy(kb.tile(acc, [kb.mul(j, r), 0], [r, np_]),
+                        kb.tile(self.partner_out, [kb.add(kb.mul(b, plan.rows), m0), n0], [r, nv]), **pad)
+            kb.set_flag("FIX", "M", 0)
+        self._product(acc, b2 or self.b2, plan.rhs, 0, brow, 0, n0, k * r, nv, segments=runs)
         props = {"relu": UnitAttr()} if plan.epilogue.fix_relu else {}
+        target = self.epilogue.staging if self.epilogue else out or self.out2[0]
         kb.sync("M", "FIX", 0)
-        staged = []
-        for j, (b, m0) in enumerate(segments):
-            piece = kb.tile(acc, [j * r, 0], [r, np_])
+        with kb.loop(0, k, 1) as j:
+            b, m0 = segment(j)
+            piece = kb.tile(acc, [kb.mul(j, r), 0], [r, np_])
             if plan.heads:  # straight to the output, head by head (`_finish_tile`)
                 self._fix_heads(piece, b, kb.add(m0, position), n0, r, nv, props, plan, out or self.out2[0])
-                continue
-            row = kb.add(kb.mul(b, plan.rows), m0)
-            staged.append((row, kb.tile(self.epilogue.staging if self.epilogue else out or self.out2[0], [row, n0],
-                                        [r, nv])))
-            kb.copy(piece, staged[-1][1], **props, **({"pad": UnitAttr()} if np_ != nv else {}))
+            else:
+                row = kb.add(kb.mul(b, plan.rows), m0)
+                kb.copy(piece, kb.tile(target, [row, n0], [r, nv]), **props, **pad)
         kb.set_flag("FIX", "M", self.fix_id)
         if self.epilogue:
-            for row, dst in staged:
-                self._epilogue_passes(row, n0, r, nv, dst)
+            with kb.loop(0, k, 1) as j:
+                b, m0 = segment(j)
+                row = kb.add(kb.mul(b, plan.rows), m0)
+                self._epilogue_passes(row, n0, r, nv, kb.tile(target, [row, n0], [r, nv]))
 
     def _item(self, off: list[Index], size: list[int]) -> None:
         """A work item of `group` tiles along N sharing the lhs panel in l1: the first tile
@@ -285,10 +314,17 @@ class MatmulKernel(CubeKernel):
         if group % count or plan.rows % group:
             return None
         real = kb.mul(kb.real_positions(), group // count)
+        self._per, self._offset = group // count, 0  # for `_packings`
         if not (nr % group or r0 % group or group % self.t.mt):
             return 1, real, nr // group
         o = r0 % group
         if o + nr <= group and (plan.batch == 1 or plan.rows == group) and not (nr % self.t.mt or r0 % nr):
+            self._offset = o
+            if o:  # no real row until the positions computed pass o's: the host skips the launch
+                quantum = max(1, kb.req.extent.quantum)
+                at = len(kb.req.inputs) + len(kb.req.outputs)  # the extent argument (KernelBuilder.real_positions)
+                kb.kernel.attributes[attr_names.LIVE_ABOVE] = DenseArrayBase.from_list(
+                    i64, [at, o // (group // count) // quantum * quantum])
             return 1, kb.min(kb.sub(kb.max(real, o), o), nr), 1
         return None
 
@@ -320,11 +356,12 @@ class MatmulKernel(CubeKernel):
 
     def _product(self, acc: SSAValue, b2: SSAValue, rhs: Operand, arow: Index, brow: Index, m0: Index,
                  n0: Index, mv: int, nv: int, panel: bool | None = None,
-                 segments: list[tuple[Index, Index, int]] | None = None) -> None:
+                 segments: tuple[int, int, Callable[[Index], tuple[Index, Index]]] | None = None) -> None:
         """The [mv, nv] tile at (m0, n0) of lhs x rhs (`b2` its stored matrix) into l0c: K in
         l1 chunks, each in l0 steps. `panel`: the lhs is the item's l1 panel, loaded by this
         tile's chunks (True) or already there (False); None: each chunk loads its own.
-        `segments`: the tile's lhs rows are these (base, first row, rows) runs, one after another."""
+        `segments`: the tile's lhs rows are `count` runs of `rows` rows, run j's (base, first
+        row) given by `run_of(j)`."""
         kb, plan, t = self.kb, self.plan, self.t
         mp, np_ = round_up(mv, FRACTAL), round_up(nv, FRACTAL)
         lhs = plan.lhs
@@ -332,11 +369,12 @@ class MatmulKernel(CubeKernel):
         def chunk(k0: Index, kc: int, s: int, first: bool) -> None:
             kcp = round_up(kc, plan.k_fractal)
             kb.wait_flag("MTE1", "MTE2", s)
-            if segments:  # a packed tile's runs of rows (`_packed_tile`)
-                at = 0
-                for base, m_run, rows in segments:
-                    self._to_l1(self.a2, False, base, m_run, k0, rows, kc, kb.tile(self.l1a[s], [at, 0], [rows, kcp]))
-                    at += rows
+            if segments:  # a packed tile's runs of rows (`_packed_tile`), one after another
+                count, rows, run_of = segments
+                with kb.loop(0, count, 1) as j:
+                    base, m_run = run_of(j)
+                    self._to_l1(self.a2, False, base, m_run, k0, rows, kc,
+                                kb.tile(self.l1a[s], [kb.mul(j, rows), 0], [rows, kcp]))
             elif panel is None:  # this chunk's own lhs, into the slot
                 if lhs.trans:
                     self._to_l1(self.a2, plan.lhs_nz, arow, k0, m0, kc, mv, kb.tile(self.l1a[s], [0, 0], [kcp, mp]))

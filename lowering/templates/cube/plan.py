@@ -304,12 +304,13 @@ def _into_cache(req: KernelRequest, plan: MatmulPlan, write: g.KvCacheWriteOp, h
     return True
 
 
-def plan_request(req: KernelRequest) -> CubePlan | None:
-    """The cube plan of a request, or None when this template does not build it."""
+def plan_request(req: KernelRequest, fold: bool = True) -> CubePlan | None:
+    """The cube plan of a request, or None when this template does not build it; `fold`
+    off: a batch of left matrices times one right one keeps its batch (`_batched_matmul`)."""
     if not req.ops or not any(op_info.CUBE.takes(op) for op in req.ops):
         return None
     try:
-        return _Analysis(req).plan()
+        return _Analysis(req).plan(fold)
     except Unsupported:
         return None
 
@@ -331,7 +332,7 @@ class _Analysis:
         self.position = req.ops.index(self.cube)
         self.used: set[Operation] = {self.cube}
 
-    def plan(self) -> CubePlan:
+    def plan(self, fold: bool = True) -> CubePlan:
         op = self.cube
         elt, out_elt = _element_types(op)
         self._check_formats(op)
@@ -343,7 +344,7 @@ class _Analysis:
             transpose, heads = split
             ops, outputs = ops[:-1], [transpose.operands[0]]
             self.used.add(transpose)
-        plan = self._conv(op, elt, out_elt) if isinstance(op, g.ConvOp) else self._matmul(op, elt, out_elt, fold=split is None)
+        plan = self._conv(op, elt, out_elt) if isinstance(op, g.ConvOp) else self._matmul(op, elt, out_elt, fold=fold and split is None)
         if self.partner is not None:
             self._add_partner(plan)
         if split is not None:

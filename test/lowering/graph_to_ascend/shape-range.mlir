@@ -180,69 +180,144 @@ func.func @under(%x: tensor<2x256x64xf32> {onnx.name = "x"}, %w: tensor<64x64xf3
 
 // The same over 8 batch rows of 256 positions (f16, K = 512, N = 256): tiles of 128 rows
 // inside a group would run 8 x 2 tiles (8 x 128 rows) at 64 positions or fewer, with as many
-// reads of w. The tiling's prices say packing pays (matmul_kernel.py `_packings`), so two more
-// tiling keys, chosen at run time on n: up to 32 real rows per group, each tile holds the first
-// 32 rows of four groups; up to 64, the first 64 of two (`geir.packed_rows`) - their lhs loaded
-// and their result written per group, FIX taking each group's rows of l0c. Past 64, the tiles
-// inside one group.
+// reads of w. The tiling's prices say packing pays (matmul_kernel.py `_packings`) for 64-row
+// and 32-row segments (`geir.packed_rows`), so each group's real rows n, rounded up to 32, are
+// its whole tiles of 128 rows, then a 64-row segment if n holds bit 64 and a 32-row one if it
+// holds bit 32: tiles packing two groups' 64-row segments, and tiles packing four groups'
+// 32-row ones - their lhs loaded and their result written per group, FIX taking each group's
+// rows of l0c. No branch: each class's tile count is computed at run time (none when its bit
+// is clear), and the three classes share the blocks.
 // CHECK-LABEL: ascend.kernel @k0_proj(
 // CHECK-SAME:    attributes {block_dim = 24 : i64, core_type = "cube", geir.extent, geir.packed_rows = array<i64: 32, 64>, template = "matmul"}
 // CHECK:         %n = arith.index_cast
-// CHECK:         %[[PACK4:.*]] = arith.cmpi ult, %n, %c33 : index
-// CHECK-NEXT:    scf.if %[[PACK4]] {
-// CHECK-NEXT:      scf.for %[[I:.*]] = %block to %c4 step %c24 {
-// CHECK-NEXT:        %[[Q:.*]] = arith.divui %[[I]], %c2 : index
-// CHECK-NEXT:        %[[CT:.*]] = arith.remui %[[I]], %c2 : index
-// CHECK-NEXT:        %[[COL:.*]] = arith.muli %[[CT]], %c128 : index
-// CHECK-NEXT:        %[[G0:.*]] = arith.muli %[[Q]], %c4 : index
-// CHECK-NEXT:        %[[B0:.*]] = arith.divui %[[G0]], %c8 : index
-// CHECK-NEXT:        %[[P0:.*]] = arith.remui %[[G0]], %c8 : index
-// CHECK-NEXT:        %[[R0:.*]] = arith.muli %[[P0]], %c256 : index
-// CHECK-NEXT:        %[[T1:.*]] = arith.muli %[[Q]], %c4 : index
-// CHECK-NEXT:        %[[G1:.*]] = arith.addi %[[T1]], %c1 : index
-// CHECK-NEXT:        %[[B1:.*]] = arith.divui %[[G1]], %c8 : index
-// CHECK-NEXT:        %[[P1:.*]] = arith.remui %[[G1]], %c8 : index
-// CHECK-NEXT:        %[[R1:.*]] = arith.muli %[[P1]], %c256 : index
-// CHECK:             %[[A0:.*]] = memref.subview %l1a0[0, 0] [32, 128] [1, 1]
-// CHECK-NEXT:        %[[X0:.*]] = memref.subview %{{.*}}[%[[R0]], 0] [32, 128] [1, 1] : memref<2048x512xf16, "gm">
-// CHECK-NEXT:        ascend.copy %[[X0]], %[[A0]]
-// CHECK-NEXT:        %[[A1:.*]] = memref.subview %l1a0[32, 0] [32, 128] [1, 1]
-// CHECK-NEXT:        %[[X1:.*]] = memref.subview %{{.*}}[%[[R1]], 0] [32, 128] [1, 1] : memref<2048x512xf16, "gm">
-// CHECK-NEXT:        ascend.copy %[[X1]], %[[A1]]
-// CHECK:             ascend.mmad %l0a0, %l0b0, %l0c {init} : memref<128x128xf16, "l0a">, memref<128x128xf16, "l0b">, memref<128x128xf32, "l0c">
-// CHECK:             ascend.wait_flag M -> FIX id 0
-// CHECK-NEXT:        %[[C0:.*]] = memref.subview %l0c[0, 0] [32, 128] [1, 1]
-// CHECK-NEXT:        %[[Y0:.*]] = arith.muli %[[B0]], %c2048 : index
-// CHECK-NEXT:        %[[H0:.*]] = arith.addi %[[Y0]], %[[R0]] : index
-// CHECK-NEXT:        %[[D0:.*]] = memref.subview %{{.*}}[%[[H0]], %[[COL]]] [32, 128] [1, 1] : memref<2048x256xf16, "gm">
-// CHECK-NEXT:        ascend.copy %[[C0]], %[[D0]]
-// CHECK-NEXT:        %[[C1:.*]] = memref.subview %l0c[32, 0] [32, 128] [1, 1]
-// CHECK-NEXT:        %[[Y1:.*]] = arith.muli %[[B1]], %c2048 : index
-// CHECK-NEXT:        %[[H1:.*]] = arith.addi %[[Y1]], %[[R1]] : index
-// CHECK-NEXT:        %[[D1:.*]] = memref.subview %{{.*}}[%[[H1]], %[[COL]]] [32, 128] [1, 1] : memref<2048x256xf16, "gm">
-// CHECK-NEXT:        ascend.copy %[[C1]], %[[D1]]
-// CHECK:             ascend.copy %{{.*}} : memref<32x128xf32, strided<[128, 1], offset: 12288>, "l0c">
-// CHECK-NEXT:        ascend.set_flag FIX -> M id 0
+// CHECK:         %[[UP:.*]] = arith.addi %n, %c31 : index
+// CHECK-NEXT:    %[[UNITS:.*]] = arith.divui %[[UP]], %c32 : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[UNITS]], %c32 : index
+// CHECK-NEXT:    %[[TAIL:.*]] = arith.remui %[[ROWS]], %c128 : index
+// CHECK-NEXT:    %[[WHOLE:.*]] = arith.subi %[[ROWS]], %[[TAIL]] : index
+// CHECK:         %[[B32:.*]] = arith.remui %[[ROWS]], %c64 : index
+// CHECK-NEXT:    %[[BIT32:.*]] = arith.divui %[[B32]], %c32 : index
+// CHECK-NEXT:    %[[RUN32:.*]] = arith.muli %[[BIT32]], %c2 : index
+// CHECK-NEXT:    %[[AT32:.*]] = arith.subi %[[ROWS]], %[[B32]] : index
+// CHECK:         %[[B64:.*]] = arith.remui %[[ROWS]], %c128 : index
+// CHECK-NEXT:    %[[BIT64:.*]] = arith.divui %[[B64]], %c64 : index
+// CHECK-NEXT:    %[[RUN64:.*]] = arith.muli %[[BIT64]], %c4 : index
+// CHECK-NEXT:    %[[AT64:.*]] = arith.subi %[[ROWS]], %[[B64]] : index
+// CHECK-NOT:     scf.if
+// CHECK:         scf.for %{{.*}} = %block to %{{.*}} step %c24 {
+// CHECK:           ascend.copy %l0c, %{{.*}} : memref<128x128xf32, "l0c">
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c24 {
+// CHECK-NEXT:      %[[Q:.*]] = arith.divui %[[I]], %c2 : index
+// CHECK-NEXT:      %[[CT:.*]] = arith.remui %[[I]], %c2 : index
+// CHECK-NEXT:      %[[COL:.*]] = arith.muli %[[CT]], %c128 : index
+// CHECK-NEXT:      ascend.wait_flag MTE1 -> MTE2 id 0
+// CHECK-NEXT:      scf.for %[[J:.*]] = %c0 to %c4 step %c1 {
+// CHECK-NEXT:        %[[T:.*]] = arith.muli %[[Q]], %c4 : index
+// CHECK-NEXT:        %[[G:.*]] = arith.addi %[[T]], %[[J]] : index
+// CHECK-NEXT:        %[[B:.*]] = arith.divui %[[G]], %c8 : index
+// CHECK-NEXT:        %[[P:.*]] = arith.remui %[[G]], %c8 : index
+// CHECK-NEXT:        %[[S:.*]] = arith.muli %[[P]], %c256 : index
+// CHECK-NEXT:        %[[R:.*]] = arith.addi %[[S]], %[[AT32]] : index
+// CHECK-NEXT:        %[[AT:.*]] = arith.muli %[[J]], %c32 : index
+// CHECK-NEXT:        %[[A:.*]] = memref.subview %l1a0[%[[AT]], 0] [32, 128] [1, 1]
+// CHECK-NEXT:        %[[X:.*]] = memref.subview %{{.*}}[%[[R]], 0] [32, 128] [1, 1] : memref<2048x512xf16, "gm">
+// CHECK-NEXT:        ascend.copy %[[X]], %[[A]]
 // CHECK-NEXT:      }
-// CHECK-NEXT:    }
-// CHECK-NEXT:    %[[BELOW:.*]] = arith.cmpi ult, %n, %c65 : index
-// CHECK-NEXT:    %[[ABOVE:.*]] = arith.cmpi ult, %c32, %n : index
-// CHECK-NEXT:    %[[PACK2:.*]] = arith.andi %[[ABOVE]], %[[BELOW]] : i1
-// CHECK-NEXT:    scf.if %[[PACK2]] {
-// CHECK-NEXT:      scf.for %{{.*}} = %block to %c8 step %c24 {
-// CHECK:             %{{.*}} = memref.subview %l0c[64, 0] [64, 128] [1, 1]
-// CHECK:             ascend.set_flag FIX -> M id 0
+// CHECK:           ascend.mmad %l0a0, %l0b0, %l0c {init} : memref<128x128xf16, "l0a">, memref<128x128xf16, "l0b">, memref<128x128xf32, "l0c">
+// CHECK:           ascend.wait_flag M -> FIX id 0
+// CHECK-NEXT:      scf.for %[[J:.*]] = %c0 to %c4 step %c1 {
+// CHECK-NEXT:        %[[T:.*]] = arith.muli %[[Q]], %c4 : index
+// CHECK-NEXT:        %[[G:.*]] = arith.addi %[[T]], %[[J]] : index
+// CHECK-NEXT:        %[[B:.*]] = arith.divui %[[G]], %c8 : index
+// CHECK-NEXT:        %[[P:.*]] = arith.remui %[[G]], %c8 : index
+// CHECK-NEXT:        %[[S:.*]] = arith.muli %[[P]], %c256 : index
+// CHECK-NEXT:        %[[R:.*]] = arith.addi %[[S]], %[[AT32]] : index
+// CHECK-NEXT:        %[[AT:.*]] = arith.muli %[[J]], %c32 : index
+// CHECK-NEXT:        %[[C:.*]] = memref.subview %l0c[%[[AT]], 0] [32, 128] [1, 1]
+// CHECK-NEXT:        %[[Y:.*]] = arith.muli %[[B]], %c2048 : index
+// CHECK-NEXT:        %[[H:.*]] = arith.addi %[[Y]], %[[R]] : index
+// CHECK-NEXT:        %[[D:.*]] = memref.subview %{{.*}}[%[[H]], %[[COL]]] [32, 128] [1, 1] : memref<2048x256xf16, "gm">
+// CHECK-NEXT:        ascend.copy %[[C]], %[[D]]
 // CHECK-NEXT:      }
+// CHECK-NEXT:      ascend.set_flag FIX -> M id 0
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[GROUPED:.*]] = arith.cmpi ult, %c64, %n : index
-// CHECK-NEXT:    scf.if %[[GROUPED]] {
-// CHECK-NEXT:      %[[UP:.*]] = arith.addi %n, %c127 : index
-// CHECK-NEXT:      %[[TILES:.*]] = arith.divui %[[UP]], %c128 : index
-// CHECK-NEXT:      %[[REAL:.*]] = arith.minui %[[TILES]], %c2 : index
-// CHECK:             ascend.copy %l0c, %{{.*}} : memref<128x128xf32, "l0c">
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c24 {
+// CHECK:           scf.for %{{.*}} = %c0 to %c2 step %c1 {
+// CHECK:             %{{.*}} = arith.addi %{{.*}}, %[[AT64]] : index
+// CHECK:             %{{.*}} = memref.subview %l1a0[%{{.*}}, 0] [64, 128] [1, 1]
+// CHECK:           ascend.set_flag FIX -> M id 0
+// CHECK-NEXT:    }
+// CHECK-NEXT:    ascend.wait_flag MTE1 -> MTE2 id 0
 func.func @packed(%x: tensor<8x256x512xf16> {onnx.name = "x"}, %w: tensor<512x256xf16> {onnx.name = "w"}, %n: tensor<1xi64> {onnx.name = "seq.extent", geir.extent = [["x", 1 : i64]], geir.range = [1 : i64, 256 : i64]}) -> (tensor<8x256x256xf16> {onnx.name = "y"}) {
   %h = graph.matmul %x, %w : (tensor<8x256x512xf16>, tensor<512x256xf16>) -> tensor<8x256x256xf16> loc("proj")
   func.return %h : tensor<8x256x256xf16>
+}
+
+// -----
+
+// A gated product (SwiGLU: the up product is the partner, staged for the epilogue) packs
+// too. In a packed tile the partner's product is staged group by group at each group's
+// rows of %partner before FIX hands l0c back; the gate product then loads the groups' lhs
+// rows again, FIX writes each group's rows, and each group's epilogue reads its own rows of
+// the gate result and of %partner.
+// CHECK-LABEL: ascend.kernel @k0_gate_proj(
+// CHECK-SAME:    %partner: memref<2048x256xf16, "gm">) attributes {{{.*}}geir.extent, geir.packed_rows = array<i64: 16, 32>, template = "matmul"}
+// CHECK:         %[[UP:.*]] = arith.addi %n, %c15 : index
+// CHECK-NEXT:    %[[UNITS:.*]] = arith.divui %[[UP]], %c16 : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[UNITS]], %c16 : index
+// CHECK:         %[[B16:.*]] = arith.remui %[[ROWS]], %c32 : index
+// CHECK-NEXT:    %[[BIT16:.*]] = arith.divui %[[B16]], %c16 : index
+// CHECK-NEXT:    %[[RUN16:.*]] = arith.muli %[[BIT16]], %c2 : index
+// CHECK-NEXT:    %[[AT16:.*]] = arith.subi %[[ROWS]], %[[B16]] : index
+// CHECK-NEXT:    %[[RUNS:.*]] = arith.minui %[[RUN16]], %c2 : index
+// CHECK:         scf.for %[[Q:.*]] = %{{.*}} to %[[RUNS]] step %c24 {
+// CHECK:           ascend.wait_flag M -> FIX id 0
+// CHECK-NEXT:      scf.for %[[J:.*]] = %c0 to %c4 step %c1 {
+// CHECK-NEXT:        %[[T:.*]] = arith.muli %[[Q]], %c4 : index
+// CHECK-NEXT:        %[[G:.*]] = arith.addi %[[T]], %[[J]] : index
+// CHECK-NEXT:        %[[B:.*]] = arith.divui %[[G]], %c8 : index
+// CHECK-NEXT:        %[[P:.*]] = arith.remui %[[G]], %c8 : index
+// CHECK-NEXT:        %[[S:.*]] = arith.muli %[[P]], %c256 : index
+// CHECK-NEXT:        %[[R:.*]] = arith.addi %[[S]], %[[AT16]] : index
+// CHECK-NEXT:        %[[AT:.*]] = arith.muli %[[J]], %c16 : index
+// CHECK-NEXT:        %[[U:.*]] = memref.subview %l0c[%[[AT]], 0] [16, 256] [1, 1]
+// CHECK-NEXT:        %[[Y:.*]] = arith.muli %[[B]], %c2048 : index
+// CHECK-NEXT:        %[[H:.*]] = arith.addi %[[Y]], %[[R]] : index
+// CHECK-NEXT:        %[[SP:.*]] = memref.subview %partner[%[[H]], 0] [16, 256] [1, 1]
+// CHECK-NEXT:        ascend.copy %[[U]], %[[SP]]
+// CHECK-NEXT:      }
+// CHECK-NEXT:      ascend.set_flag FIX -> M id 0
+// CHECK-NEXT:      ascend.wait_flag MTE1 -> MTE2 id 0
+// CHECK-NEXT:      scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// CHECK:             memref.subview %l1a0[%{{.*}}, 0] [16, 128] [1, 1]
+// CHECK:           %{{.*}} = memref.subview %bg[0, 0] [128, 256] [1, 1]
+// CHECK:           ascend.wait_flag M -> FIX id 0
+// CHECK-NEXT:      scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// CHECK:             %[[GP:.*]] = memref.subview %l0c[%{{.*}}, 0] [16, 256] [1, 1]
+// CHECK:             %[[D:.*]] = memref.subview %[[OUT:.*]][%{{.*}}, 0] [16, 256] [1, 1]
+// CHECK-NEXT:        ascend.copy %[[GP]], %[[D]]
+// CHECK-NEXT:      }
+// CHECK-NEXT:      ascend.set_flag FIX -> M id 0
+// CHECK-NEXT:      scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// CHECK:             %[[Y2:.*]] = arith.muli %{{.*}}, %c2048 : index
+// CHECK-NEXT:        %[[ROW:.*]] = arith.addi %[[Y2]], %{{.*}} : index
+// CHECK-NEXT:        %{{.*}} = memref.subview %[[OUT]][%[[ROW]], 0] [16, 256] [1, 1]
+// CHECK-NEXT:        ascend.set_flag FIX -> MTE2 id 0
+// CHECK-NEXT:        ascend.sub_block 0 {
+// CHECK:               %{{.*}} = memref.subview %[[OUT]][%[[ROW]], 0] [8, 256] [1, 1]
+// CHECK:               %{{.*}} = memref.subview %partner[%[[ROW]], 0] [8, 256] [1, 1]
+// CHECK:               ascend.vsigmoid
+func.func @packed_gated(%x: tensor<8x256x512xf16> {onnx.name = "x"}, %wg: tensor<512x256xf16> {onnx.name = "wg"}, %wu: tensor<512x256xf16> {onnx.name = "wu"}, %n: tensor<1xi64> {onnx.name = "seq.extent", geir.extent = [["x", 1 : i64]], geir.range = [1 : i64, 256 : i64]}) -> (tensor<8x256x256xf16> {onnx.name = "y"}) {
+  %y = graph.fusion "cube+vector" (%x, %wg, %wu) attributes {graph.pattern = "matmul-epilogue"} : (tensor<8x256x512xf16>, tensor<512x256xf16>, tensor<512x256xf16>) -> tensor<8x256x256xf16> {
+  ^bb0(%a: tensor<8x256x512xf16>, %bg: tensor<512x256xf16>, %bu: tensor<512x256xf16>):
+    %g = graph.matmul %a, %bg : (tensor<8x256x512xf16>, tensor<512x256xf16>) -> tensor<8x256x256xf16> loc("gate_proj")
+    %s = graph.sigmoid %g : (tensor<8x256x256xf16>) -> tensor<8x256x256xf16> loc("act/sigmoid")
+    %silu = graph.mul %g, %s : (tensor<8x256x256xf16>, tensor<8x256x256xf16>) -> tensor<8x256x256xf16> loc("act/mul")
+    %u = graph.matmul %a, %bu : (tensor<8x256x512xf16>, tensor<512x256xf16>) -> tensor<8x256x256xf16> loc("up_proj")
+    %p = graph.mul %silu, %u : (tensor<8x256x256xf16>, tensor<8x256x256xf16>) -> tensor<8x256x256xf16> loc("mlp/mul")
+    graph.yield %p : tensor<8x256x256xf16>
+  } loc(fused["gate_proj", "act/sigmoid", "act/mul", "up_proj", "mlp/mul"])
+  func.return %y : tensor<8x256x256xf16>
 }
 
 // -----
