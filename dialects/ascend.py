@@ -2443,13 +2443,15 @@ POINT_TO_POINT = (SendOp.KIND, RecvOp.KIND)
 class GearsOp(IRDLOperation):
     """The run-time selection of a geared model (driver/gears.py): the top-level module holds
     one program module per gear (`builtin.module @gear_0 { ... }`) and this op, which lists
-    them; a run takes the program whose host function's input shapes the inputs have.
+    them; a run takes the program whose host function's input shapes the inputs have. With
+    option "range_buckets" (driver/range_buckets.py) each program is a shape-range program
+    over a part of the range, and a run takes the first whose ranges hold the inputs' sizes.
 
         ascend.gears {option = "dynamic_batch_size", programs = [@gear_0, @gear_1]}
 
     Verified: each program is a sibling module with one host function; the programs take the
     same inputs (count, element types, ranks), no two of the same shapes; 2 to 100 of them
-    (ATC's limits)."""
+    (ATC's limits); a range bucket has a shape range (an extent argument)."""
 
     name = "ascend.gears"
     programs = attr_def(ArrayAttr)
@@ -2498,6 +2500,12 @@ class GearsOp(IRDLOperation):
                     for a_, b_ in zip(types, first)):
                 _fail(self, f"program @{m.sym_name.data} takes other inputs than @{modules[0].sym_name.data} "
                             f"(count, element types or ranks)")
+        if self.option.data == "range_buckets":
+            for m in modules:
+                host = next(op for op in m.ops if isinstance(op, func.FuncOp))
+                if not any(attr_names.EXTENT in d.data for d in (host.arg_attrs.data if host.arg_attrs else ())):
+                    _fail(self, f"program @{m.sym_name.data} has no shape range (no argument marked "
+                                f"{attr_names.EXTENT}): a range bucket is a shape-range program")
         shapes = [tuple(tuple(t.get_shape()) for t in types) for types in signatures]
         for i, s in enumerate(shapes):
             if s in shapes[:i]:

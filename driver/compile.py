@@ -221,11 +221,16 @@ def compile(  # noqa: A001
                         "pipeline_stages too")
     plan = plan_shapes(**{k: options.pop(k, None) for k in ("input_shape", *GEAR_OPTIONS)})
     pad_to_gear = options.pop("pad_to_gear", False)
+    buckets = options.pop("range_buckets", None)
+    if buckets not in (None, "") and (plan is None or not plan.ranged):
+        raise GeirError("range_buckets cuts a shape range into parts: give input_shape a range lo~hi "
+                        "(e.g. input_shape=\"input_ids:8,1~4096\")")
     if plan is not None and plan.geared:
         return _compile_gears(model, plan, device, opt_level, example_inputs, progress, keep_stages, options,
                               pad_to_gear)
     if plan is not None and plan.ranged:
-        return _compile_ranges(model, plan, device, opt_level, example_inputs, progress, keep_stages, options)
+        return _compile_ranges(model, plan, device, opt_level, example_inputs, progress, keep_stages, options,
+                               buckets or None)
     if pad_to_gear:
         raise GeirError("pad_to_gear pads an input to the next larger gear: give gears (dynamic_batch_size, "
                         "dynamic_image_size or dynamic_dims)")
@@ -322,14 +327,14 @@ def compile(  # noqa: A001
 
 
 def _compile_ranges(model, plan, device: str, opt_level: int, example_inputs, progress, keep_stages: bool,
-                    options: dict):
+                    options: dict, buckets: str | None = None):
     """A RangeModel: the model compiled once at its ranges' upper bounds, with an extent
     argument per ranged dim (driver/shape_ranges.py). Each dim is proven to pad exactly on the
-    simplified graph, or refused naming the op that mixes its rows."""
-    from geir.driver.dynamic_shapes import describe
-    from geir.driver.gear_padding import padding_plan
-    from geir.driver.shape_ranges import RangeModel, mark_crops, onnx_dim_params, range_dims
-    from geir.runtime.interpreter import input_specs
+    simplified graph, or refused naming the op that mixes its rows. With `buckets` (the
+    range_buckets option), RangeBuckets: a RangeModel per part of one dim's range
+    (driver/range_buckets.py)."""
+    from geir.driver.range_buckets import RangeBuckets, bucket_tops, split_dims
+    from geir.driver.shape_ranges import onnx_dim_params, range_dims
 
     if any(k in options for k in ("quantize", "calibration_data", "pad_to_gear")):
         raise GeirError("shape ranges with int8 calibration or pad_to_gear are not supported: give one static "
@@ -337,8 +342,33 @@ def _compile_ranges(model, plan, device: str, opt_level: int, example_inputs, pr
     if isinstance(model, str | Path) and Path(model).suffix != ".mlir":
         model = Path(model).read_bytes()  # read once: dim_params, then the import
     dims = range_dims(plan, onnx_dim_params(model))
+    index, tops = bucket_tops(buckets, dims) if buckets is not None else (0, [])
+    if not tops:
+        return _range_program(model, plan, dims, device, opt_level, example_inputs, progress, keep_stages, options)
+    programs, seconds = [], []
+    for part in split_dims(dims, index, tops):
+        t0 = time.perf_counter()
+        programs.append(_range_program(model, plan, part, device, opt_level, example_inputs, progress, keep_stages,
+                                       options))
+        seconds.append(time.perf_counter() - t0)
+    return RangeBuckets(programs, buckets, seconds)
+
+
+def _range_program(model, plan, dims, device: str, opt_level: int, example_inputs, progress, keep_stages: bool,
+                   options: dict):
+    """The RangeModel of `dims`, compiled at their tops."""
+    from geir.driver.dynamic_shapes import describe
+    from geir.driver.gear_padding import padding_plan
+    from geir.driver.shape_ranges import RangeModel, mark_crops
+    from geir.runtime.interpreter import input_specs
+
+    upper = {n: list(s) for n, s in plan.gears[0].items()}
+    for dim in dims:
+        for n, a in dim.positions:
+            upper[n][a] = dim.hi
     program = compile(model, device, opt_level, example_inputs=example_inputs, progress=progress,
-                      keep_stages=keep_stages, input_shape=describe(plan.gears[0]), _range_dims=dims, **options)
+                      keep_stages=keep_stages, input_shape=describe({n: tuple(s) for n, s in upper.items()}),
+                      _range_dims=dims, **options)
     graph = _recognised(_simplified(program), program.options)
     names = [n for n, _, _ in input_specs(graph)]
     crops, refused = {}, []
@@ -527,6 +557,11 @@ def load(path: str | Path) -> CompiledModel:
 
             return DistributedModel.from_manifest(ranks, [CompiledModel(options, {"loaded": m}, unavailable=unavailable)
                                                           for m in module])
+        if gears is not None and gears.get("option") == "range_buckets":
+            from geir.driver.range_buckets import RangeBuckets
+
+            return RangeBuckets.from_manifest(gears, [CompiledModel(options, {"loaded": m}, unavailable=unavailable)
+                                                      for m in module])
         if gears is not None:
             from geir.driver.gears import GearedModel
 

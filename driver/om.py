@@ -98,7 +98,7 @@ def save_om(compiled, path: str | Path, gears=None, ranks=None) -> None:
             m.sym_name = StringAttr(f"gear_{i}")
         select = a.GearsOp.create(attributes={
             "programs": ArrayAttr([SymbolRefAttr(f"gear_{i}") for i in range(len(programs))]),
-            "option": StringAttr(gears.plan.option)})
+            "option": StringAttr(manifest["gears"]["option"])})
         module = ModuleOp([*programs, select])
         module.verify()
     if ranks is not None:
@@ -163,8 +163,9 @@ def load_om(path: str | Path) -> tuple[PipelineOptions, ModuleOp | list[ModuleOp
     gears = manifest.get("gears")
     if gears is not None:
         programs = gear_programs(module)
-        if programs is None or len(programs) != len(gears["shapes"]):
-            raise GeirError(f"{path}: the manifest lists {len(gears['shapes'])} gears, the program holds "
+        count = len(gears.get("shapes") or gears.get("ranges") or ())  # gears, or range buckets
+        if programs is None or len(programs) != count:
+            raise GeirError(f"{path}: the manifest lists {count} gears, the program holds "
                             f"{0 if programs is None else len(programs)}")
         module = programs
     return PipelineOptions(**options), module, list(manifest.get("unavailable_passes", [])), gears

@@ -840,10 +840,14 @@ def ascend_output_names(module: ModuleOp) -> list[str]:
 
 def gear_of(programs: Sequence[ModuleOp], shapes: Mapping[str, tuple[int, ...]]) -> int | None:
     """The first of a geared model's programs whose inputs have `shapes` (an input not named
-    there matches any), or None."""
+    there matches any) - a shape-range program's (range buckets: driver/range_buckets.py)
+    any size in its ranges at a ranged dim -, or None."""
     for i, program in enumerate(programs):
         specs = {h.name: tuple(h.shape) for h in host_args(program) if h.role == "input"}
-        if all(specs.get(n) == tuple(s) for n, s in shapes.items()):
+        ranged = {p: r for r in module_ranges(program) for p in r.positions}
+        if all((spec := specs.get(n)) is not None and len(spec) == len(s) and all(
+                r.lo <= d <= r.hi if (r := ranged.get((n, a))) is not None else d == u
+                for a, (d, u) in enumerate(zip(s, spec))) for n, s in shapes.items()):
             return i
     return None
 

@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--pad-to-gear", action="store_true",
                    help="an input between gears runs on the next larger gear, padded, its outputs cropped "
                         "(for the dims geir proves pad exactly)")
+    s.add_argument("--range-buckets", metavar="auto|[DIM:]T,T,...",
+                   help="a shape range compiled as several range programs, cut after each top T (auto: at "
+                        "hi/4, hi/16, ... down to 256); the inputs' sizes pick one at run time")
     m = p.add_argument_group("several devices (docs/multi-device.md)")
     m.add_argument("--tensor-parallel", type=int, metavar="N", help="split the matrix products over N devices")
     m.add_argument("--pipeline-stages", type=int, metavar="P", help="cut the layers into P stages on P devices")
@@ -162,6 +165,7 @@ def _main(argv: Sequence[str] | None) -> int:
         dynamic_image_size=args.dynamic_image_size,
         dynamic_dims=args.dynamic_dims,
         pad_to_gear=args.pad_to_gear,
+        range_buckets=args.range_buckets,
         **_quantize_options(args),
         **_device_options(args),
     )
@@ -174,6 +178,7 @@ def _main(argv: Sequence[str] | None) -> int:
     from geir.driver.distributed import DistributedModel
     from geir.driver.dynamic_shapes import describe
     from geir.driver.gears import GearedModel
+    from geir.driver.range_buckets import RangeBuckets
     from geir.driver.shape_ranges import RangeModel
 
     if isinstance(compiled, DistributedModel):
@@ -186,6 +191,8 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.run:
             print(_run_distributed(compiled))
         return 0
+    if isinstance(compiled, RangeBuckets):
+        return _print_buckets(compiled, args, model, freeze)
     programs = compiled.programs if isinstance(compiled, GearedModel) else [compiled]
     for i, program in enumerate(programs):
         if len(programs) > 1:
@@ -294,6 +301,26 @@ def cosine(a, b) -> float:
     if na == 0 or nb == 0:
         return 1.0 if na == nb else 0.0
     return float(np.dot(a, b) / (na * nb))
+
+
+def _print_buckets(compiled, args, model, freeze: dict) -> int:
+    """Range buckets: each bucket's program and range, then the memory they share."""
+    from geir.runtime.report import format_bytes
+
+    for i, bucket in enumerate(compiled.buckets):
+        print(f"bucket {i}: {bucket.ranges()}")
+        print(_summary(bucket))
+        print(_range_summary(bucket))
+    mem = compiled.memory()
+    print(f"{len(compiled.buckets)} range buckets of {compiled.ranges()}: weights {format_bytes(mem['constant_bytes'])} "
+          f"once, workspace {format_bytes(mem['workspace_bytes'])} (the largest bucket's), peak memory "
+          f"{format_bytes(mem['peak_memory_bytes'])} ({format_bytes(mem['separate_models_bytes'])} as separate models)")
+    if args.output:
+        print(f"wrote {args.output} ({os.path.getsize(args.output) / 2**20:.1f} MiB)")
+    if args.run:
+        for bucket in compiled.buckets:
+            print(_run_and_check(bucket, model, freeze))
+    return 0
 
 
 def _range_summary(compiled) -> str:

@@ -143,9 +143,17 @@ def load(path: str | None, seed: int, given: list[str] = (), gear: int | None = 
             raise GeirError(f"--gear: {path} is not a geared model")
         return module, common.input_name(path)
     from geir.runtime.ascend_interpreter import ascend_input_specs, gear_of
+    from geir.runtime.interpreter import module_ranges
 
-    specs = [{n: tuple(s) for n, s, _ in ascend_input_specs(p)} for p in programs]
-    shown = [";".join(f"{n}:{','.join(map(str, s))}" for n, s in spec.items()) for spec in specs]
+    def shown_of(program) -> str:  # a range bucket's ranged dims as lo~hi, its extents left out
+        ranges = module_ranges(program)
+        ranged = {p: r for r in ranges for p in r.positions}
+        return ";".join(f"{n}:" + ",".join(f"{ranged[n, i].lo}~{ranged[n, i].hi}" if (n, i) in ranged else str(d)
+                                           for i, d in enumerate(s))
+                        for n, s, _ in ascend_input_specs(program) if n not in {r.name for r in ranges})
+
+    shown = [shown_of(p) for p in programs]
+    kind = "bucket" if module_ranges(programs[0]) else "gear"
     if gear is None:
         shapes = {}
         for item in given:
@@ -155,10 +163,10 @@ def load(path: str | None, seed: int, given: list[str] = (), gear: int | None = 
         gear = gear_of(programs, shapes)
         if gear is None:
             raise GeirError(f"input shapes {';'.join(f'{n}:' + ','.join(map(str, s)) for n, s in shapes.items())} "
-                            f"match no gear of {path} ({' | '.join(shown)})")
+                            f"match no {kind} of {path} ({' | '.join(shown)})")
     elif not 0 <= gear < len(programs):
-        raise GeirError(f"--gear {gear}: {path} has gears 0 to {len(programs) - 1}")
-    return programs[gear], f"{common.input_name(path)} gear {gear} ({shown[gear]})"
+        raise GeirError(f"--gear {gear}: {path} has {kind}s 0 to {len(programs) - 1}")
+    return programs[gear], f"{common.input_name(path)} {kind} {gear} ({shown[gear]})"
 
 
 def make_feeds(specs, given: list[str], seed: int, ranged: set | None = None

@@ -716,6 +716,21 @@ builtin.module @gear_1 {
 }
 ascend.gears {option = "dynamic_batch_size", programs = [@gear_0, @gear_1]}
 
+// -----
+
+// CHECK: error: {{.*}}:[[# @LINE + 11]]:1: 'ascend.gears': program @gear_1 has no shape range (no argument marked geir.extent): a range bucket is a shape-range program
+builtin.module @gear_0 {
+  func.func @main(%x: memref<4x8xf32, "gm"> {onnx.name = "x"}, %n: memref<1xi64, "gm"> {onnx.name = "b.extent", geir.extent = [["x", 0 : i64]], geir.range = [1 : i64, 4 : i64]}) {
+    func.return
+  }
+}
+builtin.module @gear_1 {
+  func.func @main(%x: memref<8x8xf32, "gm"> {onnx.name = "x"}, %n: memref<1xi64, "gm"> {onnx.name = "b.extent"}) {
+    func.return
+  }
+}
+ascend.gears {option = "range_buckets", programs = [@gear_0, @gear_1]}
+
 // --- sub_block ----------------------------------------------------------------
 
 // -----
