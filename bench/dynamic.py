@@ -12,7 +12,8 @@ alone with that gear's static input_shape:
 `--ranges`: each model compiled once for a shape range instead (input_shape with lo~hi over the
 batch; the dynamo transformer over its sequence too), and timed at each size against the static
 program of that size (target: at most 15% over), with the range program's device memory
-(planned for the upper bound) and compile time.
+(planned for the upper bound) and compile time; `--buckets auto` (or the parts' tops) compiles
+each range as range buckets, a range program per part (docs/dynamic-shapes.md).
 
 Models: ResNet-50 (the onnx package's, its batch made a dim_param `N`: its input's and
 output's, its classifier's Reshape target [-1, 2048], no intermediate shapes) over batch gears,
@@ -23,7 +24,7 @@ sequence) over (batch, sequence) gears, the same block by the TorchScript export
 over sequences up to 4096 at batch 1 (`llama-2-7b-layer`) and at batch 8 (`llama-2-7b-layer-b8`).
 
     python bench/dynamic.py [--models resnet50,transformer,transformer_torchscript,llama] [--pad | --ranges]
-    python bench/dynamic.py --models llama-2-7b-layer,llama-2-7b-layer-b8 --ranges
+    python bench/dynamic.py --models llama-2-7b-layer,llama-2-7b-layer-b8 --ranges [--buckets auto]
 """
 
 from __future__ import annotations
@@ -128,19 +129,25 @@ RANGES = {"resnet50": [("gpu_0/data_0:1~32,3,224,224", "gpu_0/data_0:{},3,224,22
           "transformer_torchscript": [("x:1~8,128,768", "x:{},128,768", (1, 2, 4, 8))],
           "llama": [("input_ids:1,1~2048", "input_ids:1,{}", (128, 512, 2048))],
           "llama-2-7b-layer": [("input_ids:1,1~4096", "input_ids:1,{}", (256, 1024, 4096))],
-          "llama-2-7b-layer-b8": [("input_ids:8,1~4096", "input_ids:8,{}", (64, 256, 1024, 4096))]}
+          "llama-2-7b-layer-b8": [("input_ids:8,1~4096", "input_ids:8,{}", (16, 64, 65, 256, 257, 1024, 1025, 4096))]}
 """Per model: its ranges, each with the static input_shape of a size and the sizes timed."""
 
 
-def ranges(name: str, data: bytes, text: str, static_text: str, sizes: tuple[int, ...]) -> None:
-    """The range program at each size against the static program of that size."""
+def ranges(name: str, data: bytes, text: str, static_text: str, sizes: tuple[int, ...],
+           buckets: str | None = None) -> None:
+    """The range program (with `buckets`: the range buckets) at each size against the static
+    program of that size."""
     import numpy as np
 
+    from geir.driver.range_buckets import RangeBuckets
+
     t0 = time.perf_counter()
-    cm = geir.compile(data, input_shape=text)
+    cm = geir.compile(data, input_shape=text, **({"range_buckets": buckets} if buckets else {}))
     range_s = time.perf_counter() - t0
     (dim,) = cm.dims
-    print(f"\n{name}: range {cm.ranges()} compiled in {range_s:.1f} s")
+    parts = [b.ranges() for b in cm.buckets] if isinstance(cm, RangeBuckets) else [cm.ranges()]
+    print(f"\n{name}: range {cm.ranges()} compiled in {range_s:.1f} s"
+          + (f" as {len(parts)} buckets: {' | '.join(parts)}" if len(parts) > 1 else ""))
     print("| size | latency us (range / static) | overhead | peak memory (range / static) | compile s (static) |")
     print("|---|---|---|---|---|")
     overheads = []
@@ -156,7 +163,11 @@ def ranges(name: str, data: bytes, text: str, static_text: str, sizes: tuple[int
         print(f"| {size} | {rr['latency_us']:.1f} / {rs['latency_us']:.1f} | {100 * (overheads[-1] - 1):+.1f}% | "
               f"{format_bytes(rr['peak_memory_bytes'])} / {format_bytes(rs['peak_memory_bytes'])} | {seconds:.1f} |",
               flush=True)
-    print(f"largest overhead {100 * (max(overheads) - 1):+.1f}% (target <= +15%); one range compile {range_s:.1f} s")
+    if len(parts) > 1:
+        mem = cm.memory()
+        print(f"device memory: {format_bytes(mem['peak_memory_bytes'])} (weights {format_bytes(mem['constant_bytes'])} "
+              f"once, the largest bucket's workspace) vs {format_bytes(mem['separate_models_bytes'])} as separate programs")
+    print(f"largest overhead {100 * (max(overheads) - 1):+.1f}% (target <= +15%); the range's compile {range_s:.1f} s")
 
 
 def main() -> None:
@@ -164,12 +175,13 @@ def main() -> None:
     p.add_argument("--models", default=",".join(DEFAULT), help=f"of {', '.join(MODELS)}")
     p.add_argument("--pad", action="store_true", help="compile the gears with pad_to_gear (the padding analysis)")
     p.add_argument("--ranges", action="store_true", help="a shape range per model instead of gears")
+    p.add_argument("--buckets", metavar="auto|T,T,...", help="with --ranges: compile each range as range buckets")
     args = p.parse_args()
     for name in args.models.split(","):
         data, options = MODELS[name]()
         if args.ranges:
             for spec in RANGES[name]:
-                ranges(name, data, *spec)
+                ranges(name, data, *spec, buckets=args.buckets)
             continue
         t0 = time.perf_counter()
         geared = geir.compile(data, pad_to_gear=args.pad, **options)

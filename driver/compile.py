@@ -484,7 +484,8 @@ def _compile_ranks(model, device: str, opt_level: int, example_inputs, progress,
     from geir.driver.quantize import QuantizeOptions
 
     shapes = {k: options.pop(k, None) for k in ("input_shape", *GEAR_OPTIONS)}
-    if any(shapes.values()) or options.pop("pad_to_gear", False) or QuantizeOptions.take(options) is not None:
+    if (any(shapes.values()) or options.pop("pad_to_gear", False) or options.pop("range_buckets", None)
+            or QuantizeOptions.take(options) is not None):
         raise GeirError(f"{'pipeline_stages' if kind == 'pipeline' else 'tensor_parallel'} with gears, input_shape "
                         f"or quantize is not supported yet")
     freeze, weights = options.pop("freeze", None), options.pop("weights", True)

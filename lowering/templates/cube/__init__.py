@@ -133,12 +133,17 @@ def _l2_pieces(req: KernelRequest, plan: CubePlan, pricer: Pricer, whole: Tiling
         t = matmul_tiling(req, part, pricer)
         return _with_epilogue_rows(req, part, t, buffers) if t is not None and buffers is not None else t
 
-    flat = _unfolded(req, plan)
-    if flat is not None:
-        plan, buffers = flat, EpilogueBuffers(flat) if flat.epilogue.has_work else None
     pieces = l2_pieces(req, plan, pricer, whole, tiling)
     if pieces is None:
         return None
+    flat = _unfolded(req, plan) if len({rows for rows, _, _ in pieces}) > 1 else None
+    if flat is not None:  # ranges of rows: the same positions of every batch row instead
+        buffers = EpilogueBuffers(flat) if flat.epilogue.has_work else None
+        unfolded = l2_pieces(req, flat, pricer, whole, tiling)
+        if unfolded is not None:
+            plan, pieces = flat, unfolded
+        else:
+            buffers = EpilogueBuffers(plan) if plan.epilogue.has_work else None
     try:
         kernels = tuple(MatmulKernel(replace(req, name=f"{req.name}_n{i}"), plan, t, slots, buffers, rows=rows,
                                      cols=cols, pricer=pricer).build() for i, (rows, cols, t) in enumerate(pieces))
@@ -156,7 +161,9 @@ def _unfolded(req: KernelRequest, plan: MatmulPlan) -> MatmulPlan | None:
     again unfolded: its L2 row ranges are then the same rows of every batch entry, not whole
     batch entries. At 64 of 4096 positions of 8 batch rows, pieces of whole entries each
     read all the weights for their 64 real rows (8 reads); pieces of the same rows of every
-    entry leave the real rows to the first piece, and the others have none to run (one read)."""
+    entry leave the real rows to the first piece, and the others have none to run (one read).
+    Only where the folded plan's pieces are ranges of rows: column ranges alone are the same
+    either way, and the batched plan's pricing differs."""
     ext = req.extent
     if ext is None or ext.groups < 2 or plan.batch != 1 or plan.frame != plan.out_shape or len(plan.frame) < 3 \
             or math.prod(plan.frame[:-2]) != ext.groups:
