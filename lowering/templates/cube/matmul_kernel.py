@@ -54,6 +54,7 @@ class MatmulKernel(CubeKernel):
         self.parts = parts
         self.rows = rows or (0, plan.rows)
         self.cols = cols or (0, plan.cols)
+        self._per, self._offset = 1, 0  # a row group's rows per position, the kernel's first row in it (`_grouped`)
 
     def build(self) -> a.KernelOp:
         kernel = super().build()
@@ -314,7 +315,7 @@ class MatmulKernel(CubeKernel):
         if group % count or plan.rows % group:
             return None
         real = kb.mul(kb.real_positions(), group // count)
-        self._per, self._offset = group // count, 0  # for `_packings`
+        self._per, self._offset = group // count, 0
         if not (nr % group or r0 % group or group % self.t.mt):
             return 1, real, nr // group
         o = r0 % group
