@@ -162,16 +162,7 @@ class GearedModel:
     def memory(self) -> dict[str, int]:
         """Device memory of the geared model: the weights once, the largest gear's inputs,
         outputs and workspace (one gear runs at a time); and what separate models would take."""
-        from geir.runtime.report import memory_stats
-
-        stats = [memory_stats(p.module) for p in self.programs]
-        consts = max(s["constant_bytes"] for s in stats)
-        return {
-            "constant_bytes": consts,
-            "workspace_bytes": max(s["workspace_bytes"] for s in stats),
-            "peak_memory_bytes": max(s["peak_memory_bytes"] for s in stats),
-            "separate_models_bytes": sum(s["peak_memory_bytes"] for s in stats),
-        }
+        return shared_memory(self.programs)
 
     def gear_report(self, mode: str = "timing") -> list[dict[str, Any]]:
         """Per gear: its shapes, modeled latency, peak memory and compile seconds (a
@@ -226,3 +217,18 @@ class GearedModel:
         if Path(path).suffix != ".om":
             raise GeirError(f"a geared model is saved as one offline model (.om), not {Path(path).suffix or path}")
         save_om(self, path, gears=self)
+
+
+def shared_memory(programs) -> dict[str, int]:
+    """Device memory of programs that share their weights and run one at a time (gears,
+    range buckets): the weights once, the largest program's inputs, outputs and workspace;
+    and what the programs would take as separate models."""
+    from geir.runtime.report import memory_stats
+
+    stats = [memory_stats(p.module) for p in programs]
+    return {
+        "constant_bytes": max(s["constant_bytes"] for s in stats),
+        "workspace_bytes": max(s["workspace_bytes"] for s in stats),
+        "peak_memory_bytes": max(s["peak_memory_bytes"] for s in stats),
+        "separate_models_bytes": sum(s["peak_memory_bytes"] for s in stats),
+    }

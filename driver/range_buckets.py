@@ -166,13 +166,9 @@ class RangeBuckets:
     def memory(self) -> dict[str, int]:
         """Device memory: the weights once, the largest bucket's workspace (one runs at a
         time); and what separate programs would take."""
-        from geir.runtime.report import memory_stats
+        from geir.driver.gears import shared_memory
 
-        stats = [memory_stats(b.module) for b in self.buckets]
-        return {"constant_bytes": max(s["constant_bytes"] for s in stats),
-                "workspace_bytes": max(s["workspace_bytes"] for s in stats),
-                "peak_memory_bytes": max(s["peak_memory_bytes"] for s in stats),
-                "separate_models_bytes": sum(s["peak_memory_bytes"] for s in stats)}
+        return shared_memory(self.buckets)
 
     def bucket_report(self, mode: str = "timing") -> list[dict[str, Any]]:
         """Per bucket: its range, modeled latency at its top, peak memory, compile seconds."""
