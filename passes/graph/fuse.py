@@ -116,6 +116,17 @@ def _trivial_transpose(op: g.TransposeOp) -> bool:
     return moved == sorted(moved)
 
 
+def _cube_reads_through(op: Operation) -> bool:
+    """A data movement a matmul's cube kernel reads its operand through: a transpose of the
+    last two dims (the operand loaded transposed). Any other transpose, slice or concat before
+    a matmul would be split off again by the lowering, and taken from a kernel that does read
+    it (an attention writing its heads merged)."""
+    if not isinstance(op, g.TransposeOp):
+        return False
+    rank = len(_shape(op.inputs[0]))
+    return rank >= 2 and tuple(op.attrs()["perm"] or reversed(range(rank))) == (*range(rank - 2), rank - 1, rank - 2)
+
+
 def role_of(op: Operation) -> Role:
     """The role of an op; float (or i1) tensors of static shape only - integer ops are shape
     arithmetic that belongs on the host, and dynamic shapes have no tile model yet."""
@@ -207,6 +218,8 @@ class Pattern:
     result as an output too. The residual Add before a pre-norm (LLaMA's h = x + attn(x),
     read by the norm and by the next residual) joins the norm's kernel, which writes h and
     the normalised h (CANN's AddRmsNorm): one kernel and one read of h fewer."""
+    feed_move: Callable[[Operation], bool] | None = None
+    """Of `feed`'s R.MOVE producers, the ones the kernel reads through (None: all)."""
     gated: bool = False
     """True: a second matmul of the anchor's lhs whose product only the group reads joins as
     the anchor's partner (SwiGLU's silu(x W_gate) * (x W_up): one kernel computes both
@@ -385,7 +398,7 @@ PATTERNS: tuple[Pattern, ...] = (
             feed=frozenset({R.VIEW, R.CHANNEL_CONCAT}), epilogue=_EW, side=_EW),
     Pattern("matmul-epilogue", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp, g.GemmOp}),
             feed=frozenset({R.VIEW, R.MOVE}), epilogue=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE, R.SOFTMAX}),
-            side=_EW, epilogue_reads=False, gated=True),
+            side=_EW, epilogue_reads=False, gated=True, feed_move=_cube_reads_through),
     Pattern("layernorm", frozenset({R.NORM}), epilogue=_EW, side=_EW, side_outputs=True),
     Pattern("reduction", frozenset({R.REDUCE, R.SOFTMAX}), epilogue=frozenset({*_EW, R.REDUCE, R.SOFTMAX}),
             side=frozenset({*_EW, R.REDUCE, R.SOFTMAX})),
@@ -768,7 +781,8 @@ class _Planner:
                             stage[j] = "partner"
                             changed = True
                         continue
-                    if self.role[j] not in rules:
+                    if self.role[j] not in rules or (feeding and self.role[j] is R.MOVE and pattern.feed_move
+                                                     and not pattern.feed_move(self.ops[j])):
                         continue
                     if not (pattern.side_outputs and not feeding) and (
                             self.escapes[j] or any(not mask >> u & 1 for u in self.users[j] if u != m)):

@@ -113,3 +113,41 @@ func.func @integers(%i: tensor<4xi64>, %j: tensor<4xi64>) -> tensor<4xi64> {
   %b = graph.mul %a, %a : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64> loc("mul")
   func.return %b : tensor<4xi64>
 }
+
+// -----
+
+// A head merge ([B, H, S, D] -> [B, S, H, D]) before a matmul: the cube kernel reads an
+// operand through views and a transpose of its last two dims only, so the transpose stays out
+// of the matmul's fusion (the lowering would split it off again; an attention writing its
+// heads merged takes it). The reshape after it is a view and joins.
+// CHECK-LABEL: func.func @head_merge_before_matmul(
+// CHECK-NEXT:    %t = graph.transpose %x {perm = array<i64: 0, 2, 1, 3>}
+// CHECK-NEXT:    %r = graph.fusion "cube+vector" (%t, %w) attributes {graph.pattern = "matmul-epilogue"}
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      graph.constant
+// CHECK-NEXT:      graph.reshape
+// CHECK-NEXT:      graph.matmul
+// CHECK-NEXT:      graph.relu
+func.func @head_merge_before_matmul(%x: tensor<2x4x16x8xf32>, %w: tensor<32x32xf32>) -> tensor<2x16x32xf32> {
+  %merged = graph.constant dense<[2, 16, 32]> : tensor<3xi64> loc("merged_shape")
+  %t = graph.transpose %x {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x4x16x8xf32>) -> tensor<2x16x4x8xf32> loc("merge")
+  %y = graph.reshape %t, %merged : (tensor<2x16x4x8xf32>, tensor<3xi64>) -> tensor<2x16x32xf32> loc("merged")
+  %p = graph.matmul %y, %w : (tensor<2x16x32xf32>, tensor<32x32xf32>) -> tensor<2x16x32xf32> loc("proj")
+  %r = graph.relu %p : (tensor<2x16x32xf32>) -> tensor<2x16x32xf32> loc("relu")
+  func.return %r : tensor<2x16x32xf32>
+}
+
+// -----
+
+// The transpose the cube does read through (the last two dims of the right operand) joins.
+// CHECK-LABEL: func.func @transposed_rhs(
+// CHECK-NEXT:    %r = graph.fusion "cube+vector" (%w, %x) attributes {graph.pattern = "matmul-epilogue"}
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      graph.transpose
+// CHECK-NEXT:      graph.matmul
+func.func @transposed_rhs(%x: tensor<16x32xf32>, %w: tensor<64x32xf32>) -> tensor<16x64xf32> {
+  %wt = graph.transpose %w {perm = array<i64: 1, 0>} : (tensor<64x32xf32>) -> tensor<32x64xf32> loc("wt")
+  %p = graph.matmul %x, %wt : (tensor<16x32xf32>, tensor<32x64xf32>) -> tensor<16x64xf32> loc("proj")
+  %r = graph.relu %p : (tensor<16x64xf32>) -> tensor<16x64xf32> loc("relu")
+  func.return %r : tensor<16x64xf32>
+}
