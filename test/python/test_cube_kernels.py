@@ -993,3 +993,13 @@ def test_a_shape_range_kernel_takes_the_tiling_no_size_regrets_most():
 
     assert Extent(count=32, inner=1, lo=1).sizes() == [32, 1, 6]
     assert Extent(count=8, inner=4, lo=8).sizes() == [8]
+
+
+def test_a_range_s_row_groups_pack_their_tails_when_priced():
+    """8 groups of 80 rows in tiles of 128: packed (matmul_kernel.py `_packings`), their
+    tails share 5 tiles where each group's own would take 8; 8 x 272 rows: 2 whole tiles a
+    group and one shared tile of the 16-row tails."""
+    assert cube_tiling._row_tiles(8, 80, 128, packs=False) == 8
+    assert cube_tiling._row_tiles(8, 80, 128, packs=True) == 5
+    assert cube_tiling._row_tiles(8, 272, 128, packs=True) == 17
+    assert cube_tiling._row_tiles(8, 256, 128, packs=True) == 16

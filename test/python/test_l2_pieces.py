@@ -171,6 +171,29 @@ def test_a_sequence_range_over_l2_pieces_skips_the_padding_of_each_piece(tmp_pat
     assert 4 * sum(k["cube_flops"] for k in small["kernels"]) <= sum(k["cube_flops"] for k in large["kernels"])
 
 
+def test_a_piece_of_each_groups_rows_is_priced_at_the_range_sizes(tmp_path, monkeypatch):
+    """x [2, 1~1024, 512] x [512, 512] over a 1 MiB L2 runs as four pieces of 256 positions of
+    both batch rows. The tiling of such a piece is priced at the range's sizes as each group's
+    first piece - 256, 1 and 32 real rows, their tails packed (tiling `_row_tiles`) -, not at
+    its 256 rows alone: at 257 of 8 x 1~1024 positions, LLaMA-2-7B's down projection's pieces
+    chosen for their top ran three waves of tiles where their packed rows fill 2.1 (+18% over
+    the static program; docs/dynamic-shapes.md)."""
+    from geir.lowering.templates.cube import tiling as cube_tiling
+
+    priced = []
+    shape_us = cube_tiling._shape_us
+
+    def spy(plan, pricer, tile, groups, rows, top, packs=False):
+        priced.append((plan.rows, rows, packs))
+        return shape_us(plan, pricer, tile, groups, rows, top, packs)
+
+    monkeypatch.setattr(cube_tiling, "_shape_us", spy)
+    cm = geir.compile(_sequence_model(2, 512, 512), input_shape="x:2,1~1024,512", device=_device(tmp_path, 1 << 20))
+    assert _blocks(cm) == [(r0, 256, 0, 512) for r0 in (0, 256, 512, 768)]
+    # 1 to 1024 positions: a piece's real rows at the top, the bottom and their geometric mean
+    assert {rows for plan_rows, rows, packs in priced if plan_rows == 256 and packs} == {256, 1, 32}
+
+
 def test_the_split_is_declined_when_launches_cost_more_than_l2_saves(tmp_path):
     """A [2048, 1024] x [1024, 2048] matmul, as large, over the same L2: its tiling holds
     lhs panels of 8 tiles, so few re-reads are left for L2 to serve and launches over column
