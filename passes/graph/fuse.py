@@ -118,7 +118,8 @@ def _trivial_transpose(op: g.TransposeOp) -> bool:
 
 def _cube_reads_through(op: Operation) -> bool:
     """A data movement a matmul's cube kernel reads its operand through: a transpose of the
-    last two dims (the operand loaded transposed). Any other transpose, slice or concat before
+    last two dims (the operand loaded transposed; lowering/templates/cube/plan.py `resolve`,
+    which this pass does not import). Any other transpose, slice or concat before
     a matmul would be split off again by the lowering, and taken from a kernel that does read
     it (an attention writing its heads merged)."""
     if not isinstance(op, g.TransposeOp):

@@ -22,7 +22,7 @@ from geir.lowering.templates.cube.loops import (Index, Real, TileDim, chunks, di
 from geir.lowering.templates.cube.plan import MatmulPlan, Operand
 from geir.lowering.templates.cube.norm_epilogue import NormEpilogue
 from geir.lowering.templates.cube.prologue import Prologue
-from geir.lowering.templates.cube.tiling import Pricer, Tiling, matmul_range_axis, packing_pays
+from geir.lowering.templates.cube.tiling import Pricer, Tiling, matmul_range_axis, packing_pays, rows_pack
 
 
 PANEL = 2
@@ -173,8 +173,7 @@ class MatmulKernel(CubeKernel):
         if len(splits) > 1 or len(groups) > 1:
             return []
         for plan, _, _ in products:
-            if (plan.lhs.trans or plan.lhs_nz or plan.out_nz or plan.out_blocked
-                    or plan.epilogue.fix or (plan.heads and self.rows != (0, plan.rows))):
+            if not rows_pack(plan) or (plan.heads and self.rows != (0, plan.rows)):
                 return []
         (split,), (group,) = splits, groups
         unit = max(1, ext.quantum)  # a group computes its positions in key quanta

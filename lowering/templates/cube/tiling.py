@@ -327,8 +327,7 @@ def _matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tili
         # once), the groups' tails packed
         mts = [mt for mt in mts if m % mt == 0] or mts
         shapes = [(nb, min(m, rows)) for rows in range_units(req, group)]
-        packs = pricer.window is None and not (
-            plan.lhs.trans or plan.lhs_nz or plan.out_nz or plan.out_blocked or plan.epilogue.fix)
+        packs = pricer.window is None and rows_pack(plan)
     elif req.extent is not None and (plan.heads or plan.part_cols) and req.extent.axes == {-2}:
         group = req.extent.count * req.extent.inner  # a head split's rows: each batch row's positions
         if m % group == 0:
@@ -543,6 +542,14 @@ def _l1_cycles(pricer: Pricer, mt: int, nt: int, kl1: int, chunks: int, segments
     packed tile: matmul_kernel.py `_packings`)."""
     isz = pricer.isz
     return chunks * (segments * pricer.dma(mt // segments * kl1 * isz, "gm", "l1") + pricer.dma(kl1 * nt * isz, "gm", "l1"))
+
+
+def rows_pack(plan: MatmulPlan) -> bool:
+    """Whether a product's tiles may hold rows of several groups (matmul_kernel.py
+    `_packings`): its lhs rows are loaded and its result rows written per group, and nothing
+    else addresses rows - no transposed or fractal lhs, no fractal or blocked result, no
+    epilogue on the FIX pipe."""
+    return not (plan.lhs.trans or plan.lhs_nz or plan.out_nz or plan.out_blocked or plan.epilogue.fix)
 
 
 def _row_tiles(groups: int, rows: int, mt: int, packs: bool) -> int:
