@@ -17,7 +17,7 @@ and 1025~4096 - so a size runs a program planned at most one bucket's span above
 - `"auto"` splits the widest ranged dim (largest hi / lo) at hi / 4, hi / 16, ... down to
   AUTO_FLOOR. A part whose top is at most 4x its bottom keeps the plan of its top close to
   each size's: the LLaMA-2-7B layer at 8 x 1~4096 was +93% over the static program at 16
-  positions as one range and +4% in the part 1~256 (docs/dynamic-shapes.md). Below 256 a
+  positions as one range and -9% in the part 1~256 (docs/dynamic-shapes.md). Below 256 a
   part would cost one more compile for little: packed tiles already hold several batch rows'
   positions there. A range too narrow to split is one program, as without the option.
 

@@ -404,15 +404,16 @@ def test_a_sequence_range_masks_the_padded_keys(block_dynamo):
     batch, and every kernel takes its extent: the first positions of each batch row run (n
     rounded up to the key quantum, common.key_quantum, in the kernels whose rows the attention
     reads as keys; the real ones in the kernels after it), the attention's key tiles past n do
-    not. Up to 32 positions are one quantum: the kernels before the attention compute every
-    position (and say why), the attention and the kernels after it take the size. With the
+    not. A top of 24 positions is one quantum (no quantum of 16 or more divides it): the
+    kernels before the attention compute every position (and say why), the attention and the
+    kernels after it take the size. With the
     batch ranged too, the kernels take the batch's extent. Each size matches onnxruntime
     (without the mask, size 5 is 0.53 off; without the quantum, `wide` gives NaNs: its last
     key tile would read rows no kernel wrote, which the interpreter poisons)."""
-    seq = geir.compile(block_dynamo, input_shape="x:2,1~32,64", **FP32)
+    seq = geir.compile(block_dynamo, input_shape="x:2,1~24,64", **FP32)
     both = geir.compile(block_dynamo, input_shape="x:1~4,1~32,64", **FP32)
-    # two batch rows of up to 256 positions, computed in 64s: tiles of the second batch row
-    # run while tiles of the first are skipped
+    # two batch rows of up to 256 positions, computed in 32s (the top holds 8 quanta): tiles
+    # of the second batch row run while tiles of the first are skipped
     wide = geir.compile(block_dynamo, input_shape="x:2,1~256,64", **FP32)
     for cm in (seq, both, wide):
         kernels = [k for k in cm.program.module.ops if isinstance(k, KernelOp)]
@@ -427,7 +428,7 @@ def test_a_sequence_range_masks_the_padded_keys(block_dynamo):
         else:
             assert whole == []
     long = geir.compile(block_dynamo, input_shape="x:1,1~160,64", **FP32)  # query tiles past n are skipped
-    cases = ((seq, 2, 1), (seq, 2, 5), (seq, 2, 17), (seq, 2, 32), (both, 1, 9), (both, 3, 31), (long, 1, 40),
+    cases = ((seq, 2, 1), (seq, 2, 5), (seq, 2, 17), (seq, 2, 24), (both, 1, 9), (both, 3, 31), (long, 1, 40),
              (long, 1, 160), (wide, 2, 1), (wide, 2, 77), (wide, 2, 128), (wide, 2, 130), (wide, 2, 256))
     for cm, batch, size in cases:
         x = np.random.default_rng(size).standard_normal((batch, size, 64)).astype(np.float32)
@@ -441,7 +442,7 @@ def test_packed_tiles_hold_several_batch_rows():
     tiling's prices say it pays): each batch row's real rows, rounded up to the least r, are
     its whole tiles and then a segment per bit of the rest - the out-projection, the FFN's two
     mix kernels with their epilogues, and the head-split q / k / v projection, whose packed
-    groups are batch entries (its rows are computed in key quanta of 64, so only r = 64 runs).
+    groups are batch entries (its rows are computed in key quanta of 32, so only r = 32 runs).
     Sizes below, at and past one tile's rows match onnxruntime; at a size that is a multiple
     of a kernel's least r, the kernel computes the static program's FLOPs, no padding rows
     (with tiles inside one batch row, up to 4x)."""
@@ -449,13 +450,13 @@ def test_packed_tiles_hold_several_batch_rows():
     cm = geir.compile(data, input_shape="x:8,1~256,256", **FP32)
     packed = {k.sym_name.data.split("_", 1)[1]: (k.core_type.data, list(k.attributes[attr_names.PACKED_ROWS].get_values()))
               for k in cm.program.module.ops if isinstance(k, KernelOp) and attr_names.PACKED_ROWS in k.attributes}
-    assert packed == {"node_MatMul_4": ("cube", [64]), "node_Gemm_109": ("cube", [32, 64]),
+    assert packed == {"node_MatMul_4": ("cube", [32]), "node_Gemm_109": ("cube", [32, 64]),
                       "node_MatMul_88": ("mix", [16, 32]), "node_MatMul_90": ("mix", [16, 32])}
     sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
     for size in (1, 16, 17, 32, 33, 64, 65, 100, 129, 200, 256):
         x = np.random.default_rng(size).standard_normal((8, size, 256)).astype(np.float32)
         np.testing.assert_allclose(cm.run({"x": x})["y"], sess.run(None, {"x": x})[0], rtol=1e-4, atol=1e-4)
-    by_least = {16: ["node_MatMul_88", "node_MatMul_90"], 32: ["node_Gemm_109"], 64: ["node_MatMul_4"]}
+    by_least = {16: ["node_MatMul_88", "node_MatMul_90"], 32: ["node_Gemm_109", "node_MatMul_4"]}
     for size in (16, 32, 64, 80, 96, 192):
         names = [n for least, ns in by_least.items() if size % least == 0 for n in ns]
         _, ranged = cm.profile({"x": np.zeros((8, size, 256), np.float32)}, mode="timing")

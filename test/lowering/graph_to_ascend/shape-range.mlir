@@ -336,33 +336,34 @@ func.func @one_group(%x: tensor<8x64x64xf32> {onnx.name = "x"}, %w: tensor<64x64
 // -----
 
 // A sequence an attention reads as keys is computed in whole key quanta (common.key_quantum:
-// 64 of 256 here) by the kernels its keys come from: the relu before the attention computes
-// the first min(ceil(n / 64) * 64, 256) positions of each (batch, head) group. The attention
-// runs the query tiles below that and only the key tiles that hold a real key: its 64-key
-// tiles divide the quantum, so the last one reads rows some kernel computed, never stale
-// ones. The relu after it feeds no keys: it computes the first n positions only.
+// 32 of 256 here, the top holding at least 8 of them) by the kernels its keys come from: the
+// relu before the attention computes the first min(ceil(n / 32) * 32, 256) positions of each
+// (batch, head) group. The attention runs the query tiles below that and only the key tiles
+// that hold a real key: its 32-key tiles divide the quantum, so the last one reads rows some
+// kernel computed, never stale ones. The relu after it feeds no keys: it computes the first
+// n positions only.
 // CHECK-LABEL: ascend.kernel @k0_pre(
 // CHECK-SAME:    geir.extent
 // CHECK:         %n = arith.index_cast
-// CHECK:         %[[UP:.*]] = arith.addi %n, %c63 : index
-// CHECK-NEXT:    %[[QUANTA:.*]] = arith.divui %[[UP]], %c64 : index
-// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[QUANTA]], %c64 : index
+// CHECK:         %[[UP:.*]] = arith.addi %n, %c31 : index
+// CHECK-NEXT:    %[[QUANTA:.*]] = arith.divui %[[UP]], %c32 : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[QUANTA]], %c32 : index
 // CHECK-NEXT:    %n_computed = arith.minui %[[ROWS]], %c256 : index
 // CHECK:         arith.muli %n_computed, %c32 : index
 // CHECK-LABEL: ascend.kernel @k1_attn(
 // CHECK-SAME:    geir.key_extent
 // CHECK:         %n_keys = arith.index_cast
-// CHECK:         %[[UP:.*]] = arith.addi %n_keys, %c63 : index
-// CHECK-NEXT:    %[[KEY_TILES:.*]] = arith.divui %[[UP]], %c64 : index
-// CHECK-NEXT:    %[[UP:.*]] = arith.addi %n_keys, %c63 : index
-// CHECK-NEXT:    %[[QUANTA:.*]] = arith.divui %[[UP]], %c64 : index
-// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[QUANTA]], %c64 : index
+// CHECK:         %[[UP:.*]] = arith.addi %n_keys, %c31 : index
+// CHECK-NEXT:    %[[KEY_TILES:.*]] = arith.divui %[[UP]], %c32 : index
+// CHECK-NEXT:    %[[UP:.*]] = arith.addi %n_keys, %c31 : index
+// CHECK-NEXT:    %[[QUANTA:.*]] = arith.divui %[[UP]], %c32 : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.muli %[[QUANTA]], %c32 : index
 // CHECK-NEXT:    %[[COMPUTED:.*]] = arith.minui %[[ROWS]], %c256 : index
 // CHECK:         scf.for %{{.*}} = %block
 // CHECK:           %[[Q0:.*]] = arith.muli %{{.*}}, %c64 : index
 // CHECK-NEXT:      %[[GO:.*]] = arith.cmpi ult, %[[Q0]], %[[COMPUTED]] : index
 // CHECK-NEXT:      scf.if %[[GO]] {
-// CHECK:             %[[N:.*]] = arith.minui %c4, %[[KEY_TILES]] : index
+// CHECK:             %[[N:.*]] = arith.minui %c8, %[[KEY_TILES]] : index
 // CHECK:             scf.for %i = %c4 to %{{.*}} step %c2 {
 // CHECK-LABEL: ascend.kernel @k2_act(
 // CHECK-SAME:    geir.extent
