@@ -2179,6 +2179,20 @@ class TransposeOp(GraphOp):
             raise ShapeError(f"perm {list(perm)} is not a permutation of {len(x)} dims")
         return [tensor([x[p] for p in perm], _elt(types[0]))]
 
+    def permutation(self) -> tuple[int, ...]:
+        """The order of the operand's dims (reversed when `perm` is absent), over its logical
+        shape (a formatted tensor's origin shape)."""
+        t = self.operands[0].type
+        rank = len(formats.logical_shape(t) if formats.is_formatted(t) else t.get_shape())
+        return tuple(int(p) for p in (self.attrs()["perm"] or reversed(range(rank))))
+
+    def swaps_last_two(self) -> bool:
+        """Only the last two dims trade places: a matmul reads such an operand transposed (a
+        gemm's trans flags, the cube kernel's transposed load)."""
+        perm = self.permutation()
+        rank = len(perm)
+        return rank >= 2 and perm == (*range(rank - 2), rank - 1, rank - 2)
+
 
 @graph_op
 class ExpandOp(GraphOp):

@@ -70,12 +70,7 @@ from geir.dialects import attr_names
 def swaps_last_two(value: SSAValue) -> g.TransposeOp | None:
     """The transpose defining `value` if it swaps the last two dims (and nothing else)."""
     t = value.owner
-    if not isinstance(t, g.TransposeOp):
-        return None
-    rank = len(t.inputs[0].type.get_shape())
-    perm = t.attrs()["perm"] or tuple(reversed(range(rank)))
-    want = (*range(rank - 2), rank - 1, rank - 2)
-    return t if rank >= 2 and tuple(perm) == want else None
+    return t if isinstance(t, g.TransposeOp) and t.swaps_last_two() else None
 
 
 class GemmTransposeFlags(RewritePattern):

@@ -118,14 +118,11 @@ def _trivial_transpose(op: g.TransposeOp) -> bool:
 
 def _cube_reads_through(op: Operation) -> bool:
     """A data movement a matmul's cube kernel reads its operand through: a transpose of the
-    last two dims (the operand loaded transposed; lowering/templates/cube/plan.py `resolve`,
-    which this pass does not import). Any other transpose, slice or concat before
-    a matmul would be split off again by the lowering, and taken from a kernel that does read
-    it (an attention writing its heads merged)."""
-    if not isinstance(op, g.TransposeOp):
-        return False
-    rank = len(_shape(op.inputs[0]))
-    return rank >= 2 and tuple(op.attrs()["perm"] or reversed(range(rank))) == (*range(rank - 2), rank - 1, rank - 2)
+    last two dims (the operand loaded transposed; lowering/templates/cube/plan.py `resolve`).
+    Any other transpose, slice or concat before a matmul would be split off again by the
+    lowering, and taken from a kernel that does read it (an attention writing its heads
+    merged)."""
+    return isinstance(op, g.TransposeOp) and op.swaps_last_two()
 
 
 def role_of(op: Operation) -> Role:

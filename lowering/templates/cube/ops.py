@@ -38,8 +38,7 @@ def strip_leading_ones(shape: Sequence[int]) -> tuple[int, ...]:
 
 
 def perm_of(op: g.TransposeOp) -> tuple[int, ...]:
-    rank = len(logical_shape(op.operands[0]))
-    return tuple(op.attrs()["perm"] or reversed(range(rank)))
+    return op.permutation()
 
 
 def is_view(op: Operation) -> bool:
@@ -57,7 +56,4 @@ def is_view(op: Operation) -> bool:
 
 def swaps_last_two(op: Operation) -> bool:
     """A transpose of the last two dims only: the cube reads such an operand transposed."""
-    if not isinstance(op, g.TransposeOp):
-        return False
-    rank = len(logical_shape(op.operands[0]))
-    return rank >= 2 and perm_of(op) == (*range(rank - 2), rank - 1, rank - 2)
+    return isinstance(op, g.TransposeOp) and op.swaps_last_two()

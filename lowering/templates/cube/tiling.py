@@ -327,7 +327,7 @@ def _matmul_tiling(req: KernelRequest, plan: MatmulPlan, pricer: Pricer) -> Tili
         # once), the groups' tails packed
         mts = [mt for mt in mts if m % mt == 0] or mts
         shapes = [(nb, min(m, rows)) for rows in range_units(req, group)]
-        packs = pricer.window is None and rows_pack(plan)
+        packs = not whole and rows_pack(plan)
     elif req.extent is not None and (plan.heads or plan.part_cols) and req.extent.axes == {-2}:
         group = req.extent.count * req.extent.inner  # a head split's rows: each batch row's positions
         if m % group == 0:
