@@ -282,3 +282,56 @@ def test_light_model_with_layout(name):
     ours = run_ascend_module(module, feeds)
     for out, want in expected.items():
         assert_close(ours[out], np.asarray(want), f"{name}:{out}")
+
+
+# ---------------------------------------------------------------------------
+# A strided pointwise conv on NC1HWC0 reads only the pixels it samples
+# ---------------------------------------------------------------------------
+
+
+def strided_conv_text(shape, m: int, strides, pads, elt, out_blocked: bool) -> str:
+    """conv(x NC1HWC0, w FRACTAL_Z 1x1) with `strides` / `pads`, its result NC1HWC0 or NCHW."""
+    from xdsl.printer import Printer
+    import io
+
+    def show(t) -> str:
+        s = io.StringIO()
+        Printer(stream=s).print_attribute(t)
+        return s.getvalue()
+
+    n, c, h, w = shape
+    oh, ow = (h + pads[0] + pads[2] - 1) // strides[0] + 1, (w + pads[1] + pads[3] - 1) // strides[1] + 1
+    x = L.format_type(TensorType(elt, shape), L.NC1HWC0, L.NCHW)
+    wt = L.format_type(TensorType(elt, [m, c, 1, 1]), L.FRACTAL_Z, L.NCHW)
+    y = TensorType(elt, [n, m, oh, ow])
+    y = L.format_type(y, L.NC1HWC0, L.NCHW) if out_blocked else y
+    return f"""func.func @main(%x: {show(x)}, %w: {show(wt)}) -> {show(y)} {{
+  %y = graph.conv %x, %w {{strides = array<i64: {strides[0]}, {strides[1]}>, pads = array<i64: {", ".join(map(str, pads))}>}} : ({show(x)}, {show(wt)}) -> {show(y)}
+  func.return %y : {show(y)}
+}}"""
+
+
+@pytest.mark.parametrize("elt", ["f32", "f16"])
+@pytest.mark.parametrize("shape,m,strides,out_blocked", [
+    ([2, 40, 13, 11], 24, (2, 2), True), ([1, 64, 56, 56], 128, (2, 2), False), ([3, 16, 9, 20], 48, (3, 2), True),
+    ([1, 32, 10, 10], 16, (2, 1), False),
+], ids=lambda v: "x".join(map(str, v)) if isinstance(v, list | tuple) else str(v))
+def test_strided_pointwise_conv_samples_its_box(shape, m, strides, out_blocked, elt):
+    """A 1x1 conv of stride > 1 without padding copies only the sampled pixels into l1 (a
+    strided gm tile, the l1 box the output tile's size) and matches the graph reference,
+    whatever the padding lanes hold; with padding the box is the window, as before."""
+    for pads, samples in (((0, 0, 0, 0), True), ((1, 0, 0, 1), False)):
+        text = strided_conv_text(shape, m, strides, pads, ELTS[elt], out_blocked)
+        lowered, ours, ref = run_both(text, seed=3)
+        (k,) = kernels(lowered)
+        boxes = [op for op in k.walk() if isinstance(op, a.CopyOp) and op.operands[1].type.memory_space.data == "l1"
+                 and len(op.operands[1].type.get_shape()) == 4 and "l1fm" in (op.operands[1].name_hint or "")]
+        sampled = [list(b.operands[0].owner.static_strides.get_values()) for b in boxes
+                   if hasattr(b.operands[0].owner, "static_strides")]
+        assert bool(sampled) and all(st == [1, *strides, 1] for st in sampled) == samples, (pads, sampled)
+        (name, want), = ref.items()
+        t = result_type(text)
+        got = L.logical_array(np.asarray(ours[name]), t) if out_blocked else np.asarray(ours[name])
+        want = L.logical_array(np.asarray(want), t) if out_blocked else np.asarray(want)
+        tol = {"rtol": 1e-5, "atol": 1e-5} if elt == "f32" else {"rtol": 4e-3, "atol": 4e-3}
+        assert_close(got.astype(np.float64), want.astype(np.float64), f"{shape} {strides} {pads}", **tol)

@@ -33,7 +33,7 @@ class ConvKernel(CubeKernel):
     def _operand_buffers(self) -> None:
         kb, plan, t, elt, c0 = self.kb, self.plan, self.t, self.elt, self.c0
         geo, ins = plan.geometry, kb.inputs
-        rows, cols = geo.box(t.ohs, t.owt)
+        rows, cols = plan.box(t.ohs, t.owt)
         if plan.x_blocked:  # [N, C1, H, W, C0] as [N * C1, H, W, C0]
             self.fm2 = [kb.view(ins[sg.arg], [geo.n * ceil_div(sg.count, c0), geo.h, geo.w, c0])
                         for sg in plan.segments]
@@ -71,9 +71,12 @@ class ConvKernel(CubeKernel):
         mp, np_ = round_up(mv, FRACTAL), round_up(npix, FRACTAL)
         n = kb.divui(ng, geo.group)
         gi = kb.remui(ng, geo.group)
-        rows, cols = geo.box(ohs, owt)
-        ih = clamp_start(kb, kb.mul(oh0, geo.sh), geo.pt, rows, geo.h)
-        iw = clamp_start(kb, kb.mul(ow0, geo.sw), geo.pl, cols, geo.w)
+        rows, cols = plan.box(ohs, owt)
+        if plan.samples_box:  # the box in the sampled image's coordinates: the output's
+            ih, iw = clamp_start(kb, oh0, 0, rows, geo.oh), clamp_start(kb, ow0, 0, cols, geo.ow)
+        else:
+            ih = clamp_start(kb, kb.mul(oh0, geo.sh), geo.pt, rows, geo.h)
+            iw = clamp_start(kb, kb.mul(ow0, geo.sw), geo.pl, cols, geo.w)
         wrow = kb.add(kb.mul(gi, geo.mg), m0)
         acc = kb.tile(self.l0c, [0, 0], [mp, np_])
         window = _Window(ih, iw, oh0, ow0, ohs, owt)
@@ -94,7 +97,7 @@ class ConvKernel(CubeKernel):
         khw = geo.khw
         npix = window.ohs * window.owt
         mp, np_ = round_up(mv, FRACTAL), round_up(npix, FRACTAL)
-        rows, cols = geo.box(window.ohs, window.owt)
+        rows, cols = plan.box(window.ohs, window.owt)
         first_chunk = [True]
         for seg_i, seg in enumerate(plan.segments):
             fm2 = self.fm2[seg_i]
@@ -144,7 +147,7 @@ class ConvKernel(CubeKernel):
         (`nz2nd`)."""
         kb, plan, t, c0 = self.kb, self.plan, self.t, self.c0
         geo = plan.geometry
-        rows, cols = geo.box(window.ohs, window.owt)
+        rows, cols = plan.box(window.ohs, window.owt)
         khw = geo.khw
         mp, np_ = round_up(mv, FRACTAL), round_up(window.ohs * window.owt, FRACTAL)
         first_chunk = [True]
@@ -161,7 +164,11 @@ class ConvKernel(CubeKernel):
                 channels = min(nb * c0, seg.count - b0 * c0) if isinstance(b0, int) else nb * c0
                 kb.wait_flag("MTE1", "MTE2", s)
                 box = kb.tile(self.l1b[s], [0, 0, 0, 0], [nb, rows, cols, c0])
-                if plan.x_blocked:
+                if plan.samples_box:  # every sh-th row, every sw-th pixel
+                    src = kb.tile(fm2, [kb.add(kb.mul(n, blocks), b0), kb.mul(window.ih, geo.sh),
+                                        kb.mul(window.iw, geo.sw), 0], [nb, rows, cols, c0], [1, geo.sh, geo.sw, 1])
+                    kb.copy(src, box, layout=StringAttr("nc1hwc0"))
+                elif plan.x_blocked:
                     src = kb.tile(fm2, [kb.add(kb.mul(n, blocks), b0), window.ih, window.iw, 0], [nb, rows, cols, c0])
                     kb.copy(src, box, layout=StringAttr("nc1hwc0"))
                 else:  # all channels of an NCHW input in one box (the tiling sees to it)
@@ -191,10 +198,13 @@ class ConvKernel(CubeKernel):
         """img2col of the l1 box (origin ih, iw) into the l0b tile: K rows from kk, the
         ohs x owt output pixels at (oh0, ow0)."""
         kb, geo, w = self.kb, self.plan.geometry, window
+        if self.plan.samples_box:  # the sampled pixels are a stride-1 image of the output's size
+            image, strides, pads = (geo.oh, geo.ow), (1, 1), (0, 0, 0, 0)
+        else:
+            image, strides, pads = (geo.h, geo.w), (geo.sh, geo.sw), (geo.pt, geo.pl, geo.pb, geo.pr)
         kb.emit(a.Load3dOp.get(
             box, [kb.index(w.ih), kb.index(w.iw)], dst, [kb.index(kk), kb.index(w.oh0), kb.index(w.ow0)],
-            image=(geo.h, geo.w), kernel=(geo.kh, geo.kw), strides=(geo.sh, geo.sw),
-            dilations=(geo.dh, geo.dw), pads=(geo.pt, geo.pl, geo.pb, geo.pr),
+            image=image, kernel=(geo.kh, geo.kw), strides=strides, dilations=(geo.dh, geo.dw), pads=pads,
             out=(w.ohs, w.owt), channels=channels, pad_value=self.plan.pad_value))
 
 

@@ -229,6 +229,21 @@ class ConvPlan(CubePlan):
         where a box would be interleaved into C0 lanes one element at a time."""
         return op_info.pointwise(self.cube) and not self.x_blocked and not self.w_fz
 
+    @property
+    def samples_box(self) -> bool:
+        """A strided pointwise window over an NC1HWC0 map (ResNet's projection shortcuts): an
+        output pixel reads one input pixel, so the box copy takes only those pixels (a
+        block-strided DMA: each pixel's C0 channels are one 32-byte block) and load3d reads
+        them as a stride-1 image of the output's size. The window's box would carry sh x sw
+        times the bytes the tile needs."""
+        geo = self.geometry
+        return (self.x_blocked and self.w_fz and geo.kh == geo.kw == 1 and (geo.sh, geo.sw) != (1, 1)
+                and geo.pt == geo.pl == geo.pb == geo.pr == 0)
+
+    def box(self, ohs: int, owt: int) -> tuple[int, int]:
+        """Rows and columns of the l1 box of a tile of ohs x owt output pixels."""
+        return (ohs, owt) if self.samples_box else self.geometry.box(ohs, owt)
+
     def _axes(self) -> tuple[list[int], list[int], list[int]]:
         return [0], [1], list(range(2, len(self.out_shape)))
 

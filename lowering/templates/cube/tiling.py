@@ -657,7 +657,7 @@ def _conv_candidates(req: KernelRequest, plan: ConvPlan, pricer: Pricer,
             continue
         if plan.out_blocked and mt % L.c0_of(plan.elt) and mt < geo.mg:
             continue  # NC1HWC0 rows are written in whole C0 blocks (int8: 32 channels)
-        rows, cols = geo.box(ohs, owt)
+        rows, cols = plan.box(ohs, owt)
         box = (row_elems(np_, plan.elt) if plan.matrix_fm else rows * (cols * c0 if plan.w_fz else row_elems(cols, plan.elt))) * isz  # one unit of the l1 box
         for kt in (c for c in KT_CHOICES if c % plan.k_fractal == 0):
             if kt > round_up(units * unit_k, plan.k_fractal) and kt != plan.k_fractal:
@@ -693,7 +693,7 @@ def _price_conv_chunks(req: KernelRequest, plan: ConvPlan, pricer: Pricer, cheap
     units, unit_k = ceil_div(geo.cg, c0), geo.khw * c0
     npix = ohs * owt
     np_ = round_up(npix, FRACTAL)
-    rows, cols = geo.box(ohs, owt)
+    rows, cols = plan.box(ohs, owt)
     # an NCHW box is interleaved into C0 lanes by its copy (ascend.CopyOp.relayout); a
     # pointwise window's [K, pixels] matrix is copied in whole rows
     fm_run = None if plan.x_blocked or plan.matrix_fm else isz
@@ -703,7 +703,8 @@ def _price_conv_chunks(req: KernelRequest, plan: ConvPlan, pricer: Pricer, cheap
         tiles = n * per_image
         reads = tiles * (req.cost.dma_bytes(geo.cg * rows * cols * isz, fm_run) + mt * units * unit_k * isz)
         writes = n * geo.m * geo.oh * geo.ow * pricer.out_isz
-        distinct = (n * geo.c * geo.h * geo.w + geo.m * units * unit_k) * isz
+        pixels = geo.oh * geo.ow if plan.samples_box else geo.h * geo.w  # the input pixels read
+        distinct = (n * geo.c * pixels + geo.m * units * unit_k) * isz
         priced_at.append((tiles, pricer.blocks(tiles), reads, writes, pricer.l2_hit(reads, distinct, writes)))
     for cc in per_chunk(units, most, slots if (plan.x_blocked or not plan.w_fz) else 1):
         kc = round_up(cc * unit_k, plan.k_fractal)

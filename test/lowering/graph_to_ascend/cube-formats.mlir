@@ -84,3 +84,33 @@ func.func @main(%x: tensor<1x2x8x8x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 
   %y = graph.conv %x, %w {group = 32 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 8, 8]>>, tensor<32x1x3x3xf32>) -> tensor<1x2x8x8x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 8, 8]>>
   func.return %y : tensor<1x2x8x8x16xf32, #graph.format<NC1HWC0, NCHW, [1, 32, 8, 8]>>
 }
+
+// -----
+
+// A 1x1 conv of stride 2 without padding over an NC1HWC0 map (ResNet's projection
+// shortcut) samples one input pixel per output pixel: the box copy is a strided gm tile
+// (every second row, every second pixel: one C0 block each) into an l1 box of the output
+// tile's size, and load3d reads it as a stride-1 image of the output's 8 x 8.
+// CHECK-LABEL: ascend.kernel @k0_conv(
+// CHECK:         %l1fm0 = ascend.alloc {{.*}} : memref<2x2x8x16xf16, "l1">
+// CHECK:         %[[BOX:.*]] = memref.subview %{{.*}}[0, %{{.*}}, 0, 0] [2, 2, 8, 16] [1, 2, 2, 1]
+// CHECK-NEXT:    ascend.copy %[[BOX]], %l1fm0 {layout = "nc1hwc0"}
+// CHECK:         ascend.load3d %l1fm0[{{.*}}] {image = array<i64: 8, 8>, kernel = array<i64: 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, out = array<i64: 2, 8>
+func.func @main(%x: tensor<1x2x16x16x16xf16, #graph.format<NC1HWC0, NCHW, [1, 32, 16, 16]>>) -> tensor<1x64x8x8xf16> {
+  %w = graph.constant dense<5.000000e-01> : tensor<2x4x16x16xf16, #graph.format<FRACTAL_Z, NCHW, [64, 32, 1, 1]>>
+  %y = graph.conv %x, %w {strides = array<i64: 2, 2>} : (tensor<1x2x16x16x16xf16, #graph.format<NC1HWC0, NCHW, [1, 32, 16, 16]>>, tensor<2x4x16x16xf16, #graph.format<FRACTAL_Z, NCHW, [64, 32, 1, 1]>>) -> tensor<1x64x8x8xf16>
+  func.return %y : tensor<1x64x8x8xf16>
+}
+
+// -----
+
+// Padded, the same conv reads outside the image: its box stays the window (whole rows of
+// the input, load3d at stride 2 with the pads), not a sampled one.
+// CHECK-LABEL: ascend.kernel @k0_conv(
+// CHECK-NOT:     [1, 2, 2, 1]
+// CHECK:         ascend.load3d %l1fm0[{{.*}}] {image = array<i64: 16, 16>, kernel = array<i64: 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 1, 1>
+func.func @main(%x: tensor<1x2x16x16x16xf16, #graph.format<NC1HWC0, NCHW, [1, 32, 16, 16]>>) -> tensor<1x64x9x9xf16> {
+  %w = graph.constant dense<5.000000e-01> : tensor<2x4x16x16xf16, #graph.format<FRACTAL_Z, NCHW, [64, 32, 1, 1]>>
+  %y = graph.conv %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>} : (tensor<1x2x16x16x16xf16, #graph.format<NC1HWC0, NCHW, [1, 32, 16, 16]>>, tensor<2x4x16x16xf16, #graph.format<FRACTAL_Z, NCHW, [64, 32, 1, 1]>>) -> tensor<1x64x9x9xf16>
+  func.return %y : tensor<1x64x9x9xf16>
+}
