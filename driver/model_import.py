@@ -41,9 +41,10 @@ def _lazy_graph_modules():
 
     try:
         from torch.fx._lazy_graph_module import _use_lazy_graph_module
-    except ImportError:
+
+        return _use_lazy_graph_module(True)
+    except (ImportError, TypeError):  # another torch: its switch moved or changed
         return contextlib.nullcontext()
-    return _use_lazy_graph_module(True)
 
 
 def import_torch(model: Any, example_inputs: Sequence[Any] | None, weights: bool = True) -> ModuleOp:
