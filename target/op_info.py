@@ -125,7 +125,7 @@ VECTOR_PASSES: dict[type[Operation], tuple[tuple[str, int], ...]] = {
 # stash_type 1): their passes are priced over the f32 bytes, plus a "cast" pass each way.
 VECTOR_IN_F32: frozenset[type[Operation]] = frozenset({g.RmsNormOp})
 
-POOL = KernelInfo("pool", frozenset({g.MaxPoolOp, g.AvgPoolOp}), frozenset({"f16", "bf16", "f32"}))
+POOL = KernelInfo("pool", frozenset({g.MaxPoolOp, g.AvgPoolOp}), frozenset({"f16", "bf16", "f32", "i8"}))
 
 LRN = KernelInfo("lrn", frozenset({g.LrnOp}), frozenset({"f16", "bf16", "f32"}))
 

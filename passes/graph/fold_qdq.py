@@ -27,7 +27,9 @@ users adjusted (their zero point or offset_x shifted, the contraction's int32 bi
 128 * sum(w)). The cube multiplies int8 by int8.
 
 A per-tensor quantize of a concat moves onto the concat's operands (`QuantizeConcatOperands`),
-so each requantizes in its producer's kernel and the concat moves int8.
+so each requantizes in its producer's kernel and the concat moves int8; a quantize of a max
+pool moves before the pool (`QuantizeMaxPoolInput`: both are monotone, so they commute
+exactly), so the pool moves int8.
 
 The int32 accumulator's way back to int8 (`FoldRequantize`): a quantize of a dequantized
 accumulator, through f32 <-> f16 casts and at most one relu, each value read by the next op only,
@@ -76,6 +78,7 @@ from geir.dialects.ascend import fix_scale_nearest
 from geir.dialects import graph as g
 from geir.ir.types import is_float, to_dtype
 from geir.passes.graph.utils import constant, hint, merged_loc, replace_checked
+from geir.target import op_info
 
 _INT32 = np.iinfo(np.int32)
 _I8, _U8 = g.INT8_TYPES
@@ -352,6 +355,86 @@ class QuantizeConcatOperands(RewritePattern):
 _CHAIN_FLOATS = (f32, f16)
 
 
+def _same_params(dq: g.DequantizeOp, scale: SSAValue, zero: SSAValue) -> bool:
+    """A per-tensor dequantize of an int8 value at exactly this quantize's scale and zero point."""
+    s, z = _const(dq.inputs[1]), _const(dq.inputs[2]) if len(dq.inputs) > 2 else np.zeros((), np.int8)
+    qs, qz = _const(scale), _const(zero)
+    return (dq.inputs[0].type.element_type == zero.type.element_type and dq.inputs[0].type.element_type in g.INT8_TYPES
+            and s is not None and z is not None and s.size == 1 and z.size == 1
+            and np.float32(s.reshape(())) == np.float32(qs.reshape(())) and int(z.reshape(())) == int(qz.reshape(())))
+
+
+class QuantizeMaxPoolInput(RewritePattern):
+    """quantize([cast](max_pool(x)), s, z) -> max_pool(quantize([cast](x), s, z)) for a
+    positive per-tensor s and z, the max pool (and cast) read by nothing else.
+
+    Quantizing is monotone (x / s rounded, + z, saturated; s > 0), and so is a float cast: the
+    maximum of the quantized window is the quantized maximum, exactly, and a padded position
+    holds the type's minimum, which never wins where -inf did not. Moved before the pool, the
+    quantize meets the dequantized accumulator of the conv that feeds it and folds into that
+    conv's requantize (`FoldRequantize`, on the FIX pipe): VGG's and ResNet's pools then move
+    int8, and the quantize kernel after each pool is gone. Only where it folds so (the pool
+    reads such a chain, or a concat only it reads, whose operands take the quantize in turn):
+    elsewhere the quantize would just change places."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.QuantizeOp) or op.attrs().get("saturate") is not None:
+            return
+        scale, zero = op.inputs[1], op.inputs[2]
+        s, z = _const(scale), _const(zero)
+        if s is None or z is None or s.size != 1 or z.size != 1 or not (np.isfinite(s).all() and (s > 0).all()):
+            return
+        v, cast = op.inputs[0], None
+        if isinstance(v.owner, g.CastOp) and v.has_one_use() and v.type.element_type in _CHAIN_FLOATS \
+                and v.owner.inputs[0].type.element_type in _CHAIN_FLOATS:
+            cast, v = v.owner, v.owner.inputs[0]
+        pool = v.owner
+        if not isinstance(pool, g.MaxPoolOp) or not v.has_one_use() or attr_names.KEEP in pool.attributes:
+            return
+        if not op_info.POOL.takes_type(op.output.type.element_type):
+            return  # a pool kernel of this integer type (uint8: the reference's)
+        x = pool.inputs[0]
+        if isinstance(x.owner, g.DequantizeOp) and _same_params(x.owner, scale, zero):
+            # quantize(max_pool(dequantize(xq))) at xq's own parameters is max_pool(xq): the
+            # round trip gives xq back (onnxruntime's QDQ models quantize a max pool so)
+            new = [p := g.MaxPoolOp.build_op([x.owner.inputs[0]], **pool.attrs())]
+            p.location, p.results[0].name_hint = pool.location, op.output.name_hint
+            _keep(op, p)
+            if replace_checked(op, new, rewriter):
+                if cast is not None:
+                    rewriter.erase(cast)
+                rewriter.erase(pool)
+                if not x.uses:
+                    rewriter.erase(x.owner)
+            return
+        chain = FoldRequantize.chain(x)
+        folds = chain is not None and chain[0].inputs[0].type.element_type == g.ACC_TYPE
+        if not folds and not (isinstance(x.owner, g.ConcatOp) and x.has_one_use()):
+            return  # the quantize would only change places (Inception's pool branch reads a shared concat)
+        new: list[Operation] = []
+        if cast is not None:
+            new.append(c := g.CastOp.build_op([x], **cast.attrs()))
+            c.location = cast.location
+            x = c.results[0]
+        new.append(q := g.QuantizeOp.build_op([x, scale, zero]))
+        q.location = op.location
+        q.results[0].name_hint = hint(pool.inputs[0], "q")
+        new.append(p := g.MaxPoolOp.build_op([q.results[0]], **pool.attrs()))
+        p.location = pool.location
+        p.results[0].name_hint = op.output.name_hint
+        _keep(op, p)
+        if replace_checked(op, new, rewriter):
+            if cast is not None:
+                rewriter.erase(cast)
+            rewriter.erase(pool)
+
+
+def _keep(old: Operation, new: Operation) -> None:
+    """A tapped value (geir-compare's) stays tapped on the op that now makes it."""
+    if attr_names.KEEP in old.attributes:
+        new.attributes[attr_names.KEEP] = old.attributes[attr_names.KEEP]
+
+
 class FoldRequantize(RewritePattern):
     """quantize(x, s_y, zp) with x a dequantized int32 accumulator (through f32 <-> f16 casts
     and at most one relu, each value read by the next op only): requantize(acc, s / s_y, zp),
@@ -367,7 +450,7 @@ class FoldRequantize(RewritePattern):
         sy = np.float32(sy.reshape(()))
         if not (np.isfinite(sy) and sy > 0):
             return
-        chain = self._chain(op.inputs[0])
+        chain = self.chain(op.inputs[0])
         if chain is None:
             return
         dq, relu = chain[0], next((o for o in chain if isinstance(o, g.ReluOp)), None)
@@ -401,7 +484,7 @@ class FoldRequantize(RewritePattern):
                 rewriter.erase(dead)
 
     @staticmethod
-    def _chain(v: SSAValue) -> list[Operation] | None:
+    def chain(v: SSAValue) -> list[Operation] | None:
         """The dequantize, casts and relu x comes from, in program order; None if another op
         is on the way, a value is read elsewhere (or tapped), or there are two relus."""
         chain: list[Operation] = []
@@ -425,8 +508,8 @@ def fold_qdq(module: ModuleOp) -> bool:
     """uint8 to int8, quantizes onto a concat's operands, then every contraction and
     requantization that folds; True if anything changed."""
     return PatternRewriteWalker(
-        GreedyRewritePatternApplier([RetypeUint8(), QuantizeConcatOperands(), FoldContraction(),
-                                     FoldRequantize()]),
+        GreedyRewritePatternApplier([RetypeUint8(), QuantizeConcatOperands(), QuantizeMaxPoolInput(),
+                                     FoldContraction(), FoldRequantize()]),
         apply_recursively=True,
     ).rewrite_module(module)
 

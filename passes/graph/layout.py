@@ -260,6 +260,11 @@ def _static_int8(t) -> bool:
 
 
 
+def _int8_max_pool(op: Operation) -> bool:
+    """An int8 max pool (graph-fold-qdq moves quantizes before max pools): it runs blocked as
+    its float form does, in int8's C0 = 32 lanes."""
+    return isinstance(op, g.MaxPoolOp) and _static_int8(op.operands[0].type) and _static_int8(op.results[0].type)
+
 
 @dataclass(eq=False)
 class Anchor:
@@ -377,7 +382,8 @@ class Planner:
     def _tied(self, op: Operation) -> tuple[int, ...] | None:
         """The operands that share a propagating op's format, if it can run in a blocked
         format at all; None makes it an ND op."""
-        if len(op.results) != 1 or not (_static_float(op.results[0].type) or op in self.fix_int8):
+        if len(op.results) != 1 or not (_static_float(op.results[0].type) or op in self.fix_int8
+                                        or _int8_max_pool(op)):
             return None
         if op.LAYOUT == "propagate":
             tied = (0,)
@@ -385,7 +391,8 @@ class Planner:
             tied = tuple(range(len(op.operands)))
         else:
             tied = tuple(i for i, v in enumerate(op.operands) if not L.is_scalar(v.type))
-        if not tied or not all(_static_float(op.operands[i].type) or op in self.fix_int8 for i in tied):
+        if not tied or not all(_static_float(op.operands[i].type) or op in self.fix_int8 or _int8_max_pool(op)
+                               for i in tied):
             return None
         return tied if self._op_formats(op, tied) else None
 

@@ -16,7 +16,9 @@ Then one vmax / vadd per kernel offset of the strided window view
 `plane[:, i*dh::sh, j*dw::sw, :]`; for an average, the same sums over a 0/1 mask plane give
 the divisor. A bf16 pool builds its plane in bf16 (copies, vdup and vtranspose move bits),
 converts it to f32 for the windows (the vector unit has no bf16 vmax / vadd) and the result
-back to bf16 before it leaves.
+back to bf16 before it leaves; an int8 max pool (graph-fold-qdq moves a quantize before a max
+pool) does the same in f16, which holds every int8 value exactly, its padding the type's
+minimum.
 """
 
 from __future__ import annotations
@@ -24,13 +26,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DenseArrayBase, i64
+import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, f16, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import attr_names
 from geir.dialects import formats
 from geir.dialects import graph as g
+from geir.ir.types import is_float, to_dtype
 from geir.lowering.templates.common import (
     KernelBuilder,
     KernelRequest,
@@ -161,7 +165,9 @@ class _Plan:
         include_pad = not is_max and bool(op.attrs().get("count_include_pad", 0))
         c0 = formats.c0_of(elt) if geom.blocked else block_elems(elt)
         cg = c0 if geom.blocked else max(d for d in range(1, c0 + 1) if geom.nc % d == 0)
-        return cls(geom, elt, compute_type(elt), is_max, include_pad, c0, cg)
+        # int8 windows compare in f16, which holds every int8 exactly (no int8 vmax)
+        celt = compute_type(elt) if is_float(elt) else f16
+        return cls(geom, elt, celt, is_max, include_pad, c0, cg)
 
     @property
     def groups(self) -> int:
@@ -237,8 +243,11 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
     geom = PoolGeometry.of(op)
     if geom is None:
         return None
-    if not op_info.POOL.takes_type(op.inputs[0].type.element_type) or geom.nc * geom.oh * geom.ow == 0:
+    elt = op.inputs[0].type.element_type
+    if not op_info.POOL.takes_type(elt) or geom.nc * geom.oh * geom.ow == 0:
         return None
+    if not is_float(elt) and not isinstance(op, g.MaxPoolOp):
+        return None  # an integer average rounds: only the maximum is exact in f16
     plan = _Plan.of(op, geom)
     tiles = _choose_tiles(req, plan)
     if tiles is None:
@@ -301,7 +310,8 @@ class _PoolKernel:
         else:
             self.x = kb.view(kb.inputs[0], [groups, plan.cg, G.h, G.w])
             self.y = kb.view(kb.outputs[0], [groups, plan.cg, G.oh, G.ow])
-        self.fill = kb.scalar(-math.inf if plan.is_max else 0.0, elt)
+        lowest = -math.inf if is_float(elt) else int(np.iinfo(to_dtype(elt)).min)
+        self.fill = kb.scalar(lowest if plan.is_max else 0.0, elt)
         self.slots = slots
         span = G.span(toh)
         avg = not plan.is_max

@@ -187,6 +187,94 @@ func.func @quantize_concat(%a: tensor<1x4x3x3xf32>, %b: tensor<1x2x3x3xf32>) -> 
 
 // -----
 
+// A quantize of a max pool (through the f32 cast graph-assign-precision puts before it) moves
+// before the pool - both are monotone, so they commute exactly - and there it meets the
+// dequantized accumulator: one requantize (relu by saturation at -128), then an int8 max pool.
+// CHECK-LABEL: func.func @quantize_max_pool(
+// CHECK:         %[[RQ:.*]] = graph.requantize %acc, %{{.*}}, %zy : (tensor<1x32x8x8xi32>, tensor<f32>, tensor<i8>) -> tensor<1x32x8x8xi8>
+// CHECK-NEXT:    %q = graph.max_pool %[[RQ]] {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, ceil_mode = 0 : i64} : (tensor<1x32x8x8xi8>) -> tensor<1x32x4x4xi8> loc("pool")
+// CHECK-NEXT:    func.return %q
+func.func @quantize_max_pool(%acc: tensor<1x32x8x8xi32>) -> tensor<1x32x4x4xi8> {
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %y = graph.dequantize %acc, %s : (tensor<1x32x8x8xi32>, tensor<f32>) -> tensor<1x32x8x8xf32>
+  %h = graph.cast %y {to = f16} : (tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf16>
+  %r = graph.relu %h : (tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf16>
+  %p = graph.max_pool %r {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x32x8x8xf16>) -> tensor<1x32x4x4xf16> loc("pool")
+  %f = graph.cast %p {to = f32} : (tensor<1x32x4x4xf16>) -> tensor<1x32x4x4xf32>
+  %sy = graph.constant dense<0.25> : tensor<f32>
+  %zy = graph.constant dense<-128> : tensor<i8>
+  %q = graph.quantize %f, %sy, %zy : (tensor<1x32x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x32x4x4xi8>
+  func.return %q : tensor<1x32x4x4xi8>
+}
+
+// -----
+
+// A max pool between a dequantize and a quantize at the same parameters (onnxruntime's QDQ
+// models write one so) is the int8 max pool of the quantized value; at another scale the
+// pair stays (its quantize would not fold into anything).
+// CHECK-LABEL: func.func @max_pool_qdq(
+// CHECK-NEXT:    %s = graph.constant dense<5.000000e-01> : tensor<f32>
+// CHECK-NEXT:    %z = graph.constant dense<-3> : tensor<i8>
+// CHECK-NEXT:    %q = graph.max_pool %xq {{.*}} : (tensor<1x2x4x4xi8>) -> tensor<1x2x2x2xi8>
+// CHECK:         %d2 = graph.dequantize %xq, %s, %z
+// CHECK-NEXT:    %p2 = graph.max_pool %d2
+// CHECK-NEXT:    %q2 = graph.quantize %p2, %s2, %z
+// CHECK-NEXT:    func.return %q, %q2
+func.func @max_pool_qdq(%xq: tensor<1x2x4x4xi8>) -> (tensor<1x2x2x2xi8>, tensor<1x2x2x2xi8>) {
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %z = graph.constant dense<-3> : tensor<i8>
+  %d = graph.dequantize %xq, %s, %z : (tensor<1x2x4x4xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x4x4xf32>
+  %p = graph.max_pool %d {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %q = graph.quantize %p, %s, %z : (tensor<1x2x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8>
+  %s2 = graph.constant dense<0.25> : tensor<f32>
+  %d2 = graph.dequantize %xq, %s, %z : (tensor<1x2x4x4xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x4x4xf32>
+  %p2 = graph.max_pool %d2 {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %q2 = graph.quantize %p2, %s2, %z : (tensor<1x2x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8>
+  func.return %q, %q2 : tensor<1x2x2x2xi8>, tensor<1x2x2x2xi8>
+}
+
+// -----
+
+// Left alone, each pool fed by a dequantized accumulator of its own: a max pool read in float
+// too, an average pool (its rounding does not commute), a quantize per channel, a negative
+// scale (quantizing then reverses the order); and a max pool of a value read elsewhere too,
+// where the quantize would only change places.
+// CHECK-LABEL: func.func @quantize_pool_kept(
+// CHECK:         %p = graph.max_pool %x
+// CHECK-NEXT:    %q = graph.quantize %p, %s, %z
+// CHECK:         %a = graph.avg_pool %x2
+// CHECK-NEXT:    %qa = graph.quantize %a, %s, %z
+// CHECK:         %p2 = graph.max_pool %x3
+// CHECK-NEXT:    %qc = graph.quantize %p2, %sc, %z
+// CHECK:         %p3 = graph.max_pool %x4
+// CHECK-NEXT:    %qn = graph.quantize %p3, %sn, %z
+// CHECK:         %p4 = graph.max_pool %y
+// CHECK-NEXT:    %qy = graph.quantize %p4, %s, %z
+// CHECK-NOT:     graph.requantize
+func.func @quantize_pool_kept(%acc: tensor<1x2x4x4xi32>, %y: tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xi8>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xi8>, tensor<1x2x2x2xi8>, tensor<1x2x2x2xi8>, tensor<1x2x2x2xi8>, tensor<1x2x4x4xf32>) {
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %sc = graph.constant dense<[[[[0.5]], [[0.25]]]]> : tensor<1x2x1x1xf32>
+  %sn = graph.constant dense<-0.5> : tensor<f32>
+  %z = graph.constant dense<0> : tensor<i8>
+  %x = graph.dequantize %acc, %s : (tensor<1x2x4x4xi32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p = graph.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %q = graph.quantize %p, %s, %z : (tensor<1x2x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8>
+  %x2 = graph.dequantize %acc, %s : (tensor<1x2x4x4xi32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %a = graph.avg_pool %x2 {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %qa = graph.quantize %a, %s, %z : (tensor<1x2x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8>
+  %x3 = graph.dequantize %acc, %s : (tensor<1x2x4x4xi32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p2 = graph.max_pool %x3 {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %qc = graph.quantize %p2, %sc, %z : (tensor<1x2x2x2xf32>, tensor<1x2x1x1xf32>, tensor<i8>) -> tensor<1x2x2x2xi8>
+  %x4 = graph.dequantize %acc, %s : (tensor<1x2x4x4xi32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p3 = graph.max_pool %x4 {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %qn = graph.quantize %p3, %sn, %z : (tensor<1x2x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8>
+  %p4 = graph.max_pool %y {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %qy = graph.quantize %p4, %s, %z : (tensor<1x2x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8>
+  func.return %q, %p, %qa, %qc, %qn, %qy, %y : tensor<1x2x2x2xi8>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xi8>, tensor<1x2x2x2xi8>, tensor<1x2x2x2xi8>, tensor<1x2x2x2xi8>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
 // Left alone: a concat that is read in float too (quantizing its operands would not remove
 // it), and a quantize per channel (its scales would have to be split along the concat).
 // CHECK-LABEL: func.func @quantize_concat_kept(

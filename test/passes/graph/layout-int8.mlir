@@ -80,3 +80,24 @@ func.func @accumulator_read_twice(%x: tensor<8x64x56x56xi8>) -> (tensor<8x64x56x
   %y = graph.conv %q, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<8x64x56x56xi8>, tensor<64x64x3x3xi8>) -> tensor<8x64x56x56xi32>
   func.return %y, %a : tensor<8x64x56x56xi32>, tensor<8x64x56x56xi32>
 }
+
+// -----
+
+// An int8 max pool between two int8 convs (graph-fold-qdq moves a pool's quantize before it)
+// runs blocked in int8's C0 = 32 lanes, tied to the requantized map the FIX pipe writes and
+// to the conv that reads it: no trans_data on either side.
+// CHECK-LABEL: func.func @int8_max_pool(
+// CHECK:         %q = graph.requantize %a, {{.*}} -> tensor<8x2x56x56x32xi8, #graph.format<NC1HWC0, NCHW, [8, 64, 56, 56]>>
+// CHECK-NEXT:    %p = graph.max_pool %q {{.*}} : (tensor<8x2x56x56x32xi8, #graph.format<NC1HWC0, NCHW, [8, 64, 56, 56]>>) -> tensor<8x2x28x28x32xi8, #graph.format<NC1HWC0, NCHW, [8, 64, 28, 28]>>
+// CHECK-NOT:     graph.trans_data
+// CHECK:         %y = graph.conv %p, {{.*}} -> tensor<8x64x28x28xi32>
+func.func @int8_max_pool(%x: tensor<8x64x56x56xi8>) -> tensor<8x64x28x28xi32> {
+  %w = graph.constant dense<3> : tensor<64x64x3x3xi8>
+  %s = graph.constant dense<0.01> : tensor<1x64x1x1xf32>
+  %z = graph.constant dense<-128> : tensor<i8>
+  %a = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>, offset_x = -128 : i64} : (tensor<8x64x56x56xi8>, tensor<64x64x3x3xi8>) -> tensor<8x64x56x56xi32>
+  %q = graph.requantize %a, %s, %z : (tensor<8x64x56x56xi32>, tensor<1x64x1x1xf32>, tensor<i8>) -> tensor<8x64x56x56xi8>
+  %p = graph.max_pool %q {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<8x64x56x56xi8>) -> tensor<8x64x28x28xi8>
+  %y = graph.conv %p, %w {pads = array<i64: 1, 1, 1, 1>, offset_x = -128 : i64} : (tensor<8x64x28x28xi8>, tensor<64x64x3x3xi8>) -> tensor<8x64x28x28xi32>
+  func.return %y : tensor<8x64x28x28xi32>
+}
