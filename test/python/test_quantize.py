@@ -323,3 +323,39 @@ def test_lit_case_weights_and_biases_within_half_a_step(chunk):
             assert np.abs(dequantize(quantize(values, s, z), s, z) - values).max() <= float(s) / 2 + 1e-6
             checked += 1
     assert checked >= 2
+
+
+def test_a_max_pool_between_int8_convs_runs_in_int8():
+    """conv -> relu -> max pool -> conv, calibrated: the pool's quantize moves before it and folds
+    into the first conv's requantize (graph-fold-qdq), so the pool is int8 and no kernel of its
+    own quantizes; the compiled program stays within one quantization step of the QDQ graph."""
+    rng = np.random.default_rng(4)
+    shape = (2, 8, 12, 12)
+
+    def init(name, s):
+        return numpy_helper.from_array((rng.standard_normal(s) * 0.3).astype(np.float32), name)
+
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("MaxPool", ["r1"], ["p"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["p", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(nodes, "pooled", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [init("w1", (32, 8, 3, 3)), init("w2", (32, 32, 3, 3))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    data = {"x": rng.standard_normal((8, *shape)).astype(np.float32)}
+    qdq, _ = geir.quantize(model, data, method="minmax", progress=False)
+    compiled = geir.compile(model, quantize="int8", calibration_data=data, calibration_method="minmax")
+    simplified = next(m for s, m in compiled.stages.items() if s.endswith("simplify"))
+    pools = [op for op in simplified.walk() if op.name == "graph.max_pool"]
+    assert len(pools) == 1 and str(pools[0].results[0].type.element_type) == "i8"
+    assert not [op for op in simplified.walk() if op.name == "graph.quantize"
+                and getattr(op.inputs[0].owner, "name", None) == "graph.max_pool"]
+    assert not [k for k in compiled.module.walk() if k.name == "ascend.kernel" and "fallback" in k.attributes]
+    feeds = {"x": data["x"][5]}
+    got, want = compiled.run(feeds)["y"], run_module(qdq, feeds)["y"]
+    step = float(np.abs(want).max()) / 127  # about one step of the output's range
+    assert np.abs(got - want).max() <= 2 * step, (np.abs(got - want).max(), step)
+    cos = float(np.dot(got.ravel(), want.ravel()) / np.linalg.norm(got) / np.linalg.norm(want))
+    assert cos > 0.999, cos
