@@ -259,7 +259,6 @@ def _static_int8(t) -> bool:
     return isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape()) and t.element_type in g.INT8_TYPES
 
 
-
 def _int8_max_pool(op: Operation) -> bool:
     """An int8 max pool (graph-fold-qdq moves quantizes before max pools): it runs blocked as
     its float form does, in int8's C0 = 32 lanes."""
