@@ -67,10 +67,10 @@ def compile_once(model, inputs, frontend: str, options: dict):
     return cm, time.perf_counter() - t0
 
 
-def measure(cm, seconds: float, inputs, timing: bool = False) -> dict:
+def measure(cm, inputs, timing: bool = False) -> dict:
     feeds = {name: t.numpy() for (name, _, _), t in zip(cm.input_specs(), inputs)}
     outputs, report = cm.profile(feeds, mode="timing") if timing else cm.profile(feeds)
-    return {"seconds": seconds, "kernels": sum(isinstance(op, a.KernelOp) for op in cm.module.walk()),
+    return {"kernels": sum(isinstance(op, a.KernelOp) for op in cm.module.walk()),
             "latency_us": report["latency_us"], "outputs": list(outputs.values()) if outputs else []}
 
 
@@ -107,7 +107,7 @@ def main() -> None:
                 cm, t = compile_once(model, inputs, frontend, options)
                 done.append(t)
                 if frontend not in rows:
-                    rows[frontend] = measure(cm, t, inputs, args.deploy)
+                    rows[frontend] = measure(cm, inputs, args.deploy)
                 del cm
                 gc.collect()
         fx, ox = ({**rows[f], "seconds": min(seconds[f])} for f in ("fx", "onnx"))

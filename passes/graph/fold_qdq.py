@@ -394,45 +394,34 @@ class QuantizeMaxPoolInput(RewritePattern):
         if not op_info.POOL.takes_type(op.output.type.element_type):
             return  # a pool kernel of this integer type (uint8: the reference's)
         x = pool.inputs[0]
+        new: list[Operation] = []
         if isinstance(x.owner, g.DequantizeOp) and _same_params(x.owner, scale, zero):
             # quantize(max_pool(dequantize(xq))) at xq's own parameters is max_pool(xq): the
             # round trip gives xq back (onnxruntime's QDQ models quantize a max pool so)
-            new = [p := g.MaxPoolOp.build_op([x.owner.inputs[0]], **pool.attrs())]
-            p.location, p.results[0].name_hint = pool.location, op.output.name_hint
-            _keep(op, p)
-            if replace_checked(op, new, rewriter):
-                if cast is not None:
-                    rewriter.erase(cast)
-                rewriter.erase(pool)
-                if not x.uses:
-                    rewriter.erase(x.owner)
-            return
-        chain = FoldRequantize.chain(x)
-        folds = chain is not None and chain[0].inputs[0].type.element_type == g.ACC_TYPE
-        if not folds and not (isinstance(x.owner, g.ConcatOp) and x.has_one_use()):
-            return  # the quantize would only change places (Inception's pool branch reads a shared concat)
-        new: list[Operation] = []
-        if cast is not None:
-            new.append(c := g.CastOp.build_op([x], **cast.attrs()))
-            c.location = cast.location
-            x = c.results[0]
-        new.append(q := g.QuantizeOp.build_op([x, scale, zero]))
-        q.location = op.location
-        q.results[0].name_hint = hint(pool.inputs[0], "q")
-        new.append(p := g.MaxPoolOp.build_op([q.results[0]], **pool.attrs()))
+            pooled = x.owner.inputs[0]
+        else:
+            chain = FoldRequantize.chain(x)
+            folds = chain is not None and chain[0].inputs[0].type.element_type == g.ACC_TYPE
+            if not folds and not (isinstance(x.owner, g.ConcatOp) and x.has_one_use()):
+                return  # the quantize would only change places (Inception's pool branch reads a shared concat)
+            pooled = x
+            if cast is not None:
+                new.append(c := g.CastOp.build_op([pooled], **cast.attrs()))
+                c.location = cast.location
+                pooled = c.results[0]
+            new.append(q := g.QuantizeOp.build_op([pooled, scale, zero]))
+            q.location = op.location
+            q.results[0].name_hint = hint(x, "q")
+            pooled = q.results[0]
+        new.append(p := g.MaxPoolOp.build_op([pooled], **pool.attrs()))
         p.location = pool.location
         p.results[0].name_hint = op.output.name_hint
-        _keep(op, p)
+        if attr_names.KEEP in op.attributes:  # a tapped value stays tapped on the op that now makes it
+            p.attributes[attr_names.KEEP] = op.attributes[attr_names.KEEP]
         if replace_checked(op, new, rewriter):
-            if cast is not None:
-                rewriter.erase(cast)
-            rewriter.erase(pool)
-
-
-def _keep(old: Operation, new: Operation) -> None:
-    """A tapped value (geir-compare's) stays tapped on the op that now makes it."""
-    if attr_names.KEEP in old.attributes:
-        new.attributes[attr_names.KEEP] = old.attributes[attr_names.KEEP]
+            for dead in (cast, pool, x.owner):
+                if isinstance(dead, Operation) and dead.parent is not None and not any(r.uses for r in dead.results):
+                    rewriter.erase(dead)
 
 
 class FoldRequantize(RewritePattern):

@@ -698,12 +698,12 @@ def _price_conv_chunks(req: KernelRequest, plan: ConvPlan, pricer: Pricer, cheap
     # pointwise window's [K, pixels] matrix is copied in whole rows
     fm_run = None if plan.x_blocked or plan.matrix_fm else isz
     per_image = geo.group * ceil_div(geo.mg, mt) * ceil_div(geo.oh, ohs) * ceil_div(geo.ow, owt)
+    pixels = geo.oh * geo.ow if plan.samples_box else geo.h * geo.w  # the input pixels read
     priced_at = []  # per batch priced at (the whole first, then a shape range's other sizes)
     for n in (range_units(req, geo.n) if conv_range_images(req, plan) else [geo.n]):
         tiles = n * per_image
         reads = tiles * (req.cost.dma_bytes(geo.cg * rows * cols * isz, fm_run) + mt * units * unit_k * isz)
         writes = n * geo.m * geo.oh * geo.ow * pricer.out_isz
-        pixels = geo.oh * geo.ow if plan.samples_box else geo.h * geo.w  # the input pixels read
         distinct = (n * geo.c * pixels + geo.m * units * unit_k) * isz
         priced_at.append((tiles, pricer.blocks(tiles), reads, writes, pricer.l2_hit(reads, distinct, writes)))
     for cc in per_chunk(units, most, slots if (plan.x_blocked or not plan.w_fz) else 1):
