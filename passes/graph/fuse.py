@@ -782,6 +782,8 @@ class _Planner:
                     if self.role[j] not in rules or (feeding and self.role[j] is R.MOVE and pattern.feed_move
                                                      and not pattern.feed_move(self.ops[j])):
                         continue
+                    if not feeding and self.dequantizes_product(j):
+                        continue  # its own contraction's epilogue (the FIX pipe), not a side input here
                     if not (pattern.side_outputs and not feeding) and (
                             self.escapes[j] or any(not mask >> u & 1 for u in self.users[j] if u != m)):
                         continue  # all users in, or the producer would be needed twice
@@ -804,6 +806,24 @@ class _Planner:
                         stage[u] = "main"
                         changed = True
         return members, mask
+
+    def dequantizes_product(self, j: int) -> bool:
+        """Whether op j dequantizes the int32 accumulator of an int8 contraction, directly or
+        through float casts after the dequantize. Such a chain belongs to its contraction's
+        kernel: the FIX pipe dequantizes on the way out of L0C and the kernel writes 2-byte
+        values. Taken as another group's side input instead, the contraction would write its
+        int32 accumulator (4 bytes an element) and the group's vector unit would dequantize it:
+        a ResNet projection shortcut's conv beside the conv that adds it."""
+        op = self.ops[j]
+        while isinstance(op, g.CastOp) and is_float(op.operands[0].type.element_type):
+            k = self.producer(op.operands[0])
+            if k is None:
+                return False
+            op = self.ops[k]
+        if not isinstance(op, g.DequantizeOp):
+            return False
+        k = self.producer(op.operands[0])
+        return k is not None and self.role[k] is R.CUBE and not is_float(self.ops[k].results[0].type.element_type)
 
     def _partner(self, stage: dict[int, str], mask: int, j: int) -> bool:
         """Whether op j can join as the group's gated partner: a float matmul of the same lhs

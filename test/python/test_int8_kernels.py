@@ -374,6 +374,53 @@ def test_int8_conv_epilogue_with_a_float_residual():
     assert len(kernels) == 1 and kernels[0].attributes[attr_names.TEMPLATE].data == "conv"
 
 
+def test_a_projection_shortcut_writes_its_dequantized_product():
+    """A residual block's projection in int8 (ResNet's first block of a stage, force_fp16):
+    conv_a and conv_b of the same map, each dequantized and cast to f16, added, relu,
+    quantized. Each conv dequantizes its own accumulator on its FIX pipe (graph-fuse
+    `dequantizes_product`): two conv kernels, the shortcut's writing f16, no int32 tensor
+    through HBM and no vector kernel of its own. Equal to a model of the FIX's f16 results
+    and the f32 epilogue bit for bit, within one step of the graph (whose f16 dequantized
+    values the FIX's 19-bit scales move by their last bit) on >= 98%."""
+    x, w, out = (2, 16, 14, 14), (64, 16, 1, 1), (2, 64, 14, 14)
+    i32t, f32t, f16t, i8t = _t(out, "i32"), _t(out, "f32"), _t(out, "f16"), _t(out, "i8")
+    sa = (RNG.random(64) * 1e-4 + 5e-5).astype(np.float32).reshape(1, 64, 1, 1)
+    sb = (RNG.random(64) * 1e-4 + 5e-5).astype(np.float32).reshape(1, 64, 1, 1)
+    lines = []
+    for k, s in (("a", sa), ("b", sb)):
+        lines += [f"  %s{k} = {_dense(s, 'f32')}",
+                  f"  %c{k} = graph.conv %x, %w{k} : ({_t(x, 'i8')}, {_t(w, 'i8')}) -> {i32t}",
+                  f"  %d{k} = graph.dequantize %c{k}, %s{k} : ({i32t}, tensor<1x64x1x1xf32>) -> {f32t}",
+                  f"  %h{k} = graph.cast %d{k} {{to = f16}} : ({f32t}) -> {f16t}"]
+    text = f"""func.func @main(%x: {_t(x, 'i8')} {{onnx.name = "x"}}, %wa: {_t(w, 'i8')} {{onnx.name = "wa"}}, %wb: {_t(w, 'i8')} {{onnx.name = "wb"}}) -> {i8t} {{
+  %s = graph.constant dense<0.05> : tensor<f32>
+  %z = graph.constant dense<-128> : tensor<i8>
+{chr(10).join(lines)}
+  %t = graph.add %ha, %hb : ({f16t}, {f16t}) -> {f16t}
+  %r = graph.relu %t : ({f16t}) -> {f16t}
+  %r32 = graph.cast %r {{to = f32}} : ({f16t}) -> {f32t}
+  %q = graph.quantize %r32, %s, %z : ({f32t}, tensor<f32>, tensor<i8>) -> {i8t}
+  func.return %q : {i8t}
+}}
+"""
+    model = _compile(text)
+    feeds = {"x": _int8(x), "wa": _int8(w), "wb": _int8(w)}
+    got, ref = _run(model, feeds)
+    # the model of the kernels: each FIX pipe's f16 (its 19-bit scale), then the f32 epilogue
+    held = lambda s: (s.view(np.uint32) & 0xFFFFE000).view(np.float32)  # noqa: E731
+    acc = {k: np.einsum("nchw,oc->nohw", feeds["x"].astype(np.int64), feeds[f"w{k}"][:, :, 0, 0].astype(np.int64))
+           for k in "ab"}
+    h = [(acc[k].astype(np.float32) * held(s)).astype(np.float16).astype(np.float32) for k, s in (("a", sa), ("b", sb))]
+    t = np.maximum(h[0] + h[1], np.float32(0)) / np.float32(0.05)
+    np.testing.assert_array_equal(got, np.clip(np.rint(t) - 128, -128, 127).astype(np.int8))
+    diff = np.abs(got.astype(np.int32) - ref.astype(np.int32))
+    assert diff.max() <= 1 and np.mean(diff == 0) >= 0.98 and len(np.unique(ref)) > 50
+    kernels = _kernels(model)
+    assert [k.attributes[attr_names.TEMPLATE].data for k in kernels] == ["conv", "conv"]
+    written = [arg.type.element_type for k in kernels for arg in k.body.block.args]
+    assert IntegerType(32) not in written, written
+
+
 def test_a_requantized_map_is_written_blocked_for_the_next_conv():
     """conv 3x3 -> requantize -> relu -> conv 3x3 -> requantize at 2 x 64 x 56 x 56: the FIX pipe
     of the first conv writes its int8 result as NC1HWC0 (C0 = 32), which the second conv's

@@ -516,16 +516,21 @@ def _quantize(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object
         lo = max(lo, int(scalar_of(zp)))
     b.emit(Instr(a.VdivOp, dst, (x, scale)))
     stored_only = not any(use.operation in b.inside for use in op.results[0].uses)
-    return _to_integers(b, dst, zp, lo, hi, rounds=scalar_of(zp) != 0.0 or not stored_only)
+    floor = relu is None and _relu_before(op) and _known_positive(op, zp)
+    return _to_integers(b, dst, zp, lo, hi, rounds=scalar_of(zp) != 0.0 or not stored_only, floored=floor)
 
 
-def _to_integers(b: EpilogueBuilder, dst: Temp, zp: object, lo: int, hi: int, rounds: bool = True) -> Temp:
-    """dst -> [rint] + zero point, clamped to [lo, hi]: a quantized value in f32."""
+def _to_integers(b: EpilogueBuilder, dst: Temp, zp: object, lo: int, hi: int, rounds: bool = True,
+                 floored: bool = False) -> Temp:
+    """dst -> [rint] + zero point, clamped to [lo, hi]: a quantized value in f32. `floored`:
+    dst is a non-negative value over a positive scale, so the value is at least the zero point
+    (itself at least lo) and the lower clamp is left out."""
     if rounds:
         b.emit(Instr(a.VroundOp, dst, (dst,)))
     if scalar_of(zp) != 0.0:
         b.binary(a.VaddOp, dst, dst, zp)
-    b.emit(Instr(a.VmaxsOp, dst, (dst,), float(lo)))
+    if not floored:
+        b.emit(Instr(a.VmaxsOp, dst, (dst,), float(lo)))
     b.emit(Instr(a.VminsOp, dst, (dst,), float(hi)))
     return dst
 
@@ -548,12 +553,26 @@ def _only_relu_before(b: EpilogueBuilder, op: g.QuantizeOp, x: object, zp: objec
     src = op.operands[0]
     while isinstance(src.owner, g.CastOp) and len(list(src.uses)) == 1 and is_float(src.type.element_type):
         src = src.owner.operands[0]
-    scale = g.constant_value_of(op.operands[1])
     if not isinstance(src.owner, g.ReluOp) or len(list(src.uses)) != 1 or scalar_of(x) is not None:
         return None
-    if scale is None or not np.all(np.asarray(scale) > 0) or scalar_of(zp) is None:
+    if not _known_positive(op, zp):
         return None
     return next((ins for ins in reversed(b.epilogue.instrs) if ins.dst is x and ins.op is a.VreluOp), None)
+
+
+def _relu_before(op: g.QuantizeOp) -> bool:
+    """Whether the quantize's input is a relu's result, through f32 / f16 casts (the relu may
+    have other readers: a residual block's f16 output beside its requantized one)."""
+    src = op.operands[0]
+    while isinstance(src.owner, g.CastOp) and is_float(src.type.element_type):
+        src = src.owner.operands[0]
+    return isinstance(src.owner, g.ReluOp)
+
+
+def _known_positive(op: g.QuantizeOp, zp: object) -> bool:
+    """A known scale > 0 and one known zero point: x >= 0 then quantizes to >= zero point."""
+    scale = g.constant_value_of(op.operands[1])
+    return scale is not None and bool(np.all(np.asarray(scale) > 0)) and scalar_of(zp) is not None
 
 
 def _float_cast(b: EpilogueBuilder, op: Operation, ops: list, dst: Temp) -> object:

@@ -65,13 +65,15 @@ func.func @conv_dq_relu_q_symmetric(%x: tensor<1x8x8x8xi8>, %w: tensor<32x8x3x3x
 }
 
 // -----
-// The relu's result is returned too: it stays a pass, and the clamp keeps the type's bound
-// (the quantized result is still only stored: no vround).
+// The relu's result is returned too: it stays a pass, and the clamp loses its lower bound
+// (a value >= 0 over a positive scale quantizes to >= the zero point; the quantized result is
+// still only stored: no vround).
 // CHECK-LABEL: ascend.kernel @{{.*}}k0_fusion(
-// CHECK:         %[[MIN:.*]] = arith.constant -1.280000e+02 : f32
+// CHECK:         %[[MAX:.*]] = arith.constant 1.270000e+02 : f32
 // CHECK:         ascend.vrelu
 // CHECK-NEXT:    ascend.vdiv
-// CHECK-NEXT:    ascend.vmaxs %{{.*}}, %[[MIN]], %{{.*}} :
+// CHECK-NEXT:    ascend.vmins %{{.*}}, %[[MAX]], %{{.*}} :
+// CHECK:         ascend.vcast {{.*}} {round = "rint"}
 func.func @conv_dq_relu_q_relu_kept(%x: tensor<1x8x8x8xi8>, %w: tensor<32x8x3x3xi8>) -> (tensor<1x32x8x8xi8>, tensor<1x32x8x8xf32>) {
   %s = graph.constant dense<0.01> : tensor<1x32x1x1xf32>
   %s2 = graph.constant dense<0.03> : tensor<f32>

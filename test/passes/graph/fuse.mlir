@@ -272,3 +272,43 @@ func.func @attention_div(%q: tensor<4x16x8xf32>, %k: tensor<4x8x16xf32>, %v: ten
   %o = graph.matmul %p, %v : (tensor<4x16x16xf32>, tensor<4x16x8xf32>) -> tensor<4x16x8xf32> loc("pv")
   func.return %o : tensor<4x16x8xf32>
 }
+
+// -----
+
+// A residual block's projection shortcut in int8: two int8 convs whose dequantized products
+// are added. Each conv's dequantize (and its float cast) is its own kernel's epilogue (the
+// FIX pipe's), never the other group's side input: the conv left alone writes f16, not its
+// int32 accumulator. An int32 graph input dequantized beside a conv stays a side input.
+// CHECK-LABEL: func.func @int8_projection(
+// CHECK:         %[[M:.*]] = graph.fusion "cube+vector" (%x, %w2) attributes {graph.pattern = "conv-epilogue"}
+// CHECK:           graph.conv
+// CHECK-NEXT:      graph.dequantize
+// CHECK-NEXT:      graph.cast
+// CHECK-NEXT:      graph.yield {{.*}} : tensor<1x16x8x8xf16>
+// CHECK-NEXT:    } loc(fused["main", "main_dq", "main_f16"])
+// CHECK-NEXT:    %q = graph.fusion "cube+vector" (%x, %w1, %[[M]]) attributes {graph.pattern = "conv-epilogue"}
+// CHECK-SAME:        tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xi8>
+// CHECK:         } loc(fused["short", "short_dq", "short_f16", "add", "relu", "relu_f32", "q"])
+// CHECK-NEXT:    %sum2 = graph.fusion "cube+vector" (%x, %w2, %acc) attributes {graph.pattern = "conv-epilogue"}
+// CHECK:         } loc(fused["conv_in", "conv_in_dq", "in_dq", "in_add"])
+func.func @int8_projection(%x: tensor<1x16x8x8xi8>, %acc: tensor<1x16x8x8xi32>) -> (tensor<1x16x8x8xi8>, tensor<1x16x8x8xf32>) {
+  %w1 = graph.constant dense<1> : tensor<16x16x1x1xi8> loc("w1")
+  %w2 = graph.constant dense<2> : tensor<16x16x1x1xi8> loc("w2")
+  %s = graph.constant dense<0.125> : tensor<f32> loc("s")
+  %zp = graph.constant dense<0> : tensor<i8> loc("zp")
+  %c1 = graph.conv %x, %w1 : (tensor<1x16x8x8xi8>, tensor<16x16x1x1xi8>) -> tensor<1x16x8x8xi32> loc("short")
+  %d1 = graph.dequantize %c1, %s : (tensor<1x16x8x8xi32>, tensor<f32>) -> tensor<1x16x8x8xf32> loc("short_dq")
+  %h1 = graph.cast %d1 {to = f16} : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf16> loc("short_f16")
+  %c2 = graph.conv %x, %w2 : (tensor<1x16x8x8xi8>, tensor<16x16x1x1xi8>) -> tensor<1x16x8x8xi32> loc("main")
+  %d2 = graph.dequantize %c2, %s : (tensor<1x16x8x8xi32>, tensor<f32>) -> tensor<1x16x8x8xf32> loc("main_dq")
+  %h2 = graph.cast %d2 {to = f16} : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf16> loc("main_f16")
+  %sum = graph.add %h2, %h1 : (tensor<1x16x8x8xf16>, tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xf16> loc("add")
+  %r = graph.relu %sum : (tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xf16> loc("relu")
+  %r32 = graph.cast %r {to = f32} : (tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xf32> loc("relu_f32")
+  %q = graph.quantize %r32, %s, %zp : (tensor<1x16x8x8xf32>, tensor<f32>, tensor<i8>) -> tensor<1x16x8x8xi8> loc("q")
+  %c3 = graph.conv %x, %w2 : (tensor<1x16x8x8xi8>, tensor<16x16x1x1xi8>) -> tensor<1x16x8x8xi32> loc("conv_in")
+  %d3 = graph.dequantize %c3, %s : (tensor<1x16x8x8xi32>, tensor<f32>) -> tensor<1x16x8x8xf32> loc("conv_in_dq")
+  %d4 = graph.dequantize %acc, %s : (tensor<1x16x8x8xi32>, tensor<f32>) -> tensor<1x16x8x8xf32> loc("in_dq")
+  %sum2 = graph.add %d3, %d4 : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> loc("in_add")
+  func.return %q, %sum2 : tensor<1x16x8x8xi8>, tensor<1x16x8x8xf32>
+}
