@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter
+from xdsl.ir import SSAValue
 
 from geir.driver.calibration import (
     DEFAULT_METHOD,
@@ -42,6 +43,7 @@ from geir.driver.calibration import (
     activation_params,
     check_method,
 )
+from geir.dialects import graph as g
 from geir.passes.graph.quantize import (
     CalibrationTable,
     LayerRange,
@@ -303,6 +305,30 @@ def _input_names(module: ModuleOp) -> dict[str, str]:
     return {layer.name: layer.op.operands[0].name_hint or "" for layer in quantizable_layers(module)}
 
 
+def share_max_pool_params(module: ModuleOp, layers: dict[str, LayerRange]) -> dict[str, LayerRange]:
+    """A layer whose data input is max_pool(x) takes the parameters of a layer that reads x
+    itself (the table notes it: `"shares": that layer`), as onnxruntime's QDQ quantizer shares
+    a max pool's parameters with its input. The pool's values are some of x's, so x's range
+    holds them; and graph-fold-qdq then moves the pool's quantize before it, where it is the
+    quantize the other layer has already (Inception's pool branch beside the 1x1 convs of the
+    same concat): the pool runs in int8 on the tensor those convs read, and the concat, read in
+    int8 only, is written by its producers' requantizing epilogues."""
+    first_reader: dict[SSAValue, str] = {}
+    for layer in quantizable_layers(module):
+        if layer.name in layers:
+            first_reader.setdefault(layer.op.operands[0], layer.name)
+    shared = dict(layers)
+    for layer in quantizable_layers(module):
+        pool = layer.op.operands[0].owner
+        if layer.name not in layers or not isinstance(pool, g.MaxPoolOp):
+            continue
+        other = first_reader.get(pool.operands[0])
+        if other is not None:
+            r = layers[other]
+            shared[layer.name] = LayerRange(r.scale, r.zero_point, {**layers[layer.name].info, "shares": other})
+    return shared
+
+
 def quantize_module(module: ModuleOp, calibration_data: Any, method: str = DEFAULT_METHOD,
                     percentile: float = DEFAULT_PERCENTILE, skip: Sequence[str] = (), progress: bool = True, *,
                     tolerance: float | None = None, latency_of=None) -> tuple[ModuleOp, CalibrationTable]:
@@ -328,6 +354,7 @@ def quantize_module(module: ModuleOp, calibration_data: Any, method: str = DEFAU
         p = activation_params(s, method, percentile)
         layers[name] = LayerRange(p.scale, p.zero_point, {"input": inputs[name], "min": s.min, "max": s.max,
                                                           "threshold": p.threshold})
+    layers = share_max_pool_params(module, layers)
     table = CalibrationTable(method, layers, percentile if method == "percentile" else None)
     if tolerance is not None:
         check_tolerance(tolerance)

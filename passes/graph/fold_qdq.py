@@ -364,6 +364,32 @@ def _same_params(dq: g.DequantizeOp, scale: SSAValue, zero: SSAValue) -> bool:
             and np.float32(s.reshape(())) == np.float32(qs.reshape(())) and int(z.reshape(())) == int(qz.reshape(())))
 
 
+def _quantized_alike(x: SSAValue, cast: g.CastOp | None, scale: SSAValue, zero: SSAValue) -> bool:
+    """Whether another reader of x already quantizes it (through the same float cast) at this
+    scale and zero point: moved before the pool, the quantize is that one again (CSE), and
+    the pool reads the int8 tensor the other layers read (Inception's pool branch, calibrated
+    at its input's parameters: driver/quantize.py `share_max_pool_params`)."""
+    s, z = _const(scale), _const(zero)
+    for use in x.uses:
+        user = use.operation
+        if cast is None:
+            readers = [user]
+        elif isinstance(user, g.CastOp) and user.attrs() == cast.attrs():
+            readers = [u.operation for u in user.results[0].uses]
+        else:
+            continue
+        for q in readers:
+            if not isinstance(q, g.QuantizeOp) or q.attrs().get("saturate") is not None:
+                continue
+            qs, qz = _const(q.inputs[1]), _const(q.inputs[2])
+            if qs is not None and qz is not None and qs.size == 1 and qz.size == 1 \
+                    and q.output.type.element_type == zero.type.element_type \
+                    and np.float32(qs.reshape(())) == np.float32(s.reshape(())) \
+                    and int(qz.reshape(())) == int(z.reshape(())):
+                return True
+    return False
+
+
 class QuantizeMaxPoolInput(RewritePattern):
     """quantize([cast](max_pool(x)), s, z) -> max_pool(quantize([cast](x), s, z)) for a
     positive per-tensor s and z, the max pool (and cast) read by nothing else.
@@ -374,8 +400,9 @@ class QuantizeMaxPoolInput(RewritePattern):
     quantize meets the dequantized accumulator of the conv that feeds it and folds into that
     conv's requantize (`FoldRequantize`, on the FIX pipe): VGG's and ResNet's pools then move
     int8, and the quantize kernel after each pool is gone. Only where it folds so (the pool
-    reads such a chain, or a concat only it reads, whose operands take the quantize in turn):
-    elsewhere the quantize would just change places."""
+    reads such a chain, or a concat only it reads, whose operands take the quantize in turn)
+    or where x is quantized so already (`_quantized_alike`): elsewhere the quantize would just
+    change places."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, g.QuantizeOp) or op.attrs().get("saturate") is not None:
@@ -402,8 +429,9 @@ class QuantizeMaxPoolInput(RewritePattern):
         else:
             chain = FoldRequantize.chain(x)
             folds = chain is not None and chain[0].inputs[0].type.element_type == g.ACC_TYPE
-            if not folds and not (isinstance(x.owner, g.ConcatOp) and x.has_one_use()):
-                return  # the quantize would only change places (Inception's pool branch reads a shared concat)
+            if not folds and not (isinstance(x.owner, g.ConcatOp) and x.has_one_use()) \
+                    and not _quantized_alike(x, cast, scale, zero):
+                return  # the quantize would only change places
             pooled = x
             if cast is not None:
                 new.append(c := g.CastOp.build_op([pooled], **cast.attrs()))

@@ -345,7 +345,8 @@ def test_a_max_pool_between_int8_convs_runs_in_int8():
                               [init("w1", (32, 8, 3, 3)), init("w2", (32, 32, 3, 3))])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     data = {"x": rng.standard_normal((8, *shape)).astype(np.float32)}
-    qdq, _ = geir.quantize(model, data, method="minmax", progress=False)
+    qdq, table = geir.quantize(model, data, method="minmax", progress=False)
+    assert "shares" not in table.layers["conv2"].info  # the pool's input is no layer's: its own range
     compiled = geir.compile(model, quantize="int8", calibration_data=data, calibration_method="minmax")
     simplified = next(m for s, m in compiled.stages.items() if s.endswith("simplify"))
     pools = [op for op in simplified.walk() if op.name == "graph.max_pool"]
@@ -359,3 +360,50 @@ def test_a_max_pool_between_int8_convs_runs_in_int8():
     assert np.abs(got - want).max() <= 2 * step, (np.abs(got - want).max(), step)
     cos = float(np.dot(got.ravel(), want.ravel()) / np.linalg.norm(got) / np.linalg.norm(want))
     assert cos > 0.999, cos
+
+
+def test_a_pool_branch_shares_its_input_s_parameters_and_runs_in_int8():
+    """Inception's module in small: a concat of two int8 convs read by a 1x1 conv and, through a
+    3x3 max pool, by another 1x1 conv. The pooled layer takes the concat reader's scale and zero
+    point (the table says which: "shares"), so graph-fold-qdq moves its quantize before the
+    pool, where it is the 1x1 conv's: the pool runs in int8 on the concat, which its convs
+    write requantized - no quantize kernel, no float concat; within two output steps of the
+    QDQ graph."""
+    rng = np.random.default_rng(5)
+    shape = (2, 8, 10, 10)
+
+    def init(name, s):
+        return numpy_helper.from_array((rng.standard_normal(s) * 0.3).astype(np.float32), name)
+
+    nodes = [helper.make_node("Conv", ["x", "wa"], ["a"], name="conv_a", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["a"], ["ra"], name="relu_a"),
+             helper.make_node("Conv", ["x", "wb"], ["b"], name="conv_b"),
+             helper.make_node("Relu", ["b"], ["rb"], name="relu_b"),
+             helper.make_node("Concat", ["ra", "rb"], ["cat"], name="concat", axis=1),
+             helper.make_node("Conv", ["cat", "w1"], ["y1"], name="conv_1x1"),
+             helper.make_node("MaxPool", ["cat"], ["p"], name="pool", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["p", "w2"], ["y2"], name="conv_pool"),
+             helper.make_node("Concat", ["y1", "y2"], ["y"], name="out", axis=1)]
+    graph = helper.make_graph(nodes, "module", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [init("wa", (32, 8, 3, 3)), init("wb", (32, 8, 1, 1)), init("w1", (32, 64, 1, 1)),
+                               init("w2", (32, 64, 1, 1))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    data = {"x": rng.standard_normal((8, *shape)).astype(np.float32)}
+    qdq, table = geir.quantize(model, data, method="minmax", progress=False)
+    shared, own = table.layers["conv_pool"], table.layers["conv_1x1"]
+    assert shared.info["shares"] == "conv_1x1" and (shared.scale, shared.zero_point) == (own.scale, own.zero_point)
+    assert shared.info["max"] <= own.info["max"]  # its own range, measured, within the shared one
+    compiled = geir.compile(model, quantize="int8", calibration_data=data, calibration_method="minmax")
+    simplified = next(m for s, m in compiled.stages.items() if s.endswith("simplify"))
+    pools = [op for op in simplified.walk() if op.name == "graph.max_pool"]
+    assert len(pools) == 1 and str(pools[0].results[0].type.element_type) == "i8"
+    cats = [op for op in simplified.walk() if op.name == "graph.concat" and op.results[0].name_hint != "y"]
+    assert cats and all(str(c.results[0].type.element_type) == "i8" for c in cats)
+    assert not [op for op in simplified.walk() if op.name == "graph.quantize"
+                and getattr(op.inputs[0].owner, "name", None) in ("graph.concat", "graph.max_pool")]
+    assert not [k for k in compiled.module.walk() if k.name == "ascend.kernel" and "fallback" in k.attributes]
+    feeds = {"x": data["x"][3]}
+    got, want = compiled.run(feeds)["y"], run_module(qdq, feeds)["y"]
+    step = float(np.abs(want).max()) / 127
+    assert np.abs(got - want).max() <= 2 * step, (np.abs(got - want).max(), step)

@@ -3,6 +3,7 @@
 // quantized again becomes a requantize.
 // RUN: geir-opt %s --split-input-file -p graph-fold-qdq | filecheck %s
 // RUN: geir-opt %s --split-input-file -p graph-fold-qdq,graph-fold-qdq | filecheck %s
+// RUN: geir-opt %s --split-input-file -p graph-fold-qdq,cse,graph-fold-qdq | filecheck %s --check-prefix=CSE
 
 // Per-channel weights, a per-tensor int8 input with zero point 0, a float bias: the bias is
 // rounded into an int32 one at the accumulator's scale sx * sw per output channel
@@ -271,6 +272,40 @@ func.func @quantize_pool_kept(%acc: tensor<1x2x4x4xi32>, %y: tensor<1x2x4x4xf32>
   %p4 = graph.max_pool %y {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
   %qy = graph.quantize %p4, %s, %z : (tensor<1x2x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8>
   func.return %q, %p, %qa, %qc, %qn, %qy, %y : tensor<1x2x2x2xi8>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xi8>, tensor<1x2x2x2xi8>, tensor<1x2x2x2xi8>, tensor<1x2x2x2xi8>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Inception's pool branch: a concat quantized for the 1x1 convs and max-pooled for another,
+// calibrated at the concat's parameters. The pool's quantize moves before it and is the
+// convs' quantize again: the pool reads the int8 concat, which (read in int8 only) takes the
+// quantize onto its operands. At another scale the pool keeps its quantize.
+// CHECK-LABEL: func.func @quantize_shared_pool(
+// CHECK:         %qc = graph.quantize %cat, %s, %z
+// CHECK-NEXT:    %[[Q:.*]] = graph.quantize %cat, %s, %z
+// CHECK-NEXT:    %qp = graph.max_pool %[[Q]] {{.*}} -> tensor<1x4x2x2xi8>
+// CHECK:         %p2 = graph.max_pool %cat2
+// CHECK-NEXT:    %qp2 = graph.quantize %p2, %s2, %z
+// CSE-LABEL:     func.func @quantize_shared_pool(
+// CSE:             %a_q = graph.quantize %a, %s, %z
+// CSE-NEXT:        %b_q = graph.quantize %b, %s, %z
+// CSE-NEXT:        %qc = graph.concat %a_q, %b_q
+// CSE-NEXT:        %qp = graph.max_pool %qc {{.*}} -> tensor<1x4x2x2xi8>
+// CSE:             %p2 = graph.max_pool %cat2
+// CSE-NEXT:        %qp2 = graph.quantize %p2, %s2, %z
+func.func @quantize_shared_pool(%a: tensor<1x2x4x4xf32>, %b: tensor<1x2x4x4xf32>) -> (tensor<1x4x4x4xi8>, tensor<1x4x2x2xi8>, tensor<1x4x4x4xi8>, tensor<1x4x2x2xi8>) {
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %s2 = graph.constant dense<0.25> : tensor<f32>
+  %z = graph.constant dense<-128> : tensor<i8>
+  %cat = graph.concat %a, %b {axis = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %qc = graph.quantize %cat, %s, %z : (tensor<1x4x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x4x4x4xi8>
+  %p = graph.max_pool %cat {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>) -> tensor<1x4x2x2xf32>
+  %qp = graph.quantize %p, %s, %z : (tensor<1x4x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x4x2x2xi8>
+  %cat2 = graph.concat %b, %a {axis = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %qc2 = graph.quantize %cat2, %s, %z : (tensor<1x4x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x4x4x4xi8>
+  %p2 = graph.max_pool %cat2 {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>) -> tensor<1x4x2x2xf32>
+  %qp2 = graph.quantize %p2, %s2, %z : (tensor<1x4x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x4x2x2xi8>
+  func.return %qc, %qp, %qc2, %qp2 : tensor<1x4x4x4xi8>, tensor<1x4x2x2xi8>, tensor<1x4x4x4xi8>, tensor<1x4x2x2xi8>
 }
 
 // -----
