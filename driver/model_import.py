@@ -9,6 +9,10 @@ finished module).
 
 from __future__ import annotations
 
+import contextlib
+import linecache
+import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,14 +41,54 @@ def _lazy_graph_modules():
     capture; the importer reads the graph, never runs that code. A lazy graph module writes it
     on its first call only: 10% of a capture of the test models (torch's own switch, private;
     without it the capture is as before)."""
-    import contextlib
-
     try:
         from torch.fx._lazy_graph_module import _use_lazy_graph_module
 
         return _use_lazy_graph_module(True)
     except (ImportError, TypeError):  # another torch: its switch moved or changed
         return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _user_lines_only():
+    """torch.export records each node's whole Python stack, symbolized and formatted (some 70
+    frames a node); the importer reads one frame of it, the model's own line
+    (frontend/fx.py `source_line`: the innermost frame outside torch). With torch's traces
+    off (`torch.fx.config.do_not_emit_stack_traces`) each node gets that frame alone, found by
+    walking the live frames outward - the same line, at a fraction of the capture's time
+    (bench/torch_frontend.py). Where this torch lacks the switch or the hook, its own traces
+    are kept."""
+    try:
+        import torch.fx.config as fx_config
+        from torch.fx.proxy import TracerBase
+
+        create = TracerBase.create_node
+        fx_config.do_not_emit_stack_traces  # noqa: B018 - the switch must exist
+    except (ImportError, AttributeError):
+        yield
+        return
+    torch_dir = os.path.dirname(os.path.dirname(fx_config.__file__)) + os.sep
+
+    def create_node(self, *args, **kwargs):
+        node = create(self, *args, **kwargs)
+        if not node.stack_trace:
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code.co_filename.startswith(torch_dir):
+                frame = frame.f_back
+            if frame is not None:
+                code = frame.f_code
+                line = linecache.getline(code.co_filename, frame.f_lineno).strip()
+                node.stack_trace = f'  File "{code.co_filename}", line {frame.f_lineno}, in {code.co_name}\n    {line}'
+        return node
+
+    before = fx_config.do_not_emit_stack_traces
+    fx_config.do_not_emit_stack_traces = True
+    TracerBase.create_node = create_node
+    try:
+        yield
+    finally:
+        TracerBase.create_node = create
+        fx_config.do_not_emit_stack_traces = before
 
 
 def import_torch(model: Any, example_inputs: Sequence[Any] | None, weights: bool = True) -> ModuleOp:
@@ -59,7 +103,7 @@ def import_torch(model: Any, example_inputs: Sequence[Any] | None, weights: bool
     import warnings
 
     try:
-        with warnings.catch_warnings(), _lazy_graph_modules():  # torch's deprecation notes about its own internals
+        with warnings.catch_warnings(), _lazy_graph_modules(), _user_lines_only():  # warnings: torch's notes about its internals
             warnings.simplefilter("ignore", FutureWarning)
             ep = torch.export.export(model.eval(), tuple(example_inputs))
     except Exception as e:  # torch's capture failing (a data-dependent branch, ...): its message

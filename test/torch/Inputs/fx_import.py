@@ -89,6 +89,19 @@ class InPlaceView(nn.Module):
         return y + 1
 
 
+def halves_swapped(x):
+    half = x.shape[-1] // 2
+    return torch.cat((x[..., half:], x[..., :half]), dim=-1)
+
+
+class Helper(nn.Module):
+    """A forward that calls a plain function (LLaMA's rotate_half): its ops are located at the
+    function's own lines, the innermost of the model's frames."""
+
+    def forward(self, x):
+        return halves_swapped(x) * 2
+
+
 def training_graph(model, inputs, kind="backward"):
     """AOTAutograd's forward or backward graph of `model` (core ATen, with geir's table as the
     backend uses it), imported: the forward's inputs are the parameters and the inputs, the
@@ -125,6 +138,7 @@ CASES = {
     "layer_norm": (lambda: nn.LayerNorm(8), (torch.randn(2, 8),)),
     "inplace": (InPlace, (torch.randn(1, 3, 6, 6),)),
     "inplace_view": (InPlaceView, (torch.randn(1, 3, 6, 6),)),
+    "helper": (Helper, (torch.randn(2, 8),)),
     "sdpa": (Sdpa, (*torch.randn(3, 1, 2, 4, 8), torch.ones(1, 1, 4, 4, dtype=torch.bool))),
 }
 
