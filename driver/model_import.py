@@ -75,7 +75,7 @@ def _user_lines_only():
             frame = sys._getframe(1)
             while frame is not None and frame.f_code.co_filename.startswith(torch_dir):
                 frame = frame.f_back
-            if frame is not None:
+            if frame is not None and frame.f_code.co_filename != __file__:  # not made by the model's code
                 code = frame.f_code
                 line = linecache.getline(code.co_filename, frame.f_lineno).strip()
                 node.stack_trace = f'  File "{code.co_filename}", line {frame.f_lineno}, in {code.co_name}\n    {line}'
