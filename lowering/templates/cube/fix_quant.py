@@ -143,6 +143,12 @@ def _stage(cube: Operation, scale: SSAValue, index: dict[SSAValue, int], out: At
     per_channel = math.prod(logical_shape(scale)) != 1
     if per_channel and not _along_channels(logical_shape(scale), len(logical_shape(acc)), channels):
         return None
+    group = cube.attrs().get("group") or 1
+    if (per_channel or bias is not None) and group > 1 and (channels // group) % 16:
+        # a tile's rows start at group * (channels / group) + a multiple of 16: its slice of
+        # the l1 parameter vectors must start on a 32-byte block for MTE1 (params_rows), so
+        # a group of another width (ShuffleNet's 28 channels) keeps the vector epilogue
+        return None
     return FixQuant(index[scale], per_channel, out, zero_point, relu, bias, channels)
 
 

@@ -108,3 +108,30 @@ func.func @dequantize_f32(%x: tensor<1x8x8x8xi8>, %w: tensor<32x8x3x3xi8>) -> te
   %d = graph.dequantize %y, %s : (tensor<1x32x8x8xi32>, tensor<1x32x1x1xf32>) -> tensor<1x32x8x8xf32>
   func.return %d : tensor<1x32x8x8xf32>
 }
+
+// -----
+// Not for the FIX pipe: a grouped conv whose groups are 28 channels wide (ShuffleNet's 1x1
+// group convs). A tile's rows start at group * 28 + a multiple of 16, and its slice of the l1
+// bias and scale vectors would not start on a 32-byte block; the vector epilogue requantizes.
+// At 32 channels a group the FIX pipe does.
+// CHECK-LABEL: ascend.kernel @{{.*}}k0_fusion(
+// CHECK-SAME:    core_type = "mix"
+// CHECK-NOT:     quant memref
+// CHECK:         ascend.vmul
+// CHECK-NOT:     quant memref
+// CHECK:         ascend.return
+// CHECK-LABEL: ascend.kernel @{{.*}}k1_fusion(
+// CHECK-SAME:    core_type = "cube"
+// CHECK:         ascend.copy {{.*}} quant memref
+func.func @grouped(%x: tensor<1x24x8x8xi8>, %w: tensor<112x6x1x1xi8>, %w2: tensor<128x6x1x1xi8>) -> (tensor<1x112x8x8xi8>, tensor<1x128x8x8xi8>) {
+  %s = graph.constant dense<0.01> : tensor<1x112x1x1xf32>
+  %s2 = graph.constant dense<0.01> : tensor<1x128x1x1xf32>
+  %z = graph.constant dense<0> : tensor<i8>
+  %b = graph.constant dense<7> : tensor<112xi32>
+  %b2 = graph.constant dense<7> : tensor<128xi32>
+  %y = graph.conv %x, %w, %b {group = 4 : i64} : (tensor<1x24x8x8xi8>, tensor<112x6x1x1xi8>, tensor<112xi32>) -> tensor<1x112x8x8xi32>
+  %q = graph.requantize %y, %s, %z : (tensor<1x112x8x8xi32>, tensor<1x112x1x1xf32>, tensor<i8>) -> tensor<1x112x8x8xi8>
+  %y2 = graph.conv %x, %w2, %b2 {group = 4 : i64} : (tensor<1x24x8x8xi8>, tensor<128x6x1x1xi8>, tensor<128xi32>) -> tensor<1x128x8x8xi32>
+  %q2 = graph.requantize %y2, %s2, %z : (tensor<1x128x8x8xi32>, tensor<1x128x1x1xf32>, tensor<i8>) -> tensor<1x128x8x8xi8>
+  func.return %q, %q2 : tensor<1x112x8x8xi8>, tensor<1x128x8x8xi8>
+}
