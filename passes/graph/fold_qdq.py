@@ -63,7 +63,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, f16, f32
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.pattern_rewriter import (
@@ -452,6 +452,53 @@ class QuantizeMaxPoolInput(RewritePattern):
                     rewriter.erase(dead)
 
 
+_MOVES = (g.ReshapeOp, g.TransposeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp, g.IdentityOp)
+"""Ops that only move or relabel elements (no padding, no new values): a per-tensor quantize
+commutes with them exactly."""
+
+
+class QuantizeDataMovement(RewritePattern):
+    """quantize(m_k(..m_1(x)), s, z) -> m_k(..m_1(quantize(x, s, z))) for a per-tensor s and z
+    and reshapes / transposes m_i each read by the next op only (ShuffleNet's channel shuffle:
+    reshape, transpose, reshape). Quantizing one element at a time with one scale commutes
+    with moving the elements, exactly. Only where the quantize then folds into the conv that
+    makes x (`FoldRequantize`: x a dequantized accumulator): the shuffle then moves int8
+    bytes and the quantize kernel after it is gone; elsewhere it would only change places."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.QuantizeOp) or op.attrs().get("saturate") is not None:
+            return
+        scale, zero = op.inputs[1], op.inputs[2]
+        s, z = _const(scale), _const(zero)
+        if s is None or z is None or s.size != 1 or z.size != 1:
+            return
+        moves: list[Operation] = []
+        x = op.inputs[0]
+        while isinstance(x.owner, _MOVES) and x.has_one_use() and attr_names.KEEP not in x.owner.attributes:
+            moves.append(x.owner)
+            x = x.owner.operands[0]
+        if not moves:
+            return
+        if FoldRequantize.plan(x, scale, zero, op.output.type.element_type) is None:
+            return  # the quantize would only change places
+        new: list[Operation] = [q := g.QuantizeOp.build_op([x, scale, zero])]
+        q.location = op.location
+        q.results[0].name_hint = hint(x, "q")
+        value = q.results[0]
+        for m in reversed(moves):
+            new.append(moved := type(m).build_op([value, *m.operands[1:]], **m.attrs()))
+            moved.location = m.location
+            value = moved.results[0]
+            value.name_hint = hint(m.results[0], "q")
+        value.name_hint = op.output.name_hint
+        if attr_names.KEEP in op.attributes:  # a tapped value stays tapped on the op that now makes it
+            new[-1].attributes[attr_names.KEEP] = op.attributes[attr_names.KEEP]
+        if replace_checked(op, new, rewriter):
+            for dead in moves:
+                if dead.parent is not None and not any(r.uses for r in dead.results):
+                    rewriter.erase(dead)
+
+
 class FoldRequantize(RewritePattern):
     """quantize(x, s_y, zp) with x a dequantized int32 accumulator (through f32 <-> f16 casts
     and at most one relu, each value read by the next op only): requantize(acc, s / s_y, zp),
@@ -460,31 +507,11 @@ class FoldRequantize(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, g.QuantizeOp) or op.attrs().get("saturate") is not None:
             return
-        out = op.output.type.element_type
-        sy, zp = _const(op.inputs[1]), _const(op.inputs[2])
-        if out not in g.INT8_TYPES or sy is None or zp is None or sy.size != 1 or zp.size != 1:
+        planned = self.plan(op.inputs[0], op.inputs[1], op.inputs[2], op.output.type.element_type)
+        if planned is None:
             return
-        sy = np.float32(sy.reshape(()))
-        if not (np.isfinite(sy) and sy > 0):
-            return
-        chain = self.chain(op.inputs[0])
-        if chain is None:
-            return
-        dq, relu = chain[0], next((o for o in chain if isinstance(o, g.ReluOp)), None)
-        acc, s = dq.inputs[0], _const(dq.inputs[1])
-        z = _const(dq.inputs[2]) if len(dq.inputs) > 2 else np.zeros((), np.int32)
-        if acc.type.element_type != g.ACC_TYPE or s is None or z is None or z.any():
-            return
-        if sum(d != 1 for d in s.shape) > 1:  # per tensor, or per channel along one axis
-            return
-        with np.errstate(all="ignore"):  # a scale the FIX pipe holds exactly (10 mantissa bits)
-            scale = fix_scale_nearest((s.astype(np.float64) / np.float64(sy)).astype(np.float32))
-        if not np.all(np.isfinite(scale)):
-            return
-        zero = int(zp.reshape(()))
-        keep_relu = relu is not None and zero != np.iinfo(to_dtype(out)).min
-        if keep_relu and zero != 0:
-            return  # max(quantize(x), zp) is neither saturation nor a relu
+        chain, scale, keep_relu = planned
+        acc, relu = chain[0].inputs[0], next((o for o in chain if isinstance(o, g.ReluOp)), None)
         loc = merged_loc(*(o for o in (*chain, op) if not (keep_relu and o is relu)))
         new: list[Operation] = [c := constant(scale, loc, hint(op.output, "scale"))]
         new.append(rq := g.RequantizeOp.build_op([acc, c.output, op.inputs[2]]))
@@ -499,6 +526,37 @@ class FoldRequantize(RewritePattern):
         if replace_checked(op, new, rewriter):
             for dead in reversed(chain):
                 rewriter.erase(dead)
+
+    @classmethod
+    def plan(cls, x: SSAValue, scale: SSAValue, zero: SSAValue, out: Attribute
+             ) -> tuple[list[Operation], np.ndarray, bool] | None:
+        """How quantize(x, scale, zero) -> `out` folds: (the chain x comes from, the
+        requantize's scale, whether a graph.relu stays after it), or None if it does not."""
+        sy, zp = _const(scale), _const(zero)
+        if out not in g.INT8_TYPES or sy is None or zp is None or sy.size != 1 or zp.size != 1:
+            return None
+        sy = np.float32(sy.reshape(()))
+        if not (np.isfinite(sy) and sy > 0):
+            return None
+        chain = cls.chain(x)
+        if chain is None:
+            return None
+        dq, relu = chain[0], next((o for o in chain if isinstance(o, g.ReluOp)), None)
+        acc, s = dq.inputs[0], _const(dq.inputs[1])
+        z = _const(dq.inputs[2]) if len(dq.inputs) > 2 else np.zeros((), np.int32)
+        if acc.type.element_type != g.ACC_TYPE or s is None or z is None or z.any():
+            return None
+        if sum(d != 1 for d in s.shape) > 1:  # per tensor, or per channel along one axis
+            return None
+        with np.errstate(all="ignore"):  # a scale the FIX pipe holds exactly (10 mantissa bits)
+            requant = fix_scale_nearest((s.astype(np.float64) / np.float64(sy)).astype(np.float32))
+        if not np.all(np.isfinite(requant)):
+            return None
+        zero_point = int(zp.reshape(()))
+        keep_relu = relu is not None and zero_point != np.iinfo(to_dtype(out)).min
+        if keep_relu and zero_point != 0:
+            return None  # max(quantize(x), zp) is neither saturation nor a relu
+        return chain, requant, keep_relu
 
     @staticmethod
     def chain(v: SSAValue) -> list[Operation] | None:
@@ -526,7 +584,7 @@ def fold_qdq(module: ModuleOp) -> bool:
     requantization that folds; True if anything changed."""
     return PatternRewriteWalker(
         GreedyRewritePatternApplier([RetypeUint8(), QuantizeConcatOperands(), QuantizeMaxPoolInput(),
-                                     FoldContraction(), FoldRequantize()]),
+                                     QuantizeDataMovement(), FoldContraction(), FoldRequantize()]),
         apply_recursively=True,
     ).rewrite_module(module)
 

@@ -187,9 +187,17 @@ def test_cli_compiles_int8_and_writes_the_table(files, capsys, samples, model):
     assert code == 0, err
     assert err == ""  # no progress bar when stderr is not a terminal
     assert CalibrationTable.load(files / "t.json") == _table(model, {"x": samples}, method="mse")
+    # the CLI's program is the API's; both requantize the conv's output on its FIX pipe (the
+    # gemm's quantize moves before the flatten: graph-fold-qdq), one multiply by the scale the
+    # FIX holds where the QDQ graph rounds twice, so against the graph: close, not equal
+    api = geir.compile(model, quantize="int8", calibration_data={"x": samples}, calibration_method="mse",
+                       precision_mode="must_keep_origin_dtype")
+    got = geir.load(files / "m.om").run({"x": samples[5]})["y"]
+    np.testing.assert_array_equal(got, api.run({"x": samples[5]})["y"])
     qdq, _ = geir.quantize(model, {"x": samples}, method="mse", progress=False)
-    np.testing.assert_allclose(geir.load(files / "m.om").run({"x": samples[5]})["y"],
-                               run_module(qdq, {"x": samples[5]})["y"], rtol=1e-5, atol=1e-5)
+    want = run_module(qdq, {"x": samples[5]})["y"]
+    cos = float(np.dot(got.ravel(), want.ravel()) / np.linalg.norm(got) / np.linalg.norm(want))
+    assert cos > 0.999 and np.abs(got - want).max() <= 0.05 * np.abs(want).max(), (cos, np.abs(got - want).max())
 
 
 @pytest.mark.parametrize(
@@ -404,6 +412,45 @@ def test_a_pool_branch_shares_its_input_s_parameters_and_runs_in_int8():
                 and getattr(op.inputs[0].owner, "name", None) in ("graph.concat", "graph.max_pool")]
     assert not [k for k in compiled.module.walk() if k.name == "ascend.kernel" and "fallback" in k.attributes]
     feeds = {"x": data["x"][3]}
+    got, want = compiled.run(feeds)["y"], run_module(qdq, feeds)["y"]
+    step = float(np.abs(want).max()) / 127
+    assert np.abs(got - want).max() <= 2 * step, (np.abs(got - want).max(), step)
+
+
+def test_a_channel_shuffle_between_int8_convs_moves_int8():
+    """ShuffleNet's unit in small: a group conv -> relu -> channel shuffle (reshape, transpose,
+    reshape) -> depthwise conv, calibrated. graph-fold-qdq moves the depthwise conv's
+    quantize before the shuffle (exact: quantizing commutes with moving elements), where it
+    folds into the group conv's requantize: the shuffle moves int8 and no kernel quantizes;
+    within two output steps of the QDQ graph."""
+    rng = np.random.default_rng(6)
+    shape = (2, 16, 8, 8)
+
+    def init(name, s):
+        return numpy_helper.from_array((rng.standard_normal(s) * 0.3).astype(np.float32), name)
+
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], name="gconv", group=4),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Reshape", ["r", "s5"], ["a"], name="split_groups"),
+             helper.make_node("Transpose", ["a"], ["t"], name="shuffle", perm=[0, 2, 1, 3, 4]),
+             helper.make_node("Reshape", ["t", "s4"], ["y0"], name="merge_groups"),
+             helper.make_node("Conv", ["y0", "w2"], ["y"], name="dwconv", group=32, pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(nodes, "shuffle", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [init("w1", (32, 4, 1, 1)), init("w2", (32, 1, 3, 3)),
+                               numpy_helper.from_array(np.array([2, 4, 8, 8, 8], np.int64), "s5"),
+                               numpy_helper.from_array(np.array([2, 32, 8, 8], np.int64), "s4")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    data = {"x": rng.standard_normal((8, *shape)).astype(np.float32)}
+    qdq, _ = geir.quantize(model, data, method="minmax", progress=False)
+    compiled = geir.compile(model, quantize="int8", calibration_data=data, calibration_method="minmax")
+    simplified = next(m for s, m in compiled.stages.items() if s.endswith("simplify"))
+    shuffles = [op for op in simplified.walk() if op.name == "graph.transpose"]
+    assert len(shuffles) == 1 and str(shuffles[0].results[0].type.element_type) == "i8"
+    quantizes = [op for op in simplified.walk() if op.name == "graph.quantize"]
+    assert [type(q.inputs[0].owner).__name__ for q in quantizes] == ["Block"]  # the graph input's only
+    assert not [k for k in compiled.module.walk() if k.name == "ascend.kernel" and "fallback" in k.attributes]
+    feeds = {"x": data["x"][2]}
     got, want = compiled.run(feeds)["y"], run_module(qdq, feeds)["y"]
     step = float(np.abs(want).max()) / 127
     assert np.abs(got - want).max() <= 2 * step, (np.abs(got - want).max(), step)

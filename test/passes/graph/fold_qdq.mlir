@@ -310,6 +310,45 @@ func.func @quantize_shared_pool(%a: tensor<1x2x4x4xf32>, %b: tensor<1x2x4x4xf32>
 
 // -----
 
+// ShuffleNet's channel shuffle between a group conv and the next: the quantize moves before
+// the reshape / transpose / reshape (quantizing commutes with moving elements) and folds into
+// the conv's requantize; the shuffle moves int8. Kept: a shuffle of a graph input (the
+// quantize would only change places) and one whose transpose is read elsewhere too.
+// CHECK-LABEL: func.func @quantize_shuffle(
+// CHECK:         %[[RQ:.*]] = graph.requantize %acc
+// CHECK-NEXT:    %[[A:.*]] = graph.reshape %[[RQ]], %s5 {{.*}} -> tensor<1x2x4x2x2xi8>
+// CHECK-NEXT:    %[[B:.*]] = graph.transpose %[[A]] {{.*}} -> tensor<1x4x2x2x2xi8>
+// CHECK-NEXT:    %q = graph.reshape %[[B]], %s4 {{.*}} -> tensor<1x8x2x2xi8>
+// CHECK:         %t2 = graph.transpose %r2
+// CHECK:         %q2 = graph.quantize %y2, %s, %z
+// CHECK:         %t3 = graph.transpose %r3
+// CHECK:         %q3 = graph.quantize %y3, %s, %z
+func.func @quantize_shuffle(%acc: tensor<1x8x2x2xi32>, %x: tensor<1x8x2x2xf32>, %acc3: tensor<1x8x2x2xi32>) -> (tensor<1x8x2x2xi8>, tensor<1x8x2x2xi8>, tensor<1x8x2x2xi8>, tensor<1x4x2x2x2xf32>) {
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %sa = graph.constant dense<0.25> : tensor<f32>
+  %z = graph.constant dense<-128> : tensor<i8>
+  %s5 = graph.constant dense<[1, 2, 4, 2, 2]> : tensor<5xi64>
+  %s4 = graph.constant dense<[1, 8, 2, 2]> : tensor<4xi64>
+  %d = graph.dequantize %acc, %sa : (tensor<1x8x2x2xi32>, tensor<f32>) -> tensor<1x8x2x2xf32>
+  %r = graph.relu %d : (tensor<1x8x2x2xf32>) -> tensor<1x8x2x2xf32>
+  %a = graph.reshape %r, %s5 : (tensor<1x8x2x2xf32>, tensor<5xi64>) -> tensor<1x2x4x2x2xf32>
+  %t = graph.transpose %a {perm = array<i64: 0, 2, 1, 3, 4>} : (tensor<1x2x4x2x2xf32>) -> tensor<1x4x2x2x2xf32>
+  %y = graph.reshape %t, %s4 : (tensor<1x4x2x2x2xf32>, tensor<4xi64>) -> tensor<1x8x2x2xf32>
+  %q = graph.quantize %y, %s, %z : (tensor<1x8x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x8x2x2xi8>
+  %r2 = graph.reshape %x, %s5 : (tensor<1x8x2x2xf32>, tensor<5xi64>) -> tensor<1x2x4x2x2xf32>
+  %t2 = graph.transpose %r2 {perm = array<i64: 0, 2, 1, 3, 4>} : (tensor<1x2x4x2x2xf32>) -> tensor<1x4x2x2x2xf32>
+  %y2 = graph.reshape %t2, %s4 : (tensor<1x4x2x2x2xf32>, tensor<4xi64>) -> tensor<1x8x2x2xf32>
+  %q2 = graph.quantize %y2, %s, %z : (tensor<1x8x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x8x2x2xi8>
+  %d3 = graph.dequantize %acc3, %sa : (tensor<1x8x2x2xi32>, tensor<f32>) -> tensor<1x8x2x2xf32>
+  %r3 = graph.reshape %d3, %s5 : (tensor<1x8x2x2xf32>, tensor<5xi64>) -> tensor<1x2x4x2x2xf32>
+  %t3 = graph.transpose %r3 {perm = array<i64: 0, 2, 1, 3, 4>} : (tensor<1x2x4x2x2xf32>) -> tensor<1x4x2x2x2xf32>
+  %y3 = graph.reshape %t3, %s4 : (tensor<1x4x2x2x2xf32>, tensor<4xi64>) -> tensor<1x8x2x2xf32>
+  %q3 = graph.quantize %y3, %s, %z : (tensor<1x8x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x8x2x2xi8>
+  func.return %q, %q2, %q3, %t3 : tensor<1x8x2x2xi8>, tensor<1x8x2x2xi8>, tensor<1x8x2x2xi8>, tensor<1x4x2x2x2xf32>
+}
+
+// -----
+
 // Left alone: a concat that is read in float too (quantizing its operands would not remove
 // it), and a quantize per channel (its scales would have to be split along the concat).
 // CHECK-LABEL: func.func @quantize_concat_kept(
