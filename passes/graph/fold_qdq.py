@@ -355,13 +355,18 @@ class QuantizeConcatOperands(RewritePattern):
 _CHAIN_FLOATS = (f32, f16)
 
 
+def _per_tensor_equal(s: np.ndarray | None, z: np.ndarray | None, scale: SSAValue, zero: SSAValue) -> bool:
+    """Whether the known per-tensor parameters (s, z) are the constants scale and zero."""
+    qs, qz = _const(scale), _const(zero)
+    return (s is not None and z is not None and qs is not None and qz is not None and s.size == 1 and z.size == 1
+            and np.float32(s.reshape(())) == np.float32(qs.reshape(())) and int(z.reshape(())) == int(qz.reshape(())))
+
+
 def _same_params(dq: g.DequantizeOp, scale: SSAValue, zero: SSAValue) -> bool:
     """A per-tensor dequantize of an int8 value at exactly this quantize's scale and zero point."""
-    s, z = _const(dq.inputs[1]), _const(dq.inputs[2]) if len(dq.inputs) > 2 else np.zeros((), np.int8)
-    qs, qz = _const(scale), _const(zero)
+    z = _const(dq.inputs[2]) if len(dq.inputs) > 2 else np.zeros((), np.int8)
     return (dq.inputs[0].type.element_type == zero.type.element_type and dq.inputs[0].type.element_type in g.INT8_TYPES
-            and s is not None and z is not None and s.size == 1 and z.size == 1
-            and np.float32(s.reshape(())) == np.float32(qs.reshape(())) and int(z.reshape(())) == int(qz.reshape(())))
+            and _per_tensor_equal(_const(dq.inputs[1]), z, scale, zero))
 
 
 def _quantized_alike(x: SSAValue, cast: g.CastOp | None, scale: SSAValue, zero: SSAValue) -> bool:
@@ -369,7 +374,6 @@ def _quantized_alike(x: SSAValue, cast: g.CastOp | None, scale: SSAValue, zero: 
     scale and zero point: moved before the pool, the quantize is that one again (CSE), and
     the pool reads the int8 tensor the other layers read (Inception's pool branch, calibrated
     at its input's parameters: driver/quantize.py `share_max_pool_params`)."""
-    s, z = _const(scale), _const(zero)
     for use in x.uses:
         user = use.operation
         if cast is None:
@@ -379,13 +383,9 @@ def _quantized_alike(x: SSAValue, cast: g.CastOp | None, scale: SSAValue, zero: 
         else:
             continue
         for q in readers:
-            if not isinstance(q, g.QuantizeOp) or q.attrs().get("saturate") is not None:
-                continue
-            qs, qz = _const(q.inputs[1]), _const(q.inputs[2])
-            if qs is not None and qz is not None and qs.size == 1 and qz.size == 1 \
+            if isinstance(q, g.QuantizeOp) and q.attrs().get("saturate") is None \
                     and q.output.type.element_type == zero.type.element_type \
-                    and np.float32(qs.reshape(())) == np.float32(s.reshape(())) \
-                    and int(qz.reshape(())) == int(z.reshape(())):
+                    and _per_tensor_equal(_const(q.inputs[1]), _const(q.inputs[2]), scale, zero):
                 return True
     return False
 

@@ -333,39 +333,48 @@ def test_lit_case_weights_and_biases_within_half_a_step(chunk):
     assert checked >= 2
 
 
+def _int8_case(rng, name: str, nodes: list, shape: tuple, weights: dict, constants=()):
+    """The model of `nodes` reading x of `shape` (weights: name -> shape, seeded normal * 0.3;
+    `constants`: further initializers), calibrated by minmax on 8 seeded samples: (the samples,
+    the QDQ graph, the table, the int8 program, its simplified stage)."""
+    inits = [numpy_helper.from_array((rng.standard_normal(s) * 0.3).astype(np.float32), w) for w, s in weights.items()]
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [*inits, *constants])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    data = {"x": rng.standard_normal((8, *shape)).astype(np.float32)}
+    qdq, table = geir.quantize(model, data, method="minmax", progress=False)
+    compiled = geir.compile(model, quantize="int8", calibration_data=data, calibration_method="minmax")
+    simplified = next(m for s, m in compiled.stages.items() if s.endswith("simplify"))
+    return data, qdq, table, compiled, simplified
+
+
+def _within_two_steps(compiled, qdq, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """No fallback kernel, and the program's output within two steps of the QDQ graph's (a
+    step: the output's range over 127); (program's, graph's) output."""
+    assert not [k for k in compiled.module.walk() if k.name == "ascend.kernel" and "fallback" in k.attributes]
+    got, want = compiled.run({"x": x})["y"], run_module(qdq, {"x": x})["y"]
+    step = float(np.abs(want).max()) / 127  # about one step of the output's range
+    assert np.abs(got - want).max() <= 2 * step, (np.abs(got - want).max(), step)
+    return got, want
+
+
 def test_a_max_pool_between_int8_convs_runs_in_int8():
     """conv -> relu -> max pool -> conv, calibrated: the pool's quantize moves before it and folds
     into the first conv's requantize (graph-fold-qdq), so the pool is int8 and no kernel of its
     own quantizes; the compiled program stays within one quantization step of the QDQ graph."""
-    rng = np.random.default_rng(4)
-    shape = (2, 8, 12, 12)
-
-    def init(name, s):
-        return numpy_helper.from_array((rng.standard_normal(s) * 0.3).astype(np.float32), name)
-
     nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
              helper.make_node("MaxPool", ["r1"], ["p"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
                               pads=[1, 1, 1, 1]),
              helper.make_node("Conv", ["p", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])]
-    graph = helper.make_graph(nodes, "pooled", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [init("w1", (32, 8, 3, 3)), init("w2", (32, 32, 3, 3))])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    data = {"x": rng.standard_normal((8, *shape)).astype(np.float32)}
-    qdq, table = geir.quantize(model, data, method="minmax", progress=False)
+    data, qdq, table, compiled, simplified = _int8_case(
+        np.random.default_rng(4), "pooled", nodes, (2, 8, 12, 12), {"w1": (32, 8, 3, 3), "w2": (32, 32, 3, 3)})
     assert "shares" not in table.layers["conv2"].info  # the pool's input is no layer's: its own range
-    compiled = geir.compile(model, quantize="int8", calibration_data=data, calibration_method="minmax")
-    simplified = next(m for s, m in compiled.stages.items() if s.endswith("simplify"))
     pools = [op for op in simplified.walk() if op.name == "graph.max_pool"]
     assert len(pools) == 1 and str(pools[0].results[0].type.element_type) == "i8"
     assert not [op for op in simplified.walk() if op.name == "graph.quantize"
                 and getattr(op.inputs[0].owner, "name", None) == "graph.max_pool"]
-    assert not [k for k in compiled.module.walk() if k.name == "ascend.kernel" and "fallback" in k.attributes]
-    feeds = {"x": data["x"][5]}
-    got, want = compiled.run(feeds)["y"], run_module(qdq, feeds)["y"]
-    step = float(np.abs(want).max()) / 127  # about one step of the output's range
-    assert np.abs(got - want).max() <= 2 * step, (np.abs(got - want).max(), step)
+    got, want = _within_two_steps(compiled, qdq, data["x"][5])
     cos = float(np.dot(got.ravel(), want.ravel()) / np.linalg.norm(got) / np.linalg.norm(want))
     assert cos > 0.999, cos
 
@@ -377,12 +386,6 @@ def test_a_pool_branch_shares_its_input_s_parameters_and_runs_in_int8():
     pool, where it is the 1x1 conv's: the pool runs in int8 on the concat, which its convs
     write requantized - no quantize kernel, no float concat; within two output steps of the
     QDQ graph."""
-    rng = np.random.default_rng(5)
-    shape = (2, 8, 10, 10)
-
-    def init(name, s):
-        return numpy_helper.from_array((rng.standard_normal(s) * 0.3).astype(np.float32), name)
-
     nodes = [helper.make_node("Conv", ["x", "wa"], ["a"], name="conv_a", pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["a"], ["ra"], name="relu_a"),
              helper.make_node("Conv", ["x", "wb"], ["b"], name="conv_b"),
@@ -392,29 +395,19 @@ def test_a_pool_branch_shares_its_input_s_parameters_and_runs_in_int8():
              helper.make_node("MaxPool", ["cat"], ["p"], name="pool", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
              helper.make_node("Conv", ["p", "w2"], ["y2"], name="conv_pool"),
              helper.make_node("Concat", ["y1", "y2"], ["y"], name="out", axis=1)]
-    graph = helper.make_graph(nodes, "module", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [init("wa", (32, 8, 3, 3)), init("wb", (32, 8, 1, 1)), init("w1", (32, 64, 1, 1)),
-                               init("w2", (32, 64, 1, 1))])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    data = {"x": rng.standard_normal((8, *shape)).astype(np.float32)}
-    qdq, table = geir.quantize(model, data, method="minmax", progress=False)
+    data, qdq, table, compiled, simplified = _int8_case(
+        np.random.default_rng(5), "module", nodes, (2, 8, 10, 10),
+        {"wa": (32, 8, 3, 3), "wb": (32, 8, 1, 1), "w1": (32, 64, 1, 1), "w2": (32, 64, 1, 1)})
     shared, own = table.layers["conv_pool"], table.layers["conv_1x1"]
     assert shared.info["shares"] == "conv_1x1" and (shared.scale, shared.zero_point) == (own.scale, own.zero_point)
     assert shared.info["max"] <= own.info["max"]  # its own range, measured, within the shared one
-    compiled = geir.compile(model, quantize="int8", calibration_data=data, calibration_method="minmax")
-    simplified = next(m for s, m in compiled.stages.items() if s.endswith("simplify"))
     pools = [op for op in simplified.walk() if op.name == "graph.max_pool"]
     assert len(pools) == 1 and str(pools[0].results[0].type.element_type) == "i8"
     cats = [op for op in simplified.walk() if op.name == "graph.concat" and op.results[0].name_hint != "y"]
     assert cats and all(str(c.results[0].type.element_type) == "i8" for c in cats)
     assert not [op for op in simplified.walk() if op.name == "graph.quantize"
                 and getattr(op.inputs[0].owner, "name", None) in ("graph.concat", "graph.max_pool")]
-    assert not [k for k in compiled.module.walk() if k.name == "ascend.kernel" and "fallback" in k.attributes]
-    feeds = {"x": data["x"][3]}
-    got, want = compiled.run(feeds)["y"], run_module(qdq, feeds)["y"]
-    step = float(np.abs(want).max()) / 127
-    assert np.abs(got - want).max() <= 2 * step, (np.abs(got - want).max(), step)
+    _within_two_steps(compiled, qdq, data["x"][3])
 
 
 def test_a_channel_shuffle_between_int8_convs_moves_int8():
@@ -423,34 +416,18 @@ def test_a_channel_shuffle_between_int8_convs_moves_int8():
     quantize before the shuffle (exact: quantizing commutes with moving elements), where it
     folds into the group conv's requantize: the shuffle moves int8 and no kernel quantizes;
     within two output steps of the QDQ graph."""
-    rng = np.random.default_rng(6)
-    shape = (2, 16, 8, 8)
-
-    def init(name, s):
-        return numpy_helper.from_array((rng.standard_normal(s) * 0.3).astype(np.float32), name)
-
     nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], name="gconv", group=4),
              helper.make_node("Relu", ["c"], ["r"], name="relu"),
              helper.make_node("Reshape", ["r", "s5"], ["a"], name="split_groups"),
              helper.make_node("Transpose", ["a"], ["t"], name="shuffle", perm=[0, 2, 1, 3, 4]),
              helper.make_node("Reshape", ["t", "s4"], ["y0"], name="merge_groups"),
              helper.make_node("Conv", ["y0", "w2"], ["y"], name="dwconv", group=32, pads=[1, 1, 1, 1])]
-    graph = helper.make_graph(nodes, "shuffle", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [init("w1", (32, 4, 1, 1)), init("w2", (32, 1, 3, 3)),
-                               numpy_helper.from_array(np.array([2, 4, 8, 8, 8], np.int64), "s5"),
-                               numpy_helper.from_array(np.array([2, 32, 8, 8], np.int64), "s4")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    data = {"x": rng.standard_normal((8, *shape)).astype(np.float32)}
-    qdq, _ = geir.quantize(model, data, method="minmax", progress=False)
-    compiled = geir.compile(model, quantize="int8", calibration_data=data, calibration_method="minmax")
-    simplified = next(m for s, m in compiled.stages.items() if s.endswith("simplify"))
+    data, qdq, _, compiled, simplified = _int8_case(
+        np.random.default_rng(6), "shuffle", nodes, (2, 16, 8, 8), {"w1": (32, 4, 1, 1), "w2": (32, 1, 3, 3)},
+        [numpy_helper.from_array(np.array([2, 4, 8, 8, 8], np.int64), "s5"),
+         numpy_helper.from_array(np.array([2, 32, 8, 8], np.int64), "s4")])
     shuffles = [op for op in simplified.walk() if op.name == "graph.transpose"]
     assert len(shuffles) == 1 and str(shuffles[0].results[0].type.element_type) == "i8"
     quantizes = [op for op in simplified.walk() if op.name == "graph.quantize"]
     assert [type(q.inputs[0].owner).__name__ for q in quantizes] == ["Block"]  # the graph input's only
-    assert not [k for k in compiled.module.walk() if k.name == "ascend.kernel" and "fallback" in k.attributes]
-    feeds = {"x": data["x"][2]}
-    got, want = compiled.run(feeds)["y"], run_module(qdq, feeds)["y"]
-    step = float(np.abs(want).max()) / 127
-    assert np.abs(got - want).max() <= 2 * step, (np.abs(got - want).max(), step)
+    _within_two_steps(compiled, qdq, data["x"][2])
