@@ -82,8 +82,8 @@ def source_key(model: Any, import_options: dict[str, Any], example_inputs: Any =
 
 
 def torch_key(model: Any, example_inputs: Any) -> bytes | None:
-    """What a torch module computes on inputs like `example_inputs`, found without
-    torch.export (whose first call in a process takes ~1.5 s, most of a small model's compile):
+    """What a torch module computes on inputs like `example_inputs`, found without the FX
+    capture (whose first call in a process takes ~1.5 s, most of a small model's compile):
     torch.jit.trace runs the forward once and records every ATen op it runs, so every Python
     branch taken, helper called and module setting (a stride, an eps) is in the record. The key
     is that record as text (torch's per-process class-name mangling removed), the input

@@ -1,7 +1,7 @@
 """A model as the graph dialect, whatever form it is given in (geir.compile, geir.quantize).
 
 `model` is an onnx.ModelProto, a path, ONNX bytes, a torch.nn.Module with `example_inputs`
-(captured by torch.export and imported from core ATen, frontend/fx.py; or, with
+(traced to its ATen graph, or captured by torch.export, and imported by frontend/fx.py; or, with
 `torch_frontend="onnx"`, exported to ONNX by the TorchScript exporter; torch is optional),
 graph-level MLIR (a ModuleOp or a `.mlir` file), or a GraphBuilder (frontend/builder.py: its
 finished module).
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import linecache
+import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -25,7 +26,7 @@ from geir.errors import GeirError
 
 
 TORCH_FRONTENDS = ("fx", "onnx")
-"""How a torch.nn.Module is imported: torch.export + the core-ATen importer, or ONNX."""
+"""How a torch.nn.Module is imported: traced (or torch.export) + the ATen importer, or ONNX."""
 
 
 def _torch_module(model: Any) -> bool:
@@ -91,26 +92,84 @@ def _user_lines_only():
         fx_config.do_not_emit_stack_traces = before
 
 
+def trace_module(model: Any, example_inputs: Sequence[Any]) -> tuple[Any, dict, dict] | None:
+    """The module's pre-dispatch ATen graph, traced on fake tensors without torch.export's
+    wrapping: (graph module, {placeholder: input name}, {placeholder: (name, tensor)}).
+
+    torch.export runs this same trace (make_fx over the module called with its parameters and
+    buffers as arguments) inside layers a static eval-mode graph does not need: a torch-function
+    mode over every call, the program's signature and verification. Traced directly, the graph
+    is the same, op for op and name for name, in some 60% of the time (bench/torch_frontend.py).
+    The inputs are named as torch.export names them, by the forward's parameters. None where
+    torch.export is needed: an input that is not a tensor, a forward taking `*args`, or a trace
+    that fails (torch.export then says why, in its words)."""
+    import inspect
+
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def instead(why: str) -> None:
+        logging.getLogger("geir.torch").debug("capturing the module with torch.export instead: %s", why)
+
+    if not all(isinstance(x, torch.Tensor) for x in example_inputs):
+        return instead("an example input is not a tensor")
+    try:
+        params = list(inspect.signature(model.forward).parameters.values())[:len(example_inputs)]
+    except (TypeError, ValueError):  # a forward without a signature Python can read
+        return instead("the forward's signature cannot be read")
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if len(params) < len(example_inputs) or any(p.kind not in positional for p in params):
+        return instead("the inputs are not the forward's positional parameters")
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    names = list(state)
+
+    def forward(*args):
+        return torch.func.functional_call(model, dict(zip(names, args[:len(names)])), args[len(names):])
+
+    try:
+        with torch.no_grad():  # an inference graph: no autograd records while tracing (the graph is the same)
+            gm = make_fx(forward, tracing_mode="fake", pre_dispatch=True)(*state.values(), *example_inputs)
+    except Exception as e:  # noqa: BLE001 - a data-dependent branch, ...: torch.export's message says it better
+        return instead(f"the trace failed: {type(e).__name__}")
+    inputs = {len(names) + i: p.name for i, p in enumerate(params)}
+    return gm, inputs, {i: (n, state[n]) for i, n in enumerate(names)}
+
+
 def import_torch(model: Any, example_inputs: Sequence[Any] | None, weights: bool = True) -> ModuleOp:
-    """A torch.nn.Module through torch.export (static shapes, eval mode) and frontend/fx.py."""
+    """A torch.nn.Module (static shapes, eval mode) traced (`trace_module`) and imported by
+    frontend/fx.py, or, where that graph does not import as it is, captured by torch.export."""
     import torch
 
     from geir.frontend.fx import FxImportError
-    from geir.frontend.fx_export import import_exported
+    from geir.frontend.fx_export import import_exported, import_traced
 
     if example_inputs is None:
         raise GeirError("a torch.nn.Module needs example_inputs to be captured (torch.export)")
-    import warnings
-
+    inputs = tuple(example_inputs)
+    with _capture():
+        traced = trace_module(model.eval(), inputs)
+    module = import_traced(*traced, weights=weights) if traced is not None else None
+    if module is not None:
+        return module
     try:
-        with warnings.catch_warnings(), _lazy_graph_modules(), _user_lines_only():  # warnings: torch's notes about its internals
-            warnings.simplefilter("ignore", FutureWarning)
-            ep = torch.export.export(model.eval(), tuple(example_inputs))
+        with _capture():
+            ep = torch.export.export(model, inputs)
     except Exception as e:  # torch's capture failing (a data-dependent branch, ...): its message
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise FxImportError(f"torch.export could not capture the model: {first} (torch.compile(model, "
                             f"backend=\"geir\") runs the pieces around a graph break)") from None
     return import_exported(ep, weights=weights)
+
+
+@contextlib.contextmanager
+def _capture():
+    """How torch traces a module here: lazy graph modules, the model's lines only, and torch's
+    notes about its own internals (FutureWarning) silenced."""
+    import warnings
+
+    with warnings.catch_warnings(), _lazy_graph_modules(), _user_lines_only():
+        warnings.simplefilter("ignore", FutureWarning)
+        yield
 
 
 def to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProto | str | Path | bytes:

@@ -189,7 +189,8 @@ class FxImporter(GraphBuilder):
             self.node = None
             val = node.meta.get("val")
             if i in constants:
-                self.env[node] = self.tensor_weight(*constants[i], weights)
+                if node.users:  # not a buffer nothing reads (batch norm's num_batches_tracked)
+                    self.env[node] = self.tensor_weight(*constants[i], weights)
             elif isinstance(val, int | float | bool) or (val is None and not node.users):
                 continue  # a size dynamo passes as an int, already in the static shapes
             elif i in inputs:

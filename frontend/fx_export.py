@@ -14,6 +14,10 @@ dropout, grouped-query attention, an in-place op on a tensor that has views, a p
 mutates its inputs or buffers. Each composite converter builds what torch's decomposition of
 the op would (a linear is a transposed weight, a matmul and the bias added), so both roads give
 the same graph up to op names, and `decompose=True` takes the second one always.
+
+`import_traced` imports the same graph traced without torch.export's program around it
+(driver/model_import.py `trace_module`, what geir.compile does with a module): as it is, or
+not at all, leaving that module to torch.export and `import_exported`.
 """
 
 from __future__ import annotations
@@ -68,11 +72,36 @@ def import_exported(ep: Any, *, weights: bool = True, name: str = "main", decomp
     return _import_program(ep, weights, name)
 
 
+def import_traced(gm: Any, inputs: dict[int, str], constants: dict[int, tuple[str, Any]], *,
+                  weights: bool = True, name: str = "main"):
+    """The module of a graph traced from a torch.nn.Module (driver/model_import.py
+    `trace_module`: torch.export's graph without its program), imported as exported; None
+    where it needs torch.export's program and its decomposition instead (an op without a
+    converter, a tensor attribute torch.export would lift, an input or buffer the forward
+    mutates: the in-place converters refuse a graph input), with the reason logged (DEBUG)."""
+    why = _unconverted(gm.graph)
+    if why is None and any(n.op == "get_attr" for n in gm.graph.nodes):
+        why = "the forward reads a tensor attribute"
+    if why is None:
+        try:
+            module = import_aten_graph(gm, inputs, constants, weights=weights, name=name)
+            _log.debug("imported the traced graph as it is")
+            return module
+        except (NeedsDecomposition, FxImportError, TypeError) as e:  # as import_exported's
+            why = str(e)
+    _log.debug("capturing the module with torch.export instead: %s", why)
+    return None
+
+
 def _why_not_as_exported(ep: Any) -> str | None:
     sig = ep.graph_signature
     if sig.buffers_to_mutate or sig.user_inputs_to_mutate:
         return "the program mutates its inputs or buffers"
-    for n in ep.graph.nodes:
+    return _unconverted(ep.graph)
+
+
+def _unconverted(graph: Any) -> str | None:
+    for n in graph.nodes:
         if n.op == "call_function" and n.target is not operator.getitem and _name(n) not in ATEN:
             return f"node '{n.name}' ({_name(n)}) has no converter"
     return None
@@ -243,6 +272,8 @@ INPLACE = ("relu_.default", "sigmoid_.default", "tanh_.default", "silu_.default"
 def _inplace(functional: str):
     def convert(im: FxImporter, node, x, *args, **kwargs):
         target = node.args[0]
+        if target.op == "placeholder":
+            raise NeedsDecomposition(f"node '{node.name}': an in-place op on a program input, parameter or buffer")
         if not _owns_its_storage(target, node):
             raise NeedsDecomposition(f"node '{node.name}': an in-place op on a tensor that has views")
         value = ATEN[functional](im, node, x, *args, **kwargs)

@@ -1,5 +1,5 @@
 """The PyTorch frontend without ONNX: the core-ATen importer (frontend/fx.py), geir.compile of a
-torch.nn.Module through torch.export, and torch.compile(backend="geir")
+torch.nn.Module (traced to ATen, or through torch.export), and torch.compile(backend="geir")
 (driver/torch_backend.py). Numbers are checked against eager torch in fp32."""
 
 import numpy as np
@@ -94,6 +94,66 @@ def test_exported_program_imports_as_exported_like_decomposed(name, caplog):
     for x, y, r in zip(*outs, _eager(model, inputs)):
         np.testing.assert_allclose(x, y, rtol=RTOL, atol=ATOL)
         np.testing.assert_allclose(x, r.numpy(), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("name", TORCH_MODELS)
+def test_traced_module_imports_as_its_exported_program_does(name, caplog, monkeypatch):
+    """geir.compile traces a module without torch.export's program around the trace
+    (driver/model_import.py trace_module): the same module, weights and locations included."""
+    import logging
+
+    from geir.driver import model_import
+    from geir.ir.text import print_module
+
+    model, inputs = torch_model(name)
+    with caplog.at_level(logging.DEBUG, logger="geir.torch"):
+        traced = model_import.import_torch(model, inputs)
+    assert "imported the traced graph as it is" in caplog.text, caplog.text
+    monkeypatch.setattr(model_import, "trace_module", lambda *_: None)
+    exported = model_import.import_torch(model, inputs)
+    assert print_module(traced, debuginfo=True) == print_module(exported, debuginfo=True)
+
+
+class _CountsCalls(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return x * 2
+
+
+class _TensorAttribute(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.tensor([1.0, 2.0, 3.0])  # neither a parameter nor a buffer
+
+    def forward(self, x):
+        return x * self.scale
+
+
+class _VarArgs(torch.nn.Module):
+    def forward(self, *xs):
+        return xs[0] + xs[1]
+
+
+@pytest.mark.parametrize("cls, n_inputs, why", [
+    (_CountsCalls, 1, "node 'add_': an in-place op on a program input, parameter or buffer"),
+    (_TensorAttribute, 1, "the trace failed"),
+    (_VarArgs, 2, "the inputs are not the forward's positional parameters"),
+])
+def test_module_the_trace_does_not_take_goes_through_torch_export(cls, n_inputs, why, caplog):
+    import logging
+
+    inputs = tuple(torch.randn(2, 3) for _ in range(n_inputs))
+    with caplog.at_level(logging.DEBUG, logger="geir.torch"):
+        cm = geir.compile(cls(), example_inputs=inputs, opt_level=1, lower=False,
+                          precision_mode="must_keep_origin_dtype")
+    assert f"capturing the module with torch.export instead: {why}" in caplog.text, caplog.text
+    feeds = {n: t.numpy() for (n, _, _), t in zip(cm.input_specs(), inputs)}
+    out = list(cm.run(feeds).values())[-1]  # after the mutated buffer torch.export returns first
+    np.testing.assert_allclose(out, _eager(cls(), inputs)[0].numpy(), rtol=RTOL, atol=ATOL)
 
 
 class _InPlaceThroughAView(torch.nn.Module):

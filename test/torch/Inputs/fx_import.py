@@ -1,4 +1,4 @@
-"""Import small torch modules through torch.export and the ATen importer
+"""Import small torch modules (traced, or through torch.export) with the ATen importer
 (frontend/fx.py, frontend/fx_export.py) and write each graph-dialect module with locations, or its error, to
 OUT/CASE.mlir (one process: importing torch takes seconds).
 
