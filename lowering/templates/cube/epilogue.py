@@ -181,9 +181,11 @@ class EpilogueBuilder:
         main: dict[SSAValue, object] = {result: self.cube_value} if start is None else {start: self.cube_value}
         numel = math.prod(self.frame.shape)
         canon = strip_leading_ones(self.frame.shape)
+        done: list[Operation] = []
         for op in ops:
             if op in self.used:
                 continue
+            done.append(op)
             if not any(v in main for v in op.operands):
                 raise Unsupported  # side computations stay out of cube kernels
             if len(op.results) != 1:
@@ -197,10 +199,54 @@ class EpilogueBuilder:
             self.used.add(op)
             main[res] = self._translate(op, main, same_frame)
         self._outputs(main, outputs)
-        if self.integer:  # a requantize multiplies by an f32 scale, a known one too
+        if self.integer and start is not None and self._half_program(done):
+            self._multiply_by_known_scales()
+            self.epilogue.compute = f16
+        elif self.integer:  # a requantize multiplies by an f32 scale, a known one too
             floats = [v for v in (*main, *self.epilogue.sides) if is_float(v.type.element_type)]
             requantizes = any(isinstance(op, g.RequantizeOp) for op in ops)
             self.epilogue.compute = f32 if floats or requantizes else self.frame.elt
+
+    def _half_program(self, ops: Sequence[Operation]) -> bool:
+        """Whether the vector program after the FIX's f16 dequantization computes in f16: each
+        op an f16 one of the graph (a residual add, a relu), a cast, or a quantize by a known
+        per-tensor scale and zero point; an f32 value only a cast of an f16 one that quantizes
+        read (exact in f16); every side read f16 but those scales. So the AIV computes what
+        the graph does in the graph's own type, and quantizes as its quant instructions do on
+        half data (x times 1 / scale, rint, + zero point, saturate: AscendQuant): the graph's
+        quantize divides in f32, so a value this close to a rounding boundary
+        (under 1% of them) lands one step away (docs/quantization.md "Kernels")."""
+        scales = set()
+        for op in ops:
+            if is_view(op):  # its value is its operand's
+                continue
+            if isinstance(op, g.QuantizeOp):
+                scale, zp = (g.constant_value_of(v) for v in op.operands[1:])
+                if scale is None or scale.size != 1 or zp is None or zp.size != 1:
+                    return False
+                scales.add(op.operands[1])
+                continue
+            if not all(is_float(v.type.element_type) for v in (*op.operands, *op.results)):
+                return False
+            res = op.results[0]
+            if res.type.element_type != f16 and not (
+                    isinstance(op, g.CastOp) and op.operands[0].type.element_type == f16
+                    and all(isinstance(u.operation, g.QuantizeOp | g.CastOp) for u in res.uses if u.operation in self.inside)):
+                return False
+        return bool(scales) and all(v in scales or v.type.element_type == f16 for v in self.epilogue.sides)
+
+    def _multiply_by_known_scales(self) -> None:
+        """A quantize's `vdiv` by its scale's tile becomes `vmuls` by 1 / scale (in f16 the
+        tile would be the rounded scale anyway); the scale is then no side."""
+        epi = self.epilogue
+        for i, ins in enumerate(epi.instrs):
+            if ins.op is a.VdivOp and len(ins.srcs) == 2 and ins.srcs[1] in epi.sides:
+                known = g.constant_value_of(ins.srcs[1])
+                if known is not None and known.size == 1:
+                    epi.instrs[i] = Instr(a.VmulsOp, ins.dst, (ins.srcs[0],), 1.0 / float(known.reshape(-1)[0]))
+        read = {s for ins in epi.instrs for s in ins.srcs}
+        for v in [v for v in epi.sides if v not in read and not any(key is v for _, key in epi.outputs)]:
+            del epi.sides[v]
 
     def _takes_type(self, op: Operation, elt: Attribute) -> bool:
         """The result type of an epilogue op: the cube result's; on an int8 product also f32 /

@@ -135,3 +135,78 @@ func.func @grouped(%x: tensor<1x24x8x8xi8>, %w: tensor<112x6x1x1xi8>, %w2: tenso
   %q2 = graph.requantize %y2, %s2, %z : (tensor<1x128x8x8xi32>, tensor<1x128x1x1xf32>, tensor<i8>) -> tensor<1x128x8x8xi8>
   func.return %q, %q2 : tensor<1x112x8x8xi8>, tensor<1x128x8x8xi8>
 }
+
+// -----
+// A residual block's end in force_fp16 (ResNet's): FIX dequantizes to f16 and the vector
+// program goes on in f16, as the graph's add and relu are: no f32 tile, no cast in. The
+// quantize multiplies by 1 / scale (20) in f16, rounds, adds the zero point and saturates
+// (the relu is its lower bound); the store's vcast makes int8. The scale is no side.
+// CHECK-LABEL: ascend.kernel @{{.*}}k0_fusion(
+// CHECK-SAME:    core_type = "mix"
+// CHECK:         %[[INV:.*]] = arith.constant 2.000000e+01 : f16
+// CHECK-NEXT:    %[[ZP:.*]] = arith.constant -1.280000e+02 : f16
+// CHECK-NEXT:    %[[MAX:.*]] = arith.constant 1.270000e+02 : f16
+// CHECK:         ascend.copy %l0c, %{{.*}}, %quant {pad, quant_axis = 0 : i64} : memref<16x16xi32, "l0c"> to memref<16x8xf16, {{.*}}"gm"> quant memref<16xf32, "fb">
+// CHECK-NOT:     xf32, {{.*}}"ub">
+// CHECK:         ascend.vadd %[[T:.*]], %{{.*}}, %[[T]] : memref<8x16xf16, strided<[16, 1]>, "ub">
+// CHECK-NEXT:    ascend.vrelu %[[T]], %[[T]] : memref<8x16xf16, strided<[16, 1]>, "ub">
+// CHECK-NEXT:    ascend.vmuls %[[T]], %[[INV]], %[[Q:.*]] : memref<8x16xf16, strided<[16, 1]>, "ub">, f16,
+// CHECK-NEXT:    ascend.vround %[[Q]], %[[Q]]
+// CHECK-NEXT:    ascend.vadds %[[Q]], %[[ZP]], %[[Q]]
+// CHECK-NEXT:    ascend.vmins %[[Q]], %[[MAX]], %[[Q]]
+// CHECK:         ascend.vcast %[[Q]], %{{.*}} {round = "rint"} : memref<8x16xf16, strided<[16, 1]>, "ub">, memref<8x16xi8,
+// CHECK-NOT:     xf32, {{.*}}"ub">
+// CHECK:         ascend.return
+func.func @residual_f16(%x: tensor<1x8x8x8xi8>, %w: tensor<32x8x1x1xi8>, %res: tensor<1x32x8x8xf16>) -> (tensor<1x32x8x8xf16>, tensor<1x32x8x8xi8>) {
+  %b = graph.constant dense<-40> : tensor<32xi32>
+  %s = graph.constant dense<0.01> : tensor<1x32x1x1xf32>
+  %s2 = graph.constant dense<0.05> : tensor<f32>
+  %z2 = graph.constant dense<-128> : tensor<i8>
+  %y = graph.conv %x, %w, %b {offset_x = -3 : i64} : (tensor<1x8x8x8xi8>, tensor<32x8x1x1xi8>, tensor<32xi32>) -> tensor<1x32x8x8xi32>
+  %d = graph.dequantize %y, %s : (tensor<1x32x8x8xi32>, tensor<1x32x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %h = graph.cast %d {to = f16} : (tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf16>
+  %t = graph.add %h, %res : (tensor<1x32x8x8xf16>, tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf16>
+  %r = graph.relu %t : (tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf16>
+  %r32 = graph.cast %r {to = f32} : (tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf32>
+  %q = graph.quantize %r32, %s2, %z2 : (tensor<1x32x8x8xf32>, tensor<f32>, tensor<i8>) -> tensor<1x32x8x8xi8>
+  func.return %r, %q : tensor<1x32x8x8xf16>, tensor<1x32x8x8xi8>
+}
+
+// -----
+// The same with one scale per channel: the program stays f32 and divides by the scales' tile.
+// CHECK-LABEL: ascend.kernel @{{.*}}k0_fusion(
+// CHECK:         ascend.vcast %{{.*}}, %{{.*}} : memref<8x8xf16, {{.*}}"ub">, memref<8x8xf32, {{.*}}"ub">
+// CHECK:         ascend.vadd {{.*}} : memref<8x8xf32, {{.*}}"ub">
+// CHECK:         ascend.vdiv {{.*}} : memref<8x8xf32, {{.*}}"ub">
+func.func @residual_per_channel_scales(%x: tensor<1x8x8x8xi8>, %w: tensor<32x8x1x1xi8>, %res: tensor<1x32x8x8xf16>) -> (tensor<1x32x8x8xf16>, tensor<1x32x8x8xi8>) {
+  %s = graph.constant dense<0.01> : tensor<1x32x1x1xf32>
+  %s2 = graph.constant dense<0.05> : tensor<1x32x1x1xf32>
+  %z2 = graph.constant dense<-128> : tensor<i8>
+  %y = graph.conv %x, %w {offset_x = -3 : i64} : (tensor<1x8x8x8xi8>, tensor<32x8x1x1xi8>) -> tensor<1x32x8x8xi32>
+  %d = graph.dequantize %y, %s : (tensor<1x32x8x8xi32>, tensor<1x32x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %h = graph.cast %d {to = f16} : (tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf16>
+  %t = graph.add %h, %res : (tensor<1x32x8x8xf16>, tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf16>
+  %r = graph.relu %t : (tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf16>
+  %r32 = graph.cast %r {to = f32} : (tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf32>
+  %q = graph.quantize %r32, %s2, %z2 : (tensor<1x32x8x8xf32>, tensor<1x32x1x1xf32>, tensor<i8>) -> tensor<1x32x8x8xi8>
+  func.return %r, %q : tensor<1x32x8x8xf16>, tensor<1x32x8x8xi8>
+}
+
+// -----
+// An add the graph computes in f32 (an f32 residual): the program stays f32.
+// CHECK-LABEL: ascend.kernel @{{.*}}k0_fusion(
+// CHECK:         ascend.vcast %{{.*}}, %{{.*}} : memref<8x8xf16, {{.*}}"ub">, memref<8x8xf32, {{.*}}"ub">
+// CHECK:         ascend.vadd {{.*}} : memref<8x8xf32, {{.*}}"ub">
+// CHECK-NEXT:    ascend.vdiv {{.*}} : memref<8x8xf32, {{.*}}"ub">
+func.func @residual_f32(%x: tensor<1x8x8x8xi8>, %w: tensor<32x8x1x1xi8>, %res: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xi8> {
+  %s = graph.constant dense<0.01> : tensor<1x32x1x1xf32>
+  %s2 = graph.constant dense<0.05> : tensor<f32>
+  %z2 = graph.constant dense<-128> : tensor<i8>
+  %y = graph.conv %x, %w {offset_x = -3 : i64} : (tensor<1x8x8x8xi8>, tensor<32x8x1x1xi8>) -> tensor<1x32x8x8xi32>
+  %d = graph.dequantize %y, %s : (tensor<1x32x8x8xi32>, tensor<1x32x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %h = graph.cast %d {to = f16} : (tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf16>
+  %h32 = graph.cast %h {to = f32} : (tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf32>
+  %t = graph.add %h32, %res : (tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
+  %q = graph.quantize %t, %s2, %z2 : (tensor<1x32x8x8xf32>, tensor<f32>, tensor<i8>) -> tensor<1x32x8x8xi8>
+  func.return %q : tensor<1x32x8x8xi8>
+}
