@@ -384,6 +384,27 @@ def _cache_write_seed(plan: _Planner, anchor: int) -> list[int] | None:
     return [j, anchor]
 
 
+def _pool_quantize_seed(plan: _Planner, anchor: int) -> list[int] | None:
+    """A pool and the quantize that alone reads it (through float casts), by one known scale
+    and zero point: the pool template quantizes its result tile on the way out
+    (lowering/templates/vector/pool.py), so the float map is not written and read again by a
+    kernel of its own (Inception's max pool after an LRN and its average-pool branches, the
+    max pools of AlexNet and ZFNet after theirs)."""
+    chain, i = [anchor], anchor
+    while True:
+        if plan.escapes[i] or len(plan.users[i]) != 1:
+            return None
+        u = plan.users[i][0]
+        op = plan.ops[u]
+        chain.append(u)
+        if isinstance(op, g.QuantizeOp):
+            known = [g.constant_value_of(v) for v in op.operands[1:]]
+            return chain if all(k is not None and k.size == 1 for k in known) else None
+        if not (isinstance(op, g.CastOp) and is_float(op.results[0].type.element_type)):
+            return None
+        i = u
+
+
 PATTERNS: tuple[Pattern, ...] = (
     Pattern("attention", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp}), seed=_attention_seed,
             feed=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}), epilogue=frozenset({R.VIEW, R.MOVE, R.ELEMENTWISE}),
@@ -392,6 +413,8 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("attention", frozenset({R.ATTENTION}), ops=frozenset({g.AttentionOp}), seed=_attention_op_seed),
     Pattern("projections", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp}), seed=_projections_seed),
     Pattern("cache-write", frozenset({R.OPAQUE}), ops=frozenset({g.KvCacheWriteOp}), seed=_cache_write_seed),
+    Pattern("pool-quantize", frozenset({R.OPAQUE}), ops=frozenset({g.MaxPoolOp, g.AvgPoolOp}),
+            seed=_pool_quantize_seed),
     Pattern("conv-epilogue", frozenset({R.CUBE}), ops=frozenset({g.ConvOp}),
             feed=frozenset({R.VIEW, R.CHANNEL_CONCAT}), epilogue=_EW, side=_EW),
     Pattern("matmul-epilogue", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp, g.GemmOp}),
@@ -1255,7 +1278,7 @@ class FusePass(ModulePass):
     max_ops: int = 32
     """The most ops in one fusion (GE's max_fusion_ops)."""
     disable: tuple[str, ...] = ()
-    """Patterns not to apply: attention, projections, cache-write, conv-epilogue,
+    """Patterns not to apply: attention, projections, cache-write, pool-quantize, conv-epilogue,
     matmul-epilogue, layernorm, reduction, elementwise, data, norm-prologue, norm-epilogue."""
     device: str = DEFAULT_DEVICE
     """The device whose cost model prices the candidates."""

@@ -518,3 +518,40 @@ def test_an_int8_channel_concat_is_the_convs_input_load():
     assert got.dtype == np.int32 and np.array_equal(got, ref)
     (kernel,) = _kernels(model)
     assert kernel.attributes[attr_names.TEMPLATE].data == "conv"
+
+
+@pytest.mark.parametrize("pool, attrs, zp, out", [
+    ("max_pool", "kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>", -128, (3, 40, 7, 7)),
+    ("avg_pool", "kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>", 0,
+     (3, 40, 8, 8)),
+    ("avg_pool", "kernel_shape = array<i64: 2, 2>, strides = array<i64: 1, 1>, count_include_pad = 1 : i64, "
+                 "pads = array<i64: 0, 0, 1, 1>", 5, (3, 40, 15, 15)),
+])
+def test_a_quantized_pool_is_one_pool_kernel_equal_to_the_graph(pool, attrs, zp, out):
+    """pool(f16) -> cast f32 -> quantize (graph-fuse's pool-quantize): one pool kernel that
+    quantizes its result tile in f32 as the graph does, so the int8 map is bit for bit that of
+    the pool kernel and the quantize kernel it replaces, values on rounding boundaries included
+    (the f16 inputs take every half step of the scale) - and the graph's for a max pool. An
+    average's f16 window sums round differently from the graph's (the pool kernel's own
+    numerics): within one step."""
+    x = (3, 40, 15, 15)
+    f16t, f32t, i8t = _t(out, "f16"), _t(out, "f32"), _t(out, "i8")
+    text = f"""func.func @main(%x: {_t(x, 'f16')} {{onnx.name = "x"}}) -> {i8t} {{
+  %s = graph.constant dense<0.03125> : tensor<f32>
+  %z = graph.constant dense<{zp}> : tensor<i8>
+  %p = graph.{pool} %x {{{attrs}}} : ({_t(x, 'f16')}) -> {f16t}
+  %c = graph.cast %p {{to = f32}} : ({f16t}) -> {f32t}
+  %q = graph.quantize %c, %s, %z : ({f32t}, tensor<f32>, tensor<i8>) -> {i8t}
+  func.return %q : {i8t}
+}}
+"""
+    model = _compile(text)
+    module = parse_module(text, make_context(), "int8")
+    split = geir.compile(module, precision_mode="must_keep_origin_dtype", disable_fusions=("pool-quantize",))
+    feeds = {"x": (RNG.integers(-3000, 3000, x) / 64).astype(np.float16)}  # past int8's range too
+    got, ref = _run(model, feeds)
+    assert got.dtype == np.int8 and np.array_equal(got, split.run(feeds)["output0"])
+    assert np.array_equal(got, ref) if pool == "max_pool" else np.abs(got.astype(int) - ref).max() <= 1
+    assert got.min() == -128 and got.max() == 127
+    assert [k.attributes[attr_names.TEMPLATE].data for k in _kernels(model)] == ["pool"]
+    assert len(_kernels(split)) == 2

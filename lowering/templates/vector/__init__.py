@@ -28,7 +28,8 @@ pools, batch_norm as scale/shift) whose reductions all keep whole rows:
 **Pooling** (pool.py; max, average; 2-d NCHW) moves 8 or 16 channels (32 bytes) to the
 innermost dim with `vtranspose`, as the NC1HWC0 layout does on the device, so each window
 offset is a strided subview of the padded plane and a window is `kh * kw` `vmax`/`vadd`;
-tiles are (channel group, band of output rows). On NC1HWC0 tensors the C0 lanes already are
+tiles are (channel group, band of output rows); a pool a quantize reads alone quantizes its
+result tile before it leaves. On NC1HWC0 tensors the C0 lanes already are
 innermost: the rows go into the plane by DMA and the result out by DMA, no transposes.
 Global pools on NC1HWC0 are row reductions over H*W that keep the lanes. **LRN** (lrn.py)
 squares, sums `size` shifted channel slices, and scales in a [C, H*W] tile (NC1HWC0:
@@ -38,6 +39,7 @@ vtransposed to channel rows [C1 * C0, pixels] and back).
 from __future__ import annotations
 
 from geir.dialects import ascend as a
+from geir.dialects import graph as g
 from geir.dialects.traits import ViewLike
 from geir.lowering.templates.common import KernelRequest
 from geir.lowering.templates.vector.lrn import build_lrn
@@ -53,8 +55,8 @@ __all__ = ["RULES", "PoolGeometry", "Reject", "RowKernel", "build_lrn", "build_p
 def try_build(req: KernelRequest) -> a.KernelOp | None:
     if not req.ops:
         return None
-    if len(req.ops) == 1 and op_info.POOL.takes(req.ops[0]):
-        return build_pool(req)
+    if op_info.POOL.takes(req.ops[0]) and (len(req.ops) == 1 or isinstance(req.ops[-1], g.QuantizeOp)):
+        return build_pool(req)  # a pool, or one quantized on its way out (graph-fuse's pool-quantize)
     if len(req.ops) == 1 and op_info.LRN.takes(req.ops[0]):
         return build_lrn(req)
     if all(op.has_trait(ViewLike) for op in req.ops):

@@ -19,15 +19,25 @@ converts it to f32 for the windows (the vector unit has no bf16 vmax / vadd) and
 back to bf16 before it leaves; an int8 max pool (graph-fold-qdq moves a quantize before a max
 pool) does the same in f16, which holds every int8 value exactly, its padding the type's
 minimum.
+
+A pool whose one reader quantizes it (graph-fuse's "pool-quantize": an f16 / f32 pool, NCHW,
+then float casts and a quantize by one known scale and zero point) quantizes its result tile
+before it leaves, as the graph does: in f32 (the f16 result converted exactly), `vdiv` by the
+scale's tile, `vround` (half to even), `+ zero point` and the clamp to the type's range; the
+integers go back to the pool's type (exact: every int8 value is an f16 one), are transposed as
+the result would be, and a `vcast {round = "rint"}` makes them int8. So the kernel's int8
+result is the graph's bit for bit; the quantize works on the pooled tile, a quarter of the
+plane or less.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import DenseArrayBase, f16, i64
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f16, f32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
@@ -147,6 +157,39 @@ class Band:
 
 
 @dataclass(frozen=True)
+class Quantize:
+    """A quantize of the pool's result: rint(x / `scale`) + `zero_point`, clamped to [`lo`,
+    `hi`], stored as `elt`."""
+
+    scale: float
+    zero_point: float
+    lo: int
+    hi: int
+    elt: Attribute
+
+    @classmethod
+    def of(cls, pool: Operation, ops: Sequence[Operation]) -> Quantize | None:
+        """The quantize `ops` (float casts, then a quantize by one known scale > 0 and zero
+        point) make of the pool's result, or None."""
+        *casts, q = ops
+        value = pool.results[0]
+        for c in casts:
+            if not (isinstance(c, g.CastOp) and c.operands[0] is value and is_float(c.results[0].type.element_type)):
+                return None
+            value = c.results[0]
+        if not isinstance(q, g.QuantizeOp) or q.operands[0] is not value:
+            return None
+        scale, zp = (g.constant_value_of(v) for v in q.operands[1:])
+        elt = q.results[0].type.element_type
+        if scale is None or zp is None or scale.size != 1 or zp.size != 1 or not float(scale.reshape(-1)[0]) > 0:
+            return None
+        if is_float(elt) or to_dtype(elt).itemsize != 1:
+            return None
+        info = np.iinfo(to_dtype(elt))
+        return cls(float(scale.reshape(-1)[0]), float(zp.reshape(-1)[0]), int(info.min), int(info.max), elt)
+
+
+@dataclass(frozen=True)
 class _Plan:
     """What the tiling and the emission share: the geometry, the op, the lanes."""
 
@@ -157,9 +200,10 @@ class _Plan:
     include_pad: bool   # an average counts the padding in its divisor
     c0: int             # lanes of a plane row
     cg: int             # channels in a group (c0 when blocked)
+    quant: Quantize | None = None  # the result quantized before it leaves (NCHW only)
 
     @classmethod
-    def of(cls, op: Operation, geom: PoolGeometry) -> _Plan:
+    def of(cls, op: Operation, geom: PoolGeometry, quant: Quantize | None = None) -> _Plan:
         elt = op.inputs[0].type.element_type
         is_max = isinstance(op, g.MaxPoolOp)
         include_pad = not is_max and bool(op.attrs().get("count_include_pad", 0))
@@ -167,7 +211,7 @@ class _Plan:
         cg = c0 if geom.blocked else max(d for d in range(1, c0 + 1) if geom.nc % d == 0)
         # int8 windows compare in f16, which holds every int8 exactly (no int8 vmax)
         celt = compute_type(elt) if is_float(elt) else f16
-        return cls(geom, elt, celt, is_max, include_pad, c0, cg)
+        return cls(geom, elt, celt, is_max, include_pad, c0, cg, quant)
 
     @property
     def groups(self) -> int:
@@ -180,6 +224,14 @@ class _Plan:
     @property
     def opad(self) -> int:  # an NCHW output row in ub
         return round_up(self.geom.ow, self.c0)
+
+    @property
+    def qpad(self) -> int:  # a quantized NCHW output row in ub
+        return round_up(self.geom.ow, block_elems(self.quant.elt)) if self.quant else 0
+
+    @property
+    def qwide(self) -> bool:  # the quantize converts the result to f32 first
+        return self.quant is not None and self.celt != f32
 
     @property
     def converts(self) -> bool:
@@ -198,6 +250,9 @@ class _Plan:
             computed += span * G.wp * c0                               # the plane converted
             stored += toh * G.ow * c0                                  # the result converted
         n = gt * (stored * itemsize(self.elt) + computed * itemsize(self.celt))
+        if self.quant:
+            n += gt * c0 * toh * self.qpad * itemsize(self.quant.elt)  # the result quantized
+            n += (1 + self.qwide) * gt * toh * G.ow * c0 * itemsize(f32)  # the f32 result, the scale
         if not self.is_max:
             n += (span * G.wp * c0 + toh * G.ow * c0 * (1 + gt)) * itemsize(self.celt)  # mask, counts
         return n
@@ -237,7 +292,7 @@ def _choose_tiles(req: KernelRequest, plan: _Plan) -> tuple[int, int, int] | Non
 def build_pool(req: KernelRequest) -> a.KernelOp | None:
     """The pool kernel of a request of one max_pool / avg_pool (see the module docstring),
     or None if the template does not take it."""
-    (op,) = req.ops
+    op, *rest = req.ops
     if req.inputs[0] is not op.inputs[0] or len(req.outputs) != 1:
         return None
     geom = PoolGeometry.of(op)
@@ -248,7 +303,11 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
         return None
     if not is_float(elt) and not isinstance(op, g.MaxPoolOp):
         return None  # an integer average rounds: only the maximum is exact in f16
-    plan = _Plan.of(op, geom)
+    quant = Quantize.of(op, rest) if rest else None
+    if rest and (quant is None or geom.blocked or compute_type(elt) != elt
+                 or req.outputs[0] is not rest[-1].results[0] or formats.is_formatted(req.outputs[0].type)):
+        return None  # the quantized result leaves NCHW, computed in the pool's own type
+    plan = _Plan.of(op, geom, quant)
     tiles = _choose_tiles(req, plan)
     if tiles is None:
         return None  # one output row of a channel group does not fit ub
@@ -288,6 +347,9 @@ class _Buffers:
     out: SSAValue | None    # [gt, c0, toh, opad] the result transposed back
     planef: SSAValue | None  # the plane and the result in the compute type (bf16: f32)
     accb: SSAValue | None    # and the result converted back (`_Plan.converts` only)
+    outq: SSAValue | None    # [gt, c0, toh, qpad] the result transposed back, quantized
+    accf: SSAValue | None    # [gt, toh, OW, c0] the result in f32 (quantized, not f32 already)
+    scale: SSAValue | None   # [gt, toh, OW, c0] the quantize's scale (f32)
     mask: SSAValue | None   # [1, span, Wp, c0] 1 where a window counts
     cnt: SSAValue | None    # [1, toh, OW, c0] the divisors
     cntb: SSAValue | None   # [gt, toh, OW, c0] the divisors broadcast to the groups
@@ -326,6 +388,9 @@ class _PoolKernel:
                 out=None if G.blocked else kb.alloc([gt, c0, toh, plan.opad], elt, "ub", "out" + sfx),
                 planef=kb.alloc([gt, span, G.wp, c0], celt, "ub", "planef" + sfx) if conv else None,
                 accb=kb.alloc([gt, toh, G.ow, c0], elt, "ub", "accb" + sfx) if conv else None,
+                outq=kb.alloc([gt, c0, toh, plan.qpad], plan.quant.elt, "ub", "outq" + sfx) if plan.quant else None,
+                accf=kb.alloc([gt, toh, G.ow, c0], f32, "ub", "accf" + sfx) if plan.qwide else None,
+                scale=kb.alloc([gt, toh, G.ow, c0], f32, "ub", "qscale" + sfx) if plan.quant else None,
                 mask=kb.alloc([1, span, G.wp, c0], celt, "ub", "mask" + sfx) if avg else None,
                 cnt=kb.alloc([1, toh, G.ow, c0], celt, "ub", "cnt" + sfx) if avg else None,
                 cntb=kb.alloc([gt, toh, G.ow, c0], celt, "ub", "cntb" + sfx) if avg else None,
@@ -388,13 +453,35 @@ class _PoolKernel:
         self._windows(plane, n, band.rows, acc, a.VmaxOp if plan.is_max else a.VaddOp)
         if not plan.is_max:
             kb.vec(a.VdivOp, acc, self._counts(piece, b), acc)
+        if plan.quant:
+            self._quantize(acc, b, box)
         if plan.converts:
             narrow = kb.tile(b.accb, [0, 0, 0, 0], box)
             kb.vec(a.VcastOp, acc, narrow)
             acc = narrow
         if not G.blocked:
-            kb.vec(a.VtransposeOp, acc, ub_view(kb, b.out, [n, plan.cg, band.rows, G.ow]),
-                   perm=DenseArrayBase.from_list(i64, _PERM_OUT))
+            out = ub_view(kb, b.out, [n, plan.cg, band.rows, G.ow])
+            kb.vec(a.VtransposeOp, acc, out, perm=DenseArrayBase.from_list(i64, _PERM_OUT))
+            if plan.quant:  # an integer in range already: rint converts it exactly
+                kb.vec(a.VcastOp, out, ub_view(kb, b.outq, [n, plan.cg, band.rows, G.ow]), round=StringAttr("rint"))
+
+    def _quantize(self, acc: SSAValue, b: _Buffers, box: list[int]) -> None:
+        """acc -> rint(acc / scale) + zero point, clamped to the quantized type's range: in f32,
+        the integers back in acc's type."""
+        kb, q = self.kb, self.plan.quant
+        wide = kb.tile(b.accf, [0, 0, 0, 0], box) if self.plan.qwide else acc
+        scale = kb.tile(b.scale, [0, 0, 0, 0], box)
+        if wide is not acc:
+            kb.vec(a.VcastOp, acc, wide)
+        kb.vec(a.VdupOp, kb.scalar(q.scale, f32), scale)
+        kb.vec(a.VdivOp, wide, scale, wide)
+        kb.vec(a.VroundOp, wide, wide)
+        if q.zero_point:
+            kb.vec(a.VaddsOp, wide, kb.scalar(q.zero_point, f32), wide)
+        kb.vec(a.VmaxsOp, wide, kb.scalar(float(q.lo), f32), wide)
+        kb.vec(a.VminsOp, wide, kb.scalar(float(q.hi), f32), wide)
+        if wide is not acc:
+            kb.vec(a.VcastOp, wide, acc)
 
     def _counts(self, piece: _Piece, b: _Buffers) -> SSAValue:
         """An average's divisors: the window sums of a plane of 1 where the window counts (the
@@ -436,7 +523,8 @@ class _PoolKernel:
             kb.copy(kb.tile(result, [0, 0, 0, 0], box), kb.tile(self.y, [grp, oh0, 0, 0], box))
         else:
             box = [n, self.plan.cg, rows, G.ow]
-            kb.copy(ub_view(kb, self.bufs[s].out, box), kb.tile(self.y, [grp, 0, oh0, 0], box))
+            result = self.bufs[s].outq if self.plan.quant else self.bufs[s].out
+            kb.copy(ub_view(kb, result, box), kb.tile(self.y, [grp, 0, oh0, 0], box))
 
 
 def _fill_border(kb: KernelBuilder, plane: SSAValue, fill: SSAValue, rows: tuple[int, int],

@@ -312,3 +312,33 @@ func.func @int8_projection(%x: tensor<1x16x8x8xi8>, %acc: tensor<1x16x8x8xi32>) 
   %sum2 = graph.add %d3, %d4 : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> loc("in_add")
   func.return %q, %sum2 : tensor<1x16x8x8xi8>, tensor<1x16x8x8xf32>
 }
+
+// -----
+
+// A pool whose one reader quantizes it (through a float cast) by one scale and zero point: one
+// "pool-quantize" kernel (the pool template quantizes its result tile). Not where the pooled
+// map has another reader, nor where the scale is per channel.
+// CHECK-LABEL: func.func @pool_quantize(
+// CHECK:         %q = graph.fusion "vector" (%x) attributes {graph.pattern = "pool-quantize"}
+// CHECK:           graph.max_pool
+// CHECK-NEXT:      graph.cast
+// CHECK-NEXT:      graph.quantize
+// CHECK:         } loc(fused["pool", "pool_f32", "q"])
+// CHECK-NEXT:    %kept = graph.avg_pool %x
+// CHECK-NOT:     "pool-quantize"
+// CHECK:         func.return
+func.func @pool_quantize(%x: tensor<1x16x8x8xf16>) -> (tensor<1x16x4x4xi8>, tensor<1x16x4x4xi8>, tensor<1x16x4x4xf16>, tensor<1x16x4x4xi8>) {
+  %s = graph.constant dense<0.125> : tensor<f32> loc("s")
+  %sc = graph.constant dense<0.125> : tensor<1x16x1x1xf32> loc("sc")
+  %zp = graph.constant dense<-128> : tensor<i8> loc("zp")
+  %p = graph.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x16x8x8xf16>) -> tensor<1x16x4x4xf16> loc("pool")
+  %p32 = graph.cast %p {to = f32} : (tensor<1x16x4x4xf16>) -> tensor<1x16x4x4xf32> loc("pool_f32")
+  %q = graph.quantize %p32, %s, %zp : (tensor<1x16x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x16x4x4xi8> loc("q")
+  %kept = graph.avg_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x16x8x8xf16>) -> tensor<1x16x4x4xf16> loc("kept")
+  %k32 = graph.cast %kept {to = f32} : (tensor<1x16x4x4xf16>) -> tensor<1x16x4x4xf32> loc("kept_f32")
+  %kq = graph.quantize %k32, %s, %zp : (tensor<1x16x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x16x4x4xi8> loc("kq")
+  %pc = graph.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x16x8x8xf16>) -> tensor<1x16x4x4xf16> loc("pc")
+  %pc32 = graph.cast %pc {to = f32} : (tensor<1x16x4x4xf16>) -> tensor<1x16x4x4xf32> loc("pc_f32")
+  %pcq = graph.quantize %pc32, %sc, %zp : (tensor<1x16x4x4xf32>, tensor<1x16x1x1xf32>, tensor<i8>) -> tensor<1x16x4x4xi8> loc("pcq")
+  func.return %q, %kq, %kept, %pcq : tensor<1x16x4x4xi8>, tensor<1x16x4x4xi8>, tensor<1x16x4x4xf16>, tensor<1x16x4x4xi8>
+}

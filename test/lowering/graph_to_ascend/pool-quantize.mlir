@@ -1,0 +1,76 @@
+// convert-graph-to-ascend on graph-fuse's "pool-quantize" groups: an f16 pool whose one reader
+// quantizes it is one pool kernel that quantizes its result tile before it leaves, as the graph
+// does: the f16 result in f32 (exact), vdiv by the scale's tile, vround, + zero point, the
+// clamp; the integers back in f16 (exact), transposed to NCHW rows, vcast {round = "rint"} to
+// int8 and copied out. No f16 map is written.
+// RUN: geir-opt %s --split-input-file -p graph-fuse,convert-graph-to-ascend | filecheck %s
+
+// CHECK-LABEL: ascend.kernel @k0_fusion(
+// CHECK-SAME:    %q: memref<1x24x6x6xi8, "gm">)
+// CHECK-SAME:    core_type = "vector", template = "pool"
+// CHECK:         %acc = ascend.alloc {{.*}} : memref<2x6x6x16xf16, "ub">
+// CHECK:         %outq = ascend.alloc {{.*}} : memref<2x16x6x32xi8, "ub">
+// CHECK-NEXT:    %accf = ascend.alloc {{.*}} : memref<2x6x6x16xf32, "ub">
+// CHECK-NEXT:    %qscale = ascend.alloc {{.*}} : memref<2x6x6x16xf32, "ub">
+// CHECK-NEXT:    %[[SCALE:.*]] = arith.constant 5.000000e-02 : f32
+// CHECK-NEXT:    %[[ZP:.*]] = arith.constant -1.280000e+02 : f32
+// CHECK-NEXT:    %[[MAX:.*]] = arith.constant 1.270000e+02 : f32
+// CHECK:         ascend.vmax
+// CHECK:         ascend.vcast %[[ACC:.*]], %[[W:.*]] : memref<{{.*}}xf16, {{.*}}"ub">, memref<{{.*}}xf32, {{.*}}"ub">
+// CHECK-NEXT:    ascend.vdup %[[SCALE]], %[[S:.*]] : f32,
+// CHECK-NEXT:    ascend.vdiv %[[W]], %[[S]], %[[W]]
+// CHECK-NEXT:    ascend.vround %[[W]], %[[W]]
+// CHECK-NEXT:    ascend.vadds %[[W]], %[[ZP]], %[[W]]
+// CHECK-NEXT:    ascend.vmaxs %[[W]], %[[ZP]], %[[W]]
+// CHECK-NEXT:    ascend.vmins %[[W]], %[[MAX]], %[[W]]
+// CHECK-NEXT:    ascend.vcast %[[W]], %[[ACC]]
+// CHECK:         ascend.vtranspose %[[ACC]], %[[OUT:.*]] {perm
+// CHECK:         ascend.vcast %[[OUT]], %[[OQ:.*]] {round = "rint"} : memref<{{.*}}xf16, {{.*}}"ub">, memref<{{.*}}xi8, {{.*}}"ub">
+// CHECK:         ascend.copy %{{.*}}, %{{.*}} : memref<2x12x6x6xi8, {{.*}}"ub"> to memref<2x12x6x6xi8, "gm">
+// CHECK-NOT:     ascend.kernel
+func.func @max_pool_quantize(%x: tensor<1x24x13x13xf16>) -> tensor<1x24x6x6xi8> {
+  %s = graph.constant dense<0.05> : tensor<f32>
+  %z = graph.constant dense<-128> : tensor<i8>
+  %p = graph.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x24x13x13xf16>) -> tensor<1x24x6x6xf16>
+  %c = graph.cast %p {to = f32} : (tensor<1x24x6x6xf16>) -> tensor<1x24x6x6xf32>
+  %q = graph.quantize %c, %s, %z : (tensor<1x24x6x6xf32>, tensor<f32>, tensor<i8>) -> tensor<1x24x6x6xi8>
+  func.return %q : tensor<1x24x6x6xi8>
+}
+
+// -----
+// An average pool: the windows' sums divided by the counts, then the same quantize; a zero
+// point of 0 adds nothing.
+// CHECK-LABEL: ascend.kernel @k0_fusion(
+// CHECK-SAME:    template = "pool"
+// CHECK:         ascend.vdiv %{{.*}} : memref<1x4x4x16xf16
+// CHECK-NEXT:    ascend.vcast %[[ACC:.*]], %[[W:.*]] : memref<1x4x4x16xf16, {{.*}}"ub">, memref<1x4x4x16xf32, {{.*}}"ub">
+// CHECK-NEXT:    ascend.vdup
+// CHECK-NEXT:    ascend.vdiv %[[W]]
+// CHECK-NEXT:    ascend.vround %[[W]], %[[W]]
+// CHECK-NEXT:    ascend.vmaxs %[[W]]
+// CHECK-NEXT:    ascend.vmins %[[W]]
+// CHECK-NEXT:    ascend.vcast %[[W]], %[[ACC]]
+// CHECK-NOT:     ascend.kernel
+func.func @avg_pool_quantize(%x: tensor<1x16x8x8xf16>) -> tensor<1x16x4x4xi8> {
+  %s = graph.constant dense<0.02> : tensor<f32>
+  %z = graph.constant dense<0> : tensor<i8>
+  %p = graph.avg_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x8x8xf16>) -> tensor<1x16x4x4xf16>
+  %c = graph.cast %p {to = f32} : (tensor<1x16x4x4xf16>) -> tensor<1x16x4x4xf32>
+  %q = graph.quantize %c, %s, %z : (tensor<1x16x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x16x4x4xi8>
+  func.return %q : tensor<1x16x4x4xi8>
+}
+
+// -----
+// The pooled map is returned too: the pool and the quantize stay two kernels.
+// CHECK-LABEL: ascend.kernel @k0_max_pool(
+// CHECK-SAME:    template = "pool"
+// CHECK:       ascend.kernel @k1_fusion(
+// CHECK-NOT:     template = "pool"
+func.func @pool_read_twice(%x: tensor<1x16x8x8xf16>) -> (tensor<1x16x4x4xi8>, tensor<1x16x4x4xf16>) {
+  %s = graph.constant dense<0.02> : tensor<f32>
+  %z = graph.constant dense<0> : tensor<i8>
+  %mp = graph.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x16x8x8xf16>) -> tensor<1x16x4x4xf16>
+  %c = graph.cast %mp {to = f32} : (tensor<1x16x4x4xf16>) -> tensor<1x16x4x4xf32>
+  %q = graph.quantize %c, %s, %z : (tensor<1x16x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x16x4x4xi8>
+  func.return %q, %mp : tensor<1x16x4x4xi8>, tensor<1x16x4x4xf16>
+}
