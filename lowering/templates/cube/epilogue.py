@@ -233,7 +233,7 @@ class EpilogueBuilder:
                     isinstance(op, g.CastOp) and op.operands[0].type.element_type == f16
                     and all(isinstance(u.operation, g.QuantizeOp | g.CastOp) for u in res.uses if u.operation in self.inside)):
                 return False
-        return bool(scales) and all(v in scales or v.type.element_type == f16 for v in self.epilogue.sides)
+        return all(v in scales or v.type.element_type == f16 for v in self.epilogue.sides)
 
     def _multiply_by_known_scales(self) -> None:
         """A quantize's `vdiv` by its scale's tile becomes `vmuls` by 1 / scale (in f16 the

@@ -57,6 +57,7 @@ from geir.lowering.templates.common import (
     shape_of,
 )
 from geir.lowering.templates.data import MIN_TILE_BYTES, slots_of, ub_view
+from geir.lowering.templates.vector.quantization import integer_range
 from geir.target import op_info
 
 
@@ -185,8 +186,7 @@ class Quantize:
             return None
         if is_float(elt) or to_dtype(elt).itemsize != 1:
             return None
-        info = np.iinfo(to_dtype(elt))
-        return cls(float(scale.reshape(-1)[0]), float(zp.reshape(-1)[0]), int(info.min), int(info.max), elt)
+        return cls(float(scale.reshape(-1)[0]), float(zp.reshape(-1)[0]), *integer_range(elt), elt)
 
 
 @dataclass(frozen=True)

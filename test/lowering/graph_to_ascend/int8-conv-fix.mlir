@@ -173,6 +173,26 @@ func.func @residual_f16(%x: tensor<1x8x8x8xi8>, %w: tensor<32x8x1x1xi8>, %res: t
 }
 
 // -----
+// A block end without a requantize (the last one, read by a float pool): the add and relu in
+// f16 too, the FIX's f16 tile staged and read back as it is.
+// CHECK-LABEL: ascend.kernel @{{.*}}k0_fusion(
+// CHECK-SAME:    core_type = "mix"
+// CHECK-NOT:     xf32, {{.*}}"ub">
+// CHECK:         ascend.vadd %[[T:.*]], %{{.*}}, %[[T]] : memref<8x16xf16, strided<[16, 1]>, "ub">
+// CHECK-NEXT:    ascend.vrelu %[[T]], %[[T]] : memref<8x16xf16, strided<[16, 1]>, "ub">
+// CHECK-NOT:     xf32, {{.*}}"ub">
+// CHECK:         ascend.return
+func.func @residual_f16_out(%x: tensor<1x8x8x8xi8>, %w: tensor<32x8x1x1xi8>, %res: tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf16> {
+  %s = graph.constant dense<0.01> : tensor<1x32x1x1xf32>
+  %y = graph.conv %x, %w {offset_x = -3 : i64} : (tensor<1x8x8x8xi8>, tensor<32x8x1x1xi8>) -> tensor<1x32x8x8xi32>
+  %d = graph.dequantize %y, %s : (tensor<1x32x8x8xi32>, tensor<1x32x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %h = graph.cast %d {to = f16} : (tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf16>
+  %t = graph.add %h, %res : (tensor<1x32x8x8xf16>, tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf16>
+  %r = graph.relu %t : (tensor<1x32x8x8xf16>) -> tensor<1x32x8x8xf16>
+  func.return %r : tensor<1x32x8x8xf16>
+}
+
+// -----
 // The same with one scale per channel: the program stays f32 and divides by the scales' tile.
 // CHECK-LABEL: ascend.kernel @{{.*}}k0_fusion(
 // CHECK:         ascend.vcast %{{.*}}, %{{.*}} : memref<8x8xf16, {{.*}}"ub">, memref<8x8xf32, {{.*}}"ub">
