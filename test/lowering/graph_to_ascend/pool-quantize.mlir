@@ -38,25 +38,25 @@ func.func @max_pool_quantize(%x: tensor<1x24x13x13xf16>) -> tensor<1x24x6x6xi8> 
 }
 
 // -----
-// An average pool: the windows' sums divided by the counts, then the same quantize; a zero
-// point of 0 adds nothing.
+// An f32 average pool (must_keep_origin_dtype): the windows' sums divided by the counts, then
+// the same quantize on the f32 result itself; a zero point of 0 adds nothing.
 // CHECK-LABEL: ascend.kernel @k0_fusion(
 // CHECK-SAME:    template = "pool"
-// CHECK:         ascend.vdiv %{{.*}} : memref<1x4x4x16xf16
-// CHECK-NEXT:    ascend.vcast %[[ACC:.*]], %[[W:.*]] : memref<1x4x4x16xf16, {{.*}}"ub">, memref<1x4x4x16xf32, {{.*}}"ub">
-// CHECK-NEXT:    ascend.vdup
-// CHECK-NEXT:    ascend.vdiv %[[W]]
-// CHECK-NEXT:    ascend.vround %[[W]], %[[W]]
-// CHECK-NEXT:    ascend.vmaxs %[[W]]
-// CHECK-NEXT:    ascend.vmins %[[W]]
-// CHECK-NEXT:    ascend.vcast %[[W]], %[[ACC]]
+// CHECK-NOT:     %accf
+// CHECK:         ascend.vdiv %acc, %cntb, %acc : memref<2x4x4x8xf32, "ub">
+// CHECK-NEXT:    ascend.vdup %{{.*}}, %qscale
+// CHECK-NEXT:    ascend.vdiv %acc, %qscale, %acc
+// CHECK-NEXT:    ascend.vround %acc, %acc
+// CHECK-NEXT:    ascend.vmaxs %acc
+// CHECK-NEXT:    ascend.vmins %acc
+// CHECK:         ascend.vtranspose %acc, %[[OUT:.*]] {perm
+// CHECK:         ascend.vcast %[[OUT]], %{{.*}} {round = "rint"} : memref<{{.*}}xf32, {{.*}}"ub">, memref<{{.*}}xi8, {{.*}}"ub">
 // CHECK-NOT:     ascend.kernel
-func.func @avg_pool_quantize(%x: tensor<1x16x8x8xf16>) -> tensor<1x16x4x4xi8> {
+func.func @avg_pool_quantize(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xi8> {
   %s = graph.constant dense<0.02> : tensor<f32>
   %z = graph.constant dense<0> : tensor<i8>
-  %p = graph.avg_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x8x8xf16>) -> tensor<1x16x4x4xf16>
-  %c = graph.cast %p {to = f32} : (tensor<1x16x4x4xf16>) -> tensor<1x16x4x4xf32>
-  %q = graph.quantize %c, %s, %z : (tensor<1x16x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x16x4x4xi8>
+  %p = graph.avg_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  %q = graph.quantize %p, %s, %z : (tensor<1x16x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x16x4x4xi8>
   func.return %q : tensor<1x16x4x4xi8>
 }
 
