@@ -27,7 +27,8 @@ users adjusted (their zero point or offset_x shifted, the contraction's int32 bi
 128 * sum(w)). The cube multiplies int8 by int8.
 
 A per-tensor quantize of a concat moves onto the concat's operands (`QuantizeConcatOperands`),
-so each requantizes in its producer's kernel and the concat moves int8; a quantize of a max
+so each requantizes in its producer's kernel and the concat moves int8 (a concat read in float
+too stays for those readers beside the int8 one); a quantize of a max
 pool moves before the pool (`QuantizeMaxPoolInput`: both are monotone, so they commute
 exactly), so the pool moves int8.
 
@@ -63,7 +64,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, f16, f32
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, OpResult, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.pattern_rewriter import (
@@ -326,14 +327,21 @@ class QuantizeConcatOperands(RewritePattern):
     the concat's operands, each quantize joins the kernel that produces its operand (an int8
     conv's epilogue requantizes), the concat moves int8 - where an output buffer lays the
     operands side by side, it moves nothing - and the quantize kernel of its own is gone
-    (SqueezeNet's fire modules). A concat read in float too (Inception's, whose pool branch
-    reads it) keeps its quantize."""
+    (SqueezeNet's fire modules). A concat read in float too (Inception-v2's, whose average
+    pool branch reads it) stays for those readers, and the int8 concat is a second one: its
+    producers write both (an epilogue with two outputs), so the float concat is no longer read
+    back and quantized by a kernel of its own on the way into the 1x1 convs. That needs every
+    operand made by a kernel that can take the quantize: a function argument or a constant
+    would get a quantize kernel of its own, one per operand where there was one."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, g.QuantizeOp) or op.attrs().get("saturate") is not None:
             return
         cat = op.inputs[0].owner
-        if not isinstance(cat, g.ConcatOp) or not cat.results[0].has_one_use():
+        if not isinstance(cat, g.ConcatOp):
+            return
+        if not cat.results[0].has_one_use() and any(
+                not isinstance(x, OpResult) or isinstance(x.owner, g.ConstantOp) for x in cat.inputs):
             return
         scale, zero = op.inputs[1], op.inputs[2]
         if any(_const(v) is None or _const(v).size != 1 for v in (scale, zero)):

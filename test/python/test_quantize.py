@@ -379,6 +379,22 @@ def test_a_max_pool_between_int8_convs_runs_in_int8():
     assert cos > 0.999, cos
 
 
+def _inception_module(rng, pool: str):
+    """`_int8_case` of an Inception module in small: a concat of two convs (3x3, 1x1; relu) read
+    by a 1x1 conv and, through a 3x3 `pool` (ONNX op type), by another; their outputs joined."""
+    nodes = [helper.make_node("Conv", ["x", "wa"], ["a"], name="conv_a", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["a"], ["ra"], name="relu_a"),
+             helper.make_node("Conv", ["x", "wb"], ["b"], name="conv_b"),
+             helper.make_node("Relu", ["b"], ["rb"], name="relu_b"),
+             helper.make_node("Concat", ["ra", "rb"], ["cat"], name="concat", axis=1),
+             helper.make_node("Conv", ["cat", "w1"], ["y1"], name="conv_1x1"),
+             helper.make_node(pool, ["cat"], ["p"], name="pool", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["p", "w2"], ["y2"], name="conv_pool"),
+             helper.make_node("Concat", ["y1", "y2"], ["y"], name="out", axis=1)]
+    return _int8_case(rng, "module", nodes, (2, 8, 10, 10),
+                      {"wa": (32, 8, 3, 3), "wb": (32, 8, 1, 1), "w1": (32, 64, 1, 1), "w2": (32, 64, 1, 1)})
+
+
 def test_a_pool_branch_shares_its_input_s_parameters_and_runs_in_int8():
     """Inception's module in small: a concat of two int8 convs read by a 1x1 conv and, through a
     3x3 max pool, by another 1x1 conv. The pooled layer takes the concat reader's scale and zero
@@ -386,18 +402,7 @@ def test_a_pool_branch_shares_its_input_s_parameters_and_runs_in_int8():
     pool, where it is the 1x1 conv's: the pool runs in int8 on the concat, which its convs
     write requantized - no quantize kernel, no float concat; within two output steps of the
     QDQ graph."""
-    nodes = [helper.make_node("Conv", ["x", "wa"], ["a"], name="conv_a", pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["a"], ["ra"], name="relu_a"),
-             helper.make_node("Conv", ["x", "wb"], ["b"], name="conv_b"),
-             helper.make_node("Relu", ["b"], ["rb"], name="relu_b"),
-             helper.make_node("Concat", ["ra", "rb"], ["cat"], name="concat", axis=1),
-             helper.make_node("Conv", ["cat", "w1"], ["y1"], name="conv_1x1"),
-             helper.make_node("MaxPool", ["cat"], ["p"], name="pool", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-             helper.make_node("Conv", ["p", "w2"], ["y2"], name="conv_pool"),
-             helper.make_node("Concat", ["y1", "y2"], ["y"], name="out", axis=1)]
-    data, qdq, table, compiled, simplified = _int8_case(
-        np.random.default_rng(5), "module", nodes, (2, 8, 10, 10),
-        {"wa": (32, 8, 3, 3), "wb": (32, 8, 1, 1), "w1": (32, 64, 1, 1), "w2": (32, 64, 1, 1)})
+    data, qdq, table, compiled, simplified = _inception_module(np.random.default_rng(5), "MaxPool")
     shared, own = table.layers["conv_pool"], table.layers["conv_1x1"]
     assert shared.info["shares"] == "conv_1x1" and (shared.scale, shared.zero_point) == (own.scale, own.zero_point)
     assert shared.info["max"] <= own.info["max"]  # its own range, measured, within the shared one
@@ -408,6 +413,21 @@ def test_a_pool_branch_shares_its_input_s_parameters_and_runs_in_int8():
     assert not [op for op in simplified.walk() if op.name == "graph.quantize"
                 and getattr(op.inputs[0].owner, "name", None) in ("graph.concat", "graph.max_pool")]
     _within_two_steps(compiled, qdq, data["x"][3])
+
+
+def test_a_concat_read_by_an_average_pool_too_is_written_in_int8_by_its_producers():
+    """Inception-v2's module in small: the concat of two int8 convs is read by a 1x1 conv and,
+    through a 3x3 average pool, by another. The pool reads the float concat, so the concat
+    stays; the 1x1 conv's quantize moves onto its operands (graph-fold-qdq), so the two convs
+    write it requantized too: no kernel reads the float concat back to quantize it. Within two
+    output steps of the QDQ graph."""
+    data, qdq, _, compiled, simplified = _inception_module(np.random.default_rng(7), "AveragePool")
+    cats = sorted(str(op.results[0].type.element_type) for op in simplified.walk()
+                  if op.name == "graph.concat" and op.results[0].name_hint != "y")
+    assert cats == ["f32", "i8"]  # the pool's float concat, the 1x1 conv's int8 one
+    assert not [op for op in simplified.walk() if op.name == "graph.quantize"
+                and getattr(op.inputs[0].owner, "name", None) == "graph.concat"]
+    _within_two_steps(compiled, qdq, data["x"][4])
 
 
 def test_a_channel_shuffle_between_int8_convs_moves_int8():

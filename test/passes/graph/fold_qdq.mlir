@@ -349,8 +349,32 @@ func.func @quantize_shuffle(%acc: tensor<1x8x2x2xi32>, %x: tensor<1x8x2x2xf32>, 
 
 // -----
 
-// Left alone: a concat that is read in float too (quantizing its operands would not remove
-// it), and a quantize per channel (its scales would have to be split along the concat).
+// Read in float too (Inception-v2's average pool branch), the concat stays for that reader
+// and the quantize still moves onto its operands, whose kernels then write both.
+// CHECK-LABEL: func.func @quantize_concat_read_in_float(
+// CHECK:         %ra = graph.relu %a
+// CHECK-NEXT:    %rb = graph.relu %b
+// CHECK-NEXT:    %c = graph.concat %ra, %rb {axis = 1 : i64} : (tensor<1x4x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x6x3x3xf32>
+// CHECK-NEXT:    %ra_q = graph.quantize %ra, %s, %z : (tensor<1x4x3x3xf32>, tensor<f32>, tensor<i8>) -> tensor<1x4x3x3xi8>
+// CHECK-NEXT:    %rb_q = graph.quantize %rb, %s, %z : (tensor<1x2x3x3xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x3x3xi8>
+// CHECK-NEXT:    %q = graph.concat %ra_q, %rb_q {axis = 1 : i64} : (tensor<1x4x3x3xi8>, tensor<1x2x3x3xi8>) -> tensor<1x6x3x3xi8>
+// CHECK-NEXT:    %p = graph.avg_pool %c
+func.func @quantize_concat_read_in_float(%a: tensor<1x4x3x3xf32>, %b: tensor<1x2x3x3xf32>) -> (tensor<1x6x3x3xi8>, tensor<1x6x3x3xf32>) {
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %z = graph.constant dense<-3> : tensor<i8>
+  %ra = graph.relu %a : (tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %rb = graph.relu %b : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  %c = graph.concat %ra, %rb {axis = 1 : i64} : (tensor<1x4x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x6x3x3xf32>
+  %q = graph.quantize %c, %s, %z : (tensor<1x6x3x3xf32>, tensor<f32>, tensor<i8>) -> tensor<1x6x3x3xi8>
+  %p = graph.avg_pool %c {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x6x3x3xf32>) -> tensor<1x6x3x3xf32>
+  func.return %q, %p : tensor<1x6x3x3xi8>, tensor<1x6x3x3xf32>
+}
+
+// -----
+
+// Left alone: a concat read in float too whose operands are function arguments (each would
+// get a quantize kernel of its own, beside the concat's copy), and a quantize per channel
+// (its scales would have to be split along the concat).
 // CHECK-LABEL: func.func @quantize_concat_kept(
 // CHECK:         %c = graph.concat %a, %b {axis = 1 : i64}
 // CHECK-NEXT:    %q = graph.quantize %c, %s, %z
