@@ -555,3 +555,31 @@ def test_a_quantized_pool_is_one_pool_kernel_equal_to_the_graph(pool, attrs, zp,
     assert got.min() == -128 and got.max() == 127
     assert [k.attributes[attr_names.TEMPLATE].data for k in _kernels(model)] == ["pool"]
     assert len(_kernels(split)) == 2
+
+
+def test_a_global_pool_flattened_for_the_classifier_quantizes_its_own_result():
+    """avg_pool over the whole image -> cast f32 -> reshape [N, C] -> quantize (the classifier
+    input of an int8 CNN): a reshape keeps the plain result's bytes in their order, so the pool
+    kernel quantizes on the way out and writes [N, C] int8 - bit for bit what the pool kernel and
+    the quantize kernel it replaces write, within one step of the graph."""
+    x, p, q = (3, 64, 7, 7), (3, 64, 1, 1), (3, 64)
+    text = f"""func.func @main(%x: {_t(x, 'f16')} {{onnx.name = "x"}}) -> {_t(q, 'i8')} {{
+  %s = graph.constant dense<0.03125> : tensor<f32>
+  %z = graph.constant dense<-128> : tensor<i8>
+  %shape = graph.constant dense<[3, 64]> : tensor<2xi64>
+  %p = graph.avg_pool %x {{kernel_shape = array<i64: 7, 7>}} : ({_t(x, 'f16')}) -> {_t(p, 'f16')}
+  %c = graph.cast %p {{to = f32}} : ({_t(p, 'f16')}) -> {_t(p, 'f32')}
+  %r = graph.reshape %c, %shape : ({_t(p, 'f32')}, tensor<2xi64>) -> {_t(q, 'f32')}
+  %q = graph.quantize %r, %s, %z : ({_t(q, 'f32')}, tensor<f32>, tensor<i8>) -> {_t(q, 'i8')}
+  func.return %q : {_t(q, 'i8')}
+}}
+"""
+    model = _compile(text)
+    module = parse_module(text, make_context(), "int8")
+    split = geir.compile(module, precision_mode="must_keep_origin_dtype", disable_fusions=("pool-quantize",))
+    feeds = {"x": (RNG.integers(-300, 3000, x) / 64).astype(np.float16)}
+    got, ref = _run(model, feeds)
+    assert got.dtype == np.int8 and got.shape == q and np.array_equal(got, split.run(feeds)["output0"])
+    assert np.abs(got.astype(int) - ref).max() <= 1
+    assert [k.attributes[attr_names.TEMPLATE].data for k in _kernels(model)] == ["pool"]
+    assert len(_kernels(split)) == 2

@@ -170,12 +170,15 @@ class Quantize:
 
     @classmethod
     def of(cls, pool: Operation, ops: Sequence[Operation]) -> Quantize | None:
-        """The quantize `ops` (float casts, then a quantize by one known scale > 0 and zero
-        point) make of the pool's result, or None."""
+        """The quantize `ops` (float casts and reshapes, then a quantize by one known scale > 0
+        and zero point) make of the pool's result, or None. A reshape keeps the NCHW result's
+        bytes in their order, so the kernel writes the quantized result as the pool's shape."""
         *casts, q = ops
         value = pool.results[0]
         for c in casts:
-            if not (isinstance(c, g.CastOp) and c.operands[0] is value and is_float(c.results[0].type.element_type)):
+            reshape = isinstance(c, g.ReshapeOp | g.FlattenOp | g.SqueezeOp | g.UnsqueezeOp)
+            if c.operands[0] is not value or not (
+                    reshape or isinstance(c, g.CastOp) and is_float(c.results[0].type.element_type)):
                 return None
             value = c.results[0]
         if not isinstance(q, g.QuantizeOp) or q.operands[0] is not value:

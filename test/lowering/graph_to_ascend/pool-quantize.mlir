@@ -74,3 +74,26 @@ func.func @pool_read_twice(%x: tensor<1x16x8x8xf16>) -> (tensor<1x16x4x4xi8>, te
   %q = graph.quantize %c, %s, %z : (tensor<1x16x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x16x4x4xi8>
   func.return %q, %mp : tensor<1x16x4x4xi8>, tensor<1x16x4x4xf16>
 }
+
+// -----
+
+// A global pool flattened for the classifier (f32: quantized in place): the quantized result
+// is written as the pool's [N, C, 1, 1] through a view of the [N, C] output (a reshape keeps
+// the bytes' order).
+// CHECK-LABEL: ascend.kernel @k0_fusion(
+// CHECK-SAME:    %q: memref<2x64xi8, "gm">)
+// CHECK-SAME:    core_type = "vector", template = "pool"
+// CHECK:         %[[FLAT:.*]] = memref.collapse_shape %q {{.*}} into memref<128xi8, "gm">
+// CHECK-NEXT:    %[[Y:.*]] = memref.expand_shape %[[FLAT]] {{.*}} output_shape [16, 8, 1, 1] : memref<128xi8, "gm"> into memref<16x8x1x1xi8, "gm">
+// CHECK:         ascend.vcast %{{.*}}, %[[OQ:.*]] {round = "rint"}
+// CHECK:         ascend.copy %{{.*}}, %[[Y]] : memref<16x8x1x1xi8, {{.*}}"ub"> to memref<16x8x1x1xi8, "gm">
+// CHECK-NOT:     ascend.kernel
+func.func @main(%x: tensor<2x64x7x7xf32> {onnx.name = "x"}) -> (tensor<2x64xi8> {onnx.name = "q"}) {
+  %s = graph.constant dense<0.05> : tensor<f32>
+  %zp = graph.constant dense<-128> : tensor<i8>
+  %shape = graph.constant dense<[2, 64]> : tensor<2xi64>
+  %p = graph.avg_pool %x {kernel_shape = array<i64: 7, 7>} : (tensor<2x64x7x7xf32>) -> tensor<2x64x1x1xf32>
+  %r = graph.reshape %p, %shape : (tensor<2x64x1x1xf32>, tensor<2xi64>) -> tensor<2x64xf32>
+  %q = graph.quantize %r, %s, %zp : (tensor<2x64xf32>, tensor<f32>, tensor<i8>) -> tensor<2x64xi8>
+  func.return %q : tensor<2x64xi8>
+}

@@ -342,3 +342,26 @@ func.func @pool_quantize(%x: tensor<1x16x8x8xf16>) -> (tensor<1x16x4x4xi8>, tens
   %pcq = graph.quantize %pc32, %sc, %zp : (tensor<1x16x4x4xf32>, tensor<1x16x1x1xf32>, tensor<i8>) -> tensor<1x16x4x4xi8> loc("pcq")
   func.return %q, %kq, %kept, %pcq : tensor<1x16x4x4xi8>, tensor<1x16x4x4xi8>, tensor<1x16x4x4xf16>, tensor<1x16x4x4xi8>
 }
+
+// -----
+
+// A global pool flattened for the classifier: the reshape between the cast and the quantize
+// keeps the plain result's bytes in their order, so it joins the pool-quantize kernel too.
+// CHECK-LABEL: func.func @pool_reshape_quantize(
+// CHECK:         %q = graph.fusion "vector" (%x) attributes {graph.pattern = "pool-quantize"}
+// CHECK:           graph.avg_pool
+// CHECK-NEXT:      graph.cast
+// CHECK-NEXT:      graph.reshape
+// CHECK-NEXT:      graph.quantize
+// CHECK:         } loc(fused["gap", "gap_f32", "flat", "q"])
+// CHECK-NEXT:    func.return %q
+func.func @pool_reshape_quantize(%x: tensor<1x64x7x7xf16>) -> tensor<1x64xi8> {
+  %s = graph.constant dense<0.125> : tensor<f32> loc("s")
+  %zp = graph.constant dense<-128> : tensor<i8> loc("zp")
+  %shape = graph.constant dense<[1, 64]> : tensor<2xi64> loc("shape")
+  %p = graph.avg_pool %x {kernel_shape = array<i64: 7, 7>} : (tensor<1x64x7x7xf16>) -> tensor<1x64x1x1xf16> loc("gap")
+  %p32 = graph.cast %p {to = f32} : (tensor<1x64x1x1xf16>) -> tensor<1x64x1x1xf32> loc("gap_f32")
+  %r = graph.reshape %p32, %shape : (tensor<1x64x1x1xf32>, tensor<2xi64>) -> tensor<1x64xf32> loc("flat")
+  %q = graph.quantize %r, %s, %zp : (tensor<1x64xf32>, tensor<f32>, tensor<i8>) -> tensor<1x64xi8> loc("q")
+  func.return %q : tensor<1x64xi8>
+}
