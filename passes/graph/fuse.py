@@ -384,13 +384,10 @@ def _cache_write_seed(plan: _Planner, anchor: int) -> list[int] | None:
     return [j, anchor]
 
 
-_RESHAPES = (g.ReshapeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp)
-"""Views that keep an NCHW tensor's bytes in their order (a reshape of a plain tensor)."""
-
-
 def _pool_quantize_seed(plan: _Planner, anchor: int) -> list[int] | None:
-    """A pool and the quantize that alone reads it (through float casts and reshapes), by one
-    known scale and zero point: the pool template quantizes its result tile on the way out
+    """A pool and the quantize that alone reads it (through float casts and views - reshapes,
+    which keep a plain tensor's bytes in their order), by one known scale and zero point: the
+    pool template quantizes its result tile on the way out
     (lowering/templates/vector/pool.py), so the float map is not written and read again by a
     kernel of its own (Inception's max pool after an LRN and its average-pool branches, the
     max pools of AlexNet and ZFNet after theirs, a global average pool flattened for the
@@ -406,7 +403,7 @@ def _pool_quantize_seed(plan: _Planner, anchor: int) -> list[int] | None:
             known = [g.constant_value_of(v) for v in op.operands[1:]]
             return chain if all(k is not None and k.size == 1 for k in known) else None
         if not (isinstance(op, g.CastOp) and is_float(op.results[0].type.element_type)) \
-                and not isinstance(op, _RESHAPES):
+                and not op.has_trait(ViewLike):
             return None
         i = u
 

@@ -44,6 +44,7 @@ from geir.dialects import ascend as a
 from geir.dialects import attr_names
 from geir.dialects import formats
 from geir.dialects import graph as g
+from geir.dialects.traits import ViewLike
 from geir.ir.types import is_float, to_dtype
 from geir.lowering.templates.common import (
     KernelBuilder,
@@ -170,15 +171,15 @@ class Quantize:
 
     @classmethod
     def of(cls, pool: Operation, ops: Sequence[Operation]) -> Quantize | None:
-        """The quantize `ops` (float casts and reshapes, then a quantize by one known scale > 0
-        and zero point) make of the pool's result, or None. A reshape keeps the NCHW result's
-        bytes in their order, so the kernel writes the quantized result as the pool's shape."""
+        """The quantize `ops` (float casts and views, then a quantize by one known scale > 0 and
+        zero point) make of the pool's result, or None. A view (a reshape) keeps the NCHW
+        result's bytes in their order, so the kernel writes the quantized result as the pool's
+        shape."""
         *casts, q = ops
         value = pool.results[0]
         for c in casts:
-            reshape = isinstance(c, g.ReshapeOp | g.FlattenOp | g.SqueezeOp | g.UnsqueezeOp)
             if c.operands[0] is not value or not (
-                    reshape or isinstance(c, g.CastOp) and is_float(c.results[0].type.element_type)):
+                    c.has_trait(ViewLike) or isinstance(c, g.CastOp) and is_float(c.results[0].type.element_type)):
                 return None
             value = c.results[0]
         if not isinstance(q, g.QuantizeOp) or q.operands[0] is not value:
