@@ -583,3 +583,56 @@ def test_a_global_pool_flattened_for_the_classifier_quantizes_its_own_result():
     assert np.abs(got.astype(int) - ref).max() <= 1
     assert [k.attributes[attr_names.TEMPLATE].data for k in _kernels(model)] == ["pool"]
     assert len(_kernels(split)) == 2
+
+
+DW_TAILS = {
+    "requantize": ("i8", "  %z = graph.constant dense<-128> : tensor<i8>\n"
+                         "  %q = graph.requantize %y, %s, %z : ({i32t}, {st}, tensor<i8>) -> {ot}\n"),
+    "dequantize_relu": ("f32", "  %d = graph.dequantize %y, %s : ({i32t}, {st}) -> {ot}\n"
+                               "  %q = graph.relu %d : ({ot}) -> {ot}\n"),
+}
+
+
+@pytest.mark.parametrize("tail", sorted(DW_TAILS))
+@pytest.mark.parametrize("stride", [1, 2])
+def test_an_int8_depthwise_conv_runs_on_the_vector_unit_equal_to_the_graph(tail, stride):
+    """A depthwise int8 conv (ShuffleNet's 3x3 ones: padded with the input's zero point, an
+    i32 bias) with a per-channel requantize or dequantize: the vector kernel, which multiplies
+    and adds in f32 (exact for int8), adds the bias in i32 and requantizes in f32 as the graph
+    does - bit for bit the graph's, where the cube's FIX pipe differs on rounding ties. Biases
+    past 2^24 (where an f32 add would round) and scales that keep the outputs in range."""
+    x, w = (2, 64, 14, 14), (64, 1, 3, 3)
+    out = (2, 64, 14 // stride, 14 // stride)
+    bias = RNG.integers(-40000, 40000, 64).astype(np.int32)
+    bias[:4] = [2**25 + 3, -(2**26) - 7, 2**24 + 1, 2**30 - 5]
+    sc = (RNG.random(64) * 0.004 + 0.002).astype(np.float32).reshape(1, 64, 1, 1)
+    sc[0, :4, 0, 0] = [2.0**-19, 2.0**-20, 2.0**-18, 2.0**-24]
+    elt, ops = DW_TAILS[tail]
+    i32t, ot, st = _t(out, "i32"), _t(out, elt), _t(sc.shape, "f32")
+    text = f"""func.func @main(%x: {_t(x, 'i8')} {{onnx.name = "x"}}, %w: {_t(w, 'i8')} {{onnx.name = "w"}}) -> {ot} {{
+  %b = {_dense(bias, 'i32')}
+  %s = {_dense(sc, 'f32')}
+  %y = graph.conv %x, %w, %b {{pads = array<i64: 1, 1, 1, 1>, strides = array<i64: {stride}, {stride}>, group = 64 : i64, offset_x = -128 : i64}} : ({_t(x, 'i8')}, {_t(w, 'i8')}, {_t((64,), 'i32')}) -> {i32t}
+{ops.format(i32t=i32t, ot=ot, st=st)}  func.return %q : {ot}
+}}
+"""
+    model = _compile(text)
+    got, ref = _run(model, {"x": _int8(x), "w": _int8(w)})
+    assert got.dtype == ref.dtype and np.array_equal(got, ref)
+    assert len(np.unique(ref)) > 100  # the scales leave a real range of values
+    (kernel,) = _kernels(model)
+    assert (kernel.attributes[attr_names.TEMPLATE].data, kernel.core_type.data) == ("depthwise", "vector")
+    body = [op for op in kernel.walk() if isinstance(op, a.VaddOp)]
+    assert any(op.dst.type.element_type == IntegerType(32) for op in body)  # the bias, in i32
+
+
+def test_an_int8_depthwise_conv_with_its_i32_result_stays_on_the_cube():
+    """Nothing to requantize or dequantize: the i32 accumulator is the output, which the cube
+    writes exactly; the vector kernel computes in f32 and is not taken."""
+    x, w, out = (1, 64, 14, 14), (64, 1, 3, 3), (1, 64, 14, 14)
+    text = _conv_text(x, w, out, "{pads = array<i64: 1, 1, 1, 1>, group = 64 : i64, offset_x = -128 : i64}",
+                      f"  func.return %y : {_t(out, 'i32')}\n", _t(out, "i32"), bias=64)
+    model = _compile(text)
+    got, ref = _run(model, {"x": _int8(x), "w": _int8(w)})
+    assert np.array_equal(got, ref)
+    assert [k.attributes[attr_names.TEMPLATE].data for k in _kernels(model)] == ["conv"]

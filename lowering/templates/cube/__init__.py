@@ -29,7 +29,7 @@ from geir.dialects import formats as L
 from geir.dialects import attr_names
 from geir.lowering.templates.common import KernelChain, KernelRequest, LoweringError
 from geir.lowering.templates.cube.conv_kernel import ConvKernel
-from geir.lowering.templates.cube.depthwise import DepthwiseKernel, depthwise_tiling, is_depthwise
+from geir.lowering.templates.cube.depthwise import DepthwiseKernel, depthwise_tiling, exact_in_f32, is_depthwise
 from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
 from geir.lowering.templates.cube.kernel import CubeKernel
 from geir.lowering.templates.cube.matmul_kernel import MatmulKernel
@@ -96,11 +96,10 @@ def _build(req: KernelRequest, pro: Prologue | None) -> a.KernelOp | KernelChain
                     groups=pro is None, fix=plan.epilogue.fix)
     tiling = matmul_tiling(req, plan, pricer) if isinstance(plan, MatmulPlan) else conv_tiling(req, plan, pricer)
     try:
-        if is_depthwise(plan) and not plan.integer and pro is None:  # the vector kernel computes in the operands' type
-            vector_buffers = EpilogueBuffers(plan, staged=False)
-            vector = depthwise_tiling(req, plan, vector_buffers)
-            if vector is not None and (tiling is None or vector.estimate_us < tiling.estimate_us):
-                return DepthwiseKernel(req, plan, vector, vector_buffers).build()
+        if is_depthwise(plan) and pro is None:
+            vector = _vector_depthwise(req, plan, tiling)
+            if vector is not None:
+                return vector
         if tiling is None:
             return None
         if buffers is not None:
@@ -115,6 +114,20 @@ def _build(req: KernelRequest, pro: Prologue | None) -> a.KernelOp | KernelChain
         return _kernel_class(plan)(req, plan, tiling, slots, buffers, pricer=pricer).build()
     except (LoweringError, Reject):  # a buffer plan that does not fit after all: not a kernel of ours
         return None
+
+
+def _vector_depthwise(req: KernelRequest, plan: ConvPlan, cube: Tiling | None) -> a.KernelOp | None:
+    """The vector unit's depthwise kernel (depthwise.py) where it prices below the cube's
+    tiling `cube`; an int8 one with the plan whose epilogue is all vector instructions and
+    whose bias the kernel adds itself (plan_request(vector=True)), where that is exact."""
+    vplan = plan_request(req, vector=True) if plan.integer else plan
+    if not isinstance(vplan, ConvPlan) or (vplan.integer and not exact_in_f32(vplan)):
+        return None
+    buffers = EpilogueBuffers(vplan, staged=False)
+    tiling = depthwise_tiling(req, vplan, buffers)
+    if tiling is None or (cube is not None and cube.estimate_us <= tiling.estimate_us):
+        return None
+    return DepthwiseKernel(req, vplan, tiling, buffers).build()
 
 
 def _l2_pieces(req: KernelRequest, plan: CubePlan, pricer: Pricer, whole: Tiling, slots: int,

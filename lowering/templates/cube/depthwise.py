@@ -5,6 +5,16 @@ A depthwise convolution (group == C, one channel per group) has two kernels: the
 fractal on each channel's 1 x 9 product) and this one; the cost model prices both and the
 cheaper is built - this one for all but the smallest layers. A bf16 one moves its box and
 weights in bf16 and multiplies and adds them in f32 (common.compute_type).
+
+An int8 one (int8 / uint8 operands, an i32 result) moves its box and weights in their types
+and multiplies and adds in f32, which is exact: every product is at most 2^15 in magnitude
+and a window's sum of them stays far below 2^24 (`exact_in_f32`). The sum is converted to
+i32, the conv's i32 bias added in i32, and the biased sum converted to f32 once, as the
+graph's requantize and dequantize do (f32(acc) * scale); the rest of the epilogue runs as
+vector instructions in f32 (the plan built without the FIX pipe's quantization:
+plan_request(vector=True)). So the result is the graph's own, where the cube's FIX pipe
+reads the scale as a 19-bit float and rounds ties away from zero. The padding holds the
+input's zero point (`offset_x`), as the cube's does.
 """
 
 from __future__ import annotations
@@ -12,7 +22,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DenseArrayBase, StringAttr, UnitAttr, i64
+import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, UnitAttr, f32, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from geir.dialects import ascend as a
@@ -28,7 +39,7 @@ from geir.lowering.templates.common import (
     round_up,
     row_elems,
 )
-from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers
+from geir.lowering.templates.cube.epilogue_buffers import EpilogueBuffers, epilogue_compute_type
 from geir.lowering.templates.cube.epilogue_passes import EpiloguePasses
 from geir.lowering.templates.cube.loops import Index, distribute
 from geir.lowering.templates.cube.plan import ConvGeometry, ConvPlan, CubePlan
@@ -37,6 +48,31 @@ from geir.target.device import dtype_name
 
 def is_depthwise(plan: CubePlan) -> bool:
     return isinstance(plan, ConvPlan) and plan.is_depthwise
+
+
+def kernel_compute_type(plan: ConvPlan) -> Attribute:
+    """What the kernel multiplies and adds in: f32 for int8 operands, else the operands'
+    compute type."""
+    return f32 if plan.integer else compute_type(plan.elt)
+
+
+F32_EXACT = 1 << 24
+"""Integers of magnitude up to this are exact in f32."""
+
+
+def exact_in_f32(plan: ConvPlan) -> bool:
+    """Whether an int8 depthwise plan (plan_request(vector=True)) computes exactly on the
+    vector unit: plain (ND) feature maps, an f32 epilogue with no FIX stage, and a window
+    whose sum of products stays below 2^24 whatever the values (the bias is added in i32)."""
+    if plan.epilogue.fix is not None or plan.x_blocked or plan.out_blocked or epilogue_compute_type(plan) != f32:
+        return False
+    conv = plan.cube
+
+    def magnitude(v: SSAValue) -> int:
+        info = np.iinfo(to_dtype(v.type.element_type))
+        return max(-int(info.min), int(info.max))
+
+    return plan.geometry.khw * magnitude(conv.operands[0]) * magnitude(conv.operands[1]) < F32_EXACT
 
 
 @dataclass(frozen=True)
@@ -78,17 +114,18 @@ class DepthwiseTiling:
     estimate_us: float
 
 
-def _ub_bytes(geo: ConvGeometry, ct: int, ohs: int, elt: Attribute, buffers: EpilogueBuffers) -> int:
+def _ub_bytes(geo: ConvGeometry, ct: int, ohs: int, elt: Attribute, celt: Attribute, buffers: EpilogueBuffers) -> int:
     """ub of a tile: the box, the padded transposed box, the weights (as loaded and
     transposed), acc / tmp / wb in the compute type (with the box and the weights converted
     to it when that is not `elt`) and the epilogue's tiles, + 2 KiB."""
-    celt = compute_type(elt)
     isz, csz = itemsize(elt), itemsize(celt)
     window = geo.window_rows(ohs)
     wp = round_up(geo.w, max(1, 32 // isz))
     pix = ohs * geo.ow
     stored = ct * window * wp + window * geo.padded_width * ct + ct * round_up(geo.khw, 32 // isz) + geo.khw * ct
     computed = 3 * pix * ct + (buffers.pool + len(buffers.sides)) * ct * round_up(pix, max(1, 32 // csz))
+    if buffers.plan.bias is not None:  # the i32 sum, the broadcast bias, the bias as loaded
+        computed += 2 * pix * ct + ct
     if celt != elt:
         computed += window * geo.padded_width * ct + geo.khw * ct
         stored += (len(buffers.sides) + len(buffers.stores)) * ct * round_up(pix, max(1, 32 // isz))
@@ -104,7 +141,7 @@ def depthwise_tiling(req: KernelRequest, plan: ConvPlan, buffers: EpilogueBuffer
         if ct > round_up(geo.c, blk) and ct != blk:
             break
         for ohs in range(1, geo.oh + 1):
-            if _ub_bytes(geo, ct, ohs, plan.elt, buffers) > spec.buffer_bytes["ub"]:
+            if _ub_bytes(geo, ct, ohs, plan.elt, kernel_compute_type(plan), buffers) > spec.buffer_bytes["ub"]:
                 break
             us = _price(req, plan, buffers, ct, ohs)
             if best is None or us < best.estimate_us:
@@ -116,7 +153,7 @@ def depthwise_tiling(req: KernelRequest, plan: ConvPlan, buffers: EpilogueBuffer
 def _price(req: KernelRequest, plan: ConvPlan, buffers: EpilogueBuffers, ct: int, ohs: int) -> float:
     """Microseconds of the kernel with tiles of ct channels x ohs output rows."""
     geo, cost, spec = plan.geometry, req.cost, req.device
-    celt = compute_type(plan.elt)
+    celt = kernel_compute_type(plan)
     isz, dtype, khw = itemsize(plan.elt), dtype_name(to_dtype(plan.elt)), geo.khw
     csz, cdtype = itemsize(celt), dtype_name(to_dtype(celt))
     sides, stores = len(buffers.sides), len(buffers.stores)
@@ -130,11 +167,15 @@ def _price(req: KernelRequest, plan: ConvPlan, buffers: EpilogueBuffers, ct: int
            + khw * (cost.vector_cycles("broadcast", ctile, cdtype) + 2 * cost.vector_cycles("binary", ctile, cdtype))
            + sum(cost.vector_cycles(ins.op.COST_KIND, ctile, cdtype) for ins in plan.epilogue.instrs)
            + (cost.vector_cycles("unary", ctile, cdtype) if plan.epilogue.fix_relu else 0))
+    if plan.bias is not None:  # to i32, + the broadcast bias, back to f32
+        vec += (2 * cost.vector_cycles("cast", ctile, cdtype) + cost.vector_cycles("broadcast", ctile, cdtype)
+                + cost.vector_cycles("binary", ctile, cdtype))
     if cdtype != dtype:  # the box and the weights converted, each side and output too
         vec += (cost.vector_cycles("cast", wide * csz // isz, cdtype)
                 + (sides + stores) * cost.vector_cycles("cast", ctile, cdtype))
     mte = (cost.dma_cycles(ct * window * geo.w * isz, "gm", "ub") + cost.dma_cycles(ct * khw * isz, "gm", "ub")
-           + sides * cost.dma_cycles(tile, "gm", "ub") + stores * cost.dma_cycles(tile, "ub", "gm"))
+           + sides * cost.dma_cycles(tile, "gm", "ub") + stores * cost.dma_cycles(tile, "ub", "gm")
+           + (cost.dma_cycles(ct * 4, "gm", "ub") if plan.bias is not None else 0))
     tiles = geo.n * ceil_div(geo.c, ct) * ceil_div(geo.oh, ohs)
     waves = ceil_div(tiles, min(tiles, spec.vector_cores))
     hbm = tiles * (ct * window * geo.w + ct * khw + (sides + stores) * pix * ct) * isz
@@ -166,6 +207,7 @@ class DepthwiseKernel:
         ohs = t.ohs
         self.x3 = kb.view(kb.inputs[plan.segments[0].arg], [geo.n * geo.c, geo.h, geo.w])
         self.w3 = kb.view(kb.inputs[plan.weight], [geo.c, 1, geo.khw])
+        self.b3 = kb.view(kb.inputs[plan.bias], [1, 1, geo.c]) if plan.bias is not None else None
         out2 = [kb.view(o, [plan.batch * plan.rows, plan.cols]) for o in kb.outputs]
         self.epilogue = EpiloguePasses(kb, plan, self.buffers, out2, plan.rows, t.ct, ohs * geo.ow)
         self._alloc_ub()
@@ -187,7 +229,7 @@ class DepthwiseKernel:
 
     def _alloc_ub(self) -> None:
         kb, t, geo, elt = self.kb, self.t, self.geo, self.elt
-        celt = compute_type(elt)
+        celt = kernel_compute_type(self.plan)
         ct, ohs, ow = t.ct, t.ohs, geo.ow
         window = geo.window_rows(ohs)
         self.box = kb.alloc([ct, window, row_elems(geo.w, elt)], elt, "ub", "box")
@@ -201,7 +243,11 @@ class DepthwiseKernel:
         self.xtf = kb.alloc([window, geo.padded_width, ct], celt, "ub", "xtf") if celt != elt else self.xt
         self.wtf = kb.alloc([geo.khw, 1, ct], celt, "ub", "wtf") if celt != elt else self.wt
         self.acc3 = kb.view(self.acc, [ohs, ow, ct])
-        self.zero = kb.scalar(0.0, elt)
+        if self.b3 is not None:  # an int8 conv's i32 bias, added in i32
+            self.bl = kb.alloc([1, 1, ct], i32, "ub", "bias")
+            self.bb = kb.alloc([ohs, ow, ct], i32, "ub", "bb")
+            self.acci = kb.alloc([ohs, ow, ct], i32, "ub", "acci")
+        self.zero = kb.scalar(self.plan.pad_value, elt)  # an int8 map pads with its zero point
 
     def _tile(self, idx: list[Index], ctv: int, cbase: int, rt: RowTiles) -> None:
         """Image n, channel tile ci (ctv channels from cbase + ci * ct), row tile j of `rt`."""
@@ -229,6 +275,8 @@ class DepthwiseKernel:
         if rt.rows:
             self._copy_padded(kb.tile(self.x3, [row, y, 0], [ctv, rt.rows, geo.w]), self.box)
         self._copy_padded(kb.tile(self.w3, [c0, 0, 0], [ctv, 1, geo.khw]), self.wl)
+        if self.b3 is not None:
+            self._copy_padded(kb.tile(self.b3, [0, 0, c0], [1, 1, ctv]), self.bl)
 
     def _copy_padded(self, src: SSAValue, dst: SSAValue) -> None:
         if tuple(src.type.get_shape()) != tuple(dst.type.get_shape()):
@@ -259,6 +307,11 @@ class DepthwiseKernel:
             else:
                 kb.vec(a.VmulOp, xv, self.wb, self.tmp)
                 kb.vec(a.VaddOp, self.acc3, self.tmp, self.acc3)
+        if self.b3 is not None:  # the exact sum to i32, + the bias, to f32 once (graph.requantize's f32(acc))
+            kb.vec(a.VcastOp, self.acc3, self.acci, round=StringAttr("rint"))
+            kb.vec(a.VbrcbOp, self.bl, self.bb)
+            kb.vec(a.VaddOp, self.acci, self.bb, self.acci)
+            kb.vec(a.VcastOp, self.acci, self.acc3)
         out = kb.tile(raw, [0, 0], [ct, ohs * ow])
         kb.vec(a.VtransposeOp, self.acc, out)
         if self.plan.epilogue.fix_relu:  # no FIX copy here to ride on

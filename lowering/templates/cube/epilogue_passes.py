@@ -60,10 +60,11 @@ class EpiloguePasses:
         self.flag = 0  # the id of the passes' flags (after_fix)
         self._alloc_tiles()
         # FIX stages the raw tile in an output of its type, or in a gm buffer of the kernel's
-        # own (an int8 product's i32 tile on its way to a float or int8 output)
+        # own (an int8 product's i32 tile on its way to a float or int8 output); a vector
+        # kernel's raw tile is in ub already
         out = out2[buffers.staging]
         staged = stored_type(plan, plan.epilogue.result)  # i32, or the f16 the FIX pipe dequantized to
-        self.own_staging = out.type.element_type != staged
+        self.own_staging = buffers.staged and out.type.element_type != staged
         self.staging = kb.scratch([plan.batch * R, plan.cols], staged, "acc") if self.own_staging else out
 
     def _side_shape(self, v: object) -> list[int]:

@@ -221,6 +221,7 @@ class ConvPlan(CubePlan):
     x_blocked: bool = False
     w_fz: bool = False
     pad_value: int = 0             # what the padding holds: an int8 conv's offset_x
+    bias: int | None = None        # input of an i32 bias the kernel adds itself (plan_request(vector=True))
 
     @property
     def matrix_fm(self) -> bool:
@@ -319,13 +320,16 @@ def _into_cache(req: KernelRequest, plan: MatmulPlan, write: g.KvCacheWriteOp, h
     return True
 
 
-def plan_request(req: KernelRequest, fold: bool = True) -> CubePlan | None:
+def plan_request(req: KernelRequest, fold: bool = True, vector: bool = False) -> CubePlan | None:
     """The cube plan of a request, or None when this template does not build it; `fold`
-    off: a batch of left matrices times one right one keeps its batch (`_batched_matmul`)."""
+    off: a batch of left matrices times one right one keeps its batch (`_batched_matmul`);
+    `vector`: the plan of a vector kernel computing an int8 convolution (depthwise.py) - its
+    epilogue all vector instructions, none of it the FIX pipe's quantization, and the i32 bias
+    the kernel's own (`ConvPlan.bias`), not an epilogue add."""
     if not req.ops or not any(op_info.CUBE.takes(op) for op in req.ops):
         return None
     try:
-        return _Analysis(req).plan(fold)
+        return _Analysis(req).plan(fold, vector)
     except Unsupported:
         return None
 
@@ -347,7 +351,7 @@ class _Analysis:
         self.position = req.ops.index(self.cube)
         self.used: set[Operation] = {self.cube}
 
-    def plan(self, fold: bool = True) -> CubePlan:
+    def plan(self, fold: bool = True, vector: bool = False) -> CubePlan:
         op = self.cube
         elt, out_elt = _element_types(op)
         self._check_formats(op)
@@ -367,7 +371,7 @@ class _Analysis:
             x = logical_shape(transpose.operands[0])
             if plan.rows != x[-3] or plan.batch * plan.rows != math.prod(x[:-2]):
                 raise Unsupported  # the rows of one batch of the result are not one sequence
-        integer_conv = plan.integer and isinstance(plan, ConvPlan)
+        integer_conv = plan.integer and isinstance(plan, ConvPlan) and not vector
         fix = fix_quant_stage(op, ops, outputs, self.index, self.req.device) if integer_conv else None
         prefix = fix_dequantize_prefix(op, ops, self.index, self.req.device) if integer_conv and not fix else None
         if fix is not None:  # the FIX pipe computes the whole epilogue (fix_quant.py)
@@ -383,6 +387,8 @@ class _Analysis:
             elif isinstance(op, g.GemmOp):
                 attrs = op.attrs()
                 builder.gemm_scale(attrs["alpha"], attrs["beta"], op.operands[2] if len(op.operands) > 2 else None)
+            elif isinstance(op, g.ConvOp) and len(op.operands) > 2 and vector and plan.integer:
+                plan.bias = builder.input_index(op.operands[2])
             elif isinstance(op, g.ConvOp) and len(op.operands) > 2:
                 builder.add_bias(op.operands[2])
             builder.translate(ops, outputs, start)
