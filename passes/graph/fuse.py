@@ -384,28 +384,47 @@ def _cache_write_seed(plan: _Planner, anchor: int) -> list[int] | None:
     return [j, anchor]
 
 
-def _pool_quantize_seed(plan: _Planner, anchor: int) -> list[int] | None:
-    """A pool and the quantize that alone reads it (through float casts and views - reshapes,
-    which keep a plain tensor's bytes in their order), by one known scale and zero point: the
-    pool template quantizes its result tile on the way out
-    (lowering/templates/vector/pool.py), so the float map is not written and read again by a
-    kernel of its own (Inception's max pool after an LRN and its average-pool branches, the
-    max pools of AlexNet and ZFNet after theirs, a global average pool flattened for the
-    classifier)."""
+def _quantized_result_seed(plan: _Planner, anchor: int) -> list[int] | None:
+    """A pool or an LRN and a quantize that reads it (through float casts and views -
+    reshapes, which keep a plain tensor's bytes in their order, each read by the next alone),
+    by one known scale and zero point: the template quantizes its result tile on the way out
+    (lowering/templates/vector/pool.py, lrn.py), so the float map is not written and read
+    again by a kernel of its own (Inception's max pool after an LRN and its average-pool
+    branches, the max pools of AlexNet and ZFNet after theirs, a global average pool flattened
+    for the classifier, Inception-v1's first LRN before a conv). A pool's float result may have
+    other readers (Inception-v2's stem pool, read by a module's convs in int8 and its pool
+    branch in float; a max pool in a concat also read in float): the kernel writes both."""
     chain, i = [anchor], anchor
     while True:
-        if plan.escapes[i] or len(plan.users[i]) != 1:
+        users = plan.users[i]
+        if i == anchor:  # the one reader that starts a quantize chain; the others read the float map
+            users = [u for u in users if _quantize_chain(plan, u)]
+        elif plan.escapes[i]:
             return None
-        u = plan.users[i][0]
+        if len(users) != 1:
+            return None
+        u = users[0]
         op = plan.ops[u]
         chain.append(u)
         if isinstance(op, g.QuantizeOp):
             known = [g.constant_value_of(v) for v in op.operands[1:]]
             return chain if all(k is not None and k.size == 1 for k in known) else None
-        if not (isinstance(op, g.CastOp) and is_float(op.results[0].type.element_type)) \
-                and not op.has_trait(ViewLike):
+        if not _float_cast_or_view(op):
             return None
         i = u
+
+
+def _float_cast_or_view(op: Operation) -> bool:
+    return isinstance(op, g.CastOp) and is_float(op.results[0].type.element_type) or op.has_trait(ViewLike)
+
+
+def _quantize_chain(plan: _Planner, j: int) -> bool:
+    """Whether op j is a quantize, or a float cast / view whose one reader starts such a chain."""
+    while not isinstance(plan.ops[j], g.QuantizeOp):
+        if not _float_cast_or_view(plan.ops[j]) or plan.escapes[j] or len(plan.users[j]) != 1:
+            return False
+        j = plan.users[j][0]
+    return True
 
 
 PATTERNS: tuple[Pattern, ...] = (
@@ -417,7 +436,8 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("projections", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp}), seed=_projections_seed),
     Pattern("cache-write", frozenset({R.OPAQUE}), ops=frozenset({g.KvCacheWriteOp}), seed=_cache_write_seed),
     Pattern("pool-quantize", frozenset({R.OPAQUE}), ops=frozenset({g.MaxPoolOp, g.AvgPoolOp}),
-            seed=_pool_quantize_seed),
+            seed=_quantized_result_seed),
+    Pattern("lrn-quantize", frozenset({R.OPAQUE}), ops=frozenset({g.LrnOp}), seed=_quantized_result_seed),
     Pattern("conv-epilogue", frozenset({R.CUBE}), ops=frozenset({g.ConvOp}),
             feed=frozenset({R.VIEW, R.CHANNEL_CONCAT}), epilogue=_EW, side=_EW),
     Pattern("matmul-epilogue", frozenset({R.CUBE}), ops=frozenset({g.MatMulOp, g.GemmOp}),
@@ -1281,8 +1301,9 @@ class FusePass(ModulePass):
     max_ops: int = 32
     """The most ops in one fusion (GE's max_fusion_ops)."""
     disable: tuple[str, ...] = ()
-    """Patterns not to apply: attention, projections, cache-write, pool-quantize, conv-epilogue,
-    matmul-epilogue, layernorm, reduction, elementwise, data, norm-prologue, norm-epilogue."""
+    """Patterns not to apply: attention, projections, cache-write, pool-quantize, lrn-quantize,
+    conv-epilogue, matmul-epilogue, layernorm, reduction, elementwise, data, norm-prologue,
+    norm-epilogue."""
     device: str = DEFAULT_DEVICE
     """The device whose cost model prices the candidates."""
 

@@ -557,6 +557,38 @@ def test_a_quantized_pool_is_one_pool_kernel_equal_to_the_graph(pool, attrs, zp,
     assert len(_kernels(split)) == 2
 
 
+@pytest.mark.parametrize("pool, elt, attrs", [
+    ("max_pool", "f16", "kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>"),
+    ("avg_pool", "f32", "kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>"),
+])
+def test_a_quantized_pool_read_in_float_too_writes_both_results(pool, elt, attrs):
+    """pool -> [cast f32 ->] quantize, the pool's result returned in float too (Inception-v2's
+    stem pool: a module's convs read it in int8, its pool branch in float): one pool kernel
+    writing the float and the int8 map, each bit for bit what the pool kernel and the quantize
+    kernel it replaces write."""
+    x, out = (3, 40, 15, 15), (3, 40, 7, 7) if pool == "max_pool" else (3, 40, 8, 8)
+    ft, f32t, i8t = _t(out, elt), _t(out, "f32"), _t(out, "i8")
+    cast = f"  %c = graph.cast %p {{to = f32}} : ({ft}) -> {f32t}\n" if elt == "f16" else ""
+    text = f"""func.func @main(%x: {_t(x, elt)} {{onnx.name = "x"}}) -> ({ft}, {i8t}) {{
+  %s = graph.constant dense<0.03125> : tensor<f32>
+  %z = graph.constant dense<-3> : tensor<i8>
+  %p = graph.{pool} %x {{{attrs}}} : ({_t(x, elt)}) -> {ft}
+{cast}  %q = graph.quantize {"%c" if cast else "%p"}, %s, %z : ({f32t}, tensor<f32>, tensor<i8>) -> {i8t}
+  func.return %p, %q : {ft}, {i8t}
+}}
+"""
+    model = _compile(text)
+    split = geir.compile(parse_module(text, make_context(), "int8"), precision_mode="must_keep_origin_dtype",
+                         disable_fusions=("pool-quantize",))
+    feeds = {"x": (RNG.integers(-3000, 3000, x) / 64).astype(np.dtype(elt.replace("f", "float")))}
+    got, want = model.run(feeds), split.run(feeds)
+    assert got["output1"].dtype == np.int8 and got["output0"].dtype == feeds["x"].dtype
+    assert all(np.array_equal(got[k], want[k]) for k in ("output0", "output1"))
+    assert got["output1"].min() == -128 and got["output1"].max() == 127
+    assert [k.attributes[attr_names.TEMPLATE].data for k in _kernels(model)] == ["pool"]
+    assert len(_kernels(split)) == 2
+
+
 def test_a_global_pool_flattened_for_the_classifier_quantizes_its_own_result():
     """avg_pool over the whole image -> cast f32 -> reshape [N, C] -> quantize (the classifier
     input of an int8 CNN): a reshape keeps the plain result's bytes in their order, so the pool
@@ -636,3 +668,33 @@ def test_an_int8_depthwise_conv_with_its_i32_result_stays_on_the_cube():
     got, ref = _run(model, {"x": _int8(x), "w": _int8(w)})
     assert np.array_equal(got, ref)
     assert [k.attributes[attr_names.TEMPLATE].data for k in _kernels(model)] == ["conv"]
+
+
+@pytest.mark.parametrize("elt", ["f16", "f32"])
+@pytest.mark.parametrize("keep", [False, True])
+def test_an_lrn_read_in_int8_quantizes_its_own_result(elt, keep):
+    """lrn -> [cast f32 ->] quantize (Inception-v1's first LRN, read by a conv in int8; `keep`:
+    its float result returned too): one LRN kernel quantizing its result tile, each map bit for
+    bit what the LRN kernel and the quantize kernel it replaces write."""
+    x = (2, 40, 15, 15)
+    ft, f32t, i8t = _t(x, elt), _t(x, "f32"), _t(x, "i8")
+    cast = f"  %c = graph.cast %l {{to = f32}} : ({ft}) -> {f32t}\n" if elt == "f16" else ""
+    result, ret = (f"({ft}, {i8t})", f"%l, %q : {ft}, {i8t}") if keep else (i8t, f"%q : {i8t}")
+    text = f"""func.func @main(%x: {ft} {{onnx.name = "x"}}) -> {result} {{
+  %s = graph.constant dense<0.0078125> : tensor<f32>
+  %z = graph.constant dense<-3> : tensor<i8>
+  %l = graph.lrn %x {{size = 5 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32}} : ({ft}) -> {ft}
+{cast}  %q = graph.quantize {"%c" if cast else "%l"}, %s, %z : ({f32t}, tensor<f32>, tensor<i8>) -> {i8t}
+  func.return {ret}
+}}
+"""
+    model = _compile(text)
+    split = geir.compile(parse_module(text, make_context(), "int8"), precision_mode="must_keep_origin_dtype",
+                         disable_fusions=("lrn-quantize",))
+    feeds = {"x": RNG.standard_normal(x).astype(np.dtype(elt.replace("f", "float")))}
+    got, want = model.run(feeds), split.run(feeds)
+    assert sorted(got) == sorted(want) and all(np.array_equal(got[k], want[k]) for k in got)
+    q = got["output1" if keep else "output0"]
+    assert q.dtype == np.int8 and q.min() == -128 and q.max() == 127
+    assert [k.attributes[attr_names.TEMPLATE].data for k in _kernels(model)] == ["lrn"]
+    assert len(_kernels(split)) == 2

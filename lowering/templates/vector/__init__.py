@@ -57,8 +57,8 @@ def try_build(req: KernelRequest) -> a.KernelOp | None:
         return None
     if op_info.POOL.takes(req.ops[0]) and (len(req.ops) == 1 or isinstance(req.ops[-1], g.QuantizeOp)):
         return build_pool(req)  # a pool, or one quantized on its way out (graph-fuse's pool-quantize)
-    if len(req.ops) == 1 and op_info.LRN.takes(req.ops[0]):
-        return build_lrn(req)
+    if op_info.LRN.takes(req.ops[0]) and (len(req.ops) == 1 or isinstance(req.ops[-1], g.QuantizeOp)):
+        return build_lrn(req)  # an LRN, or one quantized on its way out (graph-fuse's lrn-quantize)
     if all(op.has_trait(ViewLike) for op in req.ops):
         return None  # a copy: the data template
     try:

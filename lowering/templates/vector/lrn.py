@@ -7,14 +7,21 @@ vadds of row-shifted views of it. On NC1HWC0 the tile [C1, tr, C0] is vtranspose
 ONNX's out-of-range channels) and back before it is stored. A bf16 tile is converted to f32
 after it arrives and the result back to bf16 before it leaves (the vector unit has no bf16
 arithmetic).
+
+An LRN whose result a quantize reads (graph-fuse's "lrn-quantize": NCHW, f16 / f32, float
+casts, views and a quantize by one known scale and zero point) quantizes its result tile
+before it leaves, as the graph does and as the pool template does (quantization.Quantize): a
+copy of the tile in f32, `vdiv` by the scale, `vround`, + zero point, the clamp, `vcast {round
+= "rint"}` to int8. Where the float result has other readers too, both are written.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DenseArrayBase, i64
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
@@ -34,6 +41,7 @@ from geir.lowering.templates.common import (
     tile_pieces,
 )
 from geir.lowering.templates.data import MIN_TILE_BYTES, slots_of, ub_view
+from geir.lowering.templates.vector.quantization import Quantize
 from geir.target import op_info
 
 
@@ -53,6 +61,7 @@ class _Lrn:
     alpha: float
     beta: float
     bias: float
+    quant: Quantize | None = None  # the result quantized before it leaves (NCHW only)
 
     @classmethod
     def of(cls, op: Operation) -> _Lrn | None:
@@ -89,7 +98,11 @@ class _Lrn:
         if self.celt != self.elt:
             stored += self.cp * rows                                    # the result converted back
             computed += self.cp * wide                                  # x converted
-        return stored * itemsize(self.elt) + computed * itemsize(self.celt)
+        n = stored * itemsize(self.elt) + computed * itemsize(self.celt)
+        if self.quant:  # the result quantized, its f32 copy and the scale
+            n += self.cp * round_up(tr, block_elems(self.quant.elt)) * itemsize(self.quant.elt)
+            n += 2 * self.cp * round_up(tr, block_elems(f32)) * itemsize(f32)
+        return n
 
 
 def _tile_pixels(req: KernelRequest, L: _Lrn, slots: int) -> int | None:
@@ -109,11 +122,22 @@ def _tile_pixels(req: KernelRequest, L: _Lrn, slots: int) -> int | None:
 
 
 def build_lrn(req: KernelRequest) -> a.KernelOp | None:
-    """The LRN kernel of a request of one lrn (see the module docstring), or None."""
-    (op,) = req.ops
+    """The LRN kernel of a request of one lrn, or of an lrn and the quantize of its result
+    (see the module docstring), or None."""
+    op, *rest = req.ops
     L = _Lrn.of(op)
     if L is None or req.inputs[0] is not op.inputs[0]:
         return None
+    keep = bool(rest) and len(req.outputs) == 2 and op.results[0] in req.outputs
+    if len(req.outputs) != 1 + keep:
+        return None
+    if rest:
+        quant = Quantize.of(op, rest)
+        if quant is None or L.blocked or L.celt != L.elt or rest[-1].results[0] not in req.outputs \
+                or any(formats.is_formatted(v.type) for v in req.outputs):
+            return None  # the quantized result leaves NCHW, computed in the LRN's own type
+        L = dataclasses.replace(L, quant=quant)
+    result = req.outputs.index(rest[-1].results[0]) if rest else 0
     slots = slots_of(req)
     tr = _tile_pixels(req, L, slots)
     if tr is None:
@@ -123,7 +147,7 @@ def build_lrn(req: KernelRequest) -> a.KernelOp | None:
     if most <= 1:
         slots = 1
     kb = KernelBuilder(req, "vector", max(1, min(req.device.vector_cores, most)))
-    emitter = _LrnKernel(kb, L, slots, tr)
+    emitter = _LrnKernel(kb, L, slots, tr, result)
     for index, (counts, pext, start) in enumerate(pieces):
         emitter.pipeline(counts, pext, start, last_blocks=index > 0)
     return mark(kb.finish(), attr_names.TEMPLATE, "lrn")
@@ -139,6 +163,9 @@ class _Buffers:
     lanes: SSAValue | None   # [1, c1, tr, c0] the tile as NC1HWC0 stores it (blocked only)
     xf: SSAValue | None      # [cp, trp] x and the result in the compute type (bf16: f32) ...
     accb: SSAValue | None    # ... and back (only when they differ)
+    accf: SSAValue | None    # [cp, tr f32] the result in f32, quantized (quant only)
+    scale: SSAValue | None   # [cp, tr f32] the quantize's scale
+    outq: SSAValue | None    # [cp, tr int8] the result quantized
 
 
 _TO_ROWS = [0, 1, 3, 2]  # [1, c1, w, c0] <-> [1, c1, c0, w]
@@ -147,14 +174,17 @@ _TO_ROWS = [0, 1, 3, 2]  # [1, c1, w, c0] <-> [1, c1, c0, w]
 class _LrnKernel:
     """The LRN kernel's gm views and ub buffers, and the load / compute / store of a tile."""
 
-    def __init__(self, kb: KernelBuilder, L: _Lrn, slots: int, tr: int):
+    def __init__(self, kb: KernelBuilder, L: _Lrn, slots: int, tr: int, result: int = 0):
+        """`result`: the output the LRN (quantized, if it is) writes; a kept float result is the other."""
         self.kb, self.L = kb, L
         if L.blocked:
             self.x = kb.view(kb.inputs[0], [L.n, L.c1, L.r, L.c0])
             self.y = kb.view(kb.outputs[0], [L.n, L.c1, L.r, L.c0])
         else:
             self.x = kb.view(kb.inputs[0], [L.n, L.c, L.r])
-            self.y = kb.view(kb.outputs[0], [L.n, L.c, L.r])
+            self.y = kb.view(kb.outputs[result], [L.n, L.c, L.r])
+        # the float result, when it is kept beside the quantized one
+        self.yf = kb.view(kb.outputs[1 - result], [L.n, L.c, L.r]) if len(kb.outputs) == 2 else None
         self.trp = trp = round_up(tr, block_elems(L.elt))
         wide = round_up(tr, block_elems(L.celt))
         conv = L.celt != L.elt
@@ -167,7 +197,11 @@ class _LrnKernel:
                 acc=kb.alloc([L.cp, wide], L.celt, "ub", f"acc{sfx}"),
                 lanes=kb.alloc([1, L.c1, tr, L.c0], L.elt, "ub", f"lanes{sfx}") if L.blocked else None,
                 xf=kb.alloc([L.cp, wide], L.celt, "ub", f"xf{sfx}") if conv else None,
-                accb=kb.alloc([L.cp, trp], L.elt, "ub", f"accb{sfx}") if conv else None))
+                accb=kb.alloc([L.cp, trp], L.elt, "ub", f"accb{sfx}") if conv else None,
+                accf=kb.alloc([L.cp, round_up(tr, block_elems(f32))], f32, "ub", f"accf{sfx}") if L.quant else None,
+                scale=kb.alloc([L.cp, round_up(tr, block_elems(f32))], f32, "ub", f"qscale{sfx}") if L.quant else None,
+                outq=kb.alloc([L.cp, round_up(tr, block_elems(L.quant.elt))], L.quant.elt, "ub", f"outq{sfx}")
+                if L.quant else None))
         self.slots = slots
         self.state: dict[int, list] = {}
 
@@ -186,9 +220,10 @@ class _LrnKernel:
         """The [1, C, w] channel rows of a [C, trp] buffer ([1, C1, C0, w] when blocked): the
         image's [1, C, w] box of gm without a rank-reducing subview (C or w may be 1)."""
         kb, L = self.kb, self.L
+        row = buf.type.get_shape()[-1]
         if L.blocked:
-            return kb.tile(kb.view(buf, [1, L.c1, L.c0, self.trp]), [0, 0, 0, 0], [1, L.c1, L.c0, w])
-        return kb.tile(kb.view(buf, [1, L.c, self.trp]), [0, 0, 0], [1, L.c, w])
+            return kb.tile(kb.view(buf, [1, L.c1, L.c0, row]), [0, 0, 0, 0], [1, L.c1, L.c0, w])
+        return kb.tile(kb.view(buf, [1, L.c, row]), [0, 0, 0], [1, L.c, w])
 
     def result(self, s: int) -> SSAValue:
         """The buffer holding the result as stored: acc, or its conversion."""
@@ -240,9 +275,19 @@ class _LrnKernel:
         kb.vec(a.VdivOp, xv, acc, acc)
         if b.accb is not None:
             kb.vec(a.VcastOp, acc, ub_view(kb, b.accb, [cp, w]))
+        if L.quant:  # a copy in f32, quantized, to int8 (acc stays: a kept float result)
+            wide = ub_view(kb, b.accf, [cp, w])
+            kb.vec(a.VcastOp if L.celt != f32 else a.VcopyOp, acc, wide)
+            L.quant.emit(kb, wide, ub_view(kb, b.scale, [cp, w]))
+            kb.vec(a.VcastOp, wide, ub_view(kb, b.outq, [cp, w]), round=StringAttr("rint"))
         if L.blocked:
             kb.vec(a.VtransposeOp, self.rows_view(self.result(s), w), self.lanes_view(s, w), perm=to_rows)
 
     def store(self, s: int, w: int) -> None:
+        if self.L.quant:
+            self.kb.copy(self.rows_view(self.bufs[s].outq, w), self._gm_box(self.y, self.state[s], w))
+            if self.yf is not None:
+                self.kb.copy(self.rows_view(self.result(s), w), self._gm_box(self.yf, self.state[s], w))
+            return
         src = self.lanes_view(s, w) if self.L.blocked else self.rows_view(self.result(s), w)
         self.kb.copy(src, self._gm_box(self.y, self.state[s], w))

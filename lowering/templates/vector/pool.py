@@ -27,13 +27,14 @@ scale's tile, `vround` (half to even), `+ zero point` and the clamp to the type'
 integers go back to the pool's type (exact: every int8 value is an f16 one), are transposed as
 the result would be, and a `vcast {round = "rint"}` makes them int8. So the kernel's int8
 result is the graph's bit for bit; the quantize works on the pooled tile, a quarter of the
-plane or less.
+plane or less. Where the float map has other readers too (`_Plan.keep`: the fusion's outputs
+are the pool's result and the quantized one), the kernel writes both: the transposed result
+tile is stored as it is and quantized from there, in f32, into the int8 tile.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,7 +45,6 @@ from geir.dialects import ascend as a
 from geir.dialects import attr_names
 from geir.dialects import formats
 from geir.dialects import graph as g
-from geir.dialects.traits import ViewLike
 from geir.ir.types import is_float, to_dtype
 from geir.lowering.templates.common import (
     KernelBuilder,
@@ -58,7 +58,7 @@ from geir.lowering.templates.common import (
     shape_of,
 )
 from geir.lowering.templates.data import MIN_TILE_BYTES, slots_of, ub_view
-from geir.lowering.templates.vector.quantization import integer_range
+from geir.lowering.templates.vector.quantization import Quantize
 from geir.target import op_info
 
 
@@ -159,41 +159,6 @@ class Band:
 
 
 @dataclass(frozen=True)
-class Quantize:
-    """A quantize of the pool's result: rint(x / `scale`) + `zero_point`, clamped to [`lo`,
-    `hi`], stored as `elt`."""
-
-    scale: float
-    zero_point: float
-    lo: int
-    hi: int
-    elt: Attribute
-
-    @classmethod
-    def of(cls, pool: Operation, ops: Sequence[Operation]) -> Quantize | None:
-        """The quantize `ops` (float casts and views, then a quantize by one known scale > 0 and
-        zero point) make of the pool's result, or None. A view (a reshape) keeps the NCHW
-        result's bytes in their order, so the kernel writes the quantized result as the pool's
-        shape."""
-        *casts, q = ops
-        value = pool.results[0]
-        for c in casts:
-            if c.operands[0] is not value or not (
-                    c.has_trait(ViewLike) or isinstance(c, g.CastOp) and is_float(c.results[0].type.element_type)):
-                return None
-            value = c.results[0]
-        if not isinstance(q, g.QuantizeOp) or q.operands[0] is not value:
-            return None
-        scale, zp = (g.constant_value_of(v) for v in q.operands[1:])
-        elt = q.results[0].type.element_type
-        if scale is None or zp is None or scale.size != 1 or zp.size != 1 or not float(scale.reshape(-1)[0]) > 0:
-            return None
-        if is_float(elt) or to_dtype(elt).itemsize != 1:
-            return None
-        return cls(float(scale.reshape(-1)[0]), float(zp.reshape(-1)[0]), *integer_range(elt), elt)
-
-
-@dataclass(frozen=True)
 class _Plan:
     """What the tiling and the emission share: the geometry, the op, the lanes."""
 
@@ -205,9 +170,10 @@ class _Plan:
     c0: int             # lanes of a plane row
     cg: int             # channels in a group (c0 when blocked)
     quant: Quantize | None = None  # the result quantized before it leaves (NCHW only)
+    keep: bool = False             # the float result is written too (other readers)
 
     @classmethod
-    def of(cls, op: Operation, geom: PoolGeometry, quant: Quantize | None = None) -> _Plan:
+    def of(cls, op: Operation, geom: PoolGeometry, quant: Quantize | None = None, keep: bool = False) -> _Plan:
         elt = op.inputs[0].type.element_type
         is_max = isinstance(op, g.MaxPoolOp)
         include_pad = not is_max and bool(op.attrs().get("count_include_pad", 0))
@@ -215,7 +181,7 @@ class _Plan:
         cg = c0 if geom.blocked else max(d for d in range(1, c0 + 1) if geom.nc % d == 0)
         # int8 windows compare in f16, which holds every int8 exactly (no int8 vmax)
         celt = compute_type(elt) if is_float(elt) else f16
-        return cls(geom, elt, celt, is_max, include_pad, c0, cg, quant)
+        return cls(geom, elt, celt, is_max, include_pad, c0, cg, quant, keep)
 
     @property
     def groups(self) -> int:
@@ -235,7 +201,12 @@ class _Plan:
 
     @property
     def qwide(self) -> bool:  # the quantize converts the result to f32 first
-        return self.quant is not None and self.celt != f32
+        return self.quant is not None and (self.celt != f32 or self.keep)
+
+    def qbox(self, gt: int, toh: int) -> list[int]:
+        """The f32 tiles the quantize computes in: the result's [gt, toh, OW, c0], or when the
+        float result is kept, the transposed [gt, c0, toh, opad] it quantizes from."""
+        return [gt, self.c0, toh, self.opad] if self.keep else [gt, toh, self.geom.ow, self.c0]
 
     @property
     def converts(self) -> bool:
@@ -256,7 +227,7 @@ class _Plan:
         n = gt * (stored * itemsize(self.elt) + computed * itemsize(self.celt))
         if self.quant:
             n += gt * c0 * toh * self.qpad * itemsize(self.quant.elt)  # the result quantized
-            n += (1 + self.qwide) * gt * toh * G.ow * c0 * itemsize(f32)  # the f32 result, the scale
+            n += (1 + self.qwide) * math.prod(self.qbox(gt, toh)) * itemsize(f32)  # the f32 result, the scale
         if not self.is_max:
             n += (span * G.wp * c0 + toh * G.ow * c0 * (1 + gt)) * itemsize(self.celt)  # mask, counts
         return n
@@ -297,7 +268,9 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
     """The pool kernel of a request of one max_pool / avg_pool (see the module docstring),
     or None if the template does not take it."""
     op, *rest = req.ops
-    if req.inputs[0] is not op.inputs[0] or len(req.outputs) != 1:
+    # one output, or with a quantize the float result kept beside the quantized one
+    keep = bool(rest) and len(req.outputs) == 2 and op.results[0] in req.outputs
+    if req.inputs[0] is not op.inputs[0] or len(req.outputs) != 1 + keep:
         return None
     geom = PoolGeometry.of(op)
     if geom is None:
@@ -308,10 +281,10 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
     if not is_float(elt) and not isinstance(op, g.MaxPoolOp):
         return None  # an integer average rounds: only the maximum is exact in f16
     quant = Quantize.of(op, rest) if rest else None
-    if rest and (quant is None or geom.blocked or compute_type(elt) != elt
-                 or req.outputs[0] is not rest[-1].results[0] or formats.is_formatted(req.outputs[0].type)):
+    if rest and (quant is None or geom.blocked or compute_type(elt) != elt or rest[-1].results[0] not in req.outputs
+                 or any(formats.is_formatted(v.type) for v in req.outputs)):
         return None  # the quantized result leaves NCHW, computed in the pool's own type
-    plan = _Plan.of(op, geom, quant)
+    plan = _Plan.of(op, geom, quant, keep)
     tiles = _choose_tiles(req, plan)
     if tiles is None:
         return None  # one output row of a channel group does not fit ub
@@ -325,7 +298,8 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
     if most <= 1:
         slots = 1
     kb = KernelBuilder(req, "vector", max(1, min(req.device.vector_cores, most)))
-    emitter = _PoolKernel(kb, plan, slots, gt, toh)
+    result = req.outputs.index(rest[-1].results[0]) if rest else 0
+    emitter = _PoolKernel(kb, plan, slots, gt, toh, result)
     for index, piece in enumerate(pieces):
         emitter.pipeline(piece, last_blocks=index % 2 == 1)
     return mark(kb.finish(), attr_names.TEMPLATE, "pool")
@@ -366,7 +340,8 @@ _PERM_OUT = [0, 3, 1, 2]   # and back
 class _PoolKernel:
     """The pool kernel's gm views and ub buffers; `pipeline` emits the tiles of one piece."""
 
-    def __init__(self, kb: KernelBuilder, plan: _Plan, slots: int, gt: int, toh: int):
+    def __init__(self, kb: KernelBuilder, plan: _Plan, slots: int, gt: int, toh: int, result: int = 0):
+        """`result`: the output the pool (quantized, if it is) writes; a kept float result is the other."""
         G, c0, elt, celt = plan.geom, plan.c0, plan.elt, plan.celt
         self.kb, self.plan, self.G, self.toh = kb, plan, G, toh
         groups = plan.groups
@@ -375,7 +350,9 @@ class _PoolKernel:
             self.y = kb.view(kb.outputs[0], [groups, G.oh, G.ow, c0])
         else:
             self.x = kb.view(kb.inputs[0], [groups, plan.cg, G.h, G.w])
-            self.y = kb.view(kb.outputs[0], [groups, plan.cg, G.oh, G.ow])
+            self.y = kb.view(kb.outputs[result], [groups, plan.cg, G.oh, G.ow])
+            # the float result, when it is kept beside the quantized one
+            self.yf = kb.view(kb.outputs[1 - result], [groups, plan.cg, G.oh, G.ow]) if plan.keep else None
         lowest = -math.inf if is_float(elt) else int(np.iinfo(to_dtype(elt)).min)
         self.fill = kb.scalar(lowest if plan.is_max else 0.0, elt)
         self.slots = slots
@@ -393,8 +370,8 @@ class _PoolKernel:
                 planef=kb.alloc([gt, span, G.wp, c0], celt, "ub", "planef" + sfx) if conv else None,
                 accb=kb.alloc([gt, toh, G.ow, c0], elt, "ub", "accb" + sfx) if conv else None,
                 outq=kb.alloc([gt, c0, toh, plan.qpad], plan.quant.elt, "ub", "outq" + sfx) if plan.quant else None,
-                accf=kb.alloc([gt, toh, G.ow, c0], f32, "ub", "accf" + sfx) if plan.qwide else None,
-                scale=kb.alloc([gt, toh, G.ow, c0], f32, "ub", "qscale" + sfx) if plan.quant else None,
+                accf=kb.alloc(plan.qbox(gt, toh), f32, "ub", "accf" + sfx) if plan.qwide else None,
+                scale=kb.alloc(plan.qbox(gt, toh), f32, "ub", "qscale" + sfx) if plan.quant else None,
                 mask=kb.alloc([1, span, G.wp, c0], celt, "ub", "mask" + sfx) if avg else None,
                 cnt=kb.alloc([1, toh, G.ow, c0], celt, "ub", "cnt" + sfx) if avg else None,
                 cntb=kb.alloc([gt, toh, G.ow, c0], celt, "ub", "cntb" + sfx) if avg else None,
@@ -457,7 +434,7 @@ class _PoolKernel:
         self._windows(plane, n, band.rows, acc, a.VmaxOp if plan.is_max else a.VaddOp)
         if not plan.is_max:
             kb.vec(a.VdivOp, acc, self._counts(piece, b), acc)
-        if plan.quant:
+        if plan.quant and not plan.keep:
             self._quantize(acc, b, box)
         if plan.converts:
             narrow = kb.tile(b.accb, [0, 0, 0, 0], box)
@@ -466,26 +443,27 @@ class _PoolKernel:
         if not G.blocked:
             out = ub_view(kb, b.out, [n, plan.cg, band.rows, G.ow])
             kb.vec(a.VtransposeOp, acc, out, perm=DenseArrayBase.from_list(i64, _PERM_OUT))
+            if plan.keep:  # the float tile stays for its store: quantize a copy in f32
+                qbox = [n, plan.cg, band.rows, G.ow]
+                out = self._quantize(out, b, qbox)
             if plan.quant:  # an integer in range already: rint converts it exactly
                 kb.vec(a.VcastOp, out, ub_view(kb, b.outq, [n, plan.cg, band.rows, G.ow]), round=StringAttr("rint"))
 
-    def _quantize(self, acc: SSAValue, b: _Buffers, box: list[int]) -> None:
-        """acc -> rint(acc / scale) + zero point, clamped to the quantized type's range: in f32,
-        the integers back in acc's type."""
+    def _quantize(self, acc: SSAValue, b: _Buffers, box: list[int]) -> SSAValue:
+        """acc -> rint(acc / scale) + zero point, clamped to the quantized type's range, in f32:
+        the tile holding the integers - acc, converted back to its type, or (the float result
+        kept) the f32 tile, acc left as it was."""
         kb, q = self.kb, self.plan.quant
         wide = kb.tile(b.accf, [0, 0, 0, 0], box) if self.plan.qwide else acc
         scale = kb.tile(b.scale, [0, 0, 0, 0], box)
-        if wide is not acc:
-            kb.vec(a.VcastOp, acc, wide)
-        kb.vec(a.VdupOp, kb.scalar(q.scale, f32), scale)
-        kb.vec(a.VdivOp, wide, scale, wide)
-        kb.vec(a.VroundOp, wide, wide)
-        if q.zero_point:
-            kb.vec(a.VaddsOp, wide, kb.scalar(q.zero_point, f32), wide)
-        kb.vec(a.VmaxsOp, wide, kb.scalar(float(q.lo), f32), wide)
-        kb.vec(a.VminsOp, wide, kb.scalar(float(q.hi), f32), wide)
+        if wide is not acc:  # an f32 result kept: a copy to quantize
+            kb.vec(a.VcastOp if acc.type.element_type != f32 else a.VcopyOp, acc, wide)
+        q.emit(kb, wide, scale)
+        if self.plan.keep:
+            return wide
         if wide is not acc:
             kb.vec(a.VcastOp, wide, acc)
+        return acc
 
     def _counts(self, piece: _Piece, b: _Buffers) -> SSAValue:
         """An average's divisors: the window sums of a plane of 1 where the window counts (the
@@ -529,6 +507,8 @@ class _PoolKernel:
             box = [n, self.plan.cg, rows, G.ow]
             result = self.bufs[s].outq if self.plan.quant else self.bufs[s].out
             kb.copy(ub_view(kb, result, box), kb.tile(self.y, [grp, 0, oh0, 0], box))
+            if self.plan.keep:
+                kb.copy(ub_view(kb, self.bufs[s].out, box), kb.tile(self.yf, [grp, 0, oh0, 0], box))
 
 
 def _fill_border(kb: KernelBuilder, plane: SSAValue, fill: SSAValue, rows: tuple[int, int],

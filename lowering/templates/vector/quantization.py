@@ -12,19 +12,23 @@ always the f32 x / s the reference rounds. Integer operands are converted with v
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects.builtin import StringAttr, f32
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import ascend as a
 from geir.dialects import formats
 from geir.dialects import graph as g
+from geir.dialects.traits import ViewLike
 from geir.ir.types import is_float, to_dtype
 from geir.lowering.templates.vector.space import Reject
 
 if TYPE_CHECKING:
+    from geir.lowering.templates.common import KernelBuilder
     from geir.lowering.templates.vector.body import Body
 
 
@@ -32,6 +36,53 @@ def integer_range(elt) -> tuple[int, int]:
     """The values of an integer element type (a quantize's saturation bounds)."""
     info = np.iinfo(to_dtype(elt))
     return int(info.min), int(info.max)
+
+
+@dataclass(frozen=True)
+class Quantize:
+    """A quantize of a vector template's own result (a pool's, an LRN's: graph-fuse's
+    pool-quantize and lrn-quantize): rint(x / `scale`) + `zero_point`, clamped to [`lo`,
+    `hi`], stored as `elt`."""
+
+    scale: float
+    zero_point: float
+    lo: int
+    hi: int
+    elt: Attribute
+
+    @classmethod
+    def of(cls, op: Operation, ops: Sequence[Operation]) -> Quantize | None:
+        """The quantize `ops` (float casts and views, then a quantize by one known scale > 0 and
+        zero point) make of op's result, or None. A view (a reshape) keeps the NCHW result's
+        bytes in their order, so the kernel writes the quantized result as op's shape."""
+        *casts, q = ops
+        value = op.results[0]
+        for c in casts:
+            if c.operands[0] is not value or not (
+                    c.has_trait(ViewLike) or isinstance(c, g.CastOp) and is_float(c.results[0].type.element_type)):
+                return None
+            value = c.results[0]
+        if not isinstance(q, g.QuantizeOp) or q.operands[0] is not value:
+            return None
+        scale, zp = (g.constant_value_of(v) for v in q.operands[1:])
+        elt = q.results[0].type.element_type
+        if scale is None or zp is None or scale.size != 1 or zp.size != 1 or not float(scale.reshape(-1)[0]) > 0:
+            return None
+        if is_float(elt) or to_dtype(elt).itemsize != 1:
+            return None
+        return cls(float(scale.reshape(-1)[0]), float(zp.reshape(-1)[0]), *integer_range(elt), elt)
+
+    def emit(self, kb: KernelBuilder, wide: SSAValue, scale: SSAValue) -> None:
+        """The f32 tile `wide` -> its quantized values, in place: `vdiv` by `scale` (an f32 tile
+        of wide's shape, filled here), `vround` (half to even), + zero point, the clamp - the
+        graph's quantize, so a `vcast {round = "rint"}` then converts them exactly."""
+        kb.vec(a.VdupOp, kb.scalar(self.scale, f32), scale)
+        kb.vec(a.VdivOp, wide, scale, wide)
+        kb.vec(a.VroundOp, wide, wide)
+        if self.zero_point:
+            kb.vec(a.VaddsOp, wide, kb.scalar(self.zero_point, f32), wide)
+        kb.vec(a.VmaxsOp, wide, kb.scalar(float(self.lo), f32), wide)
+        kb.vec(a.VminsOp, wide, kb.scalar(float(self.hi), f32), wide)
 
 
 def check(op: Operation) -> None:

@@ -2,7 +2,7 @@
 // quantizes it is one pool kernel that quantizes its result tile before it leaves, as the graph
 // does: the f16 result in f32 (exact), vdiv by the scale's tile, vround, + zero point, the
 // clamp; the integers back in f16 (exact), transposed to NCHW rows, vcast {round = "rint"} to
-// int8 and copied out. No f16 map is written.
+// int8 and copied out. No f16 map is written, unless it is read in float too (then both are).
 // RUN: geir-opt %s --split-input-file -p graph-fuse,convert-graph-to-ascend | filecheck %s
 
 // CHECK-LABEL: ascend.kernel @k0_fusion(
@@ -38,6 +38,42 @@ func.func @max_pool_quantize(%x: tensor<1x24x13x13xf16>) -> tensor<1x24x6x6xi8> 
 }
 
 // -----
+// The f16 result read in float too (Inception-v2's stem pool): the kernel writes both. The
+// transposed f16 tile stays for its store; a copy of it in f32 is quantized (its own f32 tile
+// and scale, in the transposed shape) and converted to int8.
+// CHECK-LABEL: ascend.kernel @k0_fusion(
+// CHECK-SAME:    %p: memref<1x24x6x6xf16, "gm">, %q: memref<1x24x6x6xi8, "gm">)
+// CHECK-SAME:    core_type = "vector", template = "pool"
+// CHECK:         %out = ascend.alloc {{.*}} : memref<2x16x6x16xf16, "ub">
+// CHECK-NEXT:    %outq = ascend.alloc {{.*}} : memref<2x16x6x32xi8, "ub">
+// CHECK-NEXT:    %accf = ascend.alloc {{.*}} : memref<2x16x6x16xf32, "ub">
+// CHECK-NEXT:    %qscale = ascend.alloc {{.*}} : memref<2x16x6x16xf32, "ub">
+// CHECK:         ascend.vtranspose %{{.*}}, %[[OUT:.*]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT:    %[[W:.*]] = memref.subview %accf
+// CHECK-NEXT:    %[[S:.*]] = memref.subview %qscale
+// CHECK-NEXT:    ascend.vcast %[[OUT]], %[[W]] : memref<2x12x6x6xf16, {{.*}}"ub">, memref<2x12x6x6xf32, {{.*}}"ub">
+// CHECK-NEXT:    ascend.vdup %{{.*}}, %[[S]]
+// CHECK-NEXT:    ascend.vdiv %[[W]], %[[S]], %[[W]]
+// CHECK-NEXT:    ascend.vround %[[W]], %[[W]]
+// CHECK-NEXT:    ascend.vadds %[[W]]
+// CHECK-NEXT:    ascend.vmaxs %[[W]]
+// CHECK-NEXT:    ascend.vmins %[[W]]
+// CHECK-NEXT:    %[[OQ:.*]] = memref.subview %outq
+// CHECK-NEXT:    ascend.vcast %[[W]], %[[OQ]] {round = "rint"} : memref<2x12x6x6xf32, {{.*}}"ub">, memref<2x12x6x6xi8, {{.*}}"ub">
+// CHECK:         ascend.copy %{{.*}}, %{{.*}} : memref<2x12x6x6xi8, {{.*}}"ub"> to memref<2x12x6x6xi8, "gm">
+// CHECK-NEXT:    %[[F:.*]] = memref.subview %out
+// CHECK-NEXT:    ascend.copy %[[F]], %{{.*}} : memref<2x12x6x6xf16, {{.*}}"ub"> to memref<2x12x6x6xf16, "gm">
+// CHECK-NOT:     ascend.kernel
+func.func @max_pool_quantize_kept(%x: tensor<1x24x13x13xf16>) -> (tensor<1x24x6x6xf16>, tensor<1x24x6x6xi8>) {
+  %s = graph.constant dense<0.05> : tensor<f32>
+  %z = graph.constant dense<-128> : tensor<i8>
+  %p = graph.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x24x13x13xf16>) -> tensor<1x24x6x6xf16>
+  %c = graph.cast %p {to = f32} : (tensor<1x24x6x6xf16>) -> tensor<1x24x6x6xf32>
+  %q = graph.quantize %c, %s, %z : (tensor<1x24x6x6xf32>, tensor<f32>, tensor<i8>) -> tensor<1x24x6x6xi8>
+  func.return %p, %q : tensor<1x24x6x6xf16>, tensor<1x24x6x6xi8>
+}
+
+// -----
 // An f32 average pool (must_keep_origin_dtype): the windows' sums divided by the counts, then
 // the same quantize on the f32 result itself; a zero point of 0 adds nothing.
 // CHECK-LABEL: ascend.kernel @k0_fusion(
@@ -61,18 +97,19 @@ func.func @avg_pool_quantize(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xi8> {
 }
 
 // -----
-// The pooled map is returned too: the pool and the quantize stay two kernels.
+// A scale per channel: the pool and the quantize stay two kernels (the pool template
+// quantizes by one known scale).
 // CHECK-LABEL: ascend.kernel @k0_max_pool(
 // CHECK-SAME:    template = "pool"
 // CHECK:       ascend.kernel @k1_fusion(
 // CHECK-NOT:     template = "pool"
-func.func @pool_read_twice(%x: tensor<1x16x8x8xf16>) -> (tensor<1x16x4x4xi8>, tensor<1x16x4x4xf16>) {
-  %s = graph.constant dense<0.02> : tensor<f32>
+func.func @pool_per_channel_scale(%x: tensor<1x16x8x8xf16>) -> tensor<1x16x4x4xi8> {
+  %s = graph.constant dense<0.02> : tensor<1x16x1x1xf32>
   %z = graph.constant dense<0> : tensor<i8>
   %mp = graph.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x16x8x8xf16>) -> tensor<1x16x4x4xf16>
   %c = graph.cast %mp {to = f32} : (tensor<1x16x4x4xf16>) -> tensor<1x16x4x4xf32>
-  %q = graph.quantize %c, %s, %z : (tensor<1x16x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x16x4x4xi8>
-  func.return %q, %mp : tensor<1x16x4x4xi8>, tensor<1x16x4x4xf16>
+  %q = graph.quantize %c, %s, %z : (tensor<1x16x4x4xf32>, tensor<1x16x1x1xf32>, tensor<i8>) -> tensor<1x16x4x4xi8>
+  func.return %q : tensor<1x16x4x4xi8>
 }
 
 // -----

@@ -7,7 +7,7 @@
 // RUN: not geir-opt %s -p 'graph-fuse{disable=epilogue}' 2>&1 | filecheck %s --check-prefix=BAD
 // RUN: not geir-opt %s -p 'graph-fuse{max-ops=0}' 2>&1 | filecheck %s --check-prefix=BAD-MAX
 
-// BAD: geir-opt: error: invalid options for pass 'graph-fuse': unknown pattern(s) epilogue in disable; patterns: attention, projections, cache-write, pool-quantize, conv-epilogue, matmul-epilogue, layernorm, reduction, elementwise, data
+// BAD: geir-opt: error: invalid options for pass 'graph-fuse': unknown pattern(s) epilogue in disable; patterns: attention, projections, cache-write, pool-quantize, lrn-quantize, conv-epilogue, matmul-epilogue, layernorm, reduction, elementwise, data
 // BAD-MAX: geir-opt: error: invalid options for pass 'graph-fuse': max-ops must be at least 1, got 0
 
 // Seven elementwise ops with at most three per kernel: 3 + 3 + 1.

@@ -315,19 +315,28 @@ func.func @int8_projection(%x: tensor<1x16x8x8xi8>, %acc: tensor<1x16x8x8xi32>) 
 
 // -----
 
-// A pool whose one reader quantizes it (through a float cast) by one scale and zero point: one
-// "pool-quantize" kernel (the pool template quantizes its result tile). Not where the pooled
-// map has another reader, nor where the scale is per channel.
+// A pool a quantize reads (through a float cast) by one scale and zero point: one
+// "pool-quantize" kernel (the pool template quantizes its result tile). Where the pooled map
+// has another reader too (%kept, returned in float) the fusion yields both. Not where the
+// scale is per channel, nor where the float cast itself has another reader.
 // CHECK-LABEL: func.func @pool_quantize(
 // CHECK:         %q = graph.fusion "vector" (%x) attributes {graph.pattern = "pool-quantize"}
 // CHECK:           graph.max_pool
 // CHECK-NEXT:      graph.cast
 // CHECK-NEXT:      graph.quantize
 // CHECK:         } loc(fused["pool", "pool_f32", "q"])
-// CHECK-NEXT:    %kept = graph.avg_pool %x
+// CHECK-NEXT:    %kept, %kq = graph.fusion "vector" (%x) attributes {graph.pattern = "pool-quantize"}
+// CHECK:           graph.avg_pool
+// CHECK-NEXT:      graph.cast
+// CHECK-NEXT:      graph.quantize
+// CHECK-NEXT:      graph.yield %{{.*}}, %{{.*}} : tensor<1x16x4x4xf16>, tensor<1x16x4x4xi8>
+// CHECK:         } loc(fused["kept", "kept_f32", "kq"])
+// CHECK-NEXT:    %pc = graph.max_pool %x
+// CHECK-NOT:     "pool-quantize"
+// CHECK:         %wide = graph.max_pool %x
 // CHECK-NOT:     "pool-quantize"
 // CHECK:         func.return
-func.func @pool_quantize(%x: tensor<1x16x8x8xf16>) -> (tensor<1x16x4x4xi8>, tensor<1x16x4x4xi8>, tensor<1x16x4x4xf16>, tensor<1x16x4x4xi8>) {
+func.func @pool_quantize(%x: tensor<1x16x8x8xf16>) -> (tensor<1x16x4x4xi8>, tensor<1x16x4x4xi8>, tensor<1x16x4x4xf16>, tensor<1x16x4x4xi8>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xi8>) {
   %s = graph.constant dense<0.125> : tensor<f32> loc("s")
   %sc = graph.constant dense<0.125> : tensor<1x16x1x1xf32> loc("sc")
   %zp = graph.constant dense<-128> : tensor<i8> loc("zp")
@@ -340,7 +349,10 @@ func.func @pool_quantize(%x: tensor<1x16x8x8xf16>) -> (tensor<1x16x4x4xi8>, tens
   %pc = graph.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x16x8x8xf16>) -> tensor<1x16x4x4xf16> loc("pc")
   %pc32 = graph.cast %pc {to = f32} : (tensor<1x16x4x4xf16>) -> tensor<1x16x4x4xf32> loc("pc_f32")
   %pcq = graph.quantize %pc32, %sc, %zp : (tensor<1x16x4x4xf32>, tensor<1x16x1x1xf32>, tensor<i8>) -> tensor<1x16x4x4xi8> loc("pcq")
-  func.return %q, %kq, %kept, %pcq : tensor<1x16x4x4xi8>, tensor<1x16x4x4xi8>, tensor<1x16x4x4xf16>, tensor<1x16x4x4xi8>
+  %wide = graph.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x16x8x8xf16>) -> tensor<1x16x4x4xf16> loc("wide")
+  %w32 = graph.cast %wide {to = f32} : (tensor<1x16x4x4xf16>) -> tensor<1x16x4x4xf32> loc("wide_f32")
+  %wq = graph.quantize %w32, %s, %zp : (tensor<1x16x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x16x4x4xi8> loc("wq")
+  func.return %q, %kq, %kept, %pcq, %w32, %wq : tensor<1x16x4x4xi8>, tensor<1x16x4x4xi8>, tensor<1x16x4x4xf16>, tensor<1x16x4x4xi8>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xi8>
 }
 
 // -----
@@ -364,4 +376,31 @@ func.func @pool_reshape_quantize(%x: tensor<1x64x7x7xf16>) -> tensor<1x64xi8> {
   %r = graph.reshape %p32, %shape : (tensor<1x64x1x1xf32>, tensor<2xi64>) -> tensor<1x64xf32> loc("flat")
   %q = graph.quantize %r, %s, %zp : (tensor<1x64xf32>, tensor<f32>, tensor<i8>) -> tensor<1x64xi8> loc("q")
   func.return %q : tensor<1x64xi8>
+}
+
+// -----
+
+// An LRN a quantize reads (through a float cast) by one scale and zero point: one
+// "lrn-quantize" kernel (the LRN template quantizes its result tile). Not where the scale is
+// per channel.
+// CHECK-LABEL: func.func @lrn_quantize(
+// CHECK:         %q = graph.fusion "vector" (%x) attributes {graph.pattern = "lrn-quantize"}
+// CHECK:           graph.lrn
+// CHECK-NEXT:      graph.cast
+// CHECK-NEXT:      graph.quantize
+// CHECK:         } loc(fused["lrn", "lrn_f32", "q"])
+// CHECK-NEXT:    %pc = graph.lrn %x
+// CHECK-NOT:     "lrn-quantize"
+// CHECK:         func.return
+func.func @lrn_quantize(%x: tensor<1x16x8x8xf16>) -> (tensor<1x16x8x8xi8>, tensor<1x16x8x8xi8>) {
+  %s = graph.constant dense<0.125> : tensor<f32> loc("s")
+  %sc = graph.constant dense<0.125> : tensor<1x16x1x1xf32> loc("sc")
+  %zp = graph.constant dense<-128> : tensor<i8> loc("zp")
+  %l = graph.lrn %x {size = 5 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32} : (tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xf16> loc("lrn")
+  %l32 = graph.cast %l {to = f32} : (tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xf32> loc("lrn_f32")
+  %q = graph.quantize %l32, %s, %zp : (tensor<1x16x8x8xf32>, tensor<f32>, tensor<i8>) -> tensor<1x16x8x8xi8> loc("q")
+  %pc = graph.lrn %x {size = 5 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32} : (tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xf16> loc("pc")
+  %pc32 = graph.cast %pc {to = f32} : (tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xf32> loc("pc_f32")
+  %pcq = graph.quantize %pc32, %sc, %zp : (tensor<1x16x8x8xf32>, tensor<1x16x1x1xf32>, tensor<i8>) -> tensor<1x16x8x8xi8> loc("pcq")
+  func.return %q, %pcq : tensor<1x16x8x8xi8>, tensor<1x16x8x8xi8>
 }
