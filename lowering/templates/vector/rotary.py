@@ -22,7 +22,6 @@ from xdsl.ir import Operation
 from geir.dialects import ascend as a
 from geir.dialects import graph as g
 from geir.ir.types import to_dtype
-from geir.lowering.templates.common import compute_type
 from geir.lowering.templates.vector.space import Reject
 
 if TYPE_CHECKING:
