@@ -6,7 +6,7 @@ fractal on each channel's 1 x 9 product) and this one; the cost model prices bot
 cheaper is built - this one for all but the smallest layers. A bf16 one moves its box and
 weights in bf16 and multiplies and adds them in f32 (common.compute_type).
 
-An int8 one (int8 / uint8 operands, an i32 result) moves its box and weights in their types
+An int8 one (int8 operands, an i32 result) moves its box and weights in their types
 and multiplies and adds in f32, which is exact: every product is at most 2^15 in magnitude
 and a window's sum of them stays far below 2^24 (`exact_in_f32`). The sum is converted to
 i32, the conv's i32 bias added in i32, and the biased sum converted to f32 once, as the

@@ -326,8 +326,8 @@ class _Buffers:
     planef: SSAValue | None  # the plane and the result in the compute type (bf16: f32)
     accb: SSAValue | None    # and the result converted back (`_Plan.converts` only)
     outq: SSAValue | None    # [gt, c0, toh, qpad] the result transposed back, quantized
-    accf: SSAValue | None    # [gt, toh, OW, c0] the result in f32 (quantized, not f32 already)
-    scale: SSAValue | None   # [gt, toh, OW, c0] the quantize's scale (f32)
+    accf: SSAValue | None    # the result in f32, quantized (`_Plan.qbox`: not f32 already, or kept)
+    scale: SSAValue | None   # the quantize's scale (f32, `_Plan.qbox`)
     mask: SSAValue | None   # [1, span, Wp, c0] 1 where a window counts
     cnt: SSAValue | None    # [1, toh, OW, c0] the divisors
     cntb: SSAValue | None   # [gt, toh, OW, c0] the divisors broadcast to the groups
