@@ -394,37 +394,25 @@ def _quantized_result_seed(plan: _Planner, anchor: int) -> list[int] | None:
     for the classifier, Inception-v1's first LRN before a conv). A pool's float result may have
     other readers (Inception-v2's stem pool, read by a module's convs in int8 and its pool
     branch in float; a max pool in a concat also read in float): the kernel writes both."""
-    chain, i = [anchor], anchor
-    while True:
-        users = plan.users[i]
-        if i == anchor:  # the one reader that starts a quantize chain; the others read the float map
-            users = [u for u in users if _quantize_chain(plan, u)]
-        elif plan.escapes[i]:
-            return None
-        if len(users) != 1:
-            return None
-        u = users[0]
-        op = plan.ops[u]
-        chain.append(u)
-        if isinstance(op, g.QuantizeOp):
-            known = [g.constant_value_of(v) for v in op.operands[1:]]
-            return chain if all(k is not None and k.size == 1 for k in known) else None
-        if not _float_cast_or_view(op):
-            return None
-        i = u
+    chains = [c for c in (_quantize_chain(plan, u) for u in plan.users[anchor]) if c is not None]
+    if len(chains) != 1:  # the one reader that starts a quantize chain; the others read the float map
+        return None
+    known = [g.constant_value_of(v) for v in plan.ops[chains[0][-1]].operands[1:]]
+    return [anchor, *chains[0]] if all(k is not None and k.size == 1 for k in known) else None
 
 
-def _float_cast_or_view(op: Operation) -> bool:
-    return isinstance(op, g.CastOp) and is_float(op.results[0].type.element_type) or op.has_trait(ViewLike)
-
-
-def _quantize_chain(plan: _Planner, j: int) -> bool:
-    """Whether op j is a quantize, or a float cast / view whose one reader starts such a chain."""
+def _quantize_chain(plan: _Planner, j: int) -> list[int] | None:
+    """Op j and its readers down to a quantize, if j is one or a float cast / view whose one
+    reader starts such a chain (nothing in it escapes); else None."""
+    chain = [j]
     while not isinstance(plan.ops[j], g.QuantizeOp):
-        if not _float_cast_or_view(plan.ops[j]) or plan.escapes[j] or len(plan.users[j]) != 1:
-            return False
+        op = plan.ops[j]
+        is_cast = isinstance(op, g.CastOp) and is_float(op.results[0].type.element_type)
+        if not (is_cast or op.has_trait(ViewLike)) or plan.escapes[j] or len(plan.users[j]) != 1:
+            return None
         j = plan.users[j][0]
-    return True
+        chain.append(j)
+    return chain
 
 
 PATTERNS: tuple[Pattern, ...] = (

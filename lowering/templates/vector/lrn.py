@@ -41,7 +41,7 @@ from geir.lowering.templates.common import (
     tile_pieces,
 )
 from geir.lowering.templates.data import MIN_TILE_BYTES, slots_of, ub_view
-from geir.lowering.templates.vector.quantization import Quantize
+from geir.lowering.templates.vector.quantization import Quantize, quantized_outputs
 from geir.target import op_info
 
 
@@ -128,16 +128,14 @@ def build_lrn(req: KernelRequest) -> a.KernelOp | None:
     L = _Lrn.of(op)
     if L is None or req.inputs[0] is not op.inputs[0]:
         return None
-    keep = bool(rest) and len(req.outputs) == 2 and op.results[0] in req.outputs
-    if len(req.outputs) != 1 + keep:
+    written = quantized_outputs(op, rest, req.outputs)
+    if written is None:
         return None
-    if rest:
-        quant = Quantize.of(op, rest)
-        if quant is None or L.blocked or L.celt != L.elt or rest[-1].results[0] not in req.outputs \
-                or any(formats.is_formatted(v.type) for v in req.outputs):
+    quant, _, result = written
+    if quant is not None:
+        if L.blocked or L.celt != L.elt:
             return None  # the quantized result leaves NCHW, computed in the LRN's own type
         L = dataclasses.replace(L, quant=quant)
-    result = req.outputs.index(rest[-1].results[0]) if rest else 0
     slots = slots_of(req)
     tr = _tile_pixels(req, L, slots)
     if tr is None:

@@ -58,7 +58,7 @@ from geir.lowering.templates.common import (
     shape_of,
 )
 from geir.lowering.templates.data import MIN_TILE_BYTES, slots_of, ub_view
-from geir.lowering.templates.vector.quantization import Quantize
+from geir.lowering.templates.vector.quantization import Quantize, quantized_outputs
 from geir.target import op_info
 
 
@@ -268,10 +268,10 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
     """The pool kernel of a request of one max_pool / avg_pool (see the module docstring),
     or None if the template does not take it."""
     op, *rest = req.ops
-    # one output, or with a quantize the float result kept beside the quantized one
-    keep = bool(rest) and len(req.outputs) == 2 and op.results[0] in req.outputs
-    if req.inputs[0] is not op.inputs[0] or len(req.outputs) != 1 + keep:
+    written = quantized_outputs(op, rest, req.outputs)
+    if req.inputs[0] is not op.inputs[0] or written is None:
         return None
+    quant, keep, result = written
     geom = PoolGeometry.of(op)
     if geom is None:
         return None
@@ -280,9 +280,7 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
         return None
     if not is_float(elt) and not isinstance(op, g.MaxPoolOp):
         return None  # an integer average rounds: only the maximum is exact in f16
-    quant = Quantize.of(op, rest) if rest else None
-    if rest and (quant is None or geom.blocked or compute_type(elt) != elt or rest[-1].results[0] not in req.outputs
-                 or any(formats.is_formatted(v.type) for v in req.outputs)):
+    if quant is not None and (geom.blocked or compute_type(elt) != elt):
         return None  # the quantized result leaves NCHW, computed in the pool's own type
     plan = _Plan.of(op, geom, quant, keep)
     tiles = _choose_tiles(req, plan)
@@ -298,7 +296,6 @@ def build_pool(req: KernelRequest) -> a.KernelOp | None:
     if most <= 1:
         slots = 1
     kb = KernelBuilder(req, "vector", max(1, min(req.device.vector_cores, most)))
-    result = req.outputs.index(rest[-1].results[0]) if rest else 0
     emitter = _PoolKernel(kb, plan, slots, gt, toh, result)
     for index, piece in enumerate(pieces):
         emitter.pipeline(piece, last_blocks=index % 2 == 1)

@@ -85,6 +85,23 @@ class Quantize:
         kb.vec(a.VminsOp, wide, kb.scalar(float(self.hi), f32), wide)
 
 
+def quantized_outputs(op: Operation, rest: Sequence[Operation],
+                      outputs: Sequence[SSAValue]) -> tuple[Quantize | None, bool, int] | None:
+    """How a template computing `op`, then `rest` (nothing, or the quantize of op's result:
+    `Quantize.of`), writes the request's `outputs`: (the quantize or None, whether op's float
+    result is written too, the index of the output op's - quantized - result goes to); None
+    when the outputs are not those (one, or the quantized result beside op's own, both plain)."""
+    keep = bool(rest) and len(outputs) == 2 and op.results[0] in outputs
+    if len(outputs) != 1 + keep:
+        return None
+    if not rest:
+        return None, False, 0
+    quant = Quantize.of(op, rest)
+    if quant is None or rest[-1].results[0] not in outputs or any(formats.is_formatted(v.type) for v in outputs):
+        return None
+    return quant, keep, list(outputs).index(rest[-1].results[0])
+
+
 def check(op: Operation) -> None:
     """What the rules take: f32 / f16 floats, integer quantized values."""
     if isinstance(op, g.QuantizeOp) and not is_float(op.operands[0].type.element_type):
