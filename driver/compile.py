@@ -288,7 +288,10 @@ def compile(  # noqa: A001
     def imported() -> ModuleOp:
         from geir.driver.shape_ranges import add_extent_args
 
-        module = import_graph(model, example_inputs, freeze, weights, torch_frontend, input_shapes)
+        # verified below, as every stage is (not twice); a torch module's batch norms folded
+        # into their convs as they are read where graph-simplify would fold them
+        module = import_graph(model, example_inputs, freeze, weights, torch_frontend, input_shapes, verify=False,
+                              fold_batch_norm=pipeline.runs("graph-simplify"))
         return add_extent_args(module, extents) if extents else module
 
     module = stage("01_import", imported)
@@ -491,11 +494,13 @@ def _compile_ranks(model, device: str, opt_level: int, example_inputs, progress,
     freeze, weights = options.pop("freeze", None), options.pop("weights", True)
     torch_frontend = options.pop("torch_frontend", "fx")
     options.pop("cache_dir", None)  # each rank's program is cached on its own key
-    PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)  # bad options before any work
+    folds = build_pipeline(PipelineOptions.from_kwargs(device=device, opt_level=opt_level, **options)).runs(
+        "graph-simplify")  # bad options before any work; what import_graph may fold, as compile's
     server = server or DEFAULT_SERVER
     check_ranks(ranks, server, "pipeline_stages" if kind == "pipeline" else "tensor_parallel")
     t0 = time.perf_counter()
-    imported = import_graph(model, example_inputs, freeze, weights, torch_frontend, None)
+    imported = import_graph(model, example_inputs, freeze, weights, torch_frontend, None, verify=False,
+                            fold_batch_norm=folds)  # each rank's compile verifies it
     seconds = {"import": time.perf_counter() - t0}
     programs = []
     from geir.dialects import attr_names

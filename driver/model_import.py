@@ -72,7 +72,7 @@ def _user_lines_only():
 
     def create_node(self, *args, **kwargs):
         node = create(self, *args, **kwargs)
-        if not node.stack_trace:
+        if node.op == "call_function" and not node.stack_trace:  # placeholders are the tracer's own
             frame = sys._getframe(1)
             while frame is not None and frame.f_code.co_filename.startswith(torch_dir):
                 frame = frame.f_back
@@ -120,14 +120,17 @@ def trace_module(model: Any, example_inputs: Sequence[Any]) -> tuple[Any, dict, 
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     if len(params) < len(example_inputs) or any(p.kind not in positional for p in params):
         return instead("the inputs are not the forward's positional parameters")
-    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    unread = _unread_buffers(model)
+    state = {n: t for n, t in (*model.named_parameters(), *model.named_buffers()) if n not in unread}
     names = list(state)
 
     def forward(*args):
         return torch.func.functional_call(model, dict(zip(names, args[:len(names)])), args[len(names):])
 
     try:
-        with torch.no_grad():  # an inference graph: no autograd records while tracing (the graph is the same)
+        # an inference graph: no autograd records, nor version counters, while tracing (the graph
+        # is the same as with gradients on; 9% of a CNN's trace against torch.no_grad)
+        with torch.inference_mode():
             gm = make_fx(forward, tracing_mode="fake", pre_dispatch=True)(*state.values(), *example_inputs)
     except Exception as e:  # noqa: BLE001 - a data-dependent branch, ...: torch.export's message says it better
         return instead(f"the trace failed: {type(e).__name__}")
@@ -135,9 +138,24 @@ def trace_module(model: Any, example_inputs: Sequence[Any]) -> tuple[Any, dict, 
     return gm, inputs, {i: (n, state[n]) for i, n in enumerate(names)}
 
 
-def import_torch(model: Any, example_inputs: Sequence[Any] | None, weights: bool = True) -> ModuleOp:
+def _unread_buffers(model: Any) -> set[str]:
+    """Buffers an eval-mode forward never reads: a batch norm's num_batches_tracked (counted
+    in training only). Each tensor the trace takes costs as much as an op (a fake tensor and a
+    placeholder); ResNet-style CNNs carry one per batch norm. One not given stays the module's
+    own, so were it read after all the trace would hold it as an attribute, and torch.export
+    would capture the module instead (`import_traced`)."""
+    from torch.nn.modules.batchnorm import _BatchNorm
+
+    return {f"{prefix}.num_batches_tracked" if prefix else "num_batches_tracked"
+            for prefix, m in model.named_modules() if isinstance(m, _BatchNorm) and not m.training}
+
+
+def import_torch(model: Any, example_inputs: Sequence[Any] | None, weights: bool = True,
+                 verify: bool = True, fold_batch_norm: bool = False) -> ModuleOp:
     """A torch.nn.Module (static shapes, eval mode) traced (`trace_module`) and imported by
-    frontend/fx.py, or, where that graph does not import as it is, captured by torch.export."""
+    frontend/fx.py, or, where that graph does not import as it is, captured by torch.export.
+    `verify=False` leaves the module-wide verification to the caller (GraphBuilder.finish);
+    `fold_batch_norm` folds conv -> batch norm pairs as they are read (FxImporter.batch_norm_fold)."""
     import torch
 
     from geir.frontend.fx import FxImportError
@@ -146,9 +164,10 @@ def import_torch(model: Any, example_inputs: Sequence[Any] | None, weights: bool
     if example_inputs is None:
         raise GeirError("a torch.nn.Module needs example_inputs to be captured (torch.export)")
     inputs = tuple(example_inputs)
-    with _capture():
+    with _capture(), _values_only():  # not torch.export's capture: its passes may read tensor_meta
         traced = trace_module(model.eval(), inputs)
-    module = import_traced(*traced, weights=weights) if traced is not None else None
+    module = (import_traced(*traced, weights=weights, verify=verify, fold_batch_norm=fold_batch_norm)
+              if traced is not None else None)
     if module is not None:
         return module
     try:
@@ -158,7 +177,31 @@ def import_torch(model: Any, example_inputs: Sequence[Any] | None, weights: bool
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise FxImportError(f"torch.export could not capture the model: {first} (torch.compile(model, "
                             f"backend=\"geir\") runs the pieces around a graph break)") from None
-    return import_exported(ep, weights=weights)
+    return import_exported(ep, weights=weights, verify=verify, fold_batch_norm=fold_batch_norm)
+
+
+@contextlib.contextmanager
+def _values_only():
+    """make_fx records two descriptions of each node's result: the FakeTensor (`meta["val"]`,
+    what the importer reads) and, "best effort" in torch's words, a `tensor_meta` (shape,
+    strides, contiguity per memory format, quantization) that nothing here reads. Its
+    contiguity tests run through the trace's torch-function modes, once per parameter too:
+    some 13% of a CNN's trace (bench/torch_frontend.py). Skipped while geir traces (torch's
+    private function, left as it is where this torch has another)."""
+    try:
+        from torch.fx.experimental import proxy_tensor
+    except ImportError:
+        yield
+        return
+    extract = getattr(proxy_tensor, "_extract_tensor_metadata", None)
+    if extract is None:
+        yield
+        return
+    proxy_tensor._extract_tensor_metadata = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        proxy_tensor._extract_tensor_metadata = extract
 
 
 @contextlib.contextmanager
@@ -200,12 +243,17 @@ def to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProto
 
 def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
                  freeze: Mapping[str, Any] | None = None, weights: bool = True,
-                 torch_frontend: str = "fx", input_shapes: Mapping[str, Sequence[int]] | None = None) -> ModuleOp:
+                 torch_frontend: str = "fx", input_shapes: Mapping[str, Sequence[int]] | None = None,
+                 verify: bool = True, fold_batch_norm: bool = False) -> ModuleOp:
     """The graph-level module of a model: imported from ONNX (`freeze`: graph inputs made
     constants first, frontend/onnx.py freeze_inputs; `weights=False`: weights as shape-only
     placeholders, none read), from a torch.nn.Module (`torch_frontend`: "fx" or "onnx"), or
     graph-level MLIR as it is. `input_shapes`: static shapes for an ONNX model's graph inputs
-    (their dynamic dims), ATC's input_shape."""
+    (their dynamic dims), ATC's input_shape. The torch importer verifies its module unless
+    `verify=False` (geir.compile verifies every stage itself; the ONNX importer leaves it to
+    the caller always), and with `fold_batch_norm` (for a pipeline that runs graph-simplify)
+    folds each conv -> inference batch norm pair as it reads it, as torch's ONNX exporter
+    does."""
     from geir.frontend.builder import GraphBuilder
     from geir.frontend.onnx import import_model
     from geir.ir.text import parse_module
@@ -223,7 +271,7 @@ def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
         if freeze:
             raise GeirError("freeze makes ONNX graph inputs constants; a torch module's constants are its "
                             "parameters and buffers")
-        return import_torch(model, example_inputs, weights)
+        return import_torch(model, example_inputs, weights, verify, fold_batch_norm)
     if isinstance(model, str | Path) and Path(model).suffix == ".mlir":
         model = parse_module(Path(model).read_text(), make_context(), str(model))
     if isinstance(model, GraphBuilder):

@@ -114,6 +114,10 @@ class Pipeline:
     stages: list[tuple[str, list[str]]] = field(default_factory=list)
     unavailable: list[str] = field(default_factory=list)
 
+    def runs(self, pass_name: str) -> bool:
+        """Whether a stage runs the pass (its name, with or without options)."""
+        return any(spec.split("{", 1)[0] == pass_name for _, specs in self.stages for spec in specs)
+
 
 # Decomposed ops become the ops the kernel library has (one row pass each), before graph-fuse
 # decides kernels: the fuse stage runs these first, and so do the benchmarks that fuse by hand.

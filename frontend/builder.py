@@ -336,10 +336,12 @@ class GraphBuilder:
         self.check_value(value, f"output '{name}'")
         self.outputs[name] = value
 
-    def finish(self, outputs: Sequence[str] | None = None) -> ModuleOp:
+    def finish(self, outputs: Sequence[str] | None = None, *, verify: bool = True) -> ModuleOp:
         """The verified module holding `func.func @<name>`; `outputs` lists the result names
         the function must have (an error names any never set). Once finished, the builder
-        returns the same module and takes no more ops."""
+        returns the same module and takes no more ops. `verify=False` leaves the module-wide
+        verification to a caller that runs it anyway (geir.compile verifies every stage):
+        each op's result types were inferred and checked as it was built."""
         self.node_name = None
         missing = [n for n in (outputs or ()) if n not in self.outputs]
         if missing:
@@ -351,7 +353,8 @@ class GraphBuilder:
         values = list(self.outputs.values())
         module = self.module(self.inputs, list(self.outputs), values)
         try:
-            module.verify()
+            if verify:
+                module.verify()
         except VerifyException as e:
             raise self.error_type(f"graph '{self.name}' does not verify: {e}") from None
         self._module = module

@@ -27,12 +27,13 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, NameLoc, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import FileLineColLoc, FusedLoc, IntAttr, NameLoc, NoneAttr, StringAttr
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from geir.dialects import graph as g
 from geir.errors import GeirError
 from geir.frontend.builder import GraphBuilder, value_hint
+from geir.ir.locations import name_loc
 from geir.ir.types import BF16, is_float_dtype, to_dtype, to_element_type
 
 
@@ -44,6 +45,11 @@ Converter = Callable[..., Any]
 ATEN: dict[str, Converter] = {}
 """`aten.<op>.<overload>` -> converter(importer, node, *args, **kwargs): the graph values of
 the node's result (one value, or a tuple for a multi-result op)."""
+
+
+CONVOLUTIONS = frozenset({"aten.convolution.default", "aten.conv1d.default", "aten.conv2d.default",
+                          "aten.conv3d.default"})
+"""The ATen ops a graph.conv is imported from (a batch norm after one may be folded into it)."""
 
 
 def aten(*names: str) -> Callable[[Converter], Converter]:
@@ -106,10 +112,16 @@ class FxImporter(GraphBuilder):
 
     error_type = FxImportError
 
-    def __init__(self, name: str = "main"):
+    def __init__(self, name: str = "main", fold_batch_norm: bool = False):
         super().__init__(name)
         self.node: Any = None  # the FX node being converted
         self.env: dict[Any, Any] = {}  # FX node -> its graph value(s)
+        self.fold_batch_norm = fold_batch_norm  # see `batch_norm_fold`
+        self.weights = True  # False: constants are shape-only placeholders (`run`)
+        # a constant placeholder -> (name, tensor): made a graph.constant where it is first read,
+        # so the parameters of a folded batch norm never become constants
+        self.lazy: dict[Any, tuple[str, Any]] = {}
+        self.folded: dict[Any, Any] = {}  # a batch norm folded into its conv -> the conv's values
 
     # -- errors and locations ------------------------------------------------------------
 
@@ -126,11 +138,18 @@ class FxImporter(GraphBuilder):
 
     def append(self, op: Operation, loc: str | None = None) -> Operation:
         super().append(op, loc)
-        src = source_line(self.node) if self.node is not None and loc is None else None
-        if src is not None:  # loc("convolution_3"("model.py":12:0)): the node and its line
-            op.location = NameLoc(StringAttr(self.default_location()),
-                                  FileLineColLoc(StringAttr(src[0]), IntAttr(src[1]), IntAttr(0)))
+        if self.node is not None and loc is None:
+            op.location = self.node_location()
         return op
+
+    def node_location(self) -> Attribute:
+        """loc("convolution_3"("model.py":12:0)): the node and its line (the name alone
+        where the node has no stack trace)."""
+        src = source_line(self.node)
+        if src is None:
+            return name_loc(self.default_location())
+        return NameLoc(StringAttr(self.default_location()),
+                       FileLineColLoc(StringAttr(src[0]), IntAttr(src[1]), IntAttr(0)))
 
     # -- values --------------------------------------------------------------------------
 
@@ -183,14 +202,16 @@ class FxImporter(GraphBuilder):
             weights: bool = True) -> None:
         """Convert `gm`'s nodes in order. Placeholder i is the function input named
         `inputs[i]`, or the constant `constants[i]` = (name, tensor); `weights=False` makes
-        constants shape-only placeholders."""
+        constants shape-only placeholders. A constant becomes a graph.constant where it is
+        first read."""
+        self.weights = weights
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         for i, node in enumerate(placeholders):
             self.node = None
             val = node.meta.get("val")
             if i in constants:
                 if node.users:  # not a buffer nothing reads (batch norm's num_batches_tracked)
-                    self.env[node] = self.tensor_weight(*constants[i], weights)
+                    self.lazy[node] = constants[i]
             elif isinstance(val, int | float | bool) or (val is None and not node.users):
                 continue  # a size dynamo passes as an int, already in the static shapes
             elif i in inputs:
@@ -213,7 +234,7 @@ class FxImporter(GraphBuilder):
                 for k, out in enumerate(outs):
                     if out is None:  # a backward graph's gradient of an input that needs none
                         continue
-                    value = self.env.get(out)
+                    value = self.value(out) if out in self.env or out in self.lazy else None
                     if not isinstance(value, SSAValue):
                         raise FxImportError(f"output {k} ({out}) is not a tensor of the graph")
                     self.output(f"output_{k}" if len(outs) > 1 else "output", value)
@@ -239,26 +260,92 @@ class FxImporter(GraphBuilder):
                 raise self.error(f"result {i} of '{seq.name}' ({target_name(seq.target)}) is used; geir does not "
                                  f"compute it (max-pool indices)")
             return values[i]
+        if node in self.folded:
+            return self.folded.pop(node)
         name = target_name(target)
         convert = ATEN.get(name)
         if convert is None:
             raise self.error(f"ATen op '{name}' is not supported")
         self.node_name = self.claim(node.name, "node")
         self.node_op = name
-        args = [self.arg(a) for a in node.args]
-        kwargs = {k: self.arg(v) for k, v in node.kwargs.items()}
+        fold = self.batch_norm_fold(node) if self.fold_batch_norm and name in CONVOLUTIONS else None
+        args, kwargs = (node.args, node.kwargs) if fold is None else self.folded_conv_args(node, *fold[1:])
+        args = [self.arg(a) for a in args]
+        kwargs = {k: self.arg(v) for k, v in kwargs.items()}
         result = convert(self, node, *args, **kwargs)
         if isinstance(result, SSAValue):
             self.check_result(result)
             result.name_hint = value_hint(node.name)
+        if fold is not None:  # the conv stands for both nodes
+            bn = self.node = fold[0]
+            result.owner.location = FusedLoc([result.owner.location, self.node_location()], NoneAttr())
+            self.node = node
+            self.folded[bn] = result if target_name(bn.target) == "aten.batch_norm.default" else (result, None, None)
         return result
 
     def arg(self, a: Any) -> Any:
         if isinstance(a, list | tuple):
             return type(a)(self.arg(x) for x in a)
         if hasattr(a, "op") and hasattr(a, "target"):  # an FX node
-            return self.env[a]
+            return self.value(a)
         return a
+
+    def value(self, node: Any) -> Any:
+        """A converted node's graph value(s); a constant placeholder's graph.constant, made now
+        if this is its first reader."""
+        if node not in self.env and node in self.lazy:
+            self.env[node] = self.tensor_weight(*self.lazy.pop(node), self.weights)
+        return self.env[node]
+
+    # -- conv -> batch norm ----------------------------------------------------------------
+
+    def batch_norm_fold(self, conv: Any) -> tuple[Any, tuple[np.ndarray, np.ndarray], tuple[str, str]] | None:
+        """(batch norm node, (weights, bias), their names): the inference batch norm a conv
+        node's result goes to alone, and the conv's weights and bias with it folded in
+        (graph-fold-batchnorm's arithmetic, passes/graph/fold_batchnorm.py) - where the
+        weights and the batch norm's parameters are constants of one dtype that nothing else
+        reads (its weight and bias may be absent). Folded as the conv is read, the pair's
+        parameters never become constants nor the batch norm an op: the graph graph-simplify
+        would leave after a round, without the round. Only where the pipeline runs
+        graph-simplify (`fold_batch_norm`), as torch's ONNX exporter folds the pair too."""
+        from geir.passes.graph.fold_batchnorm import affine_of, folded_conv_weights
+
+        if not self.weights or len(conv.users) != 1:
+            return None
+        bn = next(iter(conv.users))
+        params = _batch_norm_params(bn)
+        weight, bias = _conv_weights(conv)
+        if params is None or bn.args[0] is not conv or params[2] is None or params[3] is None:
+            return None
+        read = [weight, bias, *params[:4]]
+        if any(p is not None and (p not in self.lazy or len(p.users) != 1) for p in read):
+            return None
+        w, b, scale, shift, mean, var = (to_numpy(self.lazy[p][1]) if p is not None else None for p in read)
+        if len({a.dtype for a in (w, b, scale, shift, mean, var) if a is not None}) != 1:
+            return None  # parameters of another precision than the conv's: the pass leaves those too
+        scale = scale if scale is not None else np.ones_like(var)
+        shift = shift if shift is not None else np.zeros_like(var)
+        folded = folded_conv_weights(w, b, *affine_of(scale, shift, mean, var, params[4]))
+        if folded is None:
+            return None
+        names = (f"{self.lazy[weight][0]}_folded",  # as the pass names them
+                 f"{self.lazy[bias][0]}_folded" if bias is not None else f"{conv.name}_bias")
+        for p in read:
+            self.lazy.pop(p, None)
+        return bn, folded, names
+
+    def folded_conv_args(self, conv: Any, arrays: tuple[np.ndarray, np.ndarray],
+                         names: tuple[str, str]) -> tuple[list, dict]:
+        """The conv node's arguments and keyword arguments with these weights and bias."""
+        (w, b), (w_name, b_name) = arrays, names
+        args, kwargs = list(conv.args), dict(conv.kwargs)
+        args[1] = self.constant(w, name=w_name, loc=w_name)
+        b = self.constant(b, name=b_name, loc=b_name)
+        if len(args) > 2:
+            args[2] = b
+        else:
+            kwargs["bias"] = b
+        return args, kwargs
 
     def check_result(self, value: SSAValue) -> None:
         """The converted value has torch's shape and dtype (a converter bug otherwise)."""
@@ -291,6 +378,29 @@ def _attr(gm: Any, target: str) -> Any:
     return obj
 
 
+def _batch_norm_params(node: Any) -> tuple[Any, Any, Any, Any, float] | None:
+    """(weight, bias, running mean, running var, eps) of an inference batch norm node (an FX
+    node each, or None), None for any other node."""
+    name = target_name(node.target)
+    if name == "aten._native_batch_norm_legit_no_training.default":
+        names = ("input", "weight", "bias", "running_mean", "running_var", "momentum", "eps")
+    elif name == "aten.batch_norm.default":
+        names = ("input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps")
+    else:
+        return None
+    args = {**dict(zip(names, node.args)), **node.kwargs}
+    if args.get("training", False):
+        return None
+    return (args.get("weight"), args.get("bias"), args.get("running_mean"), args.get("running_var"),
+            float(args.get("eps", 1e-5)))
+
+
+def _conv_weights(node: Any) -> tuple[Any, Any]:
+    """(weight, bias) arguments of a convolution node (the bias None if absent)."""
+    bias = node.args[2] if len(node.args) > 2 else node.kwargs.get("bias")
+    return node.args[1], bias
+
+
 def _flatten(x: Any) -> list:
     if isinstance(x, list | tuple):
         return [y for e in x for y in _flatten(e)]
@@ -303,12 +413,16 @@ def _flatten(x: Any) -> list:
 
 
 def import_aten_graph(gm: Any, inputs: Mapping[int, str], constants: Mapping[int, tuple[str, Any]], *,
-                      weights: bool = True, name: str = "main"):
+                      weights: bool = True, name: str = "main", verify: bool = True,
+                      fold_batch_norm: bool = False):
     """The verified graph-dialect module of a core-ATen FX graph (AOTAutograd's forward):
-    placeholder i is input `inputs[i]` or constant `constants[i]` = (name, tensor)."""
-    im = FxImporter(name)
+    placeholder i is input `inputs[i]` or constant `constants[i]` = (name, tensor).
+    `verify=False`: for a caller that verifies the module itself (GraphBuilder.finish).
+    `fold_batch_norm`: conv -> inference batch norm pairs are folded as they are read, for a
+    pipeline that folds them anyway (FxImporter.batch_norm_fold)."""
+    im = FxImporter(name, fold_batch_norm)
     im.run(gm, inputs, constants, weights)
-    return im.finish()
+    return im.finish(verify=verify)
 
 
 KEPT = ("_safe_softmax", "hardswish", "hardsigmoid")

@@ -12,8 +12,9 @@ core-ATen ones of frontend/fx.py and the composite ones below - imports as expor
 others are decomposed first: an op without a converter here, training-mode batch norm or
 dropout, grouped-query attention, an in-place op on a tensor that has views, a program that
 mutates its inputs or buffers. Each composite converter builds what torch's decomposition of
-the op would (a linear is a transposed weight, a matmul and the bias added), so both roads give
-the same graph up to op names, and `decompose=True` takes the second one always.
+the op would (a linear is a transposed weight, a matmul and the bias added; of a 2-d input one
+graph.gemm, as ONNX writes it), so both roads give the same kernels, and `decompose=True` takes
+the second one always.
 
 `import_traced` imports the same graph traced without torch.export's program around it
 (driver/model_import.py `trace_module`, what geir.compile does with a module): as it is, or
@@ -44,8 +45,10 @@ class NeedsDecomposition(Exception):
     the program is imported through torch's decomposition instead."""
 
 
-def import_exported(ep: Any, *, weights: bool = True, name: str = "main", decompose: bool = False):
-    """The verified graph-dialect module of a `torch.export.ExportedProgram`: parameters,
+def import_exported(ep: Any, *, weights: bool = True, name: str = "main", decompose: bool = False,
+                    verify: bool = True, fold_batch_norm: bool = False):
+    """The verified (`verify`, `fold_batch_norm`: as import_aten_graph's) graph-dialect module
+    of a `torch.export.ExportedProgram`: parameters,
     buffers and lifted constants become constants, user inputs the function's arguments (named
     as the program names them), user outputs its results. Imported as exported when every op
     has a converter (see the module doc), else - or with `decompose=True` - decomposed to core
@@ -53,7 +56,7 @@ def import_exported(ep: Any, *, weights: bool = True, name: str = "main", decomp
     why = "decompose=True" if decompose else _why_not_as_exported(ep)
     if why is None:
         try:
-            module = _import_program(ep, weights, name)
+            module = _import_program(ep, weights, name, verify, fold_batch_norm)
             _log.debug("imported the program as exported")
             return module
         except NeedsDecomposition as e:
@@ -69,13 +72,14 @@ def import_exported(ep: Any, *, weights: bool = True, name: str = "main", decomp
             ep = ep.run_decompositions(decompositions(default_decompositions()))
     except Exception as e:  # torch's own decomposition failing: say so, not a traceback
         raise FxImportError(f"torch could not decompose the program to core ATen: {e}") from None
-    return _import_program(ep, weights, name)
+    return _import_program(ep, weights, name, verify, fold_batch_norm)
 
 
 def import_traced(gm: Any, inputs: dict[int, str], constants: dict[int, tuple[str, Any]], *,
-                  weights: bool = True, name: str = "main"):
+                  weights: bool = True, name: str = "main", verify: bool = True, fold_batch_norm: bool = False):
     """The module of a graph traced from a torch.nn.Module (driver/model_import.py
-    `trace_module`: torch.export's graph without its program), imported as exported; None
+    `trace_module`: torch.export's graph without its program), imported as exported (and
+    verified, as `import_exported`'s `verify` says); None
     where it needs torch.export's program and its decomposition instead (an op without a
     converter, a tensor attribute torch.export would lift, an input or buffer the forward
     mutates: the in-place converters refuse a graph input), with the reason logged (DEBUG)."""
@@ -84,7 +88,8 @@ def import_traced(gm: Any, inputs: dict[int, str], constants: dict[int, tuple[st
         why = "the forward reads a tensor attribute"
     if why is None:
         try:
-            module = import_aten_graph(gm, inputs, constants, weights=weights, name=name)
+            module = import_aten_graph(gm, inputs, constants, weights=weights, name=name, verify=verify,
+                                       fold_batch_norm=fold_batch_norm)
             _log.debug("imported the traced graph as it is")
             return module
         except (NeedsDecomposition, FxImportError, TypeError) as e:  # as import_exported's
@@ -107,7 +112,7 @@ def _unconverted(graph: Any) -> str | None:
     return None
 
 
-def _import_program(ep: Any, weights: bool, name: str):
+def _import_program(ep: Any, weights: bool, name: str, verify: bool = True, fold_batch_norm: bool = False):
     from torch.export.graph_signature import InputKind
 
     inputs: dict[int, str] = {}
@@ -120,7 +125,8 @@ def _import_program(ep: Any, weights: bool, name: str):
             constants[i] = (spec.target, state[spec.target])
         else:
             raise FxImportError(f"exported input '{spec.arg.name}' of kind {spec.kind.name} is not supported")
-    return import_aten_graph(ep.graph_module, inputs, constants, weights=weights, name=name)
+    return import_aten_graph(ep.graph_module, inputs, constants, weights=weights, name=name, verify=verify,
+                             fold_batch_norm=fold_batch_norm)
 
 
 def _name(node: Any) -> str:
@@ -165,8 +171,13 @@ for _n in (1, 2, 3):
 
 @aten("aten.linear.default")
 def _linear(im: FxImporter, node, x, w, b=None):
-    """As torch decomposes it: x (flattened to 2-d) times the transposed weight, plus the bias."""
+    """Of a 2-d x, one gemm with the weight transposed (trans_b), as torch's ONNX exporter
+    writes it: a graph with no transpose for graph-simplify to fold, a round sooner at its
+    fixed point. Else as torch decomposes it: x (flattened to 2-d) times the transposed
+    weight, plus the bias."""
     shape = x.type.get_shape()
+    if len(shape) == 2:
+        return im.op(g.GemmOp, [x, w] + ([b] if b is not None else []), trans_b=1)
     k, n = w.type.get_shape()[-1], w.type.get_shape()[0]
     flat = x if len(shape) == 2 else im.op(g.ReshapeOp, [x, im.ints([-1, k])])
     wt = im.op(g.TransposeOp, [w], perm=[1, 0])

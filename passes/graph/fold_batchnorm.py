@@ -55,10 +55,26 @@ def affine(bn: g.BatchNormOp) -> tuple[np.ndarray, np.ndarray] | None:
     params = [g.constant_value_of(v) for v in bn.inputs[1:]]
     if any(p is None for p in params):
         return None
-    scale, bias, mean, var = params
+    return affine_of(*params, bn.attrs()["epsilon"])
+
+
+def affine_of(scale: np.ndarray, bias: np.ndarray, mean: np.ndarray, var: np.ndarray,
+              epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """(a, c) of a BatchNorm with these parameters."""
     with np.errstate(all="ignore"):
-        a = scale / np.sqrt(var + np.asarray(bn.attrs()["epsilon"], var.dtype))
+        a = scale / np.sqrt(var + np.asarray(epsilon, var.dtype))
         return a, bias - mean * a
+
+
+def folded_conv_weights(w: np.ndarray, b: np.ndarray | None, a: np.ndarray,
+                        c: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """A conv's weights and bias (None: zeros) with y * a + c per output channel folded in;
+    None where that would change their precision (batch norm parameters of another dtype).
+    Also the FX importer's, which folds a conv -> batch norm pair as it reads it
+    (frontend/fx.py FxImporter.batch_norm_fold)."""
+    b = b if b is not None else np.zeros(w.shape[0], w.dtype)
+    w2, b2 = w * a.reshape((-1,) + (1,) * (w.ndim - 1)), b * a + c
+    return (w2, b2) if w2.dtype == w.dtype and b2.dtype == b.dtype else None
 
 
 class FoldIntoConv(RewritePattern):
@@ -69,18 +85,18 @@ class FoldIntoConv(RewritePattern):
         conv = bn.inputs[0].owner
         if not isinstance(conv, g.ConvOp) or sole_user(conv.output) is not bn:
             return
-        w = g.constant_value_of(conv.inputs[1])
         ac = affine(bn)
-        if w is None or ac is None:
+        w = g.constant_value_of(conv.inputs[1])
+        b = g.constant_value_of(conv.inputs[2]) if len(conv.inputs) > 2 else None
+        if ac is None or w is None or (len(conv.inputs) > 2 and b is None):
             return
-        b = g.constant_value_of(conv.inputs[2]) if len(conv.inputs) > 2 else np.zeros(w.shape[0], w.dtype)
-        if b is None:
+        folded = folded_conv_weights(w, b, *ac)
+        if folded is None:
             return
-        a, c = ac
         loc = merged_loc(conv, bn)
-        w2 = constant(w * a.reshape((-1,) + (1,) * (w.ndim - 1)), loc, hint(conv.inputs[1], "folded"))
+        w2 = constant(folded[0], loc, hint(conv.inputs[1], "folded"))
         name = hint(conv.inputs[2], "folded") if len(conv.inputs) > 2 else hint(conv.output, "bias")
-        b2 = constant(b * a + c, loc, name)
+        b2 = constant(folded[1], loc, name)
         new = g.ConvOp.build_op([conv.inputs[0], w2, b2], **conv.attrs())
         new.location = loc
         replace_checked(bn, [w2, b2, new], rewriter)

@@ -69,7 +69,8 @@ def test_compile_module_takes_the_fx_path_by_default():
     out = next(iter(cm.run({"x": inputs[0].numpy()}).values()))
     np.testing.assert_allclose(out, _eager(model, inputs)[0].numpy(), rtol=RTOL, atol=ATOL)
     imported = cm.mlir("01_import")
-    assert "graph.conv" in imported and 'loc("conv2d"("' in imported and "torch_models.py" in imported
+    # the stem's conv, its batch norm folded in (FxImporter.batch_norm_fold), located at both nodes' lines
+    assert "graph.conv" in imported and 'loc(fused["conv2d"("' in imported and "torch_models.py" in imported
 
 
 @pytest.mark.parametrize("name", TORCH_MODELS)
@@ -154,6 +155,104 @@ def test_module_the_trace_does_not_take_goes_through_torch_export(cls, n_inputs,
     feeds = {n: t.numpy() for (n, _, _), t in zip(cm.input_specs(), inputs)}
     out = list(cm.run(feeds).values())[-1]  # after the mutated buffer torch.export returns first
     np.testing.assert_allclose(out, _eager(cls(), inputs)[0].numpy(), rtol=RTOL, atol=ATOL)
+
+
+class _ReadsBatchCount(torch.nn.BatchNorm1d):
+    """A batch norm whose eval forward reads the counter torch's reads in training only."""
+
+    def forward(self, x):
+        return super().forward(x) + self.num_batches_tracked.float()
+
+
+def test_batch_norm_counters_are_left_out_of_the_trace_unless_read(caplog):
+    import logging
+
+    from geir.driver.model_import import _capture, trace_module
+
+    model, inputs = torch_model("resnet")
+    with _capture():
+        _, _, constants = trace_module(model.eval(), inputs)
+    names = [n for n, _ in constants.values()]
+    assert any(n.endswith("running_var") for n in names)
+    assert not any(n.endswith("num_batches_tracked") for n in names)
+    # a forward that reads one anyway: the trace holds it as an attribute, so torch.export captures it
+    model = _ReadsBatchCount(3).eval()
+    model.num_batches_tracked.fill_(7)
+    x = torch.randn(4, 3)
+    with _capture():
+        gm, _, _ = trace_module(model, (x,))
+    assert any(n.op == "get_attr" for n in gm.graph.nodes)
+    with caplog.at_level(logging.DEBUG, logger="geir.torch"):
+        cm = geir.compile(model, example_inputs=(x,), opt_level=1, lower=False,
+                          precision_mode="must_keep_origin_dtype")
+    assert "torch.export instead: the forward reads a tensor attribute" in caplog.text, caplog.text
+    out = next(iter(cm.run({"x": x.numpy()}).values()))
+    np.testing.assert_allclose(out, _eager(model, (x,))[0].numpy(), rtol=RTOL, atol=ATOL)
+
+
+class _ConvBatchNorms(torch.nn.Module):
+    """conv -> bn -> relu, a biased conv -> bn, and a conv whose result a residual add reads too."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.b1 = torch.nn.Conv2d(3, 8, 3, padding=1, bias=False), torch.nn.BatchNorm2d(8)
+        self.c2, self.b2 = torch.nn.Conv2d(8, 8, 3, padding=1), torch.nn.BatchNorm2d(8)
+        self.c3, self.b3 = torch.nn.Conv2d(8, 8, 1), torch.nn.BatchNorm2d(8)
+        for bn in (self.b1, self.b2, self.b3):  # running statistics and affine parameters away from 0 / 1
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+            bn.weight.data.uniform_(0.5, 1.5)
+            bn.bias.data.uniform_(-0.5, 0.5)
+
+    def forward(self, x):
+        y = self.b2(self.c2(torch.relu(self.b1(self.c1(x)))))
+        z = self.c3(y)
+        return self.b3(z) + z
+
+
+@pytest.mark.parametrize("options, kept", [
+    ({}, 1),  # folded as read but the third, whose conv's result the add reads too
+    ({"disable_passes": ["graph-simplify"]}, 3),  # the pipeline keeps batch norms: the import does
+    ({"opt_level": 0}, 3),
+])
+def test_conv_batch_norm_pairs_fold_as_read_where_simplify_would(options, kept):
+    torch.manual_seed(0)
+    model, x = _ConvBatchNorms().eval(), torch.randn(2, 3, 8, 8)
+    cm = geir.compile(model, example_inputs=(x,), keep_stages=True, **{**FP32, **options})
+    imported = cm.stages["01_import"]
+    assert sum(isinstance(op, g.BatchNormOp) for op in imported.walk()) == kept
+    assert sum(isinstance(op, g.ConvOp) for op in imported.walk()) == 3
+    if kept == 1:  # the folded convs stand for both nodes; no parameter of theirs is left behind
+        text = cm.mlir("01_import")
+        assert 'fused["conv2d"(' in text and '"batch_norm"(' in text
+        assert "b1.running_mean" not in text and "c1.weight_folded" in text and "c3.weight_folded" not in text
+    out = next(iter(cm.run({"x": x.numpy()}).values()))
+    np.testing.assert_allclose(out, _eager(model, (x,))[0].numpy(), rtol=RTOL, atol=ATOL)
+
+
+def test_conv_batch_norm_pairs_stay_with_shape_only_weights():
+    from geir.driver.model_import import import_torch
+
+    model = _ConvBatchNorms().eval()
+    module = import_torch(model, (torch.randn(2, 3, 8, 8),), weights=False, fold_batch_norm=True)
+    assert sum(isinstance(op, g.BatchNormOp) for op in module.walk()) == 3  # no values to fold
+
+
+def test_linear_of_a_matrix_imports_as_one_gemm():
+    from geir.driver.model_import import import_torch
+
+    model = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2)).eval()
+    x = torch.randn(3, 6)
+    module = import_torch(model, (x,))
+    gemms = [op for op in module.walk() if isinstance(op, g.GemmOp)]
+    assert len(gemms) == 2 and all(op.attrs()["trans_b"] == 1 for op in gemms)
+    assert not any(isinstance(op, g.TransposeOp | g.MatMulOp) for op in module.walk())
+    cm = geir.compile(model, example_inputs=(x,), **FP32)
+    out = next(iter(cm.run({"input": x.numpy()}).values()))
+    np.testing.assert_allclose(out, _eager(model, (x,))[0].numpy(), rtol=RTOL, atol=ATOL)
+    # of a 3-d input, as torch decomposes it
+    module = import_torch(model, (torch.randn(2, 3, 6),))
+    assert any(isinstance(op, g.MatMulOp) for op in module.walk())
 
 
 class _InPlaceThroughAView(torch.nn.Module):
