@@ -302,13 +302,13 @@ class FxImporter(GraphBuilder):
     def batch_norm_fold(self, conv: Any) -> tuple[Any, tuple[np.ndarray, np.ndarray], tuple[str, str]] | None:
         """(batch norm node, (weights, bias), their names): the inference batch norm a conv
         node's result goes to alone, and the conv's weights and bias with it folded in
-        (graph-fold-batchnorm's arithmetic, passes/graph/fold_batchnorm.py) - where the
+        (graph-fold-batchnorm's arithmetic, reference/affine.py) - where the
         weights and the batch norm's parameters are constants of one dtype that nothing else
         reads (its weight and bias may be absent). Folded as the conv is read, the pair's
         parameters never become constants nor the batch norm an op: the graph graph-simplify
         would leave after a round, without the round. Only where the pipeline runs
         graph-simplify (`fold_batch_norm`), as torch's ONNX exporter folds the pair too."""
-        from geir.passes.graph.fold_batchnorm import affine_of, folded_conv_weights
+        from geir.reference.affine import batch_norm_affine, conv_weights_with_affine
 
         if not self.weights or len(conv.users) != 1:
             return None
@@ -325,7 +325,7 @@ class FxImporter(GraphBuilder):
             return None  # parameters of another precision than the conv's: the pass leaves those too
         scale = scale if scale is not None else np.ones_like(var)
         shift = shift if shift is not None else np.zeros_like(var)
-        folded = folded_conv_weights(w, b, *affine_of(scale, shift, mean, var, params[4]))
+        folded = conv_weights_with_affine(w, b, *batch_norm_affine(scale, shift, mean, var, params[4]))
         if folded is None:
             return None
         names = (f"{self.lazy[weight][0]}_folded",  # as the pass names them

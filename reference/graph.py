@@ -38,6 +38,7 @@ from numpy.lib.stride_tricks import as_strided
 from xdsl.ir import Operation
 
 from geir.dialects import graph as g
+from geir.reference.affine import batch_norm_affine
 from geir.reference.collectives import require
 from geir.ir.types import is_float_dtype, is_low_precision
 
@@ -822,8 +823,8 @@ def _per_channel(v, ndim):
 
 def batch_norm(x, scale, bias, mean, var, *, epsilon=1e-5, momentum=0.9, training_mode=0):
     # Inference mode: fold into one multiply-add.
-    a = scale / np.sqrt(var + epsilon)
-    return x * _per_channel(a, x.ndim) + _per_channel(bias - mean * a, x.ndim)
+    a, c = batch_norm_affine(scale, bias, mean, var, epsilon)
+    return x * _per_channel(a, x.ndim) + _per_channel(c, x.ndim)
 
 
 def instance_norm(x, scale, bias, *, epsilon=1e-5):

@@ -38,6 +38,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from geir.dialects import graph as g
+from geir.reference.affine import batch_norm_affine, conv_weights_with_affine
 from geir.passes.graph.utils import (
     channel_vector,
     constant,
@@ -55,26 +56,7 @@ def affine(bn: g.BatchNormOp) -> tuple[np.ndarray, np.ndarray] | None:
     params = [g.constant_value_of(v) for v in bn.inputs[1:]]
     if any(p is None for p in params):
         return None
-    return affine_of(*params, bn.attrs()["epsilon"])
-
-
-def affine_of(scale: np.ndarray, bias: np.ndarray, mean: np.ndarray, var: np.ndarray,
-              epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    """(a, c) of a BatchNorm with these parameters."""
-    with np.errstate(all="ignore"):
-        a = scale / np.sqrt(var + np.asarray(epsilon, var.dtype))
-        return a, bias - mean * a
-
-
-def folded_conv_weights(w: np.ndarray, b: np.ndarray | None, a: np.ndarray,
-                        c: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """A conv's weights and bias (None: zeros) with y * a + c per output channel folded in;
-    None where that would change their precision (batch norm parameters of another dtype).
-    Also the FX importer's, which folds a conv -> batch norm pair as it reads it
-    (frontend/fx.py FxImporter.batch_norm_fold)."""
-    b = b if b is not None else np.zeros(w.shape[0], w.dtype)
-    w2, b2 = w * a.reshape((-1,) + (1,) * (w.ndim - 1)), b * a + c
-    return (w2, b2) if w2.dtype == w.dtype and b2.dtype == b.dtype else None
+    return batch_norm_affine(*params, bn.attrs()["epsilon"])
 
 
 class FoldIntoConv(RewritePattern):
@@ -90,7 +72,7 @@ class FoldIntoConv(RewritePattern):
         b = g.constant_value_of(conv.inputs[2]) if len(conv.inputs) > 2 else None
         if ac is None or w is None or (len(conv.inputs) > 2 and b is None):
             return
-        folded = folded_conv_weights(w, b, *ac)
+        folded = conv_weights_with_affine(w, b, *ac)
         if folded is None:
             return
         loc = merged_loc(conv, bn)
