@@ -12,9 +12,9 @@ core-ATen ones of frontend/fx.py and the composite ones below - imports as expor
 others are decomposed first: an op without a converter here, training-mode batch norm or
 dropout, grouped-query attention, an in-place op on a tensor that has views, a program that
 mutates its inputs or buffers. Each composite converter builds what torch's decomposition of
-the op would (a linear is a transposed weight, a matmul and the bias added; of a 2-d input one
-graph.gemm, as ONNX writes it), so both roads give the same kernels, and `decompose=True` takes
-the second one always.
+the op would, in the form graph-simplify leaves it (a linear is a matmul by the transposed
+weight plus the bias, of a 2-d input one graph.gemm, as ONNX writes them), so both roads give
+the same kernels, and `decompose=True` takes the second one always.
 
 `import_traced` imports the same graph traced without torch.export's program around it
 (driver/model_import.py `trace_module`, what geir.compile does with a module): as it is, or
@@ -171,20 +171,14 @@ for _n in (1, 2, 3):
 
 @aten("aten.linear.default")
 def _linear(im: FxImporter, node, x, w, b=None):
-    """Of a 2-d x, one gemm with the weight transposed (trans_b), as torch's ONNX exporter
-    writes it: a graph with no transpose for graph-simplify to fold, a round sooner at its
-    fixed point. Else as torch decomposes it: x (flattened to 2-d) times the transposed
-    weight, plus the bias."""
-    shape = x.type.get_shape()
-    if len(shape) == 2:
+    """As torch's ONNX exporter writes it: of a 2-d x one gemm with the weight transposed
+    (trans_b); else x times the transposed weight over its leading dims, plus the bias - what
+    graph-canonicalize makes of torch's decomposition (x flattened to 2-d, the product, the
+    bias, the view back), without the rewrites."""
+    if len(x.type.get_shape()) == 2:
         return im.op(g.GemmOp, [x, w] + ([b] if b is not None else []), trans_b=1)
-    k, n = w.type.get_shape()[-1], w.type.get_shape()[0]
-    flat = x if len(shape) == 2 else im.op(g.ReshapeOp, [x, im.ints([-1, k])])
-    wt = im.op(g.TransposeOp, [w], perm=[1, 0])
-    y = im.op(g.MatMulOp, [flat, wt])
-    if b is not None:
-        y = im.op(g.AddOp, [y, b])
-    return y if len(shape) == 2 else im.op(g.ReshapeOp, [y, im.ints([*shape[:-1], n])])
+    y = im.op(g.MatMulOp, [x, im.op(g.TransposeOp, [w], perm=[1, 0])])
+    return im.op(g.AddOp, [y, b]) if b is not None else y
 
 
 @aten("aten.batch_norm.default")
