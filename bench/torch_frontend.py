@@ -5,7 +5,7 @@ side in one run: compile time (capture + import + the pipeline; the fastest of `
 compiles of each path, taken in turn, as the machine is shared), kernels, modeled latency, and
 the largest difference between the two programs' outputs.
 
-    python bench/torch_frontend.py [--models resnet,unet] [--batch 8] [-O 3] [--precision-mode force_fp16] [--repeat 7]
+    python bench/torch_frontend.py [--models resnet,unet] [--batch 8] [-O 3] [--precision-mode force_fp16] [--repeat N]
     python bench/torch_frontend.py --deploy [--models transformer,llama]   # at deployment sizes
     python bench/torch_frontend.py --train [--models resnet,llama]   # one training step per model
 
@@ -82,10 +82,13 @@ def main() -> None:
     p.add_argument("--precision-mode", default="must_keep_origin_dtype")
     # the paths are within a few percent of each other, this machine's noise on one compile:
     # the fastest of 7 holds still where the fastest of 3 did not
-    p.add_argument("--repeat", type=int, default=7, help="compiles per path and model (the fastest is shown)")
+    p.add_argument("--repeat", type=int, help="compiles per path and model, the fastest shown "
+                   "(default 7; 2 with --deploy, where one compile takes seconds)")
     p.add_argument("--train", action="store_true", help="one profiled training step per model")
     p.add_argument("--deploy", action="store_true", help="each model at a deployment size (DEPLOY_SIZES)")
     args = p.parse_args()
+    if args.repeat is None:
+        args.repeat = 2 if args.deploy else 7
     options = {"opt_level": args.opt_level, "precision_mode": args.precision_mode}
     if args.train:
         return train(args.models.split(","), args.batch, options)

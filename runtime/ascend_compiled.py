@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import gc
 import linecache
+import threading
 from functools import partial
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -64,6 +65,9 @@ _CODE: dict[str, Any] = {}
 """Source -> code object: kernels of one structure (a network's repeated blocks) differ only
 in the namespace their code runs in, and Python's compiler is half the cost of a kernel."""
 _CODE_ENTRIES = 512
+_CODE_LOCK = threading.Lock()
+"""The ranks of a multi-device run compile kernels in threads: two evicting at once would
+both pick the same oldest entry."""
 
 
 class _Unsupported(Exception):
@@ -72,6 +76,25 @@ class _Unsupported(Exception):
 
 class _NotNative(Exception):
     """This op has no inline form: it runs through the interpreter."""
+
+
+def _code(source: str, kernel_name: str) -> Any:
+    """The code object of a kernel's `source`, compiled once per process (of the last
+    `_CODE_ENTRIES` sources)."""
+    with _CODE_LOCK:
+        code = _CODE.get(source)
+        if code is not None:
+            return code
+        filename = f"<ascend kernel @{kernel_name} {len(_CODE) + 1}:{hash(source) & 0xFFFFFFFF:08x}>"
+        try:
+            code = compile(source, filename, "exec")
+        except (SyntaxError, RecursionError, MemoryError):  # e.g. loops nested too deep for Python
+            raise _Unsupported from None
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        if len(_CODE) >= _CODE_ENTRIES:  # the oldest goes, with its lines for tracebacks
+            linecache.cache.pop(_CODE.pop(next(iter(_CODE))).co_filename, None)
+        _CODE[source] = code
+        return code
 
 
 # ---------------------------------------------------------------------------
@@ -717,18 +740,7 @@ class _Codegen:
             prologue.append(f"    M = [None] * {self.memos}")
         self.lines[memo_at:memo_at] = prologue + self.tables
         source = "def kernel(I, R, B, args, LM):\n" + "\n".join(self.lines) + "\n"
-        code = _CODE.get(source)
-        if code is None:
-            filename = f"<ascend kernel @{self.kernel.sym_name.data} {len(_CODE) + 1}:{hash(source) & 0xFFFFFFFF:08x}>"
-            try:
-                code = compile(source, filename, "exec")
-            except (SyntaxError, RecursionError, MemoryError):  # e.g. loops nested too deep for Python
-                raise _Unsupported from None
-            linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-            if len(_CODE) >= _CODE_ENTRIES:  # the oldest goes, with its lines for tracebacks
-                linecache.cache.pop(_CODE.pop(next(iter(_CODE))).co_filename, None)
-            _CODE[source] = code
-        exec(code, self.ns)
+        exec(_code(source, self.kernel.sym_name.data), self.ns)
         return CompiledKernel(self.ns["kernel"], memref_args, len(block.args), self.launch_memos, source,
                               tuple(self.load3d.values()), frozenset(written_args(self.kernel)))
 

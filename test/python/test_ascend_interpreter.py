@@ -8,6 +8,8 @@ independent FRACTAL_NZ reference, and a kernel built with the Python builders
 runs like a parsed one.
 """
 
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +34,7 @@ from xdsl.utils.exceptions import VerifyException
 from geir.dialects import ascend as a
 from geir.errors import InterpreterError
 from geir.ir.text import parse_module, print_module
+from geir.runtime import ascend_compiled
 from geir.runtime.ascend_interpreter import (
     ascend_input_specs,
     ascend_output_names,
@@ -97,6 +100,43 @@ def test_matmul_random_floats():
     b_ = RNG.standard_normal((32, 32)).astype(np.float16)
     out = run(MATMUL, {"a": a_, "b": b_})
     np.testing.assert_allclose(out["c"], a_.astype(np.float32) @ b_.astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
+class _SlowEvictions(dict):
+    """A code cache whose evictions give other threads time to run in the middle of one."""
+
+    def pop(self, *args):
+        time.sleep(0.001)
+        return super().pop(*args)
+
+
+def test_kernels_compile_in_threads_while_the_code_cache_evicts(monkeypatch):
+    # the ranks of a multi-device run compile their kernels in threads; with the process-wide
+    # code cache full, each compile evicts the oldest source, and two must not evict one
+    monkeypatch.setattr(ascend_compiled, "_CODE", _SlowEvictions())
+    monkeypatch.setattr(ascend_compiled, "_CODE_ENTRIES", 1)
+    errors = []
+
+    a_, b_ = X[:32, :32], Y[:32, :32]
+    programs = [(ADD, {"x": X, "y": Y}, X + Y), (MATMUL, {"a": a_, "b": b_}, a_.astype(np.float32) @ b_)]
+
+    def modules():  # fresh ones: the compiled code is kept on the kernel op
+        return [(parse_module(text, make_context()), feeds, want) for _ in range(4) for text, feeds, want in programs]
+
+    def body(mine):  # parsed outside the threads: xDSL's implicit builder is not thread-safe
+        try:
+            for module, feeds, want in mine:
+                out = run_ascend_module(module, feeds)
+                np.testing.assert_allclose(next(iter(out.values())), want, rtol=1e-5, atol=1e-5)
+        except Exception as e:  # noqa: BLE001 - reported below, with the thread's error
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=body, args=(modules(),)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
 
 
 # -- the buffers are real: breaking the program breaks the numbers ----------
