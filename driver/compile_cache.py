@@ -8,7 +8,7 @@ The key is a SHA-256 of what decides the program:
 - the model, before it is imported where that can be done exactly (`source_key`: a hit then
   skips the import too): an ONNX model's serialized bytes; a torch module's traced record
   (`torch_key`); for any other model (a GraphBuilder, MLIR, an ONNX file with external data,
-  a module torch.jit cannot trace), the imported graph-level module's text with its weights
+  a module torch's tracer refuses), the imported graph-level module's text with its weights
   elided, plus every constant's bytes;
 - the compile options;
 - the device's figures;
@@ -26,12 +26,12 @@ says so).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
 import marshal
 import os
 import pickle
-import re
 import sys
 import tempfile
 import threading
@@ -84,18 +84,24 @@ def source_key(model: Any, import_options: dict[str, Any], example_inputs: Any =
 def torch_key(model: Any, example_inputs: Any) -> bytes | None:
     """What a torch module computes on inputs like `example_inputs`, found without the FX
     capture (whose first call in a process takes ~1.5 s, most of a small model's compile):
-    torch.jit.trace runs the forward once and records every ATen op it runs, so every Python
+    torch's tracer runs the forward once and records every ATen op it runs, so every Python
     branch taken, helper called and module setting (a stride, an eps) is in the record. The key
-    is that record as text (torch's per-process class-name mangling removed), the input
-    signature, the bytes of every parameter, buffer and tensor constant, the compiled code of
-    every Python function the forward ran outside torch (a branch jit does not take, such as
+    is that record as text, the structure of the inputs and outputs, the bytes of every tensor of the state dict (the
+    record's inputs, in its order) and of every tensor constant, the compiled code of every
+    Python function the forward ran outside torch (a branch the trace does not take, such as
     `if torch.jit.is_tracing()`, is in its function's code), and the torch and Python versions.
     Two modules with the same key compute the same function on inputs of these shapes, so
-    one's program is exact for the other; an edit of their code misses. None when jit cannot
-    trace the module (it is then keyed by its imported graph)."""
+    one's program is exact for the other; an edit of their code misses. None when the module
+    cannot be traced (it is then keyed by its imported graph).
+
+    The record is the flat graph torch's ONNX exporter traces (`torch.jit._get_trace_graph`,
+    the module's state as inputs), not a `torch.jit.trace` ScriptModule: that builds a script
+    module per submodule, three quarters of a trace's time, and the trace function below sees
+    every Python call it makes."""
     import warnings
 
     import torch
+    from torch.utils._pytree import tree_structure
 
     inputs = tuple(example_inputs)
     torch_dir = os.path.dirname(torch.__file__)
@@ -112,19 +118,21 @@ def torch_key(model: Any, example_inputs: Any) -> bytes | None:
             warnings.simplefilter("ignore")  # TracerWarnings: what a trace cannot see, export rejects
             sys.settrace(called)
             try:
-                traced = torch.jit.trace(model.eval(), inputs, check_trace=False)
+                graph, outputs = torch.jit._get_trace_graph(model.eval(), inputs)
             finally:
                 sys.settrace(tracer)
-            graph = traced.inlined_graph
     except Exception as e:  # noqa: BLE001 - any failure to trace: fall back to the imported graph
-        _log.info("torch.jit.trace failed (%s): keyed by the imported graph", str(e).strip().splitlines()[:1])
+        _log.info("the torch tracer failed (%s): keyed by the imported graph", str(e).strip().splitlines()[:1])
         return None
     h = hashlib.sha256()
     h.update(f"torch {_version('torch')} python {sys.version}\0".encode())
-    h.update(re.sub(r"___torch_mangle_\d+\.", "", str(graph)).encode())
+    h.update(str(graph).encode())
+    # the graph's inputs and outputs are flat: the structure (a dict's keys, a None) is not in it
+    h.update(f"\0{tree_structure(inputs)}\0{tree_structure(outputs)}\0".encode())
     for code in codes:
         h.update(marshal.dumps(code))
-    tensors = [(n, t) for n, t in (*model.named_parameters(), *model.named_buffers())]
+    # the graph's inputs after the model's own, in this order (what the tracer flattens)
+    tensors = list(torch.jit._unique_state_dict(model, keep_vars=True).items())
     tensors += [("", node.t("value")) for node in graph.findAllNodes("prim::Constant")
                 if node.hasAttribute("value") and node.kindOf("value") == "t"]
     for name, t in tensors:
@@ -193,7 +201,7 @@ def store(directory: Path, entry: str, program: ModuleOp, unavailable: list[str]
 
 def _deep(fn):
     """fn() in a thread with a deep stack and a high recursion limit (pickle recurses along
-    the linked op lists of a long block); restored afterwards."""
+    the linked op lists of a long block), without the garbage collector; restored afterwards."""
     result: list = []
     error: list = []
 
@@ -206,13 +214,21 @@ def _deep(fn):
     old_limit, old_stack = sys.getrecursionlimit(), threading.stack_size()
     sys.setrecursionlimit(max(old_limit, 200_000))
     threading.stack_size(_DEEP_STACK)
+    # A program is tens of thousands of objects, none of them garbage: the collector's full
+    # passes they trigger walk the whole heap (torch's, the IR's) and were 80% of a load.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        worker = threading.Thread(target=run)
-        worker.start()
+        try:
+            worker = threading.Thread(target=run)
+            worker.start()
+        finally:
+            threading.stack_size(old_stack)
+        worker.join()
     finally:
-        threading.stack_size(old_stack)
-    worker.join()
-    sys.setrecursionlimit(old_limit)
+        sys.setrecursionlimit(old_limit)
+        if collecting:
+            gc.enable()
     if error:
         raise error[0]
     return result[0]

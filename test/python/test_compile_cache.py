@@ -129,16 +129,34 @@ def test_what_decides_a_torch_program_misses(tmp_path, change):
     assert not cm.cache_hit
 
 
-def test_torch_module_jit_cannot_trace_is_keyed_by_its_graph(tmp_path):
+def test_torch_outputs_structure_is_in_the_key(tmp_path):
     import torch
 
-    class Named(torch.nn.Module):  # a dict output: torch.jit.trace refuses it, torch.export takes it
-        def forward(self, x):
-            return {"y": torch.relu(x)}
+    def named(key: str):
+        class Named(torch.nn.Module):  # the tracer's graph returns the tensor alone
+            def forward(self, x):
+                return {key: torch.relu(x)}
+        return Named()
 
     inputs = (torch.randn(4, 16),)
-    geir.compile(Named(), example_inputs=inputs, cache_dir=tmp_path)
-    cm = geir.compile(Named(), example_inputs=inputs, cache_dir=tmp_path)
+    geir.compile(named("y"), example_inputs=inputs, cache_dir=tmp_path)
+    hit = geir.compile(named("y"), example_inputs=inputs, cache_dir=tmp_path)
+    assert hit.cache_hit and hit.stage_names == ["cached"]
+    assert not geir.compile(named("z"), example_inputs=inputs, cache_dir=tmp_path).cache_hit
+
+
+def test_torch_module_the_tracer_refuses_is_keyed_by_its_graph(tmp_path):
+    import torch
+
+    class Untraceable(torch.nn.Module):  # torch.export does not run the jit tracer
+        def forward(self, x):
+            if torch.jit.is_tracing():
+                raise RuntimeError("not under the jit tracer")
+            return torch.relu(x)
+
+    inputs = (torch.randn(4, 16),)
+    geir.compile(Untraceable(), example_inputs=inputs, cache_dir=tmp_path)
+    cm = geir.compile(Untraceable(), example_inputs=inputs, cache_dir=tmp_path)
     assert cm.cache_hit and cm.stage_names == ["01_import", "cached"]
 
 
