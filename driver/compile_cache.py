@@ -26,7 +26,6 @@ says so).
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import logging
 import marshal
@@ -40,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
+
+from geir.ir.collector import collector_paused
 
 _log = logging.getLogger("geir.cache")
 ENV = "GEIR_CACHE_DIR"
@@ -216,19 +217,16 @@ def _deep(fn):
     threading.stack_size(_DEEP_STACK)
     # A program is tens of thousands of objects, none of them garbage: the collector's full
     # passes they trigger walk the whole heap (torch's, the IR's) and were 80% of a load.
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        try:
-            worker = threading.Thread(target=run)
-            worker.start()
-        finally:
-            threading.stack_size(old_stack)
-        worker.join()
+        with collector_paused():
+            try:
+                worker = threading.Thread(target=run)
+                worker.start()
+            finally:
+                threading.stack_size(old_stack)
+            worker.join()
     finally:
         sys.setrecursionlimit(old_limit)
-        if collecting:
-            gc.enable()
     if error:
         raise error[0]
     return result[0]

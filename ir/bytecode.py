@@ -30,7 +30,6 @@ weights file.
 from __future__ import annotations
 
 import functools
-import gc
 import json
 from collections.abc import Mapping
 
@@ -50,6 +49,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from geir.ir.collector import collector_paused
 
 MAGIC = b"geir-ir\0"
 VERSION = 1
@@ -333,14 +334,9 @@ def decode(data: bytes | memoryview, ctx: Context, blobs: Mapping[str, bytes | m
             raise BytecodeError(f"binary module version {head.get('version')!r}; this geir reads {VERSION}")
         stream = np.frombuffer(data[start + size:], dtype="<i4").tolist()
         r = _Reader(ctx, blobs or {})
-        enabled = gc.isenabled()
-        gc.disable()  # tens of thousands of new objects, none of them garbage: no collections meanwhile
-        try:
+        with collector_paused():  # tens of thousands of new objects, none of them garbage
             r.read_attrs(head["attrs"])
             module = r.ops(stream, head["strings"])
-        finally:
-            if enabled:
-                gc.enable()
     except BytecodeError:
         raise
     except (ValueError, KeyError, IndexError, TypeError, DiagnosticException, ParseError) as e:

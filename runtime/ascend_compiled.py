@@ -36,7 +36,6 @@ rewritten in place is compiled again.
 
 from __future__ import annotations
 
-import gc
 import linecache
 import threading
 from functools import partial
@@ -55,6 +54,7 @@ from xdsl.traits import IsTerminator
 from geir.dialects import ascend as a
 from geir.dialects import formats
 from geir.errors import InterpreterError
+from geir.ir.collector import collector_paused
 from geir.ir.types import to_dtype
 from geir.runtime import ascend_machine as machine
 from geir.runtime import ascend_semantics as semantics
@@ -176,17 +176,13 @@ def compile_kernel(kernel: a.KernelOp, listen: bool | frozenset[type] = False, t
     key = (listen, traced, bitwidth, probe)
     if key not in cache[1]:
         # Building makes thousands of long-lived objects; the collector's full passes over
-        # the (large) IR heap they trigger would double the time, and nothing here is cyclic
-        # garbage worth collecting now.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            cache[1][key] = _Codegen(kernel, False if probe else listen, traced and not probe, bitwidth, probe).build()
-        except _Unsupported:
-            cache[1][key] = None
-        finally:
-            if collecting:
-                gc.enable()
+        # the (large) IR heap they trigger would double the time.
+        with collector_paused():
+            try:
+                cache[1][key] = _Codegen(kernel, False if probe else listen, traced and not probe, bitwidth,
+                                         probe).build()
+            except _Unsupported:
+                cache[1][key] = None
     return cache[1][key]
 
 

@@ -53,7 +53,6 @@ The model, level by level (docs/report.md lists each rule with the figure it use
 
 from __future__ import annotations
 
-import gc
 import heapq
 import itertools
 import math
@@ -70,6 +69,7 @@ from xdsl.ir import BlockArgument, Dialect, Operation, OpResult, SSAValue
 
 from geir.dialects import ascend as a
 from geir.errors import GeirError
+from geir.ir.collector import collector_paused
 from geir.ir.locations import describe, loc_names
 from geir.passes.ascend.check_memory import arg_access, sends
 from geir.runtime.ascend_interpreter import run_ascend_module
@@ -583,16 +583,11 @@ def record(module: ModuleOp, feeds: Mapping[str, np.ndarray], *, device: str | D
     compact = rec.compact
     # A recording makes millions of long-lived objects (records, accesses, programs) and few
     # cycles: the collector's full passes over them took a third of a long prefill's run
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         outputs = run_ascend_module(module, feeds, device=device, trace=rec, listeners=(rec,), overflow=overflow,
                                     timing=timing, memo=memo, repeats=rec.repeated if compact else None,
                                     first_launch=first_launch)
         rec.close()
-    finally:
-        if collecting:
-            gc.enable()
     return outputs, rec.records
 
 
