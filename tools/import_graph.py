@@ -26,7 +26,7 @@ BEGIN, END = "<!-- BEGIN tools/import_graph.py (generated) -->", "<!-- END tools
 
 LAYERS = (
     ("errors", "the error types every layer raises"),
-    ("ir", "IR helpers that know no geir dialect: locations, element types, symbolic dims (polynomials of named sizes), MLIR text with resource blobs, the binary form offline models load"),
+    ("ir", "IR helpers that know no geir dialect: locations, element types, symbolic dims (polynomials of named sizes), MLIR text with resource blobs, the binary form offline models load, the garbage collector paused while large structures are built"),
     ("dialects", "the graph and ascend dialects, their formats, op families (traits), symbolic shapes and their verifier, attribute names"),
     ("target", "the device specs, the cost model, op info (what each kernel template takes)"),
     ("reference", "the numpy semantics of every graph op"),
