@@ -354,6 +354,16 @@ def _conv(a, op, ins, attrs):
     return [(x[0], w[0], *spatial)]
 
 
+def _batch_through(a, op, ins, attrs):
+    """A transposed conv or a resize: the batch carries through, the other dims must be static
+    (an upsampling's output size over a symbolic spatial size has no rule yet)."""
+    x = ins[0]
+    if any(not isinstance(d, int) for d in x[1:]):
+        raise _Refused("only its batch dim may be symbolic (its output size over a symbolic channel or spatial "
+                       "dim has no rule)")
+    return [(x[0], *op.results[0].type.get_shape()[1:])]
+
+
 def _pool(a, op, ins, attrs):
     x = ins[0]
     ks = attrs["kernel_shape"]
@@ -521,7 +531,8 @@ def _gather_elements(a, op, ins, attrs):
 _RULES: dict[str, Callable[[Analysis, Operation, list[Shape], dict], list[Shape]]] = {
     "graph.expand": _expand, "graph.reshape": _reshape, "graph.flatten": _flatten, "graph.squeeze": _squeeze,
     "graph.unsqueeze": _unsqueeze, "graph.transpose": _transpose, "graph.matmul": _matmul, "graph.gemm": _gemm,
-    "graph.conv": _conv, "graph.max_pool": _pool, "graph.avg_pool": _pool, "graph.global_avg_pool": _global_pool,
+    "graph.conv": _conv, "graph.conv_transpose": _batch_through, "graph.resize": _batch_through,
+    "graph.max_pool": _pool, "graph.avg_pool": _pool, "graph.global_avg_pool": _global_pool,
     "graph.global_max_pool": _global_pool, "graph.attention": _attention, "graph.concat": _concat,
     "graph.gather": _gather, "graph.slice": _slice, "graph.pad": _pad, "graph.tile": _tile, "graph.split": _split,
     "graph.shape": _shape, "graph.size": _scalar, "graph.constant_of_shape": _constant_of_shape,

@@ -29,7 +29,7 @@ from geir.ir.types import is_float_dtype
 from geir.errors import GeirError
 from geir.driver import compile_cache
 from geir.driver.dynamic_shapes import GEAR_OPTIONS, plan_shapes
-from geir.driver.model_import import import_graph
+from geir.driver.model_import import exported_input_shape, exported_program, import_graph
 from geir.driver.pipelines import PipelineOptions, build_pipeline
 from geir.driver.stages import Stages
 from geir.dialects import make_context
@@ -219,6 +219,9 @@ def compile(  # noqa: A001
     if server is not None or micro_batches is not None:
         raise GeirError("server= and micro_batches= are for a multi-device model: give tensor_parallel or "
                         "pipeline_stages too")
+    if exported_program(model) and not any(options.get(k) for k in ("input_shape", *GEAR_OPTIONS)):
+        # a torch.export.Dim is a shape range, from its min to its max (None: all dims static)
+        options["input_shape"] = exported_input_shape(model)
     plan = plan_shapes(**{k: options.pop(k, None) for k in ("input_shape", *GEAR_OPTIONS)})
     pad_to_gear = options.pop("pad_to_gear", False)
     buckets = options.pop("range_buckets", None)
@@ -337,6 +340,7 @@ def _compile_ranges(model, plan, device: str, opt_level: int, example_inputs, pr
     range_buckets option), RangeBuckets: a RangeModel per part of one dim's range
     (driver/range_buckets.py)."""
     from geir.driver.range_buckets import RangeBuckets, bucket_tops, split_dims
+    from geir.driver.model_import import export_with_ranges, exported_dim_params, torch_module
     from geir.driver.shape_ranges import onnx_dim_params, range_dims
 
     if any(k in options for k in ("quantize", "calibration_data", "pad_to_gear")):
@@ -344,7 +348,9 @@ def _compile_ranges(model, plan, device: str, opt_level: int, example_inputs, pr
                         "input_shape, or gears")
     if isinstance(model, str | Path) and Path(model).suffix != ".mlir":
         model = Path(model).read_bytes()  # read once: dim_params, then the import
-    dims = range_dims(plan, onnx_dim_params(model))
+    if torch_module(model) and options.get("torch_frontend", "fx") == "fx":
+        model = export_with_ranges(model, example_inputs, plan.ranges)  # a Dim per range
+    dims = range_dims(plan, exported_dim_params(model) if exported_program(model) else onnx_dim_params(model))
     index, tops = bucket_tops(buckets, dims) if buckets is not None else (0, [])
     if not tops:
         return _range_program(model, plan, dims, device, opt_level, example_inputs, progress, keep_stages, options)

@@ -2,8 +2,9 @@
 
 `model` is an onnx.ModelProto, a path, ONNX bytes, a torch.nn.Module with `example_inputs`
 (traced to its ATen graph, or captured by torch.export, and imported by frontend/fx.py; or, with
-`torch_frontend="onnx"`, exported to ONNX by the TorchScript exporter; torch is optional),
-graph-level MLIR (a ModuleOp or a `.mlir` file), or a GraphBuilder (frontend/builder.py: its
+`torch_frontend="onnx"`, exported to ONNX by the TorchScript exporter; torch is optional), a
+torch.export.ExportedProgram (its torch.export.Dims are shape ranges: geir.compile compiles them
+at their tops, the importer computing the sizes its views read from the inputs'), graph-level MLIR (a ModuleOp or a `.mlir` file), or a GraphBuilder (frontend/builder.py: its
 finished module).
 """
 
@@ -29,12 +30,164 @@ TORCH_FRONTENDS = ("fx", "onnx")
 """How a torch.nn.Module is imported: traced (or torch.export) + the ATen importer, or ONNX."""
 
 
-def _torch_module(model: Any) -> bool:
+def torch_module(model: Any) -> bool:
     try:
         import torch
     except ImportError:
         return False
     return isinstance(model, torch.nn.Module)
+
+
+def exported_program(model: Any) -> bool:
+    """`model` is a torch.export.ExportedProgram (torch being imported implies it)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(model, torch.export.ExportedProgram)
+
+
+def _user_dims(ep: Any) -> dict[str, list[Any]]:
+    """Per user input of an ExportedProgram, its dims: an int, or the sympy symbol of a
+    symbolic dim (torch.export.Dim); a derived dim (`2 * batch`) is refused."""
+    import sympy
+
+    names = set(ep.graph_signature.user_inputs)
+    dims = {}
+    for node in ep.graph.nodes:
+        if node.op != "placeholder" or node.name not in names:
+            continue
+        val = node.meta.get("val")
+        if not hasattr(val, "shape"):
+            raise GeirError(f"the ExportedProgram's input '{node.name}' is not a tensor; geir compiles tensor inputs")
+        dims[node.name] = []
+        for axis, d in enumerate(val.shape):
+            if isinstance(d, int):
+                dims[node.name].append(d)
+                continue
+            expr = d.node.expr
+            if not isinstance(expr, sympy.Symbol):
+                raise GeirError(f"the ExportedProgram's input '{node.name}' dim {axis} is {expr}, derived from "
+                                f"another dim; geir's shape ranges take a dim of its own (torch.export.Dim)")
+            dims[node.name].append(expr)
+    return dims
+
+
+def exported_input_shape(ep: Any) -> str | None:
+    """The input_shape of an ExportedProgram's symbolic dims (`x:1~8,3,64,64`), each ranged by
+    its torch.export.Dim's min and max (from 1: a dim of size 0 has no program), or None when
+    every dim is static. A dim without a max is an error: the range's top sizes the memory plan."""
+    dims = _user_dims(ep)
+    parts = []
+    for name, shape in dims.items():
+        sizes = []
+        for axis, d in enumerate(shape):
+            if isinstance(d, int):
+                sizes.append(str(d))
+                continue
+            vr = ep.range_constraints.get(d)
+            if vr is None or not vr.upper.is_Integer:  # torch's int_oo: no max
+                raise GeirError(f"the ExportedProgram's input '{name}' dim {axis} ({d}) has no upper bound: export "
+                                f"it with torch.export.Dim(..., max=N), or give input_shape (a range lo~hi, or "
+                                f"gears)")
+            sizes.append(f"{max(int(vr.lower), 1)}~{int(vr.upper)}")
+        parts.append(f"{name}:{','.join(sizes)}")
+    return ";".join(parts) if any(not isinstance(d, int) for shape in dims.values() for d in shape) else None
+
+
+def exported_dim_params(ep: Any) -> dict[str, list[str | None]]:
+    """Per user input of an ExportedProgram, the symbol of each dim (None: a static dim):
+    inputs sharing a torch.export.Dim share a symbol, so a shape range makes them one dim."""
+    return {name: [None if isinstance(d, int) else str(d) for d in shape] for name, shape in _user_dims(ep).items()}
+
+
+def _symbol_sizes(ep: Any, input_shapes: Mapping[str, Sequence[int]]) -> dict[Any, int]:
+    """Each symbolic dim of an ExportedProgram at the size input_shape gives it (a gear, or a
+    shape range's top): geir's programs have static shapes."""
+    dims = _user_dims(ep)
+    unknown = sorted(set(input_shapes) - set(dims))
+    if unknown:
+        raise GeirError(f"input_shape names {', '.join(repr(n) for n in unknown)}; the ExportedProgram's inputs are "
+                        f"{', '.join(dims)}")
+    sizes: dict[Any, int] = {}
+    for name, shape in dims.items():
+        size = tuple(input_shapes.get(name, ()))
+        if name not in input_shapes and any(not isinstance(d, int) for d in shape):
+            raise GeirError(f"input_shape gives no shape for '{name}', whose dims are {[str(d) for d in shape]}")
+        if name not in input_shapes:
+            continue
+        if len(size) != len(shape) or any(isinstance(d, int) and d != s for d, s in zip(shape, size)):
+            raise GeirError(f"input_shape gives '{name}' the shape {list(size)}; the ExportedProgram's is "
+                            f"{[str(d) for d in shape]} (only its symbolic dims may be set)")
+        for d, s in zip(shape, size):
+            if not isinstance(d, int) and sizes.setdefault(d, s) != s:
+                raise GeirError(f"input_shape gives the ExportedProgram's dim {d} two sizes, {sizes[d]} and {s} "
+                                f"(inputs sharing a torch.export.Dim have one size)")
+    return sizes
+
+
+def export_with_ranges(model: Any, example_inputs: Sequence[Any] | None,
+                       ranges: Mapping[str, Mapping[int, tuple[int, int]]]) -> Any:
+    """A torch module as an ExportedProgram whose ranged dims (input_shape's `lo~hi`) are
+    torch.export.Dims: its views then compute their sizes from the inputs', as shape ranges
+    need (a trace at fixed sizes writes them as numbers). Positions given the same range share
+    one Dim (a batch that several inputs have). Traced at the ranges' tops."""
+    import torch
+
+    tops = {}
+    for name, axes in ranges.items():
+        shape = dict(enumerate(_input_shapes(model, example_inputs).get(name, ())))
+        shape.update({axis: hi for axis, (lo, hi) in axes.items()})
+        tops[name] = tuple(shape[i] for i in range(len(shape)))
+    inputs = _shaped_inputs(model, example_inputs, tops)
+    names = list(_input_shapes(model, inputs))
+    dims: dict[tuple[int, int], Any] = {}
+    spec = {}
+    for name in names:
+        axes = ranges.get(name, {})
+        spec[name] = {axis: dims.setdefault(rng, torch.export.Dim(f"d{len(dims)}", min=rng[0], max=rng[1]))
+                      for axis, rng in axes.items()} or None
+    try:
+        with _capture():
+            return torch.export.export(model.eval(), inputs, dynamic_shapes=spec)
+    except Exception as e:  # noqa: BLE001 - a range the model's code does not allow: torch's words
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise GeirError(f"torch.export could not export the module with input_shape's ranges as torch.export.Dims: "
+                        f"{first}") from None
+
+
+def _input_shapes(model: Any, example_inputs: Sequence[Any] | None) -> dict[str, tuple[int, ...]]:
+    """A torch module's example inputs' shapes by the forward's parameter names."""
+    import inspect
+
+    if example_inputs is None:
+        raise GeirError("a torch.nn.Module needs example_inputs to be captured (torch.export)")
+    try:
+        names = list(inspect.signature(model.forward).parameters)[:len(example_inputs)]
+    except (TypeError, ValueError):
+        names = []
+    return {n: tuple(getattr(x, "shape", ())) for n, x in zip(names, example_inputs)}
+
+
+def _shaped_inputs(model: Any, example_inputs: Sequence[Any] | None,
+                   input_shapes: Mapping[str, Sequence[int]]) -> tuple[Any, ...]:
+    """A torch module's example inputs at the sizes input_shape gives (a gear, or a shape
+    range's top), by the forward's parameter names: zeros where a size changes (the capture
+    reads shapes and dtypes only)."""
+    import torch
+
+    inputs = list(example_inputs or ())
+    names = list(_input_shapes(model, example_inputs))
+    unknown = sorted(set(input_shapes) - set(names))
+    if unknown:
+        raise GeirError(f"input_shape names {', '.join(repr(n) for n in unknown)}; the module's inputs are "
+                        f"{', '.join(names) or 'not named (its forward has no signature Python can read)'}")
+    for i, name in enumerate(names):
+        x = inputs[i]
+        size = tuple(input_shapes.get(name, getattr(x, "shape", ())))
+        if not isinstance(x, torch.Tensor) or tuple(x.shape) == size:
+            continue
+        if len(size) != x.dim():
+            raise GeirError(f"input_shape gives '{name}' {len(size)} dims; its example input has {x.dim()}")
+        inputs[i] = torch.zeros(size, dtype=x.dtype)
+    return tuple(inputs)
 
 
 def _lazy_graph_modules():
@@ -238,7 +391,8 @@ def to_onnx(model: Any, example_inputs: Sequence[Any] | None) -> onnx.ModelProto
             raise GeirError(f"torch.onnx.export (TorchScript) could not export the model: {first} "
                             f"(the default torch_frontend=\"fx\" captures it with torch.export)") from None
         return f.getvalue()
-    raise GeirError(f"cannot compile a {type(model).__name__}: give an onnx.ModelProto, a path, bytes or a torch.nn.Module")
+    raise GeirError(f"cannot compile a {type(model).__name__}: give an onnx.ModelProto, a path, bytes, a "
+                    f"torch.nn.Module or a torch.export.ExportedProgram")
 
 
 def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
@@ -247,9 +401,10 @@ def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
                  verify: bool = True, fold_batch_norm: bool = False) -> ModuleOp:
     """The graph-level module of a model: imported from ONNX (`freeze`: graph inputs made
     constants first, frontend/onnx.py freeze_inputs; `weights=False`: weights as shape-only
-    placeholders, none read), from a torch.nn.Module (`torch_frontend`: "fx" or "onnx"), or
-    graph-level MLIR as it is. `input_shapes`: static shapes for an ONNX model's graph inputs
-    (their dynamic dims), ATC's input_shape. The torch importer verifies its module unless
+    placeholders, none read), from a torch.nn.Module (`torch_frontend`: "fx" or "onnx") or a
+    torch.export.ExportedProgram, or graph-level MLIR as it is. `input_shapes`: static shapes
+    for the graph inputs' dynamic dims (ATC's input_shape): an ONNX model's, a torch module's
+    (its example inputs at those sizes), an ExportedProgram's symbolic dims. The torch importer verifies its module unless
     `verify=False` (geir.compile verifies every stage itself; the ONNX importer leaves it to
     the caller always), and with `fold_batch_norm` (for a pipeline that runs graph-simplify)
     folds each conv -> inference batch norm pair as it reads it, as torch's ONNX exporter
@@ -263,11 +418,23 @@ def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
         raise GeirError(f"torch_frontend must be one of {', '.join(TORCH_FRONTENDS)}, not {torch_frontend!r}")
     onnx_model = isinstance(model, onnx.ModelProto | bytes) or (
         isinstance(model, str | Path) and Path(model).suffix != ".mlir")
+    if exported_program(model):
+        from geir.frontend.fx_export import import_exported
+
+        if freeze:
+            raise GeirError("freeze makes ONNX graph inputs constants; an ExportedProgram's constants are its "
+                            "parameters and buffers")
+        if not input_shapes and exported_input_shape(model) is not None:  # geir.compile gives the ranges' tops
+            raise GeirError("the ExportedProgram has symbolic dims: compile it with geir.compile (a shape range "
+                            "per torch.export.Dim) or give input_shape")
+        return import_exported(model, weights=weights, verify=verify, fold_batch_norm=fold_batch_norm,
+                               sizes=_symbol_sizes(model, input_shapes) if input_shapes else None)
+    if input_shapes and torch_module(model):  # a gear or a shape range's top: the inputs at those sizes
+        example_inputs, input_shapes = _shaped_inputs(model, example_inputs, input_shapes), None
     if input_shapes and not onnx_model:
-        raise GeirError("input_shape and gears set an ONNX model's dynamic input dims; this model's shapes are "
-                        "fixed (a torch module: its example_inputs; torch.compile(dynamic=True) compiles a "
-                        "program per shape)")
-    if torch_frontend == "fx" and _torch_module(model):
+        raise GeirError("input_shape and gears set the dynamic input dims of an ONNX model, a torch module or an "
+                        "ExportedProgram; this model's shapes are fixed")
+    if torch_frontend == "fx" and torch_module(model):
         if freeze:
             raise GeirError("freeze makes ONNX graph inputs constants; a torch module's constants are its "
                             "parameters and buffers")

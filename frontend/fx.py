@@ -112,9 +112,13 @@ class FxImporter(GraphBuilder):
 
     error_type = FxImportError
 
-    def __init__(self, name: str = "main", fold_batch_norm: bool = False):
+    def __init__(self, name: str = "main", fold_batch_norm: bool = False, sizes: Mapping[Any, int] | None = None):
         super().__init__(name)
         self.node: Any = None  # the FX node being converted
+        # a symbolic graph (torch.export.Dim): each symbol's size in this program, and the
+        # input dim it is read from where a view or expand needs it as a value (`shape_operand`)
+        self.sizes = dict(sizes or {})
+        self.symbol_dims: dict[Any, tuple[SSAValue, int]] = {}
         self.env: dict[Any, Any] = {}  # FX node -> its graph value(s)
         self.fold_batch_norm = fold_batch_norm  # see `batch_norm_fold`
         self.weights = True  # False: constants are shape-only placeholders (`run`)
@@ -189,12 +193,61 @@ class FxImporter(GraphBuilder):
         return val
 
     def shape(self, node: Any = None) -> tuple[int, ...]:
+        """A node's result shape, a symbolic dim at its size in this program (`sizes`)."""
         val = self.val(node)
         try:
-            return tuple(int(d) for d in val.shape)
-        except TypeError:  # a SymInt
+            return tuple(d if isinstance(d, int) else self.size_of(d.node.expr) for d in val.shape)
+        except (TypeError, AttributeError):  # a SymInt of a graph given no sizes
             raise self.error(f"the result shape {list(val.shape)} is symbolic; geir compiles static shapes "
                              f"(compile with dynamic=False, or one program per shape)") from None
+
+    def size_of(self, expr: Any) -> int:
+        size = expr.xreplace(self.sizes)
+        if not (isinstance(size, int) or size.is_Integer):
+            raise TypeError(expr)
+        return int(size)
+
+    def shape_operand(self) -> SSAValue:
+        """The node's result shape as an i64 operand (a view's or an expand's target): a
+        constant, but where a dim is symbolic (a shape range's) computed from the input dim it
+        comes from (graph.shape), as a dynamic ONNX graph computes it, so that shape inference
+        over the range finds the target in the range's symbols."""
+        dims = self.val().shape
+        if all(isinstance(d, int) for d in dims):
+            return self.ints(self.shape())
+        pieces: list[SSAValue] = []
+        run: list[int] = []
+        for d in dims:
+            if isinstance(d, int):
+                run.append(d)
+                continue
+            if run:
+                pieces.append(self.ints(run))
+                run = []
+            pieces.append(self.size_value(d.node.expr))
+        if run:
+            pieces.append(self.ints(run))
+        return pieces[0] if len(pieces) == 1 else self.op(g.ConcatOp, pieces, axis=0)
+
+    def size_value(self, expr: Any) -> SSAValue:
+        """A 1-element i64 tensor holding a symbolic size: an input's dim, a number, or sums
+        and products of them."""
+        import sympy
+
+        if expr.is_Integer:
+            return self.ints([int(expr)])
+        if expr.is_Symbol and expr in self.symbol_dims:
+            value, axis = self.symbol_dims[expr]
+            return self.op(g.ShapeOp, [value], start=axis, end=axis + 1)
+        if isinstance(expr, sympy.Mul | sympy.Add) and expr.args:
+            cls = g.MulOp if isinstance(expr, sympy.Mul) else g.AddOp
+            values = [self.size_value(a) for a in expr.args]
+            result = values[0]
+            for v in values[1:]:
+                result = self.op(cls, [result, v])
+            return result
+        raise self.error(f"the size {expr} of a symbolic dim is not an input's dim, nor sums and products of "
+                         f"them; give the dim's sizes as gears")
 
     # -- the graph -----------------------------------------------------------------------
 
@@ -220,6 +273,9 @@ class FxImporter(GraphBuilder):
                                         f"geir takes tensor inputs")
                 self.node = node
                 self.env[node] = self.input(inputs[i], self.shape(node), numpy_dtype(val.dtype))
+                for axis, d in enumerate(val.shape):
+                    if not isinstance(d, int) and d.node.expr.is_Symbol:
+                        self.symbol_dims.setdefault(d.node.expr, (self.env[node], axis))
             else:
                 raise FxImportError(f"placeholder {i} '{node.name}' is neither an input nor a constant")
         for node in gm.graph.nodes:
@@ -262,6 +318,8 @@ class FxImporter(GraphBuilder):
             return values[i]
         if node in self.folded:
             return self.folded.pop(node)
+        if size_node(node):  # a symbolic size or a check of one: read by the views through their shapes
+            return SYMBOLIC_SIZE
         name = target_name(target)
         convert = ATEN.get(name)
         if convert is None:
@@ -272,6 +330,9 @@ class FxImporter(GraphBuilder):
         args, kwargs = (node.args, node.kwargs) if fold is None else self.folded_conv_args(node, *fold[1:])
         args = [self.arg(a) for a in args]
         kwargs = {k: self.arg(v) for k, v in kwargs.items()}
+        if name not in SIZED and any(a is SYMBOLIC_SIZE for a in _flatten([args, list(kwargs.values())])):
+            raise self.error(f"'{name}' takes a size computed from a symbolic dim; geir's shape ranges take views, "
+                             f"reshapes and expands of such sizes: give the dim's sizes as gears")
         result = convert(self, node, *args, **kwargs)
         if isinstance(result, SSAValue):
             self.check_result(result)
@@ -365,6 +426,30 @@ def output_slots(gm: Any) -> list[bool]:
     return [o is not None for o in _flatten(out.args[0])]
 
 
+SYMBOLIC_SIZE = object()
+"""The value of an FX node computing a symbolic size (`size_node`)."""
+
+SIZED = ("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default", "aten.expand.default")
+"""Ops whose size arguments may be symbolic: their converters take the result's shape
+(`FxImporter.shape_operand`)."""
+
+_SIZE_CHECKS = ("aten._assert_scalar.default", "aten.sym_constrain_range_for_size.default",
+                "aten.sym_constrain_range.default")
+
+
+def size_node(node: Any) -> bool:
+    """A node of a symbolic graph that computes a size (`sym_size`, arithmetic on sizes) or
+    checks one (torch.export's range asserts: the range model checks its inputs' sizes)."""
+    if node.op != "call_function":
+        return False
+    name = target_name(node.target)
+    if name in _SIZE_CHECKS:
+        return True
+    if hasattr(node.meta.get("val"), "shape"):
+        return False
+    return name == "aten.sym_size.int" or getattr(node.target, "__module__", None) == "_operator"
+
+
 def target_name(target: Any) -> str:
     """An FX node target's name: `aten.<op>.<overload>` for an ATen op (its key in `ATEN`)."""
     name = getattr(target, "__name__", None) if not hasattr(target, "_schema") else None
@@ -414,13 +499,14 @@ def _flatten(x: Any) -> list:
 
 def import_aten_graph(gm: Any, inputs: Mapping[int, str], constants: Mapping[int, tuple[str, Any]], *,
                       weights: bool = True, name: str = "main", verify: bool = True,
-                      fold_batch_norm: bool = False):
+                      fold_batch_norm: bool = False, sizes: Mapping[Any, int] | None = None):
     """The verified graph-dialect module of a core-ATen FX graph (AOTAutograd's forward):
     placeholder i is input `inputs[i]` or constant `constants[i]` = (name, tensor).
     `verify=False`: for a caller that verifies the module itself (GraphBuilder.finish).
     `fold_batch_norm`: conv -> inference batch norm pairs are folded as they are read, for a
-    pipeline that folds them anyway (FxImporter.batch_norm_fold)."""
-    im = FxImporter(name, fold_batch_norm)
+    pipeline that folds them anyway (FxImporter.batch_norm_fold). `sizes`: a symbolic graph's
+    symbols (sympy) at the sizes to compile (a gear, a shape range's top)."""
+    im = FxImporter(name, fold_batch_norm, sizes)
     im.run(gm, inputs, constants, weights)
     return im.finish(verify=verify)
 
@@ -737,7 +823,7 @@ def _batch_norm(im, node, x, w, b, mean, var, momentum, eps):
 
 @aten("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default", "aten.flatten.using_ints")
 def _view(im, node, x, *_):
-    return im.op(g.ReshapeOp, [x, im.ints(im.shape())])
+    return im.op(g.ReshapeOp, [x, im.shape_operand()])
 
 
 @aten("aten.permute.default")
@@ -761,7 +847,7 @@ def _transpose(im, node, x, a, b):
 
 @aten("aten.expand.default")
 def _expand(im, node, x, sizes, implicit=False):
-    return im.op(g.ExpandOp, [x, im.ints(im.shape())])
+    return im.op(g.ExpandOp, [x, im.shape_operand()])
 
 
 @aten("aten.repeat.default")

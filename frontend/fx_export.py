@@ -27,13 +27,14 @@ import logging
 import math
 import operator
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from geir.dialects import graph as g
 from geir.frontend.fx import (ATEN, FxImporter, FxImportError, aten, decompositions, import_aten_graph,
-                              target_name)
+                              size_node, target_name)
 from geir.ir.types import to_dtype
 
 
@@ -46,17 +47,18 @@ class NeedsDecomposition(Exception):
 
 
 def import_exported(ep: Any, *, weights: bool = True, name: str = "main", decompose: bool = False,
-                    verify: bool = True, fold_batch_norm: bool = False):
+                    verify: bool = True, fold_batch_norm: bool = False, sizes: Mapping[Any, int] | None = None):
     """The verified (`verify`, `fold_batch_norm`: as import_aten_graph's) graph-dialect module
     of a `torch.export.ExportedProgram`: parameters,
     buffers and lifted constants become constants, user inputs the function's arguments (named
     as the program names them), user outputs its results. Imported as exported when every op
     has a converter (see the module doc), else - or with `decompose=True` - decomposed to core
-    ATen first; the "geir.torch" logger says which, and why (DEBUG)."""
+    ATen first; the "geir.torch" logger says which, and why (DEBUG). `sizes`: the program's
+    symbolic dims (torch.export.Dim's sympy symbols) at the sizes to compile."""
     why = "decompose=True" if decompose else _why_not_as_exported(ep)
     if why is None:
         try:
-            module = _import_program(ep, weights, name, verify, fold_batch_norm)
+            module = _import_program(ep, weights, name, verify, fold_batch_norm, sizes)
             _log.debug("imported the program as exported")
             return module
         except NeedsDecomposition as e:
@@ -72,7 +74,7 @@ def import_exported(ep: Any, *, weights: bool = True, name: str = "main", decomp
             ep = ep.run_decompositions(decompositions(default_decompositions()))
     except Exception as e:  # torch's own decomposition failing: say so, not a traceback
         raise FxImportError(f"torch could not decompose the program to core ATen: {e}") from None
-    return _import_program(ep, weights, name, verify, fold_batch_norm)
+    return _import_program(ep, weights, name, verify, fold_batch_norm, sizes)
 
 
 def import_traced(gm: Any, inputs: dict[int, str], constants: dict[int, tuple[str, Any]], *,
@@ -107,12 +109,13 @@ def _why_not_as_exported(ep: Any) -> str | None:
 
 def _unconverted(graph: Any) -> str | None:
     for n in graph.nodes:
-        if n.op == "call_function" and n.target is not operator.getitem and _name(n) not in ATEN:
+        if n.op == "call_function" and n.target is not operator.getitem and _name(n) not in ATEN and not size_node(n):
             return f"node '{n.name}' ({_name(n)}) has no converter"
     return None
 
 
-def _import_program(ep: Any, weights: bool, name: str, verify: bool = True, fold_batch_norm: bool = False):
+def _import_program(ep: Any, weights: bool, name: str, verify: bool = True, fold_batch_norm: bool = False,
+                    sizes: Mapping[Any, int] | None = None):
     from torch.export.graph_signature import InputKind
 
     inputs: dict[int, str] = {}
@@ -126,7 +129,7 @@ def _import_program(ep: Any, weights: bool, name: str, verify: bool = True, fold
         else:
             raise FxImportError(f"exported input '{spec.arg.name}' of kind {spec.kind.name} is not supported")
     return import_aten_graph(ep.graph_module, inputs, constants, weights=weights, name=name, verify=verify,
-                             fold_batch_norm=fold_batch_norm)
+                             fold_batch_norm=fold_batch_norm, sizes=sizes)
 
 
 def _name(node: Any) -> str:

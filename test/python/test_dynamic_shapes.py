@@ -197,13 +197,14 @@ def test_a_dynamic_model_without_shapes_says_how_to_give_them(cnn):
         geir.compile(cnn)
 
 
-def test_input_shape_needs_an_onnx_model():
-    class M(torch.nn.Module):
-        def forward(self, x):
-            return x + 1
-
-    with pytest.raises(GeirError, match="input_shape and gears set an ONNX model's dynamic input dims"):
-        geir.compile(M(), example_inputs=(torch.randn(2, 3),), input_shape="x:-1,3", dynamic_batch_size="1,2")
+def test_input_shape_needs_a_model_with_dynamic_dims():
+    # graph-level IR has its shapes; a torch module or ExportedProgram takes gears and ranges
+    # (test_torch_shapes.py)
+    b = geir.GraphBuilder("main")
+    b.output("y", b.relu(b.input("x", (2, 3), "f32")))
+    with pytest.raises(GeirError, match="input_shape and gears set the dynamic input dims of an ONNX model, a torch "
+                                        "module or an ExportedProgram; this model's shapes are fixed"):
+        geir.compile(b, input_shape="x:-1,3", dynamic_batch_size="1,2")
 
 
 # -- padding to the next larger gear (driver/gear_padding.py) ----------------------------------

@@ -95,3 +95,12 @@ func.func @no_rule(%x: tensor<8x16xf32> {onnx.name = "x"}, %b: tensor<1xi64> {on
 func.func @unnamed(%x: tensor<?x4xf32> {onnx.name = "x"}, %b: tensor<1xi64> {onnx.name = "b.extent", geir.extent = [["x", 1]], geir.range = [1, 4]}) {
   func.return
 }
+
+// -----
+// A transposed conv over a symbolic spatial dim: its output size has no rule.
+// CHECK-NEXT: error: 'graph.conv_transpose' at "deconv": only its batch dim may be symbolic (its output size over a symbolic channel or spatial dim has no rule)
+func.func @deconv_spatial(%x: tensor<1x4x5x5xf32> {onnx.name = "x"}, %w: tensor<4x2x3x3xf32> {onnx.name = "w"},
+                          %h: tensor<1xi64> {onnx.name = "h.extent", geir.extent = [["x", 2]], geir.range = [1, 5]}) {
+  %0 = graph.conv_transpose %x, %w : (tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x2x7x7xf32> loc("deconv")
+  func.return
+}

@@ -166,6 +166,20 @@ func.func @data(%x: tensor<8x512x64xf32> {onnx.name = "x"}, %cls: tensor<8x1x64x
 
 // -----
 
+// Upsampling (a U-Net's decoder): a transposed conv and a resize carry the batch through;
+// their other dims are static.
+// CHECK-LABEL: func.func @upsample(
+// CHECK:         %up = graph.conv_transpose %x, %w attributes {geir.dims = [["batch", 2 : i64, 7 : i64, 7 : i64]]}
+// CHECK:         %big = graph.resize %up {{.*}} attributes {geir.dims = [["batch", 2 : i64, 14 : i64, 14 : i64]]}
+func.func @upsample(%x: tensor<8x4x5x5xf32> {onnx.name = "x"}, %w: tensor<4x2x3x3xf32> {onnx.name = "w"},
+                    %batch: tensor<1xi64> {onnx.name = "batch.extent", geir.extent = [["x", 0]], geir.range = [1, 8]}) -> tensor<8x2x14x14xf32> {
+  %up = graph.conv_transpose %x, %w : (tensor<8x4x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<8x2x7x7xf32>
+  %big = graph.resize %up {sizes = array<i64: 8, 2, 14, 14>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<8x2x7x7xf32>) -> tensor<8x2x14x14xf32>
+  func.return %big : tensor<8x2x14x14xf32>
+}
+
+// -----
+
 // What must not change: a function without extent arguments has no symbols.
 // CHECK-LABEL: func.func @static(
 // CHECK-NEXT:    %0 = graph.relu %x : (tensor<4x8xf32>) -> tensor<4x8xf32>

@@ -143,7 +143,44 @@ CASES = {
 }
 
 
+class Flat(nn.Module):
+    """A view whose first size is the input's batch (`x.shape[0]`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(12, 2)
+
+    def forward(self, x):
+        return self.fc(x.reshape(x.shape[0], -1))
+
+
+class Positions(nn.Module):
+    def forward(self, x):
+        return x + torch.arange(x.shape[1])
+
+
+def exported(case: str) -> str:
+    """An ExportedProgram whose input dim is a torch.export.Dim, imported at size 8 (a shape
+    range's top); `_static`: exported without the Dim."""
+    from torch.export import Dim, export
+
+    from geir.driver.model_import import import_graph
+
+    model, x, axis = (Positions(), torch.randn(2, 5), 1) if case.startswith("symbolic_arange") else \
+        (Flat(), torch.randn(2, 3, 4), 0)
+    dims = None if case.endswith("_static") else {"x": {axis: Dim("n", min=1, max=8)}}
+    ep = export(model.eval(), (x,), dynamic_shapes=dims)
+    shape = [8 if i == axis else d for i, d in enumerate(x.shape)] if dims else list(x.shape)
+    try:
+        module = import_graph(ep, input_shapes={"x": shape})
+    except GeirError as e:
+        return f"error: {e}\n"
+    return print_module(module, elide=True)
+
+
 def text(case: str) -> str:
+    if case.startswith("symbolic_"):
+        return exported(case)
     if case == "conv_backward":
         torch.manual_seed(0)
         x = torch.randn(1, 2, 8, 8, requires_grad=True)  # 8 -> 4 at stride 2: the transpose needs output padding 1
