@@ -350,7 +350,10 @@ def _compile_ranges(model, plan, device: str, opt_level: int, example_inputs, pr
         model = Path(model).read_bytes()  # read once: dim_params, then the import
     if torch_module(model) and options.get("torch_frontend", "fx") == "fx":
         model = export_with_ranges(model, example_inputs, plan.ranges)  # a Dim per range
-    dims = range_dims(plan, exported_dim_params(model) if exported_program(model) else onnx_dim_params(model))
+    dim_params = options.pop("_dim_params", None)  # a graph-level module's (the torch backend's symbols)
+    if dim_params is None:
+        dim_params = exported_dim_params(model) if exported_program(model) else onnx_dim_params(model)
+    dims = range_dims(plan, dim_params)
     index, tops = bucket_tops(buckets, dims) if buckets is not None else (0, [])
     if not tops:
         return _range_program(model, plan, dims, device, opt_level, example_inputs, progress, keep_stages, options)

@@ -190,6 +190,13 @@ def _shaped_inputs(model: Any, example_inputs: Sequence[Any] | None,
     return tuple(inputs)
 
 
+def _has_shapes(module: ModuleOp, input_shapes: Mapping[str, Sequence[int]]) -> bool:
+    from geir.runtime.interpreter import input_specs
+
+    shapes = {name: tuple(shape) for name, shape, _ in input_specs(module)}
+    return all(shapes.get(n) == tuple(s) for n, s in input_shapes.items())
+
+
 def _lazy_graph_modules():
     """torch.export writes its graphs' Python code (`GraphModule.recompile`) several times per
     capture; the importer reads the graph, never runs that code. A lazy graph module writes it
@@ -431,6 +438,8 @@ def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
                                sizes=_symbol_sizes(model, input_shapes) if input_shapes else None)
     if input_shapes and torch_module(model):  # a gear or a shape range's top: the inputs at those sizes
         example_inputs, input_shapes = _shaped_inputs(model, example_inputs, input_shapes), None
+    if input_shapes and isinstance(model, ModuleOp) and _has_shapes(model, input_shapes):
+        input_shapes = None  # graph-level IR at a shape range's top (the torch backend's, shape_operand's views)
     if input_shapes and not onnx_model:
         raise GeirError("input_shape and gears set the dynamic input dims of an ONNX model, a torch module or an "
                         "ExportedProgram; this model's shapes are fixed")

@@ -18,13 +18,16 @@ same version, and recompiles - counted, with the reason - when one changed.
 With `dynamic=True` (or `torch._dynamo.mark_dynamic`), dynamo's graph has symbolic sizes; the
 piece then compiles one static program per input shape a call brings (traced again at those
 sizes; GE's gears, made on demand) and keeps them in `programs`: dynamo does not recompile.
+`dynamic_mode="range"` compiles one program for every size in dynamo's ranges instead (each
+symbolic dim needs a max: `mark_dynamic(x, 0, max=N)`), a RangeModel (driver/shape_ranges.py).
 
 When dynamo compiles a frame again (a guard failed: another shape without dynamic=True, a
 changed global), the new piece's `guard_failure` says which guard, and the `geir.torch` logger
 logs it.
 
 Options are geir.compile's (device, opt_level, precision_mode, fusion, ...), plus `profile`
-(run through the modeled device's profiler and keep its report). An unknown option is an
+(run through the modeled device's profiler and keep its report) and `dynamic_mode` ("gears" or
+"range", above). An unknown option is an
 error. A call that needs gradients (an input that requires grad, with grad mode on) is a
 training step: AOTAutograd's forward and backward graphs are both compiled by geir (pieces of
 kind "forward" and "backward") and run as one autograd.Function, the weights as inputs.
@@ -58,6 +61,7 @@ class GeirPiece:
     options: dict[str, Any]
     profile: bool = False
     dynamic: bool = False           # symbolic sizes: one program per shape seen (`programs`)
+    ranged: bool = False            # dynamic_mode="range": one program for the sizes' ranges instead
     kind: str = "forward"           # or "backward" (a training step's second graph)
     slots: list[bool] = field(default_factory=list)  # per output: a tensor (else None, a gradient not needed)
     compiled: Any = None            # geir.CompiledModel (of the last call's shape)
@@ -72,7 +76,7 @@ class GeirPiece:
     def key(self, args: Sequence[Any]) -> tuple:
         """What a program is specialised to: the inputs' shapes and dtypes (and the sizes
         dynamo passes as ints); () for a static piece."""
-        if not self.dynamic:
+        if not self.dynamic or self.ranged:
             return ()
         return tuple((tuple(a.shape), str(a.dtype)) if hasattr(a, "shape") else a
                      for i, a in enumerate(args) if i not in self.constants)
@@ -85,6 +89,10 @@ class GeirPiece:
 
         with unset_fake_temporarily():  # AOTAutograd compiles under a fake mode; the weights are real
             graph = self.graph
+            if self.dynamic and self.ranged:
+                self.compiled = self.programs[()] = self._range_program(args)
+                self._versions = {i: (id(args[i]), args[i]._version) for i in self.constants}
+                return
             if self.dynamic:  # the same ATen graph traced again at these sizes: static shapes
                 from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -94,6 +102,38 @@ class GeirPiece:
                                        verify=False)  # geir.compile verifies its first stage
             self.compiled = self.programs[self.key(args)] = geir_compile(module, **self.options)
         self._versions = {i: (id(args[i]), args[i]._version) for i in self.constants}
+
+    def _range_program(self, args: Sequence[Any]) -> Any:
+        """One RangeModel for every size dynamo's ranges allow (driver/shape_ranges.py): the
+        graph imported at each symbol's top, its views computing their sizes from the inputs'
+        (FxImporter.shape_operand), each symbol one range dim."""
+        from geir.driver.compile import compile as geir_compile
+        from geir.frontend.fx import import_aten_graph
+
+        placeholders = [n for n in self.graph.graph.nodes if n.op == "placeholder"]
+        tops: dict[Any, int] = {}
+        shapes, params = [], {}
+        for i, name in self.inputs.items():
+            val = placeholders[i].meta["val"]
+            dims, params[name] = [], []
+            for d in val.shape:
+                if isinstance(d, int):
+                    dims.append(str(d))
+                    params[name].append(None)
+                    continue
+                expr = d.node.expr
+                vr = d.node.shape_env.var_to_range.get(expr)
+                if not expr.is_Symbol or vr is None or not vr.upper.is_Integer:
+                    raise GeirError(f"dynamic_mode=\"range\": input '{name}' dim {len(dims)} ({expr}) has no upper "
+                                    f"bound: mark it with torch._dynamo.mark_dynamic(x, dim, max=N)")
+                tops[expr] = int(vr.upper)
+                dims.append(f"{max(int(vr.lower), 1)}~{int(vr.upper)}")
+                params[name].append(str(expr))
+            shapes.append(f"{name}:{','.join(dims)}")
+        module = import_aten_graph(self.graph, self.inputs, {i: (n, args[i]) for i, n in self.constants.items()},
+                                   verify=False, sizes=tops)
+        ranges = {"input_shape": ";".join(shapes), "_dim_params": params} if tops else {}
+        return geir_compile(module, **ranges, **self.options)
 
     def __call__(self, *args: Any) -> list:
         import torch
@@ -164,6 +204,10 @@ def geir_backend(gm: Any, example_inputs: Sequence[Any], options: Mapping[str, A
 
     options = dict(options or {})
     profile = bool(options.pop("profile", False))
+    dynamic_mode = options.pop("dynamic_mode", "gears")
+    if dynamic_mode != "gears" and dynamic_mode != "range":
+        raise GeirError(f"dynamic_mode must be \"gears\" (a static program per shape) or \"range\" (one program "
+                        f"for dynamo's ranges), not {dynamic_mode!r}")
     guard_failure = _new_guard_failure()
     # A call that needs gradients: AOTAutograd splits the joint graph into a forward (which
     # also returns what the backward saves) and a backward, each compiled by geir; the weights
@@ -188,7 +232,7 @@ def geir_backend(gm: Any, example_inputs: Sequence[Any], options: Mapping[str, A
             # shape a call brings gets its own static program, as GE's gears.
             dynamic = any(_symbolic(t) for t in fake_inputs)
             inputs = {i: names[i] for i, t in enumerate(fake_inputs) if i not in constants and hasattr(t, "shape")}
-            piece = GeirPiece(aten_gm, inputs, constants, options, profile, dynamic, kind=kind,
+            piece = GeirPiece(aten_gm, inputs, constants, options, profile, dynamic, dynamic_mode == "range", kind=kind,
                               slots=output_slots(aten_gm), guard_failure=guard_failure, graph_id=graph_id)
             if kind == "forward" and not dynamic:  # else on the first call (the backward's inputs are fake here)
                 piece.compile(example_inputs)

@@ -267,6 +267,8 @@ class FxImporter(GraphBuilder):
                     self.lazy[node] = constants[i]
             elif isinstance(val, int | float | bool) or (val is None and not node.users):
                 continue  # a size dynamo passes as an int, already in the static shapes
+            elif self.sizes and not hasattr(val, "shape") and hasattr(val, "node"):
+                self.env[node] = SYMBOLIC_SIZE  # a symbolic size dynamo passes: views read it from the shapes
             elif i in inputs:
                 if val is None or not hasattr(val, "shape"):
                     raise FxImportError(f"graph input '{node.name}' is not a tensor ({type(val).__name__}); "

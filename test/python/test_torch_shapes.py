@@ -1,7 +1,8 @@
 """A torch.export.ExportedProgram through geir.compile, and torch dims into the dynamic-shape
 machinery: a torch.export.Dim (or input_shape's `lo~hi` on a torch module) is a shape range,
 compiled once at its top (a RangeModel); gears give a torch module one static program per
-size. Outputs are checked against eager torch at sizes across each range."""
+size; torch.compile's dynamic_mode="range" makes dynamo's marked dims ranges. Outputs are
+checked against eager torch at sizes across each range."""
 
 from __future__ import annotations
 
@@ -117,3 +118,46 @@ def test_input_shape_must_fit_the_exported_program(shape, message):
     ep = export(model.eval(), tuple(inputs), dynamic_shapes={"x": {0: Dim("batch", min=1, max=8)}})
     with pytest.raises(GeirError, match=message):
         geir.compile(ep, input_shape=shape, **FP32)
+
+
+# -- torch.compile: dynamic_mode="range" -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["resnet", "transformer", "llama"])
+def test_marked_dims_compile_one_range_program(name):
+    from geir.driver.torch_backend import geir_pieces
+
+    model, inputs = torch_model(name)
+    model.eval()
+    torch._dynamo.reset()
+    fn = torch.compile(model, backend="geir", options={**FP32, "dynamic_mode": "range"})
+    with torch.no_grad():
+        for size in (8, 2, 5, 3):
+            xs = _at(inputs, 0, size)
+            for x in xs:
+                torch._dynamo.mark_dynamic(x, 0, min=2, max=8)
+            got = torch.utils._pytree.tree_leaves(fn(*xs))
+            want = torch.utils._pytree.tree_leaves(model(*xs))
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=RTOL, atol=ATOL)
+    piece = geir_pieces()[-1]
+    assert piece.calls == 4 and piece.recompiles == [] and len(piece.programs) == 1  # one compile for 2..8
+    assert isinstance(piece.compiled, RangeModel) and piece.compiled.dims[0].hi == 8
+
+
+def test_range_mode_needs_a_marked_max():
+    model, inputs = torch_model("transformer")
+    torch._dynamo.reset()
+    fn = torch.compile(model.eval(), backend="geir", dynamic=True, options={**FP32, "dynamic_mode": "range"})
+    with pytest.raises(GeirError, match=r"dynamic_mode=\"range\": input 'x' dim \d \(s\d+\) has no upper bound: mark "
+                                        r"it with torch._dynamo.mark_dynamic\(x, dim, max=N\)"), torch.no_grad():
+        fn(*inputs)
+
+
+def test_unknown_dynamic_mode_is_one_clear_error():
+    model, inputs = torch_model("transformer")
+    torch._dynamo.reset()
+    fn = torch.compile(model.eval(), backend="geir", options={"dynamic_mode": "ranges"})
+    with pytest.raises(Exception, match=r"dynamic_mode must be \"gears\" .* or \"range\" .*, not 'ranges'"), \
+            torch.no_grad():
+        fn(*inputs)
