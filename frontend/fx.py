@@ -292,6 +292,11 @@ class FxImporter(GraphBuilder):
                 for k, out in enumerate(outs):
                     if out is None:  # a backward graph's gradient of an input that needs none
                         continue
+                    if isinstance(out, int) or (hasattr(out, "meta") and hasattr(out.meta.get("val"), "node")
+                                                and not hasattr(out.meta.get("val"), "shape")):
+                        raise FxImportError(f"output {k} ({out}) is a size, which a training forward saves for its "
+                                            f"backward when sizes are symbolic: geir compiles training steps at "
+                                            f"static shapes (no dynamic=True nor mark_dynamic)")
                     value = self.value(out) if out in self.env or out in self.lazy else None
                     if not isinstance(value, SSAValue):
                         raise FxImportError(f"output {k} ({out}) is not a tensor of the graph")

@@ -161,3 +161,16 @@ def test_unknown_dynamic_mode_is_one_clear_error():
     with pytest.raises(Exception, match=r"dynamic_mode must be \"gears\" .* or \"range\" .*, not 'ranges'"), \
             torch.no_grad():
         fn(*inputs)
+
+
+def test_training_with_symbolic_sizes_is_one_clear_error():
+    # AOTAutograd's forward saves the batch (an int) for the backward: not a tensor of the program
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    torch._dynamo.reset()
+    fn = torch.compile(model, backend="geir", options=FP32)
+    x = torch.randn(6, 8)
+    torch._dynamo.mark_dynamic(x, 0, min=2, max=8)
+    with pytest.raises(GeirError, match=r"output \d+ \(6\) is a size, which a training forward saves for its backward "
+                                        r"when sizes are symbolic: geir compiles training steps at static shapes"):
+        fn(x).square().mean().backward()
