@@ -87,10 +87,11 @@ def torch_key(model: Any, example_inputs: Any) -> bytes | None:
     capture (whose first call in a process takes ~1.5 s, most of a small model's compile):
     torch's tracer runs the forward once and records every ATen op it runs, so every Python
     branch taken, helper called and module setting (a stride, an eps) is in the record. The key
-    is that record as text, the structure of the inputs and outputs, the bytes of every tensor of the state dict (the
-    record's inputs, in its order) and of every tensor constant, the compiled code of every
-    Python function the forward ran outside torch (a branch the trace does not take, such as
-    `if torch.jit.is_tracing()`, is in its function's code), and the torch and Python versions.
+    is that record as text, the structure of the inputs and outputs, the bytes of every tensor
+    of the state dict (the record's inputs, in its order) and of every tensor constant, the
+    compiled code of every Python function the forward ran outside torch (a branch the trace
+    does not take, such as `if torch.jit.is_tracing()`, is in its function's code), and the
+    torch and Python versions.
     Two modules with the same key compute the same function on inputs of these shapes, so
     one's program is exact for the other; an edit of their code misses. None when the module
     cannot be traced (it is then keyed by its imported graph).

@@ -4,8 +4,9 @@
 (traced to its ATen graph, or captured by torch.export, and imported by frontend/fx.py; or, with
 `torch_frontend="onnx"`, exported to ONNX by the TorchScript exporter; torch is optional), a
 torch.export.ExportedProgram (its torch.export.Dims are shape ranges: geir.compile compiles them
-at their tops, the importer computing the sizes its views read from the inputs'), graph-level MLIR (a ModuleOp or a `.mlir` file), or a GraphBuilder (frontend/builder.py: its
-finished module).
+at their tops, the importer computing the sizes its views read from the inputs'), graph-level
+MLIR (a ModuleOp or a `.mlir` file), or a GraphBuilder (frontend/builder.py: its finished
+module).
 """
 
 from __future__ import annotations
@@ -411,11 +412,11 @@ def import_graph(model: Any, example_inputs: Sequence[Any] | None = None,
     placeholders, none read), from a torch.nn.Module (`torch_frontend`: "fx" or "onnx") or a
     torch.export.ExportedProgram, or graph-level MLIR as it is. `input_shapes`: static shapes
     for the graph inputs' dynamic dims (ATC's input_shape): an ONNX model's, a torch module's
-    (its example inputs at those sizes), an ExportedProgram's symbolic dims. The torch importer verifies its module unless
-    `verify=False` (geir.compile verifies every stage itself; the ONNX importer leaves it to
-    the caller always), and with `fold_batch_norm` (for a pipeline that runs graph-simplify)
-    folds each conv -> inference batch norm pair as it reads it, as torch's ONNX exporter
-    does."""
+    (its example inputs at those sizes), an ExportedProgram's symbolic dims. The torch importer
+    verifies its module unless `verify=False` (geir.compile verifies every stage itself; the
+    ONNX importer leaves it to the caller always), and with `fold_batch_norm` (for a pipeline
+    that runs graph-simplify) folds each conv -> inference batch norm pair as it reads it, as
+    torch's ONNX exporter does."""
     from geir.frontend.builder import GraphBuilder
     from geir.frontend.onnx import import_model
     from geir.ir.text import parse_module
