@@ -17,6 +17,7 @@ memory for: that is an error asking for a range.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from geir.errors import GeirError
@@ -74,6 +75,12 @@ def parse_input_shape(text: str) -> dict[str, list[int | tuple[int, int]]]:
     if not shapes:
         raise ShapeOptionError("input_shape is empty: expected NAME:D,D,...[;NAME:D,...]")
     return shapes
+
+
+def format_input_shape(shapes: Mapping[str, Sequence[int | tuple[int, int]]]) -> str:
+    """`parse_input_shape`'s inverse: {name: dims} -> `"x:1~8,3,224,224;mask:1,-1"`."""
+    return ";".join(f"{name}:" + ",".join(f"{d[0]}~{d[1]}" if isinstance(d, tuple) else str(d) for d in dims)
+                    for name, dims in shapes.items())
 
 
 def _dim(text: str, name: str) -> int | tuple[int, int]:

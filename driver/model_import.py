@@ -75,22 +75,23 @@ def exported_input_shape(ep: Any) -> str | None:
     """The input_shape of an ExportedProgram's symbolic dims (`x:1~8,3,64,64`), each ranged by
     its torch.export.Dim's min and max (from 1: a dim of size 0 has no program), or None when
     every dim is static. A dim without a max is an error: the range's top sizes the memory plan."""
+    from geir.driver.dynamic_shapes import format_input_shape
+
     dims = _user_dims(ep)
-    parts = []
+    shapes: dict[str, list[int | tuple[int, int]]] = {}
     for name, shape in dims.items():
-        sizes = []
+        sizes = shapes[name] = []
         for axis, d in enumerate(shape):
             if isinstance(d, int):
-                sizes.append(str(d))
+                sizes.append(d)
                 continue
             vr = ep.range_constraints.get(d)
             if vr is None or not vr.upper.is_Integer:  # torch's int_oo: no max
                 raise GeirError(f"the ExportedProgram's input '{name}' dim {axis} ({d}) has no upper bound: export "
                                 f"it with torch.export.Dim(..., max=N), or give input_shape (a range lo~hi, or "
                                 f"gears)")
-            sizes.append(f"{max(int(vr.lower), 1)}~{int(vr.upper)}")
-        parts.append(f"{name}:{','.join(sizes)}")
-    return ";".join(parts) if any(not isinstance(d, int) for shape in dims.values() for d in shape) else None
+            sizes.append((max(int(vr.lower), 1), int(vr.upper)))
+    return format_input_shape(shapes) if any(not isinstance(d, int) for shape in dims.values() for d in shape) else None
 
 
 def exported_dim_params(ep: Any) -> dict[str, list[str | None]]:

@@ -31,7 +31,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
 
 from geir.dialects import attr_names
-from geir.driver.dynamic_shapes import ShapePlan
+from geir.driver.dynamic_shapes import ShapePlan, format_input_shape
 from geir.driver.gear_padding import Carried
 from geir.errors import GeirError
 
@@ -154,9 +154,8 @@ class RangeModel:
     def ranges(self) -> str:
         """input_shape's text for the inputs, ranges as lo~hi."""
         rng = {p: d for d in self.dims for p in d.positions}
-        return ";".join(f"{n}:" + ",".join(f"{rng[n, i].lo}~{rng[n, i].hi}" if (n, i) in rng else str(s)
-                                            for i, s in enumerate(shape))
-                        for n, shape, _ in self.program.input_specs() if n not in self._extents())
+        return format_input_shape({n: [(rng[n, i].lo, rng[n, i].hi) if (n, i) in rng else s for i, s in enumerate(shape)]
+                                   for n, shape, _ in self.program.input_specs() if n not in self._extents()})
 
     def random_inputs(self, seed: int = 0, *, floats: bool = True, sizes: Mapping[str, int] | None = None
                       ) -> dict[str, np.ndarray]:

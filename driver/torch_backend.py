@@ -108,17 +108,19 @@ class GeirPiece:
         graph imported at each symbol's top, its views computing their sizes from the inputs'
         (FxImporter.shape_operand), each symbol one range dim."""
         from geir.driver.compile import compile as geir_compile
+        from geir.driver.dynamic_shapes import format_input_shape
         from geir.frontend.fx import import_aten_graph
 
         placeholders = [n for n in self.graph.graph.nodes if n.op == "placeholder"]
         tops: dict[Any, int] = {}
-        shapes, params = [], {}
+        shapes: dict[str, list[int | tuple[int, int]]] = {}
+        params: dict[str, list[str | None]] = {}
         for i, name in self.inputs.items():
             val = placeholders[i].meta["val"]
-            dims, params[name] = [], []
+            dims, params[name] = shapes.setdefault(name, []), []
             for d in val.shape:
                 if isinstance(d, int):
-                    dims.append(str(d))
+                    dims.append(d)
                     params[name].append(None)
                     continue
                 expr = d.node.expr
@@ -127,12 +129,11 @@ class GeirPiece:
                     raise GeirError(f"dynamic_mode=\"range\": input '{name}' dim {len(dims)} ({expr}) has no upper "
                                     f"bound: mark it with torch._dynamo.mark_dynamic(x, dim, max=N)")
                 tops[expr] = int(vr.upper)
-                dims.append(f"{max(int(vr.lower), 1)}~{int(vr.upper)}")
+                dims.append((max(int(vr.lower), 1), int(vr.upper)))
                 params[name].append(str(expr))
-            shapes.append(f"{name}:{','.join(dims)}")
         module = import_aten_graph(self.graph, self.inputs, {i: (n, args[i]) for i, n in self.constants.items()},
                                    verify=False, sizes=tops)
-        ranges = {"input_shape": ";".join(shapes), "_dim_params": params} if tops else {}
+        ranges = {"input_shape": format_input_shape(shapes), "_dim_params": params} if tops else {}
         return geir_compile(module, **ranges, **self.options)
 
     def __call__(self, *args: Any) -> list:

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import geir
-from geir.driver.dynamic_shapes import ShapeOptionError, plan_shapes
+from geir.driver.dynamic_shapes import ShapeOptionError, format_input_shape, parse_input_shape, plan_shapes
 from geir.driver.gear_padding import Carried, padding_plan
 from geir.driver.gears import GearedModel
 from geir.driver.shape_ranges import RangeModel
@@ -152,6 +152,11 @@ def test_the_plan_of_each_gear_option():
     assert ranged.ranged and not ranged.geared and ranged.gears == ({"x": (8, 3, 224, 224), "mask": (8, 128)},)
     assert ranged.ranges == {"x": {0: (1, 8)}, "mask": {0: (1, 8), 1: (1, 128)}}
     assert plan_shapes() is None
+
+
+@pytest.mark.parametrize("text", ["x:1~8,3,224,224;mask:1~8,1~128", "x:-1,3;y:4", "a:b:2,2", "s:"])
+def test_input_shape_text_is_written_as_it_is_read(text):
+    assert format_input_shape(parse_input_shape(text)) == text
 
 
 @pytest.mark.parametrize("kwargs, message", [
