@@ -111,9 +111,6 @@ class DistributedModel:
             out.append((name, shape, dtype))
         return out
 
-    def output_names(self) -> list[str]:
-        return self.programs[0].output_names()
-
     def random_inputs(self, seed: int = 0, *, floats: bool = True) -> dict[str, np.ndarray]:
         whole: dict[str, np.ndarray] = {}
         for p in self.programs if self.kind == "pipeline" else self.programs[:1]:
