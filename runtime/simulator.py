@@ -691,7 +691,7 @@ class KernelRecord:
     hbm_bytes: int              # gm bytes the kernel's DMA moves to or from HBM (all blocks; not L2 hits)
     footprint_bytes: int        # distinct gm bytes the kernel touches
     flops: dict[str, int]       # cube FLOPs per dtype
-    lower_bound_us: float       # max(cube work, vector work, footprint at full HBM bandwidth)
+    lower_bound_us: float       # max(cube work, vector work, footprint at HBM bandwidth but what L2 holds from earlier launches at L2's)
     deps: tuple[int, ...]       # launches this one waits for (stream order and events)
     l2_hit_bytes: int = 0       # gm bytes the kernel's DMA read from or wrote to L2 (CostModel.l2_hit_fraction)
     fallback: bool = False      # holds an ascend.reference (not a hardware kernel)
@@ -1239,6 +1239,7 @@ class _Sim:
         self.reported: set[int] = set()
         self.races: list[Race] = []
         self.arg_access: dict[a.KernelOp, list[tuple[bool, bool]]] = {}  # check_memory.arg_access per kernel
+        self.resident: dict[int, int] = {}  # launch -> gm bytes it reads that L2 holds from earlier launches
 
     # -- the trace -------------------------------------------------------------------------
 
@@ -1384,9 +1385,10 @@ class _Sim:
         """The shares of the launch's gm reads and writes L2 serves, then of its reads and
         writes of its own scratch (`CostModel.l2_hit_fraction` of their bytes, their distinct
         bytes and the gm `footprint`, for the scratch `CostModel.scratch_reuse_bytes` of the
-        scratch bytes it touches), and the bytes L2 serves. A read of a scratch byte the kernel
-        wrote is no first touch (a hand-off); of one it did not write, it is (a chain's last
-        kernel reading what the others staged: bytes another kernel left in L2 are not counted)."""
+        scratch bytes it touches), and the bytes L2 serves. A first read of a byte an earlier
+        launch left in L2 hits (`l2_resident_reads`). A read of a scratch byte the kernel wrote
+        is no first touch (a hand-off); of one it did not write, it is (a chain's last kernel
+        reading what the others staged: what other kernels left in its scratch is not counted)."""
         reads = writes = s_reads = s_writes = 0
         for recs in launch.blocks.values():
             prog = self.program(launch, recs)
@@ -1401,7 +1403,8 @@ class _Sim:
         s_touched = _size(_merged_segments([r_s, w_s]))
         cm = self.cm
         distance = cm.scratch_reuse_bytes(s_touched, s_reads + s_writes, reads + writes, footprint)
-        hit = (cm.l2_hit_fraction(reads - s_reads, _size(r_seg) - s_read_distinct, footprint),
+        hit = (cm.l2_hit_fraction(reads - s_reads, _size(r_seg) - s_read_distinct, footprint,
+                                  self.resident.get(launch.index, 0)),
                cm.l2_hit_fraction(writes - s_writes, _size(w_seg) - s_write_distinct, footprint),
                cm.l2_hit_fraction(s_reads, s_touched - s_write_distinct, distance),
                cm.l2_hit_fraction(s_writes, s_write_distinct, distance))
@@ -1482,10 +1485,11 @@ class _Sim:
         bound, bound_pipe = ("launch", "launch") if launch_us >= top or top_pipe is None else (
             BOUND_OF_PIPE[top_pipe], top_pipe)
         footprint = touched or gm_bytes
+        resident = min(self.resident.get(launch.index, 0), footprint)
         lower = max(  # a mix block's AIVs share its vector work (ascend.sub_block)
             busy.get("M", 0.0) / max(cube or c, 1),
             busy.get("V", 0.0) / max(vec or c, 1),
-            cm.hbm_time_us(footprint),
+            cm.gm_time_us(footprint, hit=resident / footprint if footprint else 0.0),
         )
         kernel = launch.kernel
         nodes = tuple(dict.fromkeys(loc_names(kernel.location) if kernel is not None else ())) or tuple(
@@ -1516,6 +1520,7 @@ class _Sim:
             for run in _runs(records):  # runs are ordered by their boundaries: each checked alone
                 check_stream_races(run, self.segments)
         launches, tasks, streams = self.parse(records)
+        self.resident = l2_resident_reads(launches, self.segments, self.spec.l2_bytes)
         recs = {l.index: self.kernel(l) for l in launches}
         if self.races and self.strict:
             raise SimulationError("\n".join(map(str, self.races)))
@@ -1936,6 +1941,60 @@ def launch_segments(records: Sequence[Record]) -> dict[int, tuple[tuple[np.ndarr
     for i, (first, moved) in replays.items():
         out[i] = tuple(_moved(seg, moved) for seg in out[first])
     return out
+
+
+def l2_resident_reads(launches: Sequence[_Launch], segments: Mapping[int, tuple[tuple[np.ndarray, np.ndarray], ...]],
+                      l2_bytes: int) -> dict[int, int]:
+    """Per launch, the distinct gm bytes it reads (outside its own scratch) that an earlier
+    launch left in L2. A byte is left there when its last touch (a read or a write: L2
+    allocates on both) on some stream was by a launch P that finished before this one started
+    (stream order and events) and P's footprint plus those of the launches between the two in
+    host order add up to at most `l2_bytes`: an LRU keeps a byte while fewer than its capacity
+    in distinct bytes are touched after it. The sum counts a byte two launches touch twice, and
+    a touch by a launch running beside this one leaves nothing: both err towards HBM."""
+    order = [l for l in launches if l.index in segments]
+    if not order:
+        return {}
+    pos = {l.index: k for k, l in enumerate(order)}
+    streams = sorted({l.stream for l in order})
+    col = np.array([streams.index(l.stream) for l in order], np.int64)
+    seq = np.zeros(len(order), np.int64)  # a launch's place on its stream
+    clock = np.zeros((len(order), len(streams)), np.int64)  # per stream, how many of its launches precede
+    count = [0] * len(streams)
+    for k, l in enumerate(order):
+        seq[k] = count[col[k]]
+        count[col[k]] += 1
+        for d in l.deps:
+            j = pos.get(d)
+            if j is not None:
+                np.maximum(clock[k], clock[j], out=clock[k])
+                clock[k, col[j]] = max(clock[k, col[j]], seq[j] + 1)
+    touched = [_merged_segments(segments[l.index]) for l in order]
+    before = np.cumsum([0] + [_size(t) for t in touched])  # footprint of the launches before each
+    resident = np.zeros(len(order), np.int64)
+    every = [seg for l, t in zip(order, touched) for seg in (segments[l.index][0], t) if len(seg[0])]
+    for lo, hi in address_windows(every):
+        part = [(clipped(segments[l.index][0], lo, hi), clipped(t, lo, hi)) for l, t in zip(order, touched)]
+        ends = [x for r, t in part for x in (*r, *t) if len(x)]
+        if not ends:
+            continue
+        bounds = np.unique(np.concatenate(ends))
+        # piece x stream -> position of the piece's last toucher on that stream: a launch
+        # beside the reader may have touched it last, and one before it on another stream too
+        last = np.full((max(len(bounds) - 1, 0), len(streams)), -1, np.int64)
+        for k, (l, (reads, mine)) in enumerate(zip(order, part)):
+            if not len(mine[0]):
+                continue
+            for seg, sign in ((reads, 1), *((clipped(reads, s_lo, s_hi), -1) for s_lo, s_hi in l.scratch)):
+                p = _pieces(bounds, *seg)
+                if not len(p):
+                    continue
+                t = last[p]
+                was = np.maximum(t, 0)
+                kept = ((t >= 0) & (seq[was] < clock[k, col[was]]) & (before[k] - before[was] <= l2_bytes)).any(axis=1)
+                resident[k] += sign * int((bounds[p + 1] - bounds[p])[kept].sum())
+            last[_pieces(bounds, *mine), col[k]] = k
+    return {l.index: int(n) for l, n in zip(order, resident) if n}
 
 
 def _moved(seg: tuple[np.ndarray, np.ndarray], moves: Sequence[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarray]:

@@ -153,7 +153,8 @@ class CostModel:
 
     # -- gm traffic through L2 -------------------------------------------------------------------
 
-    def l2_hit_fraction(self, nbytes: float, distinct_bytes: float, footprint_bytes: float) -> float:
+    def l2_hit_fraction(self, nbytes: float, distinct_bytes: float, footprint_bytes: float,
+                        resident_bytes: float = 0.0) -> float:
         """The share of a kernel's gm reads (or of its gm writes) that L2 serves: the one L2
         rule of geir, used by the simulator and the cube and attention tilings alike (docs/device.md).
 
@@ -165,13 +166,15 @@ class CostModel:
         ``l2_bytes``, and a share l2_bytes / footprint of them when it does not (an LRU over a
         larger footprint keeps that share: an assumption). ``nbytes``: the kernel's reads (or
         writes); ``distinct_bytes``: the distinct bytes among them; ``footprint_bytes``: the
-        kernel's footprint, or for its own scratch `scratch_reuse_bytes`. Bytes another
-        kernel left in L2 are not counted (conservative)."""
+        kernel's footprint, or for its own scratch `scratch_reuse_bytes`; ``resident_bytes``:
+        distinct bytes among them that an earlier kernel left in L2 (the simulator's
+        `l2_resident_reads`), whose first read hits too. The tilings pass none: they price a
+        kernel's first reads at HBM, as if it ran alone."""
         if nbytes <= 0:
             return 0.0
         again = max(0.0, nbytes - distinct_bytes)
         keep = min(1.0, self.spec.l2_bytes / footprint_bytes) if footprint_bytes > 0 else 1.0
-        return again * keep / nbytes
+        return (again * keep + min(resident_bytes, distinct_bytes)) / nbytes
 
     def scratch_reuse_bytes(self, scratch_bytes: float, scratch_traffic: float, traffic: float,
                             footprint_bytes: float) -> float:
