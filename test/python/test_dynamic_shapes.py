@@ -401,7 +401,7 @@ def test_the_dynamo_block_batch_range_runs_the_real_rows_in_every_kernel(block_d
     cm = geir.compile(block_dynamo, input_shape="x:1~8,16,64", **FP32)
     kernels = [k for k in cm.program.module.ops if isinstance(k, KernelOp)]
     assert [k.attributes["template"].data for k in kernels] == ["matmul", "attention", "matmul", "row", "matmul",
-                                                                "matmul", "row"]
+                                                                "matmul"]  # the last with its norm epilogue
     assert all(attr_names.EXTENT in k.attributes for k in kernels)
     for batch in range(1, 9):
         x = np.random.default_rng(batch).standard_normal((batch, 16, 64)).astype(np.float32)
@@ -451,23 +451,26 @@ def test_packed_tiles_hold_several_batch_rows():
     positions, and a tile computes all its rows however few are real. Packed tiles hold
     segments of several batch rows (`geir.packed_rows`: r = mt / 2, mt / 4, ... where the
     tiling's prices say it pays): each batch row's real rows, rounded up to the least r, are
-    its whole tiles and then a segment per bit of the rest - the out-projection, the FFN's two
-    mix kernels with their epilogues, and the head-split q / k / v projection, whose packed
+    its whole tiles and then a segment per bit of the rest - the out-projection, the FFN's
+    first mix kernel with its epilogue, and the head-split q / k / v projection, whose packed
     groups are batch entries (its rows are computed in key quanta of 32, so only r = 32 runs).
-    Sizes below, at and past one tile's rows match onnxruntime; at a size that is a multiple
-    of a kernel's least r, the kernel computes the static program's FLOPs, no padding rows
-    (with tiles inside one batch row, up to 4x)."""
+    The FFN's second product takes the residual Add + LayerNorm as a norm epilogue, whose work
+    items are whole rows: it does not pack (it computes its tiles' padding rows, and is still
+    faster than the product and the row kernel it replaces: 67.4 against 74.9 us at 1 position,
+    130.4 against 130.8 at 256). Sizes below, at and past one tile's rows match onnxruntime; at
+    a size that is a multiple of a kernel's least r, the kernel computes the static program's
+    FLOPs, no padding rows (with tiles inside one batch row, up to 4x)."""
     data = dynamic_block_onnx(256, 4)
     cm = geir.compile(data, input_shape="x:8,1~256,256", **FP32)
     packed = {k.sym_name.data.split("_", 1)[1]: (k.core_type.data, list(k.attributes[attr_names.PACKED_ROWS].get_values()))
               for k in cm.program.module.ops if isinstance(k, KernelOp) and attr_names.PACKED_ROWS in k.attributes}
     assert packed == {"node_MatMul_4": ("cube", [32]), "node_Gemm_109": ("cube", [32, 64]),
-                      "node_MatMul_88": ("mix", [16, 32]), "node_MatMul_90": ("mix", [16, 32])}
+                      "node_MatMul_88": ("mix", [16, 32])}
     sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
     for size in (1, 16, 17, 32, 33, 64, 65, 100, 129, 200, 256):
         x = np.random.default_rng(size).standard_normal((8, size, 256)).astype(np.float32)
         np.testing.assert_allclose(cm.run({"x": x})["y"], sess.run(None, {"x": x})[0], rtol=1e-4, atol=1e-4)
-    by_least = {16: ["node_MatMul_88", "node_MatMul_90"], 32: ["node_Gemm_109", "node_MatMul_4"]}
+    by_least = {16: ["node_MatMul_88"], 32: ["node_Gemm_109", "node_MatMul_4"]}
     for size in (16, 32, 64, 80, 96, 192):
         names = [n for least, ns in by_least.items() if size % least == 0 for n in ns]
         _, ranged = cm.profile({"x": np.zeros((8, size, 256), np.float32)}, mode="timing")

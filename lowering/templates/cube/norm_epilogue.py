@@ -86,7 +86,7 @@ def split(req: KernelRequest) -> NormEpilogue | None:
     inputs before it) and, after it, row-template ops with a normalisation over the product's
     last dim, reading the product and the request's inputs; None otherwise."""
     cubes = [i for i, op in enumerate(req.ops) if op_info.CUBE.takes(op)]
-    if req.extent is not None or len(cubes) != 1:
+    if len(cubes) != 1:
         return None
     i = cubes[0]
     mm = req.ops[i]

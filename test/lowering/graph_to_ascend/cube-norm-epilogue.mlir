@@ -95,3 +95,36 @@ func.func @product_out(%a: tensor<1x80x256xf32> {onnx.name = "a"}, %wo: tensor<2
   } loc(fused["out_proj", "residual", "norm"])
   func.return %p, %n : tensor<1x80x256xf32>, tensor<1x80x256xf32>
 }
+
+// -----
+
+// In a shape-range program (a batch of 1 to 4 here) the kernel takes the extent and its item
+// loop runs the items of the real rows: ceil(n * 80 / 16) of the 20, each normalised by the
+// vector cores as above. One kernel, no row kernel after it.
+// CHECK-LABEL: ascend.kernel @k0_out_proj(
+// CHECK-SAME:    %r: memref<4x80x256xf32, "gm">, %extent: memref<1xi64, "gm">, %product: memref<4x80x256xf32, "gm">)
+// CHECK-SAME:    attributes {block_dim = 20 : i64, core_type = "mix", geir.scratch = 1 : i64, geir.extent, template = "matmul"}
+// CHECK:         %[[RAW:.*]] = memref.load %extent[%c0]
+// CHECK-NEXT:    %n = arith.index_cast %[[RAW]] : i64 to index
+// CHECK:         %[[ROWS:.*]] = arith.muli %n, %c80 : index
+// CHECK-NEXT:    %[[UP:.*]] = arith.addi %[[ROWS]], %c15 : index
+// CHECK-NEXT:    %[[ITEMS:.*]] = arith.divui %[[UP]], %c16 : index
+// CHECK-NEXT:    %[[LIVE:.*]] = arith.minui %[[ITEMS]], %c20 : index
+// CHECK-NEXT:    scf.for %{{.*}} = %block to %[[LIVE]] step %c20 {
+// CHECK:           ascend.mmad
+// CHECK:           ascend.sub_block 0 {
+// CHECK:             ascend.vsqrt
+// CHECK:           ascend.sub_block 1 {
+// CHECK:       func.func @ranged(
+// CHECK:         ascend.launch @k0_out_proj on %stream(%a, %wo, %x, %g, %b, %n, %e, %{{.*}})
+// CHECK-NOT:     ascend.launch
+func.func @ranged(%a: tensor<4x80x256xf32> {onnx.name = "a"}, %wo: tensor<256x256xf32> {onnx.name = "wo"}, %x: tensor<4x80x256xf32> {onnx.name = "x"}, %g: tensor<256xf32> {onnx.name = "g"}, %b: tensor<256xf32> {onnx.name = "b"}, %e: tensor<1xi64> {onnx.name = "batch.extent", geir.extent = [["a", 0 : i64], ["x", 0 : i64]], geir.range = [1 : i64, 4 : i64]}) -> (tensor<4x80x256xf32> {onnx.name = "n"}) {
+  %n = graph.fusion "cube+vector" (%a, %wo, %x, %g, %b) attributes {graph.pattern = "norm-epilogue"} : (tensor<4x80x256xf32>, tensor<256x256xf32>, tensor<4x80x256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<4x80x256xf32> {
+  ^bb0(%a1: tensor<4x80x256xf32>, %w1: tensor<256x256xf32>, %x1: tensor<4x80x256xf32>, %g1: tensor<256xf32>, %b1: tensor<256xf32>):
+    %y = graph.matmul %a1, %w1 : (tensor<4x80x256xf32>, tensor<256x256xf32>) -> tensor<4x80x256xf32> loc("out_proj")
+    %h = graph.add %x1, %y : (tensor<4x80x256xf32>, tensor<4x80x256xf32>) -> tensor<4x80x256xf32> loc("residual")
+    %r = graph.layer_norm %h, %g1, %b1 {axis = -1 : i64, epsilon = 1.0e-05 : f32} : (tensor<4x80x256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<4x80x256xf32> loc("norm")
+    graph.yield %r : tensor<4x80x256xf32>
+  } loc(fused["out_proj", "residual", "norm"])
+  func.return %n : tensor<4x80x256xf32>
+}
