@@ -282,8 +282,8 @@ def test_a_scratch_hand_off_hits_l2_at_its_reuse_distance():
 
 def test_a_scratch_read_the_kernel_did_not_write_is_a_first_touch():
     """A kernel that only reads its scratch tile (a chain's last kernel reading what the others
-    staged there): its first read of each byte comes from HBM (bytes another kernel left in
-    L2 are not counted), the 63 re-reads hit at the scratch's reuse distance (1 tile x 192
+    staged there): its first read of each byte comes from HBM (what other kernels left in a
+    kernel's scratch is not counted), the 63 re-reads hit at the scratch's reuse distance (1 tile x 192
     tiles of traffic / 64 of scratch = 3 tiles, under L2's 8)."""
     import dataclasses
 
