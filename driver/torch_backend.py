@@ -88,19 +88,18 @@ class GeirPiece:
         from geir.frontend.fx import import_aten_graph
 
         with unset_fake_temporarily():  # AOTAutograd compiles under a fake mode; the weights are real
-            graph = self.graph
             if self.dynamic and self.ranged:
                 self.compiled = self.programs[()] = self._range_program(args)
-                self._versions = {i: (id(args[i]), args[i]._version) for i in self.constants}
-                return
-            if self.dynamic:  # the same ATen graph traced again at these sizes: static shapes
-                from torch.fx.experimental.proxy_tensor import make_fx
+            else:
+                graph = self.graph
+                if self.dynamic:  # the same ATen graph traced again at these sizes: static shapes
+                    from torch.fx.experimental.proxy_tensor import make_fx
 
-                graph = make_fx(self.graph, tracing_mode="fake")(*args)
-                graph.graph.eliminate_dead_code()
-            module = import_aten_graph(graph, self.inputs, {i: (n, args[i]) for i, n in self.constants.items()},
-                                       verify=False)  # geir.compile verifies its first stage
-            self.compiled = self.programs[self.key(args)] = geir_compile(module, **self.options)
+                    graph = make_fx(self.graph, tracing_mode="fake")(*args)
+                    graph.graph.eliminate_dead_code()
+                module = import_aten_graph(graph, self.inputs, {i: (n, args[i]) for i, n in self.constants.items()},
+                                           verify=False)  # geir.compile verifies its first stage
+                self.compiled = self.programs[self.key(args)] = geir_compile(module, **self.options)
         self._versions = {i: (id(args[i]), args[i]._version) for i in self.constants}
 
     def _range_program(self, args: Sequence[Any]) -> Any:

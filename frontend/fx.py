@@ -267,7 +267,7 @@ class FxImporter(GraphBuilder):
                     self.lazy[node] = constants[i]
             elif isinstance(val, int | float | bool) or (val is None and not node.users):
                 continue  # a size dynamo passes as an int, already in the static shapes
-            elif self.sizes and not hasattr(val, "shape") and hasattr(val, "node"):
+            elif self.sizes and _symbolic_size(val):
                 self.env[node] = SYMBOLIC_SIZE  # a symbolic size dynamo passes: views read it from the shapes
             elif i in inputs:
                 if val is None or not hasattr(val, "shape"):
@@ -292,8 +292,7 @@ class FxImporter(GraphBuilder):
                 for k, out in enumerate(outs):
                     if out is None:  # a backward graph's gradient of an input that needs none
                         continue
-                    if isinstance(out, int) or (hasattr(out, "meta") and hasattr(out.meta.get("val"), "node")
-                                                and not hasattr(out.meta.get("val"), "shape")):
+                    if isinstance(out, int) or (hasattr(out, "meta") and _symbolic_size(out.meta.get("val"))):
                         raise FxImportError(f"output {k} ({out}) is a size, which a training forward saves for its "
                                             f"backward when sizes are symbolic: geir compiles training steps at "
                                             f"static shapes (no dynamic=True nor mark_dynamic)")
@@ -442,6 +441,11 @@ SIZED = ("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default
 
 _SIZE_CHECKS = ("aten._assert_scalar.default", "aten.sym_constrain_range_for_size.default",
                 "aten.sym_constrain_range.default")
+
+
+def _symbolic_size(val: Any) -> bool:
+    """A node's value that is a symbolic size (a SymInt), not a tensor."""
+    return hasattr(val, "node") and not hasattr(val, "shape")
 
 
 def size_node(node: Any) -> bool:
